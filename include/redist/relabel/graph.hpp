@@ -1,0 +1,46 @@
+#pragma once
+// The communication graph of a data movement: for every (source rank, target label) the bytes that
+// must go from the rank holding them in B to the rank labelled as their owner in A.
+// Computed from global layout descriptions only (no MPI), so that it also works for virtual ranks.
+#include <cstdint>
+#include <vector>
+
+#include "redist/layout/grid_layout.hpp"
+#include "redist/transform/types.hpp"
+
+namespace redist::relabel {
+
+struct edge {
+  int src = 0;               // rank holding the data in B
+  int dst = 0;               // owner label in A
+  std::int64_t volume = 0;   // bytes
+};
+
+// Sparse graph; edges sorted by (src, dst), no duplicates, no zero volumes. Self edges (src == dst)
+// are data that stays local.
+struct comm_graph {
+  int nranks = 0;
+  std::vector<edge> edges;
+
+  std::int64_t total_volume() const;
+  std::int64_t remote_volume() const;       // sum over src != dst
+  std::int64_t remote_messages() const;     // edges with src != dst
+  std::int64_t max_rank_volume() const;     // max over ranks of max(remote bytes sent, remote bytes received)
+};
+
+// One movement A <- op(B) of elements of `element_size` bytes.
+struct layout_pair {
+  const grid_layout* a = nullptr;
+  const grid_layout* b = nullptr;
+  op operation = op::identity;
+  std::size_t element_size = 8;
+};
+
+// Volumes of all pairs added together (a batch shares one graph). Cost: proportional to the number of
+// (row-position pair) x (column-position pair) overlaps, independent of the number of elements.
+comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks);
+
+// The graph after relabeling target labels: label x becomes rank new_rank_of[x].
+comm_graph relabel_graph(const comm_graph& g, const std::vector<int>& new_rank_of);
+
+}  // namespace redist::relabel

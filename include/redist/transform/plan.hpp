@@ -1,0 +1,121 @@
+#pragma once
+// Transform plans: A = alpha * op(B) + beta * A between any two grid layouts, for one job or a batch.
+//
+// A plan is built collectively (all ranks of the communicator call make_plan with the same global
+// descriptions) and is immutable; executing it needs only the buffers and is repeatable. Each rank
+// derives what it sends and receives from the grid overlay of the two layouts: planning cost and plan
+// memory are proportional to the rank's own data and peers, never to P^2.
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "redist/layout/grid_layout.hpp"
+#include "redist/transform/types.hpp"
+
+namespace redist {
+
+// How the data moves between ranks.
+enum class exchange_strategy : std::uint8_t {
+  automatic = 0,       // shared_memory when all peers share this node's memory and data is large, else point_to_point
+  point_to_point = 1,  // MPI_Isend/MPI_Irecv, unpack each message as it arrives (overlap)
+  alltoallv = 2,       // one MPI_Alltoallv (MPI_Alltoallv_c for counts above 2^31)
+  shared_memory = 3,   // node-local peers read packed data directly from an MPI shared-memory window;
+                       // peers on other nodes use point_to_point
+};
+const char* to_string(exchange_strategy s);
+
+struct transform_options {
+  exchange_strategy strategy = exchange_strategy::automatic;
+  // Collective check that all ranks passed the same global descriptions (one allreduce).
+  bool check_consistency = true;
+  // OpenMP threads for packing/unpacking; 0 = the OpenMP default.
+  int num_threads = 0;
+};
+
+// One transformation of a batch: A (target) and B (source) layouts, op and element type.
+struct job_description {
+  grid_layout a;
+  grid_layout b;
+  op operation = op::identity;
+  element_type type = element_type::f64;
+};
+
+// The buffers and scalars of one job at execution: base pointers of this rank's local storage.
+struct job_buffers {
+  void* a = nullptr;
+  const void* b = nullptr;
+  scalar alpha{1.0, 0.0};
+  scalar beta{0.0, 0.0};
+};
+
+// What a plan moves, seen from this rank (and, summed, globally).
+struct plan_statistics {
+  std::int64_t bytes_sent = 0;        // bytes this rank sends to other ranks per execution
+  std::int64_t bytes_received = 0;    // bytes this rank receives from other ranks
+  std::int64_t bytes_local = 0;       // bytes that stay on this rank (copied directly)
+  std::int64_t messages_sent = 0;     // messages this rank sends (one per peer)
+  std::int64_t messages_received = 0;
+  std::int64_t peers_on_node = 0;     // send peers sharing this rank's node
+};
+
+class transform_plan {
+ public:
+  transform_plan();
+  ~transform_plan();
+  transform_plan(transform_plan&&) noexcept;
+  transform_plan& operator=(transform_plan&&) noexcept;
+  transform_plan(const transform_plan&) = delete;
+  transform_plan& operator=(const transform_plan&) = delete;
+
+  // Executes all jobs with the given buffers (one entry per job, in planning order). Collective.
+  void execute(const std::vector<job_buffers>& buffers) const;
+
+  // Single-job convenience: A = alpha*op(B) + beta*A.
+  template <class T>
+  void execute(T* a, const T* b, T alpha = T(1), T beta = T(0)) const {
+    check_single_job(element_type_v<T>);
+    execute(std::vector<job_buffers>{job_buffers{a, b, to_scalar(alpha), to_scalar(beta)}});
+  }
+
+  // The plan of the inverse movement: B = op(A) for every job (roles of A and B swapped). Collective.
+  transform_plan inverse() const;
+
+  const std::vector<job_description>& jobs() const;
+  plan_statistics statistics() const;                 // this rank
+  exchange_strategy strategy() const;                 // the strategy chosen (never automatic)
+  MPI_Comm communicator() const;                      // duplicate owned by the plan
+
+  struct impl;
+
+ private:
+  explicit transform_plan(std::unique_ptr<impl> p);
+  void check_single_job(element_type t) const;
+  template <class T>
+  static scalar to_scalar(T v) {
+    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+      return scalar(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+    else
+      return scalar(static_cast<double>(v), 0.0);
+  }
+  std::unique_ptr<impl> impl_;
+  friend transform_plan make_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
+};
+
+// Builds a plan for a batch of jobs (collective over comm). Validates every layout and shape first and
+// throws on every rank (same exception, same message) before anything moves.
+transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options = {});
+
+// Single job.
+transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation, element_type type,
+                         const transform_options& options = {});
+
+// One-shot convenience: plan, execute once, discard.
+template <class T>
+void transform(MPI_Comm comm, const grid_layout& a_layout, T* a, const grid_layout& b_layout, const T* b, op operation,
+               T alpha, T beta, const transform_options& options = {}) {
+  make_plan(comm, a_layout, b_layout, operation, element_type_v<T>, options).execute(a, b, alpha, beta);
+}
+
+}  // namespace redist

@@ -1,0 +1,25 @@
+#pragma once
+// Relabeling the target layouts of a batch before planning (opt-in): the owners of every A layout are
+// permuted by one communication-optimal permutation. The caller receives the new layouts and the
+// permutation and may refuse them; the data of A must then be stored according to the new layouts.
+#include <mpi.h>
+
+#include <vector>
+
+#include "redist/relabel/relabel.hpp"
+#include "redist/transform/plan.hpp"
+
+namespace redist {
+
+struct relabeled_targets {
+  std::vector<grid_layout> a_layouts;  // one per job, owners relabeled, local storage of this rank rebuilt
+  relabel::relabeling result;          // permutation (new_rank_of) and volumes before/after
+};
+
+// Collective. Every rank computes the same permutation from the global descriptions; rank 0's copy is
+// broadcast so that all ranks use an identical answer.
+relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_description>& jobs,
+                                  const relabel::cost_model& cost = {},
+                                  relabel::solver solver = relabel::solver::exact);
+
+}  // namespace redist

@@ -1,0 +1,31 @@
+#pragma once
+#include <complex>
+#include <cstdint>
+#include <string>
+
+namespace redist {
+
+// op(B) in A = alpha * op(B) + beta * A.
+enum class op : std::uint8_t { identity = 0, transpose = 1, conj_transpose = 2 };
+
+// Element types the transform engine moves. Integer types support plain copies only
+// (alpha = 1, beta = 0, op identity or transpose).
+enum class element_type : std::uint8_t { f32 = 0, f64 = 1, c32 = 2, c64 = 3, i32 = 4, i64 = 5 };
+
+std::size_t element_size(element_type t);
+const char* to_string(element_type t);
+const char* to_string(op o);
+
+template <class T> struct element_type_of;
+template <> struct element_type_of<float> { static constexpr element_type value = element_type::f32; };
+template <> struct element_type_of<double> { static constexpr element_type value = element_type::f64; };
+template <> struct element_type_of<std::complex<float>> { static constexpr element_type value = element_type::c32; };
+template <> struct element_type_of<std::complex<double>> { static constexpr element_type value = element_type::c64; };
+template <> struct element_type_of<std::int32_t> { static constexpr element_type value = element_type::i32; };
+template <> struct element_type_of<std::int64_t> { static constexpr element_type value = element_type::i64; };
+template <class T> inline constexpr element_type element_type_v = element_type_of<T>::value;
+
+// A type-erased scalar (alpha, beta); converted to the job's element type at execution.
+using scalar = std::complex<double>;
+
+}  // namespace redist

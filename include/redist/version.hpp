@@ -1,0 +1,4 @@
+#pragma once
+#define REDIST_VERSION_MAJOR 0
+#define REDIST_VERSION_MINOR 1
+#define REDIST_VERSION_PATCH 0

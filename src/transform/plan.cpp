@@ -1,0 +1,362 @@
+// Planner of the transform engine: validates the jobs, overlays the grids of A and op(B) row-wise and
+// column-wise, and derives, for this rank only, the tiles it sends, receives and copies locally.
+#include "redist/transform/plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "redist/error.hpp"
+#include "redist/mpi/checked.hpp"
+#include "redist/transform/detail/plan_impl.hpp"
+
+namespace redist {
+
+using detail::placement;
+using detail::run;
+using detail::storage_view;
+using detail::tile;
+
+placement detail::storage_view::at(std::int64_t block_row, std::int64_t block_col, std::int64_t local_row,
+                                   std::int64_t local_col) const {
+  if (kind == storage_kind::regular) return {local_row * strides.rs + local_col * strides.cs, strides};
+  const placement& p = blocks.at(block_key(block_row, block_col));
+  return {p.offset + local_row * p.strides.rs + local_col * p.strides.cs, p.strides};
+}
+
+namespace {
+
+// One piece of the 1-D overlay of two split vectors: [lo, hi) lies in block a_block of A and block
+// b_block of op(B), whose owners sit on process-grid rows (or columns) a_proc and b_proc.
+struct segment {
+  std::int64_t lo, hi, a_block, b_block;
+  int a_proc, b_proc;
+};
+
+std::vector<segment> overlay(const std::vector<std::int64_t>& a_splits, const std::vector<int>& a_proc,
+                             const std::vector<std::int64_t>& b_splits, const std::vector<int>& b_proc) {
+  std::vector<segment> out;
+  out.reserve(a_splits.size() + b_splits.size());
+  const std::int64_t n = a_splits.back();
+  size_t i = 0, j = 0;
+  std::int64_t lo = 0;
+  while (lo < n) {
+    const std::int64_t hi = std::min(a_splits[i + 1], b_splits[j + 1]);
+    out.push_back({lo, hi, static_cast<std::int64_t>(i), static_cast<std::int64_t>(j), a_proc[i], b_proc[j]});
+    lo = hi;
+    if (a_splits[i + 1] == hi) ++i;
+    if (b_splits[j + 1] == hi) ++j;
+  }
+  return out;
+}
+
+// Segments grouped by (op(B) process row/col, A process row/col), each group in increasing order.
+using segment_groups = std::map<std::pair<int, int>, std::vector<const segment*>>;
+
+segment_groups group_segments(const std::vector<segment>& segs) {
+  segment_groups g;
+  for (const auto& s : segs) g[{s.b_proc, s.a_proc}].push_back(&s);
+  return g;
+}
+
+// How to find the local index of a global row (or column) on one side.
+struct dim_side {
+  const std::vector<std::int64_t>* splits;
+  const std::vector<std::int64_t>* local_start;  // regular storage only
+  bool regular;
+  std::int64_t local(std::int64_t block, std::int64_t g) const {
+    return (regular ? (*local_start)[static_cast<size_t>(block)] : 0) + g - (*splits)[static_cast<size_t>(block)];
+  }
+};
+
+enum side_mask : int { side_a = 1, side_b = 2 };
+
+// Maximal runs over a group of segments, contiguous in the storage of every side in `sides`
+// (explicit storage never merges across blocks).
+std::vector<run> make_runs(const std::vector<const segment*>& segs, const dim_side& a, const dim_side& b, int sides) {
+  std::vector<run> runs;
+  std::int64_t packed = 0;
+  for (const segment* s : segs) {
+    run r;
+    r.a_local = (sides & side_a) ? a.local(s->a_block, s->lo) : 0;
+    r.b_local = (sides & side_b) ? b.local(s->b_block, s->lo) : 0;
+    r.packed = packed;
+    r.length = s->hi - s->lo;
+    r.a_block = s->a_block;
+    r.b_block = s->b_block;
+    packed += r.length;
+    if (!runs.empty()) {
+      run& p = runs.back();
+      bool joins = true;
+      if (sides & side_a) joins = joins && p.a_local + p.length == r.a_local && (a.regular || p.a_block == r.a_block);
+      if (sides & side_b) joins = joins && p.b_local + p.length == r.b_local && (b.regular || p.b_block == r.b_block);
+      if (joins) {
+        p.length += r.length;
+        continue;
+      }
+    }
+    runs.push_back(r);
+  }
+  return runs;
+}
+
+std::int64_t group_length(const std::vector<const segment*>& segs) {
+  std::int64_t n = 0;
+  for (const segment* s : segs) n += s->hi - s->lo;
+  return n;
+}
+
+storage_view make_view(const grid_layout& l) {
+  storage_view v;
+  v.kind = l.kind();
+  v.block_cols = l.block_cols();
+  if (l.kind() == storage_kind::regular) {
+    v.strides = kernels::strides(l.packing_order(), l.local_ld());
+  } else {
+    for (const auto& b : l.local_blocks())
+      v.blocks[v.block_key(b.block.row, b.block.col)] = placement{b.offset, kernels::strides(b.order, b.ld)};
+  }
+  return v;
+}
+
+// Key that orders the tiles inside a message identically on sender and receiver.
+struct tile_key {
+  int job, a_row, a_col, b_row, b_col;
+  bool operator<(const tile_key& o) const {
+    return std::tie(job, a_row, a_col, b_row, b_col) < std::tie(o.job, o.a_row, o.a_col, o.b_row, o.b_col);
+  }
+};
+
+constexpr std::int64_t tile_alignment = 64;  // bytes; keeps every packed tile aligned for vector loads
+std::int64_t align_up(std::int64_t v) { return (v + tile_alignment - 1) / tile_alignment * tile_alignment; }
+
+bool is_integer(element_type t) { return t == element_type::i32 || t == element_type::i64; }
+
+// Validates one job locally; returns the kind and text of the first problem.
+std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, size_t index, int comm_size) {
+  const std::string where = "job " + std::to_string(index) + ": ";
+  try {
+    j.a.validate_global(comm_size);
+    j.b.validate_global(comm_size);
+  } catch (const error& e) {
+    return {mpi::error_kind::invalid_layout, where + e.what()};
+  }
+  const bool t = j.operation != op::identity;
+  const std::int64_t b_rows = t ? j.b.cols() : j.b.rows();
+  const std::int64_t b_cols = t ? j.b.rows() : j.b.cols();
+  if (j.a.rows() != b_rows || j.a.cols() != b_cols)
+    return {mpi::error_kind::dimension_mismatch,
+            where + "A is " + std::to_string(j.a.rows()) + "x" + std::to_string(j.a.cols()) + " but op(B) = " +
+                to_string(j.operation) + "(B) is " + std::to_string(b_rows) + "x" + std::to_string(b_cols) +
+                "; they must have the same shape"};
+  try {
+    j.a.validate_local();
+  } catch (const error& e) {
+    return {mpi::error_kind::invalid_layout, where + "A: " + e.what()};
+  }
+  try {
+    j.b.validate_local();
+  } catch (const error& e) {
+    return {mpi::error_kind::invalid_layout, where + "B: " + e.what()};
+  }
+  if (j.a.my_rank() < 0 || j.b.my_rank() < 0)
+    return {mpi::error_kind::invalid_argument,
+            where + "layouts passed to make_plan must describe this rank's storage (built with my_rank >= 0)"};
+  return {mpi::error_kind::none, {}};
+}
+
+// Collective: agree on local validation errors and, optionally, on identical global descriptions.
+void agree(MPI_Comm comm, int me, int nranks, mpi::error_kind kind, const std::string& message, bool check_hash,
+           std::uint64_t hash) {
+  std::uint64_t in[3] = {kind == mpi::error_kind::none ? static_cast<std::uint64_t>(nranks)
+                                                       : static_cast<std::uint64_t>(me),
+                         check_hash ? hash : 0, check_hash ? ~hash : ~std::uint64_t(0)};
+  std::uint64_t out[3];
+  REDIST_MPI_CHECK(MPI_Allreduce(in, out, 3, MPI_UINT64_T, MPI_MIN, comm));
+  if (out[0] != static_cast<std::uint64_t>(nranks)) mpi::agree_on_errors(comm, kind, message);
+  if (check_hash && (out[1] != hash || ~out[2] != hash))
+    throw inconsistent_ranks(
+        "ranks passed different global descriptions (layouts, ops, element types or strategy) to make_plan; every "
+        "rank must describe the same splits, owners and jobs");
+}
+
+}  // namespace
+
+transform_plan::transform_plan() = default;
+transform_plan::~transform_plan() = default;
+transform_plan::transform_plan(transform_plan&&) noexcept = default;
+transform_plan& transform_plan::operator=(transform_plan&&) noexcept = default;
+transform_plan::transform_plan(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
+const std::vector<job_description>& transform_plan::jobs() const { return impl_->jobs; }
+plan_statistics transform_plan::statistics() const { return impl_->stats; }
+exchange_strategy transform_plan::strategy() const { return impl_->strategy; }
+MPI_Comm transform_plan::communicator() const { return impl_->comm.get(); }
+
+void transform_plan::check_single_job(element_type t) const {
+  if (!impl_) throw invalid_argument("execute on an empty transform_plan (build it with make_plan)");
+  if (impl_->jobs.size() != 1)
+    throw invalid_argument("the single-job execute needs a plan of one job; this plan has " +
+                           std::to_string(impl_->jobs.size()) + " (pass one job_buffers per job)");
+  if (impl_->jobs.front().type != t)
+    throw invalid_argument(std::string("plan was built for ") + to_string(impl_->jobs.front().type) +
+                           " elements but execute was called with " + to_string(t));
+}
+
+transform_plan transform_plan::inverse() const {
+  if (!impl_) throw invalid_argument("inverse of an empty transform_plan");
+  std::vector<job_description> swapped;
+  for (const auto& j : impl_->jobs) swapped.push_back({j.b, j.a, j.operation, j.type});
+  transform_options o = impl_->options;
+  o.check_consistency = false;  // the forward plan was already checked
+  return make_plan(impl_->comm.get(), std::move(swapped), o);
+}
+
+transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation, element_type type,
+                         const transform_options& options) {
+  return make_plan(comm, std::vector<job_description>{{a, b, operation, type}}, options);
+}
+
+transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options) {
+  const int me = mpi::rank(comm);
+  const int nranks = mpi::size(comm);
+
+  // ---- validation, agreed collectively before anything else happens ----
+  mpi::error_kind kind = mpi::error_kind::none;
+  std::string message;
+  std::uint64_t hash = 0;
+  for (size_t k = 0; k < jobs.size() && kind == mpi::error_kind::none; ++k) {
+    const auto& j = jobs[k];
+    std::tie(kind, message) = validate_job(j, k, nranks);
+    if (kind == mpi::error_kind::none && (j.a.my_rank() != me || j.b.my_rank() != me)) {
+      kind = mpi::error_kind::invalid_argument;
+      message = "job " + std::to_string(k) + ": layouts describe the storage of rank " +
+                std::to_string(j.a.my_rank() != me ? j.a.my_rank() : j.b.my_rank()) + " but this is rank " +
+                std::to_string(me);
+    }
+    if (options.check_consistency)
+      hash = hash * 1000003u ^ j.a.global_hash() ^ (j.b.global_hash() * 31u) ^
+             (static_cast<std::uint64_t>(j.operation) << 8) ^ static_cast<std::uint64_t>(j.type);
+  }
+  if (options.check_consistency) hash = hash * 1000003u ^ static_cast<std::uint64_t>(options.strategy) ^ jobs.size();
+  agree(comm, me, nranks, kind, message, options.check_consistency, hash);
+
+  auto p = std::make_unique<transform_plan::impl>();
+  MPI_Comm dup;
+  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  p->comm = mpi::comm_handle(dup);
+  p->rank = me;
+  p->nranks = nranks;
+  p->options = options;
+
+  // ---- tiles, per job ----
+  std::map<int, std::map<tile_key, tile>> sends, recvs;
+  for (size_t k = 0; k < jobs.size(); ++k) {
+    const job_description& j = jobs[k];
+    const int job = static_cast<int>(k);
+    const grid_layout& A = j.a;
+    const grid_layout bt_storage = j.operation == op::identity ? j.b : j.b.transposed();
+    const grid_layout& Bt = bt_storage;  // op(B) seen in A's orientation, addressing B's memory
+
+    detail::job_plan jp;
+    jp.operation = j.operation;
+    jp.type = j.type;
+    jp.elem_size = element_size(j.type);
+    jp.a_view = make_view(A);
+    jp.b_view = make_view(Bt);
+    jp.packed_order = Bt.packing_order();
+
+    const auto row_segs = overlay(A.row_splits(), A.row_proc(), Bt.row_splits(), Bt.row_proc());
+    const auto col_segs = overlay(A.col_splits(), A.col_proc(), Bt.col_splits(), Bt.col_proc());
+    const auto row_groups = group_segments(row_segs);
+    const auto col_groups = group_segments(col_segs);
+    const dim_side a_rows{&A.row_splits(), &A.local_row_start(), A.kind() == storage_kind::regular};
+    const dim_side a_cols{&A.col_splits(), &A.local_col_start(), A.kind() == storage_kind::regular};
+    const dim_side b_rows{&Bt.row_splits(), &Bt.local_row_start(), Bt.kind() == storage_kind::regular};
+    const dim_side b_cols{&Bt.col_splits(), &Bt.local_col_start(), Bt.kind() == storage_kind::regular};
+
+    // Sender side (and local tiles): my positions in op(B).
+    for (const grid_position bp : Bt.my_positions())
+      for (const auto& [rkey, rsegs] : row_groups) {
+        if (rkey.first != bp.row) continue;
+        for (const auto& [ckey, csegs] : col_groups) {
+          if (ckey.first != bp.col) continue;
+          const grid_position ap{rkey.second, ckey.second};
+          const int dest = A.grid_rank(ap);
+          tile t;
+          t.job = job;
+          t.rows = group_length(rsegs);
+          t.cols = group_length(csegs);
+          const int sides = dest == me ? (side_a | side_b) : side_b;
+          t.row_runs = make_runs(rsegs, a_rows, b_rows, sides);
+          t.col_runs = make_runs(csegs, a_cols, b_cols, sides);
+          const std::int64_t bytes = t.rows * t.cols * static_cast<std::int64_t>(jp.elem_size);
+          if (dest == me) {
+            p->stats.bytes_local += bytes;
+            p->local_tiles.push_back(std::move(t));
+          } else {
+            sends[dest][{job, ap.row, ap.col, bp.row, bp.col}] = std::move(t);
+          }
+        }
+      }
+    // Receiver side: my positions in A, from other ranks.
+    for (const grid_position ap : A.my_positions())
+      for (const auto& [rkey, rsegs] : row_groups) {
+        if (rkey.second != ap.row) continue;
+        for (const auto& [ckey, csegs] : col_groups) {
+          if (ckey.second != ap.col) continue;
+          const grid_position bp{rkey.first, ckey.first};
+          const int src = Bt.grid_rank(bp);
+          if (src == me) continue;  // a local tile, planned above
+          tile t;
+          t.job = job;
+          t.rows = group_length(rsegs);
+          t.cols = group_length(csegs);
+          t.row_runs = make_runs(rsegs, a_rows, b_rows, side_a);
+          t.col_runs = make_runs(csegs, a_cols, b_cols, side_a);
+          recvs[src][{job, ap.row, ap.col, bp.row, bp.col}] = std::move(t);
+        }
+      }
+    p->job_plans.push_back(std::move(jp));
+  }
+
+  // ---- messages: one per peer, tiles in key order, offsets aligned ----
+  auto build_messages = [&](std::map<int, std::map<tile_key, tile>>& by_peer, std::vector<detail::peer_message>& out,
+                            std::int64_t& total) {
+    total = 0;
+    for (auto& [peer, tiles] : by_peer) {
+      detail::peer_message m;
+      m.rank = peer;
+      m.byte_offset = total;
+      std::int64_t off = 0;
+      for (auto& [key, t] : tiles) {
+        t.byte_offset = off;
+        off = align_up(off + t.rows * t.cols * static_cast<std::int64_t>(p->job_plans[t.job].elem_size));
+        m.tiles.push_back(std::move(t));
+      }
+      m.bytes = off;
+      total += off;
+      out.push_back(std::move(m));
+    }
+  };
+  build_messages(sends, p->sends, p->send_bytes);
+  build_messages(recvs, p->recvs, p->recv_bytes);
+  for (const auto& m : p->sends)
+    for (const auto& t : m.tiles) p->stats.bytes_sent += t.rows * t.cols * static_cast<std::int64_t>(p->job_plans[t.job].elem_size);
+  for (const auto& m : p->recvs)
+    for (const auto& t : m.tiles)
+      p->stats.bytes_received += t.rows * t.cols * static_cast<std::int64_t>(p->job_plans[t.job].elem_size);
+  p->stats.messages_sent = static_cast<std::int64_t>(p->sends.size());
+  p->stats.messages_received = static_cast<std::int64_t>(p->recvs.size());
+  // Send to peers after me first, so that not every rank starts with rank 0.
+  p->send_order.resize(p->sends.size());
+  std::iota(p->send_order.begin(), p->send_order.end(), std::size_t(0));
+  std::stable_partition(p->send_order.begin(), p->send_order.end(),
+                        [&](std::size_t idx) { return p->sends[idx].rank > me; });
+
+  p->jobs = std::move(jobs);
+  p->setup_exchange();
+  return transform_plan(std::move(p));
+}
+
+}  // namespace redist

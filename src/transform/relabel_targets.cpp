@@ -1,0 +1,22 @@
+#include "redist/transform/relabel_targets.hpp"
+
+#include "redist/mpi/checked.hpp"
+
+namespace redist {
+
+relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_description>& jobs,
+                                  const relabel::cost_model& cost, relabel::solver solver) {
+  const int nranks = mpi::size(comm);
+  std::vector<relabel::layout_pair> pairs;
+  pairs.reserve(jobs.size());
+  for (const auto& j : jobs) pairs.push_back({&j.a, &j.b, j.operation, element_size(j.type)});
+  relabeled_targets out;
+  out.result = relabel::find_relabeling(relabel::communication_graph(pairs, nranks), cost, solver);
+  auto& perm = out.result.new_rank_of;
+  perm.resize(static_cast<size_t>(nranks));
+  REDIST_MPI_CHECK(MPI_Bcast(perm.data(), nranks, MPI_INT, 0, comm));
+  for (const auto& j : jobs) out.a_layouts.push_back(j.a.relabeled(perm));
+  return out;
+}
+
+}  // namespace redist

@@ -1,0 +1,47 @@
+// main() for MPI GoogleTest programs: every rank runs the tests; rank 0 prints the usual report,
+// the other ranks print only their failures (prefixed with the rank). The exit code is non-zero on
+// every rank when any test failed on any rank, so mpiexec (and ctest) report the failure.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <cstdio>
+
+namespace {
+
+class rank_failure_printer : public ::testing::EmptyTestEventListener {
+ public:
+  explicit rank_failure_printer(int rank) : rank_(rank) {}
+  void OnTestPartResult(const ::testing::TestPartResult& r) override {
+    if (!r.failed()) return;
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::fprintf(stderr, "[rank %d] FAILED %s.%s at %s:%d\n%s\n", rank_, info ? info->test_suite_name() : "?",
+                 info ? info->name() : "?", r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
+    std::fflush(stderr);
+  }
+
+ private:
+  int rank_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  ::testing::InitGoogleTest(&argc, argv);
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+  if (rank != 0) {
+    delete listeners.Release(listeners.default_result_printer());
+    listeners.Append(new rank_failure_printer(rank));
+  }
+  const int local_failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  int failed_ranks = 0;
+  MPI_Allreduce(&local_failed, &failed_ranks, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    std::printf("[mpi] %d rank(s) of %d reported failures\n", failed_ranks, size);
+  MPI_Finalize();
+  return failed_ranks == 0 ? 0 : 1;
+}
