@@ -50,10 +50,45 @@ kernels::strided packed_strides(storage_order order, std::int64_t rows, std::int
   return order == storage_order::col_major ? kernels::strided{1, rows} : kernels::strided{cols, 1};
 }
 
-// Runs of a tile are processed in parallel over columns when there are enough of them; a single large
-// run pair instead lets the kernel split its block over threads.
-bool parallel_over_runs(const tile& t) {
-  return t.col_runs.size() >= 4 && t.rows * t.cols >= kernels::parallel_threshold && !omp_in_parallel();
+// Visits every (row run, column run) piece of a tile, walking the destination along its contiguous
+// dimension: for a column-major destination the column runs are cut into panels of a few columns and,
+// within a panel, the row runs go down the columns (so reads and writes advance through memory
+// instead of striding across whole local arrays); row-major symmetrically. Panels are independent,
+// so large tiles spread them over OpenMP threads.
+constexpr std::int64_t panel_width = 64;
+
+run sub_run(const run& r, std::int64_t skip, std::int64_t length) {
+  run s = r;
+  s.a_local += skip;
+  s.b_local += skip;
+  s.packed += skip;
+  s.length = length;
+  return s;
+}
+
+template <class F>
+void for_each_piece(const tile& t, storage_order dst_order, F&& piece) {
+  const bool col_major = dst_order == storage_order::col_major;
+  const std::vector<run>& outer = col_major ? t.col_runs : t.row_runs;
+  const std::vector<run>& inner = col_major ? t.row_runs : t.col_runs;
+  std::vector<run> panels;
+  for (const run& o : outer)
+    for (std::int64_t k = 0; k < o.length; k += panel_width) panels.push_back(sub_run(o, k, std::min(panel_width, o.length - k)));
+  auto one_panel = [&](const run& o) {
+    for (const run& i : inner) {
+      if (col_major)
+        piece(i, o);
+      else
+        piece(o, i);
+    }
+  };
+  if (panels.size() >= 2 && t.rows * t.cols >= kernels::parallel_threshold && !omp_in_parallel() &&
+      omp_get_max_threads() > 1) {
+#pragma omp parallel for schedule(dynamic)
+    for (std::size_t k = 0; k < panels.size(); ++k) one_panel(panels[k]);
+  } else {
+    for (const run& o : panels) one_panel(o);
+  }
 }
 
 // A(i,j) = alpha * op(B)(i,j) + beta * A(i,j) where op(B) is given in A's orientation by `bt`/`bt_s`:
@@ -72,57 +107,33 @@ template <class T>
 void pack_tile(const job_plan& jp, const tile& t, const T* b_base, std::byte* message) {
   T* packed = reinterpret_cast<T*>(message + t.byte_offset);
   const kernels::strided ps = packed_strides(jp.packed_order, t.rows, t.cols);
-  auto one_column_run = [&](const run& c) {
-    for (const run& r : t.row_runs) {
-      const placement src = jp.b_view.at(r.b_block, c.b_block, r.b_local, c.b_local);
-      kernels::copy_block(packed + r.packed * ps.rs + c.packed * ps.cs, ps, b_base + src.offset, src.strides, r.length,
-                          c.length);
-    }
-  };
-  if (parallel_over_runs(t)) {
-#pragma omp parallel for schedule(dynamic)
-    for (std::size_t k = 0; k < t.col_runs.size(); ++k) one_column_run(t.col_runs[k]);
-  } else {
-    for (const run& c : t.col_runs) one_column_run(c);
-  }
+  for_each_piece(t, jp.packed_order, [&](const run& r, const run& c) {
+    const placement src = jp.b_view.at(r.b_block, c.b_block, r.b_local, c.b_local);
+    kernels::copy_block(packed + r.packed * ps.rs + c.packed * ps.cs, ps, b_base + src.offset, src.strides, r.length,
+                        c.length);
+  });
 }
 
 template <class T>
 void unpack_tile(const job_plan& jp, const tile& t, T* a_base, const std::byte* message, T alpha, T beta) {
   const T* packed = reinterpret_cast<const T*>(message + t.byte_offset);
   const kernels::strided ps = packed_strides(jp.packed_order, t.rows, t.cols);
-  auto one_column_run = [&](const run& c) {
-    for (const run& r : t.row_runs) {
-      const placement dst = jp.a_view.at(r.a_block, c.a_block, r.a_local, c.a_local);
-      apply(jp, a_base + dst.offset, dst.strides, packed + r.packed * ps.rs + c.packed * ps.cs, ps, r.length, c.length,
-            alpha, beta);
-    }
-  };
-  if (parallel_over_runs(t)) {
-#pragma omp parallel for schedule(dynamic)
-    for (std::size_t k = 0; k < t.col_runs.size(); ++k) one_column_run(t.col_runs[k]);
-  } else {
-    for (const run& c : t.col_runs) one_column_run(c);
-  }
+  for_each_piece(t, jp.a_order, [&](const run& r, const run& c) {
+    const placement dst = jp.a_view.at(r.a_block, c.a_block, r.a_local, c.a_local);
+    apply(jp, a_base + dst.offset, dst.strides, packed + r.packed * ps.rs + c.packed * ps.cs, ps, r.length, c.length,
+          alpha, beta);
+  });
 }
 
 template <class T>
 void local_tile(const job_plan& jp, const tile& t, T* a_base, const T* b_base, T alpha, T beta) {
-  auto one_column_run = [&](const run& c) {
-    for (const run& r : t.row_runs) {
-      const placement dst = jp.a_view.at(r.a_block, c.a_block, r.a_local, c.a_local);
-      const placement src = jp.b_view.at(r.b_block, c.b_block, r.b_local, c.b_local);
-      // alpha == 0 allows a null B: the kernel does not read it, so no address is formed from it.
-      const T* b = b_base ? b_base + src.offset : nullptr;
-      apply(jp, a_base + dst.offset, dst.strides, b, src.strides, r.length, c.length, alpha, beta);
-    }
-  };
-  if (parallel_over_runs(t)) {
-#pragma omp parallel for schedule(dynamic)
-    for (std::size_t k = 0; k < t.col_runs.size(); ++k) one_column_run(t.col_runs[k]);
-  } else {
-    for (const run& c : t.col_runs) one_column_run(c);
-  }
+  for_each_piece(t, jp.a_order, [&](const run& r, const run& c) {
+    const placement dst = jp.a_view.at(r.a_block, c.a_block, r.a_local, c.a_local);
+    const placement src = jp.b_view.at(r.b_block, c.b_block, r.b_local, c.b_local);
+    // alpha == 0 allows a null B: the kernel does not read it, so no address is formed from it.
+    const T* b = b_base ? b_base + src.offset : nullptr;
+    apply(jp, a_base + dst.offset, dst.strides, b, src.strides, r.length, c.length, alpha, beta);
+  });
 }
 
 // Typed dispatch of the three tile operations for the tile's job.
@@ -277,8 +288,15 @@ void transform_plan::impl::setup_exchange() {
   // Private buffers for everything that does not go through the window.
   const std::int64_t private_send = send_bytes - node_send_bytes;
   const std::int64_t private_recv = recv_bytes - node_recv_bytes;
-  if (private_send > 0) send_buffer.reset(new std::byte[static_cast<size_t>(private_send)]);
-  if (private_recv > 0) recv_buffer.reset(new std::byte[static_cast<size_t>(private_recv)]);
+  // Touched here so that page faults are paid by planning, not by the first execution.
+  if (private_send > 0) {
+    send_buffer.reset(new std::byte[static_cast<size_t>(private_send)]);
+    std::memset(send_buffer.get(), 0, static_cast<size_t>(private_send));
+  }
+  if (private_recv > 0) {
+    recv_buffer.reset(new std::byte[static_cast<size_t>(private_recv)]);
+    std::memset(recv_buffer.get(), 0, static_cast<size_t>(private_recv));
+  }
   // Message offsets inside the private buffers skip messages that go through the window.
   std::int64_t off = 0;
   for (size_t i = 0; i < sends.size(); ++i) {
@@ -301,11 +319,17 @@ void transform_plan::execute(const std::vector<job_buffers>& buffers) const {
 
 void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) const {
   const std::string problem = check_buffers(*this, buffers);
+  const bool shared = strategy == exchange_strategy::shared_memory;
   if (options.check_consistency) {
+    // Agreed over all ranks, so a problem on one rank stops every rank before anything moves. Being a
+    // synchronisation of all ranks, it also tells a shared-memory sender that its node peers finished
+    // reading the previous execution's data from its window segment.
     mpi::agree_on_errors(comm.get(), problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument,
                          problem);
   } else if (!problem.empty()) {
     throw invalid_argument(problem);
+  } else if (shared) {
+    REDIST_MPI_CHECK(MPI_Barrier(node_comm.get()));
   }
   const int num_threads = options.num_threads > 0 ? options.num_threads : omp_get_max_threads();
   const int saved_threads = omp_get_max_threads();
@@ -371,7 +395,6 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
     REDIST_MPI_CHECK(MPI_Irecv(private_recv(i), recv_types.back().count, recv_types.back().type, recvs[i].rank,
                                exchange_tag, c, &recv_requests.back()));
   }
-  const bool shared = strategy == exchange_strategy::shared_memory;
   if (shared) {
     // Node peers: pack straight into this rank's window segment; they read it after the barrier.
     for (size_t i : send_order)
@@ -407,10 +430,6 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
   }
   if (!send_requests.empty())
     REDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(send_requests.size()), send_requests.data(), MPI_STATUSES_IGNORE));
-  if (shared) {
-    // Node peers have finished reading this rank's segment before the next execution overwrites it.
-    REDIST_MPI_CHECK(MPI_Barrier(node_comm.get()));
-  }
 }
 
 }  // namespace redist

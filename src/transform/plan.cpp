@@ -130,8 +130,6 @@ struct tile_key {
 constexpr std::int64_t tile_alignment = 64;  // bytes; keeps every packed tile aligned for vector loads
 std::int64_t align_up(std::int64_t v) { return (v + tile_alignment - 1) / tile_alignment * tile_alignment; }
 
-bool is_integer(element_type t) { return t == element_type::i32 || t == element_type::i64; }
-
 // Validates one job locally; returns the kind and text of the first problem.
 std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, size_t index, int comm_size) {
   const std::string where = "job " + std::to_string(index) + ": ";
@@ -265,6 +263,7 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
     jp.a_view = make_view(A);
     jp.b_view = make_view(Bt);
     jp.packed_order = Bt.packing_order();
+    jp.a_order = A.packing_order();
 
     const auto row_segs = overlay(A.row_splits(), A.row_proc(), Bt.row_splits(), Bt.row_proc());
     const auto col_segs = overlay(A.col_splits(), A.col_proc(), Bt.col_splits(), Bt.col_proc());

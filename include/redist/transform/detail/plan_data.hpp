@@ -65,6 +65,7 @@ struct job_plan {
   storage_view a_view;       // A's storage on this rank
   storage_view b_view;       // op(B)'s storage on this rank (already transposed when op != identity)
   storage_order packed_order = storage_order::col_major;  // op(B)'s packing order
+  storage_order a_order = storage_order::col_major;       // A's (predominant) storage order
 };
 
 }  // namespace redist::detail
