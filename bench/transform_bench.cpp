@@ -1,0 +1,460 @@
+// transform_bench: redist against ScaLAPACK's pdgemr2d and pdtran (COSTA paper, Section 7.1) on the same data.
+//
+//   mpiexec.mpich -n 4 bench_transform_bench [--n 4000,8000] [--reps 5] [--json out.json] [--threads 1]
+//                                            [--cases pdgemr2d,pdgemr2d_grid,pdtran_beta0,pdtran_beta1]
+//                                            [--strategies automatic,point_to_point,alltoallv,shared_memory]
+//
+// Cases (N x N doubles):
+//   pdgemr2d       32x32 -> 128x128 blocks, both on a 2x2 grid (row-major)
+//   pdgemr2d_grid  32x32 blocks on a 2x2 grid -> 128x128 blocks on a 4x1 grid (block size and grid change)
+//   pdtran_beta0   C = A^T (alpha = 1, beta = 0), A in 32x32 blocks, C in 128x128 blocks, both on 2x2
+//   pdtran_beta1   C = C + A^T (alpha = 1, beta = 1), same layouts
+// Every case runs ScaLAPACK and redist (each exchange strategy) on identical data in the same run, checks
+// every element of redist's result against ScaLAPACK's and against the analytic values, and measures a
+// plain memcpy of each rank's share as the one-node floor. Times are the best of --reps repetitions (each
+// after an MPI_Barrier, the slowest rank's time); medians are reported too.
+// Output: one JSON object (stdout, or --json FILE with a table on stdout), then one SUMMARY line.
+// Exit status 1 when any verification fails, 2 on errors.
+#include <mpi.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "baseline.hpp"
+#include "redist/redist.hpp"
+
+namespace {
+
+using namespace redist_baseline;
+
+const std::vector<std::string> all_case_names = {"pdgemr2d", "pdgemr2d_grid", "pdtran_beta0", "pdtran_beta1"};
+const std::vector<redist::exchange_strategy> all_strategies = {
+    redist::exchange_strategy::automatic, redist::exchange_strategy::point_to_point,
+    redist::exchange_strategy::alltoallv, redist::exchange_strategy::shared_memory};
+
+struct bench_options {
+  std::vector<int> sizes{4000, 8000};
+  int repetitions = 5;
+  std::string json_path;
+  int threads = 1;
+  std::vector<std::string> cases = all_case_names;
+  std::vector<redist::exchange_strategy> strategies = all_strategies;
+};
+
+redist::exchange_strategy strategy_named(const std::string& name) {
+  if (name == "automatic") return redist::exchange_strategy::automatic;
+  for (const auto s : all_strategies)
+    if (name == redist::to_string(s)) return s;
+  throw std::invalid_argument("unknown strategy '" + name + "' (automatic, point_to_point, alltoallv, shared_memory)");
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) items.push_back(item);
+  return items;
+}
+
+bench_options parse_options(int argc, char** argv) {
+  bench_options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--n") {
+      o.sizes = parse_int_list(next());
+    } else if (arg == "--reps") {
+      o.repetitions = parse_positive_int(next(), "--reps");
+    } else if (arg == "--json") {
+      o.json_path = next();
+    } else if (arg == "--threads") {
+      o.threads = parse_positive_int(next(), "--threads");
+    } else if (arg == "--cases") {
+      o.cases = split_list(next());
+      for (const auto& c : o.cases)
+        if (std::find(all_case_names.begin(), all_case_names.end(), c) == all_case_names.end())
+          throw std::invalid_argument("unknown case '" + c + "'");
+    } else if (arg == "--strategies") {
+      o.strategies.clear();
+      for (const auto& s : split_list(next())) o.strategies.push_back(strategy_named(s));
+    } else if (arg == "--help" || arg == "-h") {
+      throw std::invalid_argument(
+          "usage: bench_transform_bench [--n 4000,8000] [--reps 5] [--json FILE] [--threads 1] [--cases LIST] "
+          "[--strategies LIST]");
+    } else {
+      throw std::invalid_argument("unknown argument '" + arg + "' (see --help)");
+    }
+  }
+  if (o.strategies.empty()) throw std::invalid_argument("--strategies needs at least one strategy");
+  return o;
+}
+
+// The BLACS grids of all cases, alive for the whole run.
+struct grids {
+  blacs_grid square{2, 2, redist::grid_order::row_major};
+  blacs_grid tall{4, 1, redist::grid_order::row_major};
+  blacs_grid everyone{1, world_size(), redist::grid_order::row_major};  // pdgemr2d's context: both grids' union
+};
+
+struct case_spec {
+  std::string name;
+  const blacs_grid* source_grid;
+  int source_block;
+  const blacs_grid* target_grid;
+  int target_block;
+  bool transpose;
+  double beta;
+};
+
+case_spec spec_of(const std::string& name, const grids& g) {
+  if (name == "pdgemr2d") return {name, &g.square, 32, &g.square, 128, false, 0.0};
+  if (name == "pdgemr2d_grid") return {name, &g.square, 32, &g.tall, 128, false, 0.0};
+  if (name == "pdtran_beta0") return {name, &g.square, 32, &g.square, 128, true, 0.0};
+  return {name, &g.square, 32, &g.square, 128, true, 1.0};
+}
+
+struct strategy_result {
+  redist::exchange_strategy asked{};
+  redist::exchange_strategy chosen{};
+  double plan_seconds = 0;
+  timing execute;
+  std::int64_t differences_from_scalapack = 0;
+  std::int64_t wrong_elements = 0;  // against the analytic values
+  std::vector<std::int64_t> bytes_sent, bytes_received, bytes_local, messages_sent;
+  bool verified() const { return differences_from_scalapack == 0 && wrong_elements == 0; }
+  // Planning plus the first execution (buffers not yet touched): what a one-shot call would cost.
+  double one_shot_seconds() const { return plan_seconds + execute.seconds.front(); }
+};
+
+struct case_result {
+  case_spec spec;
+  int n = 0;
+  std::string source_description, target_description;
+  timing scalapack;
+  std::int64_t scalapack_wrong_elements = 0;
+  timing memcpy_share;
+  std::vector<strategy_result> strategies;
+
+  std::int64_t matrix_bytes() const { return static_cast<std::int64_t>(n) * n * static_cast<std::int64_t>(sizeof(double)); }
+  bool verified() const {
+    if (scalapack_wrong_elements != 0) return false;
+    for (const auto& s : strategies)
+      if (!s.verified()) return false;
+    return true;
+  }
+  // The headline redist result: the automatic strategy when measured, else the first one.
+  const strategy_result& headline() const {
+    for (const auto& s : strategies)
+      if (s.asked == redist::exchange_strategy::automatic) return s;
+    return strategies.front();
+  }
+  const strategy_result& fastest() const {
+    return *std::min_element(strategies.begin(), strategies.end(),
+                             [](const auto& x, const auto& y) { return x.execute.best < y.execute.best; });
+  }
+  double speedup() const { return scalapack.best / headline().execute.best; }
+};
+
+std::int64_t sum(const std::vector<std::int64_t>& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
+std::int64_t max_of(const std::vector<std::int64_t>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+
+void progress(const std::string& line) {
+  if (world_rank() == 0) {
+    std::cerr << line << std::endl;
+  }
+}
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f s", s);
+  return text;
+}
+
+case_result run_case(const case_spec& spec, int n, const grids& g, const bench_options& opt) {
+  const int rank = world_rank();
+  case_result result;
+  result.spec = spec;
+  result.n = n;
+
+  distributed_matrix source = make_matrix(*spec.source_grid, n, n, spec.source_block, spec.source_block);
+  distributed_matrix target_initial = make_matrix(*spec.target_grid, n, n, spec.target_block, spec.target_block);
+  fill(source, source_value);
+  fill(target_initial, target_initial_value);
+  distributed_matrix scalapack_target = target_initial;
+  distributed_matrix redist_target = target_initial;
+  result.source_description = std::to_string(spec.source_block) + "x" + std::to_string(spec.source_block) +
+                              " blocks on " + spec.source_grid->describe();
+  result.target_description = std::to_string(spec.target_block) + "x" + std::to_string(spec.target_block) +
+                              " blocks on " + spec.target_grid->describe();
+
+  const bool transpose = spec.transpose;
+  const double alpha = 1.0, beta = spec.beta;
+  auto expected = [transpose, beta](std::int64_t i, std::int64_t j) {
+    const double moved = transpose ? source_value(j, i) : source_value(i, j);
+    return beta == 0.0 ? moved : moved + beta * target_initial_value(i, j);
+  };
+
+  // ---- ScaLAPACK ----
+  const int one = 1;
+  const int all_context = g.everyone.context();
+  double unused_element = 0;  // ranks outside a grid pass a valid address with no data
+  const double* source_data = source.data() ? source.data() : &unused_element;
+  double* scalapack_data = scalapack_target.data() ? scalapack_target.data() : &unused_element;
+  const bool in_transpose_grid = spec.source_grid->holds_me();
+  result.scalapack = time_repeated(
+      MPI_COMM_WORLD, opt.repetitions, [&] { copy_local(scalapack_target, target_initial); },
+      [&] {
+        if (!transpose) {
+          pdgemr2d_(&n, &n, source_data, &one, &one, source.desc.data(), scalapack_data, &one, &one,
+                    scalapack_target.desc.data(), &all_context);
+        } else if (in_transpose_grid) {  // PBLAS: only the processes of the grid take part
+          pdtran_(&n, &n, &alpha, source_data, &one, &one, source.desc.data(), &beta, scalapack_data, &one, &one,
+                  scalapack_target.desc.data());
+        }
+      });
+  result.scalapack_wrong_elements = count_wrong_elements(scalapack_target, expected);
+  progress("  " + spec.name + " N=" + std::to_string(n) + ": ScaLAPACK " + seconds_text(result.scalapack.best) +
+           (result.scalapack_wrong_elements ? " WRONG ELEMENTS: " + std::to_string(result.scalapack_wrong_elements)
+                                            : std::string()));
+
+  // ---- memcpy of each rank's share: the floor of any data movement on one node ----
+  {
+    std::vector<double> scratch(source.local.size());
+    const size_t bytes = static_cast<size_t>(source.local_bytes());
+    result.memcpy_share = time_repeated(
+        MPI_COMM_WORLD, opt.repetitions, [] {},
+        [&] {
+          if (bytes > 0) std::memcpy(scratch.data(), source.local.data(), bytes);
+        });
+  }
+
+  // ---- redist, one plan per strategy ----
+  const redist::grid_layout a_layout = layout_of(redist_target, rank);
+  const redist::grid_layout b_layout = layout_of(source, rank);
+  const redist::op operation = transpose ? redist::op::transpose : redist::op::identity;
+  for (const auto strategy : opt.strategies) {
+    strategy_result r;
+    r.asked = strategy;
+    redist::transform_options options;
+    options.strategy = strategy;
+    options.num_threads = opt.threads;
+    redist::transform_plan plan;
+    r.plan_seconds = time_once(MPI_COMM_WORLD, [&] {
+      plan = redist::make_plan(MPI_COMM_WORLD, a_layout, b_layout, operation, redist::element_type::f64, options);
+    });
+    r.chosen = plan.strategy();
+    r.execute = time_repeated(
+        MPI_COMM_WORLD, opt.repetitions, [&] { copy_local(redist_target, target_initial); },
+        [&] { plan.execute(redist_target.data(), source.data(), alpha, beta); });
+    r.differences_from_scalapack = count_differences(redist_target, scalapack_target);
+    r.wrong_elements = count_wrong_elements(redist_target, expected);
+    const redist::plan_statistics stats = plan.statistics();
+    r.bytes_sent = gather_all(MPI_COMM_WORLD, stats.bytes_sent);
+    r.bytes_received = gather_all(MPI_COMM_WORLD, stats.bytes_received);
+    r.bytes_local = gather_all(MPI_COMM_WORLD, stats.bytes_local);
+    r.messages_sent = gather_all(MPI_COMM_WORLD, stats.messages_sent);
+    progress("  " + spec.name + " N=" + std::to_string(n) + ": redist " + redist::to_string(strategy) +
+             (strategy == redist::exchange_strategy::automatic ? std::string(" (") + redist::to_string(r.chosen) + ")"
+                                                               : std::string()) +
+             " " + seconds_text(r.execute.best) + ", plan " + seconds_text(r.plan_seconds) +
+             (r.verified() ? ", verified"
+                           : ", NOT VERIFIED: " + std::to_string(r.differences_from_scalapack) +
+                                 " elements differ from ScaLAPACK, " + std::to_string(r.wrong_elements) +
+                                 " from the analytic values"));
+    result.strategies.push_back(std::move(r));
+  }
+  return result;
+}
+
+void write_timing(json_writer& json, const char* prefix, const timing& t) {
+  json.field(std::string(prefix) + "_seconds", t.best);
+  json.field(std::string(prefix) + "_median_seconds", t.median);
+}
+
+std::string results_json(const std::vector<case_result>& results, const bench_options& opt) {
+  json_writer json;
+  json.begin_object();
+  json.field("benchmark", "transform_bench");
+  json.field("ranks", world_size());
+  json.field("omp_threads_per_rank", opt.threads);
+  json.field("hardware_threads", static_cast<int>(std::thread::hardware_concurrency()));
+  json.field("oversubscribed", world_size() * opt.threads > static_cast<int>(std::thread::hardware_concurrency()));
+  json.field("repetitions", opt.repetitions);
+  json.field("timing", "best (and median) of the repetitions; each repetition after MPI_Barrier, slowest rank");
+  json.field("bytes_per_second_basis", "matrix bytes (N*N*8) per second of the operation");
+  json.key("cases").begin_array();
+  double min_speedup = std::numeric_limits<double>::infinity();
+  bool all_verified = true;
+  for (const auto& c : results) {
+    const strategy_result& head = c.headline();
+    const double matrix_bytes = static_cast<double>(c.matrix_bytes());
+    min_speedup = std::min(min_speedup, c.speedup());
+    all_verified = all_verified && c.verified();
+    json.begin_object();
+    json.field("case", c.spec.name);
+    json.field("n", c.n);
+    json.field("operation", c.spec.transpose ? "C = alpha * A^T + beta * C" : "B = A (pdgemr2d)");
+    json.field("alpha", 1.0);
+    json.field("beta", c.spec.beta);
+    json.field("source", c.source_description);
+    json.field("target", c.target_description);
+    json.field("matrix_bytes", c.matrix_bytes());
+    write_timing(json, "scalapack", c.scalapack);
+    write_timing(json, "redist", head.execute);
+    json.field("redist_strategy", redist::to_string(head.chosen));
+    json.field("speedup", c.speedup());
+    json.field("redist_plan_seconds", head.plan_seconds);
+    json.field("redist_first_execute_seconds", head.execute.seconds.front());
+    json.field("redist_one_shot_seconds", head.one_shot_seconds());
+    json.field("one_shot_speedup", c.scalapack.best / head.one_shot_seconds());
+    json.field("bytes_moved", sum(head.bytes_sent));
+    json.field("bytes_moved_max_rank", max_of(head.bytes_sent));
+    json.array_field("bytes_sent_per_rank", head.bytes_sent);
+    json.array_field("bytes_received_per_rank", head.bytes_received);
+    json.array_field("bytes_local_per_rank", head.bytes_local);
+    json.field("messages", sum(head.messages_sent));
+    json.array_field("messages_per_rank", head.messages_sent);
+    json.key("strategies").begin_array();
+    for (const auto& s : c.strategies) {
+      json.begin_object();
+      json.field("strategy", redist::to_string(s.asked));
+      json.field("chosen", redist::to_string(s.chosen));
+      json.field("plan_seconds", s.plan_seconds);
+      write_timing(json, "execute", s.execute);
+      json.field("one_shot_seconds", s.one_shot_seconds());
+      json.array_field("execute_seconds_per_rep", s.execute.seconds);
+      json.field("speedup_vs_scalapack", c.scalapack.best / s.execute.best);
+      json.field("bytes_moved", sum(s.bytes_sent));
+      json.field("messages", sum(s.messages_sent));
+      json.field("differences_from_scalapack", s.differences_from_scalapack);
+      json.field("wrong_elements", s.wrong_elements);
+      json.field("verified", s.verified());
+      json.end_object();
+    }
+    json.end_array();
+    json.field("fastest_strategy", redist::to_string(c.fastest().asked));
+    json.field("fastest_strategy_seconds", c.fastest().execute.best);
+    write_timing(json, "memcpy", c.memcpy_share);
+    json.field("memcpy_bytes_per_second", matrix_bytes / c.memcpy_share.best);
+    json.field("redist_bytes_per_second", matrix_bytes / head.execute.best);
+    json.field("scalapack_bytes_per_second", matrix_bytes / c.scalapack.best);
+    json.field("redist_vs_memcpy", c.memcpy_share.best / head.execute.best);
+    json.field("scalapack_vs_memcpy", c.memcpy_share.best / c.scalapack.best);
+    json.field("scalapack_wrong_elements", c.scalapack_wrong_elements);
+    json.field("verified", c.verified());
+    json.end_object();
+  }
+  json.end_array();
+  json.field("min_speedup", results.empty() ? 0.0 : min_speedup);
+  json.field("verified", all_verified);
+  json.end_object();
+  return json.text() + "\n";
+}
+
+std::string results_table(const std::vector<case_result>& results) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-14s %6s %11s %10s %8s %10s %10s %8s %10s %9s %-15s %s\n", "case", "N",
+                "scalapack_s", "redist_s", "speedup", "plan_s", "oneshot_s", "speedup1", "memcpy_s", "vs_memcpy",
+                "fastest", "verified");
+  out << line;
+  for (const auto& c : results) {
+    const strategy_result& head = c.headline();
+    std::snprintf(line, sizeof line, "%-14s %6d %11.4f %10.4f %7.2fx %10.4f %10.4f %7.2fx %10.4f %9.2f %-15s %s\n",
+                  c.spec.name.c_str(), c.n, c.scalapack.best, head.execute.best, c.speedup(), head.plan_seconds,
+                  head.one_shot_seconds(), c.scalapack.best / head.one_shot_seconds(), c.memcpy_share.best,
+                  c.memcpy_share.best / head.execute.best, redist::to_string(c.fastest().asked),
+                  c.verified() ? "yes" : "NO");
+    out << line;
+    for (const auto& s : c.strategies) {
+      std::snprintf(line, sizeof line, "    %-15s %10.4f s  %6.2fx vs ScaLAPACK  plan %.4f s  one-shot %.4f s  %s\n",
+                    redist::to_string(s.asked), s.execute.best, c.scalapack.best / s.execute.best, s.plan_seconds,
+                    s.one_shot_seconds(), s.verified() ? "verified" : "NOT VERIFIED");
+      out << line;
+    }
+  }
+  return out.str();
+}
+
+std::string summary_line(const std::vector<case_result>& results) {
+  std::ostringstream out;
+  out << "SUMMARY transform_bench:";
+  double min_speedup = std::numeric_limits<double>::infinity();
+  bool all_verified = true;
+  char item[96];
+  for (size_t k = 0; k < results.size(); ++k) {
+    const auto& c = results[k];
+    std::snprintf(item, sizeof item, "%s %s N=%d %.2fx", k ? "," : "", c.spec.name.c_str(), c.n, c.speedup());
+    out << item;
+    min_speedup = std::min(min_speedup, c.speedup());
+    all_verified = all_verified && c.verified();
+  }
+  std::snprintf(item, sizeof item, ", min speedup %.2fx, verified %s", results.empty() ? 0.0 : min_speedup,
+                all_verified ? "yes" : "NO");
+  out << item;
+  return out.str();
+}
+
+int run(int argc, char** argv) {
+  const bench_options opt = parse_options(argc, argv);
+  omp_set_num_threads(opt.threads);
+  if (world_size() < 4) throw std::invalid_argument("transform_bench needs at least 4 MPI ranks (2x2 and 4x1 grids)");
+  std::vector<case_result> results;
+  {
+    const grids g;
+    progress("transform_bench: " + std::to_string(world_size()) + " ranks, " + std::to_string(opt.threads) +
+             " OpenMP thread(s) each, best of " + std::to_string(opt.repetitions));
+    for (const int n : opt.sizes)
+      for (const auto& name : opt.cases) results.push_back(run_case(spec_of(name, g), n, g, opt));
+  }
+  blacs_exit_keep_mpi();
+
+  bool all_verified = true;
+  for (const auto& c : results) all_verified = all_verified && c.verified();
+  if (world_rank() == 0) {
+    const std::string json = results_json(results, opt);
+    if (opt.json_path.empty()) {
+      std::cout << json;
+    } else {
+      std::ofstream file(opt.json_path);
+      file << json;
+      if (!file) throw std::runtime_error("cannot write " + opt.json_path);
+      std::cout << results_table(results);
+    }
+    std::cout << summary_line(results) << std::endl;
+  }
+  return all_verified ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+    std::fprintf(stderr, "MPI_Init_thread failed\n");
+    return 2;
+  }
+  int status = 2;
+  try {
+    status = run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "transform_bench (rank %d): %s\n", world_rank(), e.what());
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  if (MPI_Finalize() != MPI_SUCCESS) return 2;
+  return status;
+}
