@@ -111,11 +111,14 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
 transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation, element_type type,
                          const transform_options& options = {});
 
-// One-shot convenience: plan, execute once, discard.
+// One-shot convenience: plan, execute once, discard. `automatic` means point_to_point here: a shared
+// window costs more to create than one execution saves.
 template <class T>
 void transform(MPI_Comm comm, const grid_layout& a_layout, T* a, const grid_layout& b_layout, const T* b, op operation,
                T alpha, T beta, const transform_options& options = {}) {
-  make_plan(comm, a_layout, b_layout, operation, element_type_v<T>, options).execute(a, b, alpha, beta);
+  transform_options o = options;
+  if (o.strategy == exchange_strategy::automatic) o.strategy = exchange_strategy::point_to_point;
+  make_plan(comm, a_layout, b_layout, operation, element_type_v<T>, o).execute(a, b, alpha, beta);
 }
 
 }  // namespace redist
