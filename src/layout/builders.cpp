@@ -70,8 +70,8 @@ std::int64_t block_cyclic_local_count(std::int64_t n, std::int64_t first, std::i
 }
 
 grid_layout block_cyclic(const block_cyclic_params& p, int my_rank) {
-  const std::int64_t first_mb = p.first_mb > 0 ? p.first_mb : p.mb;
-  const std::int64_t first_nb = p.first_nb > 0 ? p.first_nb : p.nb;
+  const std::int64_t first_mb = p.first_mb != 0 ? p.first_mb : p.mb;
+  const std::int64_t first_nb = p.first_nb != 0 ? p.first_nb : p.nb;
   check_dim("row", p.m, p.mb, first_mb, p.rsrc, p.proc_rows);
   check_dim("column", p.n, p.nb, first_nb, p.csrc, p.proc_cols);
   const std::int64_t sub_m = p.sub_m < 0 ? p.m - p.sub_row : p.sub_m;

@@ -5,22 +5,28 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <string>
 
 namespace {
 
 class rank_failure_printer : public ::testing::EmptyTestEventListener {
  public:
   explicit rank_failure_printer(int rank) : rank_(rank) {}
+  // The test's name is remembered here: asking UnitTest for the current test from inside
+  // OnTestPartResult would take a mutex GoogleTest already holds there.
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    current_ = std::string(info.test_suite_name()) + "." + info.name();
+  }
   void OnTestPartResult(const ::testing::TestPartResult& r) override {
     if (!r.failed()) return;
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::fprintf(stderr, "[rank %d] FAILED %s.%s at %s:%d\n%s\n", rank_, info ? info->test_suite_name() : "?",
-                 info ? info->name() : "?", r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
+    std::fprintf(stderr, "[rank %d] FAILED %s at %s:%d\n%s\n", rank_, current_.c_str(),
+                 r.file_name() ? r.file_name() : "?", r.line_number(), r.summary());
     std::fflush(stderr);
   }
 
  private:
   int rank_;
+  std::string current_;
 };
 
 }  // namespace

@@ -1,0 +1,473 @@
+// Linear assignment solvers for process relabeling.
+//
+// The relabeling gains form a complete bipartite graph in which only a few pairs (those that exchange
+// data) have a non-zero weight. With non-negative weights the maximum-weight *perfect* matching of that
+// complete graph has the weight of a maximum-weight (not necessarily perfect) matching of the sparse
+// graph of positive edges: any sparse matching is completed with zero-weight pairs.
+//
+// The sparse problem is solved as a rectangular min-cost assignment that must cover every row:
+//   rows    = labels u that have a positive edge (L of them)
+//   columns = ranks v that have a positive edge (R), then one private "stay unmatched" column u* per label
+//   u -- v   cost -w(u, v)   (a listed edge)
+//   u -- u*  cost 0
+// Columns may stay free. This is the same as adding a dummy vertex per rank and per label, but without
+// the dummies' large zero-cost plateaus, which would make every shortest-path search wide.
+// LP duality for a row-covering assignment: u_r + v_c <= c(r, c), v_c <= 0, and v_c = 0 on free columns.
+// Both phases below keep free columns at v = 0 and never free a matched column, so the final matching is
+// optimal:
+//   1. Jonker-Volgenant augmenting row reduction (an auction-like pass) matches most rows cheaply;
+//   2. every row still free is augmented along a shortest path over reduced costs (Dijkstra with
+//      potentials, stopping at the first free column, updating only the duals it finalised).
+// Costs are int64 when all weights are integral (volumes in bytes), so the optimum is exact; otherwise
+// doubles.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <queue>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "redist/error.hpp"
+#include "redist/relabel/relabel.hpp"
+
+namespace redist::relabel {
+
+namespace {
+
+void check_size(int n, const char* who) {
+  if (n < 0) throw invalid_argument(std::string(who) + ": n must be >= 0, got " + std::to_string(n));
+}
+
+// Validates the edges and merges duplicate (left, right) pairs by adding their weights. Sorted by
+// (left, right).
+std::vector<weighted_edge> merged_edges(int n, const std::vector<weighted_edge>& edges, const char* who) {
+  std::vector<weighted_edge> out;
+  out.reserve(edges.size());
+  for (const auto& e : edges) {
+    if (e.left < 0 || e.left >= n || e.right < 0 || e.right >= n)
+      throw invalid_argument(std::string(who) + ": edge (" + std::to_string(e.left) + ", " + std::to_string(e.right) +
+                             ") has an end outside [0, " + std::to_string(n) + ")");
+    if (!std::isfinite(e.weight))
+      throw invalid_argument(std::string(who) + ": edge (" + std::to_string(e.left) + ", " +
+                             std::to_string(e.right) + ") has a non-finite weight; expected a finite number");
+    out.push_back(e);
+  }
+  const auto by_pair = [](const weighted_edge& a, const weighted_edge& b) {
+    return a.left != b.left ? a.left < b.left : a.right < b.right;
+  };
+  if (!std::is_sorted(out.begin(), out.end(), by_pair)) std::sort(out.begin(), out.end(), by_pair);
+  size_t kept = 0;
+  for (size_t k = 0; k < out.size(); ++k) {
+    if (kept > 0 && out[kept - 1].left == out[k].left && out[kept - 1].right == out[k].right)
+      out[kept - 1].weight += out[k].weight;
+    else
+      out[kept++] = out[k];
+  }
+  out.resize(kept);
+  return out;
+}
+
+// Pairs the lefts without a right (right_of[l] == -1) with the rights nobody took: left x with right x
+// when both are free (ranks that nothing ties down keep their label), the rest in ascending order.
+void complete_assignment(int n, std::vector<int>& right_of) {
+  std::vector<char> right_taken(static_cast<size_t>(n), 0);
+  for (int l = 0; l < n; ++l)
+    if (right_of[l] >= 0) right_taken[right_of[l]] = 1;
+  for (int l = 0; l < n; ++l)
+    if (right_of[l] < 0 && !right_taken[l]) {
+      right_of[l] = l;
+      right_taken[l] = 1;
+    }
+  int next_free = 0;
+  for (int l = 0; l < n; ++l) {
+    if (right_of[l] >= 0) continue;
+    while (right_taken[next_free]) ++next_free;
+    right_of[l] = next_free;
+    right_taken[next_free] = 1;
+  }
+}
+
+// ---- sparse row-covering min-cost assignment ---------------------------------------------------------
+
+// Rectangular assignment problem (rows <= columns) in compressed rows; every row has at least two edges
+// and a matching covering all rows exists (each label row has its private column).
+template <class Cost>
+class sparse_assignment {
+ public:
+  sparse_assignment(int rows, int cols, std::vector<int> row_start, std::vector<int> col_of_edge,
+                    std::vector<Cost> cost)
+      : rows_(rows), cols_(cols), row_start_(std::move(row_start)), col_(std::move(col_of_edge)),
+        cost_(std::move(cost)) {}
+
+  // Returns col[row].
+  std::vector<int> solve() {
+    const auto cols = static_cast<size_t>(cols_);
+    v_.assign(cols, Cost(0));
+    matched_edge_.assign(static_cast<size_t>(rows_), -1);
+    row_of_col_.assign(cols, -1);
+    row_of_edge_.resize(cost_.size());
+    for (int r = 0; r < rows_; ++r)
+      for (int e = row_start_[r]; e < row_start_[r + 1]; ++e) row_of_edge_[e] = r;
+    reduce_rows();
+    dist_.assign(cols, infinity());
+    pred_edge_.assign(cols, -1);
+    finalized_.assign(cols, 0);
+    for (int r = 0; r < rows_; ++r)
+      if (matched_edge_[r] < 0) augment_from(r);
+    std::vector<int> col_of_row(static_cast<size_t>(rows_));
+    for (int r = 0; r < rows_; ++r) col_of_row[r] = col_[matched_edge_[r]];
+    return col_of_row;
+  }
+
+ private:
+  static constexpr Cost infinity() { return std::numeric_limits<Cost>::max() / 4; }
+
+  void assign(int row, int edge) {
+    matched_edge_[row] = edge;
+    row_of_col_[col_[edge]] = row;
+  }
+
+  // Jonker-Volgenant's augmenting row reduction: a free row takes its cheapest column (reduced by the
+  // column duals) and lowers that column's dual until the row is indifferent between its two cheapest
+  // columns, evicting the previous owner, which bids next. Every matched row keeps a cheapest (tight)
+  // edge, only columns that become matched get cheaper, so the duals stay feasible and free columns stay
+  // at 0. The number of bids is capped (ties and small steps can make price wars long); rows still free
+  // are left to augment_from().
+  void reduce_rows() {
+    std::vector<int> free_rows(static_cast<size_t>(rows_));
+    for (int r = 0; r < rows_; ++r) free_rows[r] = rows_ - 1 - r;  // bid in ascending row order (stack)
+    std::int64_t budget = 4 * static_cast<std::int64_t>(rows_) + static_cast<std::int64_t>(cost_.size());
+    for (int pass = 0; pass < 2 && !free_rows.empty(); ++pass) {
+      std::vector<int> next_pass;
+      while (!free_rows.empty()) {
+        if (--budget < 0) return;  // leftover rows (free_rows, next_pass) are simply unmatched
+        const int r = free_rows.back();
+        free_rows.pop_back();
+        int best = -1, second = -1;
+        Cost best_value = infinity(), second_value = infinity();
+        for (int e = row_start_[r]; e < row_start_[r + 1]; ++e) {
+          const Cost value = cost_[e] - v_[col_[e]];
+          if (value < best_value) {
+            second = best;
+            second_value = best_value;
+            best = e;
+            best_value = value;
+          } else if (value < second_value) {
+            second = e;
+            second_value = value;
+          }
+        }
+        int take = best;
+        int evicted = row_of_col_[col_[best]];
+        const bool strictly_better = best_value < second_value;
+        if (strictly_better) {
+          v_[col_[best]] -= second_value - best_value;
+        } else if (evicted >= 0) {
+          take = second;  // tie: the other cheapest column may be free
+          evicted = row_of_col_[col_[second]];
+        }
+        if (evicted >= 0) {
+          matched_edge_[evicted] = -1;
+          if (strictly_better)
+            free_rows.push_back(evicted);  // bids right away against the new price
+          else
+            next_pass.push_back(evicted);
+        }
+        assign(r, take);
+      }
+      free_rows.assign(next_pass.rbegin(), next_pass.rend());
+    }
+  }
+
+  // Row dual of a matched row: its matched edge is tight.
+  Cost row_dual(int r) const { return cost_[matched_edge_[r]] - v_[col_[matched_edge_[r]]]; }
+
+  static Cost non_negative(Cost x) { return x < Cost(0) ? Cost(0) : x; }  // absorbs rounding of doubles
+
+  void augment_from(int start) {
+    // The free row's dual: the largest value that keeps its reduced costs non-negative.
+    Cost start_dual = infinity();
+    int tight_edge = -1;
+    for (int e = row_start_[start]; e < row_start_[start + 1]; ++e) {
+      const Cost reduced = cost_[e] - v_[col_[e]];
+      if (reduced < start_dual || (reduced == start_dual && row_of_col_[col_[e]] < 0)) {
+        start_dual = reduced;
+        tight_edge = e;
+      }
+    }
+    if (row_of_col_[col_[tight_edge]] < 0) {  // a free column on a tight edge: no search needed
+      assign(start, tight_edge);
+      return;
+    }
+
+    // Equal distances pop free columns first (key 2 * column + matched), so plateaus of zero reduced
+    // cost end the search as soon as they touch a free column.
+    using entry = std::pair<Cost, int>;
+    std::priority_queue<entry, std::vector<entry>, std::greater<entry>> heap;
+    touched_.clear();
+    finalized_list_.clear();
+    auto relax = [&](int e, Cost candidate) {
+      const int c = col_[e];
+      if (finalized_[c] || !(candidate < dist_[c])) return;
+      if (dist_[c] == infinity()) touched_.push_back(c);
+      dist_[c] = candidate;
+      pred_edge_[c] = e;
+      heap.emplace(candidate, 2 * c + (row_of_col_[c] >= 0 ? 1 : 0));
+    };
+    for (int e = row_start_[start]; e < row_start_[start + 1]; ++e)
+      relax(e, non_negative(cost_[e] - v_[col_[e]] - start_dual));
+
+    int sink = -1;
+    Cost sink_dist = 0;
+    while (!heap.empty()) {
+      const Cost d = heap.top().first;
+      const int c = heap.top().second / 2;
+      heap.pop();
+      if (finalized_[c] || dist_[c] < d) continue;  // stale entry
+      finalized_[c] = 1;
+      finalized_list_.push_back(c);
+      const int r = row_of_col_[c];
+      if (r < 0) {
+        sink = c;
+        sink_dist = d;
+        break;
+      }
+      const Cost r_dual = row_dual(r);
+      for (int e = row_start_[r]; e < row_start_[r + 1]; ++e)
+        if (e != matched_edge_[r]) relax(e, d + non_negative(cost_[e] - v_[col_[e]] - r_dual));
+    }
+    if (sink < 0) throw error("relabel: internal error, the assignment problem has no row-covering matching");
+
+    // Dual update of the finalised columns only (all matched, except the sink whose change is 0): every
+    // other vertex is at distance >= sink_dist and keeps its dual. Matched rows' duals follow implicitly
+    // from their tight matched edges.
+    for (int c : finalized_list_) v_[c] -= sink_dist - dist_[c];
+
+    // Flip the alternating path back to the start row.
+    int c = sink;
+    while (true) {
+      const int e = pred_edge_[c];
+      const int r = row_of_edge_[e];
+      const int previous_edge = matched_edge_[r];
+      assign(r, e);
+      if (r == start) break;
+      c = col_[previous_edge];
+    }
+
+    for (int t : touched_) {
+      dist_[t] = infinity();
+      finalized_[t] = 0;
+    }
+  }
+
+  int rows_, cols_;
+  std::vector<int> row_start_, col_;
+  std::vector<Cost> cost_;
+  std::vector<int> row_of_edge_;
+  std::vector<Cost> v_;            // column duals, <= 0, 0 on free columns
+  std::vector<int> matched_edge_;  // per row, -1 when free
+  std::vector<int> row_of_col_;    // per column, -1 when free
+  std::vector<Cost> dist_;
+  std::vector<int> pred_edge_;
+  std::vector<char> finalized_;
+  std::vector<int> touched_, finalized_list_;
+};
+
+// Maximum-weight matching of the sparse bipartite graph of positive edges (sorted by (left, right),
+// merged), exact, through the row-covering formulation described at the top. Returns right[left] with
+// -1 for unmatched lefts.
+template <class Cost>
+std::vector<int> sparse_max_weight_matching(int n, const std::vector<weighted_edge>& positive) {
+  // Compact indices: only lefts and rights that some positive edge touches take part.
+  std::vector<int> right_index(static_cast<size_t>(n), -1);
+  std::vector<int> lefts, rights;
+  for (const auto& e : positive) {
+    if (lefts.empty() || lefts.back() != e.left) lefts.push_back(e.left);
+    if (right_index[e.right] < 0) {
+      right_index[e.right] = static_cast<int>(rights.size());
+      rights.push_back(e.right);
+    }
+  }
+  const int num_left = static_cast<int>(lefts.size()), num_right = static_cast<int>(rights.size());
+
+  std::vector<int> row_start(static_cast<size_t>(num_left) + 1, 0);
+  std::vector<int> col;
+  std::vector<Cost> cost;
+  col.reserve(positive.size() + static_cast<size_t>(num_left));
+  cost.reserve(col.capacity());
+  size_t k = 0;
+  for (int l = 0; l < num_left; ++l) {
+    for (; k < positive.size() && positive[k].left == lefts[l]; ++k) {
+      col.push_back(right_index[positive[k].right]);
+      cost.push_back(-static_cast<Cost>(positive[k].weight));
+    }
+    col.push_back(num_right + l);  // stay unmatched
+    cost.push_back(Cost(0));
+    row_start[l + 1] = static_cast<int>(col.size());
+  }
+
+  sparse_assignment<Cost> problem(num_left, num_right + num_left, std::move(row_start), std::move(col),
+                                  std::move(cost));
+  const std::vector<int> col_of_row = problem.solve();
+  std::vector<int> right_of(static_cast<size_t>(n), -1);
+  for (int l = 0; l < num_left; ++l)
+    if (col_of_row[l] < num_right) right_of[lefts[l]] = rights[col_of_row[l]];
+  return right_of;
+}
+
+// ---- dense min-cost perfect matching (Hungarian method with potentials, O(n^3)) --------------------
+
+template <class Cost>
+std::vector<int> dense_min_cost(int n, const std::vector<Cost>& cost) {
+  // 1-based rows/columns; column 0 is the virtual start of each augmenting search.
+  const Cost inf = std::numeric_limits<Cost>::max() / 4;
+  const auto size = static_cast<size_t>(n) + 1;
+  std::vector<Cost> row_dual(size, 0), col_dual(size, 0), min_slack(size);
+  std::vector<int> row_of_col(size, 0), way(size, 0);
+  std::vector<char> used(size);
+  for (int i = 1; i <= n; ++i) {
+    row_of_col[0] = i;
+    int j0 = 0;
+    std::fill(min_slack.begin(), min_slack.end(), inf);
+    std::fill(used.begin(), used.end(), 0);
+    do {
+      used[j0] = 1;
+      const int i0 = row_of_col[j0];
+      const Cost* row = cost.data() + static_cast<size_t>(i0 - 1) * n;
+      Cost delta = inf;
+      int j1 = 0;
+      for (int j = 1; j <= n; ++j) {
+        if (used[j]) continue;
+        const Cost slack = row[j - 1] - row_dual[i0] - col_dual[j];
+        if (slack < min_slack[j]) {
+          min_slack[j] = slack;
+          way[j] = j0;
+        }
+        if (min_slack[j] < delta) {
+          delta = min_slack[j];
+          j1 = j;
+        }
+      }
+      for (int j = 0; j <= n; ++j) {
+        if (used[j]) {
+          row_dual[row_of_col[j]] += delta;
+          col_dual[j] -= delta;
+        } else {
+          min_slack[j] -= delta;
+        }
+      }
+      j0 = j1;
+    } while (row_of_col[j0] != 0);
+    do {
+      const int j1 = way[j0];
+      row_of_col[j0] = row_of_col[j1];
+      j0 = j1;
+    } while (j0 != 0);
+  }
+  std::vector<int> col_of_row(static_cast<size_t>(n));
+  for (int j = 1; j <= n; ++j) col_of_row[row_of_col[j] - 1] = j - 1;
+  return col_of_row;
+}
+
+void check_dense_size(int n, const char* who) {
+  if (n > dense_assignment_limit)
+    throw invalid_argument(std::string(who) + ": the dense assignment solver is limited to n <= " +
+                           std::to_string(dense_assignment_limit) + " (dense_assignment_limit), got n = " +
+                           std::to_string(n) + "; use non-negative weights (sparse solver) or the greedy solver");
+}
+
+// Integer arithmetic is exact when all weights are integral and no sum along the searches can overflow:
+// duals and path lengths stay within (number of vertices) * (largest |weight|).
+bool integral_weights(const std::vector<double>& weights, int vertices) {
+  double largest = 0;
+  for (double w : weights) {
+    if (w != std::floor(w)) return false;
+    largest = std::max(largest, std::fabs(w));
+  }
+  return largest * (4.0 * vertices + 8.0) < 0x1p62;
+}
+
+}  // namespace
+
+std::vector<int> max_weight_assignment(int n, const std::vector<weighted_edge>& edges) {
+  check_size(n, "max_weight_assignment");
+  const std::vector<weighted_edge> merged = merged_edges(n, edges, "max_weight_assignment");
+  const bool any_negative =
+      std::any_of(merged.begin(), merged.end(), [](const weighted_edge& e) { return e.weight < 0; });
+
+  if (any_negative) {
+    check_dense_size(n, "max_weight_assignment (negative weights)");
+    std::vector<double> weights(static_cast<size_t>(n) * n, 0.0);
+    for (const auto& e : merged) weights[static_cast<size_t>(e.left) * n + e.right] = e.weight;
+    std::vector<double> listed;
+    listed.reserve(merged.size());
+    for (const auto& e : merged) listed.push_back(e.weight);
+    if (integral_weights(listed, 2 * n)) {
+      std::vector<std::int64_t> cost(weights.size());
+      for (size_t k = 0; k < weights.size(); ++k) cost[k] = -static_cast<std::int64_t>(weights[k]);
+      return dense_min_cost<std::int64_t>(n, cost);
+    }
+    for (double& w : weights) w = -w;
+    return dense_min_cost<double>(n, weights);
+  }
+
+  // Zero-weight pairs are the same as unlisted ones: only positive edges matter.
+  std::vector<weighted_edge> positive;
+  positive.reserve(merged.size());
+  std::vector<double> weights;
+  for (const auto& e : merged)
+    if (e.weight > 0) {
+      positive.push_back(e);
+      weights.push_back(e.weight);
+    }
+  std::vector<int> right_of =
+      integral_weights(weights, 2 * n) ? sparse_max_weight_matching<std::int64_t>(n, positive)
+                                       : sparse_max_weight_matching<double>(n, positive);
+  complete_assignment(n, right_of);
+  return right_of;
+}
+
+std::vector<int> greedy_assignment(int n, const std::vector<weighted_edge>& edges) {
+  check_size(n, "greedy_assignment");
+  std::vector<weighted_edge> merged = merged_edges(n, edges, "greedy_assignment");
+  // Stable sort of the (left, right)-sorted list: equal weights keep the (left, right) order.
+  std::stable_sort(merged.begin(), merged.end(),
+                   [](const weighted_edge& a, const weighted_edge& b) { return a.weight > b.weight; });
+  std::vector<int> right_of(static_cast<size_t>(n), -1);
+  std::vector<char> right_taken(static_cast<size_t>(n), 0);
+  for (const auto& e : merged) {
+    if (e.weight <= 0) break;
+    if (right_of[e.left] >= 0 || right_taken[e.right]) continue;
+    right_of[e.left] = e.right;
+    right_taken[e.right] = 1;
+  }
+  complete_assignment(n, right_of);
+  return right_of;
+}
+
+std::vector<int> min_cost_assignment_dense(int n, const std::vector<double>& cost) {
+  check_size(n, "min_cost_assignment_dense");
+  check_dense_size(n, "min_cost_assignment_dense");
+  if (cost.size() != static_cast<size_t>(n) * static_cast<size_t>(n))
+    throw invalid_argument("min_cost_assignment_dense: cost matrix has " + std::to_string(cost.size()) +
+                           " entries, expected n * n = " + std::to_string(static_cast<std::int64_t>(n) * n));
+  for (double c : cost)
+    if (!std::isfinite(c)) throw invalid_argument("min_cost_assignment_dense: costs must be finite");
+  if (integral_weights(cost, 2 * n)) {
+    std::vector<std::int64_t> integral(cost.begin(), cost.end());
+    return dense_min_cost<std::int64_t>(n, integral);
+  }
+  return dense_min_cost<double>(n, cost);
+}
+
+double assignment_weight(const std::vector<weighted_edge>& edges, const std::vector<int>& right_of) {
+  double total = 0;
+  for (const auto& e : edges)
+    if (e.left >= 0 && static_cast<size_t>(e.left) < right_of.size() && right_of[e.left] == e.right)
+      total += e.weight;
+  return total;
+}
+
+}  // namespace redist::relabel

@@ -1,0 +1,261 @@
+// Communication-optimal process relabeling (COSTA paper, Section 4).
+//
+// A relabeling sigma moves target label x to rank sigma(x): the packages S_ix then go from i to
+// sigma(x). The gain of putting label x on rank y is
+//   delta(x, y) = sum_i [w(i, x, S_ix) - w(i, y, S_ix)]
+// and the best sigma maximises sum_x delta(x, sigma(x)), a linear assignment problem. Any term that
+// does not depend on y can be dropped from delta(x, .) without changing the optimum; the gains below
+// are chosen so that most pairs (x, y) weigh 0 and the assignment problem stays sparse.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "redist/error.hpp"
+#include "redist/mpi/checked.hpp"
+#include "redist/relabel/relabel.hpp"
+
+namespace redist::relabel {
+
+namespace {
+
+void check_graph(const comm_graph& g) {
+  if (g.nranks < 0) throw invalid_argument("find_relabeling: nranks must be >= 0, got " + std::to_string(g.nranks));
+  for (const auto& e : g.edges)
+    if (e.src < 0 || e.src >= g.nranks || e.dst < 0 || e.dst >= g.nranks || e.volume < 0)
+      throw invalid_argument("find_relabeling: edge (" + std::to_string(e.src) + " -> " + std::to_string(e.dst) +
+                             ", " + std::to_string(e.volume) + " bytes) is outside [0, " +
+                             std::to_string(g.nranks) + ") or has a negative volume");
+}
+
+double graph_cost(const comm_graph& g, const cost_model& cost) {
+  double total = 0;
+  for (const auto& e : g.edges) total += cost.package_cost(e.src, e.dst, e.volume);
+  return total;
+}
+
+// Locally-free volume (Eq. 1): delta(x, y) = V(S_yx) - V(S_xx); the second term does not depend on y,
+// so the gain of y for x is simply the volume y already holds of x's data.
+// Returned sorted by (label, rank), the order the solvers work in, by a counting sort of the graph's
+// (src, dst) order.
+std::vector<weighted_edge> locally_free_gains(const comm_graph& g) {
+  std::vector<size_t> label_start(static_cast<size_t>(g.nranks) + 1, 0);
+  for (const auto& e : g.edges)
+    if (e.volume > 0) ++label_start[static_cast<size_t>(e.dst) + 1];
+  for (size_t x = 0; x < static_cast<size_t>(g.nranks); ++x) label_start[x + 1] += label_start[x];
+  std::vector<weighted_edge> gains(label_start.back());
+  for (const auto& e : g.edges)
+    if (e.volume > 0) gains[label_start[e.dst]++] = {e.dst, e.src, static_cast<double>(e.volume)};
+  return gains;
+}
+
+// Node-aware latency/bandwidth: gains relative to a hypothetical "far" rank that shares a node with no
+// sender of x (every package to it costs the inter-node price). For a sender i of x and a candidate y:
+//   other node than y:       w(i, y) = far price       -> contributes 0
+//   i == y:                  w(i, y) = 0               -> contributes the far price
+//   same node as y, i != y:  intra-node price          -> contributes far - intra
+// so only ranks on nodes that hold a sender of x get a non-zero gain.
+std::vector<weighted_edge> node_aware_gains(const comm_graph& g, const cost_model& cost) {
+  const int n = g.nranks;
+  std::vector<int> node_of = cost.node_of;
+  if (node_of.empty()) {  // no node information: every rank on its own node
+    node_of.resize(static_cast<size_t>(n));
+    for (int r = 0; r < n; ++r) node_of[r] = r;
+  }
+  if (node_of.size() != static_cast<size_t>(n))
+    throw invalid_argument("find_relabeling: cost_model::node_of has " + std::to_string(node_of.size()) +
+                           " entries, expected one per rank (" + std::to_string(n) + ")");
+  // Dense node ids and the ranks of each node (ascending).
+  std::vector<int> node_ids = node_of;
+  std::sort(node_ids.begin(), node_ids.end());
+  node_ids.erase(std::unique(node_ids.begin(), node_ids.end()), node_ids.end());
+  std::vector<int> node(static_cast<size_t>(n));
+  std::vector<std::vector<int>> ranks_on_node(node_ids.size());
+  for (int r = 0; r < n; ++r) {
+    node[r] = static_cast<int>(std::lower_bound(node_ids.begin(), node_ids.end(), node_of[r]) - node_ids.begin());
+    ranks_on_node[node[r]].push_back(r);
+  }
+
+  const double far_latency = cost.latency_inter, far_per_byte = cost.seconds_per_byte_inter;
+  const double saved_latency = cost.latency_inter - cost.latency_intra;
+  const double saved_per_byte = cost.seconds_per_byte_inter - cost.seconds_per_byte_intra;
+
+  // Senders of each label x (edges sorted by (src, dst): bucket them by dst).
+  std::vector<std::vector<const edge*>> senders(static_cast<size_t>(n));
+  for (const auto& e : g.edges)
+    if (e.volume > 0) senders[e.dst].push_back(&e);
+
+  std::vector<weighted_edge> gains;
+  std::vector<double> node_base(node_ids.size(), 0.0), own_bonus(static_cast<size_t>(n), 0.0);
+  std::vector<char> node_touched(node_ids.size(), 0);
+  std::vector<int> touched_nodes;
+  for (int x = 0; x < n; ++x) {
+    touched_nodes.clear();
+    for (const edge* e : senders[x]) {
+      const int nd = node[e->src];
+      if (!node_touched[nd]) {
+        node_touched[nd] = 1;
+        touched_nodes.push_back(nd);
+      }
+      const double intra_gain = saved_latency + static_cast<double>(e->volume) * saved_per_byte;
+      const double far = far_latency + static_cast<double>(e->volume) * far_per_byte;
+      node_base[nd] += intra_gain;
+      own_bonus[e->src] += far - intra_gain;
+    }
+    std::sort(touched_nodes.begin(), touched_nodes.end());
+    for (int nd : touched_nodes) {
+      for (int y : ranks_on_node[nd]) {
+        const double gain = node_base[nd] + own_bonus[y];
+        if (gain != 0) gains.push_back({x, y, gain});
+      }
+      node_base[nd] = 0;
+      node_touched[nd] = 0;
+    }
+    for (const edge* e : senders[x]) own_bonus[e->src] = 0;
+  }
+  return gains;
+}
+
+// User-supplied pair costs: cost of putting label x on rank y, C[x][y] = sum_i w(i, y, S_ix), dense.
+std::vector<double> dense_label_costs(const comm_graph& g, const cost_model& cost) {
+  const int n = g.nranks;
+  if (n > dense_assignment_limit)
+    throw invalid_argument("find_relabeling: a cost_model with pair_cost is solved densely and is limited to " +
+                           std::to_string(dense_assignment_limit) + " ranks, got " + std::to_string(n) +
+                           "; use the node-aware or locally-free-volume model");
+  std::vector<double> costs(static_cast<size_t>(n) * n, 0.0);
+  for (const auto& e : g.edges) {
+    if (e.volume == 0) continue;
+    double* row = costs.data() + static_cast<size_t>(e.dst) * n;
+    for (int y = 0; y < n; ++y)
+      if (y != e.src) row[y] += cost.pair_cost(e.src, y, e.volume);
+  }
+  return costs;
+}
+
+std::vector<int> identity_permutation(int n) {
+  std::vector<int> id(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) id[r] = r;
+  return id;
+}
+
+std::vector<int> solve(const comm_graph& g, const cost_model& cost, solver s) {
+  const int n = g.nranks;
+  if (s == solver::none) return identity_permutation(n);
+  if (s != solver::exact && s != solver::greedy)
+    throw invalid_argument("find_relabeling: unknown solver " + std::to_string(static_cast<int>(s)) +
+                           "; expected none, exact or greedy");
+  if (cost.model == cost_model::kind::locally_free_volume) {
+    const auto gains = locally_free_gains(g);
+    return s == solver::exact ? max_weight_assignment(n, gains) : greedy_assignment(n, gains);
+  }
+  if (cost.model != cost_model::kind::latency_bandwidth)
+    throw invalid_argument("find_relabeling: unknown cost model " + std::to_string(static_cast<int>(cost.model)));
+  if (!cost.pair_cost) {
+    const auto gains = node_aware_gains(g, cost);
+    return s == solver::exact ? max_weight_assignment(n, gains) : greedy_assignment(n, gains);
+  }
+  const std::vector<double> costs = dense_label_costs(g, cost);
+  if (s == solver::exact) return min_cost_assignment_dense(n, costs);
+  // Greedy on the gains relative to the identity: C[x][x] - C[x][y], positive ones only.
+  std::vector<weighted_edge> gains;
+  for (int x = 0; x < n; ++x)
+    for (int y = 0; y < n; ++y) {
+      const double gain = costs[static_cast<size_t>(x) * n + x] - costs[static_cast<size_t>(x) * n + y];
+      if (gain > 0) gains.push_back({x, y, gain});
+    }
+  return greedy_assignment(n, gains);
+}
+
+}  // namespace
+
+const char* to_string(solver s) {
+  switch (s) {
+    case solver::none: return "none";
+    case solver::exact: return "exact";
+    case solver::greedy: return "greedy";
+  }
+  return "unknown";
+}
+
+double cost_model::package_cost(int src, int dst, std::int64_t bytes) const {
+  if (bytes <= 0) return 0.0;  // w(i, j, empty) = 0
+  const double volume = static_cast<double>(bytes);
+  const double transform = transformed ? transform_seconds_per_byte * volume : 0.0;
+  if (src == dst) return transform;
+  if (model == kind::locally_free_volume) return volume + transform;
+  if (pair_cost) return pair_cost(src, dst, bytes) + transform;
+  bool same_node = false;
+  if (!node_of.empty()) {
+    if (src < 0 || dst < 0 || static_cast<size_t>(src) >= node_of.size() || static_cast<size_t>(dst) >= node_of.size())
+      throw invalid_argument("cost_model::package_cost: rank " + std::to_string(std::max(src, dst)) +
+                             " has no entry in node_of (" + std::to_string(node_of.size()) + " entries)");
+    same_node = node_of[src] == node_of[dst];
+  }
+  return same_node ? latency_intra + volume * seconds_per_byte_intra + transform
+                   : latency_inter + volume * seconds_per_byte_inter + transform;
+}
+
+cost_model node_aware_cost(MPI_Comm comm) {
+  int rank = 0, size = 0;
+  REDIST_MPI_CHECK(MPI_Comm_rank(comm, &rank));
+  REDIST_MPI_CHECK(MPI_Comm_size(comm, &size));
+  MPI_Comm node_comm = MPI_COMM_NULL;
+  REDIST_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm));
+  const mpi::comm_handle node_handle(node_comm);  // freed on every exit path
+  // A node is named by the lowest rank of comm on it, so every rank derives the same numbering.
+  int node_leader = rank;
+  REDIST_MPI_CHECK(MPI_Allreduce(&rank, &node_leader, 1, MPI_INT, MPI_MIN, node_handle.get()));
+  std::vector<int> leader_of(static_cast<size_t>(size));
+  REDIST_MPI_CHECK(MPI_Allgather(&node_leader, 1, MPI_INT, leader_of.data(), 1, MPI_INT, comm));
+
+  cost_model model;
+  model.model = cost_model::kind::latency_bandwidth;
+  // Dense node ids in the order of the leaders: node 0 holds rank 0.
+  std::vector<int> leaders = leader_of;
+  std::sort(leaders.begin(), leaders.end());
+  leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
+  model.node_of.resize(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r)
+    model.node_of[r] =
+        static_cast<int>(std::lower_bound(leaders.begin(), leaders.end(), leader_of[r]) - leaders.begin());
+  return model;
+}
+
+double relabeling::reduction_percent() const {
+  if (remote_volume_before <= 0) return 0.0;
+  return 100.0 * static_cast<double>(remote_volume_before - remote_volume_after) /
+         static_cast<double>(remote_volume_before);
+}
+
+relabeling find_relabeling(const comm_graph& g, const cost_model& cost, solver s) {
+  check_graph(g);
+  relabeling out;
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<int> new_rank_of = solve(g, cost, s);
+  out.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  out.cost_before = graph_cost(g, cost);
+  out.remote_volume_before = g.remote_volume();
+  out.messages_before = g.remote_messages();
+  out.max_rank_volume_before = g.max_rank_volume();
+
+  comm_graph after = relabel_graph(g, new_rank_of);
+  double cost_after = graph_cost(after, cost);
+  // Relabel only when it pays: an optimum that merely ties with the identity (or a greedy answer that is
+  // worse) would move labels for nothing.
+  if (!(cost_after < out.cost_before)) {
+    new_rank_of = identity_permutation(g.nranks);
+    after = g;
+    cost_after = out.cost_before;
+  }
+  out.new_rank_of = std::move(new_rank_of);
+  out.cost_after = cost_after;
+  out.remote_volume_after = after.remote_volume();
+  out.messages_after = after.remote_messages();
+  out.max_rank_volume_after = after.max_rank_volume();
+  return out;
+}
+
+}  // namespace redist::relabel
