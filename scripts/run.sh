@@ -52,7 +52,7 @@ case "$what" in
     # MPICH allocates at init and never frees (leak check off); UCX's malloc hooks clash with ASan.
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
-      ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -E "np[678]$|install"
+      ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -E "np[678]$|install" -LE large
     ;;
   *)
     echo "usage: bash scripts/run.sh demo|test|build" >&2
