@@ -36,11 +36,15 @@ struct layout_pair {
   std::size_t element_size = 8;
 };
 
-// Volumes of all pairs added together (a batch shares one graph). Cost: proportional to the number of
-// (row-position pair) x (column-position pair) overlaps, independent of the number of elements.
+// Volumes of all pairs added together (a batch shares one graph). op(B) is B transposed for transpose
+// and conj_transpose. Cost: O(block rows + block cols) to overlay the splits, plus one step per
+// (row-position pair) x (column-position pair) overlap; independent of the number of elements.
+// Throws invalid_argument (null layout, element_size 0, nranks < 1), invalid_layout (an owner outside
+// [0, nranks), decreasing splits), dimension_mismatch (op(B) not the shape of A) and overflow_error.
 comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks);
 
-// The graph after relabeling target labels: label x becomes rank new_rank_of[x].
+// The graph after relabeling target labels: label x becomes rank new_rank_of[x] (a permutation of
+// [0, nranks), else invalid_argument). Equal to communication_graph() of A.relabeled(new_rank_of).
 comm_graph relabel_graph(const comm_graph& g, const std::vector<int>& new_rank_of);
 
 }  // namespace redist::relabel

@@ -28,7 +28,10 @@ struct cost_model {
   };
   kind model = kind::locally_free_volume;
 
-  // latency_bandwidth, node-aware form: node_of[rank]; intra-node and inter-node parameters.
+  // latency_bandwidth, node-aware form: node_of[rank]; intra-node and inter-node parameters. Empty
+  // node_of = every rank on its own node (all packages between distinct ranks pay the inter-node price).
+  // The relabeling gains are taken relative to a rank on a node with no sender, so only ranks on nodes
+  // holding a sender of a label get a non-zero gain and the assignment stays sparse.
   std::vector<int> node_of;
   double latency_intra = 0.5e-6, latency_inter = 2e-6;
   double seconds_per_byte_intra = 1.0 / 10e9, seconds_per_byte_inter = 1.0 / 5e9;
@@ -43,25 +46,35 @@ struct cost_model {
   double transform_seconds_per_byte = 0.0;
   bool transformed = false;  // whether the movement transforms (op != identity)
 
+  // w(src, dst, bytes): 0 for an empty package; the transform term (when `transformed`) for src == dst;
+  // otherwise the model's price plus the transform term. Throws invalid_argument when node_of is set and
+  // does not cover src or dst.
   double package_cost(int src, int dst, std::int64_t bytes) const;
 };
 
 // A node-aware latency/bandwidth model for the ranks of comm (nodes found with
-// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)). Collective.
+// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)). Collective. Node ids are dense and numbered in the order of
+// their lowest rank (rank 0 is on node 0), identical on every rank. Default intra/inter parameters.
+// Throws redist::mpi_error when an MPI call fails.
 cost_model node_aware_cost(MPI_Comm comm);
 
 struct relabeling {
   std::vector<int> new_rank_of;  // target label x is held by rank new_rank_of[x] after relabeling
-  double cost_before = 0, cost_after = 0;
+  double cost_before = 0, cost_after = 0;  // W(G) and W(G_sigma) under the cost model
   std::int64_t remote_volume_before = 0, remote_volume_after = 0;
   std::int64_t messages_before = 0, messages_after = 0;
   std::int64_t max_rank_volume_before = 0, max_rank_volume_after = 0;
-  double solve_seconds = 0;
-  double reduction_percent() const;  // of remote volume
+  double solve_seconds = 0;          // building the gains and solving the assignment (not the statistics)
+  double reduction_percent() const;  // of remote volume; 0 when nothing was remote
 };
 
 // Finds the relabeling of the graph's target labels. Deterministic (same input, same answer on every
-// rank), so ranks can run it redundantly without communication.
+// rank), so ranks can run it redundantly without communication. When the solver's answer does not lower
+// the cost (a tie with the identity, or a greedy answer that is worse), the identity is returned, so
+// labels only move when it pays. Costs: locally-free volume and node-aware models are solved on the
+// sparse graph (P = 10 000 in well under a second); a user pair_cost is solved densely, P <= 5000.
+// Throws invalid_argument for edges outside [0, nranks), a node_of of the wrong size or a dense problem
+// above the limit.
 relabeling find_relabeling(const comm_graph& g, const cost_model& cost = {}, solver s = solver::exact);
 
 // ---- assignment solvers (exposed for tests and other capabilities) ----
