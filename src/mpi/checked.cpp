@@ -60,6 +60,12 @@ void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message)
   throw_error(static_cast<error_kind>(header[0]), text);
 }
 
+bool finalized() noexcept {
+  int done = 0;
+  MPI_Finalized(&done);
+  return done != 0;
+}
+
 comm_handle& comm_handle::operator=(comm_handle&& o) noexcept {
   if (this != &o) {
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -71,7 +77,7 @@ comm_handle& comm_handle::operator=(comm_handle&& o) noexcept {
 
 comm_handle::~comm_handle() {
   // A destructor cannot throw; a failing free leaves nothing to recover.
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (comm_ != MPI_COMM_NULL && !finalized()) MPI_Comm_free(&comm_);
 }
 
 datatype_handle& datatype_handle::operator=(datatype_handle&& o) noexcept {
@@ -84,7 +90,7 @@ datatype_handle& datatype_handle::operator=(datatype_handle&& o) noexcept {
 }
 
 datatype_handle::~datatype_handle() {
-  if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+  if (type_ != MPI_DATATYPE_NULL && !finalized()) MPI_Type_free(&type_);
 }
 
 byte_message describe_bytes(std::int64_t bytes) {

@@ -200,7 +200,7 @@ std::string check_buffers(const transform_plan::impl& p, const std::vector<job_b
 transform_plan::impl::~impl() {
   // Freeing a shared window is collective over the node: plans using it must be destroyed in the same
   // order on every rank (as any MPI object shared by a communicator).
-  if (window != MPI_WIN_NULL) {
+  if (window != MPI_WIN_NULL && !mpi::finalized()) {
     MPI_Win_unlock_all(window);
     MPI_Win_free(&window);
   }

@@ -25,6 +25,10 @@ enum class error_kind : int { none = 0, invalid_layout, dimension_mismatch, inva
 void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message);
 [[noreturn]] void throw_error(error_kind kind, const std::string& message);
 
+// True once MPI_Finalize has been called: MPI objects owned by library handles (plans kept in globals,
+// say) can then no longer be freed, and destructors leave them to the finished MPI library.
+bool finalized() noexcept;
+
 // Owns a communicator created by the library (MPI_Comm_free on destruction).
 class comm_handle {
  public:
