@@ -130,12 +130,17 @@ case_spec spec_of(const std::string& name, const grids& g) {
 struct strategy_result {
   redist::exchange_strategy asked{};
   redist::exchange_strategy chosen{};
+  bool node_buffer_source = false;  // B in a redist::node_buffer (one-copy shared memory)
+  bool streaming_stores = false;  // rank 0's store policy
   double plan_seconds = 0;
   timing execute;
   std::int64_t differences_from_scalapack = 0;
   std::int64_t wrong_elements = 0;  // against the analytic values
   std::vector<std::int64_t> bytes_sent, bytes_received, bytes_local, messages_sent;
   bool verified() const { return differences_from_scalapack == 0 && wrong_elements == 0; }
+  std::string label() const {
+    return std::string(redist::to_string(asked)) + (node_buffer_source ? "+node_buffer" : "");
+  }
   // Planning plus the first execution (buffers not yet touched): what a one-shot call would cost.
   double one_shot_seconds() const { return plan_seconds + execute.seconds.front(); }
 };
@@ -161,6 +166,12 @@ struct case_result {
     for (const auto& s : strategies)
       if (s.asked == redist::exchange_strategy::automatic) return s;
     return strategies.front();
+  }
+  // The one-copy result (B in a node_buffer), when measured.
+  const strategy_result* one_copy() const {
+    for (const auto& s : strategies)
+      if (s.node_buffer_source) return &s;
+    return nullptr;
   }
   const strategy_result& fastest() const {
     return *std::min_element(strategies.begin(), strategies.end(),
@@ -246,9 +257,24 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const bench_o
   const redist::grid_layout a_layout = layout_of(redist_target, rank);
   const redist::grid_layout b_layout = layout_of(source, rank);
   const redist::op operation = transpose ? redist::op::transpose : redist::op::identity;
-  for (const auto strategy : opt.strategies) {
+  // Every strategy with B in private memory (what a relinked ScaLAPACK code gets), then shared_memory
+  // with B in a node_buffer (one copy: node peers read B directly).
+  std::vector<std::pair<redist::exchange_strategy, bool>> variants;
+  for (const auto strategy : opt.strategies) variants.emplace_back(strategy, false);
+  if (std::find(opt.strategies.begin(), opt.strategies.end(), redist::exchange_strategy::shared_memory) !=
+      opt.strategies.end())
+    variants.emplace_back(redist::exchange_strategy::shared_memory, true);
+  for (const auto& [strategy, in_node_buffer] : variants) {
     strategy_result r;
     r.asked = strategy;
+    r.node_buffer_source = in_node_buffer;
+    redist::node_buffer shared_source;
+    const double* b_data = source.data();
+    if (in_node_buffer) {
+      shared_source = redist::node_buffer(MPI_COMM_WORLD, source.local_bytes());
+      if (source.local_bytes() > 0) std::memcpy(shared_source.data(), source.data(), static_cast<size_t>(source.local_bytes()));
+      b_data = shared_source.as<double>();
+    }
     redist::transform_options options;
     options.strategy = strategy;
     options.num_threads = opt.threads;
@@ -259,15 +285,16 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const bench_o
     r.chosen = plan.strategy();
     r.execute = time_repeated(
         MPI_COMM_WORLD, opt.repetitions, [&] { copy_local(redist_target, target_initial); },
-        [&] { plan.execute(redist_target.data(), source.data(), alpha, beta); });
+        [&] { plan.execute(redist_target.data(), b_data, alpha, beta); });
     r.differences_from_scalapack = count_differences(redist_target, scalapack_target);
     r.wrong_elements = count_wrong_elements(redist_target, expected);
     const redist::plan_statistics stats = plan.statistics();
+    r.streaming_stores = stats.streaming_stores;
     r.bytes_sent = gather_all(MPI_COMM_WORLD, stats.bytes_sent);
     r.bytes_received = gather_all(MPI_COMM_WORLD, stats.bytes_received);
     r.bytes_local = gather_all(MPI_COMM_WORLD, stats.bytes_local);
     r.messages_sent = gather_all(MPI_COMM_WORLD, stats.messages_sent);
-    progress("  " + spec.name + " N=" + std::to_string(n) + ": redist " + redist::to_string(strategy) +
+    progress("  " + spec.name + " N=" + std::to_string(n) + ": redist " + r.label() +
              (strategy == redist::exchange_strategy::automatic ? std::string(" (") + redist::to_string(r.chosen) + ")"
                                                                : std::string()) +
              " " + seconds_text(r.execute.best) + ", plan " + seconds_text(r.plan_seconds) +
@@ -316,7 +343,9 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
     write_timing(json, "scalapack", c.scalapack);
     write_timing(json, "redist", head.execute);
     json.field("redist_strategy", redist::to_string(head.chosen));
+    json.field("redist_streaming_stores", head.streaming_stores);
     json.field("speedup", c.speedup());
+    if (const strategy_result* one = c.one_copy()) json.field("one_copy_speedup", c.scalapack.best / one->execute.best);
     json.field("redist_plan_seconds", head.plan_seconds);
     json.field("redist_first_execute_seconds", head.execute.seconds.front());
     json.field("redist_one_shot_seconds", head.one_shot_seconds());
@@ -332,6 +361,7 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
     for (const auto& s : c.strategies) {
       json.begin_object();
       json.field("strategy", redist::to_string(s.asked));
+      json.field("source_memory", s.node_buffer_source ? "node_buffer" : "private");
       json.field("chosen", redist::to_string(s.chosen));
       json.field("plan_seconds", s.plan_seconds);
       write_timing(json, "execute", s.execute);
@@ -346,7 +376,7 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
       json.end_object();
     }
     json.end_array();
-    json.field("fastest_strategy", redist::to_string(c.fastest().asked));
+    json.field("fastest_strategy", c.fastest().label());
     json.field("fastest_strategy_seconds", c.fastest().execute.best);
     write_timing(json, "memcpy", c.memcpy_share);
     json.field("memcpy_bytes_per_second", matrix_bytes / c.memcpy_share.best);
@@ -360,6 +390,10 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
   }
   json.end_array();
   json.field("min_speedup", results.empty() ? 0.0 : min_speedup);
+  double min_one_copy = std::numeric_limits<double>::infinity();
+  for (const auto& c : results)
+    if (const strategy_result* one = c.one_copy()) min_one_copy = std::min(min_one_copy, c.scalapack.best / one->execute.best);
+  if (min_one_copy < std::numeric_limits<double>::infinity()) json.field("min_one_copy_speedup", min_one_copy);
   json.field("verified", all_verified);
   json.end_object();
   return json.text() + "\n";
@@ -368,21 +402,21 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
 std::string results_table(const std::vector<case_result>& results) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof line, "%-14s %6s %11s %10s %8s %10s %10s %8s %10s %9s %-15s %s\n", "case", "N",
+  std::snprintf(line, sizeof line, "%-14s %6s %11s %10s %8s %10s %10s %8s %10s %9s %-27s %s\n", "case", "N",
                 "scalapack_s", "redist_s", "speedup", "plan_s", "oneshot_s", "speedup1", "memcpy_s", "vs_memcpy",
                 "fastest", "verified");
   out << line;
   for (const auto& c : results) {
     const strategy_result& head = c.headline();
-    std::snprintf(line, sizeof line, "%-14s %6d %11.4f %10.4f %7.2fx %10.4f %10.4f %7.2fx %10.4f %9.2f %-15s %s\n",
+    std::snprintf(line, sizeof line, "%-14s %6d %11.4f %10.4f %7.2fx %10.4f %10.4f %7.2fx %10.4f %9.2f %-27s %s\n",
                   c.spec.name.c_str(), c.n, c.scalapack.best, head.execute.best, c.speedup(), head.plan_seconds,
                   head.one_shot_seconds(), c.scalapack.best / head.one_shot_seconds(), c.memcpy_share.best,
-                  c.memcpy_share.best / head.execute.best, redist::to_string(c.fastest().asked),
+                  c.memcpy_share.best / head.execute.best, c.fastest().label().c_str(),
                   c.verified() ? "yes" : "NO");
     out << line;
     for (const auto& s : c.strategies) {
-      std::snprintf(line, sizeof line, "    %-15s %10.4f s  %6.2fx vs ScaLAPACK  plan %.4f s  one-shot %.4f s  %s\n",
-                    redist::to_string(s.asked), s.execute.best, c.scalapack.best / s.execute.best, s.plan_seconds,
+      std::snprintf(line, sizeof line, "    %-27s %10.4f s  %6.2fx vs ScaLAPACK  plan %.4f s  one-shot %.4f s  %s\n",
+                    s.label().c_str(), s.execute.best, c.scalapack.best / s.execute.best, s.plan_seconds,
                     s.one_shot_seconds(), s.verified() ? "verified" : "NOT VERIFIED");
       out << line;
     }
@@ -403,9 +437,26 @@ std::string summary_line(const std::vector<case_result>& results) {
     min_speedup = std::min(min_speedup, c.speedup());
     all_verified = all_verified && c.verified();
   }
-  std::snprintf(item, sizeof item, ", min speedup %.2fx, verified %s", results.empty() ? 0.0 : min_speedup,
-                all_verified ? "yes" : "NO");
+  std::snprintf(item, sizeof item, ", min speedup %.2fx", results.empty() ? 0.0 : min_speedup);
   out << item;
+  // One copy: B allocated in a redist::node_buffer.
+  double min_one_copy = std::numeric_limits<double>::infinity();
+  bool first = true;
+  for (const auto& c : results) {
+    const strategy_result* one = c.one_copy();
+    if (!one) continue;
+    const double ratio = c.scalapack.best / one->execute.best;
+    std::snprintf(item, sizeof item, "%s %s N=%d %.2fx", first ? "; B in node_buffer (one copy):" : ",",
+                  c.spec.name.c_str(), c.n, ratio);
+    out << item;
+    min_one_copy = std::min(min_one_copy, ratio);
+    first = false;
+  }
+  if (!first) {
+    std::snprintf(item, sizeof item, ", min %.2fx", min_one_copy);
+    out << item;
+  }
+  out << "; verified " << (all_verified ? "yes" : "NO");
   return out.str();
 }
 

@@ -311,8 +311,11 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
           t.job = job;
           t.rows = group_length(rsegs);
           t.cols = group_length(csegs);
-          t.row_runs = make_runs(rsegs, a_rows, b_rows, side_a);
-          t.col_runs = make_runs(csegs, a_cols, b_cols, side_a);
+          // With regular B storage the runs also address the sender's B (local indices are global
+          // knowledge), so that node peers can read it directly from a node_buffer.
+          const int sides = Bt.kind() == storage_kind::regular ? (side_a | side_b) : side_a;
+          t.row_runs = make_runs(rsegs, a_rows, b_rows, sides);
+          t.col_runs = make_runs(csegs, a_cols, b_cols, sides);
           recvs[src][{job, ap.row, ap.col, bp.row, bp.col}] = std::move(t);
         }
       }

@@ -47,4 +47,13 @@ const char* to_string(exchange_strategy s) {
   return "?";
 }
 
+const char* to_string(store_policy s) {
+  switch (s) {
+    case store_policy::automatic: return "auto";
+    case store_policy::cached: return "cached";
+    case store_policy::streaming: return "streaming";
+  }
+  return "?";
+}
+
 }  // namespace redist

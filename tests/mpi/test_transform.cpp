@@ -133,11 +133,12 @@ void random_single_jobs(std::uint64_t seed, int cases, std::int64_t max_dim) {
     auto d = random_job<T>(g, nranks, me, max_dim);
     transform_options o;
     o.strategy = random_strategy(g);
+    o.stores = static_cast<store_policy>(uniform(g, 0, 2));
     auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
     const std::int64_t errors = global_sum(count_errors(d));
     EXPECT_EQ(errors, 0) << "case " << c << " type " << to_string(element_type_v<T>) << " op "
-                         << to_string(d.operation) << " strategy " << to_string(plan.strategy()) << "\nA: "
+                         << to_string(d.operation) << " strategy " << to_string(plan.strategy()) << " stores " << to_string(o.stores) << "\nA: "
                          << d.a_layout.describe() << "\nB: " << d.b_layout.describe();
   }
 }
@@ -182,6 +183,88 @@ TEST(Transform, LargerBlockCyclicEveryStrategy) {
   }
 }
 
+// B in a node_buffer: node peers read it directly (one copy) when every rank of the node has its B in
+// the same buffer and B's storage is regular; otherwise the job falls back to packing. Both must give
+// the reference result. Modes: 0 every rank's B at the start of its segment, 1 rank 0's B private (the
+// node falls back), 2 B at an offset inside the segment. Executed twice, B rewritten in place between.
+template <class T>
+void node_buffer_sources(std::uint64_t seed, int cases, bool block_cyclic_only) {
+  const int nranks = world_size(), me = world_rank();
+  rng_t g(shared_seed(seed));
+  for (int c = 0; c < cases; ++c) {
+    job_data<T> d;
+    if (block_cyclic_only) {
+      // Regular storage on both sides: the direct path is certain when the buffer is shared.
+      block_cyclic_params pb, pa;
+      pb.m = pa.m = uniform(g, 1, 90);
+      pb.n = pa.n = uniform(g, 1, 90);
+      d.operation = static_cast<op>(uniform(g, 0, 2));
+      if (d.operation != op::identity) std::swap(pb.m, pb.n);
+      pb.mb = uniform(g, 1, 20);
+      pb.nb = uniform(g, 1, 20);
+      pa.mb = uniform(g, 1, 40);
+      pa.nb = uniform(g, 1, 40);
+      pb.proc_rows = static_cast<int>(uniform(g, 1, nranks));
+      pb.proc_cols = nranks / pb.proc_rows;
+      pa.proc_cols = static_cast<int>(uniform(g, 1, nranks));
+      pa.proc_rows = nranks / pa.proc_cols;
+      pb.ordering = uniform(g, 0, 1) ? grid_order::row_major : grid_order::col_major;
+      d.a_layout = block_cyclic(pa, me);
+      d.b_layout = block_cyclic(pb, me);
+      d.alpha = random_scalar<T>(g);
+      d.beta = random_scalar<T>(g);
+      fill(d, 5 + 2 * c, 6 + 2 * c, d.beta == T(0));
+    } else {
+      d = random_job<T>(g, nranks, me, 33);
+    }
+    const int mode = static_cast<int>(uniform(g, 0, 2));
+    const std::int64_t skip = mode == 2 ? 1 + me % 3 : 0;
+    node_buffer buffer(MPI_COMM_WORLD, static_cast<std::int64_t>((d.b.size() + 3) * sizeof(T)));
+    T* shared_b = buffer.as<T>() + skip;
+    std::copy(d.b.begin(), d.b.end(), shared_b);
+    const T* b = mode == 1 && me == 0 ? d.b.data() : shared_b;
+    transform_options o;
+    o.strategy = exchange_strategy::shared_memory;
+    o.stores = static_cast<store_policy>(uniform(g, 0, 2));
+    const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
+    for (int rep = 0; rep < 2; ++rep) {
+      plan.execute(d.a.data(), b, d.alpha, d.beta);
+      EXPECT_EQ(global_sum(count_errors(d)), 0)
+          << "case " << c << " mode " << mode << " repetition " << rep << " op " << to_string(d.operation)
+          << "\nA: " << d.a_layout.describe() << "\nB: " << d.b_layout.describe();
+      fill(d, 1000 + 2 * c + rep, 1001 + 2 * c + rep, d.beta == T(0));
+      std::copy(d.b.begin(), d.b.end(), shared_b);
+    }
+  }
+}
+
+TEST(Transform, NodeBufferSourcesBlockCyclicDouble) { node_buffer_sources<double>(6001, 4, true); }
+TEST(Transform, NodeBufferSourcesBlockCyclicComplex) { node_buffer_sources<std::complex<double>>(6002, 2, true); }
+TEST(Transform, NodeBufferSourcesRandomLayouts) { node_buffer_sources<float>(6003, 3, false); }
+
+// A batch where one job's B is in a node_buffer and the other's is private: one job is read directly,
+// the other packed, within the same execution.
+TEST(Transform, NodeBufferBatchMixesDirectAndPacked) {
+  const int nranks = world_size(), me = world_rank();
+  rng_t g(shared_seed(6004));
+  for (int c = 0; c < 2; ++c) {
+    auto d1 = random_job<double>(g, nranks, me, 29);
+    auto d2 = random_job<double>(g, nranks, me, 23);
+    node_buffer buffer(MPI_COMM_WORLD, static_cast<std::int64_t>(d1.b.size() * sizeof(double)));
+    std::copy(d1.b.begin(), d1.b.end(), buffer.as<double>());
+    transform_options o;
+    o.strategy = exchange_strategy::shared_memory;
+    auto plan = make_plan(MPI_COMM_WORLD,
+                          {{d1.a_layout, d1.b_layout, d1.operation, element_type::f64},
+                           {d2.a_layout, d2.b_layout, d2.operation, element_type::f64}},
+                          o);
+    job_buffers j1 = buffers_of(d1);
+    j1.b = buffer.data();
+    plan.execute({j1, buffers_of(d2)});
+    EXPECT_EQ(global_sum(count_errors(d1) + count_errors(d2)), 0) << "batch case " << c;
+  }
+}
+
 TEST(Transform, PlanExecutedRepeatedlyWithNewData) {
   const int nranks = world_size(), me = world_rank();
   rng_t g(shared_seed(2001));
@@ -189,6 +272,7 @@ TEST(Transform, PlanExecutedRepeatedlyWithNewData) {
     auto d = random_job<double>(g, nranks, me, 31);
     transform_options o;
     o.strategy = random_strategy(g);
+    o.stores = static_cast<store_policy>(uniform(g, 0, 2));
     const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, o);
     for (int rep = 0; rep < 3; ++rep) {
       fill(d, 100 + 2 * rep + c * 10, 101 + 2 * rep + c * 10, d.beta == 0.0);
@@ -208,6 +292,7 @@ TEST(Transform, BatchOfMixedTypesAndLayouts) {
     auto d4 = random_job<double>(g, nranks, me, 13);
     transform_options o;
     o.strategy = random_strategy(g);
+    o.stores = static_cast<store_policy>(uniform(g, 0, 2));
     auto plan = make_plan(MPI_COMM_WORLD,
                           {{d1.a_layout, d1.b_layout, d1.operation, element_type::f64},
                            {d2.a_layout, d2.b_layout, d2.operation, element_type::c32},

@@ -20,6 +20,7 @@ namespace {
 
 using redist::op;
 using redist::kernels::strided;
+using redist::kernels::store_hint;
 using index = std::int64_t;
 
 template <class T>
@@ -218,7 +219,8 @@ std::string describe(const case_desc& c) {
 // Runs dst = alpha*op(src) + beta*dst (or copy_block when `use_copy_block`) and compares with a naive
 // loop. Returns false after the first mismatch (with a gtest failure naming the case).
 template <class T>
-bool check_case(const case_desc& c, T alpha, T beta, fast_rng& gen, bool use_copy_block = false) {
+bool check_case(const case_desc& c, T alpha, T beta, fast_rng& gen, bool use_copy_block = false,
+                store_hint stores = store_hint::cached) {
   const bool transposed = c.o != op::identity;
   const index src_rows = transposed ? c.cols : c.rows;
   const index src_cols = transposed ? c.rows : c.cols;
@@ -234,13 +236,14 @@ bool check_case(const case_desc& c, T alpha, T beta, fast_rng& gen, bool use_cop
   const std::vector<T> src_before = src.data;
 
   if (use_copy_block)
-    redist::kernels::copy_block(dst.ptr(), dst.s, static_cast<const T*>(src.ptr()), src.s, c.rows, c.cols);
+    redist::kernels::copy_block(dst.ptr(), dst.s, static_cast<const T*>(src.ptr()), src.s, c.rows, c.cols, stores);
   else
     redist::kernels::transform_block(dst.ptr(), dst.s, static_cast<const T*>(src.ptr()), src.s, c.rows, c.cols, c.o,
-                                     alpha, beta);
+                                     alpha, beta, stores);
 
   const std::string where = describe(c) + " alpha=" + str(alpha) + " beta=" + str(beta) +
-                            (use_copy_block ? " (copy_block)" : "");
+                            (use_copy_block ? " (copy_block)" : "") +
+                            (stores == store_hint::streaming ? " (streaming stores)" : "");
   for (index i = 0; i < c.rows; ++i)
     for (index j = 0; j < c.cols; ++j) {
       T s = use_copy_block ? src.at(i, j) : (transposed ? src.at(j, i) : src.at(i, j));
@@ -324,7 +327,8 @@ TYPED_TEST(Kernels, AllOpsStoragesAndScalarsMatchReference) {
       for (storage dk : all_storages)
         for (storage sk : all_storages)
           for (const auto& [alpha, beta] : pairs)
-            if (!check_case<T>({rows, cols, o, dk, sk}, alpha, beta, gen)) return;
+            for (store_hint stores : {store_hint::cached, store_hint::streaming})
+              if (!check_case<T>({rows, cols, o, dk, sk}, alpha, beta, gen, false, stores)) return;
 }
 
 TYPED_TEST(Kernels, CopyBlockMatchesReference) {
@@ -334,7 +338,8 @@ TYPED_TEST(Kernels, CopyBlockMatchesReference) {
   for (const auto& [rows, cols] : small_sizes)
     for (storage dk : all_storages)
       for (storage sk : all_storages)
-        if (!check_case<T>({rows, cols, op::identity, dk, sk}, T(1), T(0), gen, true)) return;
+        for (store_hint stores : {store_hint::cached, store_hint::streaming})
+          if (!check_case<T>({rows, cols, op::identity, dk, sk}, T(1), T(0), gen, true, stores)) return;
 }
 
 // Blocks above parallel_threshold take the OpenMP paths: tiles shrunk to give every thread work,
@@ -366,9 +371,16 @@ TYPED_TEST(Kernels, LargeBlocksWithThreads) {
   // An odd thread count: uneven splits of tiles and chunks.
   omp_set_num_threads(3);
   for (op o : all_ops)
-    for (const auto& [dk, sk] : storage_pairs)
+    for (const auto& [dk, sk] : storage_pairs) {
       if (!check_case<T>({301, 257, o, dk, sk}, T(1), T(0), gen)) return;
+      // Streaming stores from several threads: each must fence its own.
+      if (!check_case<T>({301, 257, o, dk, sk}, pairs[4].first, pairs[4].second, gen, false, store_hint::streaming))
+        return;
+    }
   if (!check_case<T>({513, 400, op::identity, storage::col_major, storage::row_major}, T(1), T(0), gen, true)) return;
+  if (!check_case<T>({1, 70001, op::identity, storage::col_major, storage::col_major}, T(1), T(0), gen, true,
+                     store_hint::streaming))
+    return;
   omp_set_num_threads(1);
 }
 

@@ -14,7 +14,14 @@
 // Loop shapes: when both blocks are contiguous along the same dimension the kernel streams (one memcpy
 // for a plain copy of two fully contiguous blocks); when dst is contiguous along one dimension and src
 // along the other it runs a cache-blocked transpose (tiles of 2 KiB dst runs x 1 KiB src runs, with
-// software prefetch of the next tile's source rows); otherwise a tiled strided loop.
+// software prefetch of the next tile's source rows; on x86 CPUs with AVX2, 4x4 register transposes for
+// 4- and 8-byte elements and 2x2 for 16-byte ones); otherwise a tiled strided loop.
+//
+// store_hint::streaming asks for non-temporal stores where they apply (plain copies, and the transposes
+// of copies and beta == 0 scalings): the written data bypasses the caches, which saves the read-for-
+// ownership of every destination line when the destination is far larger than the last-level cache
+// and will not be read again soon. The stores are fenced before the call returns, so the data is
+// visible to other processes (shared-memory peers) as after ordinary stores.
 // Blocks of at least `parallel_threshold` elements are split over the OpenMP threads (tiles, or
 // chunks of the contiguous runs) when called outside a parallel region; inside one, or below the
 // threshold, the call is serial, so callers may parallelise over many small blocks themselves.
@@ -36,12 +43,15 @@ inline strided strides(storage_order order, std::int64_t ld) {
 
 inline constexpr std::int64_t parallel_threshold = 1 << 16;
 
+enum class store_hint : std::uint8_t { cached, streaming };
+
 template <class T>
 void transform_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t rows, std::int64_t cols, op o,
-                     T alpha, T beta);
+                     T alpha, T beta, store_hint stores = store_hint::cached);
 
 // Plain copy of a strided block into another (no op): used to pack blocks into messages.
 template <class T>
-void copy_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t rows, std::int64_t cols);
+void copy_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t rows, std::int64_t cols,
+                store_hint stores = store_hint::cached);
 
 }  // namespace redist::kernels

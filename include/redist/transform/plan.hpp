@@ -26,12 +26,22 @@ enum class exchange_strategy : std::uint8_t {
 };
 const char* to_string(exchange_strategy s);
 
+// How packing and unpacking write memory.
+enum class store_policy : std::uint8_t {
+  automatic = 0,  // streaming when the bytes the node's ranks write per execution exceed the last-level cache
+  cached = 1,     // ordinary stores
+  streaming = 2,  // non-temporal stores where they apply (copies into messages; A with beta == 0): they skip
+                  // reading every destination cache line first and leave the cache to other data
+};
+const char* to_string(store_policy s);
+
 struct transform_options {
   exchange_strategy strategy = exchange_strategy::automatic;
   // Collective check that all ranks passed the same global descriptions (one allreduce).
   bool check_consistency = true;
   // OpenMP threads for packing/unpacking; 0 = the OpenMP default.
   int num_threads = 0;
+  store_policy stores = store_policy::automatic;
 };
 
 // One transformation of a batch: A (target) and B (source) layouts, op and element type.
@@ -58,6 +68,7 @@ struct plan_statistics {
   std::int64_t messages_sent = 0;     // messages this rank sends (one per peer)
   std::int64_t messages_received = 0;
   std::int64_t peers_on_node = 0;     // send peers sharing this rank's node
+  bool streaming_stores = false;      // the store policy chosen for this rank (see store_policy)
 };
 
 class transform_plan {

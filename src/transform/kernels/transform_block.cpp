@@ -5,11 +5,14 @@
 // the source strides and the inner dimension is the one along which dst is contiguous (so writes
 // stream). Three loop shapes then cover everything:
 //   stream     both sides unit-stride along the inner dimension (memcpy for plain copies);
-//   transpose  dst unit-stride inner, src unit-stride outer: cache-blocked tiles with prefetch;
+//   transpose  dst unit-stride inner, src unit-stride outer: cache-blocked tiles with prefetch, each
+//              tile in 4x4 (2x2) register blocks where the CPU and the operation allow (simd.hpp);
 //   general    any other strides: tiled scalar loops (correct, not tuned).
 // The arithmetic (copy, scale, axpby, zero, scale-dst) is a functor chosen once per call, so each
 // loop shape is compiled per operation without per-element branches.
 #include "redist/transform/kernels.hpp"
+
+#include "simd.hpp"
 
 #include <omp.h>
 
@@ -91,6 +94,76 @@ struct scale_dst_op {
   void operator()(T& d, const T&) const { d = multiply(beta, d); }
 };
 
+// ---- register-blocked transposes (simd.hpp) ------------------------------------------------------
+// Which simd::lane_op an operation maps to for element type T, if any: copies move bytes (any element
+// of 4, 8 or 16 bytes), conjugating copies only complex<double> (16-byte lanes), arithmetic only the
+// real types float and double.
+
+template <class T, class Op>
+struct simd_lane {
+  static constexpr bool supported = false;
+};
+template <class T, bool Conj>
+struct simd_lane<T, copy_op<T, Conj>> {
+  static constexpr bool supported = Conj ? std::is_same_v<T, std::complex<double>>
+                                         : (sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16);
+  static simd::lane_op op() { return Conj ? simd::lane_op::conj_copy : simd::lane_op::copy; }
+  static T alpha(const copy_op<T, Conj>&) { return T(1); }
+  static T beta(const copy_op<T, Conj>&) { return T(0); }
+};
+template <class T>
+struct simd_lane<T, scale_op<T, false>> {
+  static constexpr bool supported = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  static simd::lane_op op() { return simd::lane_op::scale; }
+  static T alpha(const scale_op<T, false>& f) { return f.alpha; }
+  static T beta(const scale_op<T, false>&) { return T(0); }
+};
+template <class T>
+struct simd_lane<T, axpby_op<T, false>> {
+  static constexpr bool supported = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  static simd::lane_op op() { return simd::lane_op::axpby; }
+  static T alpha(const axpby_op<T, false>& f) { return f.alpha; }
+  static T beta(const axpby_op<T, false>& f) { return f.beta; }
+};
+
+// Register block edge (lanes) for T's size.
+template <class T>
+constexpr std::int64_t simd_block = sizeof(T) == 16 ? 2 : 4;
+
+// Runs the register-blocked transpose over the largest ni x nj corner of the canonical tile whose sides
+// are multiples of the register block; returns false (nothing done) where it does not apply.
+template <class T, class Op>
+bool simd_transpose(T* dst, std::int64_t d_out, const T* src, std::int64_t s_in, std::int64_t ni, std::int64_t nj,
+                    const Op& apply, bool streaming, simd::row_prefetch next) {
+  if constexpr (!simd_lane<T, Op>::supported) {
+    return false;
+  } else {
+    if (!simd::available() || ni <= 0 || nj <= 0) return false;
+    using lane = simd_lane<T, Op>;
+    if constexpr (sizeof(T) == 16) {
+      simd::transpose_16byte(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src), s_in, ni, nj,
+                             lane::op(), streaming, next);
+    } else if constexpr (sizeof(T) == 8) {
+      double alpha = 1.0, beta = 0.0;
+      if constexpr (std::is_same_v<T, double>) {
+        alpha = lane::alpha(apply);
+        beta = lane::beta(apply);
+      }
+      simd::transpose_8byte(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src), s_in, ni, nj,
+                            lane::op(), alpha, beta, streaming, next);
+    } else {
+      float alpha = 1.0f, beta = 0.0f;
+      if constexpr (std::is_same_v<T, float>) {
+        alpha = lane::alpha(apply);
+        beta = lane::beta(apply);
+      }
+      simd::transpose_4byte(reinterpret_cast<float*>(dst), d_out, reinterpret_cast<const float*>(src), s_in, ni, nj,
+                            lane::op(), alpha, beta, streaming, next);
+    }
+    return true;
+  }
+}
+
 // ---- canonical problem --------------------------------------------------------------------------
 
 template <class T>
@@ -99,11 +172,12 @@ struct plane {
   const T* src;
   index n_inner, n_outer;
   index d_in, d_out, s_in, s_out;
+  bool streaming;  // non-temporal stores where the loop shape has them
 };
 
 // `src_s` are the strides of op(src) (transposition already folded in).
 template <class T>
-plane<T> make_plane(T* dst, strided dst_s, const T* src, strided src_s, index rows, index cols) {
+plane<T> make_plane(T* dst, strided dst_s, const T* src, strided src_s, index rows, index cols, store_hint stores) {
   bool rows_inner;
   if (rows == 1 && cols > 1)
     rows_inner = false;  // a single row: run along it whatever the strides say
@@ -120,8 +194,9 @@ plane<T> make_plane(T* dst, strided dst_s, const T* src, strided src_s, index ro
   else
     rows_inner = std::llabs(dst_s.rs) <= std::llabs(dst_s.cs);
 
-  plane<T> p = rows_inner ? plane<T>{dst, src, rows, cols, dst_s.rs, dst_s.cs, src_s.rs, src_s.cs}
-                          : plane<T>{dst, src, cols, rows, dst_s.cs, dst_s.rs, src_s.cs, src_s.rs};
+  const bool streaming = stores == store_hint::streaming;
+  plane<T> p = rows_inner ? plane<T>{dst, src, rows, cols, dst_s.rs, dst_s.cs, src_s.rs, src_s.cs, streaming}
+                          : plane<T>{dst, src, cols, rows, dst_s.cs, dst_s.rs, src_s.cs, src_s.rs, streaming};
   // Strides of a dimension of extent 1 are meaningless; normalising them lets 1xN, Nx1 and 1x1 blocks
   // take the contiguous paths.
   if (p.n_inner == 1) p.d_in = p.s_in = 1;
@@ -149,7 +224,11 @@ inline void stream_run(const plane<T>& p, index j, index i_begin, index i_end, c
     // A library call per run only pays off for runs longer than a few elements (packing thin blocks
     // makes many short runs).
     if (i_end - i_begin >= 16) {
-      std::memcpy(d + i_begin, s + i_begin, static_cast<std::size_t>(i_end - i_begin) * sizeof(T));
+      const auto bytes = static_cast<std::size_t>(i_end - i_begin) * sizeof(T);
+      if (p.streaming)
+        simd::streaming_copy(d + i_begin, s + i_begin, bytes);
+      else
+        std::memcpy(d + i_begin, s + i_begin, bytes);
       return;
     }
   }
@@ -173,11 +252,16 @@ void stream(const plane<T>& p, const Op& apply) {
   }
   const index chunks = (p.n_inner + chunk - 1) / chunk;
   const index items = chunks * p.n_outer;
-#pragma omp parallel for schedule(static)
-  for (index item = 0; item < items; ++item) {
-    const index j = item / chunks;
-    const index i_begin = (item % chunks) * chunk;
-    stream_run(p, j, i_begin, std::min(p.n_inner, i_begin + chunk), apply);
+#pragma omp parallel
+  {
+#pragma omp for schedule(static)
+    for (index item = 0; item < items; ++item) {
+      const index j = item / chunks;
+      const index i_begin = (item % chunks) * chunk;
+      stream_run(p, j, i_begin, std::min(p.n_inner, i_begin + chunk), apply);
+    }
+    // Each thread fences its own non-temporal stores.
+    if (p.streaming) simd::store_fence();
   }
 }
 
@@ -217,8 +301,13 @@ void for_each_tile(index n_inner, index n_outer, const tiling& t, bool parallel,
   };
   const index count = t.count();
   if (parallel) {
-#pragma omp parallel for schedule(static)
-    for (index tile = 0; tile < count; ++tile) run(tile);
+#pragma omp parallel
+    {
+#pragma omp for schedule(static)
+      for (index tile = 0; tile < count; ++tile) run(tile);
+      // Each thread fences its own non-temporal stores (a no-op cost when it made none).
+      simd::store_fence();
+    }
   } else {
     for (index tile = 0; tile < count; ++tile) run(tile);
   }
@@ -269,6 +358,39 @@ T* staging_buffer(index elements) {
   return buffer.data();
 }
 
+// Scalar transpose of the canonical sub-tile rows [i0, i1) x columns [j0, j1).
+template <class T, class Op>
+inline void scalar_transpose(T* dst, index d_out, const T* src, index s_in, index i0, index i1, index j0, index j1,
+                             const Op& apply) {
+  for (index j = j0; j < j1; ++j) {
+    T* __restrict d = dst + j * d_out;
+    const T* __restrict s = src + j;
+    for (index i = i0; i < i1; ++i) apply(d[i], s[i * s_in]);
+  }
+}
+
+// One tile, dst(i, j) = dst[i + j*d_out] from src[i*s_in + j] for i < ni, j < nj: register blocks over
+// the block-multiple corner, scalar loops over the edges (or everything where no register path applies).
+template <class T, class Op>
+void transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, index nj, const Op& apply, bool streaming,
+                    simd::row_prefetch next) {
+  constexpr index b = simd_block<T>;
+  const index vi = ni / b * b, vj = nj / b * b;
+  if (simd_transpose(dst, d_out, src, s_in, vi, vj, apply, streaming, next)) {
+    scalar_transpose(dst, d_out, src, s_in, vi, ni, 0, nj, apply);
+    scalar_transpose(dst, d_out, src, s_in, 0, vi, vj, nj, apply);
+    return;
+  }
+  // Scalar path: the next tile's row prefetches spread evenly over this tile's columns.
+  const index per_column = nj > 0 ? (next.count + nj - 1) / nj : 0;
+  index row = 0;
+  for (index j = 0; j < nj; ++j) {
+    for (index k = 0; k < per_column && row < next.count; ++k, ++row)
+      __builtin_prefetch(next.first + row * next.stride);
+    scalar_transpose(dst, d_out, src, s_in, 0, ni, j, j + 1, apply);
+  }
+}
+
 template <class T, class Op>
 void transpose(const plane<T>& p, const Op& apply) {
   const bool parallel = go_parallel(p.n_inner * p.n_outer);
@@ -279,34 +401,26 @@ void transpose(const plane<T>& p, const Op& apply) {
   const bool staged = p.n_inner > 1 && aliasing_stride(s_in * static_cast<index>(sizeof(T)));
 
   for_each_tile(p.n_inner, p.n_outer, t, parallel, [&](index i0, index i1, index j0, index j1, index tile) {
+    T* d = p.dst + i0 + j0 * d_out;
     if (staged) {
       const index width = j1 - j0;
       T* __restrict buf = staging_buffer<T>(t.inner * t.outer);
       for (index i = i0; i < i1; ++i)
         std::memcpy(buf + (i - i0) * width, p.src + i * s_in + j0, static_cast<size_t>(width) * sizeof(T));
-      for (index j = j0; j < j1; ++j) {
-        T* __restrict d = p.dst + j * d_out + i0;
-        const T* __restrict b = buf + (j - j0);
-        for (index i = 0; i < i1 - i0; ++i) apply(d[i], b[i * width]);
-      }
+      transpose_tile(d, d_out, buf, width, i1 - i0, width, apply, p.streaming, simd::row_prefetch{});
       return;
     }
-    // First line of each source row of the next tile, spread evenly over this tile's columns.
+    // The first line of each source row of the next tile.
     const index next = tile + 1;
-    const index next_i0 = (next % t.inner_tiles) * t.inner;
-    const index next_j0 = (next / t.inner_tiles) * t.outer;
-    const index rows_to_prefetch = next < t.count() ? std::min(p.n_inner, next_i0 + t.inner) - next_i0 : 0;
-    const index columns = j1 - j0;
-    const index rows_per_column = (rows_to_prefetch + columns - 1) / columns;
-    index row = 0;
-
-    for (index j = j0; j < j1; ++j) {
-      for (index k = 0; k < rows_per_column && row < rows_to_prefetch; ++k, ++row)
-        __builtin_prefetch(p.src + (next_i0 + row) * s_in + next_j0);
-      T* __restrict d = p.dst + j * d_out;
-      const T* __restrict s = p.src + j;
-      for (index i = i0; i < i1; ++i) apply(d[i], s[i * s_in]);
+    simd::row_prefetch rows;
+    if (next < t.count()) {
+      const index next_i0 = (next % t.inner_tiles) * t.inner;
+      const index next_j0 = (next / t.inner_tiles) * t.outer;
+      rows.first = reinterpret_cast<const std::byte*>(p.src + next_i0 * s_in + next_j0);
+      rows.stride = s_in * static_cast<index>(sizeof(T));
+      rows.count = std::min(p.n_inner, next_i0 + t.inner) - next_i0;
     }
+    transpose_tile(d, d_out, p.src + i0 * s_in + j0, s_in, i1 - i0, j1 - j0, apply, p.streaming, rows);
   });
 }
 
@@ -333,18 +447,20 @@ void run(const plane<T>& p, const Op& apply) {
     transpose(p, apply);
   else
     general(p, apply);
+  // Parallel loops fenced their threads' stores; this fences the calling thread's.
+  if (p.streaming) simd::store_fence();
 }
 
 }  // namespace
 
 template <class T>
 void transform_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t rows, std::int64_t cols, op o,
-                     T alpha, T beta) {
+                     T alpha, T beta, store_hint stores) {
   if (rows <= 0 || cols <= 0) return;
   if (alpha == T(0)) {
     // dst = beta * dst: the source is not touched; the plane's source aliases dst to reuse the loops.
     if (beta == T(1)) return;
-    const plane<T> p = make_plane<T>(dst, dst_s, dst, dst_s, rows, cols);
+    const plane<T> p = make_plane<T>(dst, dst_s, dst, dst_s, rows, cols, store_hint::cached);
     if (beta == T(0))
       run(p, zero_op<T>{});
     else
@@ -352,7 +468,8 @@ void transform_block(T* dst, strided dst_s, const T* src, strided src_s, std::in
     return;
   }
   const strided op_src_s = o == op::identity ? src_s : strided{src_s.cs, src_s.rs};
-  const plane<T> p = make_plane(dst, dst_s, src, op_src_s, rows, cols);
+  // Streaming stores only where dst is not read: with beta != 0 its lines are in the cache anyway.
+  const plane<T> p = make_plane(dst, dst_s, src, op_src_s, rows, cols, beta == T(0) ? stores : store_hint::cached);
 
   auto dispatch = [&](auto conj) {
     constexpr bool Conj = decltype(conj)::value;
@@ -375,14 +492,16 @@ void transform_block(T* dst, strided dst_s, const T* src, strided src_s, std::in
 }
 
 template <class T>
-void copy_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t rows, std::int64_t cols) {
+void copy_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t rows, std::int64_t cols,
+                store_hint stores) {
   if (rows <= 0 || cols <= 0) return;
-  run(make_plane(dst, dst_s, src, src_s, rows, cols), copy_op<T, false>{});
+  run(make_plane(dst, dst_s, src, src_s, rows, cols, stores), copy_op<T, false>{});
 }
 
 #define REDIST_INSTANTIATE_KERNELS(T)                                                                          \
-  template void transform_block<T>(T*, strided, const T*, strided, std::int64_t, std::int64_t, op, T, T); \
-  template void copy_block<T>(T*, strided, const T*, strided, std::int64_t, std::int64_t);
+  template void transform_block<T>(T*, strided, const T*, strided, std::int64_t, std::int64_t, op, T, T,     \
+                                    store_hint);                                                           \
+  template void copy_block<T>(T*, strided, const T*, strided, std::int64_t, std::int64_t, store_hint);
 
 REDIST_INSTANTIATE_KERNELS(float)
 REDIST_INSTANTIATE_KERNELS(double)

@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "redist/mpi/checked.hpp"
+#include "redist/transform/detail/node_buffer_registry.hpp"
 #include "redist/transform/detail/plan_data.hpp"
+#include "redist/transform/kernels.hpp"
 #include "redist/transform/plan.hpp"
 
 namespace redist {
@@ -38,15 +40,42 @@ struct transform_plan::impl {
   MPI_Win window = MPI_WIN_NULL;
   std::vector<std::byte*> send_shared;   // per sends[i]
   std::vector<const std::byte*> recv_shared;  // per recvs[i]
+  // Segment header of every rank: node_size message offsets, then per job its op(B) storage (regular
+  // flag and strides, fixed at planning), then per job where its B is this execution (node_buffer token,
+  // rank in that buffer's window, byte offset in its segment; token 0: not in a node_buffer).
+  std::byte* my_segment = nullptr;
+  std::vector<const std::byte*> recv_segment;  // per recvs[i]: the sender's segment (nullptr off node)
+  int node_size = 0;
+  std::int64_t header_words() const { return node_size + 6 * static_cast<std::int64_t>(job_plans.size()); }
+  std::size_t storage_slot(std::size_t job) const { return static_cast<std::size_t>(node_size) + 3 * job; }
+  std::size_t location_slot(std::size_t job) const {
+    return static_cast<std::size_t>(node_size) + 3 * job_plans.size() + 3 * job;
+  }
+  template <class Byte>
+  static Byte* header_slot(Byte* segment, std::size_t word) {
+    return segment + word * sizeof(std::int64_t);
+  }
+
+  kernels::store_hint stores = kernels::store_hint::cached;  // options.stores resolved for this rank
 
   impl() = default;
   impl(const impl&) = delete;
   impl& operator=(const impl&) = delete;
   ~impl();
 
-  // Chooses the strategy (collective when automatic) and allocates buffers / the shared window.
+  // Chooses the strategy (collective when automatic) and allocates buffers / the shared window, then
+  // resolves the store policy (collective when automatic).
   void setup_exchange();
+  void choose_stores();
   void execute(const std::vector<job_buffers>& buffers) const;
+
+  // shared_memory: which jobs read node peers' B directly from a node_buffer this execution
+  // (collective over node_comm); and, per such job, where a node peer's B is and how it is stored.
+  bool find_direct_jobs(const std::vector<job_buffers>& buffers, std::vector<char>& direct,
+                        std::vector<detail::node_segment>& my_b_segment) const;
+  void locate_peer_sources(const std::byte* peer_segment_base, const std::vector<char>& direct,
+                           const std::vector<detail::node_segment>& my_b_segment, std::vector<const void*>& peer_b,
+                           std::vector<detail::storage_view>& peer_view) const;
 };
 
 }  // namespace redist

@@ -1,0 +1,46 @@
+#pragma once
+// Node-shared storage for source matrices: the one-copy path of the shared_memory strategy.
+//
+// With ordinary (private) buffers, the shared_memory strategy copies twice per byte: the owner packs its
+// pieces into a shared window, the receiver transforms them from there into A. When B lives in a
+// node_buffer on every rank of a node, a receiver reads its node peers' B directly and transforms it into
+// its own A: one copy per byte, no packing and no staging memory.
+//
+// A node_buffer is allocated collectively (MPI_Win_allocate_shared on each node of `comm`); each rank
+// gets its own segment of `bytes` bytes (any value per rank, 0 included), readable by the other ranks of
+// its node. Use data() as the local storage of B (e.g. the ScaLAPACK local array) and pass it to
+// transform_plan::execute as usual: a job reads peers' B directly when, on every rank of the node, its B
+// pointer lies inside the segment of the same node_buffer and its layout has regular storage (block-
+// cyclic, blocked). Otherwise the job silently takes the packing path: results are identical.
+//
+// Because peers read it during an execution, B must not be modified while an execution that reads it
+// runs on any rank of the node; execute() returns only after the node's peers finished reading.
+// Destruction is collective over `comm` (MPI_Win_free), and must happen before MPI_Finalize.
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+
+namespace redist {
+
+class node_buffer {
+ public:
+  node_buffer();
+  node_buffer(MPI_Comm comm, std::int64_t bytes);  // collective over comm
+  ~node_buffer();
+  node_buffer(node_buffer&&) noexcept;
+  node_buffer& operator=(node_buffer&&) noexcept;
+
+  void* data() const;  // this rank's segment
+  std::int64_t bytes() const;
+  template <class T>
+  T* as() const {
+    return static_cast<T*>(data());
+  }
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+}  // namespace redist

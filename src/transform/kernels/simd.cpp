@@ -1,0 +1,238 @@
+// Register-blocked transposes and non-temporal copies (see simd.hpp).
+//
+// Why registers: measured on 32x32 double pieces scattered into a 4000x4000 matrix (the unpack of a
+// 32x32 -> 128x128 block-cyclic transpose), a 4x4 AVX2 transpose was 1.4-1.8x faster than the scalar
+// tiled loop, and with non-temporal stores 2x faster: as fast as memcpy of the same bytes. Packing
+// contiguous runs with non-temporal stores was 1.6x faster than memcpy of the runs. The functions are
+// compiled for AVX2 through target attributes and chosen at run time, so the library still runs on any
+// x86-64 CPU (and builds elsewhere, where available() is false).
+#include "simd.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define REDIST_HAVE_X86_SIMD 1
+#include <immintrin.h>
+#else
+#define REDIST_HAVE_X86_SIMD 0
+#endif
+
+namespace redist::kernels::simd {
+
+#if REDIST_HAVE_X86_SIMD
+
+bool available() noexcept {
+  static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return ok;
+}
+
+void store_fence() noexcept { _mm_sfence(); }
+
+namespace {
+
+#define REDIST_AVX2 __attribute__((target("avx2,fma")))
+
+inline bool aligned(const void* p, std::uintptr_t bytes) { return (reinterpret_cast<std::uintptr_t>(p) & (bytes - 1)) == 0; }
+
+// Issues this column step's share of the next tile's row prefetches.
+struct prefetcher {
+  row_prefetch rows;
+  index per_step;
+  index issued = 0;
+  prefetcher(row_prefetch r, index steps) : rows(r), per_step(steps > 0 ? (r.count + steps - 1) / steps : 0) {}
+  void step() {
+    for (index k = 0; k < per_step && issued < rows.count; ++k, ++issued)
+      __builtin_prefetch(rows.first + issued * rows.stride);
+  }
+};
+
+// 32 bytes to dst: non-temporal when asked and the address allows it (16-byte alignment at least).
+REDIST_AVX2 inline void store32(double* p, __m256d v, bool streaming) {
+  if (streaming && aligned(p, 32)) {
+    _mm256_stream_pd(p, v);
+  } else if (streaming && aligned(p, 16)) {
+    _mm_stream_pd(p, _mm256_castpd256_pd128(v));
+    _mm_stream_pd(p + 2, _mm256_extractf128_pd(v, 1));
+  } else {
+    _mm256_storeu_pd(p, v);
+  }
+}
+
+REDIST_AVX2 inline void store16(float* p, __m128 v, bool streaming) {
+  if (streaming && aligned(p, 16))
+    _mm_stream_ps(p, v);
+  else
+    _mm_storeu_ps(p, v);
+}
+
+template <lane_op Op>
+REDIST_AVX2 void transpose_8byte_impl(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
+                                     double alpha, double beta, bool streaming, row_prefetch next) {
+  const __m256d va = _mm256_set1_pd(alpha), vb = _mm256_set1_pd(beta);
+  prefetcher pf(next, nj / 4);
+  for (index j = 0; j < nj; j += 4) {
+    pf.step();
+    for (index i = 0; i < ni; i += 4) {
+      // Row q of the 4x4 block of dst (lanes j..j+3) is row i+q of src; transposed, c[q] is dst column j+q.
+      const double* s = src + i * s_in + j;
+      const __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + s_in);
+      const __m256d r2 = _mm256_loadu_pd(s + 2 * s_in), r3 = _mm256_loadu_pd(s + 3 * s_in);
+      const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
+      const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
+      __m256d c[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
+                      _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
+      for (int q = 0; q < 4; ++q) {
+        double* d = dst + i + (j + q) * d_out;
+        if constexpr (Op == lane_op::copy) {
+          store32(d, c[q], streaming);
+        } else if constexpr (Op == lane_op::scale) {
+          store32(d, _mm256_mul_pd(va, c[q]), streaming);
+        } else {
+          _mm256_storeu_pd(d, _mm256_fmadd_pd(va, c[q], _mm256_mul_pd(vb, _mm256_loadu_pd(d))));
+        }
+      }
+    }
+  }
+}
+
+template <lane_op Op>
+REDIST_AVX2 void transpose_4byte_impl(float* dst, index d_out, const float* src, index s_in, index ni, index nj,
+                                     float alpha, float beta, bool streaming, row_prefetch next) {
+  const __m128 va = _mm_set1_ps(alpha), vb = _mm_set1_ps(beta);
+  prefetcher pf(next, nj / 4);
+  for (index j = 0; j < nj; j += 4) {
+    pf.step();
+    for (index i = 0; i < ni; i += 4) {
+      const float* s = src + i * s_in + j;
+      __m128 c0 = _mm_loadu_ps(s), c1 = _mm_loadu_ps(s + s_in), c2 = _mm_loadu_ps(s + 2 * s_in),
+             c3 = _mm_loadu_ps(s + 3 * s_in);
+      _MM_TRANSPOSE4_PS(c0, c1, c2, c3);
+      const __m128 c[4] = {c0, c1, c2, c3};
+      for (int q = 0; q < 4; ++q) {
+        float* d = dst + i + (j + q) * d_out;
+        if constexpr (Op == lane_op::copy) {
+          store16(d, c[q], streaming);
+        } else if constexpr (Op == lane_op::scale) {
+          store16(d, _mm_mul_ps(va, c[q]), streaming);
+        } else {
+          _mm_storeu_ps(d, _mm_fmadd_ps(va, c[q], _mm_mul_ps(vb, _mm_loadu_ps(d))));
+        }
+      }
+    }
+  }
+}
+
+// 16-byte lanes (complex<double>): a lane is a pair of doubles, a 2x2 block of lanes is two registers.
+template <lane_op Op>
+REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
+                                      bool streaming, row_prefetch next) {
+  // Flips the sign of the imaginary parts (odd doubles).
+  const __m256d conj_mask = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);
+  prefetcher pf(next, nj / 2);
+  for (index j = 0; j < nj; j += 2) {
+    pf.step();
+    for (index i = 0; i < ni; i += 2) {
+      const double* s = src + 2 * (i * s_in + j);
+      const __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + 2 * s_in);
+      __m256d c0 = _mm256_permute2f128_pd(r0, r1, 0x20), c1 = _mm256_permute2f128_pd(r0, r1, 0x31);
+      if constexpr (Op == lane_op::conj_copy) {
+        c0 = _mm256_xor_pd(c0, conj_mask);
+        c1 = _mm256_xor_pd(c1, conj_mask);
+      }
+      store32(dst + 2 * (i + j * d_out), c0, streaming);
+      store32(dst + 2 * (i + (j + 1) * d_out), c1, streaming);
+    }
+  }
+}
+
+REDIST_AVX2 void streaming_copy_avx2(void* dst, const void* src, std::size_t bytes) {
+  auto* d = static_cast<char*>(dst);
+  const auto* s = static_cast<const char*>(src);
+  // Ordinary stores up to the first 16-byte boundary of dst, then 16-byte non-temporal stores.
+  const std::size_t head = std::min<std::size_t>(bytes, (16 - (reinterpret_cast<std::uintptr_t>(d) & 15)) & 15);
+  std::memcpy(d, s, head);
+  d += head;
+  s += head;
+  bytes -= head;
+  std::size_t k = 0;
+  for (; k + 64 <= bytes; k += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + k), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + k + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + k + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + k + 48), e);
+  }
+  for (; k + 16 <= bytes; k += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + k), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k)));
+  std::memcpy(d + k, s + k, bytes - k);
+}
+
+}  // namespace
+
+void transpose_8byte(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
+                     double alpha, double beta, bool streaming, row_prefetch next) noexcept {
+  switch (o) {
+    case lane_op::copy:
+    case lane_op::conj_copy:  // 8-byte lanes are never complex<double>; callers pass copy
+      transpose_8byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      return;
+    case lane_op::scale:
+      transpose_8byte_impl<lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      return;
+    case lane_op::axpby:
+      transpose_8byte_impl<lane_op::axpby>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      return;
+  }
+}
+
+void transpose_4byte(float* dst, index d_out, const float* src, index s_in, index ni, index nj, lane_op o, float alpha,
+                     float beta, bool streaming, row_prefetch next) noexcept {
+  switch (o) {
+    case lane_op::copy:
+    case lane_op::conj_copy:
+      transpose_4byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      return;
+    case lane_op::scale:
+      transpose_4byte_impl<lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      return;
+    case lane_op::axpby:
+      transpose_4byte_impl<lane_op::axpby>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      return;
+  }
+}
+
+void transpose_16byte(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
+                      bool streaming, row_prefetch next) noexcept {
+  if (o == lane_op::conj_copy)
+    transpose_16byte_impl<lane_op::conj_copy>(dst, d_out, src, s_in, ni, nj, streaming, next);
+  else
+    transpose_16byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, streaming, next);
+}
+
+void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept {
+  // Below a few cache lines the head/tail handling costs more than the saved line reads.
+  if (bytes < 256 || !available()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  streaming_copy_avx2(dst, src, bytes);
+}
+
+#else  // no x86 SIMD: nothing is available, callers take their portable loops.
+
+bool available() noexcept { return false; }
+void store_fence() noexcept {}
+void transpose_4byte(float*, index, const float*, index, index, index, lane_op, float, float, bool,
+                     row_prefetch) noexcept {}
+void transpose_8byte(double*, index, const double*, index, index, index, lane_op, double, double, bool,
+                     row_prefetch) noexcept {}
+void transpose_16byte(double*, index, const double*, index, index, index, lane_op, bool, row_prefetch) noexcept {}
+void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept { std::memcpy(dst, src, bytes); }
+
+#endif
+
+}  // namespace redist::kernels::simd

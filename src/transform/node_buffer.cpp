@@ -1,0 +1,119 @@
+// node_buffer: MPI shared-memory segments that transform plans read directly (see node_buffer.hpp).
+#include "redist/transform/node_buffer.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "redist/error.hpp"
+#include "redist/mpi/checked.hpp"
+#include "redist/transform/detail/node_buffer_registry.hpp"
+
+namespace redist {
+
+namespace detail {
+namespace {
+
+std::mutex registry_mutex;
+std::vector<node_segment>& registry() {
+  static std::vector<node_segment> segments;  // few live buffers: a linear scan is enough
+  return segments;
+}
+
+}  // namespace
+
+void register_node_segment(const node_segment& s) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  registry().push_back(s);
+}
+
+void unregister_node_segment(MPI_Win window) {
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  auto& r = registry();
+  for (auto it = r.begin(); it != r.end(); ++it)
+    if (it->window == window) {
+      r.erase(it);
+      return;
+    }
+}
+
+bool find_node_segment(const void* p, node_segment& out) {
+  if (p == nullptr) return false;
+  const auto* b = static_cast<const std::byte*>(p);
+  std::lock_guard<std::mutex> lock(registry_mutex);
+  for (const auto& s : registry()) {
+    // An empty segment still has an address (its data()): B of a rank without elements points there.
+    const bool inside = s.bytes == 0 ? b == s.begin : (b >= s.begin && b < s.begin + s.bytes);
+    if (inside) {
+      out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
+const std::byte* peer_segment(const node_segment& mine, int rank_in_window) {
+  MPI_Aint size = 0;
+  int disp = 0;
+  void* base = nullptr;
+  REDIST_MPI_CHECK(MPI_Win_shared_query(mine.window, rank_in_window, &size, &disp, &base));
+  return static_cast<const std::byte*>(base);
+}
+
+}  // namespace detail
+
+struct node_buffer::state {
+  mpi::comm_handle node_comm;
+  MPI_Win window = MPI_WIN_NULL;
+  void* data = nullptr;
+  std::int64_t bytes = 0;
+  state() = default;
+  state(const state&) = delete;
+  state& operator=(const state&) = delete;
+  ~state() {
+    if (window == MPI_WIN_NULL) return;
+    detail::unregister_node_segment(window);
+    if (!mpi::finalized()) {
+      MPI_Win_unlock_all(window);
+      MPI_Win_free(&window);
+    }
+  }
+};
+
+node_buffer::node_buffer() = default;
+node_buffer::~node_buffer() = default;
+node_buffer::node_buffer(node_buffer&&) noexcept = default;
+node_buffer& node_buffer::operator=(node_buffer&&) noexcept = default;
+
+void* node_buffer::data() const { return state_ ? state_->data : nullptr; }
+std::int64_t node_buffer::bytes() const { return state_ ? state_->bytes : 0; }
+
+node_buffer::node_buffer(MPI_Comm comm, std::int64_t bytes) {
+  if (bytes < 0) throw invalid_argument("node_buffer of " + std::to_string(bytes) + " bytes: the size must be >= 0");
+  auto s = std::make_unique<state>();
+  s->node_comm = mpi::split_shared(comm);
+  MPI_Info info;
+  REDIST_MPI_CHECK(MPI_Info_create(&info));
+  // Each rank's segment on its own pages (NUMA: first touch by the owner).
+  REDIST_MPI_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, s->node_comm.get(), &s->data,
+                                         &s->window);
+  MPI_Info_free(&info);
+  REDIST_MPI_CHECK(rc);
+  // A passive-target epoch for the buffer's lifetime: peers access it with loads and MPI_Win_sync.
+  REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->window));
+  s->bytes = bytes;
+  // The token names this allocation on the node: node rank 0's process id and allocation count.
+  static std::atomic<std::uint32_t> allocations{0};
+  std::uint64_t token = (static_cast<std::uint64_t>(getpid()) << 32) | (++allocations);
+  REDIST_MPI_CHECK(MPI_Bcast(&token, 1, MPI_UINT64_T, 0, s->node_comm.get()));
+  detail::register_node_segment(
+      {token, mpi::rank(s->node_comm.get()), s->window, static_cast<const std::byte*>(s->data), bytes});
+  state_ = std::move(s);
+}
+
+}  // namespace redist
