@@ -1,5 +1,6 @@
 #include "redist/mpi/checked.hpp"
 
+#include <algorithm>
 #include <climits>
 
 namespace redist {
@@ -44,11 +45,22 @@ void throw_error(error_kind kind, const std::string& message) {
 }
 
 void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message) {
+  std::vector<std::uint64_t> nothing;
+  agree_on_errors(comm, kind, message, nothing);
+}
+
+void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message,
+                     std::vector<std::uint64_t>& reduce_min) {
   const int me = rank(comm);
   const int nranks = size(comm);
-  int my_flag = kind == error_kind::none ? nranks : me;
-  int first_failing = nranks;
-  REDIST_MPI_CHECK(MPI_Allreduce(&my_flag, &first_failing, 1, MPI_INT, MPI_MIN, comm));
+  // Entry 0: the lowest failing rank (nranks when none failed), then the caller's values.
+  std::vector<std::uint64_t> values(1 + reduce_min.size());
+  values[0] = static_cast<std::uint64_t>(kind == error_kind::none ? nranks : me);
+  std::copy(reduce_min.begin(), reduce_min.end(), values.begin() + 1);
+  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_MIN,
+                                 comm));
+  std::copy(values.begin() + 1, values.end(), reduce_min.begin());
+  const int first_failing = static_cast<int>(values[0]);
   if (first_failing == nranks) return;
   // The lowest failing rank broadcasts its kind and message so every rank reports the same thing.
   int header[2] = {static_cast<int>(kind), static_cast<int>(message.size())};

@@ -408,17 +408,36 @@ void transform_plan::execute(const std::vector<job_buffers>& buffers) const {
 void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) const {
   const std::string problem = check_buffers(*this, buffers);
   const bool shared = strategy == exchange_strategy::shared_memory;
+  // shared_memory: where this rank's B is, published before the first synchronisation; after it, per job,
+  // the minimum of (token, ~token) over the ranks says whether all use one node_buffer (see below).
+  std::vector<detail::node_segment> my_b_segment(job_plans.size());
+  std::vector<std::uint64_t> source_tokens;
+  if (shared) source_tokens = publish_sources(problem.empty() ? &buffers : nullptr, my_b_segment);
   if (options.check_consistency) {
     // Agreed over all ranks, so a problem on one rank stops every rank before anything moves. Being a
     // synchronisation of all ranks, it also tells a shared-memory sender that its node peers finished
-    // reading the previous execution's data from its window segment.
+    // reading the previous execution's data from its window segment, and it carries the source tokens.
     mpi::agree_on_errors(comm.get(), problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument,
-                         problem);
+                         problem, source_tokens);
   } else if (!problem.empty()) {
     throw invalid_argument(problem);
   } else if (shared) {
-    REDIST_MPI_CHECK(MPI_Barrier(node_comm.get()));
+    REDIST_MPI_CHECK(MPI_Win_sync(window));
+    REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, source_tokens.data(), static_cast<int>(source_tokens.size()),
+                                   MPI_UINT64_T, MPI_MIN, node_comm.get()));
   }
+  // Jobs whose B sits in one node_buffer on every rank: node peers read it directly.
+  std::vector<char> direct(job_plans.size(), 0);
+  bool any_direct = false;
+  if (shared) {
+    REDIST_MPI_CHECK(MPI_Win_sync(window));  // peers' headers are visible from here
+    for (size_t j = 0; j < job_plans.size(); ++j) {
+      const std::uint64_t lowest = source_tokens[2 * j], highest = ~source_tokens[2 * j + 1];
+      direct[j] = lowest != 0 && lowest == highest;
+      any_direct = any_direct || direct[j];
+    }
+  }
+  const bool all_direct = any_direct && std::all_of(direct.begin(), direct.end(), [](char d) { return d != 0; });
   const int num_threads = options.num_threads > 0 ? options.num_threads : omp_get_max_threads();
   const int saved_threads = omp_get_max_threads();
   omp_set_num_threads(num_threads);
@@ -483,11 +502,6 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
     REDIST_MPI_CHECK(MPI_Irecv(private_recv(i), recv_types.back().count, recv_types.back().type, recvs[i].rank,
                                exchange_tag, c, &recv_requests.back()));
   }
-  // Jobs whose B sits in one node_buffer on every rank of the node: node peers read it directly.
-  std::vector<char> direct(job_plans.size(), 0);
-  std::vector<detail::node_segment> my_b_segment(job_plans.size());
-  const bool any_direct = shared && find_direct_jobs(buffers, direct, my_b_segment);
-  const bool all_direct = any_direct && std::all_of(direct.begin(), direct.end(), [](char d) { return d != 0; });
   if (shared) {
     // Node peers: pack straight into this rank's window segment; they read it after the barrier.
     for (size_t i : send_order)
@@ -543,38 +557,31 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
   }
 }
 
-bool transform_plan::impl::find_direct_jobs(const std::vector<job_buffers>& buffers, std::vector<char>& direct,
-                                             std::vector<detail::node_segment>& my_b_segment) const {
-  // Publish where this rank's B is (node_buffer token, rank in its window, offset) in the segment
-  // header, then agree per job on the node: direct when every rank reported the same allocation. The
-  // reduction (max of token and of its complement, i.e. max and min) is also the synchronisation after
-  // which peers read the headers.
+std::vector<std::uint64_t> transform_plan::impl::publish_sources(const std::vector<job_buffers>* buffers,
+                                                                 std::vector<detail::node_segment>& my_b_segment) const {
+  // Per job, where this rank's B is (node_buffer token, rank in its window, offset) goes into the segment
+  // header, and (token, ~token) into the values whose minimum over the ranks is taken: min(token) and
+  // ~max(token). A job is read directly when they agree on a nonzero token: every rank's B is in the same
+  // allocation (so every rank also holds its window). Token 0: B not in a node_buffer, irregular
+  // storage, alpha == 0 (B not read) or bad buffers (the execution throws anyway).
   const size_t jobs_count = job_plans.size();
-  std::vector<std::uint64_t> range(2 * jobs_count, 0);
+  std::vector<std::uint64_t> tokens(2 * jobs_count, 0);
   for (size_t j = 0; j < jobs_count; ++j) {
     std::int64_t location[3] = {0, 0, 0};
     detail::node_segment& seg = my_b_segment[j];
-    const bool readable = buffers[j].alpha != scalar(0.0, 0.0) && job_plans[j].b_view.kind == storage_kind::regular &&
-                          detail::find_node_segment(buffers[j].b, seg);
+    const bool readable = buffers != nullptr && (*buffers)[j].alpha != scalar(0.0, 0.0) &&
+                          job_plans[j].b_view.kind == storage_kind::regular &&
+                          detail::find_node_segment((*buffers)[j].b, seg);
     if (readable) {
       location[0] = static_cast<std::int64_t>(seg.token);
       location[1] = seg.rank_in_window;
-      location[2] = static_cast<const std::byte*>(buffers[j].b) - seg.begin;
+      location[2] = static_cast<const std::byte*>((*buffers)[j].b) - seg.begin;
     }
     std::memcpy(header_slot(my_segment, location_slot(j)), location, sizeof(location));
-    range[2 * j] = readable ? seg.token : 0;
-    range[2 * j + 1] = ~range[2 * j];
+    tokens[2 * j] = readable ? seg.token : 0;
+    tokens[2 * j + 1] = ~tokens[2 * j];
   }
-  REDIST_MPI_CHECK(MPI_Win_sync(window));
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, range.data(), static_cast<int>(range.size()), MPI_UINT64_T, MPI_MAX,
-                                 node_comm.get()));
-  REDIST_MPI_CHECK(MPI_Win_sync(window));
-  bool any = false;
-  for (size_t j = 0; j < jobs_count; ++j) {
-    direct[j] = range[2 * j] != 0 && range[2 * j] == ~range[2 * j + 1];
-    any = any || direct[j];
-  }
-  return any;
+  return tokens;
 }
 
 void transform_plan::impl::locate_peer_sources(const std::byte* peer_segment_base, const std::vector<char>& direct,

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -107,10 +108,17 @@ node_buffer::node_buffer(MPI_Comm comm, std::int64_t bytes) {
   // A passive-target epoch for the buffer's lifetime: peers access it with loads and MPI_Win_sync.
   REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->window));
   s->bytes = bytes;
-  // The token names this allocation on the node: node rank 0's process id and allocation count.
+  // The token names this allocation on every rank of comm (plans agree on it over their communicator):
+  // rank 0's host, process id and allocation count, so two live allocations never share one.
   static std::atomic<std::uint32_t> allocations{0};
-  std::uint64_t token = (static_cast<std::uint64_t>(getpid()) << 32) | (++allocations);
-  REDIST_MPI_CHECK(MPI_Bcast(&token, 1, MPI_UINT64_T, 0, s->node_comm.get()));
+  std::uint64_t token = 0;
+  if (mpi::rank(comm) == 0) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    token = (std::hash<std::string>{}(host) << 40) ^ (static_cast<std::uint64_t>(getpid()) << 20) ^ (++allocations);
+    if (token == 0) token = 1;  // 0 means "not in a node_buffer"
+  }
+  REDIST_MPI_CHECK(MPI_Bcast(&token, 1, MPI_UINT64_T, 0, comm));
   detail::register_node_segment(
       {token, mpi::rank(s->node_comm.get()), s->window, static_cast<const std::byte*>(s->data), bytes});
   state_ = std::move(s);

@@ -226,11 +226,14 @@ void node_buffer_sources(std::uint64_t seed, int cases, bool block_cyclic_only) 
     transform_options o;
     o.strategy = exchange_strategy::shared_memory;
     o.stores = static_cast<store_policy>(uniform(g, 0, 2));
+    // The source agreement rides on the consistency check, or takes its own node reduction without it.
+    o.check_consistency = uniform(g, 0, 1) == 1;
     const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
     for (int rep = 0; rep < 2; ++rep) {
       plan.execute(d.a.data(), b, d.alpha, d.beta);
       EXPECT_EQ(global_sum(count_errors(d)), 0)
           << "case " << c << " mode " << mode << " repetition " << rep << " op " << to_string(d.operation)
+          << " check_consistency " << o.check_consistency
           << "\nA: " << d.a_layout.describe() << "\nB: " << d.b_layout.describe();
       fill(d, 1000 + 2 * c + rep, 1001 + 2 * c + rep, d.beta == T(0));
       std::copy(d.b.begin(), d.b.end(), shared_b);

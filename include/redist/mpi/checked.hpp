@@ -23,6 +23,10 @@ int size(MPI_Comm comm);
 // lowest failing rank, so that no rank proceeds into communication that others skip.
 enum class error_kind : int { none = 0, invalid_layout, dimension_mismatch, invalid_argument, inconsistent_ranks, overflow };
 void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message);
+// The same, and in the same reduction replaces every entry of `reduce_min` by its minimum over the ranks
+// (callers piggyback small agreements on the error check instead of paying another collective).
+void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message,
+                     std::vector<std::uint64_t>& reduce_min);
 [[noreturn]] void throw_error(error_kind kind, const std::string& message);
 
 // True once MPI_Finalize has been called: MPI objects owned by library handles (plans kept in globals,

@@ -9,9 +9,11 @@
 // A node_buffer is allocated collectively (MPI_Win_allocate_shared on each node of `comm`); each rank
 // gets its own segment of `bytes` bytes (any value per rank, 0 included), readable by the other ranks of
 // its node. Use data() as the local storage of B (e.g. the ScaLAPACK local array) and pass it to
-// transform_plan::execute as usual: a job reads peers' B directly when, on every rank of the node, its B
-// pointer lies inside the segment of the same node_buffer and its layout has regular storage (block-
-// cyclic, blocked). Otherwise the job silently takes the packing path: results are identical.
+// transform_plan::execute as usual: a job reads peers' B directly when, on every rank of the plan's
+// communicator (of the node, with transform_options::check_consistency off), its B pointer lies inside
+// the segment of the same node_buffer and its layout has regular storage (block-cyclic, blocked).
+// Otherwise the job silently takes the packing path: results are identical. Ranks whose B has no
+// elements pass data() of their (possibly empty) segment.
 //
 // Because peers read it during an execution, B must not be modified while an execution that reads it
 // runs on any rank of the node; execute() returns only after the node's peers finished reading.

@@ -8,7 +8,7 @@
 namespace redist::detail {
 
 struct node_segment {
-  std::uint64_t token = 0;    // the same on every rank of the node for one allocation, never 0
+  std::uint64_t token = 0;    // the same on every rank of the allocation's communicator, never 0
   int rank_in_window = 0;     // this rank in the window's node communicator
   MPI_Win window = MPI_WIN_NULL;
   const std::byte* begin = nullptr;

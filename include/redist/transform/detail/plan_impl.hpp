@@ -69,10 +69,11 @@ struct transform_plan::impl {
   void choose_stores();
   void execute(const std::vector<job_buffers>& buffers) const;
 
-  // shared_memory: which jobs read node peers' B directly from a node_buffer this execution
-  // (collective over node_comm); and, per such job, where a node peer's B is and how it is stored.
-  bool find_direct_jobs(const std::vector<job_buffers>& buffers, std::vector<char>& direct,
-                        std::vector<detail::node_segment>& my_b_segment) const;
+  // shared_memory: publishes where this rank's B of each job is (window header) and returns the values
+  // to reduce (minimum) over the ranks to decide which jobs read node peers' B directly from a
+  // node_buffer; null buffers: none. Then, per such job, where a node peer's B is and how it is stored.
+  std::vector<std::uint64_t> publish_sources(const std::vector<job_buffers>* buffers,
+                                             std::vector<detail::node_segment>& my_b_segment) const;
   void locate_peer_sources(const std::byte* peer_segment_base, const std::vector<char>& direct,
                            const std::vector<detail::node_segment>& my_b_segment, std::vector<const void*>& peer_b,
                            std::vector<detail::storage_view>& peer_view) const;
