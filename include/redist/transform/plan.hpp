@@ -28,10 +28,11 @@ const char* to_string(exchange_strategy s);
 
 // How packing and unpacking write memory.
 enum class store_policy : std::uint8_t {
-  automatic = 0,  // streaming when the bytes the node's ranks write per execution exceed the last-level cache
+  automatic = 0,  // streaming when a rank writes more than 8x its core's share of the last-level cache
   cached = 1,     // ordinary stores
-  streaming = 2,  // non-temporal stores where they apply (copies into messages; A with beta == 0): they skip
-                  // reading every destination cache line first and leave the cache to other data
+  streaming = 2,  // non-temporal stores for plain copies of contiguous runs (packing; unpacking without
+                  // transposition, alpha = 1, beta = 0): they skip reading every destination cache line
+                  // first and leave the cache to other data
 };
 const char* to_string(store_policy s);
 

@@ -2,10 +2,11 @@
 //
 // Why registers: measured on 32x32 double pieces scattered into a 4000x4000 matrix (the unpack of a
 // 32x32 -> 128x128 block-cyclic transpose), a 4x4 AVX2 transpose was 1.4-1.8x faster than the scalar
-// tiled loop, and with non-temporal stores 2x faster: as fast as memcpy of the same bytes. Packing
-// contiguous runs with non-temporal stores was 1.6x faster than memcpy of the runs. The functions are
-// compiled for AVX2 through target attributes and chosen at run time, so the library still runs on any
-// x86-64 CPU (and builds elsewhere, where available() is false).
+// tiled loop. Non-temporal stores made it faster still in a single process, but 1.15-1.2x slower in the
+// benchmark's 4-rank transposes (4 ranks on 2 cores, N = 8000), so transposes store normally; packing
+// contiguous runs with non-temporal stores was 1.6x faster than memcpy of the runs, and is kept. The
+// functions are compiled for AVX2 through target attributes and chosen at run time, so the library still
+// runs on any x86-64 CPU (and builds elsewhere, where available() is false).
 #include "simd.hpp"
 
 #include <algorithm>
@@ -33,8 +34,6 @@ namespace {
 
 #define REDIST_AVX2 __attribute__((target("avx2,fma")))
 
-inline bool aligned(const void* p, std::uintptr_t bytes) { return (reinterpret_cast<std::uintptr_t>(p) & (bytes - 1)) == 0; }
-
 // Issues this column step's share of the next tile's row prefetches.
 struct prefetcher {
   row_prefetch rows;
@@ -47,28 +46,9 @@ struct prefetcher {
   }
 };
 
-// 32 bytes to dst: non-temporal when asked and the address allows it (16-byte alignment at least).
-REDIST_AVX2 inline void store32(double* p, __m256d v, bool streaming) {
-  if (streaming && aligned(p, 32)) {
-    _mm256_stream_pd(p, v);
-  } else if (streaming && aligned(p, 16)) {
-    _mm_stream_pd(p, _mm256_castpd256_pd128(v));
-    _mm_stream_pd(p + 2, _mm256_extractf128_pd(v, 1));
-  } else {
-    _mm256_storeu_pd(p, v);
-  }
-}
-
-REDIST_AVX2 inline void store16(float* p, __m128 v, bool streaming) {
-  if (streaming && aligned(p, 16))
-    _mm_stream_ps(p, v);
-  else
-    _mm_storeu_ps(p, v);
-}
-
 template <lane_op Op>
 REDIST_AVX2 void transpose_8byte_impl(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
-                                     double alpha, double beta, bool streaming, row_prefetch next) {
+                                     double alpha, double beta, row_prefetch next) {
   const __m256d va = _mm256_set1_pd(alpha), vb = _mm256_set1_pd(beta);
   prefetcher pf(next, nj / 4);
   for (index j = 0; j < nj; j += 4) {
@@ -85,9 +65,9 @@ REDIST_AVX2 void transpose_8byte_impl(double* dst, index d_out, const double* sr
       for (int q = 0; q < 4; ++q) {
         double* d = dst + i + (j + q) * d_out;
         if constexpr (Op == lane_op::copy) {
-          store32(d, c[q], streaming);
+          _mm256_storeu_pd(d, c[q]);
         } else if constexpr (Op == lane_op::scale) {
-          store32(d, _mm256_mul_pd(va, c[q]), streaming);
+          _mm256_storeu_pd(d, _mm256_mul_pd(va, c[q]));
         } else {
           _mm256_storeu_pd(d, _mm256_fmadd_pd(va, c[q], _mm256_mul_pd(vb, _mm256_loadu_pd(d))));
         }
@@ -98,7 +78,7 @@ REDIST_AVX2 void transpose_8byte_impl(double* dst, index d_out, const double* sr
 
 template <lane_op Op>
 REDIST_AVX2 void transpose_4byte_impl(float* dst, index d_out, const float* src, index s_in, index ni, index nj,
-                                     float alpha, float beta, bool streaming, row_prefetch next) {
+                                     float alpha, float beta, row_prefetch next) {
   const __m128 va = _mm_set1_ps(alpha), vb = _mm_set1_ps(beta);
   prefetcher pf(next, nj / 4);
   for (index j = 0; j < nj; j += 4) {
@@ -112,9 +92,9 @@ REDIST_AVX2 void transpose_4byte_impl(float* dst, index d_out, const float* src,
       for (int q = 0; q < 4; ++q) {
         float* d = dst + i + (j + q) * d_out;
         if constexpr (Op == lane_op::copy) {
-          store16(d, c[q], streaming);
+          _mm_storeu_ps(d, c[q]);
         } else if constexpr (Op == lane_op::scale) {
-          store16(d, _mm_mul_ps(va, c[q]), streaming);
+          _mm_storeu_ps(d, _mm_mul_ps(va, c[q]));
         } else {
           _mm_storeu_ps(d, _mm_fmadd_ps(va, c[q], _mm_mul_ps(vb, _mm_loadu_ps(d))));
         }
@@ -126,7 +106,7 @@ REDIST_AVX2 void transpose_4byte_impl(float* dst, index d_out, const float* src,
 // 16-byte lanes (complex<double>): a lane is a pair of doubles, a 2x2 block of lanes is two registers.
 template <lane_op Op>
 REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
-                                      bool streaming, row_prefetch next) {
+                                      row_prefetch next) {
   // Flips the sign of the imaginary parts (odd doubles).
   const __m256d conj_mask = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);
   prefetcher pf(next, nj / 2);
@@ -140,8 +120,8 @@ REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* s
         c0 = _mm256_xor_pd(c0, conj_mask);
         c1 = _mm256_xor_pd(c1, conj_mask);
       }
-      store32(dst + 2 * (i + j * d_out), c0, streaming);
-      store32(dst + 2 * (i + (j + 1) * d_out), c1, streaming);
+      _mm256_storeu_pd(dst + 2 * (i + j * d_out), c0);
+      _mm256_storeu_pd(dst + 2 * (i + (j + 1) * d_out), c1);
     }
   }
 }
@@ -174,43 +154,43 @@ REDIST_AVX2 void streaming_copy_avx2(void* dst, const void* src, std::size_t byt
 }  // namespace
 
 void transpose_8byte(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
-                     double alpha, double beta, bool streaming, row_prefetch next) noexcept {
+                     double alpha, double beta, row_prefetch next) noexcept {
   switch (o) {
     case lane_op::copy:
     case lane_op::conj_copy:  // 8-byte lanes are never complex<double>; callers pass copy
-      transpose_8byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      transpose_8byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
       return;
     case lane_op::scale:
-      transpose_8byte_impl<lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      transpose_8byte_impl<lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
       return;
     case lane_op::axpby:
-      transpose_8byte_impl<lane_op::axpby>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      transpose_8byte_impl<lane_op::axpby>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
       return;
   }
 }
 
 void transpose_4byte(float* dst, index d_out, const float* src, index s_in, index ni, index nj, lane_op o, float alpha,
-                     float beta, bool streaming, row_prefetch next) noexcept {
+                     float beta, row_prefetch next) noexcept {
   switch (o) {
     case lane_op::copy:
     case lane_op::conj_copy:
-      transpose_4byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      transpose_4byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
       return;
     case lane_op::scale:
-      transpose_4byte_impl<lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      transpose_4byte_impl<lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
       return;
     case lane_op::axpby:
-      transpose_4byte_impl<lane_op::axpby>(dst, d_out, src, s_in, ni, nj, alpha, beta, streaming, next);
+      transpose_4byte_impl<lane_op::axpby>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
       return;
   }
 }
 
 void transpose_16byte(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
-                      bool streaming, row_prefetch next) noexcept {
+                      row_prefetch next) noexcept {
   if (o == lane_op::conj_copy)
-    transpose_16byte_impl<lane_op::conj_copy>(dst, d_out, src, s_in, ni, nj, streaming, next);
+    transpose_16byte_impl<lane_op::conj_copy>(dst, d_out, src, s_in, ni, nj, next);
   else
-    transpose_16byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, streaming, next);
+    transpose_16byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, next);
 }
 
 void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept {
@@ -226,11 +206,10 @@ void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept {
 
 bool available() noexcept { return false; }
 void store_fence() noexcept {}
-void transpose_4byte(float*, index, const float*, index, index, index, lane_op, float, float, bool,
+void transpose_4byte(float*, index, const float*, index, index, index, lane_op, float, float, row_prefetch) noexcept {}
+void transpose_8byte(double*, index, const double*, index, index, index, lane_op, double, double,
                      row_prefetch) noexcept {}
-void transpose_8byte(double*, index, const double*, index, index, index, lane_op, double, double, bool,
-                     row_prefetch) noexcept {}
-void transpose_16byte(double*, index, const double*, index, index, index, lane_op, bool, row_prefetch) noexcept {}
+void transpose_16byte(double*, index, const double*, index, index, index, lane_op, row_prefetch) noexcept {}
 void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept { std::memcpy(dst, src, bytes); }
 
 #endif

@@ -35,12 +35,12 @@ struct row_prefetch {
 bool available() noexcept;
 
 void transpose_4byte(float* dst, index d_out, const float* src, index s_in, index ni, index nj, lane_op o, float alpha,
-                     float beta, bool streaming, row_prefetch next) noexcept;
+                     float beta, row_prefetch next) noexcept;
 void transpose_8byte(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
-                     double alpha, double beta, bool streaming, row_prefetch next) noexcept;
+                     double alpha, double beta, row_prefetch next) noexcept;
 // copy and conj_copy only.
 void transpose_16byte(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
-                      bool streaming, row_prefetch next) noexcept;
+                      row_prefetch next) noexcept;
 
 // memcpy whose stores bypass the caches (a plain memcpy for sizes where that cannot pay off).
 void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept;

@@ -134,7 +134,7 @@ constexpr std::int64_t simd_block = sizeof(T) == 16 ? 2 : 4;
 // are multiples of the register block; returns false (nothing done) where it does not apply.
 template <class T, class Op>
 bool simd_transpose(T* dst, std::int64_t d_out, const T* src, std::int64_t s_in, std::int64_t ni, std::int64_t nj,
-                    const Op& apply, bool streaming, simd::row_prefetch next) {
+                    const Op& apply, simd::row_prefetch next) {
   if constexpr (!simd_lane<T, Op>::supported) {
     return false;
   } else {
@@ -142,7 +142,7 @@ bool simd_transpose(T* dst, std::int64_t d_out, const T* src, std::int64_t s_in,
     using lane = simd_lane<T, Op>;
     if constexpr (sizeof(T) == 16) {
       simd::transpose_16byte(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src), s_in, ni, nj,
-                             lane::op(), streaming, next);
+                             lane::op(), next);
     } else if constexpr (sizeof(T) == 8) {
       double alpha = 1.0, beta = 0.0;
       if constexpr (std::is_same_v<T, double>) {
@@ -150,7 +150,7 @@ bool simd_transpose(T* dst, std::int64_t d_out, const T* src, std::int64_t s_in,
         beta = lane::beta(apply);
       }
       simd::transpose_8byte(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src), s_in, ni, nj,
-                            lane::op(), alpha, beta, streaming, next);
+                            lane::op(), alpha, beta, next);
     } else {
       float alpha = 1.0f, beta = 0.0f;
       if constexpr (std::is_same_v<T, float>) {
@@ -158,7 +158,7 @@ bool simd_transpose(T* dst, std::int64_t d_out, const T* src, std::int64_t s_in,
         beta = lane::beta(apply);
       }
       simd::transpose_4byte(reinterpret_cast<float*>(dst), d_out, reinterpret_cast<const float*>(src), s_in, ni, nj,
-                            lane::op(), alpha, beta, streaming, next);
+                            lane::op(), alpha, beta, next);
     }
     return true;
   }
@@ -172,7 +172,7 @@ struct plane {
   const T* src;
   index n_inner, n_outer;
   index d_in, d_out, s_in, s_out;
-  bool streaming;  // non-temporal stores where the loop shape has them
+  bool streaming;  // non-temporal stores for plain copies of contiguous runs
 };
 
 // `src_s` are the strides of op(src) (transposition already folded in).
@@ -235,10 +235,14 @@ inline void stream_run(const plane<T>& p, index j, index i_begin, index i_end, c
   for (index i = i_begin; i < i_end; ++i) apply(d[i], s[i]);
 }
 
+// Non-temporal stores (plain copies with p.streaming) are weakly ordered: every thread that made them
+// fences before the kernel returns, so the data is published like ordinary stores.
 template <class T, class Op>
 void stream(const plane<T>& p, const Op& apply) {
+  const bool fence = Op::plain_copy && p.streaming;
   if (!go_parallel(p.n_inner * p.n_outer)) {
     for (index j = 0; j < p.n_outer; ++j) stream_run(p, j, 0, p.n_inner, apply);
+    if (fence) simd::store_fence();
     return;
   }
   // Work items are (column, chunk of the column); columns are cut only when there are too few of them
@@ -260,8 +264,7 @@ void stream(const plane<T>& p, const Op& apply) {
       const index i_begin = (item % chunks) * chunk;
       stream_run(p, j, i_begin, std::min(p.n_inner, i_begin + chunk), apply);
     }
-    // Each thread fences its own non-temporal stores.
-    if (p.streaming) simd::store_fence();
+    if (fence) simd::store_fence();
   }
 }
 
@@ -301,13 +304,8 @@ void for_each_tile(index n_inner, index n_outer, const tiling& t, bool parallel,
   };
   const index count = t.count();
   if (parallel) {
-#pragma omp parallel
-    {
-#pragma omp for schedule(static)
-      for (index tile = 0; tile < count; ++tile) run(tile);
-      // Each thread fences its own non-temporal stores (a no-op cost when it made none).
-      simd::store_fence();
-    }
+#pragma omp parallel for schedule(static)
+    for (index tile = 0; tile < count; ++tile) run(tile);
   } else {
     for (index tile = 0; tile < count; ++tile) run(tile);
   }
@@ -372,11 +370,11 @@ inline void scalar_transpose(T* dst, index d_out, const T* src, index s_in, inde
 // One tile, dst(i, j) = dst[i + j*d_out] from src[i*s_in + j] for i < ni, j < nj: register blocks over
 // the block-multiple corner, scalar loops over the edges (or everything where no register path applies).
 template <class T, class Op>
-void transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, index nj, const Op& apply, bool streaming,
+void transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, index nj, const Op& apply,
                     simd::row_prefetch next) {
   constexpr index b = simd_block<T>;
   const index vi = ni / b * b, vj = nj / b * b;
-  if (simd_transpose(dst, d_out, src, s_in, vi, vj, apply, streaming, next)) {
+  if (simd_transpose(dst, d_out, src, s_in, vi, vj, apply, next)) {
     scalar_transpose(dst, d_out, src, s_in, vi, ni, 0, nj, apply);
     scalar_transpose(dst, d_out, src, s_in, 0, vi, vj, nj, apply);
     return;
@@ -407,7 +405,7 @@ void transpose(const plane<T>& p, const Op& apply) {
       T* __restrict buf = staging_buffer<T>(t.inner * t.outer);
       for (index i = i0; i < i1; ++i)
         std::memcpy(buf + (i - i0) * width, p.src + i * s_in + j0, static_cast<size_t>(width) * sizeof(T));
-      transpose_tile(d, d_out, buf, width, i1 - i0, width, apply, p.streaming, simd::row_prefetch{});
+      transpose_tile(d, d_out, buf, width, i1 - i0, width, apply, simd::row_prefetch{});
       return;
     }
     // The first line of each source row of the next tile.
@@ -420,7 +418,7 @@ void transpose(const plane<T>& p, const Op& apply) {
       rows.stride = s_in * static_cast<index>(sizeof(T));
       rows.count = std::min(p.n_inner, next_i0 + t.inner) - next_i0;
     }
-    transpose_tile(d, d_out, p.src + i0 * s_in + j0, s_in, i1 - i0, j1 - j0, apply, p.streaming, rows);
+    transpose_tile(d, d_out, p.src + i0 * s_in + j0, s_in, i1 - i0, j1 - j0, apply, rows);
   });
 }
 
@@ -447,8 +445,6 @@ void run(const plane<T>& p, const Op& apply) {
     transpose(p, apply);
   else
     general(p, apply);
-  // Parallel loops fenced their threads' stores; this fences the calling thread's.
-  if (p.streaming) simd::store_fence();
 }
 
 }  // namespace
