@@ -1,10 +1,10 @@
 #pragma once
 // Node-shared storage for source matrices: the one-copy path of the shared_memory strategy.
 //
-// With ordinary (private) buffers, the shared_memory strategy copies twice per byte: the owner packs its
-// pieces into a shared window, the receiver transforms them from there into A. When B lives in a
-// node_buffer on every rank of a node, a receiver reads its node peers' B directly and transforms it into
-// its own A: one copy per byte, no packing and no staging memory.
+// With ordinary (private) buffers, the shared_memory strategy (which `automatic` picks for large data)
+// copies twice per byte: the owner packs its pieces into a shared window, the receiver transforms them
+// from there into A. When B lives in a node_buffer on every rank, a receiver reads its node peers' B
+// directly and transforms it into its own A: one copy per byte, nothing packed.
 //
 // A node_buffer is allocated collectively (MPI_Win_allocate_shared on each node of `comm`); each rank
 // gets its own segment of `bytes` bytes (any value per rank, 0 included), readable by the other ranks of
