@@ -46,60 +46,81 @@ struct prefetcher {
   }
 };
 
-template <lane_op Op>
-REDIST_AVX2 void transpose_8byte_impl(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
-                                     double alpha, double beta, row_prefetch next) {
-  const __m256d va = _mm256_set1_pd(alpha), vb = _mm256_set1_pd(beta);
+// The 4x4 register transposes, per lane size: a register of four lanes and its operations.
+struct lanes_8byte {  // double, and the bytes of any 8-byte element
+  using value = double;
+  using reg = __m256d;
+  REDIST_AVX2 static reg load(const value* p) { return _mm256_loadu_pd(p); }
+  REDIST_AVX2 static void store(value* p, reg v) { _mm256_storeu_pd(p, v); }
+  REDIST_AVX2 static reg splat(value x) { return _mm256_set1_pd(x); }
+  REDIST_AVX2 static reg mul(reg a, reg b) { return _mm256_mul_pd(a, b); }
+  REDIST_AVX2 static reg fmadd(reg a, reg b, reg c) { return _mm256_fmadd_pd(a, b, c); }
+  // Rows r[0..3] of a 4x4 block become its columns.
+  REDIST_AVX2 static void transpose(reg r[4]) {
+    const reg t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+    const reg t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+    r[0] = _mm256_permute2f128_pd(t0, t2, 0x20);
+    r[1] = _mm256_permute2f128_pd(t1, t3, 0x20);
+    r[2] = _mm256_permute2f128_pd(t0, t2, 0x31);
+    r[3] = _mm256_permute2f128_pd(t1, t3, 0x31);
+  }
+};
+
+struct lanes_4byte {  // float, and the bytes of any 4-byte element
+  using value = float;
+  using reg = __m128;
+  REDIST_AVX2 static reg load(const value* p) { return _mm_loadu_ps(p); }
+  REDIST_AVX2 static void store(value* p, reg v) { _mm_storeu_ps(p, v); }
+  REDIST_AVX2 static reg splat(value x) { return _mm_set1_ps(x); }
+  REDIST_AVX2 static reg mul(reg a, reg b) { return _mm_mul_ps(a, b); }
+  REDIST_AVX2 static reg fmadd(reg a, reg b, reg c) { return _mm_fmadd_ps(a, b, c); }
+  REDIST_AVX2 static void transpose(reg r[4]) { _MM_TRANSPOSE4_PS(r[0], r[1], r[2], r[3]); }
+};
+
+template <class Lanes, lane_op Op>
+REDIST_AVX2 void transpose_4x4(typename Lanes::value* dst, index d_out, const typename Lanes::value* src, index s_in,
+                               index ni, index nj, typename Lanes::value alpha, typename Lanes::value beta,
+                               row_prefetch next) {
+  using reg = typename Lanes::reg;
+  const reg va = Lanes::splat(alpha), vb = Lanes::splat(beta);
   prefetcher pf(next, nj / 4);
   for (index j = 0; j < nj; j += 4) {
     pf.step();
     for (index i = 0; i < ni; i += 4) {
       // Row q of the 4x4 block of dst (lanes j..j+3) is row i+q of src; transposed, c[q] is dst column j+q.
-      const double* s = src + i * s_in + j;
-      const __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + s_in);
-      const __m256d r2 = _mm256_loadu_pd(s + 2 * s_in), r3 = _mm256_loadu_pd(s + 3 * s_in);
-      const __m256d t0 = _mm256_unpacklo_pd(r0, r1), t1 = _mm256_unpackhi_pd(r0, r1);
-      const __m256d t2 = _mm256_unpacklo_pd(r2, r3), t3 = _mm256_unpackhi_pd(r2, r3);
-      __m256d c[4] = {_mm256_permute2f128_pd(t0, t2, 0x20), _mm256_permute2f128_pd(t1, t3, 0x20),
-                      _mm256_permute2f128_pd(t0, t2, 0x31), _mm256_permute2f128_pd(t1, t3, 0x31)};
+      const typename Lanes::value* s = src + i * s_in + j;
+      reg c[4] = {Lanes::load(s), Lanes::load(s + s_in), Lanes::load(s + 2 * s_in), Lanes::load(s + 3 * s_in)};
+      Lanes::transpose(c);
       for (int q = 0; q < 4; ++q) {
-        double* d = dst + i + (j + q) * d_out;
+        typename Lanes::value* d = dst + i + (j + q) * d_out;
         if constexpr (Op == lane_op::copy) {
-          _mm256_storeu_pd(d, c[q]);
+          Lanes::store(d, c[q]);
         } else if constexpr (Op == lane_op::scale) {
-          _mm256_storeu_pd(d, _mm256_mul_pd(va, c[q]));
+          Lanes::store(d, Lanes::mul(va, c[q]));
         } else {
-          _mm256_storeu_pd(d, _mm256_fmadd_pd(va, c[q], _mm256_mul_pd(vb, _mm256_loadu_pd(d))));
+          Lanes::store(d, Lanes::fmadd(va, c[q], Lanes::mul(vb, Lanes::load(d))));
         }
       }
     }
   }
 }
 
-template <lane_op Op>
-REDIST_AVX2 void transpose_4byte_impl(float* dst, index d_out, const float* src, index s_in, index ni, index nj,
-                                     float alpha, float beta, row_prefetch next) {
-  const __m128 va = _mm_set1_ps(alpha), vb = _mm_set1_ps(beta);
-  prefetcher pf(next, nj / 4);
-  for (index j = 0; j < nj; j += 4) {
-    pf.step();
-    for (index i = 0; i < ni; i += 4) {
-      const float* s = src + i * s_in + j;
-      __m128 c0 = _mm_loadu_ps(s), c1 = _mm_loadu_ps(s + s_in), c2 = _mm_loadu_ps(s + 2 * s_in),
-             c3 = _mm_loadu_ps(s + 3 * s_in);
-      _MM_TRANSPOSE4_PS(c0, c1, c2, c3);
-      const __m128 c[4] = {c0, c1, c2, c3};
-      for (int q = 0; q < 4; ++q) {
-        float* d = dst + i + (j + q) * d_out;
-        if constexpr (Op == lane_op::copy) {
-          _mm_storeu_ps(d, c[q]);
-        } else if constexpr (Op == lane_op::scale) {
-          _mm_storeu_ps(d, _mm_mul_ps(va, c[q]));
-        } else {
-          _mm_storeu_ps(d, _mm_fmadd_ps(va, c[q], _mm_mul_ps(vb, _mm_loadu_ps(d))));
-        }
-      }
-    }
+// One entry point per lane size: the operation becomes a template argument (conj_copy is a copy for
+// real lanes; callers never pass it for them).
+template <class Lanes>
+void transpose_lanes(typename Lanes::value* dst, index d_out, const typename Lanes::value* src, index s_in, index ni,
+                     index nj, lane_op o, typename Lanes::value alpha, typename Lanes::value beta, row_prefetch next) {
+  switch (o) {
+    case lane_op::copy:
+    case lane_op::conj_copy:
+      transpose_4x4<Lanes, lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
+      return;
+    case lane_op::scale:
+      transpose_4x4<Lanes, lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
+      return;
+    case lane_op::axpby:
+      transpose_4x4<Lanes, lane_op::axpby>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
+      return;
   }
 }
 
@@ -155,34 +176,12 @@ REDIST_AVX2 void streaming_copy_avx2(void* dst, const void* src, std::size_t byt
 
 void transpose_8byte(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
                      double alpha, double beta, row_prefetch next) noexcept {
-  switch (o) {
-    case lane_op::copy:
-    case lane_op::conj_copy:  // 8-byte lanes are never complex<double>; callers pass copy
-      transpose_8byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
-      return;
-    case lane_op::scale:
-      transpose_8byte_impl<lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
-      return;
-    case lane_op::axpby:
-      transpose_8byte_impl<lane_op::axpby>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
-      return;
-  }
+  transpose_lanes<lanes_8byte>(dst, d_out, src, s_in, ni, nj, o, alpha, beta, next);
 }
 
 void transpose_4byte(float* dst, index d_out, const float* src, index s_in, index ni, index nj, lane_op o, float alpha,
                      float beta, row_prefetch next) noexcept {
-  switch (o) {
-    case lane_op::copy:
-    case lane_op::conj_copy:
-      transpose_4byte_impl<lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
-      return;
-    case lane_op::scale:
-      transpose_4byte_impl<lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
-      return;
-    case lane_op::axpby:
-      transpose_4byte_impl<lane_op::axpby>(dst, d_out, src, s_in, ni, nj, alpha, beta, next);
-      return;
-  }
+  transpose_lanes<lanes_4byte>(dst, d_out, src, s_in, ni, nj, o, alpha, beta, next);
 }
 
 void transpose_16byte(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
