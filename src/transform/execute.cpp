@@ -327,7 +327,7 @@ void transform_plan::impl::setup_exchange() {
     my_segment = base;
     for (size_t j = 0; j < job_plans.size(); ++j) {
       const storage_view& v = job_plans[j].b_view;
-      const std::int64_t storage[3] = {v.kind == storage_kind::regular ? 1 : 0, v.strides.rs, v.strides.cs};
+      const std::int64_t storage[2] = {v.strides.rs, v.strides.cs};
       std::memcpy(header_slot(base, storage_slot(j)), storage, sizeof(storage));
     }
     for (size_t i = 0; i < sends.size(); ++i) {
@@ -559,7 +559,7 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
 
 std::vector<std::uint64_t> transform_plan::impl::publish_sources(const std::vector<job_buffers>* buffers,
                                                                  std::vector<detail::node_segment>& my_b_segment) const {
-  // Per job, where this rank's B is (node_buffer token, rank in its window, offset) goes into the segment
+  // Per job, where this rank's B is (rank in its node_buffer's window, offset) goes into the segment
   // header, and (token, ~token) into the values whose minimum over the ranks is taken: min(token) and
   // ~max(token). A job is read directly when they agree on a nonzero token: every rank's B is in the same
   // allocation (so every rank also holds its window). Token 0: B not in a node_buffer, irregular
@@ -567,15 +567,14 @@ std::vector<std::uint64_t> transform_plan::impl::publish_sources(const std::vect
   const size_t jobs_count = job_plans.size();
   std::vector<std::uint64_t> tokens(2 * jobs_count, 0);
   for (size_t j = 0; j < jobs_count; ++j) {
-    std::int64_t location[3] = {0, 0, 0};
+    std::int64_t location[2] = {0, 0};
     detail::node_segment& seg = my_b_segment[j];
     const bool readable = buffers != nullptr && (*buffers)[j].alpha != scalar(0.0, 0.0) &&
                           job_plans[j].b_view.kind == storage_kind::regular &&
                           detail::find_node_segment((*buffers)[j].b, seg);
     if (readable) {
-      location[0] = static_cast<std::int64_t>(seg.token);
-      location[1] = seg.rank_in_window;
-      location[2] = static_cast<const std::byte*>((*buffers)[j].b) - seg.begin;
+      location[0] = seg.rank_in_window;
+      location[1] = static_cast<const std::byte*>((*buffers)[j].b) - seg.begin;
     }
     std::memcpy(header_slot(my_segment, location_slot(j)), location, sizeof(location));
     tokens[2 * j] = readable ? seg.token : 0;
@@ -590,13 +589,13 @@ void transform_plan::impl::locate_peer_sources(const std::byte* peer_segment_bas
                                                std::vector<storage_view>& peer_view) const {
   for (size_t j = 0; j < job_plans.size(); ++j) {
     if (!direct[j]) continue;
-    std::int64_t storage[3], location[3];
+    std::int64_t storage[2], location[2];
     std::memcpy(storage, header_slot(peer_segment_base, storage_slot(j)), sizeof(storage));
     std::memcpy(location, header_slot(peer_segment_base, location_slot(j)), sizeof(location));
     // Every rank of the node found its B in the same allocation, so this rank holds its window too.
-    peer_b[j] = detail::peer_segment(my_b_segment[j], static_cast<int>(location[1])) + location[2];
+    peer_b[j] = detail::peer_segment(my_b_segment[j], static_cast<int>(location[0])) + location[1];
     peer_view[j].kind = storage_kind::regular;
-    peer_view[j].strides = kernels::strided{storage[1], storage[2]};
+    peer_view[j].strides = kernels::strided{storage[0], storage[1]};
   }
 }
 

@@ -94,7 +94,9 @@ void* node_buffer::data() const { return state_ ? state_->data : nullptr; }
 std::int64_t node_buffer::bytes() const { return state_ ? state_->bytes : 0; }
 
 node_buffer::node_buffer(MPI_Comm comm, std::int64_t bytes) {
-  if (bytes < 0) throw invalid_argument("node_buffer of " + std::to_string(bytes) + " bytes: the size must be >= 0");
+  // Agreed over comm: one rank's bad size stops every rank before any of them allocates.
+  mpi::agree_on_errors(comm, bytes < 0 ? mpi::error_kind::invalid_argument : mpi::error_kind::none,
+                       "node_buffer of " + std::to_string(bytes) + " bytes: the size must be >= 0");
   auto s = std::make_unique<state>();
   s->node_comm = mpi::split_shared(comm);
   MPI_Info info;

@@ -74,6 +74,21 @@ TEST(TransformErrors, RanksDisagreeOnGlobalDescription) {
   // (Not executed here: inconsistent input without the check is undefined by design.)
 }
 
+// A negative size on one rank stops every rank before anything is allocated (no rank is left waiting in
+// the allocation's collectives); a valid buffer can be made afterwards.
+TEST(TransformErrors, NodeBufferNegativeSizeOnOneRank) {
+  const int me = world_rank();
+  try {
+    node_buffer bad(MPI_COMM_WORLD, me == 0 ? -8 : 64);
+    ADD_FAILURE() << "a node_buffer of -8 bytes on rank 0 was accepted";
+  } catch (const invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("must be >= 0"), std::string::npos) << e.what();
+  }
+  node_buffer good(MPI_COMM_WORLD, 64);
+  EXPECT_NE(good.data(), nullptr);
+  EXPECT_EQ(good.bytes(), 64);
+}
+
 TEST(TransformErrors, LeadingDimensionTooSmallOnOneRank) {
   const int me = world_rank();
   auto pa = square(20, 4);

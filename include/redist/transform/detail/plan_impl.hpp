@@ -40,16 +40,16 @@ struct transform_plan::impl {
   MPI_Win window = MPI_WIN_NULL;
   std::vector<std::byte*> send_shared;   // per sends[i]
   std::vector<const std::byte*> recv_shared;  // per recvs[i]
-  // Segment header of every rank: node_size message offsets, then per job its op(B) storage (regular
-  // flag and strides, fixed at planning), then per job where its B is this execution (node_buffer token,
-  // rank in that buffer's window, byte offset in its segment; token 0: not in a node_buffer).
+  // Segment header of every rank: node_size message offsets, then per job its op(B) storage strides
+  // (rs, cs; fixed at planning), then per job where its B is this execution (rank in its node_buffer's
+  // window, byte offset in that segment; read by peers only for jobs agreed to be read directly).
   std::byte* my_segment = nullptr;
   std::vector<const std::byte*> recv_segment;  // per recvs[i]: the sender's segment (nullptr off node)
   int node_size = 0;
-  std::int64_t header_words() const { return node_size + 6 * static_cast<std::int64_t>(job_plans.size()); }
-  std::size_t storage_slot(std::size_t job) const { return static_cast<std::size_t>(node_size) + 3 * job; }
+  std::int64_t header_words() const { return node_size + 4 * static_cast<std::int64_t>(job_plans.size()); }
+  std::size_t storage_slot(std::size_t job) const { return static_cast<std::size_t>(node_size) + 2 * job; }
   std::size_t location_slot(std::size_t job) const {
-    return static_cast<std::size_t>(node_size) + 3 * job_plans.size() + 3 * job;
+    return static_cast<std::size_t>(node_size) + 2 * job_plans.size() + 2 * job;
   }
   template <class Byte>
   static Byte* header_slot(Byte* segment, std::size_t word) {
