@@ -132,6 +132,8 @@ struct strategy_result {
   redist::exchange_strategy chosen{};
   bool node_buffer_source = false;  // B in a redist::node_buffer (one-copy shared memory)
   bool streaming_stores = false;  // rank 0's store policy
+  std::int64_t window_bytes_max_rank = 0;  // shared_memory: the largest rank's segment of the plan's window
+  std::int64_t stream_chunk_bytes = 0;
   double plan_seconds = 0;
   timing execute;
   std::int64_t differences_from_scalapack = 0;
@@ -290,6 +292,8 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const bench_o
     r.wrong_elements = count_wrong_elements(redist_target, expected);
     const redist::plan_statistics stats = plan.statistics();
     r.streaming_stores = stats.streaming_stores;
+    r.window_bytes_max_rank = max_of(gather_all(MPI_COMM_WORLD, stats.window_bytes));
+    r.stream_chunk_bytes = stats.stream_chunk_bytes;
     r.bytes_sent = gather_all(MPI_COMM_WORLD, stats.bytes_sent);
     r.bytes_received = gather_all(MPI_COMM_WORLD, stats.bytes_received);
     r.bytes_local = gather_all(MPI_COMM_WORLD, stats.bytes_local);
@@ -370,6 +374,8 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
       json.field("speedup_vs_scalapack", c.scalapack.best / s.execute.best);
       json.field("bytes_moved", sum(s.bytes_sent));
       json.field("messages", sum(s.messages_sent));
+      json.field("window_bytes_max_rank", s.window_bytes_max_rank);
+      json.field("stream_chunk_bytes", s.stream_chunk_bytes);
       json.field("differences_from_scalapack", s.differences_from_scalapack);
       json.field("wrong_elements", s.wrong_elements);
       json.field("verified", s.verified());

@@ -1,9 +1,12 @@
-# redist_add_mpi_test(NAME <name> SOURCES <src...> RANKS <n...> [LIBS <lib...>] [TIMEOUT <s>] [ENV <k=v...>])
+# redist_add_mpi_test(NAME <name> SOURCES <src...> RANKS <n...> [NODES <n:k...>] [LIBS <lib...>] [TIMEOUT <s>]
+#                     [ENV <k=v...>])
 # Builds one GoogleTest executable linked with the MPI test main (tests/support) and
-# registers it once per rank count as <name>.np<N>, run through mpiexec -n N.
+# registers it once per rank count as <name>.np<N>, run through mpiexec -n N, and once per NODES entry
+# "N:K" as <name>.np<N>.nodes<K>: N ranks that MPICH splits into K simulated nodes
+# (MPIR_CVAR_NUM_CLIQUES=K: MPI_COMM_TYPE_SHARED sees K groups and no shared memory between them).
 # Pass/fail is decided by the results of all ranks (see tests/support/mpi_gtest_main.cpp).
 function(redist_add_mpi_test)
-  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;RANKS;LIBS;ENV;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "NAME;TIMEOUT" "SOURCES;RANKS;NODES;LIBS;ENV;LABELS" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 600)
   endif()
@@ -16,5 +19,16 @@ function(redist_add_mpi_test)
               $<TARGET_FILE:${T_NAME}> ${MPIEXEC_POSTFLAGS})
     set_tests_properties(${test_name} PROPERTIES TIMEOUT ${T_TIMEOUT} PROCESSORS ${n}
       LABELS "mpi;${T_LABELS}" ENVIRONMENT "OMP_NUM_THREADS=1;${T_ENV}")
+  endforeach()
+  foreach(entry IN LISTS T_NODES)
+    string(REPLACE ":" ";" parts "${entry}")
+    list(GET parts 0 n)
+    list(GET parts 1 k)
+    set(test_name ${T_NAME}.np${n}.nodes${k})
+    add_test(NAME ${test_name}
+      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${MPIEXEC_PREFLAGS}
+              $<TARGET_FILE:${T_NAME}> ${MPIEXEC_POSTFLAGS})
+    set_tests_properties(${test_name} PROPERTIES TIMEOUT ${T_TIMEOUT} PROCESSORS ${n}
+      LABELS "mpi;${T_LABELS}" ENVIRONMENT "OMP_NUM_THREADS=1;MPIR_CVAR_NUM_CLIQUES=${k};${T_ENV}")
   endforeach()
 endfunction()

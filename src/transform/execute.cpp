@@ -1,13 +1,16 @@
 // Execution of transform plans: packing, the exchange strategies, and unpacking with the transformation
 // applied on receipt while other messages are still in flight.
 #include <omp.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <complex>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 
@@ -282,13 +285,10 @@ void transform_plan::impl::setup_exchange() {
   }
 
   std::int64_t node_send_bytes = 0, node_recv_bytes = 0;
-  send_shared.assign(sends.size(), nullptr);
-  recv_shared.assign(recvs.size(), nullptr);
-  recv_segment.assign(recvs.size(), nullptr);
+  send_on_node.assign(sends.size(), 0);
+  recv_on_node.assign(recvs.size(), 0);
   if (strategy == exchange_strategy::shared_memory) {
     node_comm = mpi::split_shared(comm.get());
-    const int node_size = mpi::size(node_comm.get());
-    const int node_rank = mpi::rank(node_comm.get());
     // Node rank of every rank of comm (or MPI_UNDEFINED): O(P) per rank, computed once.
     MPI_Group world_group, node_group;
     REDIST_MPI_CHECK(MPI_Comm_group(comm.get(), &world_group));
@@ -298,60 +298,11 @@ void transform_plan::impl::setup_exchange() {
     REDIST_MPI_CHECK(MPI_Group_translate_ranks(world_group, nranks, world_ranks.data(), node_group, node_ranks.data()));
     REDIST_MPI_CHECK(MPI_Group_free(&world_group));
     REDIST_MPI_CHECK(MPI_Group_free(&node_group));
-
-    // Segment: a header (see plan_impl.hpp: where my message to node rank d starts, or -1; my op(B)
-    // storage per job; my B's node_buffer location per job), then data.
-    this->node_size = node_size;
-    const std::int64_t header = header_words() * static_cast<std::int64_t>(sizeof(std::int64_t));
-    std::vector<std::int64_t> offsets(static_cast<size_t>(node_size), -1);
-    std::int64_t data = header;
-    for (const auto& m : sends) {
-      const int d = node_ranks[static_cast<size_t>(m.rank)];
-      if (d == MPI_UNDEFINED) continue;
-      offsets[static_cast<size_t>(d)] = data;
-      data += m.bytes;
-      ++stats.peers_on_node;
-      node_send_bytes += m.bytes;
-    }
-    MPI_Info info;
-    REDIST_MPI_CHECK(MPI_Info_create(&info));
-    REDIST_MPI_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
-    std::byte* base = nullptr;
-    const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(data), 1, info, node_comm.get(), &base, &window);
-    MPI_Info_free(&info);
-    REDIST_MPI_CHECK(rc);
-    REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window));
-    // Touched here so that page faults are paid by planning, not by the first execution.
-    std::memset(base, 0, static_cast<size_t>(data));
-    std::memcpy(base, offsets.data(), offsets.size() * sizeof(std::int64_t));
-    my_segment = base;
-    for (size_t j = 0; j < job_plans.size(); ++j) {
-      const storage_view& v = job_plans[j].b_view;
-      const std::int64_t storage[2] = {v.strides.rs, v.strides.cs};
-      std::memcpy(header_slot(base, storage_slot(j)), storage, sizeof(storage));
-    }
-    for (size_t i = 0; i < sends.size(); ++i) {
-      const int d = node_ranks[static_cast<size_t>(sends[i].rank)];
-      if (d != MPI_UNDEFINED) send_shared[i] = base + offsets[static_cast<size_t>(d)];
-    }
-    REDIST_MPI_CHECK(MPI_Win_sync(window));
-    REDIST_MPI_CHECK(MPI_Barrier(node_comm.get()));
-    REDIST_MPI_CHECK(MPI_Win_sync(window));
-    for (size_t i = 0; i < recvs.size(); ++i) {
-      const int s = node_ranks[static_cast<size_t>(recvs[i].rank)];
-      if (s == MPI_UNDEFINED) continue;
-      MPI_Aint size = 0;
-      int disp = 0;
-      std::byte* peer = nullptr;
-      REDIST_MPI_CHECK(MPI_Win_shared_query(window, s, &size, &disp, &peer));
-      std::int64_t off = -1;
-      std::memcpy(&off, peer + static_cast<std::ptrdiff_t>(node_rank) * static_cast<std::ptrdiff_t>(sizeof(std::int64_t)),
-                  sizeof(off));
-      if (off < 0) throw error("internal: node peer " + std::to_string(recvs[i].rank) + " has no message for this rank");
-      recv_shared[i] = peer + off;
-      recv_segment[i] = peer;
-      node_recv_bytes += recvs[i].bytes;
-    }
+    setup_streams(node_ranks);
+    for (size_t i = 0; i < sends.size(); ++i)
+      if (send_on_node[i]) node_send_bytes += sends[i].bytes;
+    for (size_t i = 0; i < recvs.size(); ++i)
+      if (recv_on_node[i]) node_recv_bytes += recvs[i].bytes;
   }
   // Private buffers for everything that does not go through the window.
   const std::int64_t private_send = send_bytes - node_send_bytes;
@@ -369,16 +320,220 @@ void transform_plan::impl::setup_exchange() {
   // Message offsets inside the private buffers skip messages that go through the window.
   std::int64_t off = 0;
   for (size_t i = 0; i < sends.size(); ++i) {
-    if (send_shared[i]) continue;
+    if (send_on_node[i]) continue;
     sends[i].byte_offset = off;
     off += sends[i].bytes;
   }
   off = 0;
   for (size_t i = 0; i < recvs.size(); ++i) {
-    if (recv_shared[i]) continue;
+    if (recv_on_node[i]) continue;
     recvs[i].byte_offset = off;
     off += recvs[i].bytes;
   }
+}
+
+namespace {
+
+std::int64_t align_to_line(std::int64_t bytes) {
+  return (bytes + transform_plan::impl::cache_line - 1) / transform_plan::impl::cache_line *
+         transform_plan::impl::cache_line;
+}
+
+// Trims runs to [first, first + count) of the tile's packed index and rebases them to the piece.
+std::vector<run> trim_runs(const std::vector<run>& runs, std::int64_t first, std::int64_t count) {
+  std::vector<run> out;
+  for (const run& r : runs) {
+    const std::int64_t lo = std::max(first, r.packed), hi = std::min(first + count, r.packed + r.length);
+    if (lo >= hi) continue;
+    run piece_run = sub_run(r, lo - r.packed, hi - lo);
+    piece_run.packed -= first;
+    out.push_back(piece_run);
+  }
+  return out;
+}
+
+// Cuts a tile into pieces of at most `max_elements` (at least one element), each a tile of its own
+// (packed compactly in the job's packing order; byte_offset left to the caller), visited along A's
+// order. When op(B)'s packing order and A's agree, a piece is a run of whole lines (long contiguous
+// runs on both sides); when they differ the unpack transposes, and pieces are near-square blocks so
+// that both its reads and its writes have runs of some length.
+void cut_tile(const tile& t, const job_plan& jp, std::int64_t max_elements, std::vector<tile>& out) {
+  if (t.rows * t.cols <= max_elements) {
+    out.push_back(t);
+    return;
+  }
+  const bool a_col_major = jp.a_order == storage_order::col_major;
+  std::int64_t piece_rows, piece_cols;
+  if (jp.packed_order == jp.a_order) {
+    // Whole lines of A's contiguous dimension where they fit.
+    if (a_col_major) {
+      piece_rows = std::min(t.rows, max_elements);
+      piece_cols = std::max<std::int64_t>(1, max_elements / piece_rows);
+    } else {
+      piece_cols = std::min(t.cols, max_elements);
+      piece_rows = std::max<std::int64_t>(1, max_elements / piece_cols);
+    }
+  } else {
+    const auto side = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::sqrt(static_cast<double>(max_elements))));
+    const std::int64_t cols0 = std::min(t.cols, side);
+    piece_rows = std::min(t.rows, std::max<std::int64_t>(1, max_elements / cols0));
+    piece_cols = std::max<std::int64_t>(1, max_elements / piece_rows);
+  }
+  piece_rows = std::min(piece_rows, t.rows);
+  piece_cols = std::min(piece_cols, t.cols);
+  auto one_piece = [&](std::int64_t r0, std::int64_t c0) {
+    tile p;
+    p.job = t.job;
+    p.rows = std::min(piece_rows, t.rows - r0);
+    p.cols = std::min(piece_cols, t.cols - c0);
+    p.row_runs = trim_runs(t.row_runs, r0, p.rows);
+    p.col_runs = trim_runs(t.col_runs, c0, p.cols);
+    out.push_back(std::move(p));
+  };
+  if (a_col_major) {
+    for (std::int64_t c0 = 0; c0 < t.cols; c0 += piece_cols)
+      for (std::int64_t r0 = 0; r0 < t.rows; r0 += piece_rows) one_piece(r0, c0);
+  } else {
+    for (std::int64_t r0 = 0; r0 < t.rows; r0 += piece_rows)
+      for (std::int64_t c0 = 0; c0 < t.cols; c0 += piece_cols) one_piece(r0, c0);
+  }
+}
+
+}  // namespace
+
+void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
+  node_size = mpi::size(node_comm.get());
+  const int node_rank = mpi::rank(node_comm.get());
+  std::int64_t chunk_bytes = options.stream_chunk_bytes;
+  if (chunk_bytes == 0) {
+    // Both ends of a stream must cut it alike, so the inputs are agreed over the node: the largest thread
+    // count, and the CPUs the node's ranks may run on (the union of their affinity masks).
+    std::int64_t threads = options.num_threads > 0 ? options.num_threads : omp_get_max_threads();
+    REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &threads, 1, MPI_INT64_T, MPI_MAX, node_comm.get()));
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) CPU_ZERO(&cpus);
+    static_assert(sizeof(cpu_set_t) % sizeof(unsigned long) == 0, "cpu_set_t is a bit array of longs");
+    REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof(cpus) / sizeof(unsigned long)),
+                                   MPI_UNSIGNED_LONG, MPI_BOR, node_comm.get()));
+    const std::int64_t node_cpus = CPU_COUNT(&cpus);
+    // 256 KiB per thread keeps a chunk in the cache between packing and unpacking. When the node runs
+    // more threads than it has CPUs, a rank waiting for a descheduled peer gives its core away, and each
+    // such switch costs more than small chunks save: 2 MiB per thread (measured on 4 ranks sharing 2 cores:
+    // 256 KiB chunks took 1.15-1.2x as long as whole messages, 2 MiB chunks 1.0-1.05x).
+    const bool oversubscribed = node_cpus > 0 && node_size * threads > node_cpus;
+    chunk_bytes = (std::int64_t(oversubscribed ? 2048 : 256) << 10) * threads;
+  }
+  stats.stream_chunk_bytes = chunk_bytes;
+  auto elem_size_of = [&](const tile& t) {
+    return static_cast<std::int64_t>(job_plans[static_cast<size_t>(t.job)].elem_size);
+  };
+  // A stream's own format: the message's tiles cut into pieces, each packed compactly, 64-byte aligned,
+  // in chunks of consecutive pieces up to chunk_bytes (at least one piece). Sender and receiver derive it
+  // from the same global knowledge (tile extents, runs, orders), so they cut alike.
+  auto elements_in = [&](const tile& t) { return std::max<std::int64_t>(1, chunk_bytes / elem_size_of(t)); };
+  auto make_stream = [&](const peer_message& m) {
+    message_stream st;
+    for (const tile& t : m.tiles) cut_tile(t, job_plans[static_cast<size_t>(t.job)], elements_in(t), st.pieces);
+    for (size_t first = 0; first < st.pieces.size();) {
+      std::int64_t offset = 0;
+      size_t last = first;
+      while (last < st.pieces.size()) {
+        tile& p = st.pieces[last];
+        const std::int64_t bytes = p.rows * p.cols * elem_size_of(p);
+        if (last > first && offset + bytes > chunk_bytes) break;
+        p.byte_offset = offset;
+        offset = align_to_line(offset + bytes);
+        ++last;
+      }
+      st.chunks.push_back({first, last});
+      st.slot_bytes = std::max(st.slot_bytes, offset);
+      first = last;
+    }
+    return st;
+  };
+  send_streams.assign(sends.size(), message_stream{});
+  recv_streams.assign(recvs.size(), message_stream{});
+  std::vector<std::int64_t> ring_offset(static_cast<size_t>(node_size), -1), chunk_count(static_cast<size_t>(node_size), 0);
+  std::int64_t segment_bytes = counters_offset() + 2 * node_size * cache_line;
+  for (size_t i = 0; i < sends.size(); ++i) {
+    const int d = node_ranks[static_cast<size_t>(sends[i].rank)];
+    if (d == MPI_UNDEFINED) continue;
+    send_on_node[i] = 1;
+    ++stats.peers_on_node;
+    send_streams[i] = make_stream(sends[i]);
+    ring_offset[static_cast<size_t>(d)] = segment_bytes;
+    chunk_count[static_cast<size_t>(d)] = static_cast<std::int64_t>(send_streams[i].chunks.size());
+    segment_bytes += ring_slots * send_streams[i].slot_bytes;
+  }
+  for (size_t i = 0; i < recvs.size(); ++i) {
+    if (node_ranks[static_cast<size_t>(recvs[i].rank)] == MPI_UNDEFINED) continue;
+    recv_on_node[i] = 1;
+    recv_streams[i] = make_stream(recvs[i]);
+  }
+  for (const tile& t : local_tiles) cut_tile(t, job_plans[static_cast<size_t>(t.job)], elements_in(t), local_pieces);
+
+  MPI_Info info;
+  REDIST_MPI_CHECK(MPI_Info_create(&info));
+  REDIST_MPI_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
+  std::byte* base = nullptr;
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(segment_bytes), 1, info, node_comm.get(), &base, &window);
+  MPI_Info_free(&info);
+  REDIST_MPI_CHECK(rc);
+  REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window));
+  // Touched here so that page faults are paid by planning, not by the first execution; counters start at 0.
+  std::memset(base, 0, static_cast<size_t>(segment_bytes));
+  for (int d = 0; d < node_size; ++d) {
+    std::memcpy(header_slot(base, ring_offset_slot(d)), &ring_offset[static_cast<size_t>(d)], sizeof(std::int64_t));
+    std::memcpy(header_slot(base, chunk_count_slot(d)), &chunk_count[static_cast<size_t>(d)], sizeof(std::int64_t));
+  }
+  for (size_t j = 0; j < job_plans.size(); ++j) {
+    const storage_view& v = job_plans[j].b_view;
+    const std::int64_t storage[2] = {v.strides.rs, v.strides.cs};
+    std::memcpy(header_slot(base, storage_slot(j)), storage, sizeof(storage));
+  }
+  my_segment = base;
+  stats.window_bytes = segment_bytes;
+  REDIST_MPI_CHECK(MPI_Win_sync(window));
+  REDIST_MPI_CHECK(MPI_Barrier(node_comm.get()));
+  REDIST_MPI_CHECK(MPI_Win_sync(window));
+
+  auto segment_of = [&](int peer_node_rank) {
+    MPI_Aint size = 0;
+    int disp = 0;
+    std::byte* peer = nullptr;
+    REDIST_MPI_CHECK(MPI_Win_shared_query(window, peer_node_rank, &size, &disp, &peer));
+    return peer;
+  };
+  for (size_t i = 0; i < sends.size(); ++i) {
+    if (!send_on_node[i]) continue;
+    const int d = node_ranks[static_cast<size_t>(sends[i].rank)];
+    message_stream& st = send_streams[i];
+    st.ring = base + ring_offset[static_cast<size_t>(d)];
+    st.published = published_counter(base, d);
+    st.consumed = consumed_counter(segment_of(d), node_rank);
+  }
+  recv_segment.assign(recvs.size(), nullptr);
+  std::string mismatch;
+  for (size_t i = 0; i < recvs.size(); ++i) {
+    if (!recv_on_node[i]) continue;
+    const int s = node_ranks[static_cast<size_t>(recvs[i].rank)];
+    std::byte* peer = segment_of(s);
+    std::int64_t offset = -1, chunks = 0;
+    std::memcpy(&offset, header_slot(peer, ring_offset_slot(node_rank)), sizeof(offset));
+    std::memcpy(&chunks, header_slot(peer, chunk_count_slot(node_rank)), sizeof(chunks));
+    message_stream& st = recv_streams[i];
+    if (offset < 0 || chunks != static_cast<std::int64_t>(st.chunks.size()))
+      mismatch = "node peer " + std::to_string(recvs[i].rank) + " streams " + std::to_string(chunks) +
+                 " chunks to this rank, which expects " + std::to_string(st.chunks.size()) +
+                 " (were ranks given different transform_options::stream_chunk_bytes?)";
+    st.ring = peer + offset;
+    st.published = published_counter(peer, node_rank);
+    st.consumed = consumed_counter(base, s);
+    recv_segment[i] = peer;
+  }
+  mpi::agree_on_errors(comm.get(), mismatch.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument,
+                       mismatch);
 }
 
 void transform_plan::impl::choose_stores() {
@@ -437,7 +592,6 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
       any_direct = any_direct || direct[j];
     }
   }
-  const bool all_direct = any_direct && std::all_of(direct.begin(), direct.end(), [](char d) { return d != 0; });
   const int num_threads = options.num_threads > 0 ? options.num_threads : omp_get_max_threads();
   const int saved_threads = omp_get_max_threads();
   omp_set_num_threads(num_threads);
@@ -495,58 +649,46 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
   std::vector<mpi::byte_message> recv_types;
   recv_types.reserve(recvs.size());
   for (size_t i = 0; i < recvs.size(); ++i) {
-    if (recv_shared[i]) continue;
+    if (recv_on_node[i]) continue;
     recv_types.push_back(mpi::describe_bytes(recvs[i].bytes));
     recv_requests.emplace_back();
     recv_index.push_back(i);
     REDIST_MPI_CHECK(MPI_Irecv(private_recv(i), recv_types.back().count, recv_types.back().type, recvs[i].rank,
                                exchange_tag, c, &recv_requests.back()));
   }
-  if (shared) {
-    // Node peers: pack straight into this rank's window segment; they read it after the barrier.
-    for (size_t i : send_order)
-      if (send_shared[i])
-        for (const tile& t : sends[i].tiles)
-          if (!direct[static_cast<size_t>(t.job)]) ops.pack(t, send_shared[i]);
-  }
   std::vector<MPI_Request> send_requests;
   std::vector<mpi::byte_message> send_types;
   send_types.reserve(sends.size());
   for (size_t i : send_order) {
-    if (send_shared[i]) continue;
+    if (send_on_node[i]) continue;
     pack_message(sends[i], private_send(i));
     send_types.push_back(mpi::describe_bytes(sends[i].bytes));
     send_requests.emplace_back();
     REDIST_MPI_CHECK(MPI_Isend(private_send(i), send_types.back().count, send_types.back().type, sends[i].rank,
                                exchange_tag, c, &send_requests.back()));
   }
-  if (shared && !all_direct) {  // the same decision on every rank of the node
-    REDIST_MPI_CHECK(MPI_Win_sync(window));
-    REDIST_MPI_CHECK(MPI_Barrier(node_comm.get()));
-    REDIST_MPI_CHECK(MPI_Win_sync(window));
-  }
-  for (const tile& t : local_tiles) ops.local(t);
-  if (shared) {
-    std::vector<const void*> peer_b(job_plans.size(), nullptr);
-    std::vector<storage_view> peer_view(job_plans.size());
-    for (size_t i = 0; i < recvs.size(); ++i) {
-      if (!recv_shared[i]) continue;
-      if (any_direct) locate_peer_sources(recv_segment[i], direct, my_b_segment, peer_b, peer_view);
-      for (const tile& t : recvs[i].tiles) {
-        const auto j = static_cast<size_t>(t.job);
-        if (direct[j])
-          ops.direct(t, peer_b[j], peer_view[j]);
-        else
-          ops.unpack(t, recv_shared[i]);
-      }
+  size_t arrived = 0;  // off-node messages unpacked
+  auto unpack_next_arrival = [&](bool wait) {
+    if (arrived == recv_requests.size()) return false;
+    int which = MPI_UNDEFINED, flag = 0;
+    if (wait) {
+      REDIST_MPI_CHECK(MPI_Waitany(static_cast<int>(recv_requests.size()), recv_requests.data(), &which,
+                                   MPI_STATUS_IGNORE));
+    } else {
+      REDIST_MPI_CHECK(MPI_Testany(static_cast<int>(recv_requests.size()), recv_requests.data(), &which, &flag,
+                                   MPI_STATUS_IGNORE));
+      if (!flag || which == MPI_UNDEFINED) return false;
     }
-  }
-  for (size_t done = 0; done < recv_requests.size(); ++done) {
-    int which = MPI_UNDEFINED;
-    REDIST_MPI_CHECK(MPI_Waitany(static_cast<int>(recv_requests.size()), recv_requests.data(), &which,
-                                 MPI_STATUS_IGNORE));
     const size_t i = recv_index[static_cast<size_t>(which)];
     unpack_message(recvs[i], private_recv(i));
+    ++arrived;
+    return true;
+  };
+  if (shared)
+    stream_on_node(buffers, direct, my_b_segment, [&] { return unpack_next_arrival(false); });
+  else
+    for (const tile& t : local_tiles) ops.local(t);
+  while (unpack_next_arrival(true)) {
   }
   if (!send_requests.empty())
     REDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(send_requests.size()), send_requests.data(), MPI_STATUSES_IGNORE));
@@ -555,6 +697,95 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
     REDIST_MPI_CHECK(MPI_Win_sync(window));
     REDIST_MPI_CHECK(MPI_Barrier(node_comm.get()));
   }
+}
+
+namespace {
+std::int64_t load_acquire(const std::int64_t* counter) { return __atomic_load_n(counter, __ATOMIC_ACQUIRE); }
+void store_release(std::int64_t* counter, std::int64_t value) { __atomic_store_n(counter, value, __ATOMIC_RELEASE); }
+}  // namespace
+
+void transform_plan::impl::stream_on_node(const std::vector<job_buffers>& buffers, const std::vector<char>& direct,
+                                          const std::vector<detail::node_segment>& my_b_segment,
+                                          const std::function<bool()>& poll_off_node) const {
+  // Packing into a ring slot uses ordinary stores whatever the policy: the point is that the receiver
+  // finds the chunk in the cache.
+  const tile_ops ring_ops{job_plans, buffers, kernels::store_hint::cached};
+  const tile_ops ops{job_plans, buffers, stores};
+  const bool any_direct = std::any_of(direct.begin(), direct.end(), [](char d) { return d != 0; });
+  std::vector<std::vector<const void*>> peer_b(recvs.size());
+  std::vector<std::vector<storage_view>> peer_view(recvs.size());
+  if (any_direct)
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      if (!recv_on_node[i]) continue;
+      peer_b[i].assign(job_plans.size(), nullptr);
+      peer_view[i].resize(job_plans.size());
+      locate_peer_sources(recv_segment[i], direct, my_b_segment, peer_b[i], peer_view[i]);
+    }
+  // A chunk whose pieces are all read directly from B carries no data: it needs no slot.
+  auto carries_data = [&](const message_stream& st, const stream_chunk& ch) {
+    for (size_t k = ch.first_piece; k < ch.end_piece; ++k)
+      if (!direct[static_cast<size_t>(st.pieces[k].job)]) return true;
+    return false;
+  };
+  auto slot_of = [](const message_stream& st, std::int64_t serial) {
+    return st.ring + (serial % ring_slots) * st.slot_bytes;
+  };
+  std::vector<std::size_t> produced(sends.size(), 0), consumed(recvs.size(), 0);
+  std::size_t next_local = 0;
+  // Every rank of the node runs this loop in the same execution; each pass moves at most one chunk per
+  // stream, so that what a peer packs is read soon after. Nothing here blocks: a sender waits for a free
+  // slot and a receiver for a published chunk by polling, doing local work or off-node messages instead.
+  for (;;) {
+    bool progress = false, pending = false;
+    for (size_t i : send_order) {
+      if (!send_on_node[i] || produced[i] == send_streams[i].chunks.size()) continue;
+      pending = true;
+      const message_stream& st = send_streams[i];
+      const stream_chunk& ch = st.chunks[produced[i]];
+      const std::int64_t serial = executions * static_cast<std::int64_t>(st.chunks.size()) +
+                                  static_cast<std::int64_t>(produced[i]);
+      const bool data = carries_data(st, ch);
+      if (data && serial - load_acquire(st.consumed) >= ring_slots) continue;  // the ring is full
+      if (data) {
+        std::byte* slot = slot_of(st, serial);
+        for (size_t k = ch.first_piece; k < ch.end_piece; ++k)
+          if (!direct[static_cast<size_t>(st.pieces[k].job)]) ring_ops.pack(st.pieces[k], slot);
+      }
+      store_release(st.published, serial + 1);
+      ++produced[i];
+      progress = true;
+    }
+    for (size_t i = 0; i < recvs.size(); ++i) {
+      if (!recv_on_node[i] || consumed[i] == recv_streams[i].chunks.size()) continue;
+      pending = true;
+      const message_stream& st = recv_streams[i];
+      const stream_chunk& ch = st.chunks[consumed[i]];
+      const std::int64_t serial = executions * static_cast<std::int64_t>(st.chunks.size()) +
+                                  static_cast<std::int64_t>(consumed[i]);
+      const bool data = carries_data(st, ch);
+      if (data && load_acquire(st.published) <= serial) continue;  // not written yet
+      const std::byte* slot = slot_of(st, serial);
+      for (size_t k = ch.first_piece; k < ch.end_piece; ++k) {
+        const tile& piece = st.pieces[k];
+        const auto j = static_cast<size_t>(piece.job);
+        if (direct[j])
+          ops.direct(piece, peer_b[i][j], peer_view[i][j]);
+        else
+          ops.unpack(piece, slot);
+      }
+      store_release(st.consumed, serial + 1);
+      ++consumed[i];
+      progress = true;
+    }
+    if (!progress && next_local < local_pieces.size()) {
+      ops.local(local_pieces[next_local++]);
+      progress = true;
+    }
+    if (!pending && next_local == local_pieces.size()) break;
+    // Oversubscribed nodes: let the peer this rank waits for run.
+    if (!progress && !poll_off_node()) sched_yield();
+  }
+  ++executions;
 }
 
 std::vector<std::uint64_t> transform_plan::impl::publish_sources(const std::vector<job_buffers>* buffers,

@@ -223,6 +223,11 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
   mpi::error_kind kind = mpi::error_kind::none;
   std::string message;
   std::uint64_t hash = 0;
+  if (options.stream_chunk_bytes < 0) {
+    kind = mpi::error_kind::invalid_argument;
+    message = "transform_options::stream_chunk_bytes is " + std::to_string(options.stream_chunk_bytes) +
+              "; expected 0 (automatic) or a positive byte count";
+  }
   for (size_t k = 0; k < jobs.size() && kind == mpi::error_kind::none; ++k) {
     const auto& j = jobs[k];
     std::tie(kind, message) = validate_job(j, k, nranks);
@@ -236,7 +241,9 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
       hash = hash * 1000003u ^ j.a.global_hash() ^ (j.b.global_hash() * 31u) ^
              (static_cast<std::uint64_t>(j.operation) << 8) ^ static_cast<std::uint64_t>(j.type);
   }
-  if (options.check_consistency) hash = hash * 1000003u ^ static_cast<std::uint64_t>(options.strategy) ^ jobs.size();
+  if (options.check_consistency)
+    hash = (hash * 1000003u ^ static_cast<std::uint64_t>(options.strategy) ^ jobs.size()) * 1000003u ^
+           static_cast<std::uint64_t>(options.stream_chunk_bytes);
   agree(comm, me, nranks, kind, message, options.check_consistency, hash);
 
   auto p = std::make_unique<transform_plan::impl>();

@@ -1,7 +1,9 @@
 // Property tests of the transform engine against a serial reference: random layouts (block-cyclic with
 // random blocks/sources/sub-matrices/grids, blocked, custom with mixed block orders), all ops and types,
 // random alpha/beta including 0 and 1, targets on subsets of ranks, every exchange strategy, batches,
-// repeated executions and inverse plans.
+// repeated executions and inverse plans. Also on simulated nodes, so that shared-memory executions mix
+// node streams with off-node messages.
+// redist-test-nodes: 4:2 7:3
 #include <gtest/gtest.h>
 
 #include <complex>
@@ -96,6 +98,17 @@ exchange_strategy random_strategy(rng_t& g) {
   return static_cast<exchange_strategy>(uniform(g, 0, 3));
 }
 
+// Random strategy and store policy; shared-memory streams in chunks from a few bytes (many chunks, tiles
+// cut to single lines, rings wrapping many times) up to the automatic size.
+transform_options random_options(rng_t& g) {
+  transform_options o;
+  o.strategy = random_strategy(g);
+  o.stores = static_cast<store_policy>(uniform(g, 0, 2));
+  const int chunking = static_cast<int>(uniform(g, 0, 2));
+  o.stream_chunk_bytes = chunking == 0 ? 0 : chunking == 1 ? uniform(g, 1, 64) : uniform(g, 65, 4096);
+  return o;
+}
+
 // Draws a random job of type T (same draws on all ranks), fills its data.
 template <class T>
 job_data<T> random_job(rng_t& g, int nranks, int me, std::int64_t max_dim) {
@@ -131,9 +144,7 @@ void random_single_jobs(std::uint64_t seed, int cases, std::int64_t max_dim) {
   rng_t g(shared_seed(seed));
   for (int c = 0; c < cases; ++c) {
     auto d = random_job<T>(g, nranks, me, max_dim);
-    transform_options o;
-    o.strategy = random_strategy(g);
-    o.stores = static_cast<store_policy>(uniform(g, 0, 2));
+    transform_options o = random_options(g);
     auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
     const std::int64_t errors = global_sum(count_errors(d));
@@ -226,6 +237,7 @@ void node_buffer_sources(std::uint64_t seed, int cases, bool block_cyclic_only) 
     transform_options o;
     o.strategy = exchange_strategy::shared_memory;
     o.stores = static_cast<store_policy>(uniform(g, 0, 2));
+    o.stream_chunk_bytes = uniform(g, 0, 1) ? 0 : uniform(g, 1, 512);
     // The source agreement rides on the consistency check, or takes its own node reduction without it.
     o.check_consistency = uniform(g, 0, 1) == 1;
     const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
@@ -257,6 +269,7 @@ TEST(Transform, NodeBufferBatchMixesDirectAndPacked) {
     std::copy(d1.b.begin(), d1.b.end(), buffer.as<double>());
     transform_options o;
     o.strategy = exchange_strategy::shared_memory;
+    o.stream_chunk_bytes = c == 0 ? 0 : 40;  // small chunks mix direct and packed pieces in one chunk
     auto plan = make_plan(MPI_COMM_WORLD,
                           {{d1.a_layout, d1.b_layout, d1.operation, element_type::f64},
                            {d2.a_layout, d2.b_layout, d2.operation, element_type::f64}},
@@ -268,14 +281,42 @@ TEST(Transform, NodeBufferBatchMixesDirectAndPacked) {
   }
 }
 
+// Shared memory streams each message through a ring of 4 chunk slots: the window holds 4 chunks per
+// node peer (a chunk is at least one line of a tile), not the messages, however large they are.
+TEST(Transform, SharedWindowHoldsChunksNotMessages) {
+  const int nranks = world_size(), me = world_rank();
+  block_cyclic_params pb, pa;
+  pb.m = pb.n = pa.m = pa.n = 600;  // tiles of 600/P rows: lines of at most 2400 bytes from 2 ranks on
+  pb.mb = pb.nb = 7;
+  pa.mb = pa.nb = 30;
+  pb.proc_rows = nranks;
+  pa.proc_cols = nranks;
+  auto a = block_cyclic(pa, me);
+  auto b = block_cyclic(pb, me);
+  std::vector<double> A(static_cast<size_t>(a.local_elements())), B(static_cast<size_t>(b.local_elements()));
+  for (size_t k = 0; k < B.size(); ++k) B[k] = static_cast<double>(k + 1000 * static_cast<size_t>(me));
+  transform_options o;
+  o.strategy = exchange_strategy::shared_memory;
+  o.stream_chunk_bytes = 4096;
+  auto plan = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64, o);
+  const plan_statistics s = plan.statistics();
+  const std::int64_t header_bound = 64 * (2 * nranks + 2) + 8 * (2 * nranks + 4) + 64;
+  EXPECT_LE(s.window_bytes, s.peers_on_node * 4 * 4096 + header_bound) << "window of " << s.window_bytes << " bytes";
+  if (nranks >= 2) EXPECT_GT(s.bytes_sent, s.window_bytes);
+  // The rings wrap many times within one execution and across executions.
+  for (int rep = 0; rep < 3; ++rep) plan.execute(A.data(), B.data(), 1.0, 0.0);
+  auto back = plan.inverse();
+  std::vector<double> B2(B.size(), -1.0);
+  back.execute(B2.data(), A.data(), 1.0, 0.0);
+  EXPECT_TRUE(all_ranks(B2 == B));
+}
+
 TEST(Transform, PlanExecutedRepeatedlyWithNewData) {
   const int nranks = world_size(), me = world_rank();
   rng_t g(shared_seed(2001));
   for (int c = 0; c < 3; ++c) {
     auto d = random_job<double>(g, nranks, me, 31);
-    transform_options o;
-    o.strategy = random_strategy(g);
-    o.stores = static_cast<store_policy>(uniform(g, 0, 2));
+    transform_options o = random_options(g);
     const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, o);
     for (int rep = 0; rep < 3; ++rep) {
       fill(d, 100 + 2 * rep + c * 10, 101 + 2 * rep + c * 10, d.beta == 0.0);
@@ -293,9 +334,7 @@ TEST(Transform, BatchOfMixedTypesAndLayouts) {
     auto d2 = random_job<std::complex<float>>(g, nranks, me, 17);
     auto d3 = random_job<std::int64_t>(g, nranks, me, 19);
     auto d4 = random_job<double>(g, nranks, me, 13);
-    transform_options o;
-    o.strategy = random_strategy(g);
-    o.stores = static_cast<store_policy>(uniform(g, 0, 2));
+    transform_options o = random_options(g);
     auto plan = make_plan(MPI_COMM_WORLD,
                           {{d1.a_layout, d1.b_layout, d1.operation, element_type::f64},
                            {d2.a_layout, d2.b_layout, d2.operation, element_type::c32},

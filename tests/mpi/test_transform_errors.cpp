@@ -89,6 +89,25 @@ TEST(TransformErrors, NodeBufferNegativeSizeOnOneRank) {
   EXPECT_EQ(good.bytes(), 64);
 }
 
+// Chunk sizes of the shared-memory streams: negative is rejected; ranks that disagree (both ends of a
+// stream must cut it alike) are caught by the consistency check before any data moves.
+TEST(TransformErrors, StreamChunkBytesNegativeOrDifferent) {
+  const int me = world_rank();
+  auto a = block_cyclic(square(40, 8), me);
+  auto b = block_cyclic(square(40, 3), me);
+  std::vector<double> A(static_cast<size_t>(a.local_elements()), 1.0), B(static_cast<size_t>(b.local_elements()), 2.0);
+  transform_options o;
+  o.strategy = exchange_strategy::shared_memory;
+  o.stream_chunk_bytes = me == 0 ? -1 : 1024;
+  expect_rejected<invalid_argument>(
+      [&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0, o); }, A,
+      "stream_chunk_bytes");
+  if (world_size() == 1) return;
+  o.stream_chunk_bytes = me == 0 ? 512 : 1024;
+  expect_rejected<inconsistent_ranks>(
+      [&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0, o); }, A, "different global");
+}
+
 TEST(TransformErrors, LeadingDimensionTooSmallOnOneRank) {
   const int me = world_rank();
   auto pa = square(20, 4);

@@ -21,8 +21,9 @@ enum class exchange_strategy : std::uint8_t {
   automatic = 0,       // shared_memory when all peers share this node's memory and data is large, else point_to_point
   point_to_point = 1,  // MPI_Isend/MPI_Irecv, unpack each message as it arrives (overlap)
   alltoallv = 2,       // one MPI_Alltoallv (MPI_Alltoallv_c for counts above 2^31)
-  shared_memory = 3,   // node-local peers read packed data directly from an MPI shared-memory window;
-                       // peers on other nodes use point_to_point
+  shared_memory = 3,   // node-local peers stream packed data through a small MPI shared-memory window
+                       // (or read B itself when it is in a node_buffer); peers on other nodes use
+                       // point_to_point
 };
 const char* to_string(exchange_strategy s);
 
@@ -43,6 +44,11 @@ struct transform_options {
   // OpenMP threads for packing/unpacking; 0 = the OpenMP default.
   int num_threads = 0;
   store_policy stores = store_policy::automatic;
+  // shared_memory: bytes per chunk of the messages streamed to node peers (each message goes through a
+  // ring of 4 chunk slots in the sender's window, so a chunk is unpacked while it is still in the cache).
+  // 0 = automatic: 256 KiB per OpenMP thread, 2 MiB per thread on a node running more threads than it
+  // has CPUs. Must be the same on all ranks.
+  std::int64_t stream_chunk_bytes = 0;
 };
 
 // One transformation of a batch: A (target) and B (source) layouts, op and element type.
@@ -70,6 +76,8 @@ struct plan_statistics {
   std::int64_t messages_received = 0;
   std::int64_t peers_on_node = 0;     // send peers sharing this rank's node
   bool streaming_stores = false;      // the store policy chosen for this rank (see store_policy)
+  std::int64_t window_bytes = 0;      // shared_memory: this rank's segment of the plan's shared window
+  std::int64_t stream_chunk_bytes = 0;  // shared_memory: the chunk size in use (options' or automatic)
 };
 
 class transform_plan {

@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -34,26 +35,56 @@ struct transform_plan::impl {
   // by two threads at once).
   std::unique_ptr<std::byte[]> send_buffer, recv_buffer;
 
-  // shared_memory strategy: this rank's window segment and, per message, where node-local peers'
-  // data is read from / this rank's data is written to (nullptr for peers on other nodes).
+  // shared_memory strategy. Messages to and from node peers stream through a ring of `ring_slots` slots
+  // in the sender's window segment, chunk by chunk: the receiver unpacks a chunk while it is still in
+  // the cache, the sender refills the slot once it is read (counters, no barrier), and the window stays
+  // small whatever the message sizes. A chunk is a run of whole pieces (tiles cut along their packing
+  // order's outer dimension); sender and receiver cut their copies of a message identically.
+  static constexpr std::int64_t ring_slots = 4;
+  struct stream_chunk {
+    std::size_t first_piece = 0, end_piece = 0;
+  };
+  struct message_stream {
+    std::vector<detail::tile> pieces;  // byte_offset: from the start of the piece's chunk
+    std::vector<stream_chunk> chunks;
+    std::int64_t slot_bytes = 0;
+    std::byte* ring = nullptr;          // in the sender's segment
+    std::int64_t* published = nullptr;  // chunks written, counted over all executions (sender's segment)
+    std::int64_t* consumed = nullptr;   // chunks read, likewise (receiver's segment)
+  };
   mpi::comm_handle node_comm;
   MPI_Win window = MPI_WIN_NULL;
-  std::vector<std::byte*> send_shared;   // per sends[i]
-  std::vector<const std::byte*> recv_shared;  // per recvs[i]
-  // Segment header of every rank: node_size message offsets, then per job its op(B) storage strides
-  // (rs, cs; fixed at planning), then per job where its B is this execution (rank in its node_buffer's
-  // window, byte offset in that segment; read by peers only for jobs agreed to be read directly).
+  std::vector<char> send_on_node, recv_on_node;  // per sends[i] / recvs[i]: the peer shares this node
+  std::vector<message_stream> send_streams;      // per sends[i] (empty for peers on other nodes)
+  std::vector<message_stream> recv_streams;      // per recvs[i]
+  std::vector<detail::tile> local_pieces;    // local tiles cut likewise: work between chunks
+  mutable std::int64_t executions = 0;       // completed executions: the counters' base
+  // Segment layout of every rank: a header of int64 words (per node rank d: where my ring for d starts or
+  // -1, and how many chunks my message to d has; per job its op(B) storage strides (rs, cs; fixed at
+  // planning); per job where its B is this execution (rank in its node_buffer's window, byte offset in
+  // that segment; read by peers only for jobs agreed to be read directly)), then one cache line per node
+  // rank for `published`, one per node rank for `consumed`, then the rings.
   std::byte* my_segment = nullptr;
   std::vector<const std::byte*> recv_segment;  // per recvs[i]: the sender's segment (nullptr off node)
   int node_size = 0;
-  std::int64_t header_words() const { return node_size + 4 * static_cast<std::int64_t>(job_plans.size()); }
-  std::size_t storage_slot(std::size_t job) const { return static_cast<std::size_t>(node_size) + 2 * job; }
+  std::int64_t header_words() const { return 2 * node_size + 4 * static_cast<std::int64_t>(job_plans.size()); }
+  std::size_t ring_offset_slot(int node_rank) const { return static_cast<std::size_t>(node_rank); }
+  std::size_t chunk_count_slot(int node_rank) const { return static_cast<std::size_t>(node_size + node_rank); }
+  std::size_t storage_slot(std::size_t job) const { return static_cast<std::size_t>(2 * node_size) + 2 * job; }
   std::size_t location_slot(std::size_t job) const {
-    return static_cast<std::size_t>(node_size) + 2 * job_plans.size() + 2 * job;
+    return static_cast<std::size_t>(2 * node_size) + 2 * job_plans.size() + 2 * job;
   }
   template <class Byte>
   static Byte* header_slot(Byte* segment, std::size_t word) {
     return segment + word * sizeof(std::int64_t);
+  }
+  static constexpr std::int64_t cache_line = 64;
+  std::int64_t counters_offset() const { return (header_words() * 8 + cache_line - 1) / cache_line * cache_line; }
+  std::int64_t* published_counter(std::byte* segment, int to_node_rank) const {
+    return reinterpret_cast<std::int64_t*>(segment + counters_offset() + to_node_rank * cache_line);
+  }
+  std::int64_t* consumed_counter(std::byte* segment, int from_node_rank) const {
+    return reinterpret_cast<std::int64_t*>(segment + counters_offset() + (node_size + from_node_rank) * cache_line);
   }
 
   kernels::store_hint stores = kernels::store_hint::cached;  // options.stores resolved for this rank
@@ -66,6 +97,7 @@ struct transform_plan::impl {
   // Chooses the strategy (collective when automatic) and allocates buffers / the shared window, then
   // resolves the store policy (collective when automatic).
   void setup_exchange();
+  void setup_streams(const std::vector<int>& node_ranks);
   void choose_stores();
   void execute(const std::vector<job_buffers>& buffers) const;
 
@@ -74,6 +106,11 @@ struct transform_plan::impl {
   // node_buffer; null buffers: none. Then, per such job, where a node peer's B is and how it is stored.
   std::vector<std::uint64_t> publish_sources(const std::vector<job_buffers>* buffers,
                                              std::vector<detail::node_segment>& my_b_segment) const;
+  // shared_memory: the node part of an execution: streams chunks to and from node peers and runs the
+  // local pieces, calling poll_off_node (true when it unpacked a message) while it waits.
+  void stream_on_node(const std::vector<job_buffers>& buffers, const std::vector<char>& direct,
+                      const std::vector<detail::node_segment>& my_b_segment,
+                      const std::function<bool()>& poll_off_node) const;
   void locate_peer_sources(const std::byte* peer_segment_base, const std::vector<char>& direct,
                            const std::vector<detail::node_segment>& my_b_segment, std::vector<const void*>& peer_b,
                            std::vector<detail::storage_view>& peer_view) const;
