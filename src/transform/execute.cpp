@@ -450,6 +450,7 @@ void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
       st.slot_bytes = std::max(st.slot_bytes, offset);
       first = last;
     }
+    st.slots = std::min<std::int64_t>(ring_slots, static_cast<std::int64_t>(st.chunks.size()));
     return st;
   };
   send_streams.assign(sends.size(), message_stream{});
@@ -464,7 +465,7 @@ void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
     send_streams[i] = make_stream(sends[i]);
     ring_offset[static_cast<size_t>(d)] = segment_bytes;
     chunk_count[static_cast<size_t>(d)] = static_cast<std::int64_t>(send_streams[i].chunks.size());
-    segment_bytes += ring_slots * send_streams[i].slot_bytes;
+    segment_bytes += send_streams[i].slots * send_streams[i].slot_bytes;
   }
   for (size_t i = 0; i < recvs.size(); ++i) {
     if (node_ranks[static_cast<size_t>(recvs[i].rank)] == MPI_UNDEFINED) continue;
@@ -728,7 +729,7 @@ void transform_plan::impl::stream_on_node(const std::vector<job_buffers>& buffer
     return false;
   };
   auto slot_of = [](const message_stream& st, std::int64_t serial) {
-    return st.ring + (serial % ring_slots) * st.slot_bytes;
+    return st.ring + (serial % st.slots) * st.slot_bytes;
   };
   std::vector<std::size_t> produced(sends.size(), 0), consumed(recvs.size(), 0);
   std::size_t next_local = 0;
@@ -745,7 +746,7 @@ void transform_plan::impl::stream_on_node(const std::vector<job_buffers>& buffer
       const std::int64_t serial = executions * static_cast<std::int64_t>(st.chunks.size()) +
                                   static_cast<std::int64_t>(produced[i]);
       const bool data = carries_data(st, ch);
-      if (data && serial - load_acquire(st.consumed) >= ring_slots) continue;  // the ring is full
+      if (data && serial - load_acquire(st.consumed) >= st.slots) continue;  // the ring is full
       if (data) {
         std::byte* slot = slot_of(st, serial);
         for (size_t k = ch.first_piece; k < ch.end_piece; ++k)

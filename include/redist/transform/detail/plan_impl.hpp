@@ -48,6 +48,7 @@ struct transform_plan::impl {
     std::vector<detail::tile> pieces;  // byte_offset: from the start of the piece's chunk
     std::vector<stream_chunk> chunks;
     std::int64_t slot_bytes = 0;
+    std::int64_t slots = 0;             // min(ring_slots, chunks): a short message needs no more
     std::byte* ring = nullptr;          // in the sender's segment
     std::int64_t* published = nullptr;  // chunks written, counted over all executions (sender's segment)
     std::int64_t* consumed = nullptr;   // chunks read, likewise (receiver's segment)
