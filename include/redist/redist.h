@@ -14,6 +14,49 @@ extern "C" {
 /* Version of the library the program runs with (may differ from the header's REDIST_VERSION_*). */
 void redist_version(int* major, int* minor, int* patch);
 
+/* ---- ScaLAPACK REDIST twins: B(ib:ib+m-1, jb:jb+n-1) = A(ia:ia+m-1, ja:ja+n-1) ----
+ * Same arguments and semantics as ScaLAPACK's p?gemr2d (Fortran convention: every argument by reference;
+ * callable from Fortran as redist_pdgemr2d) and Cp?gemr2d (C convention: scalars by value). Descriptors of
+ * DTYPE 1 (9 entries) or 2 (11 entries); a process outside A's (B's) grid passes a descriptor whose CTXT is
+ * -1; ictxt is a BLACS context containing every process of both grids. The program must link ScaLAPACK
+ * (BLACS is found at run time). Wrong arguments are reported through PXERBLA and nothing is written; see
+ * docs/scalapack.md. Element types: i = int, s = float, d = double, c = float complex, z = double complex. */
+#define REDIST_DECLARE_GEMR2D(prefix)                                                                        \
+  void redist_##prefix##gemr2d(const int* m, const int* n, const void* a, const int* ia, const int* ja,     \
+                               const int* desca, void* b, const int* ib, const int* jb, const int* descb,   \
+                               const int* ictxt);                                                            \
+  void redist_##prefix##gemr2d_(const int* m, const int* n, const void* a, const int* ia, const int* ja,    \
+                                const int* desca, void* b, const int* ib, const int* jb, const int* descb,  \
+                                const int* ictxt);                                                           \
+  void redist_C##prefix##gemr2d(int m, int n, const void* a, int ia, int ja, const int* desca, void* b,     \
+                                int ib, int jb, const int* descb, int ictxt);
+REDIST_DECLARE_GEMR2D(pi)
+REDIST_DECLARE_GEMR2D(ps)
+REDIST_DECLARE_GEMR2D(pd)
+REDIST_DECLARE_GEMR2D(pc)
+REDIST_DECLARE_GEMR2D(pz)
+#undef REDIST_DECLARE_GEMR2D
+
+/* ---- PBLAS transpose twins: sub(C) := beta*sub(C) + alpha*op(sub(A)) ----
+ * Same arguments and semantics as PBLAS's p?tran (s, d), p?tranu (c, z; op = transpose) and p?tranc (c, z;
+ * op = conjugate transpose), Fortran convention: sub(C) = C(ic:ic+m-1, jc:jc+n-1), sub(A) =
+ * A(ia:ia+n-1, ja:ja+m-1), both on DESCA's context; alpha and beta point to one element of the routine's type.
+ * Wrong arguments are reported through PXERBLA and nothing is written; beta = 0 does not read C. */
+#define REDIST_DECLARE_TRAN(name)                                                                          \
+  void redist_##name(const int* m, const int* n, const void* alpha, const void* a, const int* ia,          \
+                     const int* ja, const int* desca, const void* beta, void* c, const int* ic,           \
+                     const int* jc, const int* descc);                                                     \
+  void redist_##name##_(const int* m, const int* n, const void* alpha, const void* a, const int* ia,       \
+                        const int* ja, const int* desca, const void* beta, void* c, const int* ic,        \
+                        const int* jc, const int* descc);
+REDIST_DECLARE_TRAN(pstran)
+REDIST_DECLARE_TRAN(pdtran)
+REDIST_DECLARE_TRAN(pctranu)
+REDIST_DECLARE_TRAN(pztranu)
+REDIST_DECLARE_TRAN(pctranc)
+REDIST_DECLARE_TRAN(pztranc)
+#undef REDIST_DECLARE_TRAN
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
 #include "redist/layout/grid_layout.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
+#include "redist/scalapack/descriptor.hpp"
 #include "redist/transform/node_buffer.hpp"
 #include "redist/transform/plan.hpp"
 #include "redist/transform/relabel_targets.hpp"

@@ -1,0 +1,34 @@
+#pragma once
+// The BLACS functions redist needs, found at run time in the process (internal).
+//
+// libredist does not link ScaLAPACK: a program that calls the ScaLAPACK entry points already has BLACS
+// loaded (its contexts come from there), so the functions are looked up with dlsym when first needed.
+#include <mpi.h>
+
+#include <string>
+
+#include "redist/scalapack/descriptor.hpp"
+
+namespace redist::scalapack::blacs {
+
+// True when the BLACS functions below were found in the process.
+bool available();
+// Why not (names the missing function); empty when available.
+std::string unavailable_reason();
+
+// The grid of a BLACS context as seen by this process: shape and coordinates; a context this process is
+// not part of (or -1) gives proc_rows = proc_cols = 0 and coordinates -1. position_ranks stays empty:
+// ranks are agreed by the callers over the operation's communicator.
+process_grid grid_info(int context);
+
+// The MPI communicator of a context's grid (BLACS's own; not to be freed). Its rank of grid position
+// (r, c) is Cblacs_pnum(context, r, c).
+MPI_Comm communicator(int context);
+
+// Reports a wrong argument as ScaLAPACK does: PXERBLA(context, routine, info) of the program's
+// ScaLAPACK when it has one, else one line on stderr.
+void report_error(int context, const char* routine, int info);
+// Reports a problem that has no argument position (own message), on stderr.
+void report_problem(const char* routine, const std::string& message);
+
+}  // namespace redist::scalapack::blacs

@@ -1,0 +1,241 @@
+// p?gemr2d: B(ib:ib+m-1, jb:jb+n-1) = A(ia:ia+m-1, ja:ja+n-1) between two block-cyclic matrices on any two
+// BLACS grids, through the transform engine: the prefixed twins (redist_p?gemr2d) of ScaLAPACK's REDIST
+// routines. See docs/scalapack.md.
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "blacs.hpp"
+#include "plan_cache.hpp"
+#include "redist/error.hpp"
+#include "redist/mpi/checked.hpp"
+#include "redist/redist.h"
+#include "redist/scalapack/descriptor.hpp"
+#include "redist/transform/plan.hpp"
+
+namespace redist::scalapack {
+namespace {
+
+// Argument positions of p?gemr2d (M, N, A, IA, JA, DESCA, B, IB, JB, DESCB, ICTXT).
+constexpr int m_pos = 1, n_pos = 2, ia_pos = 4, ja_pos = 5, desca_pos = 6, ib_pos = 8, jb_pos = 9, descb_pos = 10;
+
+// What every rank contributes so that all know both grids and both descriptors (a process outside a
+// grid passes a descriptor whose CTXT is -1 and whose other entries need not be set, as in REDIST).
+struct operand_record {
+  std::int64_t rows, cols, my_row, my_col;
+  std::int64_t dtype, m, n, imb, inb, mb, nb, rsrc, csrc, lld;
+  std::int64_t i, j;
+};
+struct rank_record {
+  operand_record a, b;
+  std::int64_t m, n, world_rank;
+};
+constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
+
+operand_record describe_operand(const process_grid& g, const descriptor& d, std::int64_t i, std::int64_t j) {
+  return operand_record{g.proc_rows, g.proc_cols, g.my_row, g.my_col, d.dtype, d.m,   d.n,    d.imb,
+                        d.inb,       d.mb,        d.nb,     d.rsrc,   d.csrc,  d.lld, i, j};
+}
+
+// Orders error codes as the reference does: the smallest argument position wins (a descriptor entry of
+// argument p after a scalar argument p). 0 (no error) sorts last.
+std::int64_t error_rank(int info) {
+  if (info == 0) return INT64_MAX;
+  const std::int64_t p = -static_cast<std::int64_t>(info);
+  return p < 100 ? p * 100 : p;
+}
+int error_from_rank(std::int64_t r) {
+  if (r == INT64_MAX) return 0;
+  return r % 100 == 0 ? -static_cast<int>(r / 100) : -static_cast<int>(r);
+}
+
+// One operand as all ranks agree on it: the grid (with the rank of every position), the descriptor's
+// global entries from the grid's first process, and this rank's own LLD.
+struct agreed_operand {
+  process_grid grid;
+  descriptor desc;
+  std::int64_t i = 1, j = 1;
+  std::string problem;  // why the processes' views cannot be combined (empty when fine)
+};
+
+agreed_operand agree_operand(const std::vector<rank_record>& all, int me, bool use_a) {
+  agreed_operand out;
+  const operand_record* first = nullptr;
+  for (const rank_record& r : all) {
+    const operand_record& o = use_a ? r.a : r.b;
+    if (o.my_row < 0) continue;
+    if (!first) first = &o;
+    if (o.rows != first->rows || o.cols != first->cols) {
+      out.problem = "the processes of the grid see different grid shapes";
+      return out;
+    }
+  }
+  if (!first) {
+    out.problem = "no process of the context is on the grid";
+    return out;
+  }
+  out.grid.proc_rows = static_cast<int>(first->rows);
+  out.grid.proc_cols = static_cast<int>(first->cols);
+  out.grid.position_ranks.assign(static_cast<size_t>(first->rows * first->cols), -1);
+  for (int rank = 0; rank < static_cast<int>(all.size()); ++rank) {
+    const operand_record& o = use_a ? all[static_cast<size_t>(rank)].a : all[static_cast<size_t>(rank)].b;
+    if (o.my_row < 0) continue;
+    int& slot = out.grid.position_ranks[static_cast<size_t>(o.my_row * first->cols + o.my_col)];
+    if (slot >= 0) {
+      out.problem = "two processes claim the same grid position";
+      return out;
+    }
+    slot = rank;
+  }
+  if (std::find(out.grid.position_ranks.begin(), out.grid.position_ranks.end(), -1) != out.grid.position_ranks.end()) {
+    out.problem = "a grid position has no process of the operation's context";
+    return out;
+  }
+  const operand_record& mine = use_a ? all[static_cast<size_t>(me)].a : all[static_cast<size_t>(me)].b;
+  out.grid.my_row = static_cast<int>(mine.my_row);
+  out.grid.my_col = static_cast<int>(mine.my_col);
+  descriptor& d = out.desc;
+  d.dtype = first->dtype;
+  d.m = first->m;
+  d.n = first->n;
+  d.imb = first->imb;
+  d.inb = first->inb;
+  d.mb = first->mb;
+  d.nb = first->nb;
+  d.rsrc = first->rsrc;
+  d.csrc = first->csrc;
+  d.lld = mine.my_row >= 0 ? mine.lld : 1;
+  out.i = first->i;
+  out.j = first->j;
+  return out;
+}
+
+// REDIST's checks of one operand as an info code (positions of IA, JA, DESC; descriptor entries numbered
+// as PBLAS does).
+int operand_info(std::int64_t m, std::int64_t n, const agreed_operand& op, int i_pos, int j_pos, int desc_pos) {
+  const descriptor& d = op.desc;
+  if (!d.known_type()) return -(desc_pos * 100 + 1);
+  switch (check_gemr2d_operand(m, n, op.i, op.j, d, op.grid)) {
+    case gemr2d_problem::none: return 0;
+    case gemr2d_problem::source_process:
+      return d.rsrc < 0 || d.rsrc >= op.grid.proc_rows ? -(desc_pos * 100 + 9) : -(desc_pos * 100 + 10);
+    case gemr2d_problem::submatrix: return op.i < 1 || op.i + m - 1 > d.m ? -i_pos : -j_pos;
+    case gemr2d_problem::block_size:
+      if (d.imb < 1) return -(desc_pos * 100 + 5);
+      if (d.inb < 1) return -(desc_pos * 100 + 6);
+      return d.mb < 1 ? -(desc_pos * 100 + 7) : -(desc_pos * 100 + 8);
+    case gemr2d_problem::leading_dimension: return -(desc_pos * 100 + 11);
+  }
+  return 0;
+}
+
+template <class T>
+void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib, int jb,
+            const int* descb, int context) noexcept {
+  if (m == 0 || n == 0) return;  // as REDIST: nothing read, nothing communicated
+  try {
+    if (!blacs::available()) {
+      blacs::report_problem(routine, blacs::unavailable_reason());
+      return;
+    }
+    MPI_Comm comm = blacs::communicator(context);
+    const int me = mpi::rank(comm);
+    const int nranks = mpi::size(comm);
+    int world_rank = 0;
+    REDIST_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+
+    // Processes outside a grid pass CTXT = -1 and may leave the rest of the descriptor unset.
+    const descriptor da = desca && desca[1] >= 0 ? parse_descriptor(desca) : descriptor{};
+    const descriptor db = descb && descb[1] >= 0 ? parse_descriptor(descb) : descriptor{};
+    const process_grid ga = blacs::grid_info(static_cast<int>(da.ctxt));
+    const process_grid gb = blacs::grid_info(static_cast<int>(db.ctxt));
+    rank_record mine{describe_operand(ga, da, ia, ja), describe_operand(gb, db, ib, jb), m, n, world_rank};
+    std::vector<rank_record> all(static_cast<size_t>(nranks));
+    REDIST_MPI_CHECK(MPI_Allgather(&mine, record_words, MPI_INT64_T, all.data(), record_words, MPI_INT64_T, comm));
+
+    agreed_operand A = agree_operand(all, me, true);
+    agreed_operand B = agree_operand(all, me, false);
+    std::string problem = !A.problem.empty() ? "A: " + A.problem : !B.problem.empty() ? "B: " + B.problem : "";
+    for (const rank_record& r : all)
+      if (problem.empty() && (r.m != m || r.n != n))
+        problem = "the processes passed different M or N (" + std::to_string(m) + " x " + std::to_string(n) +
+                  " here, " + std::to_string(r.m) + " x " + std::to_string(r.n) + " on rank " +
+                  std::to_string(&r - all.data()) + ")";
+    if (!problem.empty()) {  // the same on every rank: the records are
+      blacs::report_problem(routine, problem);
+      return;
+    }
+    int info = m < 0 ? -m_pos : n < 0 ? -n_pos : 0;
+    if (info == 0) info = operand_info(m, n, A, ia_pos, ja_pos, desca_pos);
+    if (info == 0) info = operand_info(m, n, B, ib_pos, jb_pos, descb_pos);
+    grid_layout source, target;
+    if (info == 0) {
+      try {
+        source = layout_of(m, n, A.i, A.j, A.desc, A.grid, me);
+      } catch (const error&) {
+        info = -(desca_pos * 100 + 1);
+      }
+    }
+    if (info == 0) {
+      try {
+        target = layout_of(m, n, B.i, B.j, B.desc, B.grid, me);
+      } catch (const error&) {
+        info = -(descb_pos * 100 + 1);
+      }
+    }
+    // LLD is local: agree on the first error over all ranks before anything moves.
+    std::int64_t rank_of_error = error_rank(info);
+    REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rank_of_error, 1, MPI_INT64_T, MPI_MIN, comm));
+    info = error_from_rank(rank_of_error);
+    if (info != 0) {
+      blacs::report_error(context, routine, info);
+      return;
+    }
+
+    std::vector<std::int64_t> key;
+    key.reserve(all.size() * record_words + 2);
+    key.push_back(static_cast<std::int64_t>(element_type_v<T>));
+    for (const rank_record& r : all) {
+      const auto* words = reinterpret_cast<const std::int64_t*>(&r);
+      key.insert(key.end(), words, words + record_words);
+    }
+    const transform_plan& plan = cached_plan(std::move(key), [&] {
+      return make_plan(comm, target, source, op::identity, element_type_v<T>);
+    });
+    plan.execute(B.grid.my_row >= 0 ? b : nullptr, A.grid.my_row >= 0 ? a : nullptr);
+  } catch (const std::exception& e) {
+    blacs::report_problem(routine, e.what());
+  }
+}
+
+}  // namespace
+}  // namespace redist::scalapack
+
+using redist::scalapack::gemr2d;
+
+// ---- prefixed twins: Fortran convention (every argument by reference) and C convention (by value). A and
+// B are untyped here to give C one declaration for every type (redist.h).
+#define REDIST_GEMR2D_TWINS(prefix, T, ROUTINE)                                                                  \
+  extern "C" void redist_##prefix##gemr2d(const int* m, const int* n, const void* a, const int* ia,             \
+                                           const int* ja, const int* desca, void* b, const int* ib,             \
+                                           const int* jb, const int* descb, const int* ictxt) {                  \
+    gemr2d<T>(ROUTINE, *m, *n, static_cast<const T*>(a), *ia, *ja, desca, static_cast<T*>(b), *ib, *jb, descb,   \
+              *ictxt);                                                                                            \
+  }                                                                                                               \
+  extern "C" void redist_##prefix##gemr2d_(const int* m, const int* n, const void* a, const int* ia,            \
+                                            const int* ja, const int* desca, void* b, const int* ib,            \
+                                            const int* jb, const int* descb, const int* ictxt) {                 \
+    redist_##prefix##gemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);                                     \
+  }                                                                                                               \
+  extern "C" void redist_C##prefix##gemr2d(int m, int n, const void* a, int ia, int ja, const int* desca,        \
+                                            void* b, int ib, int jb, const int* descb, int ictxt) {               \
+    gemr2d<T>(ROUTINE, m, n, static_cast<const T*>(a), ia, ja, desca, static_cast<T*>(b), ib, jb, descb, ictxt);  \
+  }
+
+REDIST_GEMR2D_TWINS(pi, std::int32_t, "PIGEMR2D")
+REDIST_GEMR2D_TWINS(ps, float, "PSGEMR2D")
+REDIST_GEMR2D_TWINS(pd, double, "PDGEMR2D")
+REDIST_GEMR2D_TWINS(pc, std::complex<float>, "PCGEMR2D")
+REDIST_GEMR2D_TWINS(pz, std::complex<double>, "PZGEMR2D")

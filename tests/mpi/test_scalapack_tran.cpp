@@ -1,0 +1,158 @@
+// redist_p?tran / p?tranu / p?tranc (twins of PBLAS's) against Debian's reference PBLAS on random cases:
+// a random grid shape on a random subset of the ranks in random order (processes off the grid do not
+// call, as with PBLAS), random descriptors and sub-matrices (DTYPE 1 for the comparison, DTYPE 2 checked
+// against the same call with the equivalent-by-construction values), random alpha and beta including 0
+// and 1. Every element of C's local array is compared (beta = 0 starts from NaN: it must not leak).
+// redist-test-ranks: 1 2 3 4 6 7 8
+// redist-test-needs: scalapack
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <numeric>
+#include <vector>
+
+#include "mpi_test_support.hpp"
+#include "random_layouts.hpp"
+#include "redist/redist.h"
+#include "scalapack_cases.hpp"
+
+extern "C" {
+void pstran_(const int*, const int*, const float*, const float*, const int*, const int*, const int*, const float*,
+             float*, const int*, const int*, const int*);
+void pdtran_(const int*, const int*, const double*, const double*, const int*, const int*, const int*,
+             const double*, double*, const int*, const int*, const int*);
+void pctranu_(const int*, const int*, const std::complex<float>*, const std::complex<float>*, const int*, const int*,
+              const int*, const std::complex<float>*, std::complex<float>*, const int*, const int*, const int*);
+void pztranu_(const int*, const int*, const std::complex<double>*, const std::complex<double>*, const int*,
+              const int*, const int*, const std::complex<double>*, std::complex<double>*, const int*, const int*,
+              const int*);
+void pctranc_(const int*, const int*, const std::complex<float>*, const std::complex<float>*, const int*, const int*,
+              const int*, const std::complex<float>*, std::complex<float>*, const int*, const int*, const int*);
+void pztranc_(const int*, const int*, const std::complex<double>*, const std::complex<double>*, const int*,
+              const int*, const int*, const std::complex<double>*, std::complex<double>*, const int*, const int*,
+              const int*);
+}
+
+using namespace redist::testing;
+
+namespace {
+
+enum class which_op { tran, tranu, tranc };
+
+template <class T>
+void reference(which_op w, const int* m, const int* n, const T* alpha, const T* a, const int* ia, const int* ja,
+               const int* desca, const T* beta, T* c, const int* ic, const int* jc, const int* descc) {
+  if constexpr (std::is_same_v<T, float>) pstran_(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+  if constexpr (std::is_same_v<T, double>) pdtran_(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+  if constexpr (std::is_same_v<T, std::complex<float>>) {
+    if (w == which_op::tranc)
+      pctranc_(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+    else
+      pctranu_(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+  }
+  if constexpr (std::is_same_v<T, std::complex<double>>) {
+    if (w == which_op::tranc)
+      pztranc_(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+    else
+      pztranu_(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+  }
+}
+
+template <class T>
+void ours(which_op w, const int* m, const int* n, const T* alpha, const T* a, const int* ia, const int* ja,
+          const int* desca, const T* beta, T* c, const int* ic, const int* jc, const int* descc) {
+  if constexpr (std::is_same_v<T, float>) redist_pstran(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+  if constexpr (std::is_same_v<T, double>) redist_pdtran_(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+  if constexpr (std::is_same_v<T, std::complex<float>>) {
+    if (w == which_op::tranc)
+      redist_pctranc(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+    else
+      redist_pctranu(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+  }
+  if constexpr (std::is_same_v<T, std::complex<double>>) {
+    if (w == which_op::tranc)
+      redist_pztranc(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+    else
+      redist_pztranu(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);
+  }
+}
+
+template <class T>
+T random_scalar(rng_t& g) {
+  const int kind = static_cast<int>(uniform(g, 0, 3));
+  const double v = kind == 0 ? 0.0 : kind == 1 ? 1.0 : static_cast<double>(uniform(g, -9, 9)) / 4.0;
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+    return T(static_cast<typename T::value_type>(v), kind >= 2 ? static_cast<typename T::value_type>(0.5) : 0);
+  else
+    return static_cast<T>(v);
+}
+
+template <class T>
+bool close(T x, T y) {
+  using R = decltype(std::abs(x));
+  const R tolerance = std::is_same_v<R, float> ? R(1e-5) : R(1e-12);
+  return std::abs(x - y) <= tolerance * (1 + std::abs(y));
+}
+
+template <class T>
+void random_cases(std::uint64_t seed, int cases, which_op w) {
+  const int nranks = world_size();
+  rng_t g(shared_seed(seed));
+  for (int k = 0; k < cases; ++k) {
+    const int size = static_cast<int>(uniform(g, 1, nranks));
+    const int rows = static_cast<int>(uniform(g, 1, size));
+    const int cols = size / rows;
+    std::vector<int> ranks(static_cast<size_t>(nranks));
+    std::iota(ranks.begin(), ranks.end(), 0);
+    std::shuffle(ranks.begin(), ranks.end(), g);
+    ranks.resize(static_cast<size_t>(rows * cols));
+    blacs_context grid(rows, cols, ranks);
+    const int m = static_cast<int>(uniform(g, 0, 5) == 0 ? 0 : uniform(g, 1, 40));
+    const int n = static_cast<int>(uniform(g, 0, 5) == 0 ? 0 : uniform(g, 1, 40));
+    const int ia = static_cast<int>(uniform(g, 1, 5)), ja = static_cast<int>(uniform(g, 1, 5));
+    const int ic = static_cast<int>(uniform(g, 1, 5)), jc = static_cast<int>(uniform(g, 1, 5));
+    matrix_case ca, cc;
+    ca.M = ia - 1 + n + uniform(g, 0, 7);
+    ca.N = ja - 1 + m + uniform(g, 0, 7);
+    cc.M = ic - 1 + m + uniform(g, 0, 7);
+    cc.N = jc - 1 + n + uniform(g, 0, 7);
+    for (matrix_case* c : {&ca, &cc}) {
+      c->mb = c->imb = uniform(g, 1, 9);
+      c->nb = c->inb = uniform(g, 1, 9);
+      c->rsrc = static_cast<int>(uniform(g, 0, rows - 1));
+      c->csrc = static_cast<int>(uniform(g, 0, cols - 1));
+      c->extra_lld = uniform(g, 0, 2);
+    }
+    const T alpha = random_scalar<T>(g), beta = random_scalar<T>(g);
+    if (!grid.holds_me()) {  // off the grid: not part of the call
+      EXPECT_EQ(global_sum(0), 0);
+      continue;
+    }
+    const std::vector<int> desca = make_descriptor(ca, grid), descc = make_descriptor(cc, grid);
+    const std::vector<T> a = make_local<T>(ca, grid, desca, 0);
+    std::vector<T> c = make_local<T>(cc, grid, descc, 1);
+    if (beta == T(0)) std::fill(c.begin(), c.end(), T(std::numeric_limits<double>::quiet_NaN()));
+    std::vector<T> expected = c;
+    ours<T>(w, &m, &n, &alpha, a.data(), &ia, &ja, desca.data(), &beta, c.data(), &ic, &jc, descc.data());
+    reference<T>(w, &m, &n, &alpha, a.data(), &ia, &ja, desca.data(), &beta, expected.data(), &ic, &jc,
+                 descc.data());
+    std::int64_t wrong = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      const bool both_nan = c[i] != c[i] && expected[i] != expected[i];
+      if (!both_nan && !close(c[i], expected[i])) ++wrong;
+    }
+    EXPECT_EQ(global_sum(wrong), 0) << "case " << k << ": m " << m << " n " << n << " grid " << rows << "x" << cols
+                                    << " alpha " << alpha << " beta " << beta;
+  }
+}
+
+}  // namespace
+
+TEST(ScalapackTran, PdtranRandom) { random_cases<double>(7201, 12, which_op::tran); }
+TEST(ScalapackTran, PstranRandom) { random_cases<float>(7202, 5, which_op::tran); }
+TEST(ScalapackTran, PztranuRandom) { random_cases<std::complex<double>>(7203, 5, which_op::tranu); }
+TEST(ScalapackTran, PztrancRandom) { random_cases<std::complex<double>>(7204, 5, which_op::tranc); }
+TEST(ScalapackTran, PctranuRandom) { random_cases<std::complex<float>>(7205, 4, which_op::tranu); }
+TEST(ScalapackTran, PctrancRandom) { random_cases<std::complex<float>>(7206, 4, which_op::tranc); }
