@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "blacs.hpp"
+#include "first_error.hpp"
 #include "plan_cache.hpp"
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
@@ -37,18 +38,6 @@ constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::
 operand_record describe_operand(const process_grid& g, const descriptor& d, std::int64_t i, std::int64_t j) {
   return operand_record{g.proc_rows, g.proc_cols, g.my_row, g.my_col, d.dtype, d.m,   d.n,    d.imb,
                         d.inb,       d.mb,        d.nb,     d.rsrc,   d.csrc,  d.lld, i, j};
-}
-
-// Orders error codes as the reference does: the smallest argument position wins (a descriptor entry of
-// argument p after a scalar argument p). 0 (no error) sorts last.
-std::int64_t error_rank(int info) {
-  if (info == 0) return INT64_MAX;
-  const std::int64_t p = -static_cast<std::int64_t>(info);
-  return p < 100 ? p * 100 : p;
-}
-int error_from_rank(std::int64_t r) {
-  if (r == INT64_MAX) return 0;
-  return r % 100 == 0 ? -static_cast<int>(r / 100) : -static_cast<int>(r);
 }
 
 // One operand as all ranks agree on it: the grid (with the rank of every position), the descriptor's
@@ -186,9 +175,7 @@ void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const
       }
     }
     // LLD is local: agree on the first error over all ranks before anything moves.
-    std::int64_t rank_of_error = error_rank(info);
-    REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rank_of_error, 1, MPI_INT64_T, MPI_MIN, comm));
-    info = error_from_rank(rank_of_error);
+    info = agree_on_first_error(comm, info);
     if (info != 0) {
       blacs::report_error(context, routine, info);
       return;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "blacs.hpp"
+#include "first_error.hpp"
 #include "plan_cache.hpp"
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
@@ -29,16 +30,6 @@ void store(const descriptor& d, std::int64_t* out) {
   const auto values = d.normalized();
   std::copy(values.begin(), values.end(), out);
   out[0] = d.dtype;
-}
-
-std::int64_t error_rank(int info) {
-  if (info == 0) return INT64_MAX;
-  const std::int64_t p = -static_cast<std::int64_t>(info);
-  return p < 100 ? p * 100 : p;
-}
-int error_from_rank(std::int64_t r) {
-  if (r == INT64_MAX) return 0;
-  return r % 100 == 0 ? -static_cast<int>(r / 100) : -static_cast<int>(r);
 }
 
 template <class T>
@@ -78,9 +69,7 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
     }
 
     // PBLAS's checks (LLD is local: the first error over all processes is reported everywhere).
-    std::int64_t first_error = error_rank(check_tran(grid, m, n, ia, ja, da, ic, jc, dc));
-    REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &first_error, 1, MPI_INT64_T, MPI_MIN, comm));
-    if (const int info = error_from_rank(first_error); info != 0) {
+    if (const int info = agree_on_first_error(comm, check_tran(grid, m, n, ia, ja, da, ic, jc, dc)); info != 0) {
       blacs::report_error(static_cast<int>(da.ctxt), routine, info);
       return;
     }

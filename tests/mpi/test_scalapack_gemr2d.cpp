@@ -76,18 +76,6 @@ matrix_case random_matrix(rng_t& g, int dtype, std::int64_t min_m, std::int64_t 
   return c;
 }
 
-// Random grid shape on a random subset of the ranks, in random order.
-std::pair<std::pair<int, int>, std::vector<int>> random_grid(rng_t& g, int nranks) {
-  const int size = static_cast<int>(uniform(g, 1, nranks));
-  const int rows = static_cast<int>(uniform(g, 1, size));
-  const int cols = size / rows;
-  std::vector<int> ranks(static_cast<size_t>(nranks));
-  std::iota(ranks.begin(), ranks.end(), 0);
-  std::shuffle(ranks.begin(), ranks.end(), g);
-  ranks.resize(static_cast<size_t>(rows * cols));
-  return {{rows, cols}, ranks};
-}
-
 template <class T>
 void random_cases(std::uint64_t seed, int cases) {
   const int nranks = world_size();

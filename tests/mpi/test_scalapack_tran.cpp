@@ -101,13 +101,8 @@ void random_cases(std::uint64_t seed, int cases, which_op w) {
   const int nranks = world_size();
   rng_t g(shared_seed(seed));
   for (int k = 0; k < cases; ++k) {
-    const int size = static_cast<int>(uniform(g, 1, nranks));
-    const int rows = static_cast<int>(uniform(g, 1, size));
-    const int cols = size / rows;
-    std::vector<int> ranks(static_cast<size_t>(nranks));
-    std::iota(ranks.begin(), ranks.end(), 0);
-    std::shuffle(ranks.begin(), ranks.end(), g);
-    ranks.resize(static_cast<size_t>(rows * cols));
+    const auto [shape, ranks] = random_grid(g, nranks);
+    const auto [rows, cols] = shape;
     blacs_context grid(rows, cols, ranks);
     const int m = static_cast<int>(uniform(g, 0, 5) == 0 ? 0 : uniform(g, 1, 40));
     const int n = static_cast<int>(uniform(g, 0, 5) == 0 ? 0 : uniform(g, 1, 40));
@@ -156,3 +151,41 @@ TEST(ScalapackTran, PztranuRandom) { random_cases<std::complex<double>>(7203, 5,
 TEST(ScalapackTran, PztrancRandom) { random_cases<std::complex<double>>(7204, 5, which_op::tranc); }
 TEST(ScalapackTran, PctranuRandom) { random_cases<std::complex<float>>(7205, 4, which_op::tranu); }
 TEST(ScalapackTran, PctrancRandom) { random_cases<std::complex<float>>(7206, 4, which_op::tranc); }
+
+// Wrong arguments (PBLAS's checks: M, IA, DTYPE, a block size, C's LLD on one rank only) are reported and
+// nothing is written on any process.
+TEST(ScalapackTran, WrongArgumentsWriteNothing) {
+  const int nranks = world_size(), me = world_rank();
+  std::vector<int> all(static_cast<size_t>(nranks));
+  std::iota(all.begin(), all.end(), 0);
+  blacs_context grid(1, nranks, all);
+  matrix_case ca, cc;
+  ca.M = cc.N = 12;
+  ca.N = cc.M = 9;
+  ca.mb = ca.imb = cc.mb = cc.imb = 2;
+  ca.nb = ca.inb = cc.nb = cc.inb = 3;
+  const std::vector<int> desca = make_descriptor(ca, grid), descc = make_descriptor(cc, grid);
+  const std::vector<double> a = make_local<double>(ca, grid, desca, 0);
+  const std::vector<double> c_initial = make_local<double>(cc, grid, descc, 1);
+  std::vector<int> bad_dtype = desca, bad_block = descc, bad_lld_here = descc;
+  bad_dtype[0] = 5;
+  bad_block[4] = 0;  // MB of C
+  if (me == 0) bad_lld_here[8] = 0;
+  struct bad_case {
+    const char* what;
+    int m, n, ia;
+    std::vector<int> da, dc;
+  };
+  const std::vector<bad_case> cases = {{"M < 0", -2, 12, 1, desca, descc},
+                                       {"IA < 1", 9, 12, 0, desca, descc},
+                                       {"DTYPE of A", 9, 12, 1, bad_dtype, descc},
+                                       {"MB of C", 9, 12, 1, desca, bad_block},
+                                       {"LLD of C on one rank", 9, 12, 1, desca, bad_lld_here}};
+  const double alpha = 2.0, beta = 0.0;
+  const int one = 1;
+  for (const bad_case& k : cases) {
+    std::vector<double> c = c_initial;
+    redist_pdtran(&k.m, &k.n, &alpha, a.data(), &k.ia, &one, k.da.data(), &beta, c.data(), &one, &one, k.dc.data());
+    EXPECT_TRUE(all_ranks(c == c_initial)) << k.what << ": C was written";
+  }
+}

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <complex>
 #include <cstdint>
+#include <numeric>
+#include <random>
+#include <utility>
 #include <type_traits>
 #include <vector>
 
@@ -103,6 +106,21 @@ std::vector<T> make_local(const matrix_case& c, const blacs_context& g, const st
           value_of<T>(global_index(li, c.imb, c.mb, c.rsrc, g.rows, g.my_row),
                       global_index(lj, c.inb, c.nb, c.csrc, g.cols, g.my_col), which);
   return local;
+}
+
+// A random grid shape on a random subset of the ranks, in random order: {{rows, cols}, rank at each
+// position row-major}. Uses the same draws on every rank when g does.
+template <class Rng>
+std::pair<std::pair<int, int>, std::vector<int>> random_grid(Rng& g, int nranks) {
+  auto uniform_int = [&g](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(g); };
+  const int size = uniform_int(1, nranks);
+  const int rows = uniform_int(1, size);
+  const int cols = size / rows;
+  std::vector<int> ranks(static_cast<size_t>(nranks));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  std::shuffle(ranks.begin(), ranks.end(), g);
+  ranks.resize(static_cast<size_t>(rows * cols));
+  return {{rows, cols}, ranks};
 }
 
 }  // namespace redist::testing

@@ -1,0 +1,126 @@
+! A Fortran program as ScaLAPACK users write them, linked with libredist_scalapack ahead of ScaLAPACK:
+! its PDGEMR2D and PDTRAN calls run redist. B = A between two different block-cyclic grids (5x4 blocks ->
+! a DTYPE 2 descriptor with a 2x1 first block and 7x3 blocks, which ScaLAPACK's own PDGEMR2D misreads, so
+! the test also shows whose routine ran; a sub-matrix), then C = 0.5*C + 2*A^T; every local element is
+! checked against its analytic value. Exits with status 1 on any wrong element.
+program dropin_program
+  implicit none
+  integer, parameter :: m = 45, n = 38
+  integer :: me, nprocs, system_context, ctxt_a, ctxt_b, prow, pcol, myrow, mycol, brow, bcol
+  integer :: desca(9), descb(11), descc(9), info, lda, ldb, ldc, la_rows, la_cols, lb_rows, lb_cols
+  integer :: lc_rows, lc_cols, i, j, gi, gj, wrong, total_wrong, ierr
+  double precision, allocatable :: a(:, :), b(:, :), c(:, :)
+  integer, external :: numroc, indxl2g
+  include 'mpif.h'
+
+  call blacs_pinfo(me, nprocs)
+  prow = 1
+  do i = 1, nprocs
+    if (mod(nprocs, i) == 0 .and. i * i <= nprocs) prow = i
+  end do
+  pcol = nprocs / prow
+  call blacs_get(-1, 0, system_context)
+  ctxt_a = system_context
+  call blacs_gridinit(ctxt_a, 'R', prow, pcol)
+  call blacs_gridinfo(ctxt_a, prow, pcol, myrow, mycol)
+  call blacs_get(-1, 0, system_context)
+  ctxt_b = system_context
+  call blacs_gridinit(ctxt_b, 'C', pcol, prow)
+  call blacs_gridinfo(ctxt_b, pcol, prow, brow, bcol)
+
+  ! A: m x n in 5 x 4 blocks on prow x pcol; B: m x n with a 2 x 1 first block, then 7 x 3 blocks, on
+  ! pcol x prow (column-major grid).
+  la_rows = numroc(m, 5, myrow, 0, prow)
+  la_cols = numroc(n, 4, mycol, 0, pcol)
+  lda = max(1, la_rows)
+  call descinit(desca, m, n, 5, 4, 0, 0, ctxt_a, lda, info)
+  lb_rows = local_count(m, 2, 7, brow, pcol)
+  lb_cols = local_count(n, 1, 3, bcol, prow)
+  ldb = max(1, lb_rows)
+  descb = (/ 2, ctxt_b, m, n, 2, 1, 7, 3, 0, 0, ldb /)
+  allocate (a(lda, max(1, la_cols)), b(ldb, max(1, lb_cols)))
+  do j = 1, la_cols
+    do i = 1, la_rows
+      a(i, j) = value_of(indxl2g(i, 5, myrow, 0, prow), indxl2g(j, 4, mycol, 0, pcol))
+    end do
+  end do
+  b = -1.0d0
+
+  ! B(2:m, 3:n) = A(1:m-1, 1:n-2)
+  call pdgemr2d(m - 1, n - 2, a, 1, 1, desca, b, 2, 3, descb, ctxt_a)
+  wrong = 0
+  do j = 1, lb_cols
+    do i = 1, lb_rows
+      gi = global_of(i, 2, 7, brow, pcol)
+      gj = global_of(j, 1, 3, bcol, prow)
+      if (gi >= 2 .and. gj >= 3) then
+        if (b(i, j) /= value_of(gi - 1, gj - 2)) wrong = wrong + 1
+      else
+        if (b(i, j) /= -1.0d0) wrong = wrong + 1
+      end if
+    end do
+  end do
+
+  ! C (n x m, 6 x 6 blocks on A's grid) = 0.5*C + 2*A^T
+  lc_rows = numroc(n, 6, myrow, 0, prow)
+  lc_cols = numroc(m, 6, mycol, 0, pcol)
+  ldc = max(1, lc_rows)
+  call descinit(descc, n, m, 6, 6, 0, 0, ctxt_a, ldc, info)
+  allocate (c(ldc, max(1, lc_cols)))
+  c = 4.0d0
+  call pdtran(n, m, 2.0d0, a, 1, 1, desca, 0.5d0, c, 1, 1, descc)
+  do j = 1, lc_cols
+    do i = 1, lc_rows
+      gi = indxl2g(i, 6, myrow, 0, prow)
+      gj = indxl2g(j, 6, mycol, 0, pcol)
+      if (c(i, j) /= 2.0d0 + 2.0d0 * value_of(gj, gi)) wrong = wrong + 1
+    end do
+  end do
+
+  call mpi_allreduce(wrong, total_wrong, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (me == 0) print '(a, i0, a, i0, a)', 'dropin_program: ', total_wrong, ' wrong elements on ', nprocs, ' ranks'
+  call blacs_gridexit(ctxt_a)
+  call blacs_gridexit(ctxt_b)
+  call blacs_exit(0)
+  if (total_wrong /= 0) error stop 1
+
+contains
+
+  ! Owner (0-based) of global index g (1-based) of a dimension dealt from process 0: a first block of
+  ! `first`, then blocks of `block`, cyclically over `procs`.
+  integer function owner_of(g, first, block, procs)
+    integer, intent(in) :: g, first, block, procs
+    if (g <= first) then
+      owner_of = 0
+    else
+      owner_of = mod(1 + (g - first - 1) / block, procs)
+    end if
+  end function owner_of
+
+  integer function local_count(extent, first, block, me, procs)
+    integer, intent(in) :: extent, first, block, me, procs
+    integer :: g
+    local_count = 0
+    do g = 1, extent
+      if (owner_of(g, first, block, procs) == me) local_count = local_count + 1
+    end do
+  end function local_count
+
+  ! Global index of local index l (1-based) on process me.
+  integer function global_of(l, first, block, me, procs)
+    integer, intent(in) :: l, first, block, me, procs
+    integer :: seen
+    seen = 0
+    global_of = 0
+    do while (seen < l)
+      global_of = global_of + 1
+      if (owner_of(global_of, first, block, procs) == me) seen = seen + 1
+    end do
+  end function global_of
+
+  double precision function value_of(gi, gj)
+    integer, intent(in) :: gi, gj
+    value_of = dble(gi) + 1000.0d0 * dble(gj)
+  end function value_of
+
+end program dropin_program
