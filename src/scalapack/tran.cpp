@@ -1,6 +1,7 @@
 // PBLAS p?tran, p?tranu, p?tranc: sub(C) := beta*sub(C) + alpha*op(sub(A)), op transpose (conjugate
 // transpose for p?tranc), sub(A) = A(ia:ia+n-1, ja:ja+m-1), sub(C) = C(ic:ic+m-1, jc:jc+n-1), A and C on
 // the same BLACS context; through the transform engine. Prefixed twins redist_p?tran*. See docs/scalapack.md.
+#include <algorithm>
 #include <complex>
 #include <cstdint>
 #include <string>
