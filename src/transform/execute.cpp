@@ -722,11 +722,18 @@ void transform_plan::impl::stream_on_node(const std::vector<job_buffers>& buffer
       peer_view[i].resize(job_plans.size());
       locate_peer_sources(recv_segment[i], direct, my_b_segment, peer_b[i], peer_view[i]);
     }
-  // A chunk whose pieces are all read directly from B carries no data: it needs no slot.
-  auto carries_data = [&](const message_stream& st, const stream_chunk& ch) {
-    for (size_t k = ch.first_piece; k < ch.end_piece; ++k)
-      if (!direct[static_cast<size_t>(st.pieces[k].job)]) return true;
-    return false;
+  // A chunk whose pieces are all read directly from B carries no data: it needs no slot. Without direct
+  // jobs every chunk carries data; with them the answer is kept per stream until the stream moves on, so
+  // that waiting passes do not rescan the chunk's pieces.
+  std::vector<signed char> send_data(sends.size(), -1), recv_data(recvs.size(), -1);
+  auto carries_data = [&](const message_stream& st, const stream_chunk& ch, signed char& known) {
+    if (!any_direct) return true;
+    if (known < 0) {
+      known = 0;
+      for (size_t k = ch.first_piece; k < ch.end_piece && !known; ++k)
+        known = !direct[static_cast<size_t>(st.pieces[k].job)];
+    }
+    return known != 0;
   };
   auto slot_of = [](const message_stream& st, std::int64_t serial) {
     return st.ring + (serial % st.slots) * st.slot_bytes;
@@ -745,7 +752,7 @@ void transform_plan::impl::stream_on_node(const std::vector<job_buffers>& buffer
       const stream_chunk& ch = st.chunks[produced[i]];
       const std::int64_t serial = executions * static_cast<std::int64_t>(st.chunks.size()) +
                                   static_cast<std::int64_t>(produced[i]);
-      const bool data = carries_data(st, ch);
+      const bool data = carries_data(st, ch, send_data[i]);
       if (data && serial - load_acquire(st.consumed) >= st.slots) continue;  // the ring is full
       if (data) {
         std::byte* slot = slot_of(st, serial);
@@ -754,6 +761,7 @@ void transform_plan::impl::stream_on_node(const std::vector<job_buffers>& buffer
       }
       store_release(st.published, serial + 1);
       ++produced[i];
+      send_data[i] = -1;
       progress = true;
     }
     for (size_t i = 0; i < recvs.size(); ++i) {
@@ -763,7 +771,7 @@ void transform_plan::impl::stream_on_node(const std::vector<job_buffers>& buffer
       const stream_chunk& ch = st.chunks[consumed[i]];
       const std::int64_t serial = executions * static_cast<std::int64_t>(st.chunks.size()) +
                                   static_cast<std::int64_t>(consumed[i]);
-      const bool data = carries_data(st, ch);
+      const bool data = carries_data(st, ch, recv_data[i]);
       if (data && load_acquire(st.published) <= serial) continue;  // not written yet
       const std::byte* slot = slot_of(st, serial);
       for (size_t k = ch.first_piece; k < ch.end_piece; ++k) {
@@ -776,6 +784,7 @@ void transform_plan::impl::stream_on_node(const std::vector<job_buffers>& buffer
       }
       store_release(st.consumed, serial + 1);
       ++consumed[i];
+      recv_data[i] = -1;
       progress = true;
     }
     if (!progress && next_local < local_pieces.size()) {
