@@ -3,6 +3,7 @@
 //   mpiexec.mpich -n 4 bench_transform_bench [--n 4000,8000] [--reps 5] [--json out.json] [--threads 1]
 //                                            [--cases pdgemr2d,pdgemr2d_grid,pdtran_beta0,pdtran_beta1]
 //                                            [--strategies automatic,point_to_point,alltoallv,shared_memory]
+//                                            [--stores automatic|cached|streaming] [--chunk-bytes 0]
 //
 // Cases (N x N doubles):
 //   pdgemr2d       32x32 -> 128x128 blocks, both on a 2x2 grid (row-major)
@@ -50,7 +51,15 @@ struct bench_options {
   int threads = 1;
   std::vector<std::string> cases = all_case_names;
   std::vector<redist::exchange_strategy> strategies = all_strategies;
+  redist::store_policy stores = redist::store_policy::automatic;
+  std::int64_t stream_chunk_bytes = 0;  // 0 = the engine's automatic choice
 };
+
+redist::store_policy store_policy_named(const std::string& name) {
+  for (const auto p : {redist::store_policy::automatic, redist::store_policy::cached, redist::store_policy::streaming})
+    if (name == redist::to_string(p)) return p;
+  throw std::invalid_argument("unknown store policy '" + name + "' (automatic, cached, streaming)");
+}
 
 redist::exchange_strategy strategy_named(const std::string& name) {
   if (name == "automatic") return redist::exchange_strategy::automatic;
@@ -91,10 +100,14 @@ bench_options parse_options(int argc, char** argv) {
     } else if (arg == "--strategies") {
       o.strategies.clear();
       for (const auto& s : split_list(next())) o.strategies.push_back(strategy_named(s));
+    } else if (arg == "--stores") {
+      o.stores = store_policy_named(next());
+    } else if (arg == "--chunk-bytes") {
+      o.stream_chunk_bytes = parse_positive_int(next(), "--chunk-bytes");
     } else if (arg == "--help" || arg == "-h") {
       throw std::invalid_argument(
           "usage: bench_transform_bench [--n 4000,8000] [--reps 5] [--json FILE] [--threads 1] [--cases LIST] "
-          "[--strategies LIST]");
+          "[--strategies LIST] [--stores automatic|cached|streaming] [--chunk-bytes BYTES]");
     } else {
       throw std::invalid_argument("unknown argument '" + arg + "' (see --help)");
     }
@@ -280,6 +293,8 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const bench_o
     redist::transform_options options;
     options.strategy = strategy;
     options.num_threads = opt.threads;
+    options.stores = opt.stores;
+    options.stream_chunk_bytes = opt.stream_chunk_bytes;
     redist::transform_plan plan;
     r.plan_seconds = time_once(MPI_COMM_WORLD, [&] {
       plan = redist::make_plan(MPI_COMM_WORLD, a_layout, b_layout, operation, redist::element_type::f64, options);
@@ -325,6 +340,8 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
   json.field("hardware_threads", static_cast<int>(std::thread::hardware_concurrency()));
   json.field("oversubscribed", world_size() * opt.threads > static_cast<int>(std::thread::hardware_concurrency()));
   json.field("repetitions", opt.repetitions);
+  json.field("store_policy", redist::to_string(opt.stores));
+  json.field("stream_chunk_bytes_option", opt.stream_chunk_bytes);
   json.field("timing", "best (and median) of the repetitions; each repetition after MPI_Barrier, slowest rank");
   json.field("bytes_per_second_basis", "matrix bytes (N*N*8) per second of the operation");
   json.key("cases").begin_array();

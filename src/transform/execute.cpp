@@ -153,7 +153,8 @@ void direct_tile(const job_plan& jp, const tile& t, T* a_base, const T* b_base, 
 struct tile_ops {
   const std::vector<job_plan>& plans;
   const std::vector<job_buffers>& buffers;
-  kernels::store_hint stores;
+  kernels::store_hint pack_stores;    // writing messages
+  kernels::store_hint result_stores;  // writing A
 
   bool skips_source(int job) const { return buffers[static_cast<size_t>(job)].alpha == scalar(0.0, 0.0); }
 
@@ -162,7 +163,7 @@ struct tile_ops {
     const job_plan& jp = plans[static_cast<size_t>(t.job)];
     with_type(jp.type, [&](auto tag) {
       using T = decltype(tag);
-      pack_tile<T>(jp, t, static_cast<const T*>(buffers[static_cast<size_t>(t.job)].b), message, stores);
+      pack_tile<T>(jp, t, static_cast<const T*>(buffers[static_cast<size_t>(t.job)].b), message, pack_stores);
     });
   }
   void unpack(const tile& t, const std::byte* message) const {
@@ -171,7 +172,7 @@ struct tile_ops {
     with_type(jp.type, [&](auto tag) {
       using T = decltype(tag);
       unpack_tile<T>(jp, t, static_cast<T*>(jb.a), message, from_scalar<T>(jb.alpha), from_scalar<T>(jb.beta),
-                     stores);
+                     result_stores);
     });
   }
   void local(const tile& t) const {
@@ -184,7 +185,7 @@ struct tile_ops {
     with_type(jp.type, [&](auto tag) {
       using T = decltype(tag);
       direct_tile<T>(jp, t, static_cast<T*>(jb.a), static_cast<const T*>(b), b_view, from_scalar<T>(jb.alpha),
-                     from_scalar<T>(jb.beta), stores);
+                     from_scalar<T>(jb.beta), result_stores);
     });
   }
 };
@@ -539,21 +540,20 @@ void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
 
 void transform_plan::impl::choose_stores() {
   switch (options.stores) {
-    case store_policy::cached: stores = kernels::store_hint::cached; break;
-    case store_policy::streaming: stores = kernels::store_hint::streaming; break;
-    case store_policy::automatic: {
-      // Streaming stores skip the read of every destination line (packing ran 1.6x faster in isolation),
-      // but what they write is certain to come from memory when read back, where ordinary stores leave
-      // part of it in the last-level cache for the peers that unpack it. So only when a rank writes many
-      // times its share of the cache. (In the 4-rank benchmark on 2 cores sharing a 32 MiB L3 the
-      // difference was within noise at 56 and 224 MiB per rank.) Decided per rank, no communication: the
-      // choice does not change results.
-      const std::int64_t written = send_bytes + recv_bytes + stats.bytes_local;
-      stores = written > 8 * cache_share_bytes() ? kernels::store_hint::streaming : kernels::store_hint::cached;
+    case store_policy::cached: pack_stores = result_stores = kernels::store_hint::cached; break;
+    case store_policy::streaming: pack_stores = result_stores = kernels::store_hint::streaming; break;
+    case store_policy::automatic:
+      // Streaming stores skip the read of every destination line (packing a whole message ran 1.6x faster
+      // in isolation), but what they write comes from memory when it is read back. Only message buffers
+      // far larger than this core's share of the last-level cache are written that way: A is written
+      // with ordinary stores (streaming its runs made 4-rank identity redistributions of 8000^2 doubles
+      // 1.4-1.9x slower on a 16-core Xeon), and shared-memory ring slots always are. Decided per rank,
+      // no communication: the choice does not change results.
+      result_stores = kernels::store_hint::cached;
+      pack_stores = send_bytes > 8 * cache_share_bytes() ? kernels::store_hint::streaming : kernels::store_hint::cached;
       break;
-    }
   }
-  stats.streaming_stores = stores == kernels::store_hint::streaming;
+  stats.streaming_stores = pack_stores == kernels::store_hint::streaming || result_stores == kernels::store_hint::streaming;
 }
 
 void transform_plan::execute(const std::vector<job_buffers>& buffers) const {
@@ -601,7 +601,7 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
     ~restore_threads() { omp_set_num_threads(n); }
   } restore{saved_threads};
 
-  const tile_ops ops{job_plans, buffers, stores};
+  const tile_ops ops{job_plans, buffers, pack_stores, result_stores};
   MPI_Comm c = comm.get();
   auto pack_message = [&](const peer_message& m, std::byte* dst) {
     for (const tile& t : m.tiles) ops.pack(t, dst);
@@ -710,8 +710,8 @@ void transform_plan::impl::stream_on_node(const std::vector<job_buffers>& buffer
                                           const std::function<bool()>& poll_off_node) const {
   // Packing into a ring slot uses ordinary stores whatever the policy: the point is that the receiver
   // finds the chunk in the cache.
-  const tile_ops ring_ops{job_plans, buffers, kernels::store_hint::cached};
-  const tile_ops ops{job_plans, buffers, stores};
+  const tile_ops ring_ops{job_plans, buffers, kernels::store_hint::cached, result_stores};
+  const tile_ops ops{job_plans, buffers, pack_stores, result_stores};
   const bool any_direct = std::any_of(direct.begin(), direct.end(), [](char d) { return d != 0; });
   std::vector<std::vector<const void*>> peer_b(recvs.size());
   std::vector<std::vector<storage_view>> peer_view(recvs.size());

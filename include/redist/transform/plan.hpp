@@ -29,11 +29,13 @@ const char* to_string(exchange_strategy s);
 
 // How packing and unpacking write memory.
 enum class store_policy : std::uint8_t {
-  automatic = 0,  // streaming when a rank writes more than 8x its core's share of the last-level cache
+  automatic = 0,  // streaming for packing messages when a rank sends more than 8x its core's share of
+                  // the last-level cache; ordinary stores into A and into shared-memory ring slots
   cached = 1,     // ordinary stores
   streaming = 2,  // non-temporal stores for plain copies of contiguous runs (packing; unpacking without
                   // transposition, alpha = 1, beta = 0): they skip reading every destination cache line
-                  // first and leave the cache to other data
+                  // first and leave the cache to other data (ring slots, read at once by node peers,
+                  // always use ordinary stores)
 };
 const char* to_string(store_policy s);
 
@@ -75,7 +77,7 @@ struct plan_statistics {
   std::int64_t messages_sent = 0;     // messages this rank sends (one per peer)
   std::int64_t messages_received = 0;
   std::int64_t peers_on_node = 0;     // send peers sharing this rank's node
-  bool streaming_stores = false;      // the store policy chosen for this rank (see store_policy)
+  bool streaming_stores = false;      // this rank writes messages or A with streaming stores (see store_policy)
   std::int64_t window_bytes = 0;      // shared_memory: this rank's segment of the plan's shared window
   std::int64_t stream_chunk_bytes = 0;  // shared_memory: the chunk size in use (options' or automatic)
 };

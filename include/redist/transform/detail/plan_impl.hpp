@@ -88,7 +88,9 @@ struct transform_plan::impl {
     return reinterpret_cast<std::int64_t*>(segment + counters_offset() + (node_size + from_node_rank) * cache_line);
   }
 
-  kernels::store_hint stores = kernels::store_hint::cached;  // options.stores resolved for this rank
+  // options.stores resolved for this rank: for messages this rank packs, and for its A.
+  kernels::store_hint pack_stores = kernels::store_hint::cached;
+  kernels::store_hint result_stores = kernels::store_hint::cached;
 
   impl() = default;
   impl(const impl&) = delete;
