@@ -46,6 +46,18 @@ struct prefetcher {
   }
 };
 
+// Write-only transposes (dst not read) prefetch the destination lines of the next strip of columns before
+// storing into this one: the columns lie a leading dimension apart, so each store would otherwise miss
+// with its read-for-ownership in turn; loads of dst (axpby) start their misses early on their own. Up to
+// 8 lines a column: past that the hardware prefetcher follows the column.
+template <class T>
+inline void prefetch_columns_for_write(T* column, index d_out, index columns, index rows) {
+  constexpr index line = 64 / sizeof(T);
+  const index lines = std::min<index>((rows + line - 1) / line, 8);
+  for (index q = 0; q < columns; ++q)
+    for (index l = 0; l < lines; ++l) __builtin_prefetch(column + q * d_out + l * line, 1, 3);
+}
+
 // The 4x4 register transposes, per lane size: a register of four lanes and its operations.
 struct lanes_8byte {  // double, and the bytes of any 8-byte element
   using value = double;
@@ -84,8 +96,12 @@ REDIST_AVX2 void transpose_4x4(typename Lanes::value* dst, index d_out, const ty
   using reg = typename Lanes::reg;
   const reg va = Lanes::splat(alpha), vb = Lanes::splat(beta);
   prefetcher pf(next, nj / 4);
+  constexpr bool write_only = Op != lane_op::axpby;
+  if constexpr (write_only) prefetch_columns_for_write(dst, d_out, std::min<index>(nj, 4), ni);
   for (index j = 0; j < nj; j += 4) {
     pf.step();
+    if constexpr (write_only)
+      if (j + 4 < nj) prefetch_columns_for_write(dst + (j + 4) * d_out, d_out, std::min<index>(nj - j - 4, 4), ni);
     for (index i = 0; i < ni; i += 4) {
       // Row q of the 4x4 block of dst (lanes j..j+3) is row i+q of src; transposed, c[q] is dst column j+q.
       const typename Lanes::value* s = src + i * s_in + j;
@@ -131,8 +147,15 @@ REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* s
   // Flips the sign of the imaginary parts (odd doubles).
   const __m256d conj_mask = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);
   prefetcher pf(next, nj / 2);
+  struct lane16 {
+    double re, im;
+  };
+  lane16* const lanes = reinterpret_cast<lane16*>(dst);
+  prefetch_columns_for_write(lanes, d_out, std::min<index>(nj, 2), ni);
   for (index j = 0; j < nj; j += 2) {
     pf.step();
+    if (j + 2 < nj)
+      prefetch_columns_for_write(lanes + (j + 2) * d_out, d_out, std::min<index>(nj - j - 2, 2), ni);
     for (index i = 0; i < ni; i += 2) {
       const double* s = src + 2 * (i * s_in + j);
       const __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + 2 * s_in);
