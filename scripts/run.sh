@@ -10,8 +10,9 @@ root=$(pwd)
 what=${1:-test}
 jobs=$(nproc)
 
+# scalapack-mpi-test (+ scalapack-test-common, its inputs): ScaLAPACK's own testers, run through the drop-in.
 packages=(build-essential cmake pkg-config gfortran mpich libmpich-dev libscalapack-mpich-dev libopenblas-dev
-          libgtest-dev googletest python3)
+          libgtest-dev googletest python3 scalapack-mpi-test scalapack-test-common)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
