@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-stop set-up for a fresh Debian machine: installs what is missing (apt-get), configures, builds,
 # then runs the demo or the whole test suite.
-#   bash scripts/run.sh demo    # verified redistribution + transpose on 4 ranks vs ScaLAPACK
+#   bash scripts/run.sh demo    # ScaLAPACK's pdgemr2d/pdtran vs redist's drop-in on 4 ranks, verified, + PNG
 #   bash scripts/run.sh test    # all tests (ctest), then the sanitizer build's fast subset
 #   bash scripts/run.sh build   # set-up and build only
 set -euo pipefail
@@ -13,6 +13,8 @@ jobs=$(nproc)
 # scalapack-mpi-test (+ scalapack-test-common, its inputs): ScaLAPACK's own testers, run through the drop-in.
 packages=(build-essential cmake pkg-config gfortran mpich libmpich-dev libscalapack-mpich-dev libopenblas-dev
           libgtest-dev googletest python3 scalapack-mpi-test scalapack-test-common)
+# The demo's plot: Debian's matplotlib for Debian's python3 (/usr/bin/python3).
+[ "$what" = demo ] && packages+=(python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -42,7 +44,8 @@ configure_and_build "$root/build"
 case "$what" in
   build) ;;
   demo)
-    /usr/bin/mpiexec.mpich -n 4 "$root/build/tools/redist-demo"
+    /usr/bin/mpiexec.mpich -n 4 "$root/build/tools/redist-demo" --json "$root/build/redist-demo.json"
+    /usr/bin/python3 "$root/tools/redist-demo-plot.py" "$root/build/redist-demo.json" "$root/build/redist-demo.png"
     ;;
   test)
     # MPI tests declare their rank count as PROCESSORS, so ctest never overlaps two large ones.
