@@ -37,6 +37,31 @@ REDIST_DECLARE_GEMR2D(pc)
 REDIST_DECLARE_GEMR2D(pz)
 #undef REDIST_DECLARE_GEMR2D
 
+/* ---- ScaLAPACK REDIST twins, trapezoidal: the upper (uplo 'U') or lower ('L') trapezoid of
+ * A(ia:ia+m-1, ja:ja+n-1) into B(ib:ib+m-1, jb:jb+n-1), the rest of B untouched ----
+ * Same arguments and semantics as ScaLAPACK's p?trmr2d and Cp?trmr2d (uplo and diag point to one character,
+ * either case, in both conventions; diag 'U' leaves the diagonal out, 'N' copies it). As in REDIST, the
+ * trapezoid's diagonal ends in the sub-matrix's bottom-right corner: for 'U', row i (0-based) of column j
+ * is copied when i <= j + max(m - n, 0); for 'L', when i >= j - max(n - m, 0). Fortran callers' hidden
+ * character lengths follow the declared arguments and are not read. Otherwise as p?gemr2d above; a wrong
+ * uplo or diag is reported through PXERBLA as argument 1 or 2. */
+#define REDIST_DECLARE_TRMR2D(prefix)                                                                        \
+  void redist_##prefix##trmr2d(const char* uplo, const char* diag, const int* m, const int* n, const void* a, \
+                               const int* ia, const int* ja, const int* desca, void* b, const int* ib,       \
+                               const int* jb, const int* descb, const int* ictxt);                          \
+  void redist_##prefix##trmr2d_(const char* uplo, const char* diag, const int* m, const int* n,              \
+                                const void* a, const int* ia, const int* ja, const int* desca, void* b,     \
+                                const int* ib, const int* jb, const int* descb, const int* ictxt);          \
+  void redist_C##prefix##trmr2d(const char* uplo, const char* diag, int m, int n, const void* a, int ia,     \
+                                int ja, const int* desca, void* b, int ib, int jb, const int* descb,        \
+                                int ictxt);
+REDIST_DECLARE_TRMR2D(pi)
+REDIST_DECLARE_TRMR2D(ps)
+REDIST_DECLARE_TRMR2D(pd)
+REDIST_DECLARE_TRMR2D(pc)
+REDIST_DECLARE_TRMR2D(pz)
+#undef REDIST_DECLARE_TRMR2D
+
 /* ---- PBLAS transpose twins: sub(C) := beta*sub(C) + alpha*op(sub(A)) ----
  * Same arguments and semantics as PBLAS's p?tran (s, d), p?tranu (c, z; op = transpose) and p?tranc (c, z;
  * op = conjugate transpose), Fortran convention: sub(C) = C(ic:ic+m-1, jc:jc+n-1), sub(A) =

@@ -106,6 +106,97 @@ std::int64_t group_length(const std::vector<const segment*>& segs) {
   return n;
 }
 
+// The segments covering positions [first, first + count) of a group's concatenated index, clipped.
+std::vector<segment> clip(const std::vector<const segment*>& segs, std::int64_t first, std::int64_t count) {
+  std::vector<segment> out;
+  std::int64_t at = 0;  // concatenated index of the current segment's first element
+  for (const segment* s : segs) {
+    const std::int64_t lo = std::max(first, at), hi = std::min(first + count, at + (s->hi - s->lo));
+    if (lo < hi) {
+      segment c = *s;
+      c.lo = s->lo + (lo - at);
+      c.hi = s->lo + (hi - at);
+      out.push_back(c);
+    }
+    at += s->hi - s->lo;
+  }
+  return out;
+}
+
+std::vector<const segment*> pointers_to(const std::vector<segment>& segs) {
+  std::vector<const segment*> out;
+  out.reserve(segs.size());
+  for (const segment& s : segs) out.push_back(&s);
+  return out;
+}
+
+// The region's diagonal moved into [-rows, cols]: beyond that an upper or lower region is all of the
+// matrix or none of it either way, and index arithmetic cannot overflow.
+element_region clamped(element_region r, std::int64_t rows, std::int64_t cols) {
+  r.diagonal = std::clamp(r.diagonal, -rows, cols);
+  return r;
+}
+
+// Calls emit(row segments, column segments) for each rectangle of the tile rsegs x csegs inside the
+// region, in an order that depends only on global knowledge (sender and receiver cut alike). The cut is a
+// staircase: along the outer dimension (columns when `columns_outer`), each outer index keeps a prefix
+// (upper) or suffix (lower) of the inner indices, so consecutive outer indices keeping the same inner
+// range form one rectangle: the tile's part away from the diagonal stays whole, and at most one
+// rectangle per outer index crosses it (the fewest rectangles that cover a staircase exactly).
+template <class Emit>
+void for_each_piece(const std::vector<const segment*>& rsegs, const std::vector<const segment*>& csegs,
+                    const element_region& region, bool columns_outer, Emit&& emit) {
+  if (region.shape == region_shape::all) {
+    emit(rsegs, csegs);
+    return;
+  }
+  const std::vector<const segment*>& inner = columns_outer ? rsegs : csegs;
+  const std::vector<const segment*>& outer = columns_outer ? csegs : rsegs;
+  // In (inner x, outer y) coordinates the region keeps y - x >= d (upper) or y - x <= d (lower).
+  const element_region r = columns_outer ? region : region.transposed();
+  const bool upper = r.shape == region_shape::upper;
+  // Outer index y keeps the inner indices x <= y - d (upper: a prefix) or x >= y - d, i.e. all but those
+  // x <= y - d - 1 (lower: a suffix); `shift` is d or d + 1 accordingly.
+  const std::int64_t shift = upper ? r.diagonal : r.diagonal + 1;
+  const std::int64_t inner_total = group_length(inner);
+  struct piece {
+    std::int64_t first, count;  // inner range, in the concatenated index
+    std::vector<segment> outer;
+  };
+  std::vector<piece> pieces;
+  size_t cursor = 0;          // first inner segment not entirely <= the current threshold
+  std::int64_t before = 0;    // inner indices in the segments before `cursor`
+  for (const segment* o : outer) {
+    for (std::int64_t y = o->lo; y < o->hi;) {
+      const std::int64_t v = y - shift;  // threshold: inner indices <= v are counted
+      for (; cursor < inner.size() && inner[cursor]->hi - 1 <= v; ++cursor)
+        before += inner[cursor]->hi - inner[cursor]->lo;
+      std::int64_t counted = before, y_end = o->hi;
+      if (cursor < inner.size()) {
+        const segment* s = inner[cursor];
+        if (s->lo <= v) counted += v - s->lo + 1;
+        y_end = std::min(y_end, std::max(v + 1, s->lo) + shift);  // where the next inner index is counted
+      }
+      const std::int64_t first = upper ? 0 : counted, count = upper ? counted : inner_total - counted;
+      if (count > 0) {
+        // Equal ranges are consecutive: the counts are monotone in y.
+        if (pieces.empty() || pieces.back().first != first || pieces.back().count != count)
+          pieces.push_back({first, count, {}});
+        pieces.back().outer.push_back(segment{y, y_end, o->a_block, o->b_block, o->a_proc, o->b_proc});
+      }
+      y = y_end;
+    }
+  }
+  for (const piece& p : pieces) {
+    const std::vector<segment> inner_part = clip(inner, p.first, p.count);
+    const std::vector<const segment*> inner_ptrs = pointers_to(inner_part), outer_ptrs = pointers_to(p.outer);
+    if (columns_outer)
+      emit(inner_ptrs, outer_ptrs);
+    else
+      emit(outer_ptrs, inner_ptrs);
+  }
+}
+
 storage_view make_view(const grid_layout& l) {
   storage_view v;
   v.kind = l.kind();
@@ -122,8 +213,10 @@ storage_view make_view(const grid_layout& l) {
 // Key that orders the tiles inside a message identically on sender and receiver.
 struct tile_key {
   int job, a_row, a_col, b_row, b_col;
+  std::int64_t piece;  // the rectangle's rank among its tile's (for_each_piece's order)
   bool operator<(const tile_key& o) const {
-    return std::tie(job, a_row, a_col, b_row, b_col) < std::tie(o.job, o.a_row, o.a_col, o.b_row, o.b_col);
+    return std::tie(job, a_row, a_col, b_row, b_col, piece) <
+           std::tie(o.job, o.a_row, o.a_col, o.b_row, o.b_col, o.piece);
   }
 };
 
@@ -157,6 +250,11 @@ std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, s
   } catch (const error& e) {
     return {mpi::error_kind::invalid_layout, where + "B: " + e.what()};
   }
+  if (j.region.shape != region_shape::all && j.region.shape != region_shape::upper &&
+      j.region.shape != region_shape::lower)
+    return {mpi::error_kind::invalid_argument,
+            where + "element_region::shape is " + std::to_string(static_cast<int>(j.region.shape)) +
+                "; expected region_shape::all, upper or lower"};
   if (j.a.my_rank() < 0 || j.b.my_rank() < 0)
     return {mpi::error_kind::invalid_argument,
             where + "layouts passed to make_plan must describe this rank's storage (built with my_rank >= 0)"};
@@ -204,7 +302,8 @@ void transform_plan::check_single_job(element_type t) const {
 transform_plan transform_plan::inverse() const {
   if (!impl_) throw invalid_argument("inverse of an empty transform_plan");
   std::vector<job_description> swapped;
-  for (const auto& j : impl_->jobs) swapped.push_back({j.b, j.a, j.operation, j.type});
+  for (const auto& j : impl_->jobs)
+    swapped.push_back({j.b, j.a, j.operation, j.type, j.operation == op::identity ? j.region : j.region.transposed()});
   transform_options o = impl_->options;
   o.check_consistency = false;  // the forward plan was already checked
   return make_plan(impl_->comm.get(), std::move(swapped), o);
@@ -239,7 +338,9 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
     }
     if (options.check_consistency)
       hash = hash * 1000003u ^ j.a.global_hash() ^ (j.b.global_hash() * 31u) ^
-             (static_cast<std::uint64_t>(j.operation) << 8) ^ static_cast<std::uint64_t>(j.type);
+             (static_cast<std::uint64_t>(j.operation) << 8) ^ static_cast<std::uint64_t>(j.type) ^
+             (static_cast<std::uint64_t>(j.region.shape) << 16) ^
+             (static_cast<std::uint64_t>(j.region.diagonal) * 131u);
   }
   if (options.check_consistency)
     hash = (hash * 1000003u ^ static_cast<std::uint64_t>(options.strategy) ^ jobs.size()) * 1000003u ^
@@ -280,6 +381,9 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
     const dim_side a_cols{&A.col_splits(), &A.local_col_start(), A.kind() == storage_kind::regular};
     const dim_side b_rows{&Bt.row_splits(), &Bt.local_row_start(), Bt.kind() == storage_kind::regular};
     const dim_side b_cols{&Bt.col_splits(), &Bt.local_col_start(), Bt.kind() == storage_kind::regular};
+    const element_region region = clamped(j.region, A.rows(), A.cols());
+    // Pieces of a tile cut by the region are whole lines of op(B)'s packing order where possible.
+    const bool columns_outer = Bt.packing_order() == storage_order::col_major;
 
     // Sender side (and local tiles): my positions in op(B).
     for (const grid_position bp : Bt.my_positions())
@@ -289,20 +393,23 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
           if (ckey.first != bp.col) continue;
           const grid_position ap{rkey.second, ckey.second};
           const int dest = A.grid_rank(ap);
-          tile t;
-          t.job = job;
-          t.rows = group_length(rsegs);
-          t.cols = group_length(csegs);
-          const int sides = dest == me ? (side_a | side_b) : side_b;
-          t.row_runs = make_runs(rsegs, a_rows, b_rows, sides);
-          t.col_runs = make_runs(csegs, a_cols, b_cols, sides);
-          const std::int64_t bytes = t.rows * t.cols * static_cast<std::int64_t>(jp.elem_size);
-          if (dest == me) {
-            p->stats.bytes_local += bytes;
-            p->local_tiles.push_back(std::move(t));
-          } else {
-            sends[dest][{job, ap.row, ap.col, bp.row, bp.col}] = std::move(t);
-          }
+          std::int64_t piece = 0;
+          for_each_piece(rsegs, csegs, region, columns_outer, [&](const auto& prows, const auto& pcols) {
+            tile t;
+            t.job = job;
+            t.rows = group_length(prows);
+            t.cols = group_length(pcols);
+            const int sides = dest == me ? (side_a | side_b) : side_b;
+            t.row_runs = make_runs(prows, a_rows, b_rows, sides);
+            t.col_runs = make_runs(pcols, a_cols, b_cols, sides);
+            const std::int64_t bytes = t.rows * t.cols * static_cast<std::int64_t>(jp.elem_size);
+            if (dest == me) {
+              p->stats.bytes_local += bytes;
+              p->local_tiles.push_back(std::move(t));
+            } else {
+              sends[dest][{job, ap.row, ap.col, bp.row, bp.col, piece++}] = std::move(t);
+            }
+          });
         }
       }
     // Receiver side: my positions in A, from other ranks.
@@ -314,16 +421,19 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
           const grid_position bp{rkey.first, ckey.first};
           const int src = Bt.grid_rank(bp);
           if (src == me) continue;  // a local tile, planned above
-          tile t;
-          t.job = job;
-          t.rows = group_length(rsegs);
-          t.cols = group_length(csegs);
-          // With regular B storage the runs also address the sender's B (local indices are global
-          // knowledge), so that node peers can read it directly from a node_buffer.
-          const int sides = Bt.kind() == storage_kind::regular ? (side_a | side_b) : side_a;
-          t.row_runs = make_runs(rsegs, a_rows, b_rows, sides);
-          t.col_runs = make_runs(csegs, a_cols, b_cols, sides);
-          recvs[src][{job, ap.row, ap.col, bp.row, bp.col}] = std::move(t);
+          std::int64_t piece = 0;
+          for_each_piece(rsegs, csegs, region, columns_outer, [&](const auto& prows, const auto& pcols) {
+            tile t;
+            t.job = job;
+            t.rows = group_length(prows);
+            t.cols = group_length(pcols);
+            // With regular B storage the runs also address the sender's B (local indices are global
+            // knowledge), so that node peers can read it directly from a node_buffer.
+            const int sides = Bt.kind() == storage_kind::regular ? (side_a | side_b) : side_a;
+            t.row_runs = make_runs(prows, a_rows, b_rows, sides);
+            t.col_runs = make_runs(pcols, a_cols, b_cols, sides);
+            recvs[src][{job, ap.row, ap.col, bp.row, bp.col, piece++}] = std::move(t);
+          });
         }
       }
     p->job_plans.push_back(std::move(jp));

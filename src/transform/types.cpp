@@ -37,6 +37,15 @@ const char* to_string(op o) {
   return "?";
 }
 
+const char* to_string(region_shape s) {
+  switch (s) {
+    case region_shape::all: return "all";
+    case region_shape::upper: return "upper";
+    case region_shape::lower: return "lower";
+  }
+  return "?";
+}
+
 const char* to_string(exchange_strategy s) {
   switch (s) {
     case exchange_strategy::automatic: return "auto";

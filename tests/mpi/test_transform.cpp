@@ -27,6 +27,8 @@ struct job_data {
   std::vector<char> a_is_element;  // which entries of a belong to A (the rest must stay untouched)
   T alpha{}, beta{};
   std::uint64_t a_id = 0, b_id = 0;
+  element_region region{};  // elements of A outside it must keep their initial values
+  bool nan_in_a = false;
 };
 
 template <class T>
@@ -41,6 +43,7 @@ template <class T>
 void fill(job_data<T>& d, std::uint64_t a_id, std::uint64_t b_id, bool nan_in_a) {
   d.a_id = a_id;
   d.b_id = b_id;
+  d.nan_in_a = nan_in_a;
   d.a.assign(static_cast<size_t>(d.a_layout.local_elements() + 5), sentinel<T>());
   d.a_is_element.assign(d.a.size(), 0);
   d.b.assign(static_cast<size_t>(d.b_layout.local_elements() + 5), sentinel<T>());
@@ -67,10 +70,19 @@ std::int64_t count_errors(const job_data<T>& d) {
   const bool c = d.operation == op::conj_transpose;
   const bool beta_zero = d.beta == T(0);
   for_each_local_element(d.a_layout, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+    const T got = d.a[static_cast<size_t>(off)];
+    if (!d.region.contains(i, j)) {  // untouched: not written, not scaled
+      if constexpr (!std::is_integral_v<T>)
+        if (d.nan_in_a) {
+          if (!is_nan_value(got)) ++errors;
+          return;
+        }
+      if (abs_diff(got, element_value<T>(d.a_id, i, j)) != 0.0) ++errors;
+      return;
+    }
     const T b = t ? conj_if(element_value<T>(d.b_id, j, i), c) : element_value<T>(d.b_id, i, j);
     T expected = d.alpha * b;
     if (!beta_zero) expected = expected + d.beta * element_value<T>(d.a_id, i, j);
-    const T got = d.a[static_cast<size_t>(off)];
     if (is_nan_value(got) || abs_diff(got, expected) > tolerance<T>() * (1.0 + abs_diff(expected, T(0)))) ++errors;
   });
   for (size_t k = 0; k < d.a.size(); ++k)
@@ -154,7 +166,68 @@ void random_single_jobs(std::uint64_t seed, int cases, std::int64_t max_dim) {
   }
 }
 
+// A random upper or lower region of an m x n A, its diagonal anywhere from beyond the first row to beyond
+// the last column (so all, none, and every cut in between occur).
+element_region random_region(rng_t& g, std::int64_t m, std::int64_t n) {
+  return {uniform(g, 0, 1) ? region_shape::upper : region_shape::lower, uniform(g, -m - 2, n + 2)};
+}
+
+// Elements of an m x n matrix inside the region.
+std::int64_t region_elements(const element_region& r, std::int64_t m, std::int64_t n) {
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) count += r.contains(i, j) ? 1 : 0;
+  return count;
+}
+
+// Random jobs restricted to random regions: every element of the region gets alpha*op(B) + beta*A, every
+// element outside it keeps its value, and exactly the region's elements move (sent or copied locally).
+template <class T>
+void random_region_jobs(std::uint64_t seed, int cases, std::int64_t max_dim) {
+  const int nranks = world_size(), me = world_rank();
+  rng_t g(shared_seed(seed));
+  for (int c = 0; c < cases; ++c) {
+    auto d = random_job<T>(g, nranks, me, max_dim);
+    d.region = random_region(g, d.a_layout.rows(), d.a_layout.cols());
+    transform_options o = random_options(g);
+    auto plan = make_plan(MPI_COMM_WORLD,
+                          {job_description{d.a_layout, d.b_layout, d.operation, element_type_v<T>, d.region}}, o);
+    plan.execute(std::vector<job_buffers>{buffers_of(d)});
+    const auto where = [&] {
+      return "case " + std::to_string(c) + " region " + to_string(d.region.shape) + " " +
+             std::to_string(d.region.diagonal) + " op " + to_string(d.operation) + " strategy " +
+             to_string(plan.strategy()) + "\nA: " + d.a_layout.describe() + "\nB: " + d.b_layout.describe();
+    };
+    EXPECT_EQ(global_sum(count_errors(d)), 0) << where();
+    const plan_statistics st = plan.statistics();
+    EXPECT_EQ(global_sum(st.bytes_sent + st.bytes_local),
+              region_elements(d.region, d.a_layout.rows(), d.a_layout.cols()) * static_cast<std::int64_t>(sizeof(T)))
+        << where();
+    EXPECT_EQ(global_sum(st.bytes_sent), global_sum(st.bytes_received)) << where();
+    // The inverse plan moves the region's image in B: B' = op(A) there, the rest of B' untouched.
+    fill(d, d.a_id, d.b_id, false);
+    auto back = plan.inverse();
+    std::vector<T> b2(d.b.size(), sentinel<T>());
+    back.execute(std::vector<job_buffers>{job_buffers{b2.data(), d.a.data(), scalar(1.0), scalar(0.0)}});
+    const bool t = d.operation != op::identity;
+    const element_region image = t ? d.region.transposed() : d.region;
+    std::int64_t wrong = 0;
+    for_each_local_element(d.b_layout, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+      const T expected = !image.contains(i, j) ? sentinel<T>()
+                         : t ? conj_if(element_value<T>(d.a_id, j, i), d.operation == op::conj_transpose)
+                             : element_value<T>(d.a_id, i, j);
+      wrong += abs_diff(b2[static_cast<size_t>(off)], expected) != 0.0 ? 1 : 0;
+    });
+    EXPECT_EQ(global_sum(wrong), 0) << "inverse of " << where();
+  }
+}
+
 }  // namespace
+
+TEST(Transform, RegionRandomLayoutsDouble) { random_region_jobs<double>(1101, 16, 37); }
+TEST(Transform, RegionRandomLayoutsComplexDouble) { random_region_jobs<std::complex<double>>(1102, 8, 29); }
+TEST(Transform, RegionRandomLayoutsFloat) { random_region_jobs<float>(1103, 5, 23); }
+TEST(Transform, RegionRandomLayoutsInt32Copy) { random_region_jobs<std::int32_t>(1104, 4, 21); }
 
 TEST(Transform, RandomLayoutsDouble) { random_single_jobs<double>(1001, 14, 37); }
 TEST(Transform, RandomLayoutsFloat) { random_single_jobs<float>(1002, 6, 23); }

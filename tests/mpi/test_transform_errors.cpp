@@ -108,6 +108,26 @@ TEST(TransformErrors, StreamChunkBytesNegativeOrDifferent) {
       [&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0, o); }, A, "different global");
 }
 
+// An element_region with an unknown shape is rejected (also when one rank alone passes it); relabeling,
+// which weighs whole rectangles, refuses jobs with a region.
+TEST(TransformErrors, ElementRegionShapeUnknownOrRelabeled) {
+  const int me = world_rank();
+  auto a = block_cyclic(square(12, 5), me);
+  auto b = block_cyclic(square(12, 2), me);
+  std::vector<double> A(static_cast<size_t>(a.local_elements()), 1.0), B(static_cast<size_t>(b.local_elements()), 2.0);
+  const element_region bad{me == world_size() - 1 ? static_cast<region_shape>(7) : region_shape::upper, 0};
+  expect_rejected<invalid_argument>(
+      [&] {
+        make_plan(MPI_COMM_WORLD, {job_description{a, b, op::identity, element_type::f64, bad}})
+            .execute(std::vector<job_buffers>{job_buffers{A.data(), B.data()}});
+      },
+      A, "element_region::shape");
+  const element_region lower{region_shape::lower, 0};
+  expect_rejected<invalid_argument>(
+      [&] { relabel_targets(MPI_COMM_WORLD, {job_description{a, b, op::identity, element_type::f64, lower}}); }, A,
+      "element_region");
+}
+
 TEST(TransformErrors, LeadingDimensionTooSmallOnOneRank) {
   const int me = world_rank();
   auto pa = square(20, 4);

@@ -53,12 +53,34 @@ struct transform_options {
   std::int64_t stream_chunk_bytes = 0;
 };
 
-// One transformation of a batch: A (target) and B (source) layouts, op and element type.
+// The elements of A a job writes (and of op(B) it reads): all of them, or a trapezoid cut by a diagonal,
+// in A's global indices i (row) and j (column), 0-based: `upper` keeps j - i >= diagonal, `lower` keeps
+// j - i <= diagonal (diagonal = 0: the main diagonal included; 1 or -1: excluded). Elements of A outside
+// the region are left untouched (neither written nor scaled by beta), and only the region travels: the
+// planner cuts the overlay's tiles along the diagonal into rectangles.
+enum class region_shape : std::uint8_t { all = 0, upper = 1, lower = 2 };
+struct element_region {
+  region_shape shape = region_shape::all;
+  std::int64_t diagonal = 0;
+  bool contains(std::int64_t i, std::int64_t j) const {
+    return shape == region_shape::all || (shape == region_shape::upper ? j - i >= diagonal : j - i <= diagonal);
+  }
+  // The same elements seen in the transposed matrix (element (i, j) becomes (j, i)).
+  element_region transposed() const {
+    if (shape == region_shape::all) return *this;
+    return {shape == region_shape::upper ? region_shape::lower : region_shape::upper, -diagonal};
+  }
+};
+const char* to_string(region_shape s);
+
+// One transformation of a batch: A (target) and B (source) layouts, op and element type, and the region
+// of A it covers.
 struct job_description {
   grid_layout a;
   grid_layout b;
   op operation = op::identity;
   element_type type = element_type::f64;
+  element_region region{};
 };
 
 // The buffers and scalars of one job at execution: base pointers of this rank's local storage.
@@ -101,7 +123,8 @@ class transform_plan {
     execute(std::vector<job_buffers>{job_buffers{a, b, to_scalar(alpha), to_scalar(beta)}});
   }
 
-  // The plan of the inverse movement: B = op(A) for every job (roles of A and B swapped). Collective.
+  // The plan of the inverse movement: B = op(A) for every job (roles of A and B swapped; a job's region
+  // becomes the same elements of B). Collective.
   transform_plan inverse() const;
 
   const std::vector<job_description>& jobs() const;

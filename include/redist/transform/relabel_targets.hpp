@@ -17,7 +17,8 @@ struct relabeled_targets {
 };
 
 // Collective. Every rank computes the same permutation from the global descriptions; rank 0's copy is
-// broadcast so that all ranks use an identical answer.
+// broadcast so that all ranks use an identical answer. Jobs must cover all of A (element_region
+// region_shape::all; throws invalid_argument otherwise).
 relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_description>& jobs,
                                   const relabel::cost_model& cost = {},
                                   relabel::solver solver = relabel::solver::exact);

@@ -1,7 +1,9 @@
-// p?gemr2d: B(ib:ib+m-1, jb:jb+n-1) = A(ia:ia+m-1, ja:ja+n-1) between two block-cyclic matrices on any two
-// BLACS grids, through the transform engine: the prefixed twins (redist_p?gemr2d) of ScaLAPACK's REDIST
-// routines. See docs/scalapack.md.
+// ScaLAPACK's REDIST routines through the transform engine: p?gemr2d, B(ib:ib+m-1, jb:jb+n-1) =
+// A(ia:ia+m-1, ja:ja+n-1) between two block-cyclic matrices on any two BLACS grids, and p?trmr2d, the same
+// for the upper or lower trapezoid of the sub-matrix only; the prefixed twins (redist_p?gemr2d,
+// redist_p?trmr2d). See docs/scalapack.md.
 #include <algorithm>
+#include <cctype>
 #include <complex>
 #include <cstdint>
 #include <string>
@@ -19,8 +21,14 @@
 namespace redist::scalapack {
 namespace {
 
-// Argument positions of p?gemr2d (M, N, A, IA, JA, DESCA, B, IB, JB, DESCB, ICTXT).
-constexpr int m_pos = 1, n_pos = 2, ia_pos = 4, ja_pos = 5, desca_pos = 6, ib_pos = 8, jb_pos = 9, descb_pos = 10;
+// Argument positions of the routines' arguments: p?gemr2d (M, N, A, IA, JA, DESCA, B, IB, JB, DESCB, ICTXT);
+// p?trmr2d has UPLO and DIAG first.
+struct argument_positions {
+  int m, n, ia, ja, desca, ib, jb, descb;
+};
+constexpr argument_positions gemr2d_positions{1, 2, 4, 5, 6, 8, 9, 10};
+constexpr argument_positions trmr2d_positions{3, 4, 6, 7, 8, 10, 11, 12};
+constexpr int uplo_pos = 1, diag_pos = 2;
 
 // What every rank contributes so that all know both grids and both descriptors (a process outside a
 // grid passes a descriptor whose CTXT is -1 and whose other entries need not be set, as in REDIST).
@@ -32,6 +40,7 @@ struct operand_record {
 struct rank_record {
   operand_record a, b;
   std::int64_t m, n, world_rank;
+  std::int64_t region_shape, region_diagonal;  // region_shape -1: this process's UPLO or DIAG is wrong
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
 
@@ -120,9 +129,26 @@ int operand_info(std::int64_t m, std::int64_t n, const agreed_operand& op, int i
   return 0;
 }
 
+// The elements of the m x n sub-matrix p?trmr2d copies, as REDIST (`p?trmr.c`) selects them: UPLO 'U' keeps
+// row i of column j (0-based) when i <= j + max(m - n, 0), 'L' when i >= j - max(n - m, 0), so a
+// trapezoid's diagonal ends in the bottom-right corner (a tall upper or wide lower one is whole above or
+// left of it); DIAG 'U' leaves that diagonal out. Either letter in either case; 0 or the info of a wrong one.
+int trapezoid_of(const char* uplo, const char* diag, std::int64_t m, std::int64_t n, element_region& region) {
+  const char u = uplo ? static_cast<char>(std::toupper(static_cast<unsigned char>(*uplo))) : '\0';
+  const char d = diag ? static_cast<char>(std::toupper(static_cast<unsigned char>(*diag))) : '\0';
+  if (u != 'U' && u != 'L') return -uplo_pos;
+  if (d != 'U' && d != 'N') return -diag_pos;
+  const std::int64_t unit = d == 'U' ? 1 : 0;
+  region = u == 'U' ? element_region{region_shape::upper, -std::max<std::int64_t>(m - n, 0) + unit}
+                    : element_region{region_shape::lower, std::max<std::int64_t>(n - m, 0) - unit};
+  return 0;
+}
+
+// p?gemr2d (region all) and p?trmr2d (a trapezoid, or region_info the info of a wrong UPLO or DIAG).
 template <class T>
-void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib, int jb,
-            const int* descb, int context) noexcept {
+void redistribute(const char* routine, const argument_positions& pos, int region_info, element_region region, int m,
+                  int n, const T* a, int ia, int ja, const int* desca, T* b, int ib, int jb, const int* descb,
+                  int context) noexcept {
   if (m == 0 || n == 0) return;  // as REDIST: nothing read, nothing communicated
   try {
     if (!blacs::available()) {
@@ -140,7 +166,13 @@ void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const
     const descriptor db = descb && descb[1] >= 0 ? parse_descriptor(descb) : descriptor{};
     const process_grid ga = blacs::grid_info(static_cast<int>(da.ctxt));
     const process_grid gb = blacs::grid_info(static_cast<int>(db.ctxt));
-    rank_record mine{describe_operand(ga, da, ia, ja), describe_operand(gb, db, ib, jb), m, n, world_rank};
+    rank_record mine{describe_operand(ga, da, ia, ja),
+                     describe_operand(gb, db, ib, jb),
+                     m,
+                     n,
+                     world_rank,
+                     region_info == 0 ? static_cast<std::int64_t>(region.shape) : -1,
+                     region.diagonal};
     std::vector<rank_record> all(static_cast<size_t>(nranks));
     REDIST_MPI_CHECK(MPI_Allgather(&mine, record_words, MPI_INT64_T, all.data(), record_words, MPI_INT64_T, comm));
 
@@ -152,26 +184,34 @@ void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const
         problem = "the processes passed different M or N (" + std::to_string(m) + " x " + std::to_string(n) +
                   " here, " + std::to_string(r.m) + " x " + std::to_string(r.n) + " on rank " +
                   std::to_string(&r - all.data()) + ")";
+    // Different valid UPLO or DIAG cannot be planned; a wrong one is reported below, as an argument.
+    const bool regions_valid =
+        std::all_of(all.begin(), all.end(), [](const rank_record& r) { return r.region_shape >= 0; });
+    for (const rank_record& r : all)
+      if (problem.empty() && regions_valid &&
+          (r.region_shape != mine.region_shape || r.region_diagonal != mine.region_diagonal))
+        problem = "the processes passed different UPLO or DIAG (rank " + std::to_string(&r - all.data()) +
+                  " differs from this one)";
     if (!problem.empty()) {  // the same on every rank: the records are
       blacs::report_problem(routine, problem);
       return;
     }
-    int info = m < 0 ? -m_pos : n < 0 ? -n_pos : 0;
-    if (info == 0) info = operand_info(m, n, A, ia_pos, ja_pos, desca_pos);
-    if (info == 0) info = operand_info(m, n, B, ib_pos, jb_pos, descb_pos);
+    int info = region_info != 0 ? region_info : m < 0 ? -pos.m : n < 0 ? -pos.n : 0;
+    if (info == 0) info = operand_info(m, n, A, pos.ia, pos.ja, pos.desca);
+    if (info == 0) info = operand_info(m, n, B, pos.ib, pos.jb, pos.descb);
     grid_layout source, target;
     if (info == 0) {
       try {
         source = layout_of(m, n, A.i, A.j, A.desc, A.grid, me);
       } catch (const error&) {
-        info = -(desca_pos * 100 + 1);
+        info = -(pos.desca * 100 + 1);
       }
     }
     if (info == 0) {
       try {
         target = layout_of(m, n, B.i, B.j, B.desc, B.grid, me);
       } catch (const error&) {
-        info = -(descb_pos * 100 + 1);
+        info = -(pos.descb * 100 + 1);
       }
     }
     // LLD is local: agree on the first error over all ranks before anything moves.
@@ -181,6 +221,7 @@ void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const
       return;
     }
 
+    // The records hold the region too, so p?gemr2d and each trapezoid of p?trmr2d have their own plans.
     std::vector<std::int64_t> key;
     key.reserve(all.size() * record_words + 2);
     key.push_back(static_cast<std::int64_t>(element_type_v<T>));
@@ -189,7 +230,7 @@ void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const
       key.insert(key.end(), words, words + record_words);
     }
     const transform_plan& plan = cached_plan(std::move(key), [&] {
-      return make_plan(comm, target, source, op::identity, element_type_v<T>);
+      return make_plan(comm, {job_description{target, source, op::identity, element_type_v<T>, region}});
     });
     plan.execute(B.grid.my_row >= 0 ? b : nullptr, A.grid.my_row >= 0 ? a : nullptr);
   } catch (const std::exception& e) {
@@ -197,10 +238,25 @@ void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const
   }
 }
 
+template <class T>
+void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib, int jb,
+            const int* descb, int context) noexcept {
+  redistribute<T>(routine, gemr2d_positions, 0, element_region{}, m, n, a, ia, ja, desca, b, ib, jb, descb, context);
+}
+
+template <class T>
+void trmr2d(const char* routine, const char* uplo, const char* diag, int m, int n, const T* a, int ia, int ja,
+            const int* desca, T* b, int ib, int jb, const int* descb, int context) noexcept {
+  element_region region;
+  const int region_info = trapezoid_of(uplo, diag, m, n, region);
+  redistribute<T>(routine, trmr2d_positions, region_info, region, m, n, a, ia, ja, desca, b, ib, jb, descb, context);
+}
+
 }  // namespace
 }  // namespace redist::scalapack
 
 using redist::scalapack::gemr2d;
+using redist::scalapack::trmr2d;
 
 // ---- prefixed twins: Fortran convention (every argument by reference) and C convention (by value). A and
 // B are untyped here to give C one declaration for every type (redist.h).
@@ -226,3 +282,33 @@ REDIST_GEMR2D_TWINS(ps, float, "PSGEMR2D")
 REDIST_GEMR2D_TWINS(pd, double, "PDGEMR2D")
 REDIST_GEMR2D_TWINS(pc, std::complex<float>, "PCGEMR2D")
 REDIST_GEMR2D_TWINS(pz, std::complex<double>, "PZGEMR2D")
+
+// p?trmr2d: UPLO and DIAG by reference in both conventions, as REDIST's Cp?trmr2d takes them. A Fortran
+// caller's hidden lengths of UPLO and DIAG follow the declared arguments and are not read (only the first
+// character counts, as in REDIST).
+#define REDIST_TRMR2D_TWINS(prefix, T, ROUTINE)                                                                 \
+  extern "C" void redist_##prefix##trmr2d(const char* uplo, const char* diag, const int* m, const int* n,      \
+                                           const void* a, const int* ia, const int* ja, const int* desca,      \
+                                           void* b, const int* ib, const int* jb, const int* descb,            \
+                                           const int* ictxt) {                                                  \
+    trmr2d<T>(ROUTINE, uplo, diag, *m, *n, static_cast<const T*>(a), *ia, *ja, desca, static_cast<T*>(b), *ib,  \
+              *jb, descb, *ictxt);                                                                              \
+  }                                                                                                             \
+  extern "C" void redist_##prefix##trmr2d_(const char* uplo, const char* diag, const int* m, const int* n,     \
+                                            const void* a, const int* ia, const int* ja, const int* desca,     \
+                                            void* b, const int* ib, const int* jb, const int* descb,           \
+                                            const int* ictxt) {                                                 \
+    redist_##prefix##trmr2d(uplo, diag, m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);                       \
+  }                                                                                                             \
+  extern "C" void redist_C##prefix##trmr2d(const char* uplo, const char* diag, int m, int n, const void* a,    \
+                                            int ia, int ja, const int* desca, void* b, int ib, int jb,          \
+                                            const int* descb, int ictxt) {                                      \
+    trmr2d<T>(ROUTINE, uplo, diag, m, n, static_cast<const T*>(a), ia, ja, desca, static_cast<T*>(b), ib, jb,   \
+              descb, ictxt);                                                                                    \
+  }
+
+REDIST_TRMR2D_TWINS(pi, std::int32_t, "PITRMR2D")
+REDIST_TRMR2D_TWINS(ps, float, "PSTRMR2D")
+REDIST_TRMR2D_TWINS(pd, double, "PDTRMR2D")
+REDIST_TRMR2D_TWINS(pc, std::complex<float>, "PCTRMR2D")
+REDIST_TRMR2D_TWINS(pz, std::complex<double>, "PZTRMR2D")
