@@ -1,8 +1,9 @@
 ! A Fortran program as ScaLAPACK users write them, linked with libredist_scalapack ahead of ScaLAPACK:
-! its PDGEMR2D and PDTRAN calls run redist. B = A between two different block-cyclic grids (5x4 blocks ->
-! a DTYPE 2 descriptor with a 2x1 first block and 7x3 blocks, which ScaLAPACK's own PDGEMR2D misreads, so
-! the test also shows whose routine ran; a sub-matrix), then C = 0.5*C + 2*A^T; every local element is
-! checked against its analytic value. Exits with status 1 on any wrong element.
+! its PDGEMR2D, PDTRMR2D and PDTRAN calls run redist. B = A between two different block-cyclic grids (5x4
+! blocks -> a DTYPE 2 descriptor with a 2x1 first block and 7x3 blocks, which ScaLAPACK's own PDGEMR2D
+! misreads, so the test also shows whose routine ran; a sub-matrix), the same for the upper trapezoid only,
+! then C = 0.5*C + 2*A^T; every local element is checked against its analytic value. Exits with status 1 on
+! any wrong element.
 program dropin_program
   implicit none
   integer, parameter :: m = 45, n = 38
@@ -54,6 +55,22 @@ program dropin_program
       gi = global_of(i, 2, 7, brow, pcol)
       gj = global_of(j, 1, 3, bcol, prow)
       if (gi >= 2 .and. gj >= 3) then
+        if (b(i, j) /= value_of(gi - 1, gj - 2)) wrong = wrong + 1
+      else
+        if (b(i, j) /= -1.0d0) wrong = wrong + 1
+      end if
+    end do
+  end do
+
+  ! The upper trapezoid of the same 44 x 36 sub-matrix: REDIST's diagonal ends in the sub-matrix's
+  ! bottom-right corner, so row si, column sj (1-based in the sub-matrix) is copied when si <= sj + 8.
+  b = -1.0d0
+  call pdtrmr2d('U', 'N', m - 1, n - 2, a, 1, 1, desca, b, 2, 3, descb, ctxt_a)
+  do j = 1, lb_cols
+    do i = 1, lb_rows
+      gi = global_of(i, 2, 7, brow, pcol)
+      gj = global_of(j, 1, 3, bcol, prow)
+      if (gi >= 2 .and. gj >= 3 .and. gi - 1 <= gj - 2 + (m - 1) - (n - 2)) then
         if (b(i, j) /= value_of(gi - 1, gj - 2)) wrong = wrong + 1
       else
         if (b(i, j) /= -1.0d0) wrong = wrong + 1
