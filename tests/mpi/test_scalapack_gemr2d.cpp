@@ -61,21 +61,6 @@ void call_reference(int m, int n, const T* a, int ia, int ja, const int* desca, 
     pzgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ctxt);
 }
 
-matrix_case random_matrix(rng_t& g, int dtype, std::int64_t min_m, std::int64_t min_n, int rows, int cols) {
-  matrix_case c;
-  c.dtype = dtype;
-  c.M = min_m + uniform(g, 0, 12);
-  c.N = min_n + uniform(g, 0, 12);
-  c.mb = uniform(g, 1, 9);
-  c.nb = uniform(g, 1, 9);
-  c.imb = dtype == 2 ? uniform(g, 1, 11) : c.mb;
-  c.inb = dtype == 2 ? uniform(g, 1, 11) : c.nb;
-  c.rsrc = static_cast<int>(uniform(g, 0, rows - 1));
-  c.csrc = static_cast<int>(uniform(g, 0, cols - 1));
-  c.extra_lld = uniform(g, 0, 3);
-  return c;
-}
-
 template <class T>
 void random_cases(std::uint64_t seed, int cases) {
   const int nranks = world_size();

@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "random_layouts.hpp"
 #include "redist/scalapack/descriptor.hpp"
 
 extern "C" {
@@ -80,6 +81,23 @@ struct matrix_case {
   int rsrc = 0, csrc = 0;
   std::int64_t extra_lld = 0;
 };
+
+// A random block-cyclic matrix of at least min_m x min_n on a rows x cols grid: block sizes, first blocks
+// (DTYPE 2), source process and LLD padding drawn at random.
+inline matrix_case random_matrix(rng_t& g, int dtype, std::int64_t min_m, std::int64_t min_n, int rows, int cols) {
+  matrix_case c;
+  c.dtype = dtype;
+  c.M = min_m + uniform(g, 0, 12);
+  c.N = min_n + uniform(g, 0, 12);
+  c.mb = uniform(g, 1, 9);
+  c.nb = uniform(g, 1, 9);
+  c.imb = dtype == 2 ? uniform(g, 1, 11) : c.mb;
+  c.inb = dtype == 2 ? uniform(g, 1, 11) : c.nb;
+  c.rsrc = static_cast<int>(uniform(g, 0, rows - 1));
+  c.csrc = static_cast<int>(uniform(g, 0, cols - 1));
+  c.extra_lld = uniform(g, 0, 3);
+  return c;
+}
 
 // The descriptor of a matrix on a context (a process off the grid passes CTXT -1 and garbage elsewhere).
 inline std::vector<int> make_descriptor(const matrix_case& c, const blacs_context& g) {
