@@ -96,15 +96,10 @@ void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
   for (int k = 0; k < cases; ++k) {
     const auto [shape_a, ranks_a] = random_grid(g, nranks);
     const auto [shape_b, ranks_b] = random_grid(g, nranks);
-    std::vector<int> all(static_cast<size_t>(nranks));
-    std::iota(all.begin(), all.end(), 0);
-    std::shuffle(all.begin(), all.end(), g);
-    int global_rows = 1;
-    for (int r = 1; r <= nranks; ++r)
-      if (nranks % r == 0 && uniform(g, 0, 1)) global_rows = r;
+    const auto [global_shape, all] = random_full_grid(g, nranks);
     blacs_context ga(shape_a.first, shape_a.second, ranks_a);
     blacs_context gb(shape_b.first, shape_b.second, ranks_b);
-    blacs_context global(global_rows, nranks / global_rows, all);
+    blacs_context global(global_shape.first, global_shape.second, all);
     const int dtype = static_cast<int>(uniform(g, 1, 2));
     const int m = static_cast<int>(uniform(g, 0, 5) == 0 ? uniform(g, 0, 1) : uniform(g, 1, 40));
     const int n = static_cast<int>(uniform(g, 0, 5) == 0 ? uniform(g, 0, 1) : uniform(g, 1, 40));
@@ -150,8 +145,8 @@ void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
         return "case " + std::to_string(k) + ": uplo " + uplo + " diag " + diag + " m " + std::to_string(m) + " n " +
                std::to_string(n) + " dtype " + std::to_string(dtype) + " A grid " + std::to_string(shape_a.first) +
                "x" + std::to_string(shape_a.second) + " B grid " + std::to_string(shape_b.first) + "x" +
-               std::to_string(shape_b.second) + " global " + std::to_string(global_rows) + "x" +
-               std::to_string(nranks / global_rows);
+               std::to_string(shape_b.second) + " global " + std::to_string(global_shape.first) + "x" +
+               std::to_string(global_shape.second);
       };
       EXPECT_EQ(global_sum(wrong), 0) << where();
       EXPECT_EQ(global_sum(differ), 0) << where() << " (against the reference p?trmr2d)";

@@ -141,4 +141,17 @@ std::pair<std::pair<int, int>, std::vector<int>> random_grid(Rng& g, int nranks)
   return {{rows, cols}, ranks};
 }
 
+// A grid over every rank, in a random shape and a random order of the ranks (p?gemr2d's context, which holds
+// both operands' processes): its shape and the row-major list of ranks.
+template <class Rng>
+std::pair<std::pair<int, int>, std::vector<int>> random_full_grid(Rng& g, int nranks) {
+  std::vector<int> ranks(static_cast<size_t>(nranks));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  std::shuffle(ranks.begin(), ranks.end(), g);
+  int rows = 1;
+  for (int r = 1; r <= nranks; ++r)
+    if (nranks % r == 0 && uniform(g, 0, 1)) rows = r;
+  return {{rows, nranks / rows}, ranks};
+}
+
 }  // namespace redist::testing
