@@ -40,6 +40,12 @@ class overflow_error : public error {
   using error::error;
 };
 
+// A computation cannot run within the memory it was given; the message says how much it needs.
+class insufficient_memory : public error {
+ public:
+  using error::error;
+};
+
 // An MPI call returned an error code.
 class mpi_error : public error {
  public:

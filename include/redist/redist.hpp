@@ -1,6 +1,8 @@
 #pragma once
 // redist: communication-optimal data movement between MPI processes. Umbrella header.
 #include "redist/error.hpp"
+#include "redist/gemm/gemm.hpp"
+#include "redist/gemm/schedule.hpp"
 #include "redist/layout/builders.hpp"
 #include "redist/layout/grid_layout.hpp"
 #include "redist/relabel/graph.hpp"

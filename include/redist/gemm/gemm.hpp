@@ -1,0 +1,126 @@
+#pragma once
+// Distributed matrix multiply C = alpha * op(A) * op(B) + beta * C on any layouts the transform engine
+// accepts, with the COSMA schedule (redist/gemm/schedule.hpp).
+//
+// A plan is built collectively and is immutable; executing it is repeatable with new values in the same
+// layouts. Each execution: (1) one batched transform moves op(A) and op(B) from the user's layouts into the
+// multiply's native layouts (transposing on the way when op is T or C); (2) the multiply runs round by
+// round, gathering each round's A and B panels along the grid while the previous round is multiplied
+// (BLAS), then sums the partial C blocks along k; (3) one transform writes C = C_native + beta * C in the
+// user's layout (beta = 0: C is not read). The native layouts are ours to place, so the ranks playing the
+// grid positions are chosen by relabeling (a linear assignment over the volumes of A, B and C that would
+// move), and the input layouts cost as little reshuffling as possible.
+//
+// Element types: float, double, std::complex<float>, std::complex<double>.
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "redist/gemm/schedule.hpp"
+#include "redist/layout/grid_layout.hpp"
+#include "redist/transform/plan.hpp"
+#include "redist/transform/types.hpp"
+
+namespace redist {
+
+// How the round panels travel along the grid.
+enum class gemm_communication : std::uint8_t {
+  two_sided = 0,  // nonblocking MPI collectives (MPI_Iallgatherv) on the grid's row and column communicators
+  one_sided = 1,  // MPI_Put into RMA windows over the round buffers, fence-synchronised
+};
+const char* to_string(gemm_communication c);
+
+struct gemm_options {
+  // S in bytes per rank for the multiply's buffers (see gemm_schedule_options). 0 = the environment variable
+  // REDIST_GEMM_MEMORY (bytes, with an optional K, M or G suffix: powers of 1024), else no limit.
+  std::int64_t memory_limit_bytes = 0;
+  double max_idle_fraction = 0.03;  // ranks that may stay idle for a better grid (paper Section 7.1)
+  std::int64_t rounds = 0;          // rounds along k, 0 = automatic (see gemm_schedule_options)
+  gemm_communication communication = gemm_communication::two_sided;
+  // Round t+1's panels travel while round t is multiplied (double buffering, paper Section 7.3).
+  bool overlap = true;
+  // Choose which rank plays which grid position by relabeling (communication-optimal for the given user
+  // layouts). Off: rank r plays position r.
+  bool relabel = true;
+  // Options of the transforms into and out of the native layouts.
+  transform_options transform{};
+};
+
+// What a gemm plan does, seen from this rank.
+struct gemm_statistics {
+  gemm_schedule schedule;               // the same on every rank
+  bool idle = false;                    // this rank holds no grid position
+  std::int64_t multiply_bytes_received = 0;  // bytes this rank receives in the multiply (panels + reduction)
+  plan_statistics transform_in;         // moving op(A) and op(B) into the native layouts
+  plan_statistics transform_out;        // moving C out of the native layout
+  std::int64_t relabel_volume_before = 0;  // elements of A, B and C that would move with rank r at position r
+  std::int64_t relabel_volume_after = 0;   // ... with the chosen assignment (global sums)
+};
+
+// The problem: C (m x n) = op(A) * op(B); A is m x k (k x m when op_a transposes), B is k x n (n x k).
+struct gemm_description {
+  grid_layout a, b, c;
+  op op_a = op::identity;
+  op op_b = op::identity;
+  element_type type = element_type::f64;
+};
+
+class gemm_plan {
+ public:
+  gemm_plan();
+  ~gemm_plan();
+  gemm_plan(gemm_plan&&) noexcept;
+  gemm_plan& operator=(gemm_plan&&) noexcept;
+  gemm_plan(const gemm_plan&) = delete;
+  gemm_plan& operator=(const gemm_plan&) = delete;
+
+  // C = alpha * op(A) * op(B) + beta * C with this rank's local storage of A, B and C. Collective.
+  void execute(void* c, const void* a, const void* b, scalar alpha, scalar beta) const;
+  template <class T>
+  void execute(T* c, const T* a, const T* b, T alpha, T beta) const {
+    check_type(element_type_v<T>);
+    execute(static_cast<void*>(c), static_cast<const void*>(a), static_cast<const void*>(b), to_scalar(alpha),
+            to_scalar(beta));
+  }
+
+  const gemm_description& description() const;
+  gemm_statistics statistics() const;
+  MPI_Comm communicator() const;  // duplicate owned by the plan
+
+  struct impl;
+
+ private:
+  explicit gemm_plan(std::unique_ptr<impl> p);
+  void check_type(element_type t) const;
+  template <class T>
+  static scalar to_scalar(T v) {
+    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+      return scalar(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+    else
+      return scalar(static_cast<double>(v), 0.0);
+  }
+  std::unique_ptr<impl> impl_;
+  friend gemm_plan make_gemm_plan(MPI_Comm, gemm_description, const gemm_options&);
+};
+
+// Builds the plan (collective over comm). Validates first and throws on every rank, before anything moves:
+// dimension_mismatch when op(A), op(B) and C do not fit together, invalid_argument for integer types or bad
+// options, invalid_layout / inconsistent_ranks as the transform engine, insufficient_memory when no schedule
+// fits the memory limit.
+gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options = {});
+
+// One-shot convenience: plan, execute once, discard.
+template <class T>
+void multiply(MPI_Comm comm, op op_a, op op_b, T alpha, const grid_layout& a_layout, const T* a,
+              const grid_layout& b_layout, const T* b, T beta, const grid_layout& c_layout, T* c,
+              const gemm_options& options = {}) {
+  make_gemm_plan(comm, gemm_description{a_layout, b_layout, c_layout, op_a, op_b, element_type_v<T>}, options)
+      .execute(c, a, b, alpha, beta);
+}
+
+// S in bytes from gemm_options / REDIST_GEMM_MEMORY (0 = no limit). Throws invalid_argument for a malformed
+// variable or a negative option.
+std::int64_t gemm_memory_limit_bytes(const gemm_options& options);
+
+}  // namespace redist
