@@ -39,9 +39,20 @@ void throw_error(error_kind kind, const std::string& message) {
     case error_kind::invalid_argument: throw invalid_argument(message);
     case error_kind::inconsistent_ranks: throw inconsistent_ranks(message);
     case error_kind::overflow: throw overflow_error(message);
+    case error_kind::insufficient_memory: throw insufficient_memory(message);
     case error_kind::none: break;
   }
   throw error(message);
+}
+
+error_kind kind_of(const error& e) {
+  if (dynamic_cast<const invalid_layout*>(&e)) return error_kind::invalid_layout;
+  if (dynamic_cast<const dimension_mismatch*>(&e)) return error_kind::dimension_mismatch;
+  if (dynamic_cast<const invalid_argument*>(&e)) return error_kind::invalid_argument;
+  if (dynamic_cast<const inconsistent_ranks*>(&e)) return error_kind::inconsistent_ranks;
+  if (dynamic_cast<const overflow_error*>(&e)) return error_kind::overflow;
+  if (dynamic_cast<const insufficient_memory*>(&e)) return error_kind::insufficient_memory;
+  return error_kind::invalid_argument;
 }
 
 void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message) {

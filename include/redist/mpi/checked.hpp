@@ -21,7 +21,17 @@ int size(MPI_Comm comm);
 // Collective error agreement: every rank passes its local error text (empty when fine).
 // If any rank failed, all ranks throw the same exception type carrying the message of the
 // lowest failing rank, so that no rank proceeds into communication that others skip.
-enum class error_kind : int { none = 0, invalid_layout, dimension_mismatch, invalid_argument, inconsistent_ranks, overflow };
+enum class error_kind : int {
+  none = 0,
+  invalid_layout,
+  dimension_mismatch,
+  invalid_argument,
+  inconsistent_ranks,
+  overflow,
+  insufficient_memory
+};
+// The kind of a redist::error (what agree_on_errors rethrows it as).
+error_kind kind_of(const error& e);
 void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message);
 // The same, and in the same reduction replaces every entry of `reduce_min` by its minimum over the ranks
 // (callers piggyback small agreements on the error check instead of paying another collective).

@@ -1,0 +1,700 @@
+// The distributed multiply: native layouts from the COSMA schedule, relabeling of the grid positions, the
+// transforms in and out, and the round loop (panels gathered along the grid, BLAS on each round, partial C
+// summed along k). See include/redist/gemm/gemm.hpp and src/gemm/partition.hpp.
+#include "redist/gemm/gemm.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <climits>
+#include <complex>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "partition.hpp"
+#include "redist/error.hpp"
+#include "redist/layout/builders.hpp"
+#include "redist/mpi/checked.hpp"
+#include "redist/relabel/graph.hpp"
+#include "redist/relabel/relabel.hpp"
+
+extern "C" {
+// Fortran BLAS (the hidden lengths of TRANSA and TRANSB follow the declared arguments).
+void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*, const int*,
+            const float*, const int*, const float*, float*, const int*, std::size_t, std::size_t);
+void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*, const int*,
+            const double*, const int*, const double*, double*, const int*, std::size_t, std::size_t);
+void cgemm_(const char*, const char*, const int*, const int*, const int*, const std::complex<float>*,
+            const std::complex<float>*, const int*, const std::complex<float>*, const int*,
+            const std::complex<float>*, std::complex<float>*, const int*, std::size_t, std::size_t);
+void zgemm_(const char*, const char*, const int*, const int*, const int*, const std::complex<double>*,
+            const std::complex<double>*, const int*, const std::complex<double>*, const int*,
+            const std::complex<double>*, std::complex<double>*, const int*, std::size_t, std::size_t);
+}
+
+namespace redist {
+
+const char* to_string(gemm_communication c) {
+  switch (c) {
+    case gemm_communication::two_sided: return "two_sided";
+    case gemm_communication::one_sided: return "one_sided";
+  }
+  return "unknown";
+}
+
+std::int64_t gemm_memory_limit_bytes(const gemm_options& options) {
+  if (options.memory_limit_bytes < 0)
+    throw invalid_argument("gemm_options::memory_limit_bytes is " + std::to_string(options.memory_limit_bytes) +
+                           "; expected 0 (no limit or REDIST_GEMM_MEMORY) or a positive number of bytes");
+  if (options.memory_limit_bytes > 0) return options.memory_limit_bytes;
+  const char* text = std::getenv("REDIST_GEMM_MEMORY");
+  if (text == nullptr || *text == '\0') return 0;
+  const std::string value(text);
+  char* end = nullptr;
+  const long long number = std::strtoll(text, &end, 10);
+  std::int64_t scale = 1;
+  const std::string suffix(end);
+  if (suffix == "K" || suffix == "k") scale = std::int64_t(1) << 10;
+  else if (suffix == "M" || suffix == "m") scale = std::int64_t(1) << 20;
+  else if (suffix == "G" || suffix == "g") scale = std::int64_t(1) << 30;
+  else if (!suffix.empty()) scale = -1;
+  if (end == text || number <= 0 || scale <= 0 || number > INT64_MAX / scale)
+    throw invalid_argument("REDIST_GEMM_MEMORY is '" + value +
+                           "'; expected a positive number of bytes with an optional K, M or G suffix (e.g. 512M)");
+  return static_cast<std::int64_t>(number) * scale;
+}
+
+namespace {
+
+using gemm_detail::part_size;
+using gemm_detail::part_start;
+
+struct range {
+  std::int64_t begin = 0, size = 0;
+};
+// Part p of `parts` of the range r (partition.hpp's rule).
+range sub_range(range r, std::int64_t parts, std::int64_t p) {
+  return {r.begin + part_start(r.size, parts, p), part_size(r.size, parts, p)};
+}
+
+// The cuts of the schedule (partition.hpp): sub-parts of m and n, rounds of k, and the pieces of each.
+struct cuts {
+  gemm_schedule s;
+  range m_sub(int i, int sub) const { return sub_range(sub_range({0, s.m}, s.grid_m, i), s.sequential_m, sub); }
+  range n_sub(int j, int sub) const { return sub_range(sub_range({0, s.n}, s.grid_n, j), s.sequential_n, sub); }
+  range k_round(int l, std::int64_t r) const { return sub_range(sub_range({0, s.k}, s.grid_k, l), s.rounds, r); }
+  // Position label of grid coordinates (i, j, l); labels >= ranks_used are idle.
+  int label(int i, int j, int l) const { return (i * s.grid_n + j) * s.grid_k + l; }
+};
+
+struct grid_coordinates {
+  int i = 0, j = 0, l = 0;
+};
+
+// Builds a native layout: blocks are (row range x column range) with a grid position each; empty ranges are
+// skipped (splits must increase strictly). `row_parts[x]` is the range and the process-grid row of row block x.
+struct layout_parts {
+  std::vector<std::pair<range, int>> rows, cols;  // range, process-grid row (column)
+  int proc_rows = 1, proc_cols = 1;
+};
+
+grid_layout make_native_layout(const layout_parts& parts, const std::vector<int>& grid_ranks, int my_rank,
+                               const std::vector<std::pair<int, int>>& my_block_order) {
+  std::vector<std::int64_t> row_splits{0}, col_splits{0};
+  std::vector<int> row_proc, col_proc;
+  std::vector<std::int64_t> row_index(parts.rows.size(), -1), col_index(parts.cols.size(), -1);
+  for (size_t x = 0; x < parts.rows.size(); ++x)
+    if (parts.rows[x].first.size > 0) {
+      row_index[x] = static_cast<std::int64_t>(row_proc.size());
+      row_splits.push_back(parts.rows[x].first.begin + parts.rows[x].first.size);
+      row_proc.push_back(parts.rows[x].second);
+    }
+  for (size_t x = 0; x < parts.cols.size(); ++x)
+    if (parts.cols[x].first.size > 0) {
+      col_index[x] = static_cast<std::int64_t>(col_proc.size());
+      col_splits.push_back(parts.cols[x].first.begin + parts.cols[x].first.size);
+      col_proc.push_back(parts.cols[x].second);
+    }
+  // This rank's blocks, one after another in the given order, each column-major with its own height as ld.
+  std::vector<local_block> blocks;
+  std::int64_t offset = 0;
+  for (const auto& [rx, cx] : my_block_order) {
+    const range r = parts.rows[static_cast<size_t>(rx)].first, c = parts.cols[static_cast<size_t>(cx)].first;
+    if (r.size == 0 || c.size == 0) continue;
+    blocks.push_back({{row_index[static_cast<size_t>(rx)], col_index[static_cast<size_t>(cx)]}, offset, r.size,
+                      storage_order::col_major});
+    offset += r.size * c.size;
+  }
+  return grid_layout(std::move(row_splits), std::move(col_splits), std::move(row_proc), std::move(col_proc),
+                     parts.proc_rows, parts.proc_cols, grid_ranks, storage_order::col_major,
+                     storage_kind::explicit_blocks, {}, {}, 1, std::move(blocks), my_rank);
+}
+
+// MPI datatype and BLAS call of each element type.
+MPI_Datatype mpi_type_of(element_type t) {
+  switch (t) {
+    case element_type::f32: return MPI_FLOAT;
+    case element_type::f64: return MPI_DOUBLE;
+    case element_type::c32: return MPI_C_FLOAT_COMPLEX;
+    case element_type::c64: return MPI_C_DOUBLE_COMPLEX;
+    default: break;
+  }
+  throw invalid_argument(std::string("no multiply for element type ") + to_string(t));
+}
+
+// C (m x n, ld ldc) = alpha * A (m x k, ld lda) * B (k x n, ld ldb) + beta * C, all column-major.
+void local_gemm(element_type t, std::int64_t m, std::int64_t n, std::int64_t k, scalar alpha, const void* a,
+                std::int64_t lda, const void* b, std::int64_t ldb, scalar beta, void* c, std::int64_t ldc) {
+  const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
+  const int ia = static_cast<int>(std::max<std::int64_t>(lda, 1)), ib = static_cast<int>(std::max<std::int64_t>(ldb, 1)),
+            ic = static_cast<int>(std::max<std::int64_t>(ldc, 1));
+  switch (t) {
+    case element_type::f32: {
+      const float al = static_cast<float>(alpha.real()), be = static_cast<float>(beta.real());
+      sgemm_("N", "N", &im, &in, &ik, &al, static_cast<const float*>(a), &ia, static_cast<const float*>(b), &ib, &be,
+             static_cast<float*>(c), &ic, 1, 1);
+      return;
+    }
+    case element_type::f64: {
+      const double al = alpha.real(), be = beta.real();
+      dgemm_("N", "N", &im, &in, &ik, &al, static_cast<const double*>(a), &ia, static_cast<const double*>(b), &ib,
+             &be, static_cast<double*>(c), &ic, 1, 1);
+      return;
+    }
+    case element_type::c32: {
+      const std::complex<float> al(alpha), be(beta);
+      cgemm_("N", "N", &im, &in, &ik, &al, static_cast<const std::complex<float>*>(a), &ia,
+             static_cast<const std::complex<float>*>(b), &ib, &be, static_cast<std::complex<float>*>(c), &ic, 1, 1);
+      return;
+    }
+    case element_type::c64: {
+      zgemm_("N", "N", &im, &in, &ik, &alpha, static_cast<const std::complex<double>*>(a), &ia,
+             static_cast<const std::complex<double>*>(b), &ib, &beta, static_cast<std::complex<double>*>(c), &ic, 1,
+             1);
+      return;
+    }
+    default: break;
+  }
+  throw invalid_argument(std::string("no multiply for element type ") + to_string(t));
+}
+
+// Allocated once per plan and reused by every execution (paper Section 7.5). 64-byte aligned.
+class buffer {
+ public:
+  buffer() = default;
+  explicit buffer(std::int64_t bytes) : storage_(static_cast<size_t>((bytes + 63) / 64)) {}
+  std::byte* data() { return storage_.empty() ? nullptr : reinterpret_cast<std::byte*>(storage_.data()); }
+  std::int64_t bytes() const { return static_cast<std::int64_t>(storage_.size()) * 64; }
+
+ private:
+  struct alignas(64) line {
+    std::byte b[64];
+  };
+  std::vector<line> storage_;
+};
+
+// One gather of a panel along a grid line: this rank's piece and every member's piece (counts and
+// displacements in elements within the panel).
+struct panel_gather {
+  std::int64_t my_offset = 0;  // of this rank's piece in its native storage
+  std::int64_t my_count = 0;
+  std::vector<MPI_Count> counts;
+  std::vector<MPI_Aint> displacements;
+  std::int64_t total = 0;  // elements of the panel
+};
+
+// One step of the round loop: the panels of sub-part (s, t) and round r.
+struct round_step {
+  int s = 0, t = 0;
+  std::int64_t r = 0;
+  std::int64_t rows = 0, cols = 0, depth = 0;  // the local multiply: rows x depth times depth x cols
+  panel_gather a, b;
+  std::int64_t a_native_offset = 0, b_native_offset = 0;  // the panel itself when no gather is needed
+  bool last_of_block = false;                             // the C block (s, t) is complete after this step
+};
+
+// Where C block (s, t) lives and how it is scattered along k.
+struct c_block {
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t native_offset = 0;     // this rank's piece in the native C storage
+  std::vector<MPI_Count> counts;      // per layer l: rows * piece columns (the reduce-scatter's counts)
+};
+
+}  // namespace
+
+struct gemm_plan::impl {
+  gemm_description description;
+  gemm_options options;
+  gemm_statistics stats;
+  mpi::comm_handle comm;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::size_t element_bytes = 0;
+  MPI_Datatype mpi_type = MPI_DATATYPE_NULL;
+
+  // Native layouts and the transforms through them.
+  grid_layout a_native, b_native, c_native;
+  transform_plan into_native;    // op(A) -> A native, op(B) -> B native (absent when k == 0 or C is empty)
+  transform_plan out_of_native;  // C = C native + beta * C (absent when C is empty)
+  bool has_into = false, has_out = false;
+
+  // The multiply (this rank's part; empty when idle).
+  bool idle = true;
+  grid_coordinates me;
+  mpi::comm_handle row_comm;    // ranks (i, *, l): gather op(A) panels
+  mpi::comm_handle col_comm;    // ranks (*, j, l): gather op(B) panels
+  mpi::comm_handle layer_comm;  // ranks (i, j, *): sum C along k
+  std::vector<round_step> steps;
+  std::vector<c_block> c_blocks;  // indexed s * sequential_n + t
+  std::int64_t a_panel_capacity = 0, b_panel_capacity = 0, accumulator_elements = 0;
+  mutable buffer a_store, b_store, c_store, accumulator, a_panels, b_panels;
+  MPI_Win a_window = MPI_WIN_NULL, b_window = MPI_WIN_NULL;
+
+  ~impl() {
+    if (mpi::finalized()) return;
+    if (a_window != MPI_WIN_NULL) MPI_Win_free(&a_window);
+    if (b_window != MPI_WIN_NULL) MPI_Win_free(&b_window);
+  }
+
+  std::byte* at(buffer& b, std::int64_t elements) const {
+    return b.data() + elements * static_cast<std::int64_t>(element_bytes);
+  }
+  void multiply(scalar alpha) const;
+  void start_gather(const round_step& step, int slot, std::vector<MPI_Request>& requests) const;
+  void put_panels(const round_step& step, int slot) const;
+};
+
+namespace {
+
+// Collective agreement on a local problem and on identical global arguments (hash and its complement in one
+// reduction, as the transform planner does).
+void agree(MPI_Comm comm, mpi::error_kind kind, const std::string& message, std::uint64_t hash) {
+  std::vector<std::uint64_t> extremes{hash, ~hash};
+  mpi::agree_on_errors(comm, kind, message, extremes);
+  if (extremes[0] != hash || ~extremes[1] != hash)
+    throw inconsistent_ranks(
+        "ranks passed different multiplies to make_gemm_plan (layouts' sizes, ops, element type or options, "
+        "REDIST_GEMM_MEMORY included); every rank must describe the same problem");
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
+}  // namespace
+
+void gemm_plan::impl::start_gather(const round_step& step, int slot, std::vector<MPI_Request>& requests) const {
+  const auto gather = [&](const panel_gather& g, buffer& store, buffer& panels, std::int64_t capacity,
+                          MPI_Comm line) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    REDIST_MPI_CHECK(MPI_Iallgatherv_c(at(store, g.my_offset), g.my_count, mpi_type, at(panels, slot * capacity),
+                                       g.counts.data(), g.displacements.data(), mpi_type, line, &request));
+    requests.push_back(request);
+  };
+  if (stats.schedule.grid_n > 1) gather(step.a, a_store, a_panels, a_panel_capacity, row_comm.get());
+  if (stats.schedule.grid_m > 1) gather(step.b, b_store, b_panels, b_panel_capacity, col_comm.get());
+}
+
+void gemm_plan::impl::put_panels(const round_step& step, int slot) const {
+  const auto put = [&](const panel_gather& g, buffer& store, std::int64_t capacity, MPI_Comm line, MPI_Win window) {
+    const int members = mpi::size(line), mine = mpi::rank(line);
+    if (g.my_count == 0) return;
+    for (int target = 0; target < members; ++target)
+      REDIST_MPI_CHECK(MPI_Put_c(at(store, g.my_offset), g.my_count, mpi_type, target,
+                                 slot * capacity + g.displacements[static_cast<size_t>(mine)], g.my_count, mpi_type,
+                                 window));
+  };
+  if (stats.schedule.grid_n > 1) put(step.a, a_store, a_panel_capacity, row_comm.get(), a_window);
+  if (stats.schedule.grid_m > 1) put(step.b, b_store, b_panel_capacity, col_comm.get(), b_window);
+}
+
+void gemm_plan::impl::multiply(scalar alpha) const {
+  if (idle || steps.empty()) return;
+  const gemm_schedule& s = stats.schedule;
+  const bool gather_a = s.grid_n > 1, gather_b = s.grid_m > 1;
+  const bool one_sided = options.communication == gemm_communication::one_sided;
+  const int slots = options.overlap ? 2 : 1;
+  const auto fence_all = [&](int assertions) {
+    if (gather_a) REDIST_MPI_CHECK(MPI_Win_fence(assertions, a_window));
+    if (gather_b) REDIST_MPI_CHECK(MPI_Win_fence(assertions, b_window));
+  };
+  std::vector<MPI_Request> pending;
+  // Brings step q's panels into slot q % slots; with overlap the next step's travel while this one multiplies.
+  const auto issue = [&](size_t q) {
+    const int slot = static_cast<int>(q % static_cast<size_t>(slots));
+    if (one_sided) put_panels(steps[q], slot);
+    else start_gather(steps[q], slot, pending);
+  };
+  const auto complete = [&]() {
+    if (one_sided) {
+      fence_all(0);
+    } else if (!pending.empty()) {
+      REDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(pending.size()), pending.data(), MPI_STATUSES_IGNORE));
+      pending.clear();
+    }
+  };
+  const bool communicates = gather_a || gather_b;
+  if (one_sided && communicates) fence_all(MPI_MODE_NOPRECEDE);
+  if (communicates && options.overlap) {
+    issue(0);
+    complete();
+  }
+  bool block_started = false;
+  for (size_t q = 0; q < steps.size(); ++q) {
+    const round_step& step = steps[q];
+    const int slot = static_cast<int>(q % static_cast<size_t>(slots));
+    if (communicates) {
+      if (options.overlap) {
+        if (q + 1 < steps.size()) issue(q + 1);
+      } else {
+        // One buffer: a target may still multiply step q - 1 out of it until everyone passes a fence.
+        if (one_sided && q > 0) fence_all(0);
+        issue(q);
+        complete();
+      }
+    }
+    const c_block& cb = c_blocks[static_cast<size_t>(step.s * s.sequential_n + step.t)];
+    std::byte* c_target = s.grid_k > 1 ? at(accumulator, 0) : at(c_store, cb.native_offset);
+    if (step.depth > 0 && step.rows > 0 && step.cols > 0) {
+      const std::byte* a_panel =
+          gather_a ? at(a_panels, slot * a_panel_capacity) : at(a_store, step.a_native_offset);
+      const std::byte* b_panel =
+          gather_b ? at(b_panels, slot * b_panel_capacity) : at(b_store, step.b_native_offset);
+      local_gemm(description.type, step.rows, step.cols, step.depth, alpha, a_panel, step.rows, b_panel, step.depth,
+                 block_started ? scalar(1.0) : scalar(0.0), c_target, step.rows);
+      block_started = true;
+    }
+    if (communicates && options.overlap) complete();  // the next step's panels (and, one-sided, the epoch)
+    if (step.last_of_block) {
+      if (!block_started && cb.rows * cb.cols > 0)  // no round of this layer had any k: the partial sum is 0
+        std::memset(c_target, 0, static_cast<size_t>(cb.rows * cb.cols) * element_bytes);
+      if (s.grid_k > 1)
+        REDIST_MPI_CHECK(MPI_Reduce_scatter_c(c_target, at(c_store, cb.native_offset),
+                                              cb.counts.data(), mpi_type, MPI_SUM, layer_comm.get()));
+      block_started = false;
+    }
+  }
+  if (one_sided && communicates) fence_all(MPI_MODE_NOSUCCEED);
+}
+
+gemm_plan::gemm_plan() = default;
+gemm_plan::~gemm_plan() = default;
+gemm_plan::gemm_plan(gemm_plan&&) noexcept = default;
+gemm_plan& gemm_plan::operator=(gemm_plan&&) noexcept = default;
+gemm_plan::gemm_plan(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
+const gemm_description& gemm_plan::description() const { return impl_->description; }
+gemm_statistics gemm_plan::statistics() const { return impl_->stats; }
+MPI_Comm gemm_plan::communicator() const { return impl_->comm.get(); }
+
+void gemm_plan::check_type(element_type t) const {
+  if (!impl_) throw invalid_argument("execute on an empty gemm_plan (build it with make_gemm_plan)");
+  if (impl_->description.type != t)
+    throw invalid_argument(std::string("gemm plan was built for ") + to_string(impl_->description.type) +
+                           " elements but execute was called with " + to_string(t));
+}
+
+void gemm_plan::execute(void* c, const void* a, const void* b, scalar alpha, scalar beta) const {
+  if (!impl_) throw invalid_argument("execute on an empty gemm_plan (build it with make_gemm_plan)");
+  impl& p = *impl_;
+  if (p.has_into)
+    p.into_native.execute({job_buffers{p.a_store.data(), a, scalar(1.0), scalar(0.0)},
+                           job_buffers{p.b_store.data(), b, scalar(1.0), scalar(0.0)}});
+  p.multiply(alpha);
+  if (p.has_out) p.out_of_native.execute({job_buffers{c, p.c_store.data(), scalar(1.0), beta}});
+}
+
+gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options) {
+  auto p = std::make_unique<gemm_plan::impl>();
+  MPI_Comm dup = MPI_COMM_NULL;
+  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  p->comm = mpi::comm_handle(dup);
+  const int me = mpi::rank(dup), nranks = mpi::size(dup);
+  const gemm_description& d = description;
+
+  // Validation and the schedule: every rank computes the same from the same global arguments.
+  mpi::error_kind kind = mpi::error_kind::none;
+  std::string message;
+  std::uint64_t hash = 0;
+  try {
+    if (d.type != element_type::f32 && d.type != element_type::f64 && d.type != element_type::c32 &&
+        d.type != element_type::c64)
+      throw invalid_argument(std::string("make_gemm_plan: element type ") + to_string(d.type) +
+                             " cannot be multiplied; expected f32, f64, c32 or c64");
+    if (!(options.max_idle_fraction >= 0 && options.max_idle_fraction < 1))
+      throw invalid_argument("gemm_options::max_idle_fraction is " + std::to_string(options.max_idle_fraction) +
+                             "; expected a fraction in [0, 1)");
+    if (options.rounds < 0)
+      throw invalid_argument("gemm_options::rounds is " + std::to_string(options.rounds) +
+                             "; expected 0 (automatic) or a positive number of rounds");
+    const bool ta = d.op_a != op::identity, tb = d.op_b != op::identity;
+    p->m = d.c.rows();
+    p->n = d.c.cols();
+    p->k = ta ? d.a.rows() : d.a.cols();
+    const std::int64_t a_rows = ta ? d.a.cols() : d.a.rows();
+    const std::int64_t b_rows = tb ? d.b.cols() : d.b.rows(), b_cols = tb ? d.b.rows() : d.b.cols();
+    if (a_rows != p->m || b_rows != p->k || b_cols != p->n)
+      throw dimension_mismatch("make_gemm_plan: C is " + std::to_string(p->m) + "x" + std::to_string(p->n) +
+                               ", op(A) = " + to_string(d.op_a) + "(A) is " + std::to_string(a_rows) + "x" +
+                               std::to_string(p->k) + " and op(B) = " + to_string(d.op_b) + "(B) is " +
+                               std::to_string(b_rows) + "x" + std::to_string(b_cols) +
+                               "; expected op(A) m x k and op(B) k x n for C m x n");
+    p->element_bytes = element_size(d.type);
+    p->mpi_type = mpi_type_of(d.type);
+    const std::int64_t limit_bytes = gemm_memory_limit_bytes(options);
+    gemm_schedule_options so;
+    so.memory_limit_elements = limit_bytes / static_cast<std::int64_t>(p->element_bytes);
+    if (limit_bytes > 0 && so.memory_limit_elements == 0) so.memory_limit_elements = 1;
+    so.max_idle_fraction = options.max_idle_fraction;
+    so.rounds = options.rounds;
+    so.double_buffering = options.overlap;
+    try {
+      p->stats.schedule = plan_gemm_schedule(p->m, p->n, p->k, nranks, so);
+    } catch (const insufficient_memory& e) {
+      throw insufficient_memory(std::string(e.what()) + " (elements of " + std::to_string(p->element_bytes) +
+                                " bytes; memory limit " + std::to_string(limit_bytes) + " bytes)");
+    }
+    for (std::uint64_t v : {std::uint64_t(p->m), std::uint64_t(p->n), std::uint64_t(p->k), std::uint64_t(d.op_a),
+                            std::uint64_t(d.op_b), std::uint64_t(d.type), std::uint64_t(limit_bytes),
+                            std::uint64_t(options.rounds), std::uint64_t(options.communication),
+                            std::uint64_t(options.overlap), std::uint64_t(options.relabel),
+                            std::uint64_t(options.max_idle_fraction * 1e9)})
+      hash = mix(hash, v);
+  } catch (const error& e) {
+    kind = mpi::kind_of(e);
+    message = e.what();
+  }
+  agree(dup, kind, message, hash);
+
+  p->description = std::move(description);
+  p->options = options;
+  const gemm_schedule& s = p->stats.schedule;
+  const cuts cut{s};
+  if (p->m == 0 || p->n == 0) return gemm_plan(std::move(p));  // C has no element: nothing to do
+
+  // Native layouts over grid labels (label x = position (i, j, l) with x = (i*grid_n + j)*grid_k + l).
+  layout_parts a_parts, b_parts, c_parts;
+  a_parts.proc_rows = s.grid_m;
+  a_parts.proc_cols = s.grid_k * s.grid_n;
+  for (int i = 0; i < s.grid_m; ++i)
+    for (int sub = 0; sub < s.sequential_m; ++sub) a_parts.rows.push_back({cut.m_sub(i, sub), i});
+  for (int l = 0; l < s.grid_k; ++l)
+    for (std::int64_t r = 0; r < s.rounds; ++r)
+      for (int j = 0; j < s.grid_n; ++j) a_parts.cols.push_back({sub_range(cut.k_round(l, r), s.grid_n, j), l * s.grid_n + j});
+  b_parts.proc_rows = s.grid_k;
+  b_parts.proc_cols = s.grid_n * s.grid_m;
+  for (int l = 0; l < s.grid_k; ++l)
+    for (std::int64_t r = 0; r < s.rounds; ++r) b_parts.rows.push_back({cut.k_round(l, r), l});
+  for (int j = 0; j < s.grid_n; ++j)
+    for (int sub = 0; sub < s.sequential_n; ++sub)
+      for (int i = 0; i < s.grid_m; ++i) b_parts.cols.push_back({sub_range(cut.n_sub(j, sub), s.grid_m, i), j * s.grid_m + i});
+  c_parts.proc_rows = s.grid_m;
+  c_parts.proc_cols = s.grid_n * s.grid_k;
+  for (int i = 0; i < s.grid_m; ++i)
+    for (int sub = 0; sub < s.sequential_m; ++sub) c_parts.rows.push_back({cut.m_sub(i, sub), i});
+  for (int j = 0; j < s.grid_n; ++j)
+    for (int sub = 0; sub < s.sequential_n; ++sub)
+      for (int l = 0; l < s.grid_k; ++l) c_parts.cols.push_back({sub_range(cut.n_sub(j, sub), s.grid_k, l), j * s.grid_k + l});
+  const auto grid_ranks_of = [&](const layout_parts& parts, auto label_at) {
+    std::vector<int> ranks(static_cast<size_t>(parts.proc_rows) * static_cast<size_t>(parts.proc_cols));
+    for (int pr = 0; pr < parts.proc_rows; ++pr)
+      for (int pc = 0; pc < parts.proc_cols; ++pc) ranks[static_cast<size_t>(pr) * parts.proc_cols + pc] = label_at(pr, pc);
+    return ranks;
+  };
+  const auto a_label = [&](int pr, int pc) { return cut.label(pr, pc % s.grid_n, pc / s.grid_n); };
+  const auto b_label = [&](int pr, int pc) { return cut.label(pc % s.grid_m, pc / s.grid_m, pr); };
+  const auto c_label = [&](int pr, int pc) { return cut.label(pr, pc / s.grid_k, pc % s.grid_k); };
+
+  // Which rank plays which label: relabeling over the volumes of A, B (into the native layouts) and C (out).
+  std::vector<int> rank_of_label(static_cast<size_t>(nranks));
+  for (int x = 0; x < nranks; ++x) rank_of_label[static_cast<size_t>(x)] = x;
+  const auto labelled = [&](const layout_parts& parts, auto label_at) {
+    return make_native_layout(parts, grid_ranks_of(parts, label_at), -1, {});
+  };
+  const bool moves_inputs = p->k > 0;
+  {
+    const grid_layout a_labels = labelled(a_parts, a_label), b_labels = labelled(b_parts, b_label),
+                      c_labels = labelled(c_parts, c_label);
+    std::vector<relabel::layout_pair> pairs;
+    const std::size_t eb = p->element_bytes;
+    if (moves_inputs) {
+      pairs.push_back({&a_labels, &p->description.a, p->description.op_a, eb});
+      pairs.push_back({&b_labels, &p->description.b, p->description.op_b, eb});
+    }
+    pairs.push_back({&c_labels, &p->description.c, op::identity, eb});  // C travels the other way: same volume
+    mpi::error_kind relabel_kind = mpi::error_kind::none;
+    std::string relabel_message;
+    relabel::relabeling found;
+    try {
+      p->description.a.validate_global(nranks);
+      p->description.b.validate_global(nranks);
+      p->description.c.validate_global(nranks);
+      const relabel::comm_graph graph = relabel::communication_graph(pairs, nranks);
+      found = relabel::find_relabeling(graph, {}, options.relabel ? relabel::solver::exact : relabel::solver::none);
+    } catch (const error& e) {
+      relabel_kind = mpi::kind_of(e);
+      relabel_message = std::string("make_gemm_plan: ") + e.what();
+    }
+    mpi::agree_on_errors(dup, relabel_kind, relabel_message);
+    if (options.relabel) {
+      rank_of_label = found.new_rank_of;
+      rank_of_label.resize(static_cast<size_t>(nranks));
+      // The solver is deterministic; rank 0's answer is broadcast anyway so every rank uses the same one.
+      REDIST_MPI_CHECK(MPI_Bcast(rank_of_label.data(), nranks, MPI_INT, 0, dup));
+    }
+    p->stats.relabel_volume_before = found.remote_volume_before / static_cast<std::int64_t>(eb);
+    p->stats.relabel_volume_after =
+        (options.relabel ? found.remote_volume_after : found.remote_volume_before) / static_cast<std::int64_t>(eb);
+  }
+  int my_label = -1;
+  for (int x = 0; x < nranks; ++x)
+    if (rank_of_label[static_cast<size_t>(x)] == me) my_label = x;
+  p->idle = my_label >= s.ranks_used;
+  p->stats.idle = p->idle;
+  if (!p->idle) p->me = {my_label / (s.grid_n * s.grid_k), (my_label / s.grid_k) % s.grid_n, my_label % s.grid_k};
+  const grid_coordinates at = p->me;
+
+  // This rank's native blocks, in the order the round loop reads them.
+  std::vector<std::pair<int, int>> a_order, b_order, c_order;
+  if (!p->idle) {
+    for (int sub = 0; sub < s.sequential_m; ++sub)
+      for (std::int64_t r = 0; r < s.rounds; ++r)
+        a_order.push_back({at.i * s.sequential_m + sub,
+                           static_cast<int>((at.l * s.rounds + r) * s.grid_n + at.j)});
+    for (std::int64_t r = 0; r < s.rounds; ++r)
+      for (int sub = 0; sub < s.sequential_n; ++sub)
+        b_order.push_back({static_cast<int>(at.l * s.rounds + r), (at.j * s.sequential_n + sub) * s.grid_m + at.i});
+    for (int sm = 0; sm < s.sequential_m; ++sm)
+      for (int sn = 0; sn < s.sequential_n; ++sn)
+        c_order.push_back({at.i * s.sequential_m + sm, (at.j * s.sequential_n + sn) * s.grid_k + at.l});
+  }
+  const auto rank_at = [&](auto label_at) {
+    return [&, label_at](int pr, int pc) { return rank_of_label[static_cast<size_t>(label_at(pr, pc))]; };
+  };
+  p->a_native = make_native_layout(a_parts, grid_ranks_of(a_parts, rank_at(a_label)), me, a_order);
+  p->b_native = make_native_layout(b_parts, grid_ranks_of(b_parts, rank_at(b_label)), me, b_order);
+  p->c_native = make_native_layout(c_parts, grid_ranks_of(c_parts, rank_at(c_label)), me, c_order);
+
+  // The transforms (collective; they validate the user's layouts and agree on errors themselves).
+  if (moves_inputs) {
+    p->into_native = make_plan(dup,
+                               {job_description{p->a_native, p->description.a, p->description.op_a, d.type},
+                                job_description{p->b_native, p->description.b, p->description.op_b, d.type}},
+                               options.transform);
+    p->has_into = true;
+    p->stats.transform_in = p->into_native.statistics();
+  }
+  p->out_of_native = make_plan(dup, p->description.c, p->c_native, op::identity, d.type, options.transform);
+  p->has_out = true;
+  p->stats.transform_out = p->out_of_native.statistics();
+
+  // Buffers: native storage (zeroed: C native stays 0 when k == 0), accumulator and round panels.
+  const std::int64_t eb = static_cast<std::int64_t>(p->element_bytes);
+  p->a_store = buffer(p->a_native.local_elements() * eb);
+  p->b_store = buffer(p->b_native.local_elements() * eb);
+  p->c_store = buffer(p->c_native.local_elements() * eb);
+  if (p->c_store.bytes() > 0) std::memset(p->c_store.data(), 0, static_cast<size_t>(p->c_store.bytes()));
+
+  // Grid-line communicators (idle ranks take part in the splits only).
+  const auto split = [&](int color, int key) {
+    MPI_Comm line = MPI_COMM_NULL;
+    REDIST_MPI_CHECK(MPI_Comm_split(dup, p->idle ? MPI_UNDEFINED : color, key, &line));
+    return mpi::comm_handle(line);
+  };
+  p->row_comm = split(at.i * s.grid_k + at.l, at.j);
+  p->col_comm = split(at.j * s.grid_k + at.l, at.i);
+  p->layer_comm = split(at.i * s.grid_n + at.j, at.l);
+  if (!moves_inputs) return gemm_plan(std::move(p));
+
+  if (!p->idle) {
+    // Round steps in execution order, with the gathers' counts.
+    std::int64_t a_offset = 0;
+    std::vector<std::int64_t> a_offsets, b_offsets;  // native offsets of blocks (sub, r) and (r, sub)
+    for (int sub = 0; sub < s.sequential_m; ++sub)
+      for (std::int64_t r = 0; r < s.rounds; ++r) {
+        a_offsets.push_back(a_offset);
+        a_offset += cut.m_sub(at.i, sub).size * sub_range(cut.k_round(at.l, r), s.grid_n, at.j).size;
+      }
+    std::int64_t b_offset = 0;
+    for (std::int64_t r = 0; r < s.rounds; ++r)
+      for (int sub = 0; sub < s.sequential_n; ++sub) {
+        b_offsets.push_back(b_offset);
+        b_offset += cut.k_round(at.l, r).size * sub_range(cut.n_sub(at.j, sub), s.grid_m, at.i).size;
+      }
+    for (int sm = 0; sm < s.sequential_m; ++sm)
+      for (int sn = 0; sn < s.sequential_n; ++sn) {
+        const range rows = cut.m_sub(at.i, sm), cols = cut.n_sub(at.j, sn);
+        c_block cb;
+        cb.rows = rows.size;
+        cb.cols = cols.size;
+        for (int l = 0; l < s.grid_k; ++l) cb.counts.push_back(rows.size * sub_range(cols, s.grid_k, l).size);
+        std::int64_t before = 0;
+        for (int x = 0; x < sm * s.sequential_n + sn; ++x) {
+          const range pr = cut.m_sub(at.i, x / s.sequential_n), pc = cut.n_sub(at.j, x % s.sequential_n);
+          before += pr.size * sub_range(pc, s.grid_k, at.l).size;
+        }
+        cb.native_offset = before;
+        p->c_blocks.push_back(cb);
+        p->accumulator_elements = std::max(p->accumulator_elements, rows.size * cols.size);
+        for (std::int64_t r = 0; r < s.rounds; ++r) {
+          const range depth = cut.k_round(at.l, r);
+          round_step step;
+          step.s = sm;
+          step.t = sn;
+          step.r = r;
+          step.rows = rows.size;
+          step.cols = cols.size;
+          step.depth = depth.size;
+          step.a_native_offset = a_offsets[static_cast<size_t>(sm * s.rounds + r)];
+          step.b_native_offset = b_offsets[static_cast<size_t>(r * s.sequential_n + sn)];
+          step.a.my_offset = step.a_native_offset;
+          step.a.my_count = rows.size * sub_range(depth, s.grid_n, at.j).size;
+          for (int j = 0; j < s.grid_n; ++j) {
+            const range piece = sub_range(depth, s.grid_n, j);
+            step.a.counts.push_back(rows.size * piece.size);
+            step.a.displacements.push_back(rows.size * (piece.begin - depth.begin));
+          }
+          step.a.total = rows.size * depth.size;
+          step.b.my_offset = step.b_native_offset;
+          step.b.my_count = depth.size * sub_range(cols, s.grid_m, at.i).size;
+          for (int i = 0; i < s.grid_m; ++i) {
+            const range piece = sub_range(cols, s.grid_m, i);
+            step.b.counts.push_back(depth.size * piece.size);
+            step.b.displacements.push_back(depth.size * (piece.begin - cols.begin));
+          }
+          step.b.total = depth.size * cols.size;
+          step.last_of_block = r + 1 == s.rounds;
+          p->a_panel_capacity = std::max(p->a_panel_capacity, step.a.total);
+          p->b_panel_capacity = std::max(p->b_panel_capacity, step.b.total);
+          p->steps.push_back(std::move(step));
+        }
+      }
+    const int slots = options.overlap ? 2 : 1;
+    if (s.grid_k > 1) p->accumulator = buffer(p->accumulator_elements * eb);
+    if (s.grid_n > 1) p->a_panels = buffer(slots * p->a_panel_capacity * eb);
+    else p->a_panel_capacity = 0;
+    if (s.grid_m > 1) p->b_panels = buffer(slots * p->b_panel_capacity * eb);
+    else p->b_panel_capacity = 0;
+    std::int64_t received = 0;
+    for (const round_step& step : p->steps)
+      received += (s.grid_n > 1 ? step.a.total - step.a.my_count : 0) + (s.grid_m > 1 ? step.b.total - step.b.my_count : 0);
+    if (s.grid_k > 1)
+      for (const c_block& cb : p->c_blocks) received += cb.rows * cb.cols - cb.counts[static_cast<size_t>(at.l)];
+    p->stats.multiply_bytes_received = received * eb;
+  }
+  if (options.communication == gemm_communication::one_sided) {
+    const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed) {
+      MPI_Win window = MPI_WIN_NULL;
+      if (!needed || line == MPI_COMM_NULL) return window;
+      REDIST_MPI_CHECK(MPI_Win_create(panels.data(), static_cast<MPI_Aint>(panels.bytes()), static_cast<int>(eb),
+                                      MPI_INFO_NULL, line, &window));
+      return window;
+    };
+    p->a_window = window_over(p->a_panels, p->row_comm.get(), s.grid_n > 1);
+    p->b_window = window_over(p->b_panels, p->col_comm.get(), s.grid_m > 1);
+  }
+  return gemm_plan(std::move(p));
+}
+
+}  // namespace redist

@@ -1,0 +1,274 @@
+// The distributed multiply against a serial reference: random layouts of A, B and C (block-cyclic, blocked,
+// custom, on subsets of the ranks), every op pair and element type, the shapes square / largeK (m = n << k) /
+// largeM / flat (m = n >> k) / tiny / empty, alpha and beta including 0 and 1 (C full of NaN when beta = 0),
+// two- and one-sided communication, overlap on and off, memory limits that force sequential steps, idle
+// ranks, relabeling on and off. Every element of C's local storage is checked; storage that is not C's
+// must stay untouched.
+// redist-test-ranks: 1 2 3 4 5 7 8
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "mpi_test_support.hpp"
+#include "random_layouts.hpp"
+#include "redist/redist.hpp"
+
+using namespace redist;
+using namespace redist::testing;
+
+namespace {
+
+template <class T>
+T random_scalar(rng_t& g) {
+  const int pick = static_cast<int>(uniform(g, 0, 5));
+  const double re = pick == 0 ? 0.0 : pick == 1 ? 1.0 : static_cast<double>(uniform(g, -20, 20)) / 8.0;
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+    return pick <= 1 ? T(static_cast<typename T::value_type>(re))
+                     : T(static_cast<typename T::value_type>(re),
+                         static_cast<typename T::value_type>(uniform(g, -8, 8) / 4.0));
+  else
+    return static_cast<T>(re);
+}
+
+template <class T>
+T nan_value() {
+  if constexpr (std::is_floating_point_v<T>)
+    return std::numeric_limits<T>::quiet_NaN();
+  else
+    return T(std::numeric_limits<typename T::value_type>::quiet_NaN(), 0);
+}
+
+template <class T>
+double epsilon() {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>)
+    return std::numeric_limits<float>::epsilon();
+  else
+    return std::numeric_limits<double>::epsilon();
+}
+
+struct problem {
+  std::int64_t m = 0, n = 0, k = 0;
+  op op_a = op::identity, op_b = op::identity;
+};
+
+// Element (i, j) of op(X) where X has contents `id`.
+template <class T>
+T op_value(std::uint64_t id, op o, std::int64_t i, std::int64_t j) {
+  if (o == op::identity) return element_value<T>(id, i, j);
+  return conj_if(element_value<T>(id, j, i), o == op::conj_transpose);
+}
+
+// Multiplies with the given layouts and options; returns the number of wrong elements of C on this rank
+// (against the serial reference) plus touched non-C storage. `plan_out` receives the statistics.
+template <class T>
+std::int64_t run_and_count_wrong(const problem& pb, const grid_layout& la, const grid_layout& lb,
+                                 const grid_layout& lc, T alpha, T beta, const gemm_options& options,
+                                 gemm_statistics* stats_out = nullptr, int executions = 1) {
+  const T sentinel = T(-4242);
+  std::vector<T> a(static_cast<size_t>(la.local_elements()) + 3, sentinel), b(static_cast<size_t>(lb.local_elements()) + 3, sentinel);
+  std::vector<T> c(static_cast<size_t>(lc.local_elements()) + 3, sentinel);
+  std::vector<char> c_is_element(c.size(), 0);
+  for_each_local_element(la, [&](std::int64_t off, std::int64_t i, std::int64_t j) { a[static_cast<size_t>(off)] = element_value<T>(11, i, j); });
+  for_each_local_element(lb, [&](std::int64_t off, std::int64_t i, std::int64_t j) { b[static_cast<size_t>(off)] = element_value<T>(12, i, j); });
+  const gemm_plan plan = make_gemm_plan(MPI_COMM_WORLD, gemm_description{la, lb, lc, pb.op_a, pb.op_b, element_type_v<T>}, options);
+  if (stats_out) *stats_out = plan.statistics();
+  std::int64_t wrong = 0;
+  for (int e = 0; e < executions; ++e) {
+    // Each execution with new values of C (and, from the second on, of A's first element) in the same buffers.
+    const std::uint64_t c_id = 13 + static_cast<std::uint64_t>(e);
+    for_each_local_element(lc, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+      c[static_cast<size_t>(off)] = beta == T(0) ? nan_value<T>() : element_value<T>(c_id, i, j);
+      c_is_element[static_cast<size_t>(off)] = 1;
+    });
+    plan.execute(c.data(), a.data(), b.data(), alpha, beta);
+    const double scale = std::abs(alpha) * static_cast<double>(pb.k) * 125.0 * 125.0 + std::abs(beta) * 125.0 + 1.0;
+    const double tol = 64.0 * epsilon<T>() * scale;
+    for_each_local_element(lc, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+      T sum(0);
+      for (std::int64_t p = 0; p < pb.k; ++p) sum += op_value<T>(11, pb.op_a, i, p) * op_value<T>(12, pb.op_b, p, j);
+      const T expected = alpha * sum + (beta == T(0) ? T(0) : beta * element_value<T>(c_id, i, j));
+      const T got = c[static_cast<size_t>(off)];
+      if (is_nan_value(got) || abs_diff(got, expected) > tol) ++wrong;
+    });
+    for (size_t x = 0; x < c.size(); ++x)
+      if (!c_is_element[x] && c[x] != sentinel) ++wrong;
+  }
+  return wrong;
+}
+
+template <class T>
+grid_layout operand_layout(rng_t& g, std::int64_t rows, std::int64_t cols, bool transposed) {
+  return transposed ? random_layout(g, cols, rows, world_size(), world_rank())
+                    : random_layout(g, rows, cols, world_size(), world_rank());
+}
+
+problem random_problem(rng_t& g, int shape) {
+  problem pb;
+  switch (shape) {
+    case 0: pb.m = uniform(g, 8, 48); pb.n = uniform(g, 8, 48); pb.k = uniform(g, 8, 48); break;    // square-ish
+    case 1: pb.m = pb.n = uniform(g, 2, 12); pb.k = uniform(g, 100, 400); break;                   // largeK
+    case 2: pb.m = uniform(g, 100, 300); pb.n = uniform(g, 2, 10); pb.k = uniform(g, 2, 10); break;  // largeM
+    case 3: pb.m = pb.n = uniform(g, 40, 90); pb.k = uniform(g, 1, 4); break;                      // flat
+    case 4: pb.m = uniform(g, 1, 3); pb.n = uniform(g, 1, 3); pb.k = uniform(g, 1, 3); break;         // tiny
+    default:                                                                                       // an empty dimension
+      pb.m = uniform(g, 0, 9);
+      pb.n = uniform(g, 0, 9);
+      pb.k = uniform(g, 0, 9);
+      switch (uniform(g, 0, 2)) {
+        case 0: pb.m = 0; break;
+        case 1: pb.n = 0; break;
+        default: pb.k = 0; break;
+      }
+  }
+  static const op ops[] = {op::identity, op::transpose, op::conj_transpose};
+  pb.op_a = ops[uniform(g, 0, 2)];
+  pb.op_b = ops[uniform(g, 0, 2)];
+  return pb;
+}
+
+// The smallest memory limit (bytes) the schedule accepts, searched downwards from the unlimited schedule's
+// need: it forces sequential steps or more rounds.
+std::int64_t tight_memory_limit(const problem& pb, std::size_t element_bytes, bool overlap) {
+  gemm_schedule_options so;
+  so.double_buffering = overlap;
+  const gemm_schedule free = plan_gemm_schedule(pb.m, pb.n, pb.k, world_size(), so);
+  std::int64_t limit = std::max<std::int64_t>(free.memory_elements, 1);
+  for (;;) {
+    so.memory_limit_elements = limit * 3 / 4;
+    if (so.memory_limit_elements < 1) break;
+    try {
+      plan_gemm_schedule(pb.m, pb.n, pb.k, world_size(), so);
+    } catch (const insufficient_memory&) {
+      break;
+    }
+    limit = so.memory_limit_elements;
+  }
+  return limit * static_cast<std::int64_t>(element_bytes);
+}
+
+template <class T>
+void random_cases(std::uint64_t seed, int cases) {
+  rng_t g(shared_seed(seed));
+  for (int c = 0; c < cases; ++c) {
+    const problem pb = random_problem(g, c % 6);
+    const grid_layout la = operand_layout<T>(g, pb.m, pb.k, pb.op_a != op::identity);
+    const grid_layout lb = operand_layout<T>(g, pb.k, pb.n, pb.op_b != op::identity);
+    const grid_layout lc = random_layout(g, pb.m, pb.n, world_size(), world_rank());
+    const T alpha = random_scalar<T>(g), beta = random_scalar<T>(g);
+    gemm_options options;
+    options.communication = uniform(g, 0, 1) ? gemm_communication::one_sided : gemm_communication::two_sided;
+    options.overlap = uniform(g, 0, 1) != 0;
+    options.relabel = uniform(g, 0, 3) != 0;
+    if (uniform(g, 0, 2) == 0) options.max_idle_fraction = 0.4;
+    if (uniform(g, 0, 2) == 0) options.memory_limit_bytes = tight_memory_limit(pb, sizeof(T), options.overlap);
+    gemm_statistics stats;
+    const std::int64_t wrong = run_and_count_wrong<T>(pb, la, lb, lc, alpha, beta, options, &stats);
+    EXPECT_EQ(global_sum(wrong), 0) << "case " << c << ": " << pb.m << "x" << pb.n << "x" << pb.k << " op_a "
+                                    << to_string(pb.op_a) << " op_b " << to_string(pb.op_b) << ", "
+                                    << stats.schedule.describe() << ", " << to_string(options.communication)
+                                    << (options.overlap ? ", overlap" : ", no overlap");
+    // The schedule's count of what a rank receives is the most any rank receives in the multiply.
+    EXPECT_EQ(global_max(stats.multiply_bytes_received),
+              pb.m * pb.n > 0 && pb.k > 0 ? stats.schedule.communicated_elements * static_cast<std::int64_t>(sizeof(T)) : 0)
+        << stats.schedule.describe();
+  }
+}
+
+}  // namespace
+
+TEST(Gemm, RandomCasesDouble) { random_cases<double>(8101, 18); }
+TEST(Gemm, RandomCasesFloat) { random_cases<float>(8102, 12); }
+TEST(Gemm, RandomCasesComplexFloat) { random_cases<std::complex<float>>(8103, 12); }
+TEST(Gemm, RandomCasesComplexDouble) { random_cases<std::complex<double>>(8104, 12); }
+
+// One problem through every combination of communication, overlap, memory limit and relabeling: each must
+// give the reference result, and the limited schedules must really cut the problem in time.
+TEST(Gemm, EveryCombinationGivesTheSameResult) {
+  rng_t g(shared_seed(8105));
+  const problem pb{37, 29, 61, op::transpose, op::identity};
+  const grid_layout la = operand_layout<double>(g, pb.m, pb.k, true);
+  const grid_layout lb = operand_layout<double>(g, pb.k, pb.n, false);
+  const grid_layout lc = random_layout(g, pb.m, pb.n, world_size(), world_rank());
+  for (gemm_communication communication : {gemm_communication::two_sided, gemm_communication::one_sided})
+    for (bool overlap : {false, true})
+      for (bool limited : {false, true})
+        for (bool relabel : {false, true}) {
+          gemm_options options;
+          options.communication = communication;
+          options.overlap = overlap;
+          options.relabel = relabel;
+          if (limited) options.memory_limit_bytes = tight_memory_limit(pb, sizeof(double), overlap);
+          gemm_statistics stats;
+          EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 1.5, -0.5, options, &stats, 2)), 0)
+              << to_string(communication) << " overlap " << overlap << " limited " << limited << " relabel "
+              << relabel << ": " << stats.schedule.describe();
+          if (limited) {
+            const gemm_schedule& s = stats.schedule;
+            EXPECT_GT(s.sequential_m * s.sequential_n * s.rounds, 1) << s.describe();
+            EXPECT_LE(s.memory_elements * 8, options.memory_limit_bytes) << s.describe();
+          }
+        }
+}
+
+// Prime rank counts with a generous idle allowance leave ranks out of the grid; they still take part in
+// the transforms, and the result is right.
+TEST(Gemm, IdleRanksStillGiveTheResult) {
+  rng_t g(shared_seed(8106));
+  const problem pb{64, 64, 64, op::identity, op::identity};
+  const grid_layout la = operand_layout<double>(g, pb.m, pb.k, false);
+  const grid_layout lb = operand_layout<double>(g, pb.k, pb.n, false);
+  const grid_layout lc = random_layout(g, pb.m, pb.n, world_size(), world_rank());
+  gemm_options options;
+  options.max_idle_fraction = 0.5;
+  gemm_statistics stats;
+  EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 1.0, 0.0, options, &stats)), 0);
+  EXPECT_EQ(global_sum(stats.idle ? 1 : 0), world_size() - stats.schedule.ranks_used);
+}
+
+TEST(Gemm, BadInputIsRejectedBeforeAnythingMoves) {
+  const int p = world_size(), me = world_rank();
+  const grid_layout a = blocked(even_splits(10, 1), even_splits(7, 1), {p - 1}, me);
+  const grid_layout b = blocked(even_splits(8, 1), even_splits(5, 1), {0}, me);
+  const grid_layout c = blocked(even_splits(10, 1), even_splits(5, 1), {0}, me);
+  // op(A) is 10x7 but op(B) has 8 rows.
+  EXPECT_THROW(make_gemm_plan(MPI_COMM_WORLD, {a, b, c, op::identity, op::identity, element_type::f64}),
+               dimension_mismatch);
+  const grid_layout b_ok = blocked(even_splits(7, 1), even_splits(5, 1), {0}, me);
+  EXPECT_THROW(make_gemm_plan(MPI_COMM_WORLD, {a, b_ok, c, op::identity, op::identity, element_type::i32}),
+               invalid_argument);
+  gemm_options tiny;
+  tiny.memory_limit_bytes = 64;
+  try {
+    make_gemm_plan(MPI_COMM_WORLD, {a, b_ok, c, op::identity, op::identity, element_type::f64}, tiny);
+    ADD_FAILURE() << "a 64-byte memory limit was accepted";
+  } catch (const insufficient_memory& e) {
+    EXPECT_NE(std::string(e.what()).find("needs"), std::string::npos) << e.what();
+  }
+  gemm_options bad_idle;
+  bad_idle.max_idle_fraction = 1.0;
+  EXPECT_THROW(make_gemm_plan(MPI_COMM_WORLD, {a, b_ok, c, op::identity, op::identity, element_type::f64}, bad_idle),
+               invalid_argument);
+  // One rank alone asks for one-sided communication: the ranks disagree, all of them throw.
+  gemm_options differs;
+  if (me == p - 1) differs.communication = gemm_communication::one_sided;
+  if (p > 1)
+    EXPECT_THROW(make_gemm_plan(MPI_COMM_WORLD, {a, b_ok, c, op::identity, op::identity, element_type::f64}, differs),
+                 inconsistent_ranks);
+}
+
+TEST(Gemm, MemoryLimitFromTheEnvironment) {
+  gemm_options options;
+  ASSERT_EQ(setenv("REDIST_GEMM_MEMORY", "3M", 1), 0);
+  EXPECT_EQ(gemm_memory_limit_bytes(options), 3 << 20);
+  options.memory_limit_bytes = 1000;  // the option wins
+  EXPECT_EQ(gemm_memory_limit_bytes(options), 1000);
+  options.memory_limit_bytes = 0;
+  ASSERT_EQ(setenv("REDIST_GEMM_MEMORY", "lots", 1), 0);
+  EXPECT_THROW(gemm_memory_limit_bytes(options), invalid_argument);
+  ASSERT_EQ(unsetenv("REDIST_GEMM_MEMORY"), 0);
+  EXPECT_EQ(gemm_memory_limit_bytes(options), 0);
+}
