@@ -67,8 +67,9 @@ struct gemm_schedule {
   std::int64_t communicated_elements = 0;  // received in the multiply (replication + reduction)
   std::int64_t io_elements = 0;            // the paper's I/O of the local domain (inputs as loaded + output)
   std::int64_t messages = 0;               // collective calls per rank (latency cost)
-  // Eq. 33: min{2mnk / (P sqrt(S)) + S, 3 (mnk / P)^(2/3)} (the second term alone when S is unlimited), and
-  // io_elements / lower_bound.
+  // Eq. 33 with Eq. 32's local domain: 2mnk / (P sqrt(S)) + S when S < (mnk / P)^(2/3) (the memory binds),
+  // else 3 (mnk / P)^(2/3) (also when S is unlimited); and io_elements / lower_bound (0 when the bound is 0).
+  // The paper prints min{} of the two terms, but the first is never below the second.
   double lower_bound_elements = 0;
   double ratio_to_lower_bound = 0;
 
@@ -80,7 +81,9 @@ struct gemm_schedule {
 
 // The schedule for C (m x n) = op(A) (m x k) * op(B) (k x n) on `ranks` ranks. Throws invalid_argument for
 // negative sizes, ranks < 1, a negative limit or idle fraction outside [0, 1); insufficient_memory (saying
-// how much memory per rank the smallest feasible schedule needs) when no schedule fits S.
+// how much memory per rank the smallest feasible schedule needs) when no schedule fits S. A grid never cuts a
+// dimension into more parts than it has elements (a zero size is valid and never cut), so a problem smaller
+// than the idle allowance permits uses fewer ranks.
 gemm_schedule plan_gemm_schedule(std::int64_t m, std::int64_t n, std::int64_t k, int ranks,
                                  const gemm_schedule_options& options = {});
 
@@ -88,7 +91,7 @@ gemm_schedule plan_gemm_schedule(std::int64_t m, std::int64_t n, std::int64_t k,
 std::int64_t gemm_memory_elements(std::int64_t m, std::int64_t n, std::int64_t k, int grid_m, int grid_n, int grid_k,
                                   int sequential_m, int sequential_n, std::int64_t rounds, bool double_buffering);
 
-// Eq. 33 of the paper for P ranks and memory S elements (S <= 0: unlimited).
+// Eq. 33 of the paper for P ranks and memory S elements (S <= 0: unlimited), as lower_bound_elements above.
 double gemm_lower_bound_elements(std::int64_t m, std::int64_t n, std::int64_t k, int ranks,
                                  std::int64_t memory_limit_elements);
 

@@ -1,0 +1,198 @@
+// redist-gemm-stats: the statistics mode of the distributed multiply. Prints the COSMA schedule that
+// redist's gemm would use for C (m x n) = op(A) (m x k) * op(B) (k x n) on P ranks (grid, sequential steps,
+// rounds, memory, volume, I/O against the lower bound of the paper's Eq. 33), for any P, in one process
+// and without MPI.
+//
+//   redist-gemm-stats --m M --n N --k K --ranks P[,P2,...] [--memory S | --memory-bytes B [--element-bytes 8]]
+//                     [--idle 0.03] [--rounds R] [--no-overlap] [--json FILE]
+//
+// Sizes take an optional K, M or G suffix (powers of 1024, as REDIST_GEMM_MEMORY). Exit status: 0 done,
+// 2 a wrong argument (with the usage), 1 no schedule fits the memory limit (with the error).
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "redist/error.hpp"
+#include "redist/gemm/schedule.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: redist-gemm-stats --m M --n N --k K --ranks P[,P2,...]\n"
+    "                         [--memory S | --memory-bytes B [--element-bytes E]] [--idle F] [--rounds R]\n"
+    "                         [--no-overlap] [--json FILE]\n"
+    "  --m, --n, --k     C is m x n, op(A) m x k, op(B) k x n (>= 0)\n"
+    "  --ranks           one or more rank counts, comma-separated (>= 1)\n"
+    "  --memory          S: elements per rank for the multiply's buffers (default 0 = no limit)\n"
+    "  --memory-bytes    S in bytes, divided by --element-bytes (default 8)\n"
+    "  --idle            largest fraction of idle ranks for a better grid, in [0, 1) (default 0.03)\n"
+    "  --rounds          rounds along k, 0 = automatic (default 0)\n"
+    "  --no-overlap      single round buffers (no communication of round t+1 during round t)\n"
+    "  --json FILE       also write the schedules as a JSON array to FILE\n"
+    "  sizes may end in K, M or G (powers of 1024)\n";
+
+// A command-line mistake: reported on stderr with the usage, exit status 2.
+struct usage_error {
+  std::string message;
+};
+
+// A non-negative integer with an optional K, M or G suffix (powers of 1024).
+std::int64_t parse_size(const std::string& text, const std::string& option) {
+  const std::string expected = "a non-negative integer, optionally followed by K, M or G";
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0 || text.size() - digits > 1)
+    throw usage_error{option + " '" + text + "' is not valid: expected " + expected};
+  std::int64_t scale = 1;
+  if (digits < text.size()) {
+    switch (text[digits]) {
+      case 'K': case 'k': scale = std::int64_t{1} << 10; break;
+      case 'M': case 'm': scale = std::int64_t{1} << 20; break;
+      case 'G': case 'g': scale = std::int64_t{1} << 30; break;
+      default: throw usage_error{option + " '" + text + "' is not valid: expected " + expected};
+    }
+  }
+  errno = 0;
+  const unsigned long long value = std::strtoull(text.substr(0, digits).c_str(), nullptr, 10);
+  const auto limit = static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max() / scale);
+  if (errno == ERANGE || value > limit)
+    throw usage_error{option + " '" + text + "' is too large: expected at most 2^63-1 after the suffix"};
+  return static_cast<std::int64_t>(value) * scale;
+}
+
+int parse_ranks(const std::string& text) {
+  const std::int64_t value = parse_size(text, "--ranks");
+  if (value < 1 || value > std::numeric_limits<int>::max())
+    throw usage_error{"--ranks '" + text + "' is not valid: expected a rank count from 1 to 2147483647"};
+  return static_cast<int>(value);
+}
+
+double parse_fraction(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(value >= 0 && value < 1))
+    throw usage_error{"--idle '" + text + "' is not valid: expected a fraction in [0, 1)"};
+  return value;
+}
+
+struct arguments {
+  std::int64_t m = -1, n = -1, k = -1;
+  std::vector<int> ranks;
+  redist::gemm_schedule_options options;
+  std::int64_t memory_bytes = -1;
+  std::int64_t element_bytes = 8;
+  bool has_memory = false;
+  std::string json_file;
+  bool help = false;
+};
+
+arguments parse(int argc, char** argv) {
+  arguments a;
+  bool has_element_bytes = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&]() {
+      if (i + 1 >= argc) throw usage_error{arg + " needs a value"};
+      return std::string(argv[++i]);
+    };
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+    } else if (arg == "--m") {
+      a.m = parse_size(value(), arg);
+    } else if (arg == "--n") {
+      a.n = parse_size(value(), arg);
+    } else if (arg == "--k") {
+      a.k = parse_size(value(), arg);
+    } else if (arg == "--ranks") {
+      const std::string list = value();
+      std::size_t start = 0;
+      while (true) {
+        const std::size_t comma = list.find(',', start);
+        const std::size_t length = comma == std::string::npos ? std::string::npos : comma - start;
+        a.ranks.push_back(parse_ranks(list.substr(start, length)));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    } else if (arg == "--memory") {
+      a.options.memory_limit_elements = parse_size(value(), arg);
+      a.has_memory = true;
+    } else if (arg == "--memory-bytes") {
+      a.memory_bytes = parse_size(value(), arg);
+    } else if (arg == "--element-bytes") {
+      a.element_bytes = parse_size(value(), arg);
+      has_element_bytes = true;
+      if (a.element_bytes < 1) throw usage_error{"--element-bytes must be >= 1"};
+    } else if (arg == "--idle") {
+      a.options.max_idle_fraction = parse_fraction(value());
+    } else if (arg == "--rounds") {
+      a.options.rounds = parse_size(value(), arg);
+    } else if (arg == "--no-overlap") {
+      a.options.double_buffering = false;
+    } else if (arg == "--json") {
+      a.json_file = value();
+    } else {
+      throw usage_error{"unknown argument '" + arg + "'"};
+    }
+  }
+  if (a.help) return a;
+  if (a.m < 0 || a.n < 0 || a.k < 0) throw usage_error{"--m, --n and --k are all required"};
+  if (a.ranks.empty()) throw usage_error{"--ranks is required"};
+  if (a.has_memory && a.memory_bytes >= 0) throw usage_error{"give either --memory or --memory-bytes, not both"};
+  if (has_element_bytes && a.memory_bytes < 0) throw usage_error{"--element-bytes needs --memory-bytes"};
+  if (a.memory_bytes >= 0) {
+    a.options.memory_limit_elements = a.memory_bytes / a.element_bytes;
+    if (a.memory_bytes > 0 && a.options.memory_limit_elements == 0)
+      throw usage_error{"--memory-bytes " + std::to_string(a.memory_bytes) + " is less than one element of " +
+                        std::to_string(a.element_bytes) + " bytes"};
+  }
+  return a;
+}
+
+int run(const arguments& a) {
+  std::vector<redist::gemm_schedule> schedules;
+  for (const int ranks : a.ranks) {
+    schedules.push_back(redist::plan_gemm_schedule(a.m, a.n, a.k, ranks, a.options));
+    std::printf("%s\n", schedules.back().describe().c_str());
+  }
+  if (a.json_file.empty()) return 0;
+  std::FILE* out = std::fopen(a.json_file.c_str(), "w");
+  if (out == nullptr) {
+    std::fprintf(stderr, "redist-gemm-stats: cannot write %s\n", a.json_file.c_str());
+    return 1;
+  }
+  std::fputs("[\n", out);
+  for (std::size_t i = 0; i < schedules.size(); ++i)
+    std::fprintf(out, "  %s%s\n", schedules[i].to_json().c_str(), i + 1 < schedules.size() ? "," : "");
+  std::fputs("]\n", out);
+  return std::fclose(out) == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  arguments a;
+  try {
+    a = parse(argc, argv);
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "redist-gemm-stats: %s\n%s", e.message.c_str(), kUsage);
+    return 2;
+  }
+  if (a.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  try {
+    return run(a);
+  } catch (const redist::invalid_argument& e) {
+    std::fprintf(stderr, "redist-gemm-stats: %s\n%s", e.what(), kUsage);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "redist-gemm-stats: %s\n", e.what());
+    return 1;
+  }
+}
