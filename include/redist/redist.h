@@ -82,6 +82,29 @@ REDIST_DECLARE_TRAN(pctranc)
 REDIST_DECLARE_TRAN(pztranc)
 #undef REDIST_DECLARE_TRAN
 
+/* ---- PBLAS matrix multiply twins: sub(C) := alpha*op(sub(A))*op(sub(B)) + beta*sub(C) ----
+ * Same arguments and semantics as PBLAS's p?gemm (s, d, c, z), Fortran convention: sub(C) = C(ic:ic+m-1,
+ * jc:jc+n-1), op(sub(A)) m x k and op(sub(B)) k x n, where op is given by transa and transb (one character
+ * each, either case: 'N', 'T' or 'C', the conjugate transpose for c and z and the transpose for s and d); A, B
+ * and C on DESCA's context, every process of which calls; alpha and beta point to one element of the routine's
+ * type. Wrong arguments are reported through PXERBLA and nothing is written; beta = 0 does not read C, and
+ * alpha = 0 or k = 0 only scales sub(C). Always redist's multiply (libredist_scalapack's unprefixed p?gemm may
+ * hand small problems to the next ScaLAPACK in the link chain instead); see docs/scalapack.md. */
+#define REDIST_DECLARE_GEMM(name)                                                                                \
+  void redist_##name(const char* transa, const char* transb, const int* m, const int* n, const int* k,           \
+                     const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,           \
+                     const void* b, const int* ib, const int* jb, const int* descb, const void* beta, void* c,   \
+                     const int* ic, const int* jc, const int* descc);                                            \
+  void redist_##name##_(const char* transa, const char* transb, const int* m, const int* n, const int* k,        \
+                        const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,        \
+                        const void* b, const int* ib, const int* jb, const int* descb, const void* beta,         \
+                        void* c, const int* ic, const int* jc, const int* descc);
+REDIST_DECLARE_GEMM(psgemm)
+REDIST_DECLARE_GEMM(pdgemm)
+REDIST_DECLARE_GEMM(pcgemm)
+REDIST_DECLARE_GEMM(pzgemm)
+#undef REDIST_DECLARE_GEMM
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 #include "redist/scalapack/descriptor.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <initializer_list>
 #include <limits>
 
@@ -330,6 +331,32 @@ int check_tran(const process_grid& grid_a, std::int64_t m, std::int64_t n, std::
   int info = check_matrix(grid_a, context, n, n_pos, m, m_pos, ia, ja, desca, desca_pos, 0, numbering);
   info = check_matrix(grid_a, context, m, m_pos, n, n_pos, ic, jc, descc, descc_pos, info, numbering);
   return info;
+}
+
+int check_gemm(const process_grid& grid_a, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k,
+               std::int64_t ia, std::int64_t ja, const descriptor& desca, std::int64_t ib, std::int64_t jb,
+               const descriptor& descb, std::int64_t ic, std::int64_t jc, const descriptor& descc,
+               entry_numbering numbering) {
+  constexpr int transa_pos = 1, transb_pos = 2, m_pos = 3, n_pos = 4, k_pos = 5;
+  constexpr int desca_pos = 10, descb_pos = 14, descc_pos = 19;
+  if (!grid_a.contains_me())  // A's context is not valid here
+    return -static_cast<int>(desca_pos * entry_multiplier + static_cast<int>(desc_entry::ctxt) + 1);
+  const auto upper = [](char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); };
+  const auto valid = [](char c) { return c == 'N' || c == 'T' || c == 'C'; };
+  const char ta = upper(transa), tb = upper(transb);
+  // As the reference: a wrong TRANSB is only looked at when TRANSA is right, and an operand is taken as
+  // transposed whenever its TRANS is not N (so a wrong TRANSA checks A as K x M).
+  int info = !valid(ta) ? -transa_pos : !valid(tb) ? -transb_pos : 0;
+  const std::int64_t context = desca.ctxt;
+  if (ta == 'N')
+    info = check_matrix(grid_a, context, m, m_pos, k, k_pos, ia, ja, desca, desca_pos, info, numbering);
+  else
+    info = check_matrix(grid_a, context, k, k_pos, m, m_pos, ia, ja, desca, desca_pos, info, numbering);
+  if (tb == 'N')
+    info = check_matrix(grid_a, context, k, k_pos, n, n_pos, ib, jb, descb, descb_pos, info, numbering);
+  else
+    info = check_matrix(grid_a, context, n, n_pos, k, k_pos, ib, jb, descb, descb_pos, info, numbering);
+  return check_matrix(grid_a, context, m, m_pos, n, n_pos, ic, jc, descc, descc_pos, info, numbering);
 }
 
 std::string describe_info(int info) {

@@ -12,13 +12,15 @@ namespace redist::scalapack {
 
 namespace {
 
+template <class Plan>
 struct entry {
   std::vector<std::int64_t> key;
-  transform_plan plan;
+  Plan plan;
 };
 
-std::list<entry>& cache() {
-  static std::list<entry> plans;
+template <class Plan>
+std::list<entry<Plan>>& cache() {
+  static std::list<entry<Plan>> plans;
   return plans;
 }
 
@@ -26,7 +28,8 @@ std::list<entry>& cache() {
 // their communicators and shared windows there, collectively (every process of a plan is finalizing, and
 // all caches hold their common plans in the same order), instead of reaching MPI_Finalize alive.
 int release_plans_at_finalize(MPI_Comm, int, void*, void*) {
-  cache().clear();
+  cache<transform_plan>().clear();
+  cache<gemm_plan>().clear();
   return MPI_SUCCESS;
 }
 
@@ -39,22 +42,36 @@ void release_plans_at_finalize_once() {
   registered = true;
 }
 
-}  // namespace
+std::size_t misses = 0;
 
-const transform_plan& cached_plan(std::vector<std::int64_t> key, const std::function<transform_plan()>& make) {
-  std::list<entry>& plans = cache();
+template <class Plan>
+const Plan& lookup(std::vector<std::int64_t> key, const std::function<Plan()>& make, std::size_t capacity) {
+  std::list<entry<Plan>>& plans = cache<Plan>();
   for (auto it = plans.begin(); it != plans.end(); ++it)
     if (it->key == key) {
       plans.splice(plans.begin(), plans, it);
       return plans.front().plan;
     }
   release_plans_at_finalize_once();
-  transform_plan plan = make();
-  if (plans.size() == plan_cache_capacity) plans.pop_back();
-  plans.push_front(entry{std::move(key), std::move(plan)});
+  Plan plan = make();
+  ++misses;
+  if (plans.size() == capacity) plans.pop_back();
+  plans.push_front(entry<Plan>{std::move(key), std::move(plan)});
   return plans.front().plan;
 }
 
-std::size_t cached_plan_count() { return cache().size(); }
+}  // namespace
+
+const transform_plan& cached_plan(std::vector<std::int64_t> key, const std::function<transform_plan()>& make) {
+  return lookup(std::move(key), make, plan_cache_capacity);
+}
+
+const gemm_plan& cached_gemm_plan(std::vector<std::int64_t> key, const std::function<gemm_plan()>& make) {
+  return lookup(std::move(key), make, gemm_plan_cache_capacity);
+}
+
+std::size_t cached_plan_count() { return cache<transform_plan>().size() + cache<gemm_plan>().size(); }
+
+std::size_t plans_made() { return misses; }
 
 }  // namespace redist::scalapack

@@ -1,7 +1,15 @@
-// libredist_scalapack: ScaLAPACK's own REDIST and PBLAS transpose symbols, answered by redist. Link it
-// before ScaLAPACK (or LD_PRELOAD it) and a program's p?gemr2d, p?trmr2d and p?tran/p?tranu/p?tranc calls,
-// in every spelling a Fortran compiler may use (and ScaLAPACK's C entry points Cp?gemr2d, Cp?trmr2d), run
-// redist's implementation (the twins redist_* in libredist).
+// libredist_scalapack: ScaLAPACK's own REDIST symbols and PBLAS's transposes and matrix multiply, answered by
+// redist. Link it before ScaLAPACK (or LD_PRELOAD it) and a program's p?gemr2d, p?trmr2d, p?tran/p?tranu/p?tranc
+// and p?gemm calls, in every spelling a Fortran compiler may use (and ScaLAPACK's C entry points Cp?gemr2d,
+// Cp?trmr2d), run redist's implementation (the twins redist_* in libredist); small p?gemm problems may go to
+// the next p?gemm in the link chain instead (below).
+#include <dlfcn.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+
 #include "redist/redist.h"
 
 #define REDIST_FORTRAN_GEMR2D(name, twin)                                                                         \
@@ -67,3 +75,85 @@ REDIST_TRAN_SYMBOLS(pctranu, PCTRANU)
 REDIST_TRAN_SYMBOLS(pztranu, PZTRANU)
 REDIST_TRAN_SYMBOLS(pctranc, PCTRANC)
 REDIST_TRAN_SYMBOLS(pztranc, PZTRANC)
+
+// ---- p?gemm, with small problems delegated ------------------------------------------------------------------
+//
+// A multiply of fewer than REDIST_PDGEMM_DELEGATE_BELOW multiply-adds (M*N*K; default below, 0 = never) goes
+// to the next definition of the called symbol in the link chain (dlsym RTLD_NEXT: the user's ScaLAPACK), whose
+// fixed cost per call is lower than redist's planning, gathering and agreement; without one, redist runs it.
+// M, N and K are global in PBLAS, so every process takes the same way (the variable must be the same on all
+// of them, as mpiexec passes it). Negative sizes are never delegated: redist reports them through PXERBLA.
+
+namespace {
+
+// Measured at 4 ranks, one thread each (docs/scalapack.md): below about this size Debian's ScaLAPACK is faster.
+constexpr std::int64_t default_delegate_below = std::int64_t{64} * 64 * 64;
+
+std::int64_t delegate_below() {
+  const char* text = std::getenv("REDIST_PDGEMM_DELEGATE_BELOW");
+  if (text == nullptr || *text == '\0') return default_delegate_below;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 0) {
+    static bool warned = false;  // once per process, not per call
+    if (!warned)
+      std::fprintf(stderr,
+                   "redist: REDIST_PDGEMM_DELEGATE_BELOW=\"%s\" is not a non-negative integer (multiply-adds); "
+                   "using the default %lld\n",
+                   text, static_cast<long long>(default_delegate_below));
+    warned = true;
+    return default_delegate_below;
+  }
+  return value;
+}
+
+bool delegated(const int* m, const int* n, const int* k) {
+  if (*m < 0 || *n < 0 || *k < 0) return false;
+  const std::int64_t limit = delegate_below();
+  if (limit == 0) return false;
+  const std::int64_t mn = std::int64_t{*m} * *n;  // below 2^62: no overflow
+  // M*N*K < limit, without forming a product beyond 64 bits.
+  return *k == 0 || mn <= (limit - 1) / *k;
+}
+
+using gemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const void*, const void*,
+                         const int*, const int*, const int*, const void*, const int*, const int*, const int*,
+                         const void*, void*, const int*, const int*, const int*);
+
+// The next definition of `name` after this library, else of `fortran_name` (the spelling ScaLAPACK's Fortran
+// ABI uses here, which a ScaLAPACK built for another spelling convention may lack), else none.
+gemm_fn next_gemm(const char* name, const char* fortran_name) {
+  void* next = dlsym(RTLD_NEXT, name);
+  if (next == nullptr) next = dlsym(RTLD_NEXT, fortran_name);
+  return reinterpret_cast<gemm_fn>(next);
+}
+
+}  // namespace
+
+// PBLAS's p?gemm is written in C and takes no lengths for TRANSA and TRANSB, so a Fortran caller's hidden
+// lengths (after DESCC) are neither read nor passed on.
+#define REDIST_FORTRAN_GEMM(name, twin, fortran_name)                                                                \
+  extern "C" void name(const char* transa, const char* transb, const int* m, const int* n, const int* k,           \
+                       const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,           \
+                       const void* b, const int* ib, const int* jb, const int* descb, const void* beta, void* c,   \
+                       const int* ic, const int* jc, const int* descc) {                                           \
+    if (delegated(m, n, k)) {                                                                                      \
+      static const gemm_fn next = next_gemm(#name, fortran_name);                                                 \
+      if (next != nullptr) {                                                                                       \
+        next(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);         \
+        return;                                                                                                    \
+      }                                                                                                            \
+    }                                                                                                              \
+    twin(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);             \
+  }
+#define REDIST_GEMM_SYMBOLS(lower, upper)                                 \
+  REDIST_FORTRAN_GEMM(lower##_, redist_##lower, #lower "_")              \
+  REDIST_FORTRAN_GEMM(lower, redist_##lower, #lower "_")                 \
+  REDIST_FORTRAN_GEMM(lower##__, redist_##lower, #lower "_")             \
+  REDIST_FORTRAN_GEMM(upper, redist_##lower, #lower "_")
+
+REDIST_GEMM_SYMBOLS(psgemm, PSGEMM)
+REDIST_GEMM_SYMBOLS(pdgemm, PDGEMM)
+REDIST_GEMM_SYMBOLS(pcgemm, PCGEMM)
+REDIST_GEMM_SYMBOLS(pzgemm, PZGEMM)

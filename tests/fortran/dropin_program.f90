@@ -1,16 +1,20 @@
 ! A Fortran program as ScaLAPACK users write them, linked with libredist_scalapack ahead of ScaLAPACK:
-! its PDGEMR2D, PDTRMR2D and PDTRAN calls run redist. B = A between two different block-cyclic grids (5x4
-! blocks -> a DTYPE 2 descriptor with a 2x1 first block and 7x3 blocks, which ScaLAPACK's own PDGEMR2D
+! its PDGEMR2D, PDTRMR2D, PDTRAN and PDGEMM calls run redist. B = A between two different block-cyclic grids
+! (5x4 blocks -> a DTYPE 2 descriptor with a 2x1 first block and 7x3 blocks, which ScaLAPACK's own PDGEMR2D
 ! misreads, so the test also shows whose routine ran; a sub-matrix), the same for the upper trapezoid only,
-! then C = 0.5*C + 2*A^T; every local element is checked against its analytic value. Exits with status 1 on
-! any wrong element.
+! then C = 0.5*C + 2*A^T, then D = A*A^T (D starting as NaN, beta = 0); every local element is checked against
+! its analytic value (D's against the serial product, exact: integer values). This PDGEMM is small enough to be
+! handed to ScaLAPACK's by default, so ctest runs the program with REDIST_PDGEMM_DELEGATE_BELOW=0. Exits with
+! status 1 on any wrong element.
 program dropin_program
+  use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan, ieee_is_nan
   implicit none
   integer, parameter :: m = 45, n = 38
   integer :: me, nprocs, system_context, ctxt_a, ctxt_b, prow, pcol, myrow, mycol, brow, bcol
-  integer :: desca(9), descb(11), descc(9), info, lda, ldb, ldc, la_rows, la_cols, lb_rows, lb_cols
-  integer :: lc_rows, lc_cols, i, j, gi, gj, wrong, total_wrong, ierr
-  double precision, allocatable :: a(:, :), b(:, :), c(:, :)
+  integer :: desca(9), descb(11), descc(9), descd(9), info, lda, ldb, ldc, ldd, la_rows, la_cols, lb_rows
+  integer :: lb_cols, lc_rows, lc_cols, ld_rows, ld_cols, i, j, l, gi, gj, wrong, total_wrong, ierr
+  double precision :: expected
+  double precision, allocatable :: a(:, :), b(:, :), c(:, :), d(:, :)
   integer, external :: numroc, indxl2g
   include 'mpif.h'
 
@@ -91,6 +95,26 @@ program dropin_program
       gi = indxl2g(i, 6, myrow, 0, prow)
       gj = indxl2g(j, 6, mycol, 0, pcol)
       if (c(i, j) /= 2.0d0 + 2.0d0 * value_of(gj, gi)) wrong = wrong + 1
+    end do
+  end do
+
+  ! D (m x m, 4 x 4 blocks on A's grid) = A*A^T
+  ld_rows = numroc(m, 4, myrow, 0, prow)
+  ld_cols = numroc(m, 4, mycol, 0, pcol)
+  ldd = max(1, ld_rows)
+  call descinit(descd, m, m, 4, 4, 0, 0, ctxt_a, ldd, info)
+  allocate (d(ldd, max(1, ld_cols)))
+  d = ieee_value(0.0d0, ieee_quiet_nan)
+  call pdgemm('N', 'T', m, m, n, 1.0d0, a, 1, 1, desca, a, 1, 1, desca, 0.0d0, d, 1, 1, descd)
+  do j = 1, ld_cols
+    do i = 1, ld_rows
+      gi = indxl2g(i, 4, myrow, 0, prow)
+      gj = indxl2g(j, 4, mycol, 0, pcol)
+      expected = 0.0d0
+      do l = 1, n
+        expected = expected + value_of(gi, l) * value_of(gj, l)
+      end do
+      if (ieee_is_nan(d(i, j)) .or. d(i, j) /= expected) wrong = wrong + 1
     end do
   end do
 

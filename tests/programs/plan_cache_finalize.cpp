@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
     using redist::testing::blacs_context;
     using redist::testing::matrix_case;
     blacs_context row(1, size, everyone), column(size, 1, everyone);
-    // Three distinct calls: three plans (two of them through the shared-memory strategy when large enough).
+    // Four distinct calls: three transform plans (two of them through the shared-memory strategy when large
+    // enough) and a gemm plan.
     for (const int block : {2, 3}) {
       const matrix_case source{1, 64, 48, block, block, block, block, 0, 0, 0};
       const matrix_case target{1, 64, 48, 5, 5, 5, 5, 0, 0, 0};
@@ -57,11 +58,14 @@ int main(int argc, char** argv) {
     const int m = 40, one = 1;
     const double alpha = 1.0, beta = 0.0;
     redist_pdtran(&m, &m, &alpha, a.data(), &one, &one, desc.data(), &beta, c.data(), &one, &one, desc.data());
+    // C = A * A^T through the multiply.
+    redist_pdgemm("N", "T", &m, &m, &m, &alpha, a.data(), &one, &one, desc.data(), a.data(), &one, &one, desc.data(),
+                  &beta, c.data(), &one, &one, desc.data());
     cached_before_finalize = static_cast<long>(redist::scalapack::cached_plan_count());
   }
   MPI_Finalize();
-  if (cached_before_finalize != 3) {
-    std::fprintf(stderr, "rank %d: expected 3 cached plans before MPI_Finalize, found %ld\n", rank,
+  if (cached_before_finalize != 4) {
+    std::fprintf(stderr, "rank %d: expected 4 cached plans before MPI_Finalize, found %ld\n", rank,
                  cached_before_finalize);
     return 2;
   }

@@ -2,8 +2,8 @@
 # Runs one of ScaLAPACK's own testers twice in fresh directories, as shipped (reference) and with
 # libredist_scalapack preloaded, and passes only if
 #   - the drop-in run really called redist: the dynamic linker bound each listed symbol, looked up from
-#     ScaLAPACK, to libredist_scalapack (LD_DEBUG=bindings; ScaLAPACK is lazily bound, so a binding
-#     line means a call was made),
+#     ScaLAPACK or from the tester itself (the PBLAS testers call the routine they test), to
+#     libredist_scalapack (LD_DEBUG=bindings; lazy binding, so a binding line means a call was made),
 #   - both runs ran the same tests with the same verdicts, every one passed, and there was at least one.
 # usage: run_tester.sh MPIEXEC RANKS TESTER INPUT_FILE DROPIN_LIB WORK_DIR SYMBOL...
 set -uo pipefail
@@ -24,10 +24,14 @@ run() {  # dir, extra mpiexec args...; the tester reads its input from the worki
 # A tester's result lines, one per test: its verdict (PASSED/Passed, FAILED/Failed, SKIPPED or Bypass)
 # and the test's integer parameters, then its closing counts ("N tests completed and passed ..."); decimals
 # (timings, which differ between runs, and residuals) are cut out. Lines with a colon are the testers'
-# explanations of their output, not results.
+# explanations of their output, not results, except the PBLAS testers' verdicts ("***** Computational
+# check: PDGEMM PASSED *****"); their summary table's header names every verdict and is not one. Kept in
+# the output's order.
 verdicts() {
-  grep -E '\b(PASSED|Passed|FAILED|Failed|SKIPPED|Bypass|BYPASS)\b|tests? (completed|skipped)' "$1/output.txt" \
-    | grep -v ':' \
+  { grep -n -E '\b(PASSED|Passed|FAILED|Failed|SKIPPED|Bypass|BYPASS)\b|tests? (completed|skipped)' "$1/output.txt" \
+      | grep -v -E '^[0-9]+:.*:|TOTAL TESTS'
+    grep -n -E 'check: P[SDCZ][A-Z0-9]+ +(PASSED|FAILED)' "$1/output.txt"; } \
+    | sort -t: -k1,1n -u | cut -d: -f2- \
     | sed -E 's/-?[0-9]+\.[0-9]+(E[-+][0-9]+)?//g; s/ +/ /g'
 }
 
@@ -37,13 +41,13 @@ run "$work/dropin" -env LD_PRELOAD "$dropin" -env LD_DEBUG bindings -env LD_DEBU
 
 status=0
 for s in "${symbols[@]}"; do
-  files=$(grep -l -E "binding file [^ ]*libscalapack[^ ]* \[0\] to [^ ]*libredist_scalapack[^ ]* \[0\]: normal symbol \`$s'" \
+  files=$(grep -l -E "binding file [^ ]*(libscalapack[^ ]*|/$(basename "$tester")) \[0\] to [^ ]*libredist_scalapack[^ ]* \[0\]: normal symbol \`$s'" \
             "$work/dropin/ld/"b.* 2>/dev/null | wc -l)
   if [ "$files" -eq 0 ]; then
-    echo "== $s from ScaLAPACK was never bound to libredist_scalapack: the drop-in was not exercised"
+    echo "== $s from ScaLAPACK or the tester was never bound to libredist_scalapack: the drop-in was not exercised"
     status=1
   else
-    echo "== $s: ScaLAPACK's calls bound to libredist_scalapack on $files of $ranks ranks"
+    echo "== $s: calls bound to libredist_scalapack on $files of $ranks ranks"
   fi
 done
 

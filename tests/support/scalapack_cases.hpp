@@ -110,9 +110,11 @@ inline std::vector<int> make_descriptor(const matrix_case& c, const blacs_contex
   return {2, g.context, int(c.M), int(c.N), int(c.imb), int(c.inb), int(c.mb), int(c.nb), c.rsrc, c.csrc, lld};
 }
 
-// Local array of a matrix filled from value_of (padding rows filled too, marked by a distinct value).
-template <class T>
-std::vector<T> make_local(const matrix_case& c, const blacs_context& g, const std::vector<int>& desc, int which) {
+// Local array of a matrix whose element (i, j) (global, 0-based) is value(i, j); padding rows are filled too,
+// marked by a distinct value.
+template <class T, class Value>
+std::vector<T> make_local_from(const matrix_case& c, const blacs_context& g, const std::vector<int>& desc,
+                               Value value) {
   if (!g.holds_me()) return {};
   const std::int64_t lld = desc[c.dtype == 1 ? 8 : 10];
   const std::int64_t rows = redist::scalapack::numroc(c.M, c.imb, c.mb, g.my_row, c.rsrc, g.rows);
@@ -120,10 +122,15 @@ std::vector<T> make_local(const matrix_case& c, const blacs_context& g, const st
   std::vector<T> local(static_cast<size_t>(lld * std::max<std::int64_t>(cols, 1)), value_of<T>(-7, -7, 1));
   for (std::int64_t lj = 0; lj < cols; ++lj)
     for (std::int64_t li = 0; li < rows; ++li)
-      local[static_cast<size_t>(li + lj * lld)] =
-          value_of<T>(global_index(li, c.imb, c.mb, c.rsrc, g.rows, g.my_row),
-                      global_index(lj, c.inb, c.nb, c.csrc, g.cols, g.my_col), which);
+      local[static_cast<size_t>(li + lj * lld)] = value(global_index(li, c.imb, c.mb, c.rsrc, g.rows, g.my_row),
+                                                        global_index(lj, c.inb, c.nb, c.csrc, g.cols, g.my_col));
   return local;
+}
+
+// Local array of a matrix filled from value_of (padding rows filled too, marked by a distinct value).
+template <class T>
+std::vector<T> make_local(const matrix_case& c, const blacs_context& g, const std::vector<int>& desc, int which) {
+  return make_local_from<T>(c, g, desc, [which](std::int64_t i, std::int64_t j) { return value_of<T>(i, j, which); });
 }
 
 // A random grid shape on a random subset of the ranks, in random order: {{rows, cols}, rank at each

@@ -751,6 +751,96 @@ TEST(ScalapackCheckTran, DescribeInfo) {
   EXPECT_NE(sl::describe_info(3).find("positive"), std::string::npos);
 }
 
+// ---- p?gemm -------------------------------------------------------------------------------------------------
+
+// sub( C ) (m x n) := alpha*op( sub( A ) )*op( sub( B ) ) + beta*sub( C ), op( sub( A ) ) m x k, op( sub( B ) )
+// k x n. A: 9 x 7 (TRANSA N), B: 7 x 12 (TRANSB N), C: 9 x 12; A and C DTYPE 1, B DTYPE 2; process (0, 1) of 2x2.
+struct gemm_fixture {
+  sl::process_grid grid = make_grid(2, 2, 0, 1);
+  char transa = 'N', transb = 'n';
+  std::array<int, 9> a = raw1(4, 9, 7, 3, 2, 0, 1, 0);
+  std::array<int, 11> b = raw2(4, 7, 12, 1, 5, 2, 3, 1, 0, 0);
+  std::array<int, 9> c = raw1(4, 9, 12, 2, 2, 1, 1, 0);
+  index m = 9, n = 12, k = 7, ia = 1, ja = 1, ib = 1, jb = 1, ic = 1, jc = 1;
+  gemm_fixture() {
+    a[8] = static_cast<int>(std::max<index>(1, ref_numroc(9, 3, 3, 0, 0, 2)));
+    b[10] = static_cast<int>(std::max<index>(1, ref_numroc(7, 1, 2, 0, 1, 2)));
+    c[8] = static_cast<int>(std::max<index>(1, ref_numroc(9, 2, 2, 0, 1, 2)));
+  }
+  int check(sl::entry_numbering numbering = sl::entry_numbering::pblas) const {
+    return sl::check_gemm(grid, transa, transb, m, n, k, ia, ja, sl::parse_descriptor(a.data()), ib, jb,
+                          sl::parse_descriptor(b.data()), ic, jc, sl::parse_descriptor(c.data()), numbering);
+  }
+};
+
+TEST(ScalapackCheckGemm, ValidAndEachErrorCode) {
+  EXPECT_EQ(gemm_fixture().check(), 0);
+  {
+    gemm_fixture u;
+    u.grid.my_row = u.grid.my_col = -1;  // A's context not valid here
+    u.transa = 'X';                      // and it wins over everything else
+    EXPECT_EQ(u.check(), -1002);
+  }
+  { gemm_fixture u; u.transa = 'X'; EXPECT_EQ(u.check(), -1); }
+  { gemm_fixture u; u.transb = 'x'; EXPECT_EQ(u.check(), -2); }
+  { gemm_fixture u; u.transa = 'Y'; u.transb = 'Z'; EXPECT_EQ(u.check(), -1); }  // TRANSA first
+  { gemm_fixture u; u.transb = '?'; u.m = -1; EXPECT_EQ(u.check(), -2); }        // TRANS before M
+  { gemm_fixture u; u.m = -1; EXPECT_EQ(u.check(), -3); }
+  { gemm_fixture u; u.n = -1; EXPECT_EQ(u.check(), -4); }
+  { gemm_fixture u; u.k = -1; EXPECT_EQ(u.check(), -5); }
+  { gemm_fixture u; u.ia = 0; EXPECT_EQ(u.check(), -8); }
+  { gemm_fixture u; u.ja = 2; EXPECT_EQ(u.check(), -9); }   // JA+K-1 = 8 > 7
+  { gemm_fixture u; u.k = 8; EXPECT_EQ(u.check(), -9); }    // K beyond A's columns (B's rows too: A first)
+  { gemm_fixture u; u.a[0] = 3; EXPECT_EQ(u.check(), -1001); }
+  { gemm_fixture u; u.a[5] = 0; EXPECT_EQ(u.check(), -1006); }  // DTYPE 1 NB is INB, entry 6
+  { gemm_fixture u; u.a[8] = 1; EXPECT_EQ(u.check(), -1011); }
+  { gemm_fixture u; u.ib = 2; EXPECT_EQ(u.check(), -12); }  // IB+K-1 = 8 > 7
+  { gemm_fixture u; u.jb = 0; EXPECT_EQ(u.check(), -13); }
+  { gemm_fixture u; u.b[1] = 5; EXPECT_EQ(u.check(), -1402); }  // B in another context
+  { gemm_fixture u; u.b[9] = 2; EXPECT_EQ(u.check(), -1410); }
+  { gemm_fixture u; u.b[10] = 0; EXPECT_EQ(u.check(), -1411); }
+  { gemm_fixture u; u.ic = 2; EXPECT_EQ(u.check(), -17); }  // IC+M-1 = 10 > 9
+  { gemm_fixture u; u.jc = 0; EXPECT_EQ(u.check(), -18); }
+  { gemm_fixture u; u.c[1] = 5; EXPECT_EQ(u.check(), -1902); }  // C in another context
+  { gemm_fixture u; u.c[4] = 0; EXPECT_EQ(u.check(), -1905); }
+  { gemm_fixture u; u.c[8] = 0; EXPECT_EQ(u.check(), -1911); }
+  // The smallest position wins: a descriptor entry of argument 14 before a scalar argument 18.
+  { gemm_fixture u; u.b[1] = 5; u.c[4] = 0; EXPECT_EQ(u.check(), -1402); }
+  { gemm_fixture u; u.jc = 0; u.b[10] = 0; EXPECT_EQ(u.check(), -1411); }
+  { gemm_fixture u; u.c[8] = 0; u.n = -1; EXPECT_EQ(u.check(), -4); }
+  // DTYPE 1 caller numbering for C's LLD.
+  { gemm_fixture u; u.c[8] = 0; EXPECT_EQ(u.check(sl::entry_numbering::caller), -1909); }
+  // Empty operation: bounds relaxed (A and B are 9 x 0 and 0 x 12; C's bounds still count).
+  { gemm_fixture u; u.k = 0; u.ja = 50; u.ib = 50; EXPECT_EQ(u.check(), 0); }
+  { gemm_fixture u; u.m = 0; u.ia = 50; u.ic = 50; EXPECT_EQ(u.check(), 0); }
+}
+
+// A transposed operand is checked in its stored shape: op( sub( A ) ) = sub( A )' is M x K, so sub( A ) is K x M.
+TEST(ScalapackCheckGemm, TransposedOperandsAreCheckedAsStored) {
+  for (const char t : {'T', 't', 'C', 'c'}) {
+    gemm_fixture u;
+    u.transa = t;
+    u.a = raw1(4, 7, 9, 3, 2, 0, 1, 0);  // K x M
+    u.a[8] = static_cast<int>(ref_numroc(7, 3, 3, 0, 0, 2));
+    EXPECT_EQ(u.check(), 0) << t;
+    u.ja = 2;  // JA+M-1 = 10 > 9
+    EXPECT_EQ(u.check(), -9) << t;
+    gemm_fixture v;
+    v.transb = t;
+    v.b = raw2(4, 12, 7, 1, 5, 2, 3, 1, 0, 0);  // N x K
+    v.b[10] = static_cast<int>(ref_numroc(12, 1, 2, 0, 1, 2));
+    EXPECT_EQ(v.check(), 0) << t;
+    v.ib = 2;  // IB+N-1 = 13 > 12
+    EXPECT_EQ(v.check(), -12) << t;
+  }
+  // A wrong TRANSA is reported first, and A is looked at as K x M (as the reference does).
+  gemm_fixture u;
+  u.transa = 'Q';
+  u.m = 4;
+  u.k = 7;
+  EXPECT_EQ(u.check(), -1);
+}
+
 // ---- REDIST p?gemr2d checks ------------------------------------------------------------------------------
 
 TEST(ScalapackGemr2d, EachProblem) {

@@ -1,7 +1,7 @@
 #pragma once
 // ScaLAPACK array descriptors as redist layouts, with the reference implementation's argument checks.
 //
-// First building block of the ScaLAPACK drop-in entry points (p?gemr2d, p?trmr2d, p?tran/p?tranu/p?tranc):
+// First building block of the ScaLAPACK drop-in entry points (p?gemr2d, p?trmr2d, p?tran/p?tranu/p?tranc, p?gemm):
 // pure C++, no BLACS. The process grid of a BLACS context is passed in as plain data (process_grid); the
 // glue that asks BLACS for it lives with the entry points.
 //
@@ -102,7 +102,7 @@ std::int64_t numroc(std::int64_t n, std::int64_t first, std::int64_t block, std:
 grid_layout layout_of(std::int64_t m, std::int64_t n, std::int64_t ia, std::int64_t ja, const descriptor& desc,
                       const process_grid& grid, int my_rank);
 
-// ---- PBLAS argument checks (PBLAS/SRC/PTOOLS/PB_Cchkmat.c, PBLAS/SRC/p?tran*_.c) -------------------------
+// ---- PBLAS argument checks (PBLAS/SRC/PTOOLS/PB_Cchkmat.c, PBLAS/SRC/p?tran*_.c, p?gemm_.c) -------------------------
 
 enum class entry_numbering {
   pblas,   // entries of the normalized 11-entry form, as the reference reports them (default)
@@ -135,6 +135,19 @@ int check_matrix(const process_grid& grid, std::int64_t context, std::int64_t m,
 // then for C (M at 1, N at 2) with A's context, so C in another context is -1202.
 int check_tran(const process_grid& grid_a, std::int64_t m, std::int64_t n, std::int64_t ia, std::int64_t ja,
                const descriptor& desca, std::int64_t ic, std::int64_t jc, const descriptor& descc,
+               entry_numbering numbering = entry_numbering::pblas);
+
+// The argument checks of PBLAS's p?gemm (sub( C ) := alpha*op( sub( A ) )*op( sub( B ) ) + beta*sub( C ), with
+// op( sub( A ) ) m x k, op( sub( B ) ) k x n, sub( C ) m x n). Argument positions: TRANSA=1, TRANSB=2, M=3, N=4,
+// K=5, ALPHA=6, A=7, IA=8, JA=9, DESCA=10, B=11, IB=12, JB=13, DESCB=14, BETA=15, C=16, IC=17, JC=18, DESCC=19.
+// `transa` and `transb` are the first characters of TRANSA and TRANSB; `grid_a` is the grid of DESCA's context
+// as seen by this process. Returns -1002 when this process is not on that grid; otherwise -1 for a TRANSA other
+// than N, T or C (either case), else -2 for such a TRANSB, merged with check_matrix for A (M x K, or K x M unless
+// TRANSA is N), B (K x N, or N x K unless TRANSB is N) and C (M x N), all against A's context (B in another
+// context is -1402, C -1902): the smallest position wins, as in the reference.
+int check_gemm(const process_grid& grid_a, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k,
+               std::int64_t ia, std::int64_t ja, const descriptor& desca, std::int64_t ib, std::int64_t jb,
+               const descriptor& descb, std::int64_t ic, std::int64_t jc, const descriptor& descc,
                entry_numbering numbering = entry_numbering::pblas);
 
 // "Parameter number P[, entry number E] had an illegal value" for a non-zero info (own wording).

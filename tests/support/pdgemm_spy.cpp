@@ -1,0 +1,36 @@
+// A library that stands between libredist_scalapack and ScaLAPACK in a test program's link order: it is
+// "the next pdgemm_ in the link chain" that libredist_scalapack delegates small multiplies to. It counts
+// the calls it receives and passes each on to the next pdgemm_ after it (ScaLAPACK's), so a test can tell
+// whether a call was delegated and still get ScaLAPACK's result.
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+using pdgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*,
+                           const double*, const int*, const int*, const int*, const double*, const int*,
+                           const int*, const int*, const double*, double*, const int*, const int*, const int*);
+
+int calls = 0;
+
+}  // namespace
+
+extern "C" {
+
+int redist_test_spied_pdgemm_calls() { return calls; }
+
+void pdgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
+             const double* a, const int* ia, const int* ja, const int* desca, const double* b, const int* ib,
+             const int* jb, const int* descb, const double* beta, double* c, const int* ic, const int* jc,
+             const int* descc) {
+  ++calls;
+  static const auto next = reinterpret_cast<pdgemm_fn>(dlsym(RTLD_NEXT, "pdgemm_"));
+  if (next == nullptr) {
+    std::fprintf(stderr, "pdgemm_spy: no pdgemm_ after this library (link ScaLAPACK after it)\n");
+    std::abort();
+  }
+  next(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);
+}
+}
