@@ -552,7 +552,12 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
     if (rank_of_label[static_cast<size_t>(x)] == me) my_label = x;
   p->idle = my_label >= s.ranks_used;
   p->stats.idle = p->idle;
-  if (!p->idle) p->me = {my_label / (s.grid_n * s.grid_k), (my_label / s.grid_k) % s.grid_n, my_label % s.grid_k};
+  if (!p->idle) {
+    p->me = {my_label / (s.grid_n * s.grid_k), (my_label / s.grid_k) % s.grid_n, my_label % s.grid_k};
+    p->stats.position_m = p->me.i;
+    p->stats.position_n = p->me.j;
+    p->stats.position_k = p->me.l;
+  }
   const grid_coordinates at = p->me;
 
   // This rank's native blocks, in the order the round loop reads them.

@@ -51,6 +51,7 @@ struct gemm_options {
 struct gemm_statistics {
   gemm_schedule schedule;               // the same on every rank
   bool idle = false;                    // this rank holds no grid position
+  int position_m = -1, position_n = -1, position_k = -1;  // this rank's grid position (-1 when idle)
   std::int64_t multiply_bytes_received = 0;  // bytes this rank receives in the multiply (panels + reduction)
   plan_statistics transform_in;         // moving op(A) and op(B) into the native layouts
   plan_statistics transform_out;        // moving C out of the native layout

@@ -64,7 +64,9 @@ struct gemm_schedule {
   // Per used rank, maximum over the ranks (elements of the multiply's type).
   std::int64_t memory_limit_elements = 0;  // S as given (0 = none)
   std::int64_t memory_elements = 0;        // buffers the multiply holds
-  std::int64_t communicated_elements = 0;  // received in the multiply (replication + reduction)
+  // Received in the multiply (replication + reduction) by the rank at grid position (0, 0, 0), which holds the
+  // largest local domain; a rank whose stored pieces are smaller (rounding of the cuts) may receive a little more.
+  std::int64_t communicated_elements = 0;
   std::int64_t io_elements = 0;            // the paper's I/O of the local domain (inputs as loaded + output)
   std::int64_t messages = 0;               // collective calls per rank (latency cost)
   // Eq. 33 with Eq. 32's local domain: 2mnk / (P sqrt(S)) + S when S < (mnk / P)^(2/3) (the memory binds),
