@@ -86,8 +86,9 @@ REDIST_TRAN_SYMBOLS(pztranc, PZTRANC)
 
 namespace {
 
-// Measured at 4 ranks, one thread each (docs/scalapack.md): below about this size Debian's ScaLAPACK is faster.
-constexpr std::int64_t default_delegate_below = std::int64_t{64} * 64 * 64;
+// 2^23: where redist's multiply overtook Debian's ScaLAPACK for cubes (192^3) and tall-skinny problems at 4 ranks
+// with one thread each (bench/pdgemm_crossover.cpp; results and the other shapes in docs/scalapack.md).
+constexpr std::int64_t default_delegate_below = std::int64_t{1} << 23;
 
 std::int64_t delegate_below() {
   const char* text = std::getenv("REDIST_PDGEMM_DELEGATE_BELOW");

@@ -269,8 +269,8 @@ TEST(ScalapackDropin, SmallGemmsGoToTheNextPdgemm) {
   EXPECT_EQ(delegated("720", pdgemm_, 10, 9, 8), 0);
   EXPECT_EQ(delegated("720", PDGEMM, 10, 9, 8), 0);
   EXPECT_EQ(delegated("not a number", pdgemm_, 2, 2, 2), 1);  // a warning, then the default
-  // The default (64^3 = 262144 multiply-adds).
+  // The default (2^23 = 128 x 256 x 256 multiply-adds).
   EXPECT_EQ(delegated(nullptr, pdgemm_, 2, 3, 4), 1);
-  EXPECT_EQ(delegated(nullptr, pdgemm_, 64, 64, 63), 1);
-  EXPECT_EQ(delegated(nullptr, pdgemm_, 64, 64, 64), 0);
+  EXPECT_EQ(delegated(nullptr, pdgemm_, 128, 256, 255), 1);
+  EXPECT_EQ(delegated(nullptr, pdgemm_, 128, 256, 256), 0);
 }
