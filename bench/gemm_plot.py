@@ -15,6 +15,16 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+def finish_axis(axis, ticks, names, target, target_label, ylabel, title) -> None:
+    axis.axhline(1.0, color="black", linewidth=0.5)
+    axis.axhline(target, color="grey", linestyle="--", linewidth=1, label=target_label)
+    axis.set_xticks(ticks)
+    axis.set_xticklabels(names)
+    axis.set_ylabel(ylabel)
+    axis.set_title(title, fontsize=9)
+    axis.legend(fontsize=8)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("results", nargs="+", type=Path)
@@ -32,20 +42,12 @@ def main() -> None:
                   label=f"{run['ranks']} ranks")
         redist_ratio = [by_name[n]["ratio_to_lower_bound"] if n in by_name else 0 for n in names]
         volume.bar(xs, redist_ratio, width, label=f"redist, {run['ranks']} ranks")
-    speed.axhline(1.0, color="black", linewidth=0.5)
-    speed.axhline(3.0, color="grey", linestyle="--", linewidth=1, label="3x target (square)")
-    speed.set_xticks([x + 0.4 - width / 2 for x in range(len(names))])
-    speed.set_xticklabels(names)
-    speed.set_ylabel("speedup (pdgemm time / redist time)")
-    speed.set_title("redist_pdgemm vs ScaLAPACK pdgemm, block-cyclic inputs", fontsize=9)
-    speed.legend(fontsize=8)
-    volume.axhline(1.0, color="black", linewidth=0.5)
-    volume.axhline(1.1, color="grey", linestyle="--", linewidth=1, label="10% above the bound")
-    volume.set_xticks([x + 0.4 - width / 2 for x in range(len(names))])
-    volume.set_xticklabels(names)
-    volume.set_ylabel("I/O per rank / Eq. 33 lower bound")
-    volume.set_title("communication of redist's schedule relative to the lower bound", fontsize=9)
-    volume.legend(fontsize=8)
+    speed.set_yscale("log")
+    ticks = [x + 0.4 - width / 2 for x in range(len(names))]
+    finish_axis(speed, ticks, names, 3.0, "3x target (square)", "speedup (pdgemm time / redist time)",
+                "redist_pdgemm vs ScaLAPACK pdgemm, block-cyclic inputs")
+    finish_axis(volume, ticks, names, 1.1, "10% above the bound", "I/O per rank / Eq. 33 lower bound",
+                "communication of redist's schedule relative to the lower bound")
     figure.tight_layout()
     figure.savefig(target, dpi=120)
     print(target)

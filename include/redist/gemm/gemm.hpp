@@ -81,8 +81,8 @@ class gemm_plan {
   template <class T>
   void execute(T* c, const T* a, const T* b, T alpha, T beta) const {
     check_type(element_type_v<T>);
-    execute(static_cast<void*>(c), static_cast<const void*>(a), static_cast<const void*>(b), to_scalar(alpha),
-            to_scalar(beta));
+    execute(static_cast<void*>(c), static_cast<const void*>(a), static_cast<const void*>(b), redist::to_scalar(alpha),
+            redist::to_scalar(beta));
   }
 
   const gemm_description& description() const;
@@ -94,13 +94,6 @@ class gemm_plan {
  private:
   explicit gemm_plan(std::unique_ptr<impl> p);
   void check_type(element_type t) const;
-  template <class T>
-  static scalar to_scalar(T v) {
-    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
-      return scalar(static_cast<double>(v.real()), static_cast<double>(v.imag()));
-    else
-      return scalar(static_cast<double>(v), 0.0);
-  }
   std::unique_ptr<impl> impl_;
   friend gemm_plan make_gemm_plan(MPI_Comm, gemm_description, const gemm_options&);
 };

@@ -120,7 +120,7 @@ class transform_plan {
   template <class T>
   void execute(T* a, const T* b, T alpha = T(1), T beta = T(0)) const {
     check_single_job(element_type_v<T>);
-    execute(std::vector<job_buffers>{job_buffers{a, b, to_scalar(alpha), to_scalar(beta)}});
+    execute(std::vector<job_buffers>{job_buffers{a, b, redist::to_scalar(alpha), redist::to_scalar(beta)}});
   }
 
   // The plan of the inverse movement: B = op(A) for every job (roles of A and B swapped; a job's region
@@ -137,13 +137,6 @@ class transform_plan {
  private:
   explicit transform_plan(std::unique_ptr<impl> p);
   void check_single_job(element_type t) const;
-  template <class T>
-  static scalar to_scalar(T v) {
-    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
-      return scalar(static_cast<double>(v.real()), static_cast<double>(v.imag()));
-    else
-      return scalar(static_cast<double>(v), 0.0);
-  }
   std::unique_ptr<impl> impl_;
   friend transform_plan make_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
 };

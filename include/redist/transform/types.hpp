@@ -2,6 +2,7 @@
 #include <complex>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace redist {
 
@@ -27,5 +28,14 @@ template <class T> inline constexpr element_type element_type_v = element_type_o
 
 // A type-erased scalar (alpha, beta); converted to the job's element type at execution.
 using scalar = std::complex<double>;
+
+// The type-erased form of a typed alpha or beta.
+template <class T>
+scalar to_scalar(T v) {
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+    return scalar(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+  else
+    return scalar(static_cast<double>(v), 0.0);
+}
 
 }  // namespace redist
