@@ -4,8 +4,6 @@
 #include "redist/gemm/gemm.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <climits>
 #include <complex>
 #include <cstdlib>
 #include <cstring>
@@ -14,7 +12,6 @@
 
 #include "partition.hpp"
 #include "redist/error.hpp"
-#include "redist/layout/builders.hpp"
 #include "redist/mpi/checked.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
@@ -204,10 +201,9 @@ struct panel_gather {
   std::int64_t total = 0;  // elements of the panel
 };
 
-// One step of the round loop: the panels of sub-part (s, t) and round r.
+// One step of the round loop: the panels of sub-parts (s, t) and one round.
 struct round_step {
   int s = 0, t = 0;
-  std::int64_t r = 0;
   std::int64_t rows = 0, cols = 0, depth = 0;  // the local multiply: rows x depth times depth x cols
   panel_gather a, b;
   std::int64_t a_native_offset = 0, b_native_offset = 0;  // the panel itself when no gather is needed
@@ -647,7 +643,6 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
           round_step step;
           step.s = sm;
           step.t = sn;
-          step.r = r;
           step.rows = rows.size;
           step.cols = cols.size;
           step.depth = depth.size;
