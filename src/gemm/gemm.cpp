@@ -623,6 +623,7 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
         b_offsets.push_back(b_offset);
         b_offset += cut.k_round(at.l, r).size * sub_range(cut.n_sub(at.j, sub), s.grid_m, at.i).size;
       }
+    std::int64_t c_offset = 0;  // native C blocks follow one another in (sm, sn) order
     for (int sm = 0; sm < s.sequential_m; ++sm)
       for (int sn = 0; sn < s.sequential_n; ++sn) {
         const range rows = cut.m_sub(at.i, sm), cols = cut.n_sub(at.j, sn);
@@ -630,12 +631,8 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
         cb.rows = rows.size;
         cb.cols = cols.size;
         for (int l = 0; l < s.grid_k; ++l) cb.counts.push_back(rows.size * sub_range(cols, s.grid_k, l).size);
-        std::int64_t before = 0;
-        for (int x = 0; x < sm * s.sequential_n + sn; ++x) {
-          const range pr = cut.m_sub(at.i, x / s.sequential_n), pc = cut.n_sub(at.j, x % s.sequential_n);
-          before += pr.size * sub_range(pc, s.grid_k, at.l).size;
-        }
-        cb.native_offset = before;
+        cb.native_offset = c_offset;
+        c_offset += rows.size * sub_range(cols, s.grid_k, at.l).size;
         p->c_blocks.push_back(cb);
         p->accumulator_elements = std::max(p->accumulator_elements, rows.size * cols.size);
         for (std::int64_t r = 0; r < s.rounds; ++r) {
