@@ -253,9 +253,9 @@ class sequential_search {
 
   // Most rounds worth trying for this sequential_n: with op(A) split along n every round adds at least
   // one column per row to the native op(A) block, so beyond (S - the native op(B) and C blocks) / local_m
-  // rounds nothing fits.
+  // rounds nothing fits. (With k = 0 rounds hold no columns and add nothing.)
   std::int64_t rounds_upper_bound(std::int64_t sequential_n) const {
-    if (g_.grid_n == 1 || g_.local_m == 0) return max_rounds_;
+    if (g_.grid_n == 1 || g_.local_m == 0 || g_.local_k == 0) return max_rounds_;
     const std::int64_t others = add_sat(costs_.b_native(sequential_n), costs_.c_native(sequential_n));
     if (others > limit_) return 0;
     return std::min(max_rounds_, (limit_ - others) / g_.local_m);
@@ -424,7 +424,7 @@ class sequential_search {
       return add_sat(costs_.a_native(rounds), mul_sat(width, costs_.round0(rounds)));
     };
     std::int64_t lo = min_rounds_, hi = max_rounds_;
-    if (g_.grid_n > 1 && g_.local_m > 0) hi = std::min(hi, target / g_.local_m);
+    if (g_.grid_n > 1 && g_.local_m > 0 && g_.local_k > 0) hi = std::min(hi, target / g_.local_m);
     const std::int64_t smallest_a = mul_sat(g_.local_m, g_.grid_n == 1 ? g_.local_k : ceil_div(g_.local_k, g_.grid_n));
     if (smallest_a >= target) return target;
     if (width > 0 && g_.local_k > 0) {

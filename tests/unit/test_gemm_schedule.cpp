@@ -472,7 +472,9 @@ TEST(GemmSchedule, NoChoiceInTheSearchSpaceIsBetter) {
   };
   int refused = 0, split = 0, many_rounds = 0;
   for (int trial = 0; trial < 500; ++trial) {
-    const std::int64_t m = pick(1, 24), n = pick(1, 24), k = pick(1, 40);
+    // Now and then an empty dimension (k = 0: C is only scaled, yet its blocks must fit).
+    const auto dimension = [&](std::int64_t hi) { return pick(0, 9) == 0 ? 0 : pick(1, hi); };
+    const std::int64_t m = dimension(24), n = dimension(24), k = dimension(40);
     const int ranks = static_cast<int>(pick(1, 12));
     gemm_schedule_options o;
     o.max_idle_fraction = std::vector<double>{0.0, 0.03, 0.2, 0.5}[pick(0, 3)];
