@@ -40,6 +40,15 @@ const char* to_string(gemm_communication c) {
   return "unknown";
 }
 
+const char* to_string(gemm_native_order o) {
+  switch (o) {
+    case gemm_native_order::automatic: return "automatic";
+    case gemm_native_order::contiguous: return "contiguous";
+    case gemm_native_order::grouped: return "grouped";
+  }
+  return "unknown";
+}
+
 std::int64_t gemm_memory_limit_bytes(const gemm_options& options) {
   if (options.memory_limit_bytes < 0)
     throw invalid_argument("gemm_options::memory_limit_bytes is " + std::to_string(options.memory_limit_bytes) +
@@ -89,41 +98,129 @@ struct grid_coordinates {
   int i = 0, j = 0, l = 0;
 };
 
-// Builds a native layout: blocks are (row range x column range) with a grid position each; empty ranges are
-// skipped (splits must increase strictly). `row_parts[x]` is the range and the process-grid row of row block x.
+// The order in which one dimension (m, n or k) is cut into parts. The schedule's ranges are positions in this
+// order, not global indices: the order lists the blocks of an input layout grouped by the process row (column)
+// that owns them, so that a native part is, as far as sizes allow, made of indices one input process already
+// holds. A block-cyclic input then keeps most of its data in place (all of it when the grid matches), where
+// contiguous parts would move most of it. Every matrix along the dimension uses the same order, so the
+// multiply is unchanged: it never looks at global indices.
+struct dimension_order {
+  std::vector<range> runs;                // global index ranges, in order
+  std::vector<std::int64_t> run_position; // position of each run's first index in the order
+
+  // Identity order of [0, n).
+  static dimension_order identity(std::int64_t n) {
+    dimension_order o;
+    o.runs.push_back({0, n});
+    o.run_position.push_back(0);
+    return o;
+  }
+  // Blocks of `splits` (a layout's splits of this dimension), stably grouped by `owner_line` (the process
+  // row or column of each block). With `automatic`, layouts whose blocks are on average shorter than
+  // min_mean_run keep the identity order: every run becomes a block of the native layouts, and planning and packing pay per block
+  // (with runs of 64 or more, a native block holds at least 4096 elements when both dimensions are grouped).
+  static constexpr std::int64_t min_mean_run = 64;
+  static dimension_order grouped(const std::vector<std::int64_t>& splits, const std::vector<int>& owner_line,
+                                 gemm_native_order choice) {
+    const std::int64_t blocks = static_cast<std::int64_t>(splits.size()) - 1, n = splits.empty() ? 0 : splits.back();
+    if (blocks <= 1 || choice == gemm_native_order::contiguous ||
+        (choice == gemm_native_order::automatic && n < min_mean_run * blocks))
+      return identity(n);
+    std::vector<std::int64_t> by_owner(static_cast<size_t>(blocks));
+    for (std::int64_t b = 0; b < blocks; ++b) by_owner[static_cast<size_t>(b)] = b;
+    std::stable_sort(by_owner.begin(), by_owner.end(), [&](std::int64_t x, std::int64_t y) {
+      return owner_line[static_cast<size_t>(x)] < owner_line[static_cast<size_t>(y)];
+    });
+    dimension_order o;
+    std::int64_t position = 0;
+    for (std::int64_t b : by_owner) {
+      const range block{splits[static_cast<size_t>(b)], splits[static_cast<size_t>(b) + 1] - splits[static_cast<size_t>(b)]};
+      if (!o.runs.empty() && o.runs.back().begin + o.runs.back().size == block.begin) o.runs.back().size += block.size;
+      else {
+        o.runs.push_back(block);
+        o.run_position.push_back(position);
+      }
+      position += block.size;
+    }
+    return o;
+  }
+
+  // The global runs of positions [r.begin, r.begin + r.size): (global range, offset within r).
+  std::vector<std::pair<range, std::int64_t>> pieces(range r) const {
+    std::vector<std::pair<range, std::int64_t>> out;
+    if (r.size == 0) return out;
+    size_t x = static_cast<size_t>(std::upper_bound(run_position.begin(), run_position.end(), r.begin) -
+                                   run_position.begin()) - 1;
+    for (std::int64_t done = 0; done < r.size; ++x) {
+      const std::int64_t skip = r.begin + done - run_position[x];
+      const std::int64_t take = std::min(runs[x].size - skip, r.size - done);
+      out.push_back({{runs[x].begin + skip, take}, done});
+      done += take;
+    }
+    return out;
+  }
+};
+
+// The order of a dimension taken from the layout of op(X) along it: `rows` selects op(X)'s rows.
+dimension_order order_from(const grid_layout& x, op o, bool rows, gemm_native_order choice) {
+  const bool layout_rows = rows == (o == op::identity);
+  return layout_rows ? dimension_order::grouped(x.row_splits(), x.row_proc(), choice)
+                     : dimension_order::grouped(x.col_splits(), x.col_proc(), choice);
+}
+
+// Builds a native layout: parts are (row range x column range) in the dimensions' orders, each with a grid
+// position; a part is stored column-major with its own height as leading dimension, this rank's parts one
+// after another in `my_part_order`. A part made of several global runs becomes one layout block per pair of
+// runs, each at its place inside the part's storage.
 struct layout_parts {
-  std::vector<std::pair<range, int>> rows, cols;  // range, process-grid row (column)
+  std::vector<std::pair<range, int>> rows, cols;  // range (in the order), process-grid row (column)
   int proc_rows = 1, proc_cols = 1;
 };
 
-grid_layout make_native_layout(const layout_parts& parts, const std::vector<int>& grid_ranks, int my_rank,
-                               const std::vector<std::pair<int, int>>& my_block_order) {
-  std::vector<std::int64_t> row_splits{0}, col_splits{0};
-  std::vector<int> row_proc, col_proc;
-  std::vector<std::int64_t> row_index(parts.rows.size(), -1), col_index(parts.cols.size(), -1);
-  for (size_t x = 0; x < parts.rows.size(); ++x)
-    if (parts.rows[x].first.size > 0) {
-      row_index[x] = static_cast<std::int64_t>(row_proc.size());
-      row_splits.push_back(parts.rows[x].first.begin + parts.rows[x].first.size);
-      row_proc.push_back(parts.rows[x].second);
-    }
-  for (size_t x = 0; x < parts.cols.size(); ++x)
-    if (parts.cols[x].first.size > 0) {
-      col_index[x] = static_cast<std::int64_t>(col_proc.size());
-      col_splits.push_back(parts.cols[x].first.begin + parts.cols[x].first.size);
-      col_proc.push_back(parts.cols[x].second);
-    }
-  // This rank's blocks, one after another in the given order, each column-major with its own height as ld.
+struct split_dimension {
+  std::vector<std::int64_t> splits{0};
+  std::vector<int> procs;
+  // Per part: its pieces as (layout block index, offset within the part).
+  std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>> part_blocks;
+};
+
+split_dimension split_along(const std::vector<std::pair<range, int>>& parts, const dimension_order& order) {
+  struct run {
+    range global;
+    int proc;
+    size_t part;
+    std::int64_t offset;
+  };
+  std::vector<run> runs;
+  for (size_t x = 0; x < parts.size(); ++x)
+    for (const auto& [global, offset] : order.pieces(parts[x].first)) runs.push_back({global, parts[x].second, x, offset});
+  std::sort(runs.begin(), runs.end(), [](const run& a, const run& b) { return a.global.begin < b.global.begin; });
+  split_dimension d;
+  d.part_blocks.resize(parts.size());
+  for (const run& r : runs) {
+    d.part_blocks[r.part].push_back({static_cast<std::int64_t>(d.procs.size()), r.offset});
+    d.splits.push_back(r.global.begin + r.global.size);
+    d.procs.push_back(r.proc);
+  }
+  return d;
+}
+
+grid_layout make_native_layout(const layout_parts& parts, const dimension_order& row_order,
+                               const dimension_order& col_order, const std::vector<int>& grid_ranks, int my_rank,
+                               const std::vector<std::pair<int, int>>& my_part_order) {
+  split_dimension rows = split_along(parts.rows, row_order), cols = split_along(parts.cols, col_order);
   std::vector<local_block> blocks;
   std::int64_t offset = 0;
-  for (const auto& [rx, cx] : my_block_order) {
+  for (const auto& [rx, cx] : my_part_order) {
     const range r = parts.rows[static_cast<size_t>(rx)].first, c = parts.cols[static_cast<size_t>(cx)].first;
     if (r.size == 0 || c.size == 0) continue;
-    blocks.push_back({{row_index[static_cast<size_t>(rx)], col_index[static_cast<size_t>(cx)]}, offset, r.size,
-                      storage_order::col_major});
+    for (const auto& [col_block, col_offset] : cols.part_blocks[static_cast<size_t>(cx)])
+      for (const auto& [row_block, row_offset] : rows.part_blocks[static_cast<size_t>(rx)])
+        blocks.push_back({{row_block, col_block}, offset + col_offset * r.size + row_offset, r.size,
+                          storage_order::col_major});
     offset += r.size * c.size;
   }
-  return grid_layout(std::move(row_splits), std::move(col_splits), std::move(row_proc), std::move(col_proc),
+  return grid_layout(std::move(rows.splits), std::move(cols.splits), std::move(rows.procs), std::move(cols.procs),
                      parts.proc_rows, parts.proc_cols, grid_ranks, storage_order::col_major,
                      storage_kind::explicit_blocks, {}, {}, 1, std::move(blocks), my_rank);
 }
@@ -454,7 +551,7 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
     for (std::uint64_t v : {std::uint64_t(p->m), std::uint64_t(p->n), std::uint64_t(p->k), std::uint64_t(d.op_a),
                             std::uint64_t(d.op_b), std::uint64_t(d.type), std::uint64_t(limit_bytes),
                             std::uint64_t(options.rounds), std::uint64_t(options.communication),
-                            std::uint64_t(options.overlap), std::uint64_t(options.relabel),
+                            std::uint64_t(options.overlap), std::uint64_t(options.relabel), std::uint64_t(options.native_order),
                             std::uint64_t(options.max_idle_fraction * 1e9)})
       hash = mix(hash, v);
   } catch (const error& e) {
@@ -505,27 +602,36 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   // Which rank plays which label: relabeling over the volumes of A, B (into the native layouts) and C (out).
   std::vector<int> rank_of_label(static_cast<size_t>(nranks));
   for (int x = 0; x < nranks; ++x) rank_of_label[static_cast<size_t>(x)] = x;
-  const auto labelled = [&](const layout_parts& parts, auto label_at) {
-    return make_native_layout(parts, grid_ranks_of(parts, label_at), -1, {});
-  };
   const bool moves_inputs = p->k > 0;
+  // Each dimension is ordered after the larger of the two matrices along it (ties: C, then op(A)).
+  dimension_order m_order, n_order, k_order;
   {
-    const grid_layout a_labels = labelled(a_parts, a_label), b_labels = labelled(b_parts, b_label),
-                      c_labels = labelled(c_parts, c_label);
-    std::vector<relabel::layout_pair> pairs;
-    const std::size_t eb = p->element_bytes;
-    if (moves_inputs) {
-      pairs.push_back({&a_labels, &p->description.a, p->description.op_a, eb});
-      pairs.push_back({&b_labels, &p->description.b, p->description.op_b, eb});
-    }
-    pairs.push_back({&c_labels, &p->description.c, op::identity, eb});  // C travels the other way: same volume
+    const gemm_description& u = p->description;
     mpi::error_kind relabel_kind = mpi::error_kind::none;
     std::string relabel_message;
     relabel::relabeling found;
     try {
-      p->description.a.validate_global(nranks);
-      p->description.b.validate_global(nranks);
-      p->description.c.validate_global(nranks);
+      u.a.validate_global(nranks);
+      u.b.validate_global(nranks);
+      u.c.validate_global(nranks);
+      const gemm_native_order no = options.native_order;
+      m_order = p->k > p->n ? order_from(u.a, u.op_a, true, no) : order_from(u.c, op::identity, true, no);
+      n_order = p->k > p->m ? order_from(u.b, u.op_b, false, no) : order_from(u.c, op::identity, false, no);
+      k_order = p->n > p->m ? order_from(u.b, u.op_b, true, no) : order_from(u.a, u.op_a, false, no);
+      const auto labelled = [&](const layout_parts& parts, const dimension_order& rows, const dimension_order& cols,
+                                auto label_at) {
+        return make_native_layout(parts, rows, cols, grid_ranks_of(parts, label_at), -1, {});
+      };
+      const grid_layout a_labels = labelled(a_parts, m_order, k_order, a_label),
+                        b_labels = labelled(b_parts, k_order, n_order, b_label),
+                        c_labels = labelled(c_parts, m_order, n_order, c_label);
+      std::vector<relabel::layout_pair> pairs;
+      const std::size_t eb = p->element_bytes;
+      if (moves_inputs) {
+        pairs.push_back({&a_labels, &u.a, u.op_a, eb});
+        pairs.push_back({&b_labels, &u.b, u.op_b, eb});
+      }
+      pairs.push_back({&c_labels, &u.c, op::identity, eb});  // C travels the other way: same volume
       const relabel::comm_graph graph = relabel::communication_graph(pairs, nranks);
       found = relabel::find_relabeling(graph, {}, options.relabel ? relabel::solver::exact : relabel::solver::none);
     } catch (const error& e) {
@@ -539,9 +645,9 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
       // The solver is deterministic; rank 0's answer is broadcast anyway so every rank uses the same one.
       REDIST_MPI_CHECK(MPI_Bcast(rank_of_label.data(), nranks, MPI_INT, 0, dup));
     }
-    p->stats.relabel_volume_before = found.remote_volume_before / static_cast<std::int64_t>(eb);
-    p->stats.relabel_volume_after =
-        (options.relabel ? found.remote_volume_after : found.remote_volume_before) / static_cast<std::int64_t>(eb);
+    const auto eb = static_cast<std::int64_t>(p->element_bytes);
+    p->stats.relabel_volume_before = found.remote_volume_before / eb;
+    p->stats.relabel_volume_after = (options.relabel ? found.remote_volume_after : found.remote_volume_before) / eb;
   }
   int my_label = -1;
   for (int x = 0; x < nranks; ++x)
@@ -573,9 +679,9 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   const auto rank_at = [&](auto label_at) {
     return [&, label_at](int pr, int pc) { return rank_of_label[static_cast<size_t>(label_at(pr, pc))]; };
   };
-  p->a_native = make_native_layout(a_parts, grid_ranks_of(a_parts, rank_at(a_label)), me, a_order);
-  p->b_native = make_native_layout(b_parts, grid_ranks_of(b_parts, rank_at(b_label)), me, b_order);
-  p->c_native = make_native_layout(c_parts, grid_ranks_of(c_parts, rank_at(c_label)), me, c_order);
+  p->a_native = make_native_layout(a_parts, m_order, k_order, grid_ranks_of(a_parts, rank_at(a_label)), me, a_order);
+  p->b_native = make_native_layout(b_parts, k_order, n_order, grid_ranks_of(b_parts, rank_at(b_label)), me, b_order);
+  p->c_native = make_native_layout(c_parts, m_order, n_order, grid_ranks_of(c_parts, rank_at(c_label)), me, c_order);
 
   // The transforms (collective; they validate the user's layouts and agree on errors themselves).
   if (moves_inputs) {

@@ -163,6 +163,7 @@ void random_cases(std::uint64_t seed, int cases) {
     options.communication = uniform(g, 0, 1) ? gemm_communication::one_sided : gemm_communication::two_sided;
     options.overlap = uniform(g, 0, 1) != 0;
     options.relabel = uniform(g, 0, 3) != 0;
+    options.native_order = static_cast<gemm_native_order>(uniform(g, 0, 2));
     if (uniform(g, 0, 2) == 0) options.max_idle_fraction = 0.4;
     if (uniform(g, 0, 2) == 0) options.memory_limit_bytes = tight_memory_limit(pb, sizeof(T), options.overlap);
     gemm_statistics stats;
@@ -170,7 +171,8 @@ void random_cases(std::uint64_t seed, int cases) {
     EXPECT_EQ(global_sum(wrong), 0) << "case " << c << ": " << pb.m << "x" << pb.n << "x" << pb.k << " op_a "
                                     << to_string(pb.op_a) << " op_b " << to_string(pb.op_b) << ", "
                                     << stats.schedule.describe() << ", " << to_string(options.communication)
-                                    << (options.overlap ? ", overlap" : ", no overlap");
+                                    << (options.overlap ? ", overlap" : ", no overlap") << ", native order "
+                                    << to_string(options.native_order);
     // The schedule counts what the rank at grid position (0, 0, 0) receives in the multiply.
     const bool origin = stats.position_m == 0 && stats.position_n == 0 && stats.position_k == 0;
     const std::int64_t counted = pb.m * pb.n > 0 && pb.k > 0 ? stats.schedule.communicated_elements : 0;
@@ -186,8 +188,9 @@ TEST(Gemm, RandomCasesFloat) { random_cases<float>(8102, 6); }
 TEST(Gemm, RandomCasesComplexFloat) { random_cases<std::complex<float>>(8103, 6); }
 TEST(Gemm, RandomCasesComplexDouble) { random_cases<std::complex<double>>(8104, 6); }
 
-// One problem through every combination of communication, overlap, memory limit and relabeling: each must
-// give the reference result, and the limited schedules must really cut the problem in time.
+// One problem through every combination of communication, overlap, memory limit and relabeling (contiguous
+// native order without it, grouped with it; the random cases mix the two freely): each must give the
+// reference result, and the limited schedules must really cut the problem in time.
 TEST(Gemm, EveryCombinationGivesTheSameResult) {
   rng_t g(shared_seed(8105));
   const problem pb{37, 29, 61, op::transpose, op::identity};
@@ -202,17 +205,53 @@ TEST(Gemm, EveryCombinationGivesTheSameResult) {
           options.communication = communication;
           options.overlap = overlap;
           options.relabel = relabel;
+          options.native_order = relabel ? gemm_native_order::grouped : gemm_native_order::contiguous;
           if (limited) options.memory_limit_bytes = tight_memory_limit(pb, sizeof(double), overlap);
           gemm_statistics stats;
           EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 1.5, -0.5, options, &stats, 2)), 0)
               << to_string(communication) << " overlap " << overlap << " limited " << limited << " relabel "
-              << relabel << ": " << stats.schedule.describe();
+              << relabel << " " << to_string(options.native_order) << ": " << stats.schedule.describe();
           if (limited && world_size() > 1) {  // one rank must hold everything: no limit below that fits
             const gemm_schedule& s = stats.schedule;
             EXPECT_GT(s.sequential_m * s.sequential_n * s.rounds, 1) << s.describe();
             EXPECT_LE(s.memory_elements * 8, options.memory_limit_bytes) << s.describe();
           }
         }
+}
+
+// Block-cyclic inputs on the process grid the schedule picks (a flat problem: grid_m x grid_n x 1), sizes
+// that give every process row and column as many indices as a native part: with grouped native parts and
+// relabeling, C and op(A) stay where they are (only B, cut differently, moves); contiguous parts move more.
+TEST(Gemm, GroupedPartsOfAMatchingGridKeepCAndAInPlace) {
+  const int p = world_size(), me = world_rank();
+  const problem pb{768, 768, 192, op::identity, op::identity};  // 24 x 24 x 6 blocks of 32
+  const gemm_schedule s = plan_gemm_schedule(pb.m, pb.n, pb.k, p, {});
+  if (s.grid_k != 1 || s.ranks_used != p || 24 % s.grid_m != 0 || 6 % s.grid_n != 0) GTEST_SKIP() << s.describe();
+  const auto on_grid = [&](std::int64_t rows, std::int64_t cols) {
+    block_cyclic_params bc;
+    bc.m = rows;
+    bc.n = cols;
+    bc.mb = bc.nb = 32;
+    bc.proc_rows = s.grid_m;
+    bc.proc_cols = s.grid_n;
+    return block_cyclic(bc, me);
+  };
+  const grid_layout la = on_grid(pb.m, pb.k), lb = on_grid(pb.k, pb.n), lc = on_grid(pb.m, pb.n);
+  std::int64_t moved_grouped = 0;
+  for (gemm_native_order order : {gemm_native_order::grouped, gemm_native_order::contiguous}) {
+    gemm_options options;
+    options.native_order = order;
+    gemm_statistics stats;
+    EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 1.0, 0.5, options, &stats)), 0);
+    const std::int64_t in = global_sum(stats.transform_in.bytes_sent), out = global_sum(stats.transform_out.bytes_sent);
+    if (order == gemm_native_order::grouped) {
+      EXPECT_EQ(out, 0) << s.describe();
+      EXPECT_LE(in, pb.k * pb.n * 8) << s.describe();
+      moved_grouped = in + out;
+    } else if (p > 1) {
+      EXPECT_GT(in + out, moved_grouped) << s.describe();
+    }
+  }
 }
 
 // Prime rank counts with a generous idle allowance leave ranks out of the grid; they still take part in

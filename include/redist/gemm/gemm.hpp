@@ -9,7 +9,8 @@
 // (BLAS), then sums the partial C blocks along k; (3) one transform writes C = C_native + beta * C in the
 // user's layout (beta = 0: C is not read). The native layouts are ours to place, so the ranks playing the
 // grid positions are chosen by relabeling (a linear assignment over the volumes of A, B and C that would
-// move), and the input layouts cost as little reshuffling as possible.
+// move), the parts are cut along runs of the inputs' blocks grouped by owner (gemm_native_order), and the
+// input layouts cost as little reshuffling as possible.
 //
 // Element types: float, double, std::complex<float>, std::complex<double>.
 #include <mpi.h>
@@ -31,6 +32,18 @@ enum class gemm_communication : std::uint8_t {
 };
 const char* to_string(gemm_communication c);
 
+// The order in which m, n and k are cut into the grid's parts (the native layouts).
+enum class gemm_native_order : std::uint8_t {
+  // grouped where the input's blocks along a dimension are 64 or more long on average, else contiguous
+  automatic = 0,
+  contiguous = 1,  // parts are ranges of consecutive indices
+  // parts are runs of the input's blocks grouped by owning process row (column): a block-cyclic input keeps
+  // most of its data in place, all of it when the grid matches the input's process grid. Each dimension
+  // follows the larger of the two matrices along it. Costs one native block per run.
+  grouped = 2,
+};
+const char* to_string(gemm_native_order o);
+
 struct gemm_options {
   // S in bytes per rank for the multiply's buffers (see gemm_schedule_options). 0 = the environment variable
   // REDIST_GEMM_MEMORY (bytes, with an optional K, M or G suffix: powers of 1024), else no limit.
@@ -43,6 +56,7 @@ struct gemm_options {
   // Choose which rank plays which grid position by relabeling (communication-optimal for the given user
   // layouts). Off: rank r plays position r.
   bool relabel = true;
+  gemm_native_order native_order = gemm_native_order::automatic;
   // Options of the transforms into and out of the native layouts.
   transform_options transform{};
 };
