@@ -1,6 +1,7 @@
 // The persistent neighborhood alltoallv against MPICH's MPI_Neighbor_alltoallv on random sparse graphs (with
 // self-loops, zero counts, ranks without neighbors), every strategy and region choice, repeated cycles with
-// the send buffer changed in between; a non-graph communicator is refused.
+// the send buffer changed in between; the C API; bad input (non-graph communicator, mismatched graphs, a negative
+// count on one rank) refused on every rank with nothing moved.
 // redist-test-nodes: 4:2 8:4
 #include <gtest/gtest.h>
 
@@ -113,6 +114,30 @@ TEST(ExchangeNeighbor, NonGraphCommunicatorRefused) {
   EXPECT_EQ(redist_neighbor_alltoallv_init(nullptr, nullptr, nullptr, MPI_DOUBLE, nullptr, nullptr, nullptr, MPI_DOUBLE,
                                            MPI_COMM_WORLD, MPI_INFO_NULL, &req),
             MPI_ERR_TOPOLOGY);
+}
+
+TEST(ExchangeNeighbor, BadInputRefusedOnEveryRank) {
+  const int p = world_size(), me = world_rank();
+  std::vector<double> send(4, 1.0), recv(4, 0.0);
+  // Rank 0 sends 2 elements to the last rank, which expects 1 (or, on one rank, to itself).
+  std::vector<int> to, from, counts_out, counts_in, displs = {0};
+  if (me == 0) { to = {p - 1}; counts_out = {2}; }
+  if (me == p - 1) { from = {0}; counts_in = {1}; }
+  std::vector<int> sd(to.size(), 0), rd(from.size(), 0);
+  redist_request req = REDIST_REQUEST_NULL;
+  EXPECT_EQ(redist_neighbor_alltoallv_init_lists(static_cast<int>(from.size()), from.data(), static_cast<int>(to.size()),
+                                                 to.data(), send.data(), counts_out.data(), sd.data(), MPI_DOUBLE,
+                                                 recv.data(), counts_in.data(), rd.data(), MPI_DOUBLE, MPI_COMM_WORLD,
+                                                 MPI_INFO_NULL, &req),
+            MPI_ERR_TOPOLOGY);
+  EXPECT_EQ(req, REDIST_REQUEST_NULL);
+  // A negative count on the last rank only.
+  std::vector<int> self = {me}, bad = {me == p - 1 ? -1 : 1}, zero = {0};
+  EXPECT_EQ(redist_neighbor_alltoallv_init_lists(1, self.data(), 1, self.data(), send.data(), bad.data(), zero.data(),
+                                                 MPI_DOUBLE, recv.data(), bad.data(), zero.data(), MPI_DOUBLE,
+                                                 MPI_COMM_WORLD, MPI_INFO_NULL, &req),
+            MPI_ERR_ARG);
+  EXPECT_TRUE(all_ranks(recv == std::vector<double>(4, 0.0)));
 }
 
 }  // namespace
