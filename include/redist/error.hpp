@@ -28,6 +28,12 @@ class invalid_argument : public error {
   using error::error;
 };
 
+// A communicator without the topology the call needs (e.g. not a distributed-graph communicator).
+class invalid_topology : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
 // Ranks passed different global descriptions of the same object.
 class inconsistent_ranks : public error {
  public:

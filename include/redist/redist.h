@@ -105,6 +105,37 @@ REDIST_DECLARE_GEMM(pcgemm)
 REDIST_DECLARE_GEMM(pzgemm)
 #undef REDIST_DECLARE_GEMM
 
+/* ---- Persistent neighborhood alltoallv with locality-aware aggregation (docs/exchange.md) ----
+ * Same arguments and results as MPI_Neighbor_alltoallv_init: comm is a distributed-graph communicator from
+ * MPI_Dist_graph_create_adjacent, whose sources and destinations are the receive and send edges; the buffers
+ * are bound at init and their contents may change between exchanges. Collective over comm. Info keys:
+ * "redist_strategy" = "standard" | "aggregate" | "auto" (default auto), "redist_region_size" = n > 0
+ * (regions of n consecutive ranks; default: one region per node). Each exchange is redist_start then
+ * redist_wait; redist_request_free releases the plan (after waiting for an exchange still in flight) and
+ * sets *request to REDIST_REQUEST_NULL. Every entry point returns MPI_SUCCESS or an error code, the same on
+ * every rank for init, and moves nothing when init fails: MPI_ERR_TOPOLOGY for a communicator that is not
+ * a distributed graph or for send and receive edges that do not match (rank i's k-th edge to j must be j's
+ * k-th edge from i, with equal counts times type sizes), MPI_ERR_ARG for a wrong argument (negative count
+ * or displacement, overlapping receive areas of a contiguous type, bad info value, null request),
+ * MPI_ERR_COUNT for sizes past 64-bit bookkeeping, MPI_ERR_NO_MEM, an MPI call's own code, or
+ * MPI_ERR_OTHER. */
+typedef struct redist_request_s* redist_request;
+#define REDIST_REQUEST_NULL ((redist_request)0)
+int redist_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, redist_request* request);
+/* The same without a graph communicator: the indegree entries of sources[] (outdegree entries of
+ * destinations[]) are the ranks of comm, an ordinary communicator, that the receive (send) edges come from
+ * (go to), in the order of recvcounts/rdispls (sendcounts/sdispls); repeated ranks are separate edges. */
+int redist_neighbor_alltoallv_init_lists(int indegree, const int sources[], int outdegree, const int destinations[],
+                                         const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                         MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                         redist_request* request);
+int redist_start(redist_request* request);
+int redist_wait(redist_request* request);
+int redist_request_free(redist_request* request);
+
 #ifdef __cplusplus
 }
 #endif

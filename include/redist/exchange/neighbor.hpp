@@ -1,0 +1,171 @@
+#pragma once
+// Persistent neighborhood alltoallv with locality-aware aggregation (docs/exchange.md).
+// A plan is built collectively over a communicator, bound to the caller's buffers, and then run any number
+// of times with start()/wait(); the buffers' contents may change between runs, their addresses may not.
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace redist::exchange {
+
+enum class exchange_strategy {
+  // Temporary rule (a cost model replaces it later): aggregate when some region holds more than one rank
+  // and some pair of regions carries more than one message, standard otherwise.
+  automatic,
+  standard,   // persistent point-to-point, one message per neighbor
+  aggregate,  // gather within the region, one message per region pair, scatter within the region
+};
+const char* to_string(exchange_strategy s) noexcept;
+
+// How ranks are grouped into regions (the unit of locality). The first that is set wins:
+// region_id (every rank passes its own; equal ids share a region), region_size (consecutive blocks of that
+// many ranks, the last one possibly shorter), else the node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)).
+// Every rank must choose the same way.
+struct exchange_options {
+  exchange_strategy strategy = exchange_strategy::automatic;
+  int region_size = 0;
+  std::optional<int> region_id;
+};
+
+// Per rank, what one start()/wait() cycle sends. Copies from a rank to itself are not messages.
+struct exchange_statistics {
+  exchange_strategy strategy = exchange_strategy::standard;  // the one used (never automatic)
+  std::string reason;                                        // one line: why that strategy
+  int regions = 0;                                           // number of regions of the communicator
+  std::int64_t inter_region_messages = 0;                    // messages to ranks of another region
+  std::int64_t inter_region_bytes = 0;
+  std::int64_t intra_region_messages = 0;  // messages to other ranks of this rank's region
+  std::int64_t intra_region_bytes = 0;
+};
+
+// MPI_Neighbor_alltoallv's buffer arguments: edge i of the send (receive) side moves counts[i] elements of
+// the datatype starting at buf + displs[i] * extent(datatype). Counts and displacements are copied; the
+// buffers must stay valid while the plan lives. Capacities (in elements of the datatype's extent) enable
+// bounds checks; -1 means unknown.
+struct neighbor_buffers {
+  const void* sendbuf = nullptr;
+  const int* sendcounts = nullptr;
+  const int* sdispls = nullptr;
+  MPI_Datatype sendtype = MPI_DATATYPE_NULL;
+  void* recvbuf = nullptr;
+  const int* recvcounts = nullptr;
+  const int* rdispls = nullptr;
+  MPI_Datatype recvtype = MPI_DATATYPE_NULL;
+  std::int64_t send_capacity = -1;
+  std::int64_t recv_capacity = -1;
+  // Lengths of the counts and displacement arrays when known (-1: unknown, -2: the lengths disagree),
+  // checked against the outdegree (send) and indegree (receive).
+  std::int64_t send_entries = -1;
+  std::int64_t recv_entries = -1;
+};
+
+namespace detail {
+struct plan_state;
+}
+
+class neighbor_plan {
+ public:
+  neighbor_plan();
+  explicit neighbor_plan(std::unique_ptr<detail::plan_state> state);
+  neighbor_plan(neighbor_plan&&) noexcept;
+  neighbor_plan& operator=(neighbor_plan&&) noexcept;
+  ~neighbor_plan();
+
+  // Starts one exchange; the send buffer must not change until wait() returns. Collective in the sense of
+  // MPI_Start on a persistent collective: every rank of the communicator calls start() then wait().
+  void start();
+  // Completes the exchange started last: the receive buffer then holds the data.
+  void wait();
+  bool valid() const noexcept { return state_ != nullptr; }
+  // True between start() and wait().
+  bool active() const noexcept;
+  const exchange_statistics& statistics() const;
+
+ private:
+  std::unique_ptr<detail::plan_state> state_;
+};
+
+// Collective over graph_comm, a distributed-graph communicator (MPI_Dist_graph_create_adjacent): its sources
+// and destinations are the receive and send edges, as in MPI_Neighbor_alltoallv_init.
+neighbor_plan neighbor_alltoallv_init(const neighbor_buffers& buffers, MPI_Comm graph_comm,
+                                      const exchange_options& options = {});
+
+// The light path: no graph communicator. sources (destinations) are the ranks of comm that the receive
+// (send) edges come from (go to), one entry per edge, in edge order; an ordinary communicator suffices.
+neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std::vector<int>& destinations,
+                                      const neighbor_buffers& buffers, MPI_Comm comm,
+                                      const exchange_options& options = {});
+
+// The MPI datatype of an arithmetic element type (and std::complex of float / double).
+template <class T>
+MPI_Datatype mpi_datatype_of() {
+  if constexpr (std::is_same_v<T, char>) return MPI_CHAR;
+  else if constexpr (std::is_same_v<T, signed char>) return MPI_SIGNED_CHAR;
+  else if constexpr (std::is_same_v<T, unsigned char>) return MPI_UNSIGNED_CHAR;
+  else if constexpr (std::is_same_v<T, short>) return MPI_SHORT;
+  else if constexpr (std::is_same_v<T, unsigned short>) return MPI_UNSIGNED_SHORT;
+  else if constexpr (std::is_same_v<T, int>) return MPI_INT;
+  else if constexpr (std::is_same_v<T, unsigned>) return MPI_UNSIGNED;
+  else if constexpr (std::is_same_v<T, long>) return MPI_LONG;
+  else if constexpr (std::is_same_v<T, unsigned long>) return MPI_UNSIGNED_LONG;
+  else if constexpr (std::is_same_v<T, long long>) return MPI_LONG_LONG;
+  else if constexpr (std::is_same_v<T, unsigned long long>) return MPI_UNSIGNED_LONG_LONG;
+  else if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
+  else if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<T, long double>) return MPI_LONG_DOUBLE;
+  else if constexpr (std::is_same_v<T, bool>) return MPI_CXX_BOOL;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return MPI_CXX_FLOAT_COMPLEX;
+  else if constexpr (std::is_same_v<T, std::complex<double>>) return MPI_CXX_DOUBLE_COMPLEX;
+  else static_assert(sizeof(T) == 0, "no MPI datatype for this element type: use neighbor_buffers");
+}
+
+// Typed forms: counts and displacements in elements of T, bounds checked against the vectors' sizes. The
+// vectors must not be resized while the plan lives.
+template <class T>
+neighbor_buffers typed_buffers(const std::vector<T>& send, const std::vector<int>& sendcounts,
+                               const std::vector<int>& sdispls, std::vector<T>& recv,
+                               const std::vector<int>& recvcounts, const std::vector<int>& rdispls) {
+  neighbor_buffers b;
+  b.sendbuf = send.data();
+  b.sendcounts = sendcounts.data();
+  b.sdispls = sdispls.data();
+  b.sendtype = mpi_datatype_of<T>();
+  b.recvbuf = recv.data();
+  b.recvcounts = recvcounts.data();
+  b.rdispls = rdispls.data();
+  b.recvtype = b.sendtype;
+  b.send_capacity = static_cast<std::int64_t>(send.size());
+  b.recv_capacity = static_cast<std::int64_t>(recv.size());
+  b.send_entries = sendcounts.size() == sdispls.size() ? static_cast<std::int64_t>(sendcounts.size()) : -2;
+  b.recv_entries = recvcounts.size() == rdispls.size() ? static_cast<std::int64_t>(recvcounts.size()) : -2;
+  return b;
+}
+
+// Graph communicator: sendcounts/sdispls must have the outdegree's length, recvcounts/rdispls the indegree's.
+template <class T>
+neighbor_plan neighbor_alltoallv_init(const std::vector<T>& send, const std::vector<int>& sendcounts,
+                                      const std::vector<int>& sdispls, std::vector<T>& recv,
+                                      const std::vector<int>& recvcounts, const std::vector<int>& rdispls,
+                                      MPI_Comm graph_comm, const exchange_options& options = {}) {
+  return neighbor_alltoallv_init(typed_buffers(send, sendcounts, sdispls, recv, recvcounts, rdispls), graph_comm,
+                                 options);
+}
+
+// Light path: one count and displacement per entry of destinations (sources).
+template <class T>
+neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std::vector<int>& destinations,
+                                      const std::vector<T>& send, const std::vector<int>& sendcounts,
+                                      const std::vector<int>& sdispls, std::vector<T>& recv,
+                                      const std::vector<int>& recvcounts, const std::vector<int>& rdispls,
+                                      MPI_Comm comm, const exchange_options& options = {}) {
+  return neighbor_alltoallv_init(sources, destinations,
+                                 typed_buffers(send, sendcounts, sdispls, recv, recvcounts, rdispls), comm, options);
+}
+
+}  // namespace redist::exchange

@@ -1,0 +1,161 @@
+// C entry points of the persistent neighborhood alltoallv: MPI_Info parsing, error codes, the opaque handle.
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "redist/exchange/neighbor.hpp"
+#include "redist/mpi/checked.hpp"
+#include "redist/redist.h"
+
+struct redist_request_s {
+  redist::exchange::neighbor_plan plan;
+};
+
+namespace {
+
+using redist::exchange::exchange_options;
+using redist::exchange::exchange_strategy;
+
+// The C error code of whatever a call threw.
+int error_code() noexcept {
+  try {
+    throw;
+  } catch (const redist::mpi_error& e) {
+    return e.code();
+  } catch (const redist::invalid_topology&) {
+    return MPI_ERR_TOPOLOGY;
+  } catch (const redist::inconsistent_ranks&) {
+    return MPI_ERR_TOPOLOGY;
+  } catch (const redist::invalid_argument&) {
+    return MPI_ERR_ARG;
+  } catch (const redist::overflow_error&) {
+    return MPI_ERR_COUNT;
+  } catch (const std::bad_alloc&) {
+    return MPI_ERR_NO_MEM;
+  } catch (...) {
+    return MPI_ERR_OTHER;
+  }
+}
+
+// The value of an info key, or "" when absent; a problem goes to `problem`.
+std::string info_value(MPI_Info info, const char* key, std::string& problem) {
+  if (info == MPI_INFO_NULL) return {};
+  char value[MPI_MAX_INFO_VAL + 1] = {0};
+  int length = MPI_MAX_INFO_VAL + 1, found = 0;
+  if (MPI_Info_get_string(info, key, &length, value, &found) != MPI_SUCCESS) {
+    problem = std::string("MPI_Info_get_string failed for key ") + key;
+    return {};
+  }
+  return found ? std::string(value) : std::string();
+}
+
+// Reads the info keys; a wrong value is a problem text (agreed on by the caller, as every rank must fail).
+exchange_options parse_info(MPI_Info info, std::string& problem) {
+  exchange_options options;
+  const std::string strategy = info_value(info, "redist_strategy", problem);
+  if (strategy == "standard") options.strategy = exchange_strategy::standard;
+  else if (strategy == "aggregate") options.strategy = exchange_strategy::aggregate;
+  else if (strategy == "auto" || strategy.empty()) options.strategy = exchange_strategy::automatic;
+  else problem = "info redist_strategy = \"" + strategy + "\": expected standard, aggregate or auto";
+  const std::string region_size = info_value(info, "redist_region_size", problem);
+  if (!region_size.empty()) {
+    char* end = nullptr;
+    const long n = std::strtol(region_size.c_str(), &end, 10);
+    if (*end != '\0' || n <= 0 || n > INT32_MAX)
+      problem = "info redist_region_size = \"" + region_size + "\": expected a positive integer";
+    else
+      options.region_size = static_cast<int>(n);
+  }
+  return options;
+}
+
+template <class Init>
+int init_request(MPI_Comm comm, MPI_Info info, redist_request* request, Init init) noexcept {
+  try {
+    std::string problem;
+    if (request == nullptr) problem = "request is a null pointer";
+    const exchange_options options = parse_info(info, problem);
+    redist::mpi::agree_on_errors(comm,
+                                 problem.empty() ? redist::mpi::error_kind::none
+                                                 : redist::mpi::error_kind::invalid_argument,
+                                 problem);
+    auto handle = std::make_unique<redist_request_s>();
+    handle->plan = init(options);
+    *request = handle.release();
+    return MPI_SUCCESS;
+  } catch (...) {
+    if (request != nullptr) *request = REDIST_REQUEST_NULL;
+    return error_code();
+  }
+}
+
+}  // namespace
+
+extern "C" int redist_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                              MPI_Info info, redist_request* request) {
+  return init_request(comm, info, request, [&](const exchange_options& options) {
+    const redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                               rdispls, recvtype};
+    return redist::exchange::neighbor_alltoallv_init(b, comm, options);
+  });
+}
+
+extern "C" int redist_neighbor_alltoallv_init_lists(int indegree, const int sources[], int outdegree,
+                                                    const int destinations[], const void* sendbuf,
+                                                    const int sendcounts[], const int sdispls[],
+                                                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                                    MPI_Info info, redist_request* request) {
+  return init_request(comm, info, request, [&](const exchange_options& options) {
+    // A bad degree or list becomes an empty side plus a problem the engine's agreement reports.
+    std::vector<int> in, out;
+    redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                         rdispls, recvtype};
+    if (indegree < 0 || (indegree > 0 && sources == nullptr))
+      b.recv_entries = -2;
+    else
+      in.assign(sources, sources + indegree);
+    if (outdegree < 0 || (outdegree > 0 && destinations == nullptr))
+      b.send_entries = -2;
+    else
+      out.assign(destinations, destinations + outdegree);
+    return redist::exchange::neighbor_alltoallv_init(in, out, b, comm, options);
+  });
+}
+
+extern "C" int redist_start(redist_request* request) {
+  if (request == nullptr || *request == REDIST_REQUEST_NULL) return MPI_ERR_REQUEST;
+  try {
+    (*request)->plan.start();
+    return MPI_SUCCESS;
+  } catch (...) {
+    return error_code();
+  }
+}
+
+extern "C" int redist_wait(redist_request* request) {
+  if (request == nullptr || *request == REDIST_REQUEST_NULL) return MPI_ERR_REQUEST;
+  try {
+    (*request)->plan.wait();
+    return MPI_SUCCESS;
+  } catch (...) {
+    return error_code();
+  }
+}
+
+extern "C" int redist_request_free(redist_request* request) {
+  if (request == nullptr) return MPI_ERR_REQUEST;
+  if (*request == REDIST_REQUEST_NULL) return MPI_SUCCESS;
+  int code = MPI_SUCCESS;
+  try {
+    if ((*request)->plan.active()) (*request)->plan.wait();
+  } catch (...) {
+    code = error_code();
+  }
+  delete *request;
+  *request = REDIST_REQUEST_NULL;
+  return code;
+}
