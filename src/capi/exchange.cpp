@@ -15,7 +15,7 @@ struct redist_request_s {
 namespace {
 
 using redist::exchange::exchange_options;
-using redist::exchange::exchange_strategy;
+using redist::exchange::neighbor_strategy;
 
 // The C error code of whatever a call threw.
 int error_code() noexcept {
@@ -54,9 +54,9 @@ std::string info_value(MPI_Info info, const char* key, std::string& problem) {
 exchange_options parse_info(MPI_Info info, std::string& problem) {
   exchange_options options;
   const std::string strategy = info_value(info, "redist_strategy", problem);
-  if (strategy == "standard") options.strategy = exchange_strategy::standard;
-  else if (strategy == "aggregate") options.strategy = exchange_strategy::aggregate;
-  else if (strategy == "auto" || strategy.empty()) options.strategy = exchange_strategy::automatic;
+  if (strategy == "standard") options.strategy = neighbor_strategy::standard;
+  else if (strategy == "aggregate") options.strategy = neighbor_strategy::aggregate;
+  else if (strategy == "auto" || strategy.empty()) options.strategy = neighbor_strategy::automatic;
   else problem = "info redist_strategy = \"" + strategy + "\": expected standard, aggregate or auto";
   const std::string region_size = info_value(info, "redist_region_size", problem);
   if (!region_size.empty()) {

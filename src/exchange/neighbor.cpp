@@ -21,11 +21,11 @@
 
 namespace redist::exchange {
 
-const char* to_string(exchange_strategy s) noexcept {
+const char* to_string(neighbor_strategy s) noexcept {
   switch (s) {
-    case exchange_strategy::automatic: return "automatic";
-    case exchange_strategy::standard: return "standard";
-    case exchange_strategy::aggregate: return "aggregate";
+    case neighbor_strategy::automatic: return "automatic";
+    case neighbor_strategy::standard: return "standard";
+    case neighbor_strategy::aggregate: return "aggregate";
   }
   return "?";
 }
@@ -580,9 +580,9 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   exchange_statistics& s = p->stats;
   s.regions = static_cast<int>(f.members.size());
   s.strategy = options.strategy;
-  if (options.strategy == exchange_strategy::automatic) {
+  if (options.strategy == neighbor_strategy::automatic) {
     const bool worth_it = f.max_region_size > 1 && busiest_pair > 1;
-    s.strategy = worth_it ? exchange_strategy::aggregate : exchange_strategy::standard;
+    s.strategy = worth_it ? neighbor_strategy::aggregate : neighbor_strategy::standard;
     s.reason = "automatic (temporary rule): " +
                (worth_it ? "a region pair carries " + std::to_string(busiest_pair) +
                                " messages and regions hold up to " + std::to_string(f.max_region_size) + " ranks"
@@ -595,7 +595,7 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   MPI_Comm dup;
   REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
   p->comm = mpi::comm_handle(dup);
-  if (s.strategy == exchange_strategy::aggregate)
+  if (s.strategy == neighbor_strategy::aggregate)
     build_aggregate(*p, f, records);
   else
     build_direct(*p, f, [](int) { return true; });

@@ -74,8 +74,8 @@ void check_against_mpi(exchange_options options, std::uint64_t seed) {
 }
 
 TEST(ExchangeNeighbor, MatchesMpiEveryStrategyAndRegion) {
-  for (auto strategy : {exchange::exchange_strategy::standard, exchange::exchange_strategy::aggregate,
-                        exchange::exchange_strategy::automatic})
+  for (auto strategy : {exchange::neighbor_strategy::standard, exchange::neighbor_strategy::aggregate,
+                        exchange::neighbor_strategy::automatic})
     for (int regions = 0; regions < 4; ++regions) {
       exchange_options o;
       o.strategy = strategy;

@@ -14,28 +14,28 @@
 
 namespace redist::exchange {
 
-enum class exchange_strategy {
+enum class neighbor_strategy {
   // Temporary rule (a cost model replaces it later): aggregate when some region holds more than one rank
   // and some pair of regions carries more than one message, standard otherwise.
   automatic,
   standard,   // persistent point-to-point, one message per neighbor
   aggregate,  // gather within the region, one message per region pair, scatter within the region
 };
-const char* to_string(exchange_strategy s) noexcept;
+const char* to_string(neighbor_strategy s) noexcept;
 
 // How ranks are grouped into regions (the unit of locality). The first that is set wins:
 // region_id (every rank passes its own; equal ids share a region), region_size (consecutive blocks of that
 // many ranks, the last one possibly shorter), else the node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)).
 // Every rank must choose the same way.
 struct exchange_options {
-  exchange_strategy strategy = exchange_strategy::automatic;
+  neighbor_strategy strategy = neighbor_strategy::automatic;
   int region_size = 0;
   std::optional<int> region_id;
 };
 
 // Per rank, what one start()/wait() cycle sends. Copies from a rank to itself are not messages.
 struct exchange_statistics {
-  exchange_strategy strategy = exchange_strategy::standard;  // the one used (never automatic)
+  neighbor_strategy strategy = neighbor_strategy::standard;  // the one used (never automatic)
   std::string reason;                                        // one line: why that strategy
   int regions = 0;                                           // number of regions of the communicator
   std::int64_t inter_region_messages = 0;                    // messages to ranks of another region
