@@ -106,7 +106,7 @@ struct grid_coordinates {
 // multiply is unchanged: it never looks at global indices.
 struct dimension_order {
   std::vector<range> runs;                // global index ranges, in order
-  std::vector<std::int64_t> run_position; // position of each run's first index in the order
+  std::vector<std::int64_t> run_position;  // position of each run's first index in the order
 
   // Identity order of [0, n).
   static dimension_order identity(std::int64_t n) {
@@ -117,8 +117,9 @@ struct dimension_order {
   }
   // Blocks of `splits` (a layout's splits of this dimension), stably grouped by `owner_line` (the process
   // row or column of each block). With `automatic`, layouts whose blocks are on average shorter than
-  // min_mean_run keep the identity order: every run becomes a block of the native layouts, and planning and packing pay per block
-  // (with runs of 64 or more, a native block holds at least 4096 elements when both dimensions are grouped).
+  // min_mean_run keep the identity order: every run becomes a block of the native layouts, and planning and
+  // packing pay per block (with runs of 64 or more, a native block holds at least 4096 elements when both
+  // dimensions are grouped).
   static constexpr std::int64_t min_mean_run = 64;
   static dimension_order grouped(const std::vector<std::int64_t>& splits, const std::vector<int>& owner_line,
                                  gemm_native_order choice) {
