@@ -109,8 +109,11 @@ REDIST_DECLARE_GEMM(pzgemm)
  * Same arguments and results as MPI_Neighbor_alltoallv_init: comm is a distributed-graph communicator from
  * MPI_Dist_graph_create_adjacent, whose sources and destinations are the receive and send edges; the buffers
  * are bound at init and their contents may change between exchanges. Collective over comm. Info keys:
- * "redist_strategy" = "standard" | "aggregate" | "auto" (default auto), "redist_region_size" = n > 0
- * (regions of n consecutive ranks; default: one region per node). Each exchange is redist_start then
+ * "redist_strategy" = "standard" | "aggregate" | "dedup" (the _ext entry point only) | "auto" (default auto:
+ * the candidate with the least predicted time), "redist_region_size" = n > 0 (regions of n consecutive
+ * ranks; default: one region per node), "redist_cost_model" = "calibrate" (default: measured once per set
+ * of processes and regions) | "defaults" | six numbers "intra_latency,intra_seconds_per_byte,
+ * inter_latency,inter_seconds_per_byte,region_seconds_per_byte,copy_seconds_per_byte" (seconds). Each exchange is redist_start then
  * redist_wait; redist_request_free releases the plan (after waiting for an exchange still in flight) and
  * sets *request to REDIST_REQUEST_NULL. Every entry point returns MPI_SUCCESS or an error code, the same on
  * every rank for init, and moves nothing when init fails: MPI_ERR_TOPOLOGY for a communicator that is not
@@ -132,6 +135,20 @@ int redist_neighbor_alltoallv_init_lists(int indegree, const int sources[], int 
                                          MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                          redist_request* request);
+/* As redist_neighbor_alltoallv_init, with a global id per element (paper Section 3.3): the element at
+ * displacement d of the send (receive) buffer, d = sdispls[i] + k for the k-th element of edge i, carries
+ * global_send_indices[d] (global_recv_indices[d]). A receive element's id must be the id of the send element
+ * the plain call delivers there (checked: MPI_ERR_TOPOLOGY otherwise), and elements of one source with equal
+ * ids must hold equal values: with "dedup" (or auto choosing it) each (source, id) crosses a region pair
+ * once. The id arrays are read during the call only. */
+int redist_neighbor_alltoallv_init_ext(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                       const int64_t global_send_indices[], MPI_Datatype sendtype, void* recvbuf,
+                                       const int recvcounts[], const int rdispls[],
+                                       const int64_t global_recv_indices[], MPI_Datatype recvtype, MPI_Comm comm,
+                                       MPI_Info info, redist_request* request);
+/* The strategy a request uses ("standard", "aggregate" or "dedup") and one line saying why (auto: every
+ * candidate's predicted time). The strings live as long as the request. MPI_ERR_REQUEST for a null one. */
+int redist_neighbor_query(redist_request request, const char** strategy, const char** reason);
 int redist_start(redist_request* request);
 int redist_wait(redist_request* request);
 int redist_request_free(redist_request* request);

@@ -14,6 +14,7 @@ struct redist_request_s {
 
 namespace {
 
+using redist::exchange::cost_model;
 using redist::exchange::exchange_options;
 using redist::exchange::neighbor_strategy;
 
@@ -56,8 +57,9 @@ exchange_options parse_info(MPI_Info info, std::string& problem) {
   const std::string strategy = info_value(info, "redist_strategy", problem);
   if (strategy == "standard") options.strategy = neighbor_strategy::standard;
   else if (strategy == "aggregate") options.strategy = neighbor_strategy::aggregate;
+  else if (strategy == "dedup") options.strategy = neighbor_strategy::dedup;
   else if (strategy == "auto" || strategy.empty()) options.strategy = neighbor_strategy::automatic;
-  else problem = "info redist_strategy = \"" + strategy + "\": expected standard, aggregate or auto";
+  else problem = "info redist_strategy = \"" + strategy + "\": expected standard, aggregate, dedup or auto";
   const std::string region_size = info_value(info, "redist_region_size", problem);
   if (!region_size.empty()) {
     char* end = nullptr;
@@ -66,6 +68,28 @@ exchange_options parse_info(MPI_Info info, std::string& problem) {
       problem = "info redist_region_size = \"" + region_size + "\": expected a positive integer";
     else
       options.region_size = static_cast<int>(n);
+  }
+  const std::string model = info_value(info, "redist_cost_model", problem);
+  if (model == "defaults") {
+    options.model = cost_model{};
+  } else if (!model.empty() && model != "calibrate") {
+    cost_model m;
+    m.source = "user (info redist_cost_model)";
+    double* fields[] = {&m.intra_latency, &m.intra_seconds_per_byte, &m.inter_latency, &m.inter_seconds_per_byte,
+                        &m.region_seconds_per_byte, &m.copy_seconds_per_byte};
+    const char* at = model.c_str();
+    bool good = true;
+    for (size_t k = 0; k < 6 && good; ++k) {
+      char* end = nullptr;
+      *fields[k] = std::strtod(at, &end);
+      good = end != at && *fields[k] >= 0 && (*end == (k < 5 ? ',' : '\0'));
+      at = end + (k < 5 ? 1 : 0);
+    }
+    if (good)
+      options.model = m;
+    else
+      problem = "info redist_cost_model = \"" + model +
+                "\": expected calibrate, defaults or six non-negative numbers separated by commas";
   }
   return options;
 }
@@ -124,6 +148,33 @@ extern "C" int redist_neighbor_alltoallv_init_lists(int indegree, const int sour
       out.assign(destinations, destinations + outdegree);
     return redist::exchange::neighbor_alltoallv_init(in, out, b, comm, options);
   });
+}
+
+extern "C" int redist_neighbor_alltoallv_init_ext(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                                  const int64_t global_send_indices[], MPI_Datatype sendtype,
+                                                  void* recvbuf, const int recvcounts[], const int rdispls[],
+                                                  const int64_t global_recv_indices[], MPI_Datatype recvtype,
+                                                  MPI_Comm comm, MPI_Info info, redist_request* request) {
+  return init_request(comm, info, request, [&](const exchange_options& options) {
+    redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                         rdispls, recvtype};
+    b.global_ids = true;
+    b.send_ids = global_send_indices;
+    b.recv_ids = global_recv_indices;
+    return redist::exchange::neighbor_alltoallv_init(b, comm, options);
+  });
+}
+
+extern "C" int redist_neighbor_query(redist_request request, const char** strategy, const char** reason) {
+  if (request == REDIST_REQUEST_NULL) return MPI_ERR_REQUEST;
+  try {
+    const auto& s = request->plan.statistics();
+    if (strategy != nullptr) *strategy = redist::exchange::to_string(s.strategy);
+    if (reason != nullptr) *reason = s.reason.c_str();
+    return MPI_SUCCESS;
+  } catch (...) {
+    return error_code();
+  }
 }
 
 extern "C" int redist_start(redist_request* request) {

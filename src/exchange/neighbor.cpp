@@ -1,9 +1,10 @@
-// The persistent neighborhood alltoallv engine: setup (validation, regions, strategy) and the two strategies.
+// The persistent neighborhood alltoallv engine: setup (validation, regions, strategy) and the strategies.
 //
-// Messages of the standard strategy and the fully local messages of the aggregate strategy use the caller's
+// Messages of the standard strategy and the fully local messages of the other strategies use the caller's
 // datatypes directly (no copy). Aggregated data travels packed (MPI_Pack_c / MPI_Unpack_c), so that
 // segments of different edges can share one message whatever the datatypes: a segment holds the signature
-// bytes of its edge, count * MPI_Type_size bytes.
+// bytes of its edge, count * MPI_Type_size bytes; dedup picks single elements out of packed buffers, which
+// relies on the packed form of n elements being n packed elements one after another (MPICH's native form).
 //
 // Tags, per ordered pair of ranks: 4 * k + phase, where phase 0 is a direct message (k: the edge's
 // occurrence among the edges between the two ranks, so that repeated edges match in order), 1 the gather
@@ -12,7 +13,11 @@
 #include "redist/exchange/neighbor.hpp"
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstring>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 
@@ -26,6 +31,7 @@ const char* to_string(neighbor_strategy s) noexcept {
     case neighbor_strategy::automatic: return "automatic";
     case neighbor_strategy::standard: return "standard";
     case neighbor_strategy::aggregate: return "aggregate";
+    case neighbor_strategy::dedup: return "dedup";
   }
   return "?";
 }
@@ -40,9 +46,10 @@ int tag_of(std::int64_t k, phase_tag phase) { return static_cast<int>(4 * k + ph
 struct edge {
   int peer = 0;
   int count = 0;
-  std::int64_t offset = 0;  // bytes from the buffer's start: displacement * extent
-  std::int64_t bytes = 0;   // signature bytes: count * MPI_Type_size
-  int occurrence = 0;       // how many earlier edges of this side have the same peer
+  std::int64_t displacement = 0;  // in elements of the datatype's extent, as the caller gave it
+  std::int64_t offset = 0;        // bytes from the buffer's start: displacement * extent
+  std::int64_t bytes = 0;         // signature bytes: count * MPI_Type_size
+  int occurrence = 0;             // how many earlier edges of this side have the same peer
 };
 
 // An edge's data at an offset of a staging buffer.
@@ -63,19 +70,31 @@ datatype_info describe(MPI_Datatype t) {
   return d;
 }
 
+// Messages and bytes one rank sends and receives per cycle, by phase, locality and direction: the
+// statistics and the cost model's input.
+struct load {
+  std::int64_t messages = 0, bytes = 0;
+};
+enum locality : int { intra = 0, inter = 1 };
+enum direction : int { outbound = 0, inbound = 1 };
+using load_table = std::array<std::array<std::array<load, 2>, 2>, 4>;  // [phase][locality][direction]
+
 }  // namespace
 
 struct plan_state {
-  mpi::comm_handle comm;  // a duplicate: the plan's messages never match the caller's
+  MPI_Comm comm = MPI_COMM_NULL;  // the duplicate in owned_comm: the plan's messages never match the caller's
+  mpi::comm_handle owned_comm;    // set on the plan that is kept (candidates share one duplicate)
   const char* sendbuf = nullptr;
   char* recvbuf = nullptr;
   MPI_Datatype sendtype = MPI_DATATYPE_NULL;
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
   std::vector<edge> sends, recvs;
   exchange_statistics stats;
+  load_table loads{};
+  std::int64_t copied_bytes = 0;  // packed plus unpacked bytes per cycle
   bool active = false;
 
-  // Direct messages (all of standard's, the fully local ones of aggregate) and copies to self.
+  // Direct messages (all of standard's, the fully local ones of the others) and copies to self.
   std::vector<MPI_Request> direct;
   std::vector<std::pair<int, int>> self_copies;  // (send edge, receive edge)
   std::vector<char> self_scratch;
@@ -96,6 +115,31 @@ struct plan_state {
   std::vector<outgoing_stage> outgoing;
   std::vector<pair_buffer> global_out, global_in;
   std::vector<incoming_stage> incoming;
+
+  // Dedup: elements picked from the send buffer by a datatype of their places (one pack per region), and
+  // put at their receive places by another (one unpack per source region).
+  struct typed_pack {
+    MPI_Datatype places = MPI_DATATYPE_NULL;  // count 1 over sendbuf
+    std::int64_t bytes = 0;
+    char* out = nullptr;
+  };
+  struct typed_unpack {
+    const char* in = nullptr;
+    std::int64_t bytes = 0;
+    MPI_Datatype places = MPI_DATATYPE_NULL;  // count 1 over recvbuf
+  };
+  struct element_pick {  // a receiver's own elements, picked out of a pair message before unpacking
+    const char* from = nullptr;
+    std::int64_t element_bytes = 0;
+    std::vector<std::int64_t> offsets;
+    std::vector<char> scratch;
+    MPI_Datatype places = MPI_DATATYPE_NULL;
+  };
+  std::vector<std::vector<char>> dedup_buffers;  // storage: a moved vector keeps its data's address
+  std::vector<typed_pack> typed_packs;
+  std::vector<element_pick> own_picks;
+  std::vector<typed_unpack> incoming_unpacks;
+
   std::vector<MPI_Request> gather, global_sends, global_recvs, scatter_sends, scatter_recvs;
   std::vector<mpi::datatype_handle> owned_types;
 
@@ -111,14 +155,22 @@ struct plan_state {
 
   void pack(const edge& e, char* out) const {
     MPI_Count position = 0;
-    REDIST_MPI_CHECK(MPI_Pack_c(sendbuf + e.offset, e.count, sendtype, out, e.bytes, &position, comm.get()));
+    REDIST_MPI_CHECK(MPI_Pack_c(sendbuf + e.offset, e.count, sendtype, out, e.bytes, &position, comm));
     if (position != e.bytes)
       throw error("MPI_Pack_c wrote " + std::to_string(position) + " bytes where the send type's size gives " +
                   std::to_string(e.bytes));
   }
   void unpack(const char* in, const edge& e) const {
     MPI_Count position = 0;
-    REDIST_MPI_CHECK(MPI_Unpack_c(in, e.bytes, &position, recvbuf + e.offset, e.count, recvtype, comm.get()));
+    REDIST_MPI_CHECK(MPI_Unpack_c(in, e.bytes, &position, recvbuf + e.offset, e.count, recvtype, comm));
+  }
+  void pack(const typed_pack& t) const {
+    MPI_Count position = 0;
+    REDIST_MPI_CHECK(MPI_Pack_c(sendbuf, 1, t.places, t.out, t.bytes, &position, comm));
+  }
+  void unpack(const char* in, std::int64_t bytes, MPI_Datatype places) const {
+    MPI_Count position = 0;
+    REDIST_MPI_CHECK(MPI_Unpack_c(in, bytes, &position, recvbuf, 1, places, comm));
   }
   static void start_all(std::vector<MPI_Request>& r) {
     if (!r.empty()) REDIST_MPI_CHECK(MPI_Startall(static_cast<int>(r.size()), r.data()));
@@ -141,6 +193,7 @@ struct plan_state {
       for (const segment& s : o.segments) pack(sends[s.edge], o.buffer.data() + s.offset);
     for (pair_buffer& g : global_out)
       for (const segment& s : g.own) pack(sends[s.edge], g.buffer.data() + s.offset);
+    for (const typed_pack& t : typed_packs) pack(t);
     start_all(gather);
     wait_all(gather);
     start_all(global_sends);
@@ -156,10 +209,17 @@ struct plan_state {
     start_all(scatter_sends);
     for (const pair_buffer& g : global_in)
       for (const segment& s : g.own) unpack(g.buffer.data() + s.offset, recvs[s.edge]);
+    for (element_pick& pick : own_picks) {
+      for (size_t k = 0; k < pick.offsets.size(); ++k)
+        std::memcpy(pick.scratch.data() + k * pick.element_bytes, pick.from + pick.offsets[k],
+                    static_cast<size_t>(pick.element_bytes));
+      unpack(pick.scratch.data(), static_cast<std::int64_t>(pick.scratch.size()), pick.places);
+    }
     wait_all(scatter_sends);
     wait_all(scatter_recvs);
     for (const incoming_stage& in : incoming)
       for (const segment& s : in.segments) unpack(in.buffer.data() + s.offset, recvs[s.edge]);
+    for (const typed_unpack& u : incoming_unpacks) unpack(u.in, u.bytes, u.places);
     active = false;
   }
 };
@@ -202,6 +262,7 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
     e.occurrence = seen[e.peer]++;
     e.count = counts[i];
     if (e.count < 0) return std::string(counts_name) + "[" + std::to_string(i) + "] = " + std::to_string(e.count) + " is negative";
+    e.displacement = displs[i];
     e.offset = static_cast<std::int64_t>(displs[i]) * t.extent;
     e.bytes = static_cast<std::int64_t>(e.count) * t.size;
     if (e.count == 0) continue;
@@ -274,6 +335,29 @@ layout_facts find_regions(MPI_Comm comm, const exchange_options& options) {
   return f;
 }
 
+// Sends to[r] to every rank r; returns what each rank sent to this one. Collective.
+std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::int64_t>>& to) {
+  const size_t nranks = to.size();
+  std::vector<MPI_Count> send_counts(nranks), recv_counts(nranks), sdispls(nranks), rdispls(nranks);
+  for (size_t r = 0; r < nranks; ++r) send_counts[r] = static_cast<MPI_Count>(to[r].size());
+  REDIST_MPI_CHECK(MPI_Alltoall(send_counts.data(), 1, MPI_COUNT, recv_counts.data(), 1, MPI_COUNT, comm));
+  MPI_Count send_total = 0, recv_total = 0;
+  for (size_t r = 0; r < nranks; ++r) {
+    sdispls[r] = send_total;
+    rdispls[r] = recv_total;
+    send_total += send_counts[r];
+    recv_total += recv_counts[r];
+  }
+  std::vector<std::int64_t> flat_out(static_cast<size_t>(send_total)), flat_in(static_cast<size_t>(recv_total));
+  for (size_t r = 0; r < nranks; ++r) std::copy(to[r].begin(), to[r].end(), flat_out.begin() + sdispls[r]);
+  REDIST_MPI_CHECK(MPI_Alltoallv_c(flat_out.data(), send_counts.data(), sdispls.data(), MPI_INT64_T,
+                                   flat_in.data(), recv_counts.data(), rdispls.data(), MPI_INT64_T, comm));
+  std::vector<std::vector<std::int64_t>> from(nranks);
+  for (size_t r = 0; r < nranks; ++r)
+    from[r].assign(flat_in.begin() + rdispls[r], flat_in.begin() + rdispls[r] + recv_counts[r]);
+  return from;
+}
+
 // A record one rank sends about one of its send edges: the destination and the bytes.
 constexpr int record_words = 2;
 
@@ -297,31 +381,7 @@ std::vector<std::vector<std::int64_t>> exchange_records(MPI_Comm comm, const lay
       to[t].push_back(e.bytes);
     }
   }
-  std::vector<int> send_counts(static_cast<size_t>(f.nranks)), recv_counts(send_counts.size());
-  for (int r = 0; r < f.nranks; ++r) {
-    if (to[r].size() > static_cast<size_t>(INT32_MAX))
-      throw overflow_error("exchange setup: too many edges to describe to rank " + std::to_string(r));
-    send_counts[r] = static_cast<int>(to[r].size());
-  }
-  REDIST_MPI_CHECK(MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, comm));
-  std::vector<int> sdispls(send_counts.size()), rdispls(send_counts.size());
-  std::int64_t send_total = 0, recv_total = 0;
-  for (int r = 0; r < f.nranks; ++r) {
-    if (send_total > INT32_MAX || recv_total > INT32_MAX)
-      throw overflow_error("exchange setup: edge descriptions exceed 2^31 words");
-    sdispls[r] = static_cast<int>(send_total);
-    rdispls[r] = static_cast<int>(recv_total);
-    send_total += send_counts[r];
-    recv_total += recv_counts[r];
-  }
-  std::vector<std::int64_t> flat_out(static_cast<size_t>(send_total)), flat_in(static_cast<size_t>(recv_total));
-  for (int r = 0; r < f.nranks; ++r) std::copy(to[r].begin(), to[r].end(), flat_out.begin() + sdispls[r]);
-  REDIST_MPI_CHECK(MPI_Alltoallv(flat_out.data(), send_counts.data(), sdispls.data(), MPI_INT64_T, flat_in.data(),
-                                 recv_counts.data(), rdispls.data(), MPI_INT64_T, comm));
-  std::vector<std::vector<std::int64_t>> from(static_cast<size_t>(f.nranks));
-  for (int r = 0; r < f.nranks; ++r)
-    from[r].assign(flat_in.begin() + rdispls[r], flat_in.begin() + rdispls[r] + recv_counts[r]);
-  return from;
+  return exchange_words(comm, to);
 }
 
 // One inter-region edge as its region pair's sender and receiver see it.
@@ -366,15 +426,18 @@ MPI_Request recv_init(void* buf, MPI_Count count, MPI_Datatype type, int source,
   return r;
 }
 
-void count_message(exchange_statistics& s, bool inter_region, std::int64_t bytes) {
-  (inter_region ? s.inter_region_messages : s.intra_region_messages) += 1;
-  (inter_region ? s.inter_region_bytes : s.intra_region_bytes) += bytes;
+void record(plan_state& p, phase_tag phase, locality where, direction way, std::int64_t bytes) {
+  load& l = p.loads[phase][where][way];
+  l.messages += 1;
+  l.bytes += bytes;
+}
+locality locality_of(const layout_facts& f, int peer) {
+  return f.region_of[peer] == f.region_of[f.me] ? intra : inter;
 }
 
 // Direct messages for every edge with data whose peer passes `take` (self edges become local copies).
 template <class Take>
 void build_direct(plan_state& p, const layout_facts& f, Take take) {
-  const MPI_Comm comm = p.comm.get();
   std::vector<int> self_sends, self_recvs;
   for (size_t i = 0; i < p.sends.size(); ++i) {
     const edge& e = p.sends[i];
@@ -383,8 +446,8 @@ void build_direct(plan_state& p, const layout_facts& f, Take take) {
       self_sends.push_back(static_cast<int>(i));
       continue;
     }
-    p.direct.push_back(send_init(p.sendbuf + e.offset, e.count, p.sendtype, e.peer, tag_of(e.occurrence, direct_phase), comm));
-    count_message(p.stats, f.region_of[e.peer] != f.region_of[f.me], e.bytes);
+    p.direct.push_back(send_init(p.sendbuf + e.offset, e.count, p.sendtype, e.peer, tag_of(e.occurrence, direct_phase), p.comm));
+    record(p, direct_phase, locality_of(f, e.peer), outbound, e.bytes);
   }
   for (size_t j = 0; j < p.recvs.size(); ++j) {
     const edge& e = p.recvs[j];
@@ -393,18 +456,26 @@ void build_direct(plan_state& p, const layout_facts& f, Take take) {
       self_recvs.push_back(static_cast<int>(j));
       continue;
     }
-    p.direct.push_back(recv_init(p.recvbuf + e.offset, e.count, p.recvtype, e.peer, tag_of(e.occurrence, direct_phase), comm));
+    p.direct.push_back(recv_init(p.recvbuf + e.offset, e.count, p.recvtype, e.peer, tag_of(e.occurrence, direct_phase), p.comm));
+    record(p, direct_phase, locality_of(f, e.peer), inbound, e.bytes);
   }
   std::int64_t largest = 0;
   for (size_t k = 0; k < self_sends.size(); ++k) {  // matched in order, as MPI matches repeated edges
     p.self_copies.emplace_back(self_sends[k], self_recvs[k]);
     largest = std::max(largest, p.sends[self_sends[k]].bytes);
+    p.copied_bytes += 2 * p.sends[self_sends[k]].bytes;
   }
   p.self_scratch.resize(static_cast<size_t>(largest));
 }
 
+MPI_Datatype commit(plan_state& p, MPI_Datatype t) {
+  REDIST_MPI_CHECK(MPI_Type_commit(&t));
+  p.owned_types.emplace_back(t);
+  return t;
+}
+
 void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std::vector<std::int64_t>>& records) {
-  const MPI_Comm comm = p.comm.get();
+  const MPI_Comm comm = p.comm;
   const int mine = f.region_of[f.me];
   const int nregions = static_cast<int>(f.members.size());
   build_direct(p, f, [&](int peer) { return f.region_of[peer] == mine; });
@@ -440,11 +511,12 @@ void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std
         mine_to_b.push_back({static_cast<int>(i), total});
         total += p.sends[i].bytes;
       }
+    p.copied_bytes += total;
     const int leader = f.sender(mine, b);
     if (!mine_to_b.empty() && leader != f.me) {
       p.outgoing.push_back({std::vector<char>(static_cast<size_t>(total)), std::move(mine_to_b)});
       p.gather.push_back(send_init(p.outgoing.back().buffer.data(), total, MPI_BYTE, leader, tag_of(b, gather_phase), comm));
-      count_message(p.stats, false, total);
+      record(p, gather_phase, intra, outbound, total);
     }
     if (!as_sender[b].empty()) {
       std::vector<pair_entry>& entries = as_sender[b];
@@ -462,19 +534,20 @@ void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std
           continue;
         }
         std::vector<MPI_Count> lengths, places;
+        std::int64_t contribution = 0;
         for (const pair_entry* e : list) {
           lengths.push_back(e->bytes);
           places.push_back(e->offset);
+          contribution += e->bytes;
         }
         MPI_Datatype scattered;
         REDIST_MPI_CHECK(MPI_Type_create_hindexed_c(static_cast<MPI_Count>(list.size()), lengths.data(),
                                                     places.data(), MPI_BYTE, &scattered));
-        REDIST_MPI_CHECK(MPI_Type_commit(&scattered));
-        p.owned_types.emplace_back(scattered);
-        p.gather.push_back(recv_init(g.buffer.data(), 1, scattered, source, tag_of(b, gather_phase), comm));
+        p.gather.push_back(recv_init(g.buffer.data(), 1, commit(p, scattered), source, tag_of(b, gather_phase), comm));
+        record(p, gather_phase, intra, inbound, contribution);
       }
       p.global_sends.push_back(send_init(g.buffer.data(), size, MPI_BYTE, f.receiver(b, mine), global_phase, comm));
-      count_message(p.stats, true, size);
+      record(p, global_phase, inter, outbound, size);
     }
   }
   for (int a = 0; a < nregions; ++a) {
@@ -491,13 +564,16 @@ void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std
       in.buffer.resize(static_cast<size_t>(total));
       p.incoming.push_back(std::move(in));
       p.scatter_recvs.push_back(recv_init(p.incoming.back().buffer.data(), total, MPI_BYTE, leader, tag_of(a, scatter_phase), comm));
+      record(p, scatter_phase, intra, inbound, total);
     }
+    for (int j : order) p.copied_bytes += p.recvs[j].bytes;
     if (as_receiver[a].empty()) continue;
     std::vector<pair_entry>& entries = as_receiver[a];
     const std::int64_t size = lay_out(entries);
     p.global_in.push_back({std::vector<char>(static_cast<size_t>(size)), {}});
     plan_state::pair_buffer& g = p.global_in.back();
     p.global_recvs.push_back(recv_init(g.buffer.data(), size, MPI_BYTE, f.sender(a, mine), global_phase, comm));
+    record(p, global_phase, inter, inbound, size);
     size_t own = 0;
     for (size_t k = 0; k < entries.size();) {  // one contiguous part per destination
       const int destination = entries[k].destination;
@@ -509,101 +585,596 @@ void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std
       }
       if (destination == f.me) continue;
       p.scatter_sends.push_back(send_init(g.buffer.data() + begin, bytes, MPI_BYTE, destination, tag_of(a, scatter_phase), comm));
-      count_message(p.stats, false, bytes);
+      record(p, scatter_phase, intra, outbound, bytes);
     }
   }
+}
+
+// ---- Dedup (paper Section 3.3): what the global ids tell each rank ----
+
+struct dedup_tables {
+  std::int64_t element_bytes = 0;
+  // Per destination region: this rank's distinct ids for it (ascending) and the send buffer's byte offset
+  // of one element carrying each.
+  struct distinct_elements {
+    std::vector<std::int64_t> ids, offsets;
+  };
+  std::map<int, distinct_elements> mine;
+  // As the sender of pair (mine, b) / the receiver of pair (a, mine): every contributing source's distinct
+  // ids, sources ascending; the pair message is their elements in that order.
+  std::map<int, std::map<int, std::vector<std::int64_t>>> as_sender, as_receiver;
+  // As the receiver of pair (a, mine): per destination of this region, the pair message's element index of
+  // every element the destination receives from region a, in its receive_order.
+  std::map<int, std::map<int, std::vector<std::int64_t>>> picks;
+};
+
+enum id_block : std::int64_t { distinct_block = 0, needs_block = 1, edge_hash_block = 2 };
+
+std::uint64_t hash_ids(const std::int64_t* ids, int count) {
+  std::uint64_t h = 1469598103934665603ull ^ static_cast<std::uint64_t>(count);
+  for (int k = 0; k < count; ++k) {
+    h ^= static_cast<std::uint64_t>(ids[k]);
+    h *= 1099511628211ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+// Collective: sources tell their region pairs' senders and receivers their distinct ids, destinations
+// tell the receivers which (source, id) each of their elements is, and every edge's ids are checked
+// against the destination's by a hash. Problems go to `problem` (the caller agrees on them).
+dedup_tables share_ids(MPI_Comm comm, const layout_facts& f, const plan_state& p, const neighbor_buffers& b,
+                       std::string& problem) {
+  dedup_tables t;
+  const datatype_info send_type = describe(p.sendtype), recv_type = describe(p.recvtype);
+  t.element_bytes = send_type.size;
+  if (send_type.size != recv_type.size)
+    problem = "dedup: the send type's size (" + std::to_string(send_type.size) + " bytes) differs from the "
+              "receive type's (" + std::to_string(recv_type.size) + "): global ids name single elements";
+  const auto ids_of = [&](const edge& e, const std::int64_t* ids, std::int64_t size, const char* side) -> const std::int64_t* {
+    if (e.count == 0) return nullptr;
+    if (ids == nullptr || (size >= 0 && e.displacement + e.count > size)) {
+      if (problem.empty())
+        problem = std::string(side) + " global ids: edge to/from rank " + std::to_string(e.peer) + " needs ids [" +
+                  std::to_string(e.displacement) + ", " + std::to_string(e.displacement + e.count) + ") of " +
+                  (ids == nullptr ? std::string("a null array") : std::to_string(size));
+      return nullptr;
+    }
+    return ids + e.displacement;
+  };
+
+  const int mine = f.region_of[f.me];
+  std::vector<std::vector<std::int64_t>> to(static_cast<size_t>(f.nranks));
+  std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> by_region;  // (id, offset)
+  for (const edge& e : p.sends) {
+    const std::int64_t* ids = ids_of(e, b.send_ids, b.send_ids_size, "send");
+    to[e.peer].push_back(edge_hash_block);
+    to[e.peer].push_back(static_cast<std::int64_t>(ids ? hash_ids(ids, e.count) : hash_ids(nullptr, 0)));
+    const int theirs = f.region_of[e.peer];
+    if (theirs == mine || ids == nullptr) continue;
+    auto& list = by_region[theirs];
+    for (int k = 0; k < e.count; ++k) list.emplace_back(ids[k], e.offset + k * send_type.extent);
+  }
+  for (auto& [region, list] : by_region) {
+    std::stable_sort(list.begin(), list.end(), [](auto& x, auto& y) { return x.first < y.first; });
+    auto& d = t.mine[region];
+    for (auto [id, offset] : list)
+      if (d.ids.empty() || d.ids.back() != id) {
+        d.ids.push_back(id);
+        d.offsets.push_back(offset);
+      }
+    for (int target : {f.sender(mine, region), f.receiver(region, mine)}) {
+      to[target].insert(to[target].end(), {distinct_block, region, static_cast<std::int64_t>(d.ids.size())});
+      to[target].insert(to[target].end(), d.ids.begin(), d.ids.end());
+    }
+  }
+  for (int a = 0; a < static_cast<int>(f.members.size()); ++a) {
+    if (a == mine) continue;
+    std::vector<std::int64_t> needs;
+    for (int j : receive_order(p.recvs, f, a)) {
+      const std::int64_t* ids = ids_of(p.recvs[j], b.recv_ids, b.recv_ids_size, "receive");
+      for (int k = 0; ids && k < p.recvs[j].count; ++k) {
+        needs.push_back(p.recvs[j].peer);
+        needs.push_back(ids[k]);
+      }
+    }
+    if (needs.empty()) continue;
+    auto& out = to[f.receiver(mine, a)];
+    out.insert(out.end(), {needs_block, a, static_cast<std::int64_t>(needs.size() / 2)});
+    out.insert(out.end(), needs.begin(), needs.end());
+  }
+
+  const auto from = exchange_words(comm, to);
+  std::map<int, std::vector<std::int64_t>> hashes_from;
+  std::map<int, std::map<int, std::vector<std::int64_t>>> needs_of;  // [a][destination]: (source, id) pairs
+  for (int r = 0; r < f.nranks; ++r) {
+    const auto& w = from[r];
+    for (size_t k = 0; k < w.size();) {
+      if (w[k] == edge_hash_block) {
+        hashes_from[r].push_back(w[k + 1]);
+        k += 2;
+        continue;
+      }
+      const int region = static_cast<int>(w[k + 1]);
+      const auto n = static_cast<size_t>(w[k + 2]);
+      const auto first = w.begin() + static_cast<std::ptrdiff_t>(k + 3);
+      if (w[k] == distinct_block) {
+        auto& table = f.region_of[r] == mine ? t.as_sender[region] : t.as_receiver[f.region_of[r]];
+        table[r].assign(first, first + static_cast<std::ptrdiff_t>(n));
+        k += 3 + n;
+      } else {
+        needs_of[region][r].assign(first, first + static_cast<std::ptrdiff_t>(2 * n));
+        k += 3 + 2 * n;
+      }
+    }
+  }
+  std::map<int, int> seen;
+  for (const edge& e : p.recvs) {
+    const int k = seen[e.peer]++;
+    const std::int64_t* ids = e.count > 0 && b.recv_ids ? b.recv_ids + e.displacement : nullptr;
+    const auto expected = static_cast<std::int64_t>(ids ? hash_ids(ids, e.count) : hash_ids(nullptr, 0));
+    const auto& got = hashes_from[e.peer];
+    if (problem.empty() && (k >= static_cast<int>(got.size()) || got[k] != expected))
+      problem = "dedup: the global ids that rank " + std::to_string(f.me) + " expects on its receive edge from rank " +
+                std::to_string(e.peer) + " differ from the ids that rank sends on that edge";
+  }
+  for (auto& [a, destinations] : needs_of) {
+    const auto& sources = t.as_receiver[a];
+    std::map<int, std::int64_t> base;
+    std::int64_t elements = 0;
+    for (const auto& [s, ids] : sources) {
+      base[s] = elements;
+      elements += static_cast<std::int64_t>(ids.size());
+    }
+    for (auto& [d, pairs] : destinations) {
+      auto& indices = t.picks[a][d];
+      for (size_t k = 0; k + 1 < pairs.size(); k += 2) {
+        const int s = static_cast<int>(pairs[k]);
+        const auto it = sources.find(s);
+        const auto hit = it == sources.end() ? std::vector<std::int64_t>::const_iterator{}
+                                             : std::lower_bound(it->second.begin(), it->second.end(), pairs[k + 1]);
+        if (it == sources.end() || hit == it->second.end() || *hit != pairs[k + 1]) {
+          if (problem.empty())
+            problem = "dedup: rank " + std::to_string(d) + " expects global id " + std::to_string(pairs[k + 1]) +
+                      " from rank " + std::to_string(s) + ", which sends no element with that id to its region";
+          indices.push_back(0);
+          continue;
+        }
+        indices.push_back(base[s] + (hit - it->second.begin()));
+      }
+    }
+  }
+  return t;
+}
+
+MPI_Datatype element_places(plan_state& p, const std::vector<std::int64_t>& byte_offsets, MPI_Datatype element) {
+  const std::vector<MPI_Count> displacements(byte_offsets.begin(), byte_offsets.end());
+  MPI_Datatype t;
+  REDIST_MPI_CHECK(MPI_Type_create_hindexed_block_c(static_cast<MPI_Count>(displacements.size()), 1,
+                                                    displacements.data(), element, &t));
+  return commit(p, t);
+}
+
+void build_dedup(plan_state& p, const layout_facts& f, const dedup_tables& t) {
+  const MPI_Comm comm = p.comm;
+  const int mine = f.region_of[f.me];
+  const std::int64_t element = t.element_bytes;
+  build_direct(p, f, [&](int peer) { return f.region_of[peer] == mine; });
+
+  // As a pair's sender: the message holds each contributor's distinct elements, contributors ascending.
+  std::map<int, char*> own_place;  // per destination region, where this rank's contribution goes
+  for (const auto& [b, sources] : t.as_sender) {
+    std::int64_t total = 0;
+    for (const auto& [s, ids] : sources) total += static_cast<std::int64_t>(ids.size()) * element;
+    char* message = p.dedup_buffers.emplace_back(static_cast<size_t>(total)).data();
+    std::int64_t offset = 0;
+    for (const auto& [s, ids] : sources) {
+      const std::int64_t bytes = static_cast<std::int64_t>(ids.size()) * element;
+      if (s == f.me) {
+        own_place[b] = message + offset;
+      } else {
+        p.gather.push_back(recv_init(message + offset, bytes, MPI_BYTE, s, tag_of(b, gather_phase), comm));
+        record(p, gather_phase, intra, inbound, bytes);
+      }
+      offset += bytes;
+    }
+    p.global_sends.push_back(send_init(message, total, MPI_BYTE, f.receiver(b, mine), global_phase, comm));
+    record(p, global_phase, inter, outbound, total);
+  }
+  for (const auto& [b, distinct] : t.mine) {
+    const std::int64_t bytes = static_cast<std::int64_t>(distinct.ids.size()) * element;
+    const MPI_Datatype places = element_places(p, distinct.offsets, p.sendtype);
+    p.copied_bytes += bytes;
+    const int leader = f.sender(mine, b);
+    if (leader == f.me) {
+      p.typed_packs.push_back({places, bytes, own_place.at(b)});
+      continue;
+    }
+    char* stage = p.dedup_buffers.emplace_back(static_cast<size_t>(bytes)).data();
+    p.typed_packs.push_back({places, bytes, stage});
+    p.gather.push_back(send_init(stage, bytes, MPI_BYTE, leader, tag_of(b, gather_phase), comm));
+    record(p, gather_phase, intra, outbound, bytes);
+  }
+
+  // Where this rank's elements from each source region go, in receive_order (the order of its needs).
+  const MPI_Count recv_extent = describe(p.recvtype).extent;
+  std::map<int, std::pair<MPI_Datatype, std::int64_t>> receive_places;  // region -> (places, elements)
+  for (int a = 0; a < static_cast<int>(f.members.size()); ++a) {
+    if (a == mine) continue;
+    std::vector<std::int64_t> offsets;
+    for (int j : receive_order(p.recvs, f, a))
+      for (int k = 0; k < p.recvs[j].count; ++k) offsets.push_back(p.recvs[j].offset + k * recv_extent);
+    if (!offsets.empty())
+      receive_places[a] = {element_places(p, offsets, p.recvtype), static_cast<std::int64_t>(offsets.size())};
+  }
+
+  // As a pair's receiver: every destination's elements go straight out of the message, picked by a type.
+  for (const auto& [a, sources] : t.as_receiver) {
+    std::int64_t total = 0;
+    for (const auto& [s, ids] : sources) total += static_cast<std::int64_t>(ids.size()) * element;
+    char* message = p.dedup_buffers.emplace_back(static_cast<size_t>(total)).data();
+    p.global_recvs.push_back(recv_init(message, total, MPI_BYTE, f.sender(a, mine), global_phase, comm));
+    record(p, global_phase, inter, inbound, total);
+    const auto picks = t.picks.find(a);
+    if (picks == t.picks.end()) continue;
+    for (const auto& [d, indices] : picks->second) {
+      const std::int64_t bytes = static_cast<std::int64_t>(indices.size()) * element;
+      if (d == f.me) {
+        plan_state::element_pick pick;
+        pick.from = message;
+        pick.element_bytes = element;
+        for (std::int64_t i : indices) pick.offsets.push_back(i * element);
+        pick.scratch.resize(static_cast<size_t>(bytes));
+        pick.places = receive_places.at(a).first;
+        p.own_picks.push_back(std::move(pick));
+        p.copied_bytes += 2 * bytes;
+        continue;
+      }
+      std::vector<MPI_Count> lengths, displacements;  // runs of consecutive elements
+      for (std::int64_t i : indices) {
+        if (!displacements.empty() && displacements.back() + lengths.back() == i * element)
+          lengths.back() += element;
+        else {
+          displacements.push_back(i * element);
+          lengths.push_back(element);
+        }
+      }
+      MPI_Datatype picked;
+      REDIST_MPI_CHECK(MPI_Type_create_hindexed_c(static_cast<MPI_Count>(lengths.size()), lengths.data(),
+                                                  displacements.data(), MPI_BYTE, &picked));
+      p.scatter_sends.push_back(send_init(message, 1, commit(p, picked), d, tag_of(a, scatter_phase), comm));
+      record(p, scatter_phase, intra, outbound, bytes);
+    }
+  }
+  // As a destination: this rank's elements from each source region, from that pair's receiver.
+  for (const auto& [a, places] : receive_places) {
+    const int leader = f.receiver(mine, a);
+    if (leader == f.me) continue;  // picked out of the pair message above
+    const std::int64_t bytes = places.second * element;
+    char* stage = p.dedup_buffers.emplace_back(static_cast<size_t>(bytes)).data();
+    p.scatter_recvs.push_back(recv_init(stage, bytes, MPI_BYTE, leader, tag_of(a, scatter_phase), comm));
+    record(p, scatter_phase, intra, inbound, bytes);
+    p.incoming_unpacks.push_back({stage, bytes, places.first});
+    p.copied_bytes += bytes;
+  }
+}
+
+// ---- Cost model ----
+
+// One rank's share of a plan's predicted time: per phase, the slower of its sending and receiving side.
+struct rank_costs {
+  double direct = 0, gather = 0, global = 0, scatter = 0, copy = 0;
+};
+
+rank_costs costs_of(const plan_state& p, const cost_model& m) {
+  const double latency[2] = {m.intra_latency, m.inter_latency};
+  const double per_byte[2] = {m.intra_seconds_per_byte, m.inter_seconds_per_byte};
+  const auto phase = [&](phase_tag ph) {
+    double worst = 0;
+    for (int way : {outbound, inbound}) {
+      double side = 0;
+      for (int where : {intra, inter}) {
+        const load& l = p.loads[ph][where][way];
+        side += latency[where] * static_cast<double>(l.messages) + per_byte[where] * static_cast<double>(l.bytes);
+      }
+      worst = std::max(worst, side);
+    }
+    return worst;
+  };
+  return {phase(direct_phase), phase(gather_phase), phase(global_phase), phase(scatter_phase),
+          m.copy_seconds_per_byte * static_cast<double>(p.copied_bytes)};
+}
+
+std::int64_t inter_region_bytes_sent(const plan_state& p) {
+  std::int64_t bytes = 0;
+  for (const auto& ph : p.loads) bytes += ph[inter][outbound].bytes;
+  return bytes;
+}
+
+// Collective: the predicted time of every candidate, the same on every rank. Phases run one after another
+// (the gather completes before the inter-region messages leave, which complete before the scatter), each
+// as slow as its slowest rank; the direct messages overlap them; a region's inter-region bytes share its
+// injection rate.
+std::vector<double> predict(const std::vector<std::unique_ptr<plan_state>>& candidates, const layout_facts& f,
+                            const cost_model& m, MPI_Comm comm) {
+  const size_t n = candidates.size(), nregions = f.members.size();
+  std::vector<double> worst(5 * n), region_bytes(n * nregions, 0.0);
+  for (size_t c = 0; c < n; ++c) {
+    const rank_costs r = costs_of(*candidates[c], m);
+    const double values[5] = {r.direct, r.gather, r.global, r.scatter, r.copy};
+    std::copy(values, values + 5, worst.begin() + static_cast<std::ptrdiff_t>(5 * c));
+    region_bytes[c * nregions + f.region_of[f.me]] = static_cast<double>(inter_region_bytes_sent(*candidates[c]));
+  }
+  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, worst.data(), static_cast<int>(worst.size()), MPI_DOUBLE, MPI_MAX, comm));
+  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, region_bytes.data(), static_cast<int>(region_bytes.size()),
+                                 MPI_DOUBLE, MPI_SUM, comm));
+  std::vector<double> seconds(n);
+  for (size_t c = 0; c < n; ++c) {
+    const double* w = worst.data() + 5 * c;
+    const double injection =
+        m.region_seconds_per_byte * *std::max_element(region_bytes.begin() + static_cast<std::ptrdiff_t>(c * nregions),
+                                                       region_bytes.begin() + static_cast<std::ptrdiff_t>((c + 1) * nregions));
+    const bool staged = w[1] > 0 || w[2] > 0 || w[3] > 0;
+    seconds[c] = (staged ? std::max(w[0], w[1] + std::max(w[2], injection) + w[3]) : std::max(w[0], injection)) + w[4];
+  }
+  return seconds;
+}
+
+// Seconds per one-way message of `bytes` with `partner` (none: -1), by ping-pong; the lower rank serves first.
+double ping_pong(MPI_Comm comm, int me, int partner, std::vector<char>& buffer, std::int64_t bytes, int repetitions) {
+  if (partner < 0) return 0;
+  const auto once = [&] {
+    if (me < partner) {
+      REDIST_MPI_CHECK(MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, partner, 0, comm));
+      REDIST_MPI_CHECK(MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, partner, 0, comm, MPI_STATUS_IGNORE));
+    } else {
+      REDIST_MPI_CHECK(MPI_Recv(buffer.data(), static_cast<int>(bytes), MPI_BYTE, partner, 0, comm, MPI_STATUS_IGNORE));
+      REDIST_MPI_CHECK(MPI_Send(buffer.data(), static_cast<int>(bytes), MPI_BYTE, partner, 0, comm));
+    }
+  };
+  once();  // connection set-up and first touch stay out of the figure
+  const double begin = MPI_Wtime();
+  for (int k = 0; k < repetitions; ++k) once();
+  return (MPI_Wtime() - begin) / (2.0 * repetitions);
+}
+
+cost_model measure(MPI_Comm comm, const layout_facts& f) {
+  constexpr std::int64_t small = 8, large = 64 * 1024;
+  const int mine = f.region_of[f.me];
+  const auto& members = f.members[mine];
+  const int index = static_cast<int>(std::find(members.begin(), members.end(), f.me) - members.begin());
+  // Partners: neighbours inside the region, and the same index in the paired region.
+  const int intra_index = index ^ 1;
+  const int intra_partner = intra_index < static_cast<int>(members.size()) ? members[intra_index] : -1;
+  const int other = mine ^ 1;
+  const int inter_partner = other < static_cast<int>(f.members.size()) &&
+                                    index < static_cast<int>(f.members[other].size())
+                                ? f.members[other][index]
+                                : -1;
+  std::vector<char> buffer(static_cast<size_t>(large));
+  double t[7] = {0, 0, 0, 0, 0, 0, 0};  // intra small/large, inter small/large (one pair, all pairs), copy
+  for (int k = 0; k < 2; ++k) {
+    REDIST_MPI_CHECK(MPI_Barrier(comm));
+    const int partner = k == 0 ? intra_partner : inter_partner;
+    t[2 * k] = ping_pong(comm, f.me, partner, buffer, small, 50);
+    REDIST_MPI_CHECK(MPI_Barrier(comm));
+    // Inside a region all pairs run at once; between regions first one pair per region pair (the link's own
+    // rate), then all of them (the region's injection limit).
+    t[2 * k + 1] = ping_pong(comm, f.me, k == 1 && index > 0 ? -1 : partner, buffer, large, 10);
+  }
+  REDIST_MPI_CHECK(MPI_Barrier(comm));
+  t[4] = ping_pong(comm, f.me, inter_partner, buffer, large, 10);
+  std::vector<char> copy_target(buffer.size());
+  const double begin = MPI_Wtime();
+  for (int k = 0; k < 20; ++k) {
+    std::memcpy(copy_target.data(), buffer.data(), buffer.size());
+    buffer[static_cast<size_t>(k)] = copy_target[static_cast<size_t>(k) + 1];  // keeps the copies observable
+  }
+  t[5] = (MPI_Wtime() - begin) / (20.0 * static_cast<double>(large));
+  t[6] = inter_partner >= 0 ? 1.0 : 0.0;
+  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, t, 7, MPI_DOUBLE, MPI_MAX, comm));
+
+  cost_model m;  // figures that cannot be measured (one region, or one rank per region) keep their defaults
+  const auto fit = [](double t_small, double t_large, double& latency, double& per_byte) {
+    per_byte = std::max(0.0, (t_large - t_small) / static_cast<double>(large - small));
+    latency = std::max(0.0, t_small - per_byte * static_cast<double>(small));
+  };
+  if (t[0] > 0) fit(t[0], t[1], m.intra_latency, m.intra_seconds_per_byte);
+  if (t[6] > 0) {
+    fit(t[2], t[3], m.inter_latency, m.inter_seconds_per_byte);
+    const double pairs = static_cast<double>(
+        std::min_element(f.members.begin(), f.members.end(), [](auto& x, auto& y) { return x.size() < y.size(); })
+            ->size());
+    m.region_seconds_per_byte = std::max(0.0, t[4] - m.inter_latency) / (pairs * static_cast<double>(large));
+  }
+  m.copy_seconds_per_byte = t[5];
+  m.source = "calibrated";
+  return m;
+}
+
+// Calibrations are remembered per set of processes and regions: every rank of the set calibrated together,
+// so all of them find (or miss) the same entry.
+cost_model remembered_calibration(MPI_Comm comm, const layout_facts& f) {
+  static std::mutex guard;
+  static std::map<std::vector<int>, cost_model> remembered;
+  MPI_Group group, world;
+  REDIST_MPI_CHECK(MPI_Comm_group(comm, &group));
+  REDIST_MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+  std::vector<int> ranks(static_cast<size_t>(f.nranks)), in_world(ranks.size());
+  std::iota(ranks.begin(), ranks.end(), 0);
+  REDIST_MPI_CHECK(MPI_Group_translate_ranks(group, f.nranks, ranks.data(), world, in_world.data()));
+  REDIST_MPI_CHECK(MPI_Group_free(&group));
+  REDIST_MPI_CHECK(MPI_Group_free(&world));
+  std::vector<int> key = in_world;
+  key.insert(key.end(), f.region_of.begin(), f.region_of.end());
+  {
+    std::lock_guard<std::mutex> lock(guard);
+    const auto hit = remembered.find(key);
+    if (hit != remembered.end()) return hit->second;
+  }
+  const cost_model m = measure(comm, f);
+  std::lock_guard<std::mutex> lock(guard);
+  return remembered.emplace(key, m).first->second;
+}
+
+std::string seconds_text(double s) {
+  std::ostringstream out;
+  out.precision(3);
+  out << s * 1e6 << " us";
+  return out.str();
+}
+
+// ---- Setup ----
+
+std::unique_ptr<plan_state> candidate(const plan_state& validated) {
+  auto c = std::make_unique<plan_state>();
+  c->comm = validated.comm;
+  c->sendbuf = validated.sendbuf;
+  c->recvbuf = validated.recvbuf;
+  c->sendtype = validated.sendtype;
+  c->recvtype = validated.recvtype;
+  c->sends = validated.sends;
+  c->recvs = validated.recvs;
+  return c;
 }
 
 std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::vector<int>& destinations,
                                   const neighbor_buffers& b, MPI_Comm comm, const exchange_options& options) {
   const int nranks = mpi::size(comm);
-  auto p = std::make_unique<plan_state>();
-  p->sendbuf = static_cast<const char*>(b.sendbuf);
-  p->recvbuf = static_cast<char*>(b.recvbuf);
-  p->sendtype = b.sendtype;
-  p->recvtype = b.recvtype;
+  plan_state v;  // the validated description every candidate starts from
+  v.sendbuf = static_cast<const char*>(b.sendbuf);
+  v.recvbuf = static_cast<char*>(b.recvbuf);
+  v.sendtype = b.sendtype;
+  v.recvtype = b.recvtype;
   std::string problem;
   if (options.region_size < 0)
     problem = "exchange_options::region_size = " + std::to_string(options.region_size) + " is negative";
+  if (problem.empty() && options.strategy == neighbor_strategy::dedup && !b.global_ids)
+    problem = "the dedup strategy needs global ids (neighbor_buffers::global_ids, redist_neighbor_alltoallv_init_ext)";
   if (problem.empty())
     problem = check_side("send", "sendcounts", destinations, b.sendcounts, b.sdispls, b.sendtype, b.sendbuf,
-                         b.send_capacity, b.send_entries, nranks, p->sends, false);
+                         b.send_capacity, b.send_entries, nranks, v.sends, false);
   if (problem.empty())
     problem = check_side("receive", "recvcounts", sources, b.recvcounts, b.rdispls, b.recvtype, b.recvbuf,
-                         b.recv_capacity, b.recv_entries, nranks, p->recvs, true);
+                         b.recv_capacity, b.recv_entries, nranks, v.recvs, true);
   mpi::agree_on_errors(comm, problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument, problem);
 
   const layout_facts f = find_regions(comm, options);
   int tag_ub_found = 0;
   int* tag_ub = nullptr;
   REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &tag_ub_found));
-  const auto records = exchange_records(comm, f, p->sends);
+  const auto records = exchange_records(comm, f, v.sends);
 
   // Edge j of this rank's receive side from rank r must be the same occurrence of r's send edges to it,
-  // with the same bytes; the pair messages are counted on their senders for the automatic choice.
+  // with the same bytes.
   std::ostringstream mismatch;
   std::vector<std::vector<std::int64_t>> incoming_bytes(static_cast<size_t>(nranks));
-  std::map<int, std::int64_t> pair_messages;
   for (int source = 0; source < nranks; ++source) {
     const auto& rec = records[source];
-    for (size_t k = 0; k + 1 < rec.size(); k += record_words) {
-      const int destination = static_cast<int>(rec[k]);
-      if (destination == f.me) incoming_bytes[source].push_back(rec[k + 1]);
-      const int a = f.region_of[source], b = f.region_of[destination];
-      if (a != b && rec[k + 1] > 0 && f.sender(a, b) == f.me) ++pair_messages[b];
-    }
+    for (size_t k = 0; k + 1 < rec.size(); k += record_words)
+      if (static_cast<int>(rec[k]) == f.me) incoming_bytes[source].push_back(rec[k + 1]);
   }
   std::vector<std::vector<std::int64_t>> expected(static_cast<size_t>(nranks));
-  for (const edge& e : p->recvs) expected[e.peer].push_back(e.bytes);
+  for (const edge& e : v.recvs) expected[e.peer].push_back(e.bytes);
   for (int source = 0; source < nranks; ++source) {
     if (incoming_bytes[source] == expected[source]) continue;
     mismatch << "send and receive graphs differ: rank " << source << " sends " << incoming_bytes[source].size()
              << " edge(s) to rank " << f.me << " (bytes";
-    for (auto v : incoming_bytes[source]) mismatch << " " << v;
+    for (auto x : incoming_bytes[source]) mismatch << " " << x;
     mismatch << "), rank " << f.me << " lists " << expected[source].size() << " receive edge(s) from it (bytes";
-    for (auto v : expected[source]) mismatch << " " << v;
+    for (auto x : expected[source]) mismatch << " " << x;
     mismatch << ")";
     break;
   }
-  std::int64_t busiest_pair = 0;
-  for (const auto& [region, n] : pair_messages) busiest_pair = std::max(busiest_pair, n);
   if (mismatch.str().empty() && tag_ub_found && tag_of(static_cast<std::int64_t>(f.members.size()), scatter_phase) > *tag_ub)
     mismatch << "the tags of " << f.members.size() << " regions exceed MPI_TAG_UB = " << *tag_ub;
-  for (const edge& e : p->sends)
+  for (const edge& e : v.sends)
     if (mismatch.str().empty() && tag_ub_found && tag_of(e.occurrence, direct_phase) > *tag_ub)
       mismatch << "rank " << f.me << " repeats neighbor " << e.peer << " more often than MPI_TAG_UB allows";
-  std::vector<std::uint64_t> reduced = {UINT64_MAX - static_cast<std::uint64_t>(busiest_pair)};
+  // Minima over the ranks: 1 in the first when every rank passed global ids, in the second when none did.
+  std::vector<std::uint64_t> reduced = {b.global_ids ? 1u : 0u, b.global_ids ? 0u : 1u};
   mpi::agree_on_errors(comm, mismatch.str().empty() ? mpi::error_kind::none : mpi::error_kind::inconsistent_ranks,
                        mismatch.str(), reduced);
-  busiest_pair = static_cast<std::int64_t>(UINT64_MAX - reduced[0]);
+  const bool ids_everywhere = reduced[0] == 1;
+  if (!ids_everywhere && reduced[1] == 0)  // the same on every rank
+    throw inconsistent_ranks("some ranks pass global ids and others do not: every rank must call the same entry point");
 
-  exchange_statistics& s = p->stats;
-  s.regions = static_cast<int>(f.members.size());
-  s.strategy = options.strategy;
-  if (options.strategy == neighbor_strategy::automatic) {
-    const bool worth_it = f.max_region_size > 1 && busiest_pair > 1;
-    s.strategy = worth_it ? neighbor_strategy::aggregate : neighbor_strategy::standard;
-    s.reason = "automatic (temporary rule): " +
-               (worth_it ? "a region pair carries " + std::to_string(busiest_pair) +
-                               " messages and regions hold up to " + std::to_string(f.max_region_size) + " ranks"
-                         : f.max_region_size <= 1 ? std::string("every region holds one rank")
-                                                  : std::string("no region pair carries more than one message"));
+  // Which strategies to build: the requested one, or automatic's candidates.
+  const bool automatic = options.strategy == neighbor_strategy::automatic;
+  const bool regions_matter = f.members.size() > 1 && f.max_region_size > 1;
+  std::vector<neighbor_strategy> wanted;
+  if (!automatic) {
+    wanted = {options.strategy};
   } else {
-    s.reason = std::string("requested ") + to_string(options.strategy);
+    wanted = {neighbor_strategy::standard};
+    if (regions_matter) wanted.push_back(neighbor_strategy::aggregate);
+    if (regions_matter && ids_everywhere) wanted.push_back(neighbor_strategy::dedup);
+  }
+  dedup_tables tables;
+  if (std::find(wanted.begin(), wanted.end(), neighbor_strategy::dedup) != wanted.end()) {
+    std::string id_problem;
+    tables = share_ids(comm, f, v, b, id_problem);
+    mpi::agree_on_errors(comm, id_problem.empty() ? mpi::error_kind::none : mpi::error_kind::inconsistent_ranks,
+                         id_problem);
   }
 
   MPI_Comm dup;
   REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-  p->comm = mpi::comm_handle(dup);
-  if (s.strategy == neighbor_strategy::aggregate)
-    build_aggregate(*p, f, records);
-  else
-    build_direct(*p, f, [](int) { return true; });
+  mpi::comm_handle owned(dup);
+  v.comm = dup;
+  std::vector<std::unique_ptr<plan_state>> candidates;
+  for (neighbor_strategy s : wanted) {
+    candidates.push_back(candidate(v));
+    plan_state& c = *candidates.back();
+    c.stats.strategy = s;
+    if (s == neighbor_strategy::standard) build_direct(c, f, [](int) { return true; });
+    if (s == neighbor_strategy::aggregate) build_aggregate(c, f, records);
+    if (s == neighbor_strategy::dedup) build_dedup(c, f, tables);
+  }
+
+  size_t chosen = 0;
+  std::string reason;
+  std::vector<strategy_estimate> estimates;
+  if (!automatic) {
+    reason = std::string("requested ") + to_string(options.strategy);
+  } else if (candidates.size() == 1) {
+    reason = f.members.size() == 1 ? "automatic: one region, no inter-region messages to combine"
+                                   : "automatic: every region holds one rank, nothing to combine";
+  } else {
+    const cost_model model = options.model ? *options.model : remembered_calibration(dup, f);
+    const std::vector<double> seconds = predict(candidates, f, model, dup);
+    chosen = static_cast<size_t>(std::min_element(seconds.begin(), seconds.end()) - seconds.begin());
+    std::ostringstream why;
+    why << "automatic: predicted";
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      estimates.push_back({wanted[c], seconds[c]});
+      why << (c ? ", " : " ") << to_string(wanted[c]) << " " << seconds_text(seconds[c]);
+    }
+    why << " per exchange (cost model: " << model.source << ")";
+    reason = why.str();
+  }
+  std::unique_ptr<plan_state> p = std::move(candidates[chosen]);
+  candidates.clear();  // frees the others' requests before the plan owns the communicator
+  p->owned_comm = std::move(owned);
+  exchange_statistics& s = p->stats;
+  s.regions = static_cast<int>(f.members.size());
+  s.reason = reason;
+  s.estimates = estimates;
+  for (const auto& ph : p->loads) {
+    s.inter_region_messages += ph[inter][outbound].messages;
+    s.inter_region_bytes += ph[inter][outbound].bytes;
+    s.intra_region_messages += ph[intra][outbound].messages;
+    s.intra_region_bytes += ph[intra][outbound].bytes;
+  }
   return p;
 }
 
 }  // namespace
 }  // namespace detail
+
+cost_model calibrate_cost_model(MPI_Comm comm, const exchange_options& regions) {
+  return detail::measure(comm, detail::find_regions(comm, regions));
+}
 
 neighbor_plan::neighbor_plan() = default;
 neighbor_plan::neighbor_plan(std::unique_ptr<detail::plan_state> state) : state_(std::move(state)) {}

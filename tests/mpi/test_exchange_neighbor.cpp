@@ -6,7 +6,9 @@
 // redist-test-nodes: 4:2 8:4
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+#include <set>
 #include <vector>
 
 #include "mpi_test_support.hpp"
@@ -208,6 +210,265 @@ TEST(ExchangeNeighbor, BadInputRefusedOnEveryRank) {
                                                  MPI_COMM_WORLD, MPI_INFO_NULL, &req),
             MPI_ERR_ARG);
   EXPECT_TRUE(all_ranks(recv == std::vector<double>(4, 0.0)));
+}
+
+// A graph whose elements carry global ids drawn from a small pool per source (64-bit values), so that a
+// source sends some ids to several ranks of a region and some twice on one edge. The value of an element
+// is a function of (source, id), as de-duplication requires.
+struct id_graph {
+  random_graph graph;
+  std::vector<std::int64_t> send_ids, recv_ids;
+  std::int64_t distinct_cross_elements = 0;  // over all sources s and regions b != region(s): distinct ids s sends to b
+};
+
+constexpr std::int64_t id_base = std::int64_t{1} << 40;
+
+id_graph make_id_graph(std::uint64_t seed, int region_size) {
+  const int p = world_size(), me = world_rank();
+  id_graph r;
+  std::mt19937_64 g(shared_seed(seed));
+  std::vector<std::vector<std::set<std::int64_t>>> distinct(p, std::vector<std::set<std::int64_t>>(p));
+  for (int i = 0; i < p; ++i)
+    for (int j = 0; j < p; ++j) {
+      if (g() % 2 != 0) continue;
+      const int count = static_cast<int>(g() % 5);
+      std::vector<std::int64_t> ids(count);
+      for (auto& id : ids) id = id_base + static_cast<std::int64_t>(g() % 6) + 100 * i;
+      if (i / region_size != j / region_size) distinct[i][j / region_size].insert(ids.begin(), ids.end());
+      random_graph& e = r.graph;
+      if (i == me) {
+        e.destinations.push_back(j);
+        e.sendcounts.push_back(count);
+        e.sdispls.push_back(e.send_total);
+        e.send_total += count;
+        r.send_ids.insert(r.send_ids.end(), ids.begin(), ids.end());
+      }
+      if (j == me) {
+        e.sources.push_back(i);
+        e.recvcounts.push_back(count);
+        e.rdispls.push_back(e.recv_total);
+        e.recv_total += count;
+        r.recv_ids.insert(r.recv_ids.end(), ids.begin(), ids.end());
+      }
+    }
+  for (auto& per_source : distinct)
+    for (auto& ids : per_source) r.distinct_cross_elements += static_cast<std::int64_t>(ids.size());
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(r.graph.sources.size()), r.graph.sources.data(),
+                                 MPI_UNWEIGHTED, static_cast<int>(r.graph.destinations.size()),
+                                 r.graph.destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &r.graph.comm);
+  return r;
+}
+
+double value_of(int source, std::int64_t id, int cycle) {
+  return source * 1e3 + static_cast<double>(id - id_base) + cycle * 0.25;
+}
+
+TEST(ExchangeNeighbor, DedupWithGlobalIdsMatchesMpi) {
+  const int region_size = 2;
+  for (auto strategy : {exchange::neighbor_strategy::standard, exchange::neighbor_strategy::aggregate,
+                        exchange::neighbor_strategy::dedup, exchange::neighbor_strategy::automatic}) {
+    id_graph r = make_id_graph(31, region_size);
+    std::vector<double> send(r.graph.send_total), recv(r.graph.recv_total, -1), expected(recv.size(), -2);
+    exchange_options o;
+    o.strategy = strategy;
+    o.region_size = region_size;
+    neighbor_plan plan = neighbor_alltoallv_init(
+        with_global_ids(typed_buffers(send, r.graph.sendcounts, r.graph.sdispls, recv, r.graph.recvcounts,
+                                      r.graph.rdispls),
+                        r.send_ids, r.recv_ids),
+        r.graph.comm, o);
+    for (int cycle = 0; cycle < 3; ++cycle) {
+      for (size_t k = 0; k < send.size(); ++k) send[k] = value_of(world_rank(), r.send_ids[k], cycle);
+      plan.start();
+      plan.wait();
+      mpi_reference(r.graph, send, expected, MPI_DOUBLE);
+      EXPECT_TRUE(all_ranks(recv == expected)) << "strategy " << to_string(plan.statistics().strategy);
+    }
+    if (strategy == exchange::neighbor_strategy::dedup) {
+      // Each distinct (source, id) crosses into a region once.
+      EXPECT_EQ(global_sum(plan.statistics().inter_region_bytes),
+                r.distinct_cross_elements * static_cast<std::int64_t>(sizeof(double)));
+    }
+    MPI_Comm_free(&r.graph.comm);
+  }
+}
+
+// The spaced type of DerivedDatatypeMatchesMpi: dedup picks single elements out of it.
+TEST(ExchangeNeighbor, DedupDerivedDatatypeMatchesMpi) {
+  MPI_Datatype pair, spaced;
+  MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &pair);
+  MPI_Type_create_resized(pair, 0, 4 * static_cast<MPI_Aint>(sizeof(double)), &spaced);
+  MPI_Type_commit(&spaced);
+  id_graph r = make_id_graph(41, 3);
+  std::vector<double> send(4 * static_cast<size_t>(r.graph.send_total)),
+      recv(4 * static_cast<size_t>(r.graph.recv_total), -1), expected(recv.size(), -1);
+  neighbor_buffers b{send.data(), r.graph.sendcounts.data(), r.graph.sdispls.data(), spaced,
+                     recv.data(), r.graph.recvcounts.data(), r.graph.rdispls.data(), spaced};
+  b.send_capacity = r.graph.send_total;
+  b.recv_capacity = r.graph.recv_total;
+  exchange_options o;
+  o.strategy = exchange::neighbor_strategy::dedup;
+  o.region_size = 3;
+  neighbor_plan plan = neighbor_alltoallv_init(with_global_ids(b, r.send_ids, r.recv_ids), r.graph.comm, o);
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    for (size_t k = 0; k < r.send_ids.size(); ++k) {
+      send[4 * k] = value_of(world_rank(), r.send_ids[k], cycle);
+      send[4 * k + 2] = -value_of(world_rank(), r.send_ids[k], cycle);
+    }
+    plan.start();
+    plan.wait();
+    mpi_reference(r.graph, send, expected, spaced);
+    EXPECT_TRUE(all_ranks(recv == expected));
+  }
+  MPI_Comm_free(&r.graph.comm);
+  MPI_Type_free(&spaced);
+  MPI_Type_free(&pair);
+}
+
+// Automatic takes the candidate with the least predicted time and says so: with costly inter-region
+// messages a staged strategy, with free ones and costly copies the standard one.
+TEST(ExchangeNeighbor, AutomaticFollowsTheCostModel) {
+  if (world_size() < 3) GTEST_SKIP() << "needs two regions of which one holds two ranks";
+  id_graph r = make_id_graph(51, 2);
+  std::vector<double> send(r.graph.send_total), recv(r.graph.recv_total, -1), expected(recv.size(), -2);
+  for (size_t k = 0; k < send.size(); ++k) send[k] = value_of(world_rank(), r.send_ids[k], 0);
+  const auto buffers = with_global_ids(
+      typed_buffers(send, r.graph.sendcounts, r.graph.sdispls, recv, r.graph.recvcounts, r.graph.rdispls),
+      r.send_ids, r.recv_ids);
+  cost_model costly_network, costly_copies;
+  costly_network.inter_latency = 1e-3;
+  costly_network.inter_seconds_per_byte = 1e-6;
+  costly_network.source = "test";
+  costly_copies.inter_latency = costly_copies.intra_latency = 0;
+  costly_copies.copy_seconds_per_byte = 1e-3;
+  costly_copies.source = "test";
+  for (const bool network_is_costly : {true, false}) {
+    const cost_model& model = network_is_costly ? costly_network : costly_copies;
+    exchange_options o;
+    o.region_size = 2;
+    o.model = model;
+    neighbor_plan plan = neighbor_alltoallv_init(buffers, r.graph.comm, o);
+    const exchange_statistics& s = plan.statistics();
+    ASSERT_EQ(s.estimates.size(), 3u);
+    const auto best = std::min_element(s.estimates.begin(), s.estimates.end(),
+                                       [](auto& x, auto& y) { return x.seconds < y.seconds; });
+    EXPECT_EQ(s.strategy, best->strategy);
+    EXPECT_NE(s.reason.find("cost model: test"), std::string::npos) << s.reason;
+    if (network_is_costly) EXPECT_NE(s.strategy, exchange::neighbor_strategy::standard) << s.reason;
+    else EXPECT_EQ(s.strategy, exchange::neighbor_strategy::standard) << s.reason;
+    plan.start();
+    plan.wait();
+    mpi_reference(r.graph, send, expected, MPI_DOUBLE);
+    EXPECT_TRUE(all_ranks(recv == expected));
+  }
+  MPI_Comm_free(&r.graph.comm);
+}
+
+TEST(ExchangeNeighbor, CalibrationGivesTheSameFiguresEverywhere) {
+  exchange_options regions;
+  regions.region_size = 2;
+  const cost_model m = calibrate_cost_model(MPI_COMM_WORLD, regions);
+  const double figures[6] = {m.intra_latency, m.intra_seconds_per_byte, m.inter_latency,
+                             m.inter_seconds_per_byte, m.region_seconds_per_byte, m.copy_seconds_per_byte};
+  double lowest[6], highest[6];
+  MPI_Allreduce(figures, lowest, 6, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(figures, highest, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(lowest[k], highest[k]) << "figure " << k;
+    EXPECT_GE(figures[k], 0.0) << "figure " << k;
+  }
+  EXPECT_EQ(m.source, "calibrated");
+}
+
+TEST(ExchangeNeighbor, CApiExtAndQuery) {
+  id_graph r = make_id_graph(61, 2);
+  std::vector<double> send(r.graph.send_total), recv(r.graph.recv_total, -1), expected(recv.size(), -2);
+  for (size_t k = 0; k < send.size(); ++k) send[k] = value_of(world_rank(), r.send_ids[k], 0);
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "redist_strategy", "dedup");
+  MPI_Info_set(info, "redist_region_size", "2");
+  redist_request req = REDIST_REQUEST_NULL;
+  ASSERT_EQ(redist_neighbor_alltoallv_init_ext(send.data(), r.graph.sendcounts.data(), r.graph.sdispls.data(),
+                                               r.send_ids.data(), MPI_DOUBLE, recv.data(), r.graph.recvcounts.data(),
+                                               r.graph.rdispls.data(), r.recv_ids.data(), MPI_DOUBLE, r.graph.comm,
+                                               info, &req),
+            MPI_SUCCESS);
+  const char *strategy = nullptr, *reason = nullptr;
+  ASSERT_EQ(redist_neighbor_query(req, &strategy, &reason), MPI_SUCCESS);
+  EXPECT_STREQ(strategy, "dedup");
+  EXPECT_STREQ(reason, "requested dedup");
+  EXPECT_EQ(redist_start(&req), MPI_SUCCESS);
+  EXPECT_EQ(redist_wait(&req), MPI_SUCCESS);
+  mpi_reference(r.graph, send, expected, MPI_DOUBLE);
+  EXPECT_TRUE(all_ranks(recv == expected));
+  EXPECT_EQ(redist_request_free(&req), MPI_SUCCESS);
+  EXPECT_EQ(redist_neighbor_query(req, &strategy, &reason), MPI_ERR_REQUEST);
+  // A user cost model through info, and a malformed one.
+  MPI_Info_set(info, "redist_strategy", "auto");
+  MPI_Info_set(info, "redist_cost_model", "0,0,1e-3,1e-6,0,0");
+  ASSERT_EQ(redist_neighbor_alltoallv_init_ext(send.data(), r.graph.sendcounts.data(), r.graph.sdispls.data(),
+                                               r.send_ids.data(), MPI_DOUBLE, recv.data(), r.graph.recvcounts.data(),
+                                               r.graph.rdispls.data(), r.recv_ids.data(), MPI_DOUBLE, r.graph.comm,
+                                               info, &req),
+            MPI_SUCCESS);
+  ASSERT_EQ(redist_neighbor_query(req, &strategy, &reason), MPI_SUCCESS);
+  if (world_size() > 2)  // else one region of two ranks: nothing to choose
+    EXPECT_NE(std::string(reason).find("cost model: user"), std::string::npos) << reason;
+  EXPECT_EQ(redist_request_free(&req), MPI_SUCCESS);
+  MPI_Info_set(info, "redist_cost_model", "1,2,3");
+  EXPECT_EQ(redist_neighbor_alltoallv_init_ext(send.data(), r.graph.sendcounts.data(), r.graph.sdispls.data(),
+                                               r.send_ids.data(), MPI_DOUBLE, recv.data(), r.graph.recvcounts.data(),
+                                               r.graph.rdispls.data(), r.recv_ids.data(), MPI_DOUBLE, r.graph.comm,
+                                               info, &req),
+            MPI_ERR_ARG);
+  EXPECT_EQ(req, REDIST_REQUEST_NULL);
+  MPI_Info_free(&info);
+  MPI_Comm_free(&r.graph.comm);
+}
+
+// C++ bad input: each refused on every rank (the fault sits on the last rank only) before anything moves.
+TEST(ExchangeNeighbor, CppBadInputRefusedOnEveryRank) {
+  const int me = world_rank(), last = world_size() - 1;
+  std::vector<int> self = {me}, two = {me, me};
+  std::vector<double> send(4, 1.0), recv(4, 0.0);
+  const std::vector<int> one = {1}, zero = {0};
+  const auto attempt = [&](std::vector<int> sendcounts, std::vector<int> sdispls, std::vector<int> recvcounts,
+                           std::vector<int> rdispls, const std::vector<int>& peers, exchange_options o = {}) {
+    neighbor_alltoallv_init(peers, peers, send, sendcounts, sdispls, recv, recvcounts, rdispls, MPI_COMM_WORLD, o);
+  };
+  const bool faulty = me == last;
+  // Negative displacement, past the receive buffer, counts shorter than the neighbor list, overlap.
+  EXPECT_THROW(attempt(one, faulty ? std::vector<int>{-1} : zero, one, zero, self), redist::invalid_argument);
+  EXPECT_THROW(attempt(one, zero, one, faulty ? std::vector<int>{4} : zero, self), redist::invalid_argument);
+  EXPECT_THROW(attempt(faulty ? std::vector<int>{} : one, zero, one, zero, self), redist::invalid_argument);
+  EXPECT_THROW(attempt({2, 2}, {0, 2}, {2, 2}, {0, faulty ? 1 : 2}, two), redist::invalid_argument);
+  exchange_options negative;
+  negative.region_size = faulty ? -1 : 1;
+  EXPECT_THROW(attempt(one, zero, one, zero, self, negative), redist::invalid_argument);
+  exchange_options dedup;
+  dedup.strategy = exchange::neighbor_strategy::dedup;
+  EXPECT_THROW(attempt(one, zero, one, zero, self, dedup), redist::invalid_argument);  // no global ids
+  EXPECT_TRUE(all_ranks(recv == std::vector<double>(4, 0.0)));
+}
+
+// One receive id differs from the id its sender gives (on the lowest rank that receives anything).
+TEST(ExchangeNeighbor, MismatchedGlobalIdsRefusedOnEveryRank) {
+  id_graph r = make_id_graph(71, 2);
+  int candidate = r.recv_ids.empty() ? world_size() : world_rank(), faulty = 0;
+  MPI_Allreduce(&candidate, &faulty, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (faulty == world_size()) GTEST_SKIP() << "this graph moves no elements";
+  if (world_rank() == faulty) r.recv_ids.back() += 1;
+  std::vector<double> send(r.graph.send_total, 1.0), recv(r.graph.recv_total, 0.0);
+  exchange_options o;
+  o.strategy = exchange::neighbor_strategy::dedup;
+  o.region_size = 2;
+  const auto buffers = with_global_ids(
+      typed_buffers(send, r.graph.sendcounts, r.graph.sdispls, recv, r.graph.recvcounts, r.graph.rdispls),
+      r.send_ids, r.recv_ids);
+  EXPECT_THROW(neighbor_alltoallv_init(buffers, r.graph.comm, o), redist::inconsistent_ranks);
+  EXPECT_TRUE(all_ranks(recv == std::vector<double>(recv.size(), 0.0)));
+  MPI_Comm_free(&r.graph.comm);
 }
 
 }  // namespace

@@ -15,13 +15,25 @@
 namespace redist::exchange {
 
 enum class neighbor_strategy {
-  // Temporary rule (a cost model replaces it later): aggregate when some region holds more than one rank
-  // and some pair of regions carries more than one message, standard otherwise.
-  automatic,
+  automatic,  // the candidate with the least predicted time under the cost model (docs/exchange.md)
   standard,   // persistent point-to-point, one message per neighbor
   aggregate,  // gather within the region, one message per region pair, scatter within the region
+  dedup,      // aggregate, each (source rank, global id) crossing a region pair once: needs global ids
 };
 const char* to_string(neighbor_strategy s) noexcept;
+
+// Postal (latency + bytes / bandwidth) costs of a message inside a region and between regions, with a
+// max-rate limit on the bytes all ranks of a region send to other regions together (the node's network
+// injection), and the cost of packing or unpacking a byte. Seconds.
+struct cost_model {
+  double intra_latency = 0.5e-6;
+  double intra_seconds_per_byte = 1.0 / 8e9;
+  double inter_latency = 2.0e-6;
+  double inter_seconds_per_byte = 1.0 / 10e9;
+  double region_seconds_per_byte = 1.0 / 12e9;
+  double copy_seconds_per_byte = 1.0 / 5e9;
+  std::string source = "built-in defaults";  // where the figures come from: defaults, calibrated, user
+};
 
 // How ranks are grouped into regions (the unit of locality). The first that is set wins:
 // region_id (every rank passes its own; equal ids share a region), region_size (consecutive blocks of that
@@ -31,6 +43,19 @@ struct exchange_options {
   neighbor_strategy strategy = neighbor_strategy::automatic;
   int region_size = 0;
   std::optional<int> region_id;
+  // The figures behind automatic. Unset: measured once per process for each set of ranks and regions
+  // (calibrate_cost_model) and remembered. Every rank must pass the same figures.
+  std::optional<cost_model> model;
+};
+
+// Collective: measures the cost model's figures with ping-pongs inside and between the regions that
+// `regions` defines on comm (a few milliseconds), concurrently on all ranks, so the figures include
+// contention; the result is the same on every rank.
+cost_model calibrate_cost_model(MPI_Comm comm, const exchange_options& regions = {});
+
+struct strategy_estimate {
+  neighbor_strategy strategy = neighbor_strategy::standard;
+  double seconds = 0;  // predicted time of one start()/wait() cycle (the slowest rank)
 };
 
 // Per rank, what one start()/wait() cycle sends. Copies from a rank to itself are not messages.
@@ -42,6 +67,7 @@ struct exchange_statistics {
   std::int64_t inter_region_bytes = 0;
   std::int64_t intra_region_messages = 0;  // messages to other ranks of this rank's region
   std::int64_t intra_region_bytes = 0;
+  std::vector<strategy_estimate> estimates;  // automatic only: every candidate's predicted time
 };
 
 // MPI_Neighbor_alltoallv's buffer arguments: edge i of the send (receive) side moves counts[i] elements of
@@ -63,7 +89,27 @@ struct neighbor_buffers {
   // checked against the outdegree (send) and indegree (receive).
   std::int64_t send_entries = -1;
   std::int64_t recv_entries = -1;
+  // Global ids (the _ext entry point; needed by dedup): the element at displacement d of the send (receive)
+  // buffer, d = displs[i] + k for the k-th element of edge i, carries id send_ids[d] (recv_ids[d]). A
+  // receive element's id must be the id of the send element that the plain exchange delivers there, and
+  // elements of one source with equal ids must hold equal values (it sends one of them). Lengths -1: unknown.
+  bool global_ids = false;
+  const std::int64_t* send_ids = nullptr;
+  const std::int64_t* recv_ids = nullptr;
+  std::int64_t send_ids_size = -1;
+  std::int64_t recv_ids_size = -1;
 };
+
+// buffers with global ids attached (sizes checked); the vectors must outlive the plan's construction.
+inline neighbor_buffers with_global_ids(neighbor_buffers buffers, const std::vector<std::int64_t>& send_ids,
+                                        const std::vector<std::int64_t>& recv_ids) {
+  buffers.global_ids = true;
+  buffers.send_ids = send_ids.data();
+  buffers.recv_ids = recv_ids.data();
+  buffers.send_ids_size = static_cast<std::int64_t>(send_ids.size());
+  buffers.recv_ids_size = static_cast<std::int64_t>(recv_ids.size());
+  return buffers;
+}
 
 namespace detail {
 struct plan_state;
