@@ -956,14 +956,14 @@ cost_model measure(MPI_Comm comm, const layout_facts& f) {
   for (int k = 0; k < 2; ++k) {
     REDIST_MPI_CHECK(MPI_Barrier(comm));
     const int partner = k == 0 ? intra_partner : inter_partner;
-    t[2 * k] = ping_pong(comm, f.me, partner, buffer, small, 50);
+    t[2 * k] = ping_pong(comm, f.me, partner, buffer, small, 20);
     REDIST_MPI_CHECK(MPI_Barrier(comm));
     // Inside a region all pairs run at once; between regions first one pair per region pair (the link's own
     // rate), then all of them (the region's injection limit).
-    t[2 * k + 1] = ping_pong(comm, f.me, k == 1 && index > 0 ? -1 : partner, buffer, large, 10);
+    t[2 * k + 1] = ping_pong(comm, f.me, k == 1 && index > 0 ? -1 : partner, buffer, large, 5);
   }
   REDIST_MPI_CHECK(MPI_Barrier(comm));
-  t[4] = ping_pong(comm, f.me, inter_partner, buffer, large, 10);
+  t[4] = ping_pong(comm, f.me, inter_partner, buffer, large, 5);
   std::vector<char> copy_target(buffer.size());
   const double begin = MPI_Wtime();
   for (int k = 0; k < 20; ++k) {
