@@ -143,10 +143,12 @@ struct mm_header {
 
 mm_header read_banner(line_reader& in) {
   std::string line;
-  if (!in.next(line)) in.fail("the file is empty: expected the banner \"%%MatrixMarket matrix <format> <field> <symmetry>\"");
+  if (!in.next(line))
+    in.fail("the file is empty: expected the banner \"%%MatrixMarket matrix <format> <field> <symmetry>\"");
   const auto words = split_words(line);
   if (words.size() != 5 || lowercase(words[0]) != "%%matrixmarket")
-    in.fail("\"" + line + "\" is not a Matrix Market banner: expected \"%%MatrixMarket matrix <format> <field> <symmetry>\"");
+    in.fail("\"" + line +
+            "\" is not a Matrix Market banner: expected \"%%MatrixMarket matrix <format> <field> <symmetry>\"");
   const std::string object = lowercase(words[1]), format = lowercase(words[2]), field = lowercase(words[3]),
                     symmetry = lowercase(words[4]);
   if (object != "matrix") in.fail("object \"" + object + "\" is not supported: expected matrix");
@@ -163,7 +165,8 @@ mm_header read_banner(line_reader& in) {
   if (symmetry == "general") h.symmetry = mm_symmetry::general;
   else if (symmetry == "symmetric") h.symmetry = mm_symmetry::symmetric;
   else if (symmetry == "skew-symmetric") h.symmetry = mm_symmetry::skew_symmetric;
-  else if (symmetry == "hermitian") in.fail("symmetry hermitian is not supported: expected general, symmetric or skew-symmetric");
+  else if (symmetry == "hermitian")
+    in.fail("symmetry hermitian is not supported: expected general, symmetric or skew-symmetric");
   else in.fail("symmetry \"" + symmetry + "\" is not supported: expected general, symmetric or skew-symmetric");
   if (h.field == mm_field::pattern && h.symmetry == mm_symmetry::skew_symmetric)
     in.fail("field pattern with symmetry skew-symmetric has no values to negate: expected general or symmetric");
@@ -371,8 +374,8 @@ void group_by_owner(const std::vector<std::int64_t>& ids, const std::vector<std:
                     std::vector<int>& peers, std::vector<int>& counts, std::vector<int>& displs) {
   size_t k = 0;
   while (k < ids.size()) {
-    const int owner =
-        static_cast<int>(std::upper_bound(column_offsets.begin(), column_offsets.end(), ids[k]) - column_offsets.begin()) - 1;
+    const auto above = std::upper_bound(column_offsets.begin(), column_offsets.end(), ids[k]);
+    const int owner = static_cast<int>(above - column_offsets.begin()) - 1;
     const size_t first = k;
     while (k < ids.size() && ids[k] < column_offsets[owner + 1]) ++k;
     peers.push_back(owner);

@@ -46,7 +46,8 @@ struct exchange_case {
 };
 
 std::string describe(const exchange_case& c) {
-  return std::string(to_string(c.strategy)) + (c.region_size ? ", regions of " + std::to_string(c.region_size) : ", regions by node");
+  return std::string(to_string(c.strategy)) +
+         (c.region_size ? ", regions of " + std::to_string(c.region_size) : ", regions by node");
 }
 
 class ExchangeSpmv : public ::testing::TestWithParam<const char*> {};

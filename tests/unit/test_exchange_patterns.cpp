@@ -158,7 +158,8 @@ TEST_F(ExchangePatternsFiles, ArrayIsColumnMajor) {
   expect_well_formed(a);
   EXPECT_EQ(dense(a), (std::vector<std::vector<double>>{{1, 3, 0}, {2, 4, 6}}));
   EXPECT_EQ(a.nonzeros(), 6);  // a dense matrix keeps its zeros
-  const sparse_matrix i = read_matrix_market(write("i.mtx", "%%MatrixMarket matrix array integer general\n1 2\n-1\n5\n"));
+  const sparse_matrix i =
+      read_matrix_market(write("i.mtx", "%%MatrixMarket matrix array integer general\n1 2\n-1\n5\n"));
   EXPECT_EQ(dense(i), (std::vector<std::vector<double>>{{-1, 5}}));
 }
 
