@@ -2,6 +2,7 @@
 // redist: communication-optimal data movement between MPI processes. Umbrella header.
 #include "redist/error.hpp"
 #include "redist/exchange/neighbor.hpp"
+#include "redist/exchange/patterns.hpp"
 #include "redist/gemm/gemm.hpp"
 #include "redist/gemm/schedule.hpp"
 #include "redist/layout/builders.hpp"
