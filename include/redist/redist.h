@@ -112,8 +112,9 @@ REDIST_DECLARE_GEMM(pzgemm)
  * "redist_strategy" = "standard" | "aggregate" | "dedup" (the _ext entry point only) | "auto" (default auto:
  * the candidate with the least predicted time), "redist_region_size" = n > 0 (regions of n consecutive
  * ranks; default: one region per node), "redist_cost_model" = "calibrate" (default: measured once per set
- * of processes and regions) | "defaults" | six numbers "intra_latency,intra_seconds_per_byte,
- * inter_latency,inter_seconds_per_byte,region_seconds_per_byte,copy_seconds_per_byte" (seconds). Each exchange is redist_start then
+ * of processes and regions) | "defaults" | eight numbers (seconds) "intra_latency,intra_seconds_per_message,
+ * intra_seconds_per_byte,inter_latency,inter_seconds_per_message,inter_seconds_per_byte,
+ * region_seconds_per_byte,copy_seconds_per_byte" (the postal model of docs/exchange.md). Each exchange is redist_start then
  * redist_wait; redist_request_free releases the plan (after waiting for an exchange still in flight) and
  * sets *request to REDIST_REQUEST_NULL. Every entry point returns MPI_SUCCESS or an error code, the same on
  * every rank for init, and moves nothing when init fails: MPI_ERR_TOPOLOGY for a communicator that is not

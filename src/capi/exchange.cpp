@@ -75,21 +75,23 @@ exchange_options parse_info(MPI_Info info, std::string& problem) {
   } else if (!model.empty() && model != "calibrate") {
     cost_model m;
     m.source = "user (info redist_cost_model)";
-    double* fields[] = {&m.intra_latency, &m.intra_seconds_per_byte, &m.inter_latency, &m.inter_seconds_per_byte,
+    double* fields[] = {&m.intra_latency,          &m.intra_seconds_per_message, &m.intra_seconds_per_byte,
+                        &m.inter_latency,          &m.inter_seconds_per_message, &m.inter_seconds_per_byte,
                         &m.region_seconds_per_byte, &m.copy_seconds_per_byte};
+    constexpr size_t count = sizeof(fields) / sizeof(fields[0]);
     const char* at = model.c_str();
     bool good = true;
-    for (size_t k = 0; k < 6 && good; ++k) {
+    for (size_t k = 0; k < count && good; ++k) {
       char* end = nullptr;
       *fields[k] = std::strtod(at, &end);
-      good = end != at && *fields[k] >= 0 && (*end == (k < 5 ? ',' : '\0'));
-      at = end + (k < 5 ? 1 : 0);
+      good = end != at && *fields[k] >= 0 && (*end == (k + 1 < count ? ',' : '\0'));
+      at = end + (k + 1 < count ? 1 : 0);
     }
     if (good)
       options.model = m;
     else
       problem = "info redist_cost_model = \"" + model +
-                "\": expected calibrate, defaults or six non-negative numbers separated by commas";
+                "\": expected calibrate, defaults or eight non-negative numbers separated by commas";
   }
   return options;
 }

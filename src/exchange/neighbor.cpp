@@ -868,16 +868,18 @@ struct rank_costs {
 
 rank_costs costs_of(const plan_state& p, const cost_model& m) {
   const double latency[2] = {m.intra_latency, m.inter_latency};
+  const double per_message[2] = {m.intra_seconds_per_message, m.inter_seconds_per_message};
   const double per_byte[2] = {m.intra_seconds_per_byte, m.inter_seconds_per_byte};
   const auto phase = [&](phase_tag ph) {
     double worst = 0;
     for (int way : {outbound, inbound}) {
-      double side = 0;
+      double side = 0, wait = 0;  // messages in flight overlap: one latency, the longest
       for (int where : {intra, inter}) {
         const load& l = p.loads[ph][where][way];
-        side += latency[where] * static_cast<double>(l.messages) + per_byte[where] * static_cast<double>(l.bytes);
+        if (l.messages > 0) wait = std::max(wait, latency[where]);
+        side += per_message[where] * static_cast<double>(l.messages) + per_byte[where] * static_cast<double>(l.bytes);
       }
-      worst = std::max(worst, side);
+      worst = std::max(worst, wait + side);
     }
     return worst;
   };
@@ -938,8 +940,34 @@ double ping_pong(MPI_Comm comm, int me, int partner, std::vector<char>& buffer, 
   return (MPI_Wtime() - begin) / (2.0 * repetitions);
 }
 
+// Seconds per round of `burst` small messages to `partner` answered by one (none: -1): two latencies plus
+// `burst` gaps.
+double burst_round(MPI_Comm comm, int me, int partner, int burst, int repetitions) {
+  if (partner < 0) return 0;
+  std::vector<std::int64_t> words(static_cast<size_t>(burst));
+  std::vector<MPI_Request> requests(static_cast<size_t>(burst));
+  const auto once = [&] {
+    if (me < partner) {
+      for (int k = 0; k < burst; ++k)
+        REDIST_MPI_CHECK(MPI_Isend(&words[k], 1, MPI_INT64_T, partner, k, comm, &requests[k]));
+      REDIST_MPI_CHECK(MPI_Waitall(burst, requests.data(), MPI_STATUSES_IGNORE));
+      REDIST_MPI_CHECK(MPI_Recv(nullptr, 0, MPI_BYTE, partner, burst, comm, MPI_STATUS_IGNORE));
+    } else {
+      for (int k = 0; k < burst; ++k)
+        REDIST_MPI_CHECK(MPI_Irecv(&words[k], 1, MPI_INT64_T, partner, k, comm, &requests[k]));
+      REDIST_MPI_CHECK(MPI_Waitall(burst, requests.data(), MPI_STATUSES_IGNORE));
+      REDIST_MPI_CHECK(MPI_Send(nullptr, 0, MPI_BYTE, partner, burst, comm));
+    }
+  };
+  once();
+  const double begin = MPI_Wtime();
+  for (int k = 0; k < repetitions; ++k) once();
+  return (MPI_Wtime() - begin) / repetitions;
+}
+
 cost_model measure(MPI_Comm comm, const layout_facts& f) {
   constexpr std::int64_t small = 8, large = 64 * 1024;
+  constexpr int burst = 16;
   const int mine = f.region_of[f.me];
   const auto& members = f.members[mine];
   const int index = static_cast<int>(std::find(members.begin(), members.end(), f.me) - members.begin());
@@ -952,42 +980,48 @@ cost_model measure(MPI_Comm comm, const layout_facts& f) {
                                 ? f.members[other][index]
                                 : -1;
   std::vector<char> buffer(static_cast<size_t>(large));
-  double t[7] = {0, 0, 0, 0, 0, 0, 0};  // intra small/large, inter small/large (one pair, all pairs), copy
+  // Per locality: one-way small, one-way large (inter: one pair per region pair), a round of one message,
+  // a round of `burst`; then inter large with all pairs at once, the copy rate, and whether inter pairs exist.
+  double t[12] = {};
   for (int k = 0; k < 2; ++k) {
-    REDIST_MPI_CHECK(MPI_Barrier(comm));
     const int partner = k == 0 ? intra_partner : inter_partner;
-    t[2 * k] = ping_pong(comm, f.me, partner, buffer, small, 20);
     REDIST_MPI_CHECK(MPI_Barrier(comm));
-    // Inside a region all pairs run at once; between regions first one pair per region pair (the link's own
-    // rate), then all of them (the region's injection limit).
-    t[2 * k + 1] = ping_pong(comm, f.me, k == 1 && index > 0 ? -1 : partner, buffer, large, 5);
+    t[4 * k] = ping_pong(comm, f.me, partner, buffer, small, 20);
+    REDIST_MPI_CHECK(MPI_Barrier(comm));
+    t[4 * k + 1] = ping_pong(comm, f.me, k == 1 && index > 0 ? -1 : partner, buffer, large, 5);
+    REDIST_MPI_CHECK(MPI_Barrier(comm));
+    t[4 * k + 2] = burst_round(comm, f.me, partner, 1, 10);
+    REDIST_MPI_CHECK(MPI_Barrier(comm));
+    t[4 * k + 3] = burst_round(comm, f.me, partner, burst, 10);
   }
   REDIST_MPI_CHECK(MPI_Barrier(comm));
-  t[4] = ping_pong(comm, f.me, inter_partner, buffer, large, 5);
+  t[8] = ping_pong(comm, f.me, inter_partner, buffer, large, 5);
   std::vector<char> copy_target(buffer.size());
   const double begin = MPI_Wtime();
   for (int k = 0; k < 20; ++k) {
     std::memcpy(copy_target.data(), buffer.data(), buffer.size());
     buffer[static_cast<size_t>(k)] = copy_target[static_cast<size_t>(k) + 1];  // keeps the copies observable
   }
-  t[5] = (MPI_Wtime() - begin) / (20.0 * static_cast<double>(large));
-  t[6] = inter_partner >= 0 ? 1.0 : 0.0;
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, t, 7, MPI_DOUBLE, MPI_MAX, comm));
+  t[9] = (MPI_Wtime() - begin) / (20.0 * static_cast<double>(large));
+  t[10] = inter_partner >= 0 ? 1.0 : 0.0;
+  t[11] = intra_partner >= 0 ? 1.0 : 0.0;
+  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, t, 12, MPI_DOUBLE, MPI_MAX, comm));
 
   cost_model m;  // figures that cannot be measured (one region, or one rank per region) keep their defaults
-  const auto fit = [](double t_small, double t_large, double& latency, double& per_byte) {
-    per_byte = std::max(0.0, (t_large - t_small) / static_cast<double>(large - small));
-    latency = std::max(0.0, t_small - per_byte * static_cast<double>(small));
+  const auto fit = [&](const double* w, double& latency, double& per_message, double& per_byte) {
+    per_byte = std::max(0.0, (w[1] - w[0]) / static_cast<double>(large - small));
+    per_message = std::max(0.0, (w[3] - w[2]) / (burst - 1));
+    latency = std::max(0.0, w[0] - per_message - per_byte * static_cast<double>(small));
   };
-  if (t[0] > 0) fit(t[0], t[1], m.intra_latency, m.intra_seconds_per_byte);
-  if (t[6] > 0) {
-    fit(t[2], t[3], m.inter_latency, m.inter_seconds_per_byte);
+  if (t[11] > 0) fit(t, m.intra_latency, m.intra_seconds_per_message, m.intra_seconds_per_byte);
+  if (t[10] > 0) {
+    fit(t + 4, m.inter_latency, m.inter_seconds_per_message, m.inter_seconds_per_byte);
     const double pairs = static_cast<double>(
         std::min_element(f.members.begin(), f.members.end(), [](auto& x, auto& y) { return x.size() < y.size(); })
             ->size());
-    m.region_seconds_per_byte = std::max(0.0, t[4] - m.inter_latency) / (pairs * static_cast<double>(large));
+    m.region_seconds_per_byte = std::max(0.0, t[8] - m.inter_latency) / (pairs * static_cast<double>(large));
   }
-  m.copy_seconds_per_byte = t[5];
+  m.copy_seconds_per_byte = t[9];
   m.source = "calibrated";
   return m;
 }

@@ -336,10 +336,11 @@ TEST(ExchangeNeighbor, AutomaticFollowsTheCostModel) {
       typed_buffers(send, r.graph.sendcounts, r.graph.sdispls, recv, r.graph.recvcounts, r.graph.rdispls),
       r.send_ids, r.recv_ids);
   cost_model costly_network, costly_copies;
-  costly_network.inter_latency = 1e-3;
+  costly_network.inter_seconds_per_message = 1e-3;
   costly_network.inter_seconds_per_byte = 1e-6;
   costly_network.source = "test";
   costly_copies.inter_latency = costly_copies.intra_latency = 0;
+  costly_copies.inter_seconds_per_message = costly_copies.intra_seconds_per_message = 0;
   costly_copies.copy_seconds_per_byte = 1e-3;
   costly_copies.source = "test";
   for (const bool network_is_costly : {true, false}) {
@@ -406,7 +407,7 @@ TEST(ExchangeNeighbor, CApiExtAndQuery) {
   EXPECT_EQ(redist_neighbor_query(req, &strategy, &reason), MPI_ERR_REQUEST);
   // A user cost model through info, and a malformed one.
   MPI_Info_set(info, "redist_strategy", "auto");
-  MPI_Info_set(info, "redist_cost_model", "0,0,1e-3,1e-6,0,0");
+  MPI_Info_set(info, "redist_cost_model", "0,0,0,0,1e-3,1e-6,0,0");
   ASSERT_EQ(redist_neighbor_alltoallv_init_ext(send.data(), r.graph.sendcounts.data(), r.graph.sdispls.data(),
                                                r.send_ids.data(), MPI_DOUBLE, recv.data(), r.graph.recvcounts.data(),
                                                r.graph.rdispls.data(), r.recv_ids.data(), MPI_DOUBLE, r.graph.comm,

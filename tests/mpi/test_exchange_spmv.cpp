@@ -1,6 +1,6 @@
 // The SpMV halo exchange through the persistent neighborhood alltoallv (light path): for each test matrix
 // and the rotated anisotropic diffusion matrix, rows and x split in blocks over the ranks, every strategy
-// with regions of 2 ranks and by node, two cycles with x changed in between; every received entry of x is
+// (dedup with the column indices as global ids) with regions of 2 ranks or by node, two cycles with x changed in between; every received entry of x is
 // checked by its global index, and the distributed y = A x against the serial product.
 // redist-test-ranks: 1 3 4 8
 // redist-test-nodes: 8:4
@@ -59,16 +59,21 @@ TEST_P(ExchangeSpmv, HaloAndProductMatchSerial) {
   const halo_pattern h = spmv_halo(a, rows, cols, me);
   const std::int64_t own_first = cols[me], own_last = cols[me + 1];
 
-  for (const exchange_case c : {exchange_case{neighbor_strategy::standard, 2}, {neighbor_strategy::standard, 0},
-                                {neighbor_strategy::aggregate, 2}, {neighbor_strategy::aggregate, 0}}) {
+  for (const exchange_case c : {exchange_case{neighbor_strategy::standard, 2}, {neighbor_strategy::aggregate, 0},
+                                {neighbor_strategy::dedup, 2}, {neighbor_strategy::dedup, 0},
+                                {neighbor_strategy::automatic, 2}}) {
     SCOPED_TRACE(describe(c));
     exchange_options options;
     options.strategy = c.strategy;
     options.region_size = c.region_size;
     std::vector<double> send(static_cast<size_t>(h.send_total())), halo(static_cast<size_t>(h.recv_total()));
-    neighbor_plan plan = neighbor_alltoallv_init(h.sources, h.destinations, send, h.sendcounts, h.sdispls, halo,
-                                                 h.recvcounts, h.rdispls, MPI_COMM_WORLD, options);
-    EXPECT_EQ(plan.statistics().strategy, c.strategy);
+    // The halo's global ids are the column indices (what dedup needs; the others ignore them).
+    neighbor_plan plan = neighbor_alltoallv_init(
+        h.sources, h.destinations,
+        with_global_ids(typed_buffers(send, h.sendcounts, h.sdispls, halo, h.recvcounts, h.rdispls), h.send_ids,
+                        h.recv_ids),
+        MPI_COMM_WORLD, options);
+    if (c.strategy != neighbor_strategy::automatic) EXPECT_EQ(plan.statistics().strategy, c.strategy);
     for (int cycle = 0; cycle < 2; ++cycle) {
       for (size_t k = 0; k < send.size(); ++k) send[k] = x_value(h.send_ids[k], cycle);
       std::fill(halo.begin(), halo.end(), -1.0);

@@ -22,13 +22,17 @@ enum class neighbor_strategy {
 };
 const char* to_string(neighbor_strategy s) noexcept;
 
-// Postal (latency + bytes / bandwidth) costs of a message inside a region and between regions, with a
-// max-rate limit on the bytes all ranks of a region send to other regions together (the node's network
-// injection), and the cost of packing or unpacking a byte. Seconds.
+// The postal model of a phase of messages (Bar-Noy and Kipnis): a rank posts its messages one after another,
+// `seconds_per_message` apart, and they arrive `latency` later, so a phase costs one latency plus a gap per
+// message plus its bytes over the bandwidth; separate figures inside a region and between regions. A max-rate
+// limit: all bytes that the ranks of a region send to other regions share `region_seconds_per_byte` (the
+// node's injection). Packing and unpacking cost `copy_seconds_per_byte`. Seconds.
 struct cost_model {
   double intra_latency = 0.5e-6;
+  double intra_seconds_per_message = 0.1e-6;
   double intra_seconds_per_byte = 1.0 / 8e9;
   double inter_latency = 2.0e-6;
+  double inter_seconds_per_message = 0.5e-6;
   double inter_seconds_per_byte = 1.0 / 10e9;
   double region_seconds_per_byte = 1.0 / 12e9;
   double copy_seconds_per_byte = 1.0 / 5e9;
