@@ -293,6 +293,35 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
   return {};
 }
 
+// Per rank of comm, the lowest rank of comm on its node. Splitting a communicator is among the costliest
+// parts of a plan's setup, so the answer is cached on the communicator (an attribute, which every rank sets in
+// the same call and which a duplicate does not inherit): later plans on it skip the split.
+std::vector<int> node_keys(MPI_Comm comm) {
+  static int keyval = MPI_KEYVAL_INVALID;
+  static std::once_flag created;
+  std::call_once(created, [] {
+    const auto forget = [](MPI_Comm, int, void* value, void*) -> int {
+      delete static_cast<std::vector<int>*>(value);
+      return MPI_SUCCESS;
+    };
+    REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget, &keyval, nullptr));
+  });
+  void* cached = nullptr;
+  int found = 0;
+  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &cached, &found));
+  if (found) return *static_cast<std::vector<int>*>(cached);
+  const int me = mpi::rank(comm);
+  mpi::comm_handle node = mpi::split_shared(comm);
+  int lowest = me;
+  REDIST_MPI_CHECK(MPI_Allreduce(&me, &lowest, 1, MPI_INT, MPI_MIN, node.get()));
+  auto keys = std::make_unique<std::vector<int>>(static_cast<size_t>(mpi::size(comm)));
+  REDIST_MPI_CHECK(MPI_Allgather(&lowest, 1, MPI_INT, keys->data(), 1, MPI_INT, comm));
+  std::vector<int> result = *keys;
+  REDIST_MPI_CHECK(MPI_Comm_set_attr(comm, keyval, keys.get()));
+  keys.release();  // owned by the attribute now
+  return result;
+}
+
 layout_facts find_regions(MPI_Comm comm, const exchange_options& options) {
   layout_facts f;
   f.me = mpi::rank(comm);
@@ -318,10 +347,7 @@ layout_facts find_regions(MPI_Comm comm, const exchange_options& options) {
   } else if (mode == 1) {
     for (int r = 0; r < f.nranks; ++r) key[r] = r / options.region_size;
   } else {
-    mpi::comm_handle node = mpi::split_shared(comm);
-    int lowest = f.me;
-    REDIST_MPI_CHECK(MPI_Allreduce(&f.me, &lowest, 1, MPI_INT, MPI_MIN, node.get()));
-    REDIST_MPI_CHECK(MPI_Allgather(&lowest, 1, MPI_INT, key.data(), 1, MPI_INT, comm));
+    key = node_keys(comm);
   }
   std::map<int, int> dense;  // ranks ascending: regions numbered by their lowest rank
   f.region_of.resize(key.size());
@@ -711,7 +737,7 @@ dedup_tables share_ids(MPI_Comm comm, const layout_facts& f, const plan_state& p
   std::map<int, int> seen;
   for (const edge& e : p.recvs) {
     const int k = seen[e.peer]++;
-    const std::int64_t* ids = e.count > 0 && b.recv_ids ? b.recv_ids + e.displacement : nullptr;
+    const std::int64_t* ids = ids_of(e, b.recv_ids, b.recv_ids_size, "receive");
     const auto expected = static_cast<std::int64_t>(ids ? hash_ids(ids, e.count) : hash_ids(nullptr, 0));
     const auto& got = hashes_from[e.peer];
     if (problem.empty() && (k >= static_cast<int>(got.size()) || got[k] != expected))
