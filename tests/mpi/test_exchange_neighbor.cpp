@@ -6,6 +6,8 @@
 // redist-test-nodes: 4:2 8:4
 #include <gtest/gtest.h>
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <random>
 #include <set>
@@ -470,6 +472,61 @@ TEST(ExchangeNeighbor, MismatchedGlobalIdsRefusedOnEveryRank) {
   EXPECT_THROW(neighbor_alltoallv_init(buffers, r.graph.comm, o), redist::inconsistent_ranks);
   EXPECT_TRUE(all_ranks(recv == std::vector<double>(recv.size(), 0.0)));
   MPI_Comm_free(&r.graph.comm);
+}
+
+// Byte offsets past 2^31 (64-bit index math in every strategy): elements of one double every MiB, at
+// displacements up to 4095 in 4 GiB buffers that are only reserved (the untouched pages cost nothing).
+TEST(ExchangeNeighbor, ByteOffsetsPastTwoGiB) {
+  constexpr MPI_Aint stride = MPI_Aint{1} << 20;
+  constexpr size_t capacity = 4096;  // elements: 4 GiB of address space per buffer
+  MPI_Datatype sparse;
+  MPI_Type_create_resized(MPI_DOUBLE, 0, stride, &sparse);
+  MPI_Type_commit(&sparse);
+  const auto reserve = [&] {
+    void* p = mmap(nullptr, capacity * stride, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+  };
+  char* send = reserve();
+  char* recv = reserve();
+  ASSERT_TRUE(all_ranks(send != nullptr && recv != nullptr)) << "cannot reserve 8 GiB of address space";
+  const int p = world_size(), me = world_rank();
+  const auto at = [&](char* buffer, int displacement) { return reinterpret_cast<double*>(buffer + displacement * stride); };
+  // Rank i sends two elements to every rank j, at displacements past 2^31 bytes; ids repeat across j.
+  std::vector<int> everyone(p), two(p, 2), sdispls(p), rdispls(p);
+  std::vector<std::int64_t> send_ids(capacity, 0), recv_ids(capacity, 0);
+  for (int j = 0; j < p; ++j) {
+    everyone[j] = j;
+    sdispls[j] = 2100 + 3 * j;
+    rdispls[j] = 3000 + 3 * j;
+    for (int k = 0; k < 2; ++k) {
+      send_ids[sdispls[j] + k] = (std::int64_t{1} << 50) + me * 10 + k;
+      recv_ids[rdispls[j] + k] = (std::int64_t{1} << 50) + j * 10 + k;
+    }
+  }
+  for (auto strategy : {exchange::neighbor_strategy::standard, exchange::neighbor_strategy::aggregate,
+                        exchange::neighbor_strategy::dedup}) {
+    neighbor_buffers b{send, two.data(), sdispls.data(), sparse, recv, two.data(), rdispls.data(), sparse};
+    b.send_capacity = b.recv_capacity = static_cast<std::int64_t>(capacity);
+    exchange_options o;
+    o.strategy = strategy;
+    o.region_size = 2;
+    neighbor_plan plan = neighbor_alltoallv_init(everyone, everyone, with_global_ids(b, send_ids, recv_ids),
+                                                 MPI_COMM_WORLD, o);
+    for (int j = 0; j < p; ++j)
+      for (int k = 0; k < 2; ++k) *at(send, sdispls[j] + k) = me * 10 + k + 0.5;
+    plan.start();
+    plan.wait();
+    bool right = true;
+    for (int j = 0; j < p; ++j)
+      for (int k = 0; k < 2; ++k) right = right && *at(recv, rdispls[j] + k) == j * 10 + k + 0.5;
+    EXPECT_TRUE(all_ranks(right)) << to_string(strategy);
+    for (int j = 0; j < p; ++j)
+      for (int k = 0; k < 2; ++k) *at(recv, rdispls[j] + k) = -1;
+  }
+  munmap(send, capacity * stride);
+  munmap(recv, capacity * stride);
+  MPI_Type_free(&sparse);
 }
 
 }  // namespace
