@@ -1,8 +1,8 @@
 /* The C API of the persistent neighborhood alltoallv, from plain C99: on a ring plus random edges (repeated
  * edges, self loops and zero counts included), every strategy through the info keys, three cycles with the
  * data changed in between, compared element for element with MPI_Neighbor_alltoallv on the same graph; the
- * list form on MPI_COMM_WORLD; and the error codes for a communicator without a graph, a negative count and
- * a bad info value. The verdict is agreed over all ranks: exit status 0 on every rank iff every check passed
+ * list form on MPI_COMM_WORLD; the de-duplicating _ext form with its query; and the error codes for a
+ * communicator without a graph, a negative count and a bad info value. The verdict is agreed over all ranks: exit status 0 on every rank iff every check passed
  * on every rank. */
 #include <mpi.h>
 #include <stdint.h>
@@ -37,6 +37,7 @@ typedef struct {
   int outdegree, indegree;
   int *destinations, *sendcounts, *sdispls;
   int *sources, *recvcounts, *rdispls;
+  int* source_displs; /* per receive edge: where its elements start in the source's send buffer */
   int send_total, recv_total;
 } graph_side;
 
@@ -71,6 +72,8 @@ static graph_side make_graph(void) {
   g.sources = malloc(sizeof(int) * (size_t)(g.indegree + 1));
   g.recvcounts = malloc(sizeof(int) * (size_t)(g.indegree + 1));
   g.rdispls = malloc(sizeof(int) * (size_t)(g.indegree + 1));
+  g.source_displs = malloc(sizeof(int) * (size_t)(g.indegree + 1));
+  int* sent_by = calloc((size_t)nranks, sizeof(int)); /* every rank's send buffer, filled in edge order */
   int out = 0, in = 0;
   for (int e = 0; e < edges; ++e) {
     if (from[e] == rank) {
@@ -84,10 +87,13 @@ static graph_side make_graph(void) {
       g.sources[in] = from[e];
       g.recvcounts[in] = count[e];
       g.rdispls[in] = g.recv_total;
+      g.source_displs[in] = sent_by[from[e]];
       g.recv_total += count[e];
       ++in;
     }
+    sent_by[from[e]] += count[e];
   }
+  free(sent_by);
   free(from);
   free(to);
   free(count);
@@ -101,6 +107,7 @@ static void free_graph(graph_side* g) {
   free(g->sources);
   free(g->recvcounts);
   free(g->rdispls);
+  free(g->source_displs);
 }
 
 static void fill(double* send, int n, int cycle) {
@@ -168,6 +175,40 @@ static void test_lists(const graph_side* g, MPI_Comm graph_comm, double* send, d
   MPI_Info_free(&info);
 }
 
+/* The de-duplicating form: every element's global id is (source rank, index in its send buffer). */
+static void test_ext(const graph_side* g, MPI_Comm graph_comm, double* send, double* recv, double* expected) {
+  int64_t* send_ids = malloc(sizeof(int64_t) * (size_t)(g->send_total + 1));
+  int64_t* recv_ids = malloc(sizeof(int64_t) * (size_t)(g->recv_total + 1));
+  for (int k = 0; k < g->send_total; ++k) send_ids[k] = ((int64_t)rank << 32) + k;
+  for (int j = 0; j < g->indegree; ++j)
+    for (int k = 0; k < g->recvcounts[j]; ++k)
+      recv_ids[g->rdispls[j] + k] = ((int64_t)g->sources[j] << 32) + g->source_displs[j] + k;
+  const char* strategies[] = {"dedup", "auto"};
+  for (int s = 0; s < 2; ++s) {
+    char what[64];
+    snprintf(what, sizeof what, "_ext, strategy %s, regions of 2", strategies[s]);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "redist_strategy", strategies[s]);
+    MPI_Info_set(info, "redist_region_size", "2");
+    redist_request request = REDIST_REQUEST_NULL;
+    const int code = redist_neighbor_alltoallv_init_ext(send, g->sendcounts, g->sdispls, send_ids, MPI_DOUBLE, recv,
+                                                        g->recvcounts, g->rdispls, recv_ids, MPI_DOUBLE, graph_comm,
+                                                        info, &request);
+    CHECK(code == MPI_SUCCESS, "%s: init returned %d", what, code);
+    if (code == MPI_SUCCESS) {
+      const char *strategy = NULL, *reason = NULL;
+      CHECK(redist_neighbor_query(request, &strategy, &reason) == MPI_SUCCESS && strategy && reason && *reason,
+            "%s: redist_neighbor_query failed", what);
+      compare_cycles(&request, g, send, recv, expected, graph_comm, what);
+      CHECK(redist_request_free(&request) == MPI_SUCCESS, "%s: redist_request_free failed", what);
+    }
+    MPI_Info_free(&info);
+  }
+  free(send_ids);
+  free(recv_ids);
+}
+
 /* Errors: the same code on every rank, no request, nothing received. */
 static void test_errors(const graph_side* g, MPI_Comm graph_comm, double* send, double* recv) {
   for (int k = 0; k < g->recv_total; ++k) recv[k] = -7.0;
@@ -221,6 +262,7 @@ int main(int argc, char** argv) {
 
   test_graph_strategies(&g, graph_comm, send, recv, expected);
   test_lists(&g, graph_comm, send, recv, expected);
+  test_ext(&g, graph_comm, send, recv, expected);
   test_errors(&g, graph_comm, send, recv);
 
   int failed_anywhere = 0;
