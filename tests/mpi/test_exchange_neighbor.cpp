@@ -28,33 +28,41 @@ struct random_graph {
   std::vector<int> sources, destinations, sendcounts, sdispls, recvcounts, rdispls;
   MPI_Comm comm = MPI_COMM_NULL;
   int send_total = 0, recv_total = 0;
+
+  // An edge of the global list: this rank keeps its send side (it is `from`) and its receive side (`to`).
+  void add_edge(int from, int to, int count) {
+    if (from == world_rank()) {
+      destinations.push_back(to);
+      sendcounts.push_back(count);
+      sdispls.push_back(send_total);
+      send_total += count;
+    }
+    if (to == world_rank()) {
+      sources.push_back(from);
+      recvcounts.push_back(count);
+      rdispls.push_back(recv_total);
+      recv_total += count;
+    }
+  }
+  void create_graph_comm() {
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(sources.size()), sources.data(),
+                                   MPI_UNWEIGHTED, static_cast<int>(destinations.size()), destinations.data(),
+                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &comm);
+  }
 };
 
 // Every rank draws the same global edge list (shared seed), then keeps its own edges.
 random_graph make_graph(std::uint64_t seed) {
-  const int p = world_size(), me = world_rank();
+  const int p = world_size();
   std::mt19937_64 g(shared_seed(seed));
   random_graph r;
   for (int i = 0; i < p; ++i)
     for (int j = 0; j < p; ++j) {
       if (g() % 3 != 0) continue;
       const int count = static_cast<int>(g() % 4);  // zero counts included
-      if (i == me) {
-        r.destinations.push_back(j);
-        r.sendcounts.push_back(count);
-        r.sdispls.push_back(r.send_total);
-        r.send_total += count;
-      }
-      if (j == me) {
-        r.sources.push_back(i);
-        r.recvcounts.push_back(count);
-        r.rdispls.push_back(r.recv_total);
-        r.recv_total += count;
-      }
+      r.add_edge(i, j, count);
     }
-  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(r.sources.size()), r.sources.data(),
-                                 MPI_UNWEIGHTED, static_cast<int>(r.destinations.size()), r.destinations.data(),
-                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &r.comm);
+  r.create_graph_comm();
   return r;
 }
 
@@ -237,27 +245,13 @@ id_graph make_id_graph(std::uint64_t seed, int region_size) {
       std::vector<std::int64_t> ids(count);
       for (auto& id : ids) id = id_base + static_cast<std::int64_t>(g() % 6) + 100 * i;
       if (i / region_size != j / region_size) distinct[i][j / region_size].insert(ids.begin(), ids.end());
-      random_graph& e = r.graph;
-      if (i == me) {
-        e.destinations.push_back(j);
-        e.sendcounts.push_back(count);
-        e.sdispls.push_back(e.send_total);
-        e.send_total += count;
-        r.send_ids.insert(r.send_ids.end(), ids.begin(), ids.end());
-      }
-      if (j == me) {
-        e.sources.push_back(i);
-        e.recvcounts.push_back(count);
-        e.rdispls.push_back(e.recv_total);
-        e.recv_total += count;
-        r.recv_ids.insert(r.recv_ids.end(), ids.begin(), ids.end());
-      }
+      r.graph.add_edge(i, j, count);
+      if (i == me) r.send_ids.insert(r.send_ids.end(), ids.begin(), ids.end());
+      if (j == me) r.recv_ids.insert(r.recv_ids.end(), ids.begin(), ids.end());
     }
   for (auto& per_source : distinct)
     for (auto& ids : per_source) r.distinct_cross_elements += static_cast<std::int64_t>(ids.size());
-  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(r.graph.sources.size()), r.graph.sources.data(),
-                                 MPI_UNWEIGHTED, static_cast<int>(r.graph.destinations.size()),
-                                 r.graph.destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &r.graph.comm);
+  r.graph.create_graph_comm();
   return r;
 }
 
