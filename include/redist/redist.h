@@ -154,6 +154,46 @@ int redist_start(redist_request* request);
 int redist_wait(redist_request* request);
 int redist_request_free(redist_request* request);
 
+/* ---- In-place variable-size all-to-all with bounded extra memory (docs/inplace.md) ----
+ * On entry rank i's buf holds s(i,0) .. s(i,P-1) concatenated (sendcounts[j] = |s(i,j)| elements of type);
+ * on exit it holds s(0,i) .. s(P-1,i) concatenated, in that order (stable). capacity (elements) must hold
+ * both this rank's send and receive totals; recvcounts may be NULL (computed) or must match the senders.
+ * Extra memory: O(P) words plus one work buffer of opts->work_bytes. type: any committed datatype with lower
+ * bound 0 whose data lie within its extent (elements move as whole extents). opts NULL (or zeroed): defaults.
+ * Collective; returns MPI_SUCCESS or, on every rank and before any data moves, MPI_ERR_COUNT (negative count,
+ * capacity too small, recvcounts not matching the senders), MPI_ERR_TYPE, MPI_ERR_ARG (bad option, or an
+ * algorithm whose requirement fails), MPI_ERR_NO_MEM, or an MPI call's own code. */
+typedef enum redist_inplace_algorithm {
+  REDIST_INPLACE_AUTO = 0,     /* chunked when it fits, else the cheaper of pairwise and bitonic */
+  REDIST_INPLACE_CHUNKED = 1,  /* each block straight to its owner, streamed through the work buffer */
+  REDIST_INPLACE_PAIRWISE = 2, /* the paper's asymmetric pairwise exchange, any counts */
+  REDIST_INPLACE_BITONIC = 3   /* the paper's bitonic-sort algorithm: every capacity >= the largest total */
+} redist_inplace_algorithm;
+typedef struct redist_inplace_report {
+  redist_inplace_algorithm algorithm; /* the one that ran (same on every rank) */
+  int64_t bytes_sent;                 /* this rank's payload bytes sent */
+  int64_t messages_sent;
+  int64_t bytes_moved_locally;        /* copies and rotations inside the buffer */
+  int64_t work_bytes;                 /* the work buffer allocated */
+  int64_t metadata_bytes;             /* peak bookkeeping, O(P) */
+} redist_inplace_report;
+typedef struct redist_inplace_options {
+  redist_inplace_algorithm algorithm;
+  int64_t work_bytes;            /* 0: 4 MiB; else 65536 .. 2^30 */
+  double pairwise_guard;         /* 0: 4 (pairwise falls back to bitonic past guard x the largest total) */
+  redist_inplace_report* report; /* NULL, or filled on success */
+} redist_inplace_options;
+int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
+                             MPI_Datatype type, MPI_Comm comm, const redist_inplace_options* opts);
+/* MPI_Alltoallv and MPI_Alltoall with MPI's arguments. With sendbuf == MPI_IN_PLACE the exchange runs in
+ * place with the 4 MiB work buffer (MPI's rules: counts symmetric, i.e. rank i's recvcounts[j] equals rank
+ * j's recvcounts[i], and receive areas disjoint; checked, MPI_ERR_ARG); otherwise MPI's own call runs. */
+int redist_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                     MPI_Comm comm);
+int redist_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,83 @@
+#pragma once
+// Internals of the in-place alltoallv (include/redist/exchange/inplace.hpp): the validated problem every
+// algorithm starts from, the local block operations they share, and the algorithms' entry points.
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace redist::exchange::inplace_detail {
+
+// ---- Local block operations (inplace_local.cpp) ----------------------------------------------------------
+// A rank's buffer is a sequence of blocks laid end to end from its start: each block is a run of consecutive
+// bytes that moves as a unit, ordered by `key` (the final position of its first element). The operations
+// rearrange the bytes in place with no memory beyond the caller's work buffer (any size >= 1 byte; larger
+// is faster) and return the number of bytes they moved, for the report.
+
+struct block {
+  std::int64_t key = 0;
+  std::int64_t bytes = 0;
+};
+
+// Exchanges the adjacent byte ranges [first, first+left) and [first+left, first+left+right).
+std::int64_t rotate_bytes(std::byte* first, std::int64_t left, std::int64_t right, std::byte* work,
+                          std::int64_t work_bytes);
+
+// blocks[0, middle) and blocks[middle, end) are each sorted by key (non-decreasing) and lie end to end from
+// `base`. Afterwards blocks is sorted by key, stable (of equal keys the first run's blocks come first, each
+// run keeping its order), and the bytes follow.
+std::int64_t merge_blocks(std::byte* base, std::vector<block>& blocks, std::size_t middle, std::byte* work,
+                          std::int64_t work_bytes);
+
+// Stable sort of all the blocks by key, bytes following.
+std::int64_t sort_blocks(std::byte* base, std::vector<block>& blocks, std::byte* work, std::int64_t work_bytes);
+
+// ---- The validated problem -----------------------------------------------------------------------------
+// Everything is checked and agreed on by all ranks before an algorithm runs: counts are non-negative, every
+// rank's capacity holds its send and its receive total, recvcounts match the senders.
+struct problem {
+  MPI_Comm comm = MPI_COMM_NULL;  // a private duplicate: any tag is free
+  int rank = 0;
+  int size = 1;
+  std::byte* buf = nullptr;
+  std::int64_t extent = 1;    // bytes per element; elements are moved as whole extents
+  std::int64_t capacity = 0;  // elements of buf, this rank
+  std::vector<std::int64_t> sendcounts;      // s(rank, j), elements
+  std::vector<std::int64_t> recvcounts;      // s(j, rank)
+  std::vector<std::int64_t> offset_in_dest;  // sum of s(k, j) over k < rank: where s(rank, j) starts in S(j)
+  std::vector<std::int64_t> send_totals;     // every rank's sum of sendcounts
+  std::vector<std::int64_t> recv_totals;     // every rank's sum of recvcounts
+  std::vector<std::int64_t> capacities;      // every rank's capacity
+  std::byte* work = nullptr;
+  std::int64_t work_bytes = 0;
+};
+
+// This rank's counters, summed into the report.
+struct counters {
+  std::int64_t bytes_sent = 0;
+  std::int64_t messages_sent = 0;
+  std::int64_t bytes_moved_locally = 0;
+  std::int64_t metadata_bytes = 0;
+};
+
+// ---- Algorithms -----------------------------------------------------------------------------------------
+// Each is collective over problem.comm and leaves buf as the result (s(0,rank) .. s(P-1,rank)).
+
+// inplace.cpp: direct exchange, each block sent once to its owner in pieces of the work buffer.
+// chunked_fits: whether some schedule keeps every rank within its capacity (the same answer on all ranks).
+bool chunked_fits(const problem& p);
+void run_chunked(const problem& p, counters& c);
+
+// inplace_pairwise.cpp: the paper's Section 3.3. pairwise_max_bytes is its dry run on the counts alone
+// (collective, no data moved): the largest number of bytes any rank would send.
+std::int64_t pairwise_max_bytes(const problem& p);
+void run_pairwise(const problem& p, counters& c);
+
+// inplace_bitonic.cpp: the paper's Section 3.2 for any P. bitonic_fits: every capacity holds the largest
+// send or receive total (the blocks of the sort all have that many slots).
+bool bitonic_fits(const problem& p);
+std::int64_t bitonic_max_bytes(const problem& p);  // an upper bound of the bytes a rank sends
+void run_bitonic(const problem& p, counters& c);
+
+}  // namespace redist::exchange::inplace_detail
