@@ -12,8 +12,9 @@
 // Methods: automatic, chunked (skipped with a note where it refuses the input), pairwise (its guard off, so
 // pairwise itself runs), bitonic (every capacity = the largest send or receive total over the ranks, which it
 // needs; the others get max(own send total, own receive total)), mpi_alltoallv (out of place) and
-// mpi_in_place (MPI_Alltoallv with MPI_IN_PLACE: MPI's rules need symmetric counts, so only case 1; cases 2-4
-// are asymmetric and skipped with a note).
+// mpi_in_place (MPI_Alltoallv with MPI_IN_PLACE: MPI's rules need symmetric counts, rank i's recvcounts[j] =
+// rank j's recvcounts[i]; so case 1, and cases 2-4 only where they happen to be symmetric (case 2 at P = 4);
+// otherwise skipped with a note).
 //
 // Time: the median (and best) over --reps timed calls, each the slowest rank's, after one untimed call
 // (MPI_Barrier before each; refilling the buffer between calls is not timed).
@@ -22,13 +23,18 @@
 // MPI writes count), then VmHWM is reset to the current resident set (writing "5" to /proc/self/clear_refs,
 // Linux >= 4.0) and read again after the call: the rise is the call's extra peak memory (work buffers,
 // temporaries, MPI's internal buffers; for out of place the receive buffer). Reported as the maximum over
-// the ranks. A warm-up exchange at start-up makes MPI's per-peer resources resident before any probe.
+// the ranks. A warm-up exchange at start-up makes MPI's per-peer resources resident before any probe. malloc
+// is set to map every block of 64 KiB or more freshly and to unmap it on free (a fixed M_MMAP_THRESHOLD;
+// glibc would otherwise raise the threshold after the first free and serve later temporaries from heap pages
+// that are already resident, which VmHWM cannot see), and malloc_trim runs before each probe: so every
+// method's temporaries (the work buffer, MPI's) count in every probe, not only in the first one of the run.
 // Where clear_refs is refused, the rise is reported as -1.
 // Also: bytes and messages this rank sent (max and total over ranks; for MPI's calls the payload that leaves
 // each rank and the non-empty off-rank blocks, what a pairwise MPI_Alltoallv sends), the report's fields, and
 // every result checked element by element.
 // Output: JSON (stdout, or --json FILE with a table on stdout), then one SUMMARY line. Exit status 1 when a
 // verification fails, 2 on errors.
+#include <malloc.h>
 #include <mpi.h>
 #include <sys/mman.h>
 
@@ -253,6 +259,7 @@ void probe_and_time(method_result& r, const counts_matrix& c, std::int64_t capac
   mapping buf(capacity_elements * 8);
   buf.touch();
   fill_send(buf.data, c, me);
+  malloc_trim(0);
   BASELINE_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   if (hwm_resets) reset_hwm();
   const std::int64_t before = hwm_bytes();
@@ -445,6 +452,8 @@ void warm_up(const bench_options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  mallopt(M_MMAP_THRESHOLD, 64 * 1024);  // see "Memory" above
+  mallopt(M_TRIM_THRESHOLD, 64 * 1024);
   MPI_Init(&argc, &argv);
   int status = 0;
   try {

@@ -10,8 +10,12 @@
 // writing "5" to /proc/self/clear_refs (Linux >= 4.0); where that is refused, the in-place calls run first
 // and the control last, each delta taken from the mark before it. A warm-up call on a small buffer comes
 // first, so that code pages and MPICH's/UCX's per-peer resources (shared-memory segments, endpoints) are
-// resident before anything is measured: they are not the call's memory.
+// resident before anything is measured: they are not the call's memory. malloc is set to map every block of
+// 64 KiB or more freshly and unmap it on free (a fixed M_MMAP_THRESHOLD: glibc would otherwise raise its
+// threshold after the warm-up's free and serve the next temporaries from heap pages already resident, which
+// VmHWM cannot see), and malloc_trim runs before each measurement: every temporary the call allocates counts.
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <mpi.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -139,6 +143,7 @@ measured measure_inplace(mapped_buffer& buf, const counts_matrix& c, ex::inplace
   ex::inplace_options o;
   o.algorithm = a;
   measured m;
+  malloc_trim(0);
   MPI_Barrier(MPI_COMM_WORLD);
   if (can_reset) reset_hwm();
   const std::int64_t before = hwm_bytes();
@@ -158,6 +163,8 @@ measured measure_inplace(mapped_buffer& buf, const counts_matrix& c, ex::inplace
 }
 
 TEST(InplaceMemory, PeakRiseWithinWorkBufferPlusAllowanceAndTheControlShowsTheBuffer) {
+  mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 64 * 1024);
   const int p = world_size(), me = world_rank();
   const std::int64_t bytes = 512 * MiB / p;  // 256 MiB at 2 ranks, 128 MiB at 4
   const bool can_reset = all_ranks(reset_hwm());
