@@ -2,8 +2,8 @@
 // Peak memory of the in-place alltoallv (include/redist/exchange/inplace.hpp): on a large buffer (512 MiB over
 // all ranks: 256 MiB per rank at 2 ranks, 128 MiB at 4, every page touched), the rise of the process's peak
 // resident set (VmHWM in /proc/self/status) during a call must stay within the work buffer plus a fixed
-// allowance, for automatic and chunked, on the paper's case 1 and on random counts; the results are checked
-// in place (no second buffer). As a control that the measurement CAN fail, MPICH's out-of-place MPI_Alltoallv
+// allowance, for automatic and chunked (and pairwise and bitonic), on the paper's case 1 and on random counts;
+// the results are checked in place (no second buffer). As a control that the measurement CAN fail, MPICH's out-of-place MPI_Alltoallv
 // with a second buffer of the same size must raise VmHWM by about that buffer's size.
 //
 // Measuring: VmHWM is a high-water mark, so before each call it is reset to the current resident set by
@@ -197,7 +197,12 @@ TEST(InplaceMemory, PeakRiseWithinWorkBufferPlusAllowanceAndTheControlShowsTheBu
   const std::vector<run> runs = {{"case 1", case_one(p, n), ex::inplace_algorithm::automatic},
                                  {"case 1", case_one(p, n), ex::inplace_algorithm::chunked},
                                  {"random", random_within(p, n, seed), ex::inplace_algorithm::automatic},
-                                 {"random", random_within(p, n, seed), ex::inplace_algorithm::chunked}};
+                                 {"random", random_within(p, n, seed), ex::inplace_algorithm::chunked},
+                                 // The paper's algorithms too (the capacity, the whole buffer, holds every total).
+                                 {"case 1", case_one(p, n), ex::inplace_algorithm::pairwise},
+                                 {"case 1", case_one(p, n), ex::inplace_algorithm::bitonic},
+                                 {"random", random_within(p, n, seed), ex::inplace_algorithm::pairwise},
+                                 {"random", random_within(p, n, seed), ex::inplace_algorithm::bitonic}};
   const std::int64_t work = ex::inplace_options{}.work_bytes;
   for (const run& r : runs) {
     const measured m = measure_inplace(buf, r.c, r.a, can_reset);
