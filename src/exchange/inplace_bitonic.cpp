@@ -24,7 +24,7 @@ using slots::fragment;
 using slots::fragment_list;
 
 constexpr int meta_tag = 1;  // fragment lists
-constexpr int data_tag = 2;  // swap_in_place
+constexpr int data_tag = 2;  // swap_in_place (it also uses data_tag + 1)
 
 std::int64_t common_slots(const problem& p) {
   std::int64_t m = 0;

@@ -5,7 +5,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "redist/error.hpp"
+#include "redist/exchange/inplace.hpp"
 
 namespace redist::exchange::inplace_detail {
 
@@ -33,6 +37,17 @@ std::int64_t merge_blocks(std::byte* base, std::vector<block>& blocks, std::size
 // Stable sort of all the blocks by key, bytes following.
 std::int64_t sort_blocks(std::byte* base, std::vector<block>& blocks, std::byte* work, std::int64_t work_bytes);
 
+// ---- Front end (inplace.cpp) ------------------------------------------------------------------------------
+// Bad input, agreed by all ranks before anything moves: an invalid_argument carrying the C error code.
+class input_error : public invalid_argument {
+ public:
+  input_error(int code, const std::string& message);
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_;
+};
+
 // ---- The validated problem -----------------------------------------------------------------------------
 // Everything is checked and agreed on by all ranks before an algorithm runs: counts are non-negative, every
 // rank's capacity holds its send and its receive total, recvcounts match the senders.
@@ -52,6 +67,14 @@ struct problem {
   std::byte* work = nullptr;
   std::int64_t work_bytes = 0;
 };
+
+struct validated {
+  problem p;               // comm still unset: the caller duplicates the communicator
+  bool symmetric = false;  // s(i,j) == s(j,i) for every pair
+};
+// Collective: checks everything (input_error on every rank when anything is wrong), learns the peers' counts.
+validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
+                   MPI_Datatype type, MPI_Comm comm, const inplace_options& options);
 
 // This rank's counters, summed into the report.
 struct counters {

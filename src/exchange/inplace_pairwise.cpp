@@ -22,7 +22,7 @@ using slots::fragment;
 using slots::fragment_list;
 
 constexpr int meta_tag = 1;  // fragment lists
-constexpr int data_tag = 2;  // swap_in_place
+constexpr int data_tag = 2;  // swap_in_place (it also uses data_tag + 1)
 
 // Owner j has max(S_j, R_j) slots: enough to start with its sends and to end with its receives.
 slots::layout pairwise_layout(const problem& p) {

@@ -52,4 +52,15 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
                                  const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm,
                                  const inplace_options& options = {});
 
+// MPI_Alltoallv(MPI_IN_PLACE, ...) semantics: rank i's counts[j] elements at displacement displs[j] (in
+// extents of type) are replaced by the counts[j] elements rank j has at its displs[i]. MPI's rules are checked:
+// counts symmetric (rank i's counts[j] == rank j's counts[i]), non-negative, areas disjoint; bytes outside the
+// areas stay untouched. Each pair of blocks swaps in place through the work buffer.
+inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const int* displs, MPI_Datatype type,
+                                           MPI_Comm comm, std::int64_t work_bytes = std::int64_t{4} << 20);
+
+// The fixed-size case: `count` elements to and from every rank, buf holding P*count.
+inplace_report alltoall_inplace(void* buf, std::int64_t count, MPI_Datatype type, MPI_Comm comm,
+                                const inplace_options& options = {});
+
 }  // namespace redist::exchange

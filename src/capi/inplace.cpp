@@ -1,0 +1,98 @@
+// C entry points of the in-place alltoallv: options, the report, error codes (never throw).
+#include <new>
+#include <vector>
+
+#include "../exchange/inplace_detail.hpp"
+#include "redist/exchange/inplace.hpp"
+#include "redist/mpi/checked.hpp"
+#include "redist/redist.h"
+
+namespace {
+
+using redist::exchange::inplace_algorithm;
+using redist::exchange::inplace_report;
+
+// The C error code of whatever a call threw.
+int error_code() noexcept {
+  try {
+    throw;
+  } catch (const redist::exchange::inplace_detail::input_error& e) {
+    return e.code();
+  } catch (const redist::mpi_error& e) {
+    return e.code();
+  } catch (const redist::overflow_error&) {
+    return MPI_ERR_COUNT;
+  } catch (const redist::invalid_argument&) {
+    return MPI_ERR_ARG;
+  } catch (const std::bad_alloc&) {
+    return MPI_ERR_NO_MEM;
+  } catch (...) {
+    return MPI_ERR_OTHER;
+  }
+}
+
+void fill(redist_inplace_report* out, const inplace_report& r) {
+  if (out == nullptr) return;
+  out->algorithm = static_cast<redist_inplace_algorithm>(static_cast<int>(r.algorithm));
+  out->bytes_sent = r.bytes_sent;
+  out->messages_sent = r.messages_sent;
+  out->bytes_moved_locally = r.bytes_moved_locally;
+  out->work_bytes = r.work_bytes;
+  out->metadata_bytes = r.metadata_bytes;
+}
+
+}  // namespace
+
+extern "C" {
+
+int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
+                             MPI_Datatype type, MPI_Comm comm, const redist_inplace_options* opts) {
+  try {
+    redist::exchange::inplace_options options;
+    redist_inplace_report* report = nullptr;
+    if (opts != nullptr) {
+      // An unknown algorithm value goes through as such: validation reports it on every rank.
+      switch (opts->algorithm) {
+        case REDIST_INPLACE_AUTO: options.algorithm = inplace_algorithm::automatic; break;
+        case REDIST_INPLACE_CHUNKED: options.algorithm = inplace_algorithm::chunked; break;
+        case REDIST_INPLACE_PAIRWISE: options.algorithm = inplace_algorithm::pairwise; break;
+        case REDIST_INPLACE_BITONIC: options.algorithm = inplace_algorithm::bitonic; break;
+        default: options.algorithm = static_cast<inplace_algorithm>(static_cast<int>(opts->algorithm)); break;
+      }
+      if (opts->work_bytes != 0) options.work_bytes = opts->work_bytes;
+      if (opts->pairwise_guard != 0) options.pairwise_guard = opts->pairwise_guard;
+      report = opts->report;
+    }
+    fill(report, redist::exchange::alltoallv_inplace(buf, capacity, sendcounts, recvcounts, type, comm, options));
+    return MPI_SUCCESS;
+  } catch (...) {
+    return error_code();
+  }
+}
+
+int redist_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                     MPI_Comm comm) {
+  if (sendbuf != MPI_IN_PLACE)
+    return MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
+  try {
+    redist::exchange::alltoallv_inplace_symmetric(recvbuf, recvcounts, rdispls, recvtype, comm);
+    return MPI_SUCCESS;
+  } catch (...) {
+    return error_code();
+  }
+}
+
+int redist_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm) {
+  if (sendbuf != MPI_IN_PLACE)
+    return MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  try {
+    redist::exchange::alltoall_inplace(recvbuf, recvcount, recvtype, comm);
+    return MPI_SUCCESS;
+  } catch (...) {
+    return error_code();
+  }
+}
+
+}  // extern "C"

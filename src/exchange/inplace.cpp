@@ -1,0 +1,631 @@
+// In-place variable-size alltoallv: validation and agreement, the streamed in-place step every algorithm
+// uses, the chunked (direct) algorithm, and the choice among the algorithms (docs/inplace.md).
+#include "redist/exchange/inplace.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "inplace_detail.hpp"
+#include "redist/error.hpp"
+#include "redist/mpi/checked.hpp"
+
+namespace redist::exchange {
+
+const char* to_string(inplace_algorithm a) noexcept {
+  switch (a) {
+    case inplace_algorithm::automatic: return "automatic";
+    case inplace_algorithm::chunked: return "chunked";
+    case inplace_algorithm::pairwise: return "pairwise";
+    case inplace_algorithm::bitonic: return "bitonic";
+  }
+  return "unknown";
+}
+
+namespace inplace_detail {
+
+namespace {
+
+constexpr std::int64_t max_block_bytes = std::int64_t{1} << 30;  // one hindexed block, within int
+
+// A receive of `bytes` bytes scattered over `ranges` (in order) as one MPI message: an hindexed type of the
+// ranges cut into blocks an int can count.
+struct scatter_type {
+  mpi::datatype_handle type;
+  explicit scatter_type(const std::vector<std::pair<std::byte*, std::int64_t>>& ranges) {
+    std::vector<int> lengths;
+    std::vector<MPI_Aint> displs;
+    for (const auto& [first, bytes] : ranges)
+      for (std::int64_t done = 0; done < bytes; done += max_block_bytes) {
+        lengths.push_back(static_cast<int>(std::min(max_block_bytes, bytes - done)));
+        displs.push_back(MPI_Aint_add(reinterpret_cast<MPI_Aint>(first), static_cast<MPI_Aint>(done)));
+      }
+    MPI_Datatype t;
+    REDIST_MPI_CHECK(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displs.data(),
+                                              MPI_BYTE, &t));
+    REDIST_MPI_CHECK(MPI_Type_commit(&t));
+    type = mpi::datatype_handle(t);
+  }
+};
+
+// One step of a ring (dest may differ from source): this rank's outgoing stream [out, out+out_bytes) goes to
+// dest, whose first `out_to_region` bytes land in dest's vacated region (staged there) and the rest directly
+// in dest's free ranges; the incoming stream from source puts its first `in_region` bytes over our own
+// outgoing bytes [out, out+in_region) (each piece staged until our bytes under it have left) and the rest
+// straight into `in_free` (free ranges, in order). Pieces of at most work_bytes/2 alternate between the two
+// halves of the work buffer: the next piece's messages are in flight while the last one is copied into place.
+void stream_step(MPI_Comm comm, int dest, int source, int tag, std::byte* out, std::int64_t out_bytes,
+                 std::int64_t out_to_region, std::int64_t in_region,
+                 const std::vector<std::pair<std::byte*, std::int64_t>>& in_free, std::byte* work,
+                 std::int64_t work_bytes, counters& c) {
+  const std::int64_t piece = std::max<std::int64_t>(1, work_bytes / 2);
+  const std::int64_t out_pieces = (out_to_region + piece - 1) / piece;
+  const std::int64_t in_pieces = (in_region + piece - 1) / piece;
+  std::int64_t in_direct = 0;
+  for (const auto& r : in_free) in_direct += r.second;
+
+  // The direct parts travel alongside the pieces: their bytes are free (receive) or not overwritten (send).
+  MPI_Request direct[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  std::unique_ptr<scatter_type> free_type;
+  mpi::byte_message direct_out;
+  if (in_direct > 0) {
+    free_type = std::make_unique<scatter_type>(in_free);
+    REDIST_MPI_CHECK(MPI_Irecv(MPI_BOTTOM, 1, free_type->type.get(), source, tag + 1, comm, &direct[0]));
+  }
+  if (out_bytes > out_to_region) {
+    direct_out = mpi::describe_bytes(out_bytes - out_to_region);
+    REDIST_MPI_CHECK(MPI_Isend(out + out_to_region, direct_out.count, direct_out.type, dest, tag + 1, comm,
+                               &direct[1]));
+    c.bytes_sent += out_bytes - out_to_region;
+    ++c.messages_sent;
+  }
+
+  // Pieces: k-th outgoing [k*piece, ...) and k-th incoming into half k%2, in lock step; incoming piece k is
+  // copied to [k*piece, ...) once outgoing pieces 0..k are done, which covers every byte under it.
+  MPI_Request send_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  MPI_Request recv_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+  const std::int64_t steps = std::max(out_pieces, in_pieces);
+  auto post = [&](std::int64_t k) {
+    const int half = static_cast<int>(k % 2);
+    if (k < in_pieces) {
+      const std::int64_t len = std::min(piece, in_region - k * piece);
+      REDIST_MPI_CHECK(MPI_Irecv(work + half * piece, static_cast<int>(len), MPI_BYTE, source, tag, comm,
+                                 &recv_req[half]));
+    }
+    if (k < out_pieces) {
+      const std::int64_t len = std::min(piece, out_to_region - k * piece);
+      REDIST_MPI_CHECK(MPI_Isend(out + k * piece, static_cast<int>(len), MPI_BYTE, dest, tag, comm,
+                                 &send_req[half]));
+      c.bytes_sent += len;
+      ++c.messages_sent;
+    }
+  };
+  if (steps > 0) post(0);
+  for (std::int64_t k = 0; k < steps; ++k) {
+    const int half = static_cast<int>(k % 2);
+    REDIST_MPI_CHECK(MPI_Wait(&recv_req[half], MPI_STATUS_IGNORE));
+    REDIST_MPI_CHECK(MPI_Wait(&send_req[half], MPI_STATUS_IGNORE));  // pieces 0..k have left
+    if (k + 1 < steps) post(k + 1);
+    if (k < in_pieces) {
+      const std::int64_t len = std::min(piece, in_region - k * piece);
+      // Past out_to_region our bytes under the piece leave with the direct message.
+      if (k * piece + len > out_to_region) REDIST_MPI_CHECK(MPI_Wait(&direct[1], MPI_STATUS_IGNORE));
+      std::memcpy(out + k * piece, work + half * piece, static_cast<std::size_t>(len));
+      c.bytes_moved_locally += len;
+    }
+  }
+  REDIST_MPI_CHECK(MPI_Waitall(2, direct, MPI_STATUSES_IGNORE));
+}
+
+// The rounds of a 1-factorization of the complete graph on P ranks (circle method): in each round every rank
+// meets one partner, itself in the round where it sits out (odd P) or, for even P, in round P-1 (added).
+int round_partner(int rank, int size, int round) {
+  if (size % 2 == 1) {
+    return static_cast<int>(((static_cast<std::int64_t>(round) - rank) % size + size) % size);
+  }
+  const int m = size - 1;  // odd
+  if (round == m) return rank;
+  if (rank == m) return static_cast<int>((static_cast<std::int64_t>(round) * ((m + 1) / 2)) % m);
+  const int q = static_cast<int>(((static_cast<std::int64_t>(round) - rank) % m + m) % m);
+  return q == rank ? m : q;
+}
+
+}  // namespace
+
+void swap_in_place(MPI_Comm comm, int peer, int tag, std::byte* region, std::int64_t send_bytes,
+                   std::int64_t recv_bytes, std::byte* work, std::int64_t work_bytes, counters& c) {
+  if (peer == mpi::rank(comm)) {
+    if (send_bytes != recv_bytes)
+      throw invalid_argument("swap_in_place with itself needs equal sizes, got " + std::to_string(send_bytes) +
+                             " and " + std::to_string(recv_bytes));
+    return;
+  }
+  const std::int64_t common = std::min(send_bytes, recv_bytes);
+  std::vector<std::pair<std::byte*, std::int64_t>> beyond;
+  if (recv_bytes > send_bytes) beyond.emplace_back(region + send_bytes, recv_bytes - send_bytes);
+  stream_step(comm, peer, peer, tag, region, send_bytes, common, common, beyond, work, work_bytes, c);
+}
+
+// ---- chunked ---------------------------------------------------------------------------------------------
+// Every block s(rank, j) goes straight to j in one step of a schedule. Received bytes first take the place of
+// the block this rank sends in the same step, the rest go to free space (the tail past the send total, and
+// what earlier steps left); at the end one stable sort by final position puts them in order (a no-op when
+// every block landed in place, as with symmetric counts). It fits when no rank ever holds more than its
+// capacity: with the pair schedule (each round a perfect matching) or a shift schedule (step t: send to
+// rank+t, receive from rank-t, or the reverse; the paper's four cases trade equal sizes in every step).
+
+namespace {
+
+enum class schedule { pairs, shift_up, shift_down };
+
+struct step {
+  int dest, source;
+};
+
+// Both take P steps: the shift's step 0 and the pairs' round without a partner are the own block.
+int steps_of(int size) { return size; }
+
+step step_of(schedule s, int rank, int size, int t) {
+  const int up = (rank + t) % size, down = (rank - t % size + size) % size;
+  if (s == schedule::shift_up) return {up, down};
+  if (s == schedule::shift_down) return {down, up};
+  const int partner = round_partner(rank, size, t);
+  return {partner, partner};
+}
+
+// Whether this rank stays within its capacity through the schedule.
+bool fits_locally(const problem& p, schedule s) {
+  std::int64_t held = std::accumulate(p.sendcounts.begin(), p.sendcounts.end(), std::int64_t{0});
+  for (int t = 0; t < steps_of(p.size); ++t) {
+    const step st = step_of(s, p.rank, p.size, t);
+    held += p.recvcounts[st.source] - p.sendcounts[st.dest];
+    if (held > p.capacity) return false;
+  }
+  return true;
+}
+
+// A run of the buffer: an unsent block (key -1 - dest), received data (key = final element offset), or free.
+struct segment {
+  std::int64_t key;
+  std::int64_t bytes;
+};
+constexpr std::int64_t free_key = std::numeric_limits<std::int64_t>::max();
+
+void coalesce(std::vector<segment>& segs, std::int64_t extent) {
+  std::vector<segment> out;
+  for (const segment& s : segs) {
+    if (s.bytes == 0) continue;
+    if (!out.empty()) {
+      segment& last = out.back();
+      const bool both_free = last.key == free_key && s.key == free_key;
+      const bool continued = last.key >= 0 && last.key != free_key && s.key == last.key + last.bytes / extent;
+      if (both_free || continued) {
+        last.bytes += s.bytes;
+        continue;
+      }
+    }
+    out.push_back(s);
+  }
+  segs.swap(out);
+}
+
+schedule agreed_schedule(const problem& p, bool* fits) {
+  const schedule order[3] = {schedule::pairs, schedule::shift_up, schedule::shift_down};
+  int fit[3];
+  for (int k = 0; k < 3; ++k) fit[k] = fits_locally(p, order[k]) ? 1 : 0;
+  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, fit, 3, MPI_INT, MPI_LAND, p.comm));
+  for (int k = 0; k < 3; ++k)
+    if (fit[k]) {
+      *fits = true;
+      return order[k];
+    }
+  *fits = false;
+  return schedule::pairs;
+}
+
+}  // namespace
+
+bool chunked_fits(const problem& p) {
+  bool fits = false;
+  agreed_schedule(p, &fits);
+  return fits;
+}
+
+void run_chunked(const problem& p, counters& c) {
+  bool fits = false;
+  const schedule sched = agreed_schedule(p, &fits);
+  if (!fits) throw invalid_argument("chunked: some rank would exceed its capacity in every schedule");
+  const std::int64_t ext = p.extent;
+  std::vector<std::int64_t> final_offset(p.size, 0);  // where s(j, rank) starts in the result, elements
+  for (int j = 1; j < p.size; ++j) final_offset[j] = final_offset[j - 1] + p.recvcounts[j - 1];
+
+  std::vector<segment> segs;
+  std::int64_t send_total = 0;
+  for (int j = 0; j < p.size; ++j) {
+    segs.push_back({-1 - j, p.sendcounts[j] * ext});
+    send_total += p.sendcounts[j];
+  }
+  segs.push_back({free_key, (p.capacity - send_total) * ext});
+  coalesce(segs, ext);
+  std::int64_t peak_segments = static_cast<std::int64_t>(segs.size());
+
+  for (int t = 0; t < steps_of(p.size); ++t) {
+    const step st = step_of(sched, p.rank, p.size, t);
+    const std::int64_t x = p.sendcounts[st.dest] * ext;
+    const std::int64_t y = p.recvcounts[st.source] * ext;
+    // Locate the outgoing block (absent when empty).
+    std::size_t at = segs.size();
+    std::int64_t offset = 0;
+    for (std::size_t i = 0; i < segs.size(); ++i) {
+      if (segs[i].key == -1 - st.dest) {
+        at = i;
+        break;
+      }
+      offset += segs[i].bytes;
+    }
+    const std::int64_t in_region = std::min(x, y);
+    // How much of our outgoing stream lands in dest's region: dest's min(its send, its receive). With pairs
+    // that is our own min; with the shift, dest tells us.
+    std::int64_t out_to_region = in_region;
+    if (sched != schedule::pairs && st.dest != p.rank) {
+      REDIST_MPI_CHECK(MPI_Sendrecv(&in_region, 1, MPI_INT64_T, st.source, 0, &out_to_region, 1, MPI_INT64_T,
+                                    st.dest, 0, p.comm, MPI_STATUS_IGNORE));
+    }
+    // Free ranges for the rest of the incoming stream, first fit in buffer order.
+    std::vector<std::pair<std::byte*, std::int64_t>> in_free;
+    std::vector<segment> next;
+    std::int64_t need = y - in_region;
+    std::int64_t received = in_region;  // bytes of the incoming stream placed so far (region first)
+    std::int64_t pos = 0;
+    for (std::size_t i = 0; i < segs.size(); ++i) {
+      const segment s = segs[i];
+      if (i == at) {
+        next.push_back({final_offset[st.source], in_region});
+        next.push_back({free_key, x - in_region});
+      } else if (s.key == free_key && need > 0) {
+        const std::int64_t take = std::min(need, s.bytes);
+        in_free.emplace_back(p.buf + pos, take);
+        next.push_back({final_offset[st.source] + received / ext, take});
+        next.push_back({free_key, s.bytes - take});
+        received += take;
+        need -= take;
+      } else {
+        next.push_back(s);
+      }
+      pos += s.bytes;
+    }
+    if (need > 0) throw error("chunked: free space accounting broke (a bug)");
+    if (st.dest == p.rank) {  // the own block stays where it is
+      if (at < segs.size()) segs[at].key = final_offset[p.rank];
+    } else {
+      std::byte* out = at < segs.size() ? p.buf + offset : p.buf;
+      stream_step(p.comm, st.dest, st.source, 2, out, x, out_to_region, in_region, in_free,
+                  p.work, p.work_bytes, c);
+      segs.swap(next);
+    }
+    coalesce(segs, ext);
+    peak_segments = std::max(peak_segments, static_cast<std::int64_t>(segs.size()));
+  }
+
+  std::vector<block> blocks;
+  blocks.reserve(segs.size());
+  for (const segment& s : segs) blocks.push_back({s.key, s.bytes});
+  c.bytes_moved_locally += sort_blocks(p.buf, blocks, p.work, p.work_bytes);
+  c.metadata_bytes = std::max(c.metadata_bytes, peak_segments * static_cast<std::int64_t>(sizeof(segment)));
+}
+
+}  // namespace inplace_detail
+}  // namespace redist::exchange
+
+// ---- Front end: checks, agreement, the choice of algorithm ----------------------------------------------
+namespace redist::exchange {
+namespace inplace_detail {
+
+input_error::input_error(int code, const std::string& message) : invalid_argument(message), code_(code) {}
+
+namespace {
+
+constexpr std::int64_t min_work_bytes = std::int64_t{64} << 10;
+constexpr std::int64_t max_work_bytes = std::int64_t{1} << 30;
+
+// Every rank learns whether any rank found a problem; all throw the same input_error (lowest code, the
+// message of the rank that reported it) before anything moves.
+void agree(MPI_Comm comm, int code, const std::string& message) {
+  const int rank = mpi::rank(comm);
+  int in[2] = {code == 0 ? INT_MAX : code, rank};
+  int out[2];
+  REDIST_MPI_CHECK(MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm));
+  if (out[0] == INT_MAX) return;
+  std::string text = rank == out[1] ? message : std::string();
+  int length = static_cast<int>(text.size());
+  REDIST_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, out[1], comm));
+  text.resize(static_cast<std::size_t>(length));
+  REDIST_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, out[1], comm));
+  throw input_error(out[0], "alltoallv_inplace: rank " + std::to_string(out[1]) + ": " + text);
+}
+
+bool fits_bytes(std::int64_t elements, std::int64_t extent) {
+  return elements <= std::numeric_limits<std::int64_t>::max() / extent;
+}
+
+}  // namespace
+
+validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcounts,
+                   const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm,
+                   const inplace_options& options) {
+  validated v;
+  problem& p = v.p;
+  p.rank = mpi::rank(comm);
+  p.size = mpi::size(comm);
+  p.buf = static_cast<std::byte*>(buf);
+  p.capacity = capacity;
+  const auto P = static_cast<std::size_t>(p.size);
+  int code = 0;
+  std::string message;
+  auto fail = [&](int c, const std::string& m) {
+    if (code == 0) {
+      code = c;
+      message = m;
+    }
+  };
+
+  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
+  REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
+  if (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent)
+    fail(MPI_ERR_TYPE, "the datatype needs lower bound 0, a positive extent and its data within the extent (lb " +
+                           std::to_string(lb) + ", extent " + std::to_string(extent) + ", true lb " +
+                           std::to_string(true_lb) + ", true extent " + std::to_string(true_extent) + ")");
+  p.extent = extent > 0 ? extent : 1;
+  if (options.work_bytes < min_work_bytes || options.work_bytes > max_work_bytes)
+    fail(MPI_ERR_ARG, "work_bytes " + std::to_string(options.work_bytes) + " is outside [65536, 2^30]");
+  const auto algorithm = static_cast<int>(options.algorithm);
+  if (algorithm < static_cast<int>(inplace_algorithm::automatic) ||
+      algorithm > static_cast<int>(inplace_algorithm::bitonic))
+    fail(MPI_ERR_ARG, "unknown algorithm " + std::to_string(algorithm));
+  if (!(options.pairwise_guard > 0))
+    fail(MPI_ERR_ARG, "pairwise_guard must be positive, got " + std::to_string(options.pairwise_guard));
+  if (sendcounts == nullptr) fail(MPI_ERR_COUNT, "sendcounts is null");
+  if (buf == nullptr && capacity > 0) fail(MPI_ERR_BUFFER, "buf is null with capacity " + std::to_string(capacity));
+
+  p.sendcounts.assign(P, 0);
+  if (sendcounts != nullptr) std::copy(sendcounts, sendcounts + P, p.sendcounts.begin());
+  // What every peer sends here (a negative count travels too and is reported by its sender).
+  p.recvcounts.assign(P, 0);
+  REDIST_MPI_CHECK(MPI_Alltoall(p.sendcounts.data(), 1, MPI_INT64_T, p.recvcounts.data(), 1, MPI_INT64_T, comm));
+
+  std::int64_t send_total = 0, recv_total = 0;
+  bool counts_ok = true;
+  for (std::size_t j = 0; j < P; ++j) {
+    if (p.sendcounts[j] < 0) {
+      fail(MPI_ERR_COUNT, "sendcounts[" + std::to_string(j) + "] = " + std::to_string(p.sendcounts[j]) +
+                              " is negative");
+      counts_ok = false;
+    }
+    if (p.recvcounts[j] < 0) counts_ok = false;  // the sender reports it
+  }
+  if (counts_ok) {
+    for (std::size_t j = 0; j < P; ++j) {
+      if (p.sendcounts[j] > std::numeric_limits<std::int64_t>::max() - send_total ||
+          p.recvcounts[j] > std::numeric_limits<std::int64_t>::max() - recv_total) {
+        fail(MPI_ERR_COUNT, "the counts' sum overflows 64 bits");
+        counts_ok = false;
+        break;
+      }
+      send_total += p.sendcounts[j];
+      recv_total += p.recvcounts[j];
+    }
+  }
+  if (recvcounts != nullptr)
+    for (std::size_t j = 0; j < P; ++j)
+      if (recvcounts[j] != p.recvcounts[j]) {
+        fail(MPI_ERR_COUNT, "recvcounts[" + std::to_string(j) + "] = " + std::to_string(recvcounts[j]) +
+                                " but rank " + std::to_string(j) + " sends " + std::to_string(p.recvcounts[j]));
+        break;
+      }
+  if (counts_ok && capacity < std::max(send_total, recv_total))
+    fail(MPI_ERR_COUNT, "capacity " + std::to_string(capacity) + " is below the send total " +
+                            std::to_string(send_total) + " or the receive total " + std::to_string(recv_total));
+  if (counts_ok && !fits_bytes(std::max(capacity, std::int64_t{0}), p.extent))
+    fail(MPI_ERR_COUNT, "capacity " + std::to_string(capacity) + " elements of " + std::to_string(p.extent) +
+                            " bytes overflows 64-bit byte offsets");
+
+  // Every rank's totals and capacity, and the options, which must agree.
+  std::int64_t mine[5] = {send_total, recv_total, capacity, options.work_bytes,
+                          static_cast<std::int64_t>(options.algorithm)};
+  std::vector<std::int64_t> all(5 * P);
+  REDIST_MPI_CHECK(MPI_Allgather(mine, 5, MPI_INT64_T, all.data(), 5, MPI_INT64_T, comm));
+  p.send_totals.resize(P);
+  p.recv_totals.resize(P);
+  p.capacities.resize(P);
+  for (std::size_t j = 0; j < P; ++j) {
+    p.send_totals[j] = all[5 * j];
+    p.recv_totals[j] = all[5 * j + 1];
+    p.capacities[j] = all[5 * j + 2];
+    if (all[5 * j + 3] != options.work_bytes || all[5 * j + 4] != mine[4])
+      fail(MPI_ERR_ARG, "rank " + std::to_string(j) + " passed other options (work_bytes " +
+                            std::to_string(all[5 * j + 3]) + ", algorithm " + std::to_string(all[5 * j + 4]) +
+                            "); every rank must pass the same");
+  }
+  agree(comm, code, message);
+
+  p.offset_in_dest.assign(P, 0);
+  REDIST_MPI_CHECK(MPI_Exscan(p.sendcounts.data(), p.offset_in_dest.data(), p.size, MPI_INT64_T, MPI_SUM, comm));
+  if (p.rank == 0) std::fill(p.offset_in_dest.begin(), p.offset_in_dest.end(), 0);
+
+  int symmetric = p.sendcounts == p.recvcounts ? 1 : 0;
+  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &symmetric, 1, MPI_INT, MPI_LAND, comm));
+  v.symmetric = symmetric != 0;
+  return v;
+}
+
+}  // namespace inplace_detail
+
+inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::int64_t* sendcounts,
+                                 const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm,
+                                 const inplace_options& options) {
+  using namespace inplace_detail;
+  validated v = validate(buf, capacity, sendcounts, recvcounts, type, comm, options);
+  problem& p = v.p;
+  MPI_Comm dup;
+  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  const mpi::comm_handle own(dup);
+  p.comm = dup;
+
+  inplace_report report;
+  const std::int64_t largest =
+      std::max(*std::max_element(p.send_totals.begin(), p.send_totals.end()),
+               *std::max_element(p.recv_totals.begin(), p.recv_totals.end())) * p.extent;
+  inplace_algorithm chosen = options.algorithm;
+  switch (options.algorithm) {
+    case inplace_algorithm::automatic: {
+      if (v.symmetric) {
+        chosen = inplace_algorithm::chunked;
+        report.reason = "symmetric counts: every block swaps in place with its partner";
+      } else if (chunked_fits(p)) {
+        chosen = inplace_algorithm::chunked;
+        report.reason = "every block fits a direct step within the capacities";
+      } else {
+        const std::int64_t pairwise_bytes = pairwise_max_bytes(p);
+        const bool bitonic_ok = bitonic_fits(p);
+        const std::int64_t bitonic_bytes = bitonic_ok ? bitonic_max_bytes(p) : 0;
+        chosen = bitonic_ok && bitonic_bytes < pairwise_bytes ? inplace_algorithm::bitonic
+                                                              : inplace_algorithm::pairwise;
+        report.reason = "direct steps exceed a capacity; pairwise would send " + std::to_string(pairwise_bytes) +
+                        " bytes, bitonic " + (bitonic_ok ? "at most " + std::to_string(bitonic_bytes) : "does not fit");
+      }
+      break;
+    }
+    case inplace_algorithm::chunked:
+      if (!chunked_fits(p))
+        throw input_error(MPI_ERR_ARG, "alltoallv_inplace: chunked does not fit: in every schedule some rank "
+                                       "would hold more than its capacity (use automatic, pairwise or more capacity)");
+      report.reason = "requested";
+      break;
+    case inplace_algorithm::pairwise: {
+      const std::int64_t pairwise_bytes = pairwise_max_bytes(p);
+      report.reason = "requested";
+      if (static_cast<double>(pairwise_bytes) > options.pairwise_guard * static_cast<double>(largest)) {
+        if (bitonic_fits(p)) {
+          chosen = inplace_algorithm::bitonic;
+          report.reason = "pairwise would send " + std::to_string(pairwise_bytes) + " bytes, past the guard of " +
+                          std::to_string(options.pairwise_guard) + " x " + std::to_string(largest) + ": bitonic";
+        } else {
+          report.reason = "pairwise past its guard, but bitonic does not fit the capacities";
+        }
+      }
+      break;
+    }
+    case inplace_algorithm::bitonic:
+      if (!bitonic_fits(p))
+        throw input_error(MPI_ERR_ARG, "alltoallv_inplace: bitonic needs every capacity >= the largest send or "
+                                       "receive total over the ranks (" + std::to_string(largest / p.extent) +
+                                       " elements)");
+      report.reason = "requested";
+      break;
+  }
+
+  std::vector<std::byte> work(static_cast<std::size_t>(options.work_bytes));
+  p.work = work.data();
+  p.work_bytes = options.work_bytes;
+  counters c;
+  c.metadata_bytes = static_cast<std::int64_t>(6 * p.size * sizeof(std::int64_t));
+  switch (chosen) {
+    case inplace_algorithm::chunked: run_chunked(p, c); break;
+    case inplace_algorithm::pairwise: run_pairwise(p, c); break;
+    case inplace_algorithm::bitonic: run_bitonic(p, c); break;
+    case inplace_algorithm::automatic: break;
+  }
+  report.algorithm = chosen;
+  report.bytes_sent = c.bytes_sent;
+  report.messages_sent = c.messages_sent;
+  report.bytes_moved_locally = c.bytes_moved_locally;
+  report.work_bytes = options.work_bytes;
+  report.metadata_bytes = c.metadata_bytes;
+  return report;
+}
+
+}  // namespace redist::exchange
+
+namespace redist::exchange {
+
+inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const int* displs, MPI_Datatype type,
+                                           MPI_Comm comm, std::int64_t work_bytes) {
+  using namespace inplace_detail;
+  const int rank = mpi::rank(comm);
+  const int size = mpi::size(comm);
+  const auto P = static_cast<std::size_t>(size);
+  int code = 0;
+  std::string message;
+  auto fail = [&](int c, const std::string& m) {
+    if (code == 0) {
+      code = c;
+      message = m;
+    }
+  };
+  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
+  REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
+  if (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent)
+    fail(MPI_ERR_TYPE, "the datatype needs lower bound 0, a positive extent and its data within the extent");
+  if (work_bytes < (std::int64_t{64} << 10) || work_bytes > (std::int64_t{1} << 30))
+    fail(MPI_ERR_ARG, "work_bytes " + std::to_string(work_bytes) + " is outside [65536, 2^30]");
+  if (counts == nullptr || displs == nullptr) fail(MPI_ERR_ARG, "counts or displs is null");
+  std::vector<int> mine(P, 0), theirs(P, 0);
+  if (counts != nullptr) std::copy(counts, counts + P, mine.begin());
+  REDIST_MPI_CHECK(MPI_Alltoall(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, comm));
+  std::vector<std::pair<std::int64_t, std::int64_t>> areas;  // [first, last) in elements
+  for (std::size_t j = 0; j < P && code == 0; ++j) {
+    if (mine[j] < 0 || displs[j] < 0) {
+      fail(MPI_ERR_ARG, "counts[" + std::to_string(j) + "] or displs[" + std::to_string(j) + "] is negative");
+    } else if (mine[j] != theirs[j]) {
+      fail(MPI_ERR_ARG, "MPI_IN_PLACE needs symmetric counts: counts[" + std::to_string(j) + "] = " +
+                            std::to_string(mine[j]) + " but rank " + std::to_string(j) + " has " +
+                            std::to_string(theirs[j]) + " for this rank");
+    } else if (mine[j] > 0) {
+      areas.emplace_back(displs[j], std::int64_t{displs[j]} + mine[j]);
+    }
+  }
+  std::sort(areas.begin(), areas.end());
+  for (std::size_t k = 1; k < areas.size() && code == 0; ++k)
+    if (areas[k].first < areas[k - 1].second) fail(MPI_ERR_ARG, "the receive areas overlap");
+  agree(comm, code, message);
+
+  MPI_Comm dup;
+  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  const mpi::comm_handle own(dup);
+  std::vector<std::byte> work(static_cast<std::size_t>(work_bytes));
+  counters c;
+  auto* base = static_cast<std::byte*>(buf);
+  for (int round = 0; round < size; ++round) {
+    const int partner = round_partner(rank, size, round);
+    const std::int64_t bytes = std::int64_t{mine[partner]} * extent;
+    swap_in_place(dup, partner, 0, base + std::int64_t{displs[partner]} * extent, bytes, bytes, work.data(),
+                  work_bytes, c);
+  }
+  inplace_report report;
+  report.algorithm = inplace_algorithm::chunked;
+  report.reason = "MPI_IN_PLACE: symmetric counts, each pair of blocks swaps in place";
+  report.bytes_sent = c.bytes_sent;
+  report.messages_sent = c.messages_sent;
+  report.bytes_moved_locally = c.bytes_moved_locally;
+  report.work_bytes = work_bytes;
+  report.metadata_bytes = static_cast<std::int64_t>(2 * P * sizeof(int));
+  return report;
+}
+
+inplace_report alltoall_inplace(void* buf, std::int64_t count, MPI_Datatype type, MPI_Comm comm,
+                                const inplace_options& options) {
+  const int size = mpi::size(comm);
+  const std::vector<std::int64_t> counts(static_cast<std::size_t>(size), count);
+  const std::int64_t capacity =
+      count >= 0 && count <= std::numeric_limits<std::int64_t>::max() / size ? count * size : -1;
+  return alltoallv_inplace(buf, capacity, counts.data(), counts.data(), type, comm, options);
+}
+
+}  // namespace redist::exchange
