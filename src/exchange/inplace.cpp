@@ -85,8 +85,8 @@ void stream_step(MPI_Comm comm, int dest, int source, int tag, std::byte* out, s
     ++c.messages_sent;
   }
 
-  // Pieces: k-th outgoing [k*piece, ...) and k-th incoming into half k%2, in lock step; incoming piece k is
-  // copied to [k*piece, ...) once outgoing pieces 0..k are done, which covers every byte under it.
+  // Pieces: k-th outgoing [k*piece, ...) and k-th incoming into half k%2; incoming piece k is copied to
+  // [k*piece, ...) once outgoing pieces 0..k are done, which covers every byte under it.
   MPI_Request send_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   MPI_Request recv_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
   const std::int64_t steps = std::max(out_pieces, in_pieces);
@@ -105,12 +105,12 @@ void stream_step(MPI_Comm comm, int dest, int source, int tag, std::byte* out, s
       ++c.messages_sent;
     }
   };
-  if (steps > 0) post(0);
+  // Two pieces in flight: piece k+2 reuses piece k's half once piece k is in place.
+  for (std::int64_t k = 0; k < std::min<std::int64_t>(2, steps); ++k) post(k);
   for (std::int64_t k = 0; k < steps; ++k) {
     const int half = static_cast<int>(k % 2);
     REDIST_MPI_CHECK(MPI_Wait(&recv_req[half], MPI_STATUS_IGNORE));
     REDIST_MPI_CHECK(MPI_Wait(&send_req[half], MPI_STATUS_IGNORE));  // pieces 0..k have left
-    if (k + 1 < steps) post(k + 1);
     if (k < in_pieces) {
       const std::int64_t len = std::min(piece, in_region - k * piece);
       // Past out_to_region our bytes under the piece leave with the direct message.
@@ -118,6 +118,7 @@ void stream_step(MPI_Comm comm, int dest, int source, int tag, std::byte* out, s
       std::memcpy(out + k * piece, work + half * piece, static_cast<std::size_t>(len));
       c.bytes_moved_locally += len;
     }
+    if (k + 2 < steps) post(k + 2);
   }
   REDIST_MPI_CHECK(MPI_Waitall(2, direct, MPI_STATUSES_IGNORE));
 }
