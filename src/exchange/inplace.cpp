@@ -496,21 +496,26 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
                             " bytes overflows 64-bit byte offsets");
 
   // Every rank's totals and capacity, and the options, which must agree.
-  std::int64_t mine[5] = {send_total, recv_total, capacity, options.work_bytes,
-                          static_cast<std::int64_t>(options.algorithm)};
-  std::vector<std::int64_t> all(5 * P);
-  REDIST_MPI_CHECK(MPI_Allgather(mine, 5, MPI_INT64_T, all.data(), 5, MPI_INT64_T, comm));
+  std::int64_t guard_bits = 0;
+  static_assert(sizeof(guard_bits) == sizeof(options.pairwise_guard));
+  std::memcpy(&guard_bits, &options.pairwise_guard, sizeof(guard_bits));
+  constexpr std::size_t words = 6;
+  std::int64_t mine[words] = {send_total, recv_total, capacity, options.work_bytes,
+                              static_cast<std::int64_t>(options.algorithm), guard_bits};
+  std::vector<std::int64_t> all(words * P);
+  REDIST_MPI_CHECK(MPI_Allgather(mine, words, MPI_INT64_T, all.data(), words, MPI_INT64_T, comm));
   p.send_totals.resize(P);
   p.recv_totals.resize(P);
   p.capacities.resize(P);
   for (std::size_t j = 0; j < P; ++j) {
-    p.send_totals[j] = all[5 * j];
-    p.recv_totals[j] = all[5 * j + 1];
-    p.capacities[j] = all[5 * j + 2];
-    if (all[5 * j + 3] != options.work_bytes || all[5 * j + 4] != mine[4])
+    const std::int64_t* theirs = &all[words * j];
+    p.send_totals[j] = theirs[0];
+    p.recv_totals[j] = theirs[1];
+    p.capacities[j] = theirs[2];
+    if (theirs[3] != mine[3] || theirs[4] != mine[4] || theirs[5] != mine[5])
       fail(MPI_ERR_ARG, "rank " + std::to_string(j) + " passed other options (work_bytes " +
-                            std::to_string(all[5 * j + 3]) + ", algorithm " + std::to_string(all[5 * j + 4]) +
-                            "); every rank must pass the same");
+                            std::to_string(theirs[3]) + ", algorithm " + std::to_string(theirs[4]) +
+                            ", or pairwise_guard); every rank must pass the same");
   }
   agree(comm, code, message);
 
