@@ -53,74 +53,111 @@ struct scatter_type {
   }
 };
 
-// One step of a ring (dest may differ from source): this rank's outgoing stream [out, out+out_bytes) goes to
-// dest, whose first `out_to_region` bytes land in dest's vacated region (staged there) and the rest directly
-// in dest's free ranges; the incoming stream from source puts its first `in_region` bytes over our own
-// outgoing bytes [out, out+in_region) (each piece staged until our bytes under it have left) and the rest
-// straight into `in_free` (free ranges, in order). Pieces of at most work_bytes/2 alternate between the two
-// halves of the work buffer: the next piece's messages are in flight while the last one is copied into place.
-void stream_step(MPI_Comm comm, int dest, int source, int tag, std::byte* out, std::int64_t out_bytes,
-                 std::int64_t out_to_region, std::int64_t in_region,
-                 const std::vector<std::pair<std::byte*, std::int64_t>>& in_free, std::byte* work,
+// A stream of one step: this rank's outgoing bytes [out, out+out_bytes) go to dest, whose first `out_to_region`
+// bytes land in dest's vacated region (staged there) and the rest directly in dest's free ranges; the incoming
+// stream from source puts its first `in_region` bytes over our own outgoing bytes [out, out+in_region) (each
+// piece staged until our bytes under it have left) and the rest straight into `in_free` (free ranges, in order).
+struct stream {
+  int dest = 0, source = 0;
+  std::byte* out = nullptr;
+  std::int64_t out_bytes = 0, out_to_region = 0, in_region = 0;
+  std::vector<std::pair<std::byte*, std::int64_t>> in_free;
+};
+
+// Runs the streams at once. The work buffer is split into two halves per stream; pieces of a stream alternate
+// between its halves, two in flight: piece k is copied into place once it has arrived and our own pieces 0..k
+// have left (they cover every byte under it), and piece k+2 then reuses its half. Each stream's direct part
+// (received into free space, no copy) travels alongside as one message. Streams must have distinct
+// (dest, source) pairs per direction; tags `tag` (pieces) and `tag + 1` (direct parts). The piece size,
+// work_bytes / (2 * slots), must be the same on both ends of a stream: slots is agreed, not counted locally.
+void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std::size_t slots, std::byte* work,
                  std::int64_t work_bytes, counters& c) {
-  const std::int64_t piece = std::max<std::int64_t>(1, work_bytes / 2);
-  const std::int64_t out_pieces = (out_to_region + piece - 1) / piece;
-  const std::int64_t in_pieces = (in_region + piece - 1) / piece;
-  std::int64_t in_direct = 0;
-  for (const auto& r : in_free) in_direct += r.second;
-
-  // The direct parts travel alongside the pieces: their bytes are free (receive) or not overwritten (send).
-  MPI_Request direct[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  std::unique_ptr<scatter_type> free_type;
-  mpi::byte_message direct_out;
-  if (in_direct > 0) {
-    free_type = std::make_unique<scatter_type>(in_free);
-    REDIST_MPI_CHECK(MPI_Irecv(MPI_BOTTOM, 1, free_type->type.get(), source, tag + 1, comm, &direct[0]));
-  }
-  if (out_bytes > out_to_region) {
-    direct_out = mpi::describe_bytes(out_bytes - out_to_region);
-    REDIST_MPI_CHECK(MPI_Isend(out + out_to_region, direct_out.count, direct_out.type, dest, tag + 1, comm,
-                               &direct[1]));
-    c.bytes_sent += out_bytes - out_to_region;
-    ++c.messages_sent;
-  }
-
-  // Pieces: k-th outgoing [k*piece, ...) and k-th incoming into half k%2; incoming piece k is copied to
-  // [k*piece, ...) once outgoing pieces 0..k are done, which covers every byte under it.
-  MPI_Request send_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  MPI_Request recv_req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-  const std::int64_t steps = std::max(out_pieces, in_pieces);
-  auto post = [&](std::int64_t k) {
-    const int half = static_cast<int>(k % 2);
-    if (k < in_pieces) {
-      const std::int64_t len = std::min(piece, in_region - k * piece);
-      REDIST_MPI_CHECK(MPI_Irecv(work + half * piece, static_cast<int>(len), MPI_BYTE, source, tag, comm,
-                                 &recv_req[half]));
+  const std::size_t n = streams.size();
+  if (n == 0) return;
+  if (n > slots) throw error("run_streams: more streams than slots (a bug)");
+  const std::int64_t piece = std::max<std::int64_t>(1, work_bytes / static_cast<std::int64_t>(2 * slots));
+  struct progress {
+    std::int64_t out_pieces = 0, in_pieces = 0, steps = 0, done = 0;
+    MPI_Request direct[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    std::unique_ptr<scatter_type> free_type;
+    mpi::byte_message direct_out;
+  };
+  std::vector<progress> state(n);
+  std::vector<MPI_Request> pieces(4 * n, MPI_REQUEST_NULL);  // stream i, half h: [4i+2h] receive, [4i+2h+1] send
+  auto post = [&](std::size_t i, std::int64_t k) {
+    const stream& s = streams[i];
+    const std::size_t half = static_cast<std::size_t>(k % 2);
+    if (k < state[i].in_pieces) {
+      const std::int64_t len = std::min(piece, s.in_region - k * piece);
+      REDIST_MPI_CHECK(MPI_Irecv(work + (2 * i + half) * piece, static_cast<int>(len), MPI_BYTE, s.source, tag,
+                                 comm, &pieces[4 * i + 2 * half]));
     }
-    if (k < out_pieces) {
-      const std::int64_t len = std::min(piece, out_to_region - k * piece);
-      REDIST_MPI_CHECK(MPI_Isend(out + k * piece, static_cast<int>(len), MPI_BYTE, dest, tag, comm,
-                                 &send_req[half]));
+    if (k < state[i].out_pieces) {
+      const std::int64_t len = std::min(piece, s.out_to_region - k * piece);
+      REDIST_MPI_CHECK(MPI_Isend(s.out + k * piece, static_cast<int>(len), MPI_BYTE, s.dest, tag, comm,
+                                 &pieces[4 * i + 2 * half + 1]));
       c.bytes_sent += len;
       ++c.messages_sent;
     }
   };
-  // Two pieces in flight: piece k+2 reuses piece k's half once piece k is in place.
-  for (std::int64_t k = 0; k < std::min<std::int64_t>(2, steps); ++k) post(k);
-  for (std::int64_t k = 0; k < steps; ++k) {
-    const int half = static_cast<int>(k % 2);
-    REDIST_MPI_CHECK(MPI_Wait(&recv_req[half], MPI_STATUS_IGNORE));
-    REDIST_MPI_CHECK(MPI_Wait(&send_req[half], MPI_STATUS_IGNORE));  // pieces 0..k have left
-    if (k < in_pieces) {
-      const std::int64_t len = std::min(piece, in_region - k * piece);
-      // Past out_to_region our bytes under the piece leave with the direct message.
-      if (k * piece + len > out_to_region) REDIST_MPI_CHECK(MPI_Wait(&direct[1], MPI_STATUS_IGNORE));
-      std::memcpy(out + k * piece, work + half * piece, static_cast<std::size_t>(len));
-      c.bytes_moved_locally += len;
+  for (std::size_t i = 0; i < n; ++i) {
+    const stream& s = streams[i];
+    progress& g = state[i];
+    g.out_pieces = (s.out_to_region + piece - 1) / piece;
+    g.in_pieces = (s.in_region + piece - 1) / piece;
+    g.steps = std::max(g.out_pieces, g.in_pieces);
+    std::int64_t in_direct = 0;
+    for (const auto& r : s.in_free) in_direct += r.second;
+    if (in_direct > 0) {
+      g.free_type = std::make_unique<scatter_type>(s.in_free);
+      REDIST_MPI_CHECK(MPI_Irecv(MPI_BOTTOM, 1, g.free_type->type.get(), s.source, tag + 1, comm, &g.direct[0]));
     }
-    if (k + 2 < steps) post(k + 2);
+    if (s.out_bytes > s.out_to_region) {
+      g.direct_out = mpi::describe_bytes(s.out_bytes - s.out_to_region);
+      REDIST_MPI_CHECK(MPI_Isend(s.out + s.out_to_region, g.direct_out.count, g.direct_out.type, s.dest, tag + 1,
+                                 comm, &g.direct[1]));
+      c.bytes_sent += s.out_bytes - s.out_to_region;
+      ++c.messages_sent;
+    }
+    for (std::int64_t k = 0; k < std::min<std::int64_t>(2, g.steps); ++k) post(i, k);
   }
-  REDIST_MPI_CHECK(MPI_Waitall(2, direct, MPI_STATUSES_IGNORE));
+  std::vector<int> completed(4 * n);
+  for (;;) {
+    bool all_done = true, moved = false;
+    for (std::size_t i = 0; i < n; ++i) {
+      progress& g = state[i];
+      while (g.done < g.steps) {
+        const std::int64_t k = g.done;
+        const std::size_t half = static_cast<std::size_t>(k % 2);
+        if (pieces[4 * i + 2 * half] != MPI_REQUEST_NULL || pieces[4 * i + 2 * half + 1] != MPI_REQUEST_NULL) break;
+        if (k < g.in_pieces) {
+          const stream& s = streams[i];
+          const std::int64_t len = std::min(piece, s.in_region - k * piece);
+          // Past out_to_region our bytes under the piece leave with the direct message.
+          if (k * piece + len > s.out_to_region) REDIST_MPI_CHECK(MPI_Wait(&g.direct[1], MPI_STATUS_IGNORE));
+          std::memcpy(s.out + k * piece, work + (2 * i + half) * piece, static_cast<std::size_t>(len));
+          c.bytes_moved_locally += len;
+        }
+        ++g.done;
+        moved = true;
+        if (k + 2 < g.steps) post(i, k + 2);
+      }
+      all_done = all_done && g.done == g.steps;
+    }
+    if (all_done) break;
+    if (!moved) {
+      int count = 0;
+      REDIST_MPI_CHECK(MPI_Waitsome(static_cast<int>(pieces.size()), pieces.data(), &count, completed.data(),
+                                    MPI_STATUSES_IGNORE));
+    }
+  }
+  for (progress& g : state) REDIST_MPI_CHECK(MPI_Waitall(2, g.direct, MPI_STATUSES_IGNORE));
+}
+
+// How many streams run at once: pieces of at least 256 KiB (fewer, larger messages), at most one per rank.
+std::size_t streams_at_once(std::int64_t work_bytes, int size) {
+  const std::int64_t by_memory = std::max<std::int64_t>(1, work_bytes / (2 * (std::int64_t{256} << 10)));
+  return static_cast<std::size_t>(std::min<std::int64_t>(by_memory, size));
 }
 
 // The rounds of a 1-factorization of the complete graph on P ranks (circle method): in each round every rank
@@ -146,10 +183,13 @@ void swap_in_place(MPI_Comm comm, int peer, int tag, std::byte* region, std::int
                              " and " + std::to_string(recv_bytes));
     return;
   }
-  const std::int64_t common = std::min(send_bytes, recv_bytes);
-  std::vector<std::pair<std::byte*, std::int64_t>> beyond;
-  if (recv_bytes > send_bytes) beyond.emplace_back(region + send_bytes, recv_bytes - send_bytes);
-  stream_step(comm, peer, peer, tag, region, send_bytes, common, common, beyond, work, work_bytes, c);
+  stream s;
+  s.dest = s.source = peer;
+  s.out = region;
+  s.out_bytes = send_bytes;
+  s.out_to_region = s.in_region = std::min(send_bytes, recv_bytes);
+  if (recv_bytes > send_bytes) s.in_free.emplace_back(region + send_bytes, recv_bytes - send_bytes);
+  run_streams(comm, tag, {s}, 1, work, work_bytes, c);
 }
 
 // ---- chunked ---------------------------------------------------------------------------------------------
@@ -179,23 +219,32 @@ step step_of(schedule s, int rank, int size, int t) {
   return {partner, partner};
 }
 
-// Whether this rank stays within its capacity through the schedule.
-bool fits_locally(const problem& p, schedule s) {
+// Whether this rank stays within its capacity through the schedule, `batch` steps at a time: a batch's
+// steps run at once, so the bytes they receive beyond what they send must fit the space free at its start.
+bool fits_locally(const problem& p, schedule s, std::size_t batch) {
   std::int64_t held = std::accumulate(p.sendcounts.begin(), p.sendcounts.end(), std::int64_t{0});
-  for (int t = 0; t < steps_of(p.size); ++t) {
-    const step st = step_of(s, p.rank, p.size, t);
-    held += p.recvcounts[st.source] - p.sendcounts[st.dest];
-    if (held > p.capacity) return false;
+  for (int first = 0; first < steps_of(p.size); first += static_cast<int>(batch)) {
+    std::int64_t beyond = 0, change = 0;
+    for (int t = first; t < std::min(steps_of(p.size), first + static_cast<int>(batch)); ++t) {
+      const step st = step_of(s, p.rank, p.size, t);
+      const std::int64_t x = p.sendcounts[st.dest], y = p.recvcounts[st.source];
+      beyond += std::max<std::int64_t>(0, y - x);
+      change += y - x;
+    }
+    if (beyond > p.capacity - held) return false;
+    held += change;
   }
   return true;
 }
 
-// A run of the buffer: an unsent block (key -1 - dest), received data (key = final element offset), or free.
+// A run of the buffer: an unsent block (key -1 - dest), received data (key = final element offset >= 0), space
+// that a running batch is still sending from, or free space.
 struct segment {
   std::int64_t key;
   std::int64_t bytes;
 };
 constexpr std::int64_t free_key = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t leaving_key = free_key - 1;
 
 void coalesce(std::vector<segment>& segs, std::int64_t extent) {
   std::vector<segment> out;
@@ -203,9 +252,9 @@ void coalesce(std::vector<segment>& segs, std::int64_t extent) {
     if (s.bytes == 0) continue;
     if (!out.empty()) {
       segment& last = out.back();
-      const bool both_free = last.key == free_key && s.key == free_key;
-      const bool continued = last.key >= 0 && last.key != free_key && s.key == last.key + last.bytes / extent;
-      if (both_free || continued) {
+      const bool same_space = last.key >= leaving_key && s.key == last.key;
+      const bool continued = last.key >= 0 && last.key < leaving_key && s.key == last.key + last.bytes / extent;
+      if (same_space || continued) {
         last.bytes += s.bytes;
         continue;
       }
@@ -217,8 +266,9 @@ void coalesce(std::vector<segment>& segs, std::int64_t extent) {
 
 schedule agreed_schedule(const problem& p, bool* fits) {
   const schedule order[3] = {schedule::pairs, schedule::shift_up, schedule::shift_down};
+  const std::size_t batch = streams_at_once(p.work_bytes, p.size);
   int fit[3];
-  for (int k = 0; k < 3; ++k) fit[k] = fits_locally(p, order[k]) ? 1 : 0;
+  for (int k = 0; k < 3; ++k) fit[k] = fits_locally(p, order[k], batch) ? 1 : 0;
   REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, fit, 3, MPI_INT, MPI_LAND, p.comm));
   for (int k = 0; k < 3; ++k)
     if (fit[k]) {
@@ -242,6 +292,7 @@ void run_chunked(const problem& p, counters& c) {
   const schedule sched = agreed_schedule(p, &fits);
   if (!fits) throw invalid_argument("chunked: some rank would exceed its capacity in every schedule");
   const std::int64_t ext = p.extent;
+  const auto batch = static_cast<int>(streams_at_once(p.work_bytes, p.size));
   std::vector<std::int64_t> final_offset(p.size, 0);  // where s(j, rank) starts in the result, elements
   for (int j = 1; j < p.size; ++j) final_offset[j] = final_offset[j - 1] + p.recvcounts[j - 1];
 
@@ -255,60 +306,67 @@ void run_chunked(const problem& p, counters& c) {
   coalesce(segs, ext);
   std::int64_t peak_segments = static_cast<std::int64_t>(segs.size());
 
-  for (int t = 0; t < steps_of(p.size); ++t) {
-    const step st = step_of(sched, p.rank, p.size, t);
-    const std::int64_t x = p.sendcounts[st.dest] * ext;
-    const std::int64_t y = p.recvcounts[st.source] * ext;
-    // Locate the outgoing block (absent when empty).
-    std::size_t at = segs.size();
-    std::int64_t offset = 0;
-    for (std::size_t i = 0; i < segs.size(); ++i) {
-      if (segs[i].key == -1 - st.dest) {
-        at = i;
-        break;
+  for (int first = 0; first < steps_of(p.size); first += batch) {
+    const int last = std::min(steps_of(p.size), first + batch);
+    std::vector<stream> streams;
+    std::vector<std::int64_t> in_region_of(static_cast<std::size_t>(last - first), 0);
+    std::vector<MPI_Request> told;  // shift schedules: each source learns how much of its stream our region takes
+    for (int t = first; t < last; ++t) {
+      const step st = step_of(sched, p.rank, p.size, t);
+      const std::int64_t x = p.sendcounts[st.dest] * ext;
+      const std::int64_t y = p.recvcounts[st.source] * ext;
+      const std::int64_t in_region = std::min(x, y);
+      // Plan the step on the segments: our block's place takes the first in_region received bytes, the rest of
+      // them take free space first fit in buffer order; the block's remainder is free once the batch is over.
+      std::byte* out = p.buf;
+      std::vector<std::pair<std::byte*, std::int64_t>> in_free;
+      std::vector<segment> next;
+      std::int64_t need = y - in_region, received = in_region, pos = 0;
+      for (const segment& s : segs) {
+        if (s.key == -1 - st.dest) {
+          out = p.buf + pos;
+          next.push_back({final_offset[st.source], in_region});
+          next.push_back({st.dest == p.rank ? free_key : leaving_key, x - in_region});
+        } else if (s.key == free_key && need > 0 && st.dest != p.rank) {
+          const std::int64_t take = std::min(need, s.bytes);
+          in_free.emplace_back(p.buf + pos, take);
+          next.push_back({final_offset[st.source] + received / ext, take});
+          next.push_back({free_key, s.bytes - take});
+          received += take;
+          need -= take;
+        } else {
+          next.push_back(s);
+        }
+        pos += s.bytes;
       }
-      offset += segs[i].bytes;
-    }
-    const std::int64_t in_region = std::min(x, y);
-    // How much of our outgoing stream lands in dest's region: dest's min(its send, its receive). With pairs
-    // that is our own min; with the shift, dest tells us.
-    std::int64_t out_to_region = in_region;
-    if (sched != schedule::pairs && st.dest != p.rank) {
-      REDIST_MPI_CHECK(MPI_Sendrecv(&in_region, 1, MPI_INT64_T, st.source, 0, &out_to_region, 1, MPI_INT64_T,
-                                    st.dest, 0, p.comm, MPI_STATUS_IGNORE));
-    }
-    // Free ranges for the rest of the incoming stream, first fit in buffer order.
-    std::vector<std::pair<std::byte*, std::int64_t>> in_free;
-    std::vector<segment> next;
-    std::int64_t need = y - in_region;
-    std::int64_t received = in_region;  // bytes of the incoming stream placed so far (region first)
-    std::int64_t pos = 0;
-    for (std::size_t i = 0; i < segs.size(); ++i) {
-      const segment s = segs[i];
-      if (i == at) {
-        next.push_back({final_offset[st.source], in_region});
-        next.push_back({free_key, x - in_region});
-      } else if (s.key == free_key && need > 0) {
-        const std::int64_t take = std::min(need, s.bytes);
-        in_free.emplace_back(p.buf + pos, take);
-        next.push_back({final_offset[st.source] + received / ext, take});
-        next.push_back({free_key, s.bytes - take});
-        received += take;
-        need -= take;
-      } else {
-        next.push_back(s);
-      }
-      pos += s.bytes;
-    }
-    if (need > 0) throw error("chunked: free space accounting broke (a bug)");
-    if (st.dest == p.rank) {  // the own block stays where it is
-      if (at < segs.size()) segs[at].key = final_offset[p.rank];
-    } else {
-      std::byte* out = at < segs.size() ? p.buf + offset : p.buf;
-      stream_step(p.comm, st.dest, st.source, 2, out, x, out_to_region, in_region, in_free,
-                  p.work, p.work_bytes, c);
+      if (need > 0) throw error("chunked: free space accounting broke (a bug)");
       segs.swap(next);
+      coalesce(segs, ext);
+      if (st.dest == p.rank) continue;  // the own block stays where it is (x == y)
+      stream s;
+      s.dest = st.dest;
+      s.source = st.source;
+      s.out = out;
+      s.out_bytes = x;
+      s.in_region = in_region;
+      s.out_to_region = in_region;  // pairs: dest's min(its send, its receive) is ours; shifts: dest tells us
+      s.in_free = std::move(in_free);
+      streams.push_back(std::move(s));
     }
+    if (sched != schedule::pairs) {
+      told.assign(2 * streams.size(), MPI_REQUEST_NULL);
+      for (std::size_t i = 0; i < streams.size(); ++i) {
+        in_region_of[i] = streams[i].in_region;
+        REDIST_MPI_CHECK(MPI_Irecv(&streams[i].out_to_region, 1, MPI_INT64_T, streams[i].dest, 0, p.comm,
+                                   &told[2 * i]));
+        REDIST_MPI_CHECK(MPI_Isend(&in_region_of[i], 1, MPI_INT64_T, streams[i].source, 0, p.comm,
+                                   &told[2 * i + 1]));
+      }
+      REDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(told.size()), told.data(), MPI_STATUSES_IGNORE));
+    }
+    run_streams(p.comm, 2, streams, static_cast<std::size_t>(batch), p.work, p.work_bytes, c);
+    for (segment& s : segs)
+      if (s.key == leaving_key) s.key = free_key;
     coalesce(segs, ext);
     peak_segments = std::max(peak_segments, static_cast<std::int64_t>(segs.size()));
   }
@@ -365,6 +423,7 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
   p.size = mpi::size(comm);
   p.buf = static_cast<std::byte*>(buf);
   p.capacity = capacity;
+  p.work_bytes = options.work_bytes;  // the schedules depend on it; the buffer comes once the checks pass
   const auto P = static_cast<std::size_t>(p.size);
   int code = 0;
   std::string message;
@@ -437,21 +496,26 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
                             " bytes overflows 64-bit byte offsets");
 
   // Every rank's totals and capacity, and the options, which must agree.
-  std::int64_t mine[5] = {send_total, recv_total, capacity, options.work_bytes,
-                          static_cast<std::int64_t>(options.algorithm)};
-  std::vector<std::int64_t> all(5 * P);
-  REDIST_MPI_CHECK(MPI_Allgather(mine, 5, MPI_INT64_T, all.data(), 5, MPI_INT64_T, comm));
+  std::int64_t guard_bits = 0;
+  static_assert(sizeof(guard_bits) == sizeof(options.pairwise_guard));
+  std::memcpy(&guard_bits, &options.pairwise_guard, sizeof(guard_bits));
+  constexpr std::size_t words = 6;
+  std::int64_t mine[words] = {send_total, recv_total, capacity, options.work_bytes,
+                              static_cast<std::int64_t>(options.algorithm), guard_bits};
+  std::vector<std::int64_t> all(words * P);
+  REDIST_MPI_CHECK(MPI_Allgather(mine, words, MPI_INT64_T, all.data(), words, MPI_INT64_T, comm));
   p.send_totals.resize(P);
   p.recv_totals.resize(P);
   p.capacities.resize(P);
   for (std::size_t j = 0; j < P; ++j) {
-    p.send_totals[j] = all[5 * j];
-    p.recv_totals[j] = all[5 * j + 1];
-    p.capacities[j] = all[5 * j + 2];
-    if (all[5 * j + 3] != options.work_bytes || all[5 * j + 4] != mine[4])
+    const std::int64_t* theirs = &all[words * j];
+    p.send_totals[j] = theirs[0];
+    p.recv_totals[j] = theirs[1];
+    p.capacities[j] = theirs[2];
+    if (theirs[3] != mine[3] || theirs[4] != mine[4] || theirs[5] != mine[5])
       fail(MPI_ERR_ARG, "rank " + std::to_string(j) + " passed other options (work_bytes " +
-                            std::to_string(all[5 * j + 3]) + ", algorithm " + std::to_string(all[5 * j + 4]) +
-                            "); every rank must pass the same");
+                            std::to_string(theirs[3]) + ", algorithm " + std::to_string(theirs[4]) +
+                            ", or pairwise_guard); every rank must pass the same");
   }
   agree(comm, code, message);
 
@@ -533,7 +597,6 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
 
   std::vector<std::byte> work(static_cast<std::size_t>(options.work_bytes));
   p.work = work.data();
-  p.work_bytes = options.work_bytes;
   counters c;
   c.metadata_bytes = static_cast<std::int64_t>(6 * p.size * sizeof(std::int64_t));
   switch (chosen) {
@@ -603,11 +666,19 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
   std::vector<std::byte> work(static_cast<std::size_t>(work_bytes));
   counters c;
   auto* base = static_cast<std::byte*>(buf);
-  for (int round = 0; round < size; ++round) {
-    const int partner = round_partner(rank, size, round);
-    const std::int64_t bytes = std::int64_t{mine[partner]} * extent;
-    swap_in_place(dup, partner, 0, base + std::int64_t{displs[partner]} * extent, bytes, bytes, work.data(),
-                  work_bytes, c);
+  const auto batch = static_cast<int>(streams_at_once(work_bytes, size));
+  for (int first = 0; first < size; first += batch) {
+    std::vector<stream> streams;
+    for (int round = first; round < std::min(size, first + batch); ++round) {
+      const int partner = round_partner(rank, size, round);
+      if (partner == rank || mine[partner] == 0) continue;  // both sides skip an empty pair
+      stream s;
+      s.dest = s.source = partner;
+      s.out = base + std::int64_t{displs[partner]} * extent;
+      s.out_bytes = s.out_to_region = s.in_region = std::int64_t{mine[partner]} * extent;
+      streams.push_back(std::move(s));
+    }
+    run_streams(dup, 0, streams, static_cast<std::size_t>(batch), work.data(), work_bytes, c);
   }
   inplace_report report;
   report.algorithm = inplace_algorithm::chunked;
