@@ -11,7 +11,7 @@
 // small, recvcounts that do not match the senders, a work buffer size out of range, a type with lb != 0 or
 // data beyond its extent, bitonic without its capacity, an unknown algorithm, ranks asking for different
 // algorithms) is refused with redist::invalid_argument on every rank, also when only one rank is wrong, with
-// nothing moved. (DISABLED_PairwiseGuardDifferingBetweenRanks documents a hang with per-rank guards.)
+// nothing moved; also ranks passing different pairwise guards.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -673,10 +673,9 @@ TEST(InplaceAlltoallvErrors, AlgorithmDifferingBetweenRanks) {
       x.buf, x.original, "pairwise on the last rank, automatic elsewhere");
 }
 
-// pairwise_guard decides, on each rank, whether an explicit pairwise runs bitonic instead; ranks passing
-// different guards must not run different algorithms. (Disabled: at the time of writing the guard is not
-// among the options the ranks agree on, so ranks can take different branches and hang.)
-TEST(InplaceAlltoallvErrors, DISABLED_PairwiseGuardDifferingBetweenRanks) {
+// pairwise_guard decides whether an explicit pairwise runs bitonic instead; ranks passing different guards
+// must not run different algorithms (before main 1a4ab74 they did, and hung).
+TEST(InplaceAlltoallvErrors, PairwiseGuardDifferingBetweenRanks) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   const element_type t = predefined("8 bytes", MPI_UINT64_T);
   // The paper's worst case for pairwise (Section 3.3): rank 0 holds S(P-1), rank i the block for i-1.
