@@ -160,9 +160,10 @@ int redist_request_free(redist_request* request);
  * both this rank's send and receive totals; recvcounts may be NULL (computed) or must match the senders.
  * Extra memory: O(P) words plus one work buffer of opts->work_bytes. type: any committed datatype with lower
  * bound 0 whose data lie within its extent (elements move as whole extents). opts NULL (or zeroed): defaults.
- * Collective; returns MPI_SUCCESS or, on every rank and before any data moves, MPI_ERR_COUNT (negative count,
- * capacity too small, recvcounts not matching the senders), MPI_ERR_TYPE, MPI_ERR_ARG (bad option, or an
- * algorithm whose requirement fails), MPI_ERR_NO_MEM, or an MPI call's own code. */
+ * Every rank must pass the same options. Collective; returns MPI_SUCCESS or, on every rank and before any data
+ * moves, MPI_ERR_COUNT (negative count, capacity too small, recvcounts not matching the senders, null
+ * sendcounts), MPI_ERR_BUFFER (null buf with capacity > 0), MPI_ERR_TYPE, MPI_ERR_ARG (bad or differing
+ * options, or an algorithm whose requirement fails), MPI_ERR_NO_MEM, or an MPI call's own code. */
 typedef enum redist_inplace_algorithm {
   REDIST_INPLACE_AUTO = 0,     /* chunked when it fits, else the cheaper of pairwise and bitonic */
   REDIST_INPLACE_CHUNKED = 1,  /* each block straight to its owner, streamed through the work buffer */
@@ -171,6 +172,8 @@ typedef enum redist_inplace_algorithm {
 } redist_inplace_algorithm;
 typedef struct redist_inplace_report {
   redist_inplace_algorithm algorithm; /* the one that ran (same on every rank) */
+  char reason[256];                   /* why (automatic, a guard's fallback), truncated, NUL-terminated */
+  int64_t received_elements;          /* the result's length: what all ranks sent here */
   int64_t bytes_sent;                 /* this rank's payload bytes sent */
   int64_t messages_sent;
   int64_t bytes_moved_locally;        /* copies and rotations inside the buffer */
@@ -180,8 +183,10 @@ typedef struct redist_inplace_report {
 typedef struct redist_inplace_options {
   redist_inplace_algorithm algorithm;
   int64_t work_bytes;            /* 0: 4 MiB; else 65536 .. 2^30 */
-  double pairwise_guard;         /* 0: 4 (pairwise falls back to bitonic past guard x the largest total) */
+  double pairwise_guard;         /* 0: 4 (pairwise falls back to bitonic past guard x the largest total;
+                                    INFINITY: never) */
   redist_inplace_report* report; /* NULL, or filled on success */
+  int64_t* recvcounts_out;       /* NULL, or P entries filled on success: what each rank sent here */
 } redist_inplace_options;
 int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
                              MPI_Datatype type, MPI_Comm comm, const redist_inplace_options* opts);

@@ -1,4 +1,6 @@
 // C entry points of the in-place alltoallv: options, the report, error codes (never throw).
+#include <algorithm>
+#include <cstring>
 #include <new>
 #include <vector>
 
@@ -34,6 +36,10 @@ int error_code() noexcept {
 void fill(redist_inplace_report* out, const inplace_report& r) {
   if (out == nullptr) return;
   out->algorithm = static_cast<redist_inplace_algorithm>(static_cast<int>(r.algorithm));
+  const std::size_t n = std::min(r.reason.size(), sizeof(out->reason) - 1);
+  std::memcpy(out->reason, r.reason.data(), n);
+  out->reason[n] = '\0';
+  out->received_elements = r.received_elements;
   out->bytes_sent = r.bytes_sent;
   out->messages_sent = r.messages_sent;
   out->bytes_moved_locally = r.bytes_moved_locally;
@@ -63,7 +69,11 @@ int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcoun
       if (opts->pairwise_guard != 0) options.pairwise_guard = opts->pairwise_guard;
       report = opts->report;
     }
-    fill(report, redist::exchange::alltoallv_inplace(buf, capacity, sendcounts, recvcounts, type, comm, options));
+    const inplace_report r =
+        redist::exchange::alltoallv_inplace(buf, capacity, sendcounts, recvcounts, type, comm, options);
+    fill(report, r);
+    if (opts != nullptr && opts->recvcounts_out != nullptr)
+      std::copy(r.recvcounts.begin(), r.recvcounts.end(), opts->recvcounts_out);
     return MPI_SUCCESS;
   } catch (...) {
     return error_code();

@@ -264,35 +264,36 @@ void coalesce(std::vector<segment>& segs, std::int64_t extent) {
   segs.swap(out);
 }
 
-schedule agreed_schedule(const problem& p, bool* fits) {
+// The first schedule that fits on every rank: batched (the streams of a batch at once) before one step at a
+// time, which fits more often. Agreed with one reduction.
+struct chunked_plan {
+  bool fits = false;
+  schedule sched = schedule::pairs;
+  std::size_t batch = 1;
+};
+chunked_plan agreed_schedule(const problem& p) {
   const schedule order[3] = {schedule::pairs, schedule::shift_up, schedule::shift_down};
-  const std::size_t batch = streams_at_once(p.work_bytes, p.size);
-  int fit[3];
-  for (int k = 0; k < 3; ++k) fit[k] = fits_locally(p, order[k], batch) ? 1 : 0;
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, fit, 3, MPI_INT, MPI_LAND, p.comm));
-  for (int k = 0; k < 3; ++k)
-    if (fit[k]) {
-      *fits = true;
-      return order[k];
-    }
-  *fits = false;
-  return schedule::pairs;
+  const std::size_t batches[2] = {streams_at_once(p.work_bytes, p.size), 1};
+  int fit[6];
+  for (int b = 0; b < 2; ++b)
+    for (int k = 0; k < 3; ++k) fit[3 * b + k] = fits_locally(p, order[k], batches[b]) ? 1 : 0;
+  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, fit, 6, MPI_INT, MPI_LAND, p.comm));
+  for (int b = 0; b < 2; ++b)
+    for (int k = 0; k < 3; ++k)
+      if (fit[3 * b + k]) return {true, order[k], batches[b]};
+  return {};
 }
 
 }  // namespace
 
-bool chunked_fits(const problem& p) {
-  bool fits = false;
-  agreed_schedule(p, &fits);
-  return fits;
-}
+bool chunked_fits(const problem& p) { return agreed_schedule(p).fits; }
 
 void run_chunked(const problem& p, counters& c) {
-  bool fits = false;
-  const schedule sched = agreed_schedule(p, &fits);
-  if (!fits) throw invalid_argument("chunked: some rank would exceed its capacity in every schedule");
+  const chunked_plan plan = agreed_schedule(p);
+  if (!plan.fits) throw invalid_argument("chunked: some rank would exceed its capacity in every schedule");
+  const schedule sched = plan.sched;
   const std::int64_t ext = p.extent;
-  const auto batch = static_cast<int>(streams_at_once(p.work_bytes, p.size));
+  const auto batch = static_cast<int>(plan.batch);
   std::vector<std::int64_t> final_offset(p.size, 0);  // where s(j, rank) starts in the result, elements
   for (int j = 1; j < p.size; ++j) final_offset[j] = final_offset[j - 1] + p.recvcounts[j - 1];
 
@@ -606,6 +607,8 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
     case inplace_algorithm::automatic: break;
   }
   report.algorithm = chosen;
+  report.recvcounts = p.recvcounts;
+  report.received_elements = std::accumulate(p.recvcounts.begin(), p.recvcounts.end(), std::int64_t{0});
   report.bytes_sent = c.bytes_sent;
   report.messages_sent = c.messages_sent;
   report.bytes_moved_locally = c.bytes_moved_locally;
@@ -683,6 +686,8 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
   inplace_report report;
   report.algorithm = inplace_algorithm::chunked;
   report.reason = "MPI_IN_PLACE: symmetric counts, each pair of blocks swaps in place";
+  report.recvcounts.assign(mine.begin(), mine.end());
+  report.received_elements = std::accumulate(report.recvcounts.begin(), report.recvcounts.end(), std::int64_t{0});
   report.bytes_sent = c.bytes_sent;
   report.messages_sent = c.messages_sent;
   report.bytes_moved_locally = c.bytes_moved_locally;

@@ -148,6 +148,9 @@ static void test_inplace(void) {
   memset(&opts, 0, sizeof opts);
   memset(&report, 0xff, sizeof report);
   opts.report = &report;
+  int64_t* received = (int64_t*)malloc((size_t)nranks * sizeof(int64_t));
+  for (int j = 0; j < nranks; ++j) received[j] = -1;
+  opts.recvcounts_out = received;
   code = redist_alltoallv_inplace(x.buf, x.capacity, x.sendcounts, x.recvcounts, MPI_DOUBLE, MPI_COMM_WORLD, &opts);
   CHECK(code == MPI_SUCCESS, "zeroed options: returned %d", code);
   CHECK(same_everywhere(code) && same_everywhere((int)report.algorithm), "zeroed options: ranks disagree");
@@ -161,6 +164,16 @@ static void test_inplace(void) {
     CHECK(report.bytes_sent >= 0 && report.messages_sent >= 0 && report.bytes_moved_locally >= 0 &&
               report.metadata_bytes >= 0,
           "zeroed options: negative counters in the report");
+    int64_t received_total = 0;
+    for (int j = 0; j < nranks; ++j) {
+      CHECK(received[j] == x.recvcounts[j], "zeroed options: recvcounts_out[%d] = %lld, expected %lld", j,
+            (long long)received[j], (long long)x.recvcounts[j]);
+      received_total += x.recvcounts[j];
+    }
+    CHECK(report.received_elements == received_total, "zeroed options: received_elements = %lld, expected %lld",
+          (long long)report.received_elements, (long long)received_total);
+    CHECK(memchr(report.reason, '\0', sizeof report.reason) != NULL && report.reason[0] != '\0',
+          "zeroed options: the reason is empty or not terminated");
     int64_t off_rank = x.send_total - x.sendcounts[rank];
     if (off_rank > 0)
       CHECK(report.bytes_sent >= off_rank * (int64_t)sizeof(double) && report.messages_sent > 0,
@@ -168,6 +181,8 @@ static void test_inplace(void) {
             (long long)(off_rank * (int64_t)sizeof(double)), (long long)report.bytes_sent,
             (long long)report.messages_sent);
   }
+
+  free(received);
 
   /* Every algorithm, the smallest work buffer; chunked may refuse (MPI_ERR_ARG on every rank, nothing moved). */
   const redist_inplace_algorithm algorithms[4] = {REDIST_INPLACE_AUTO, REDIST_INPLACE_CHUNKED, REDIST_INPLACE_PAIRWISE,

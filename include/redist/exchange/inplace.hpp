@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace redist::exchange {
 
@@ -22,12 +23,14 @@ enum class inplace_algorithm {
 };
 const char* to_string(inplace_algorithm a) noexcept;
 
+// Every rank must pass the same options (checked: refused otherwise).
 struct inplace_options {
   inplace_algorithm algorithm = inplace_algorithm::automatic;
   // Bytes of the one work buffer (staging of streamed pieces and local rotations), 64 KiB .. 1 GiB.
   std::int64_t work_bytes = std::int64_t{4} << 20;
   // pairwise's worst-case guard: when its forwarding would send more than this many times the bytes of the
-  // largest total (the paper's O(NP) cases), bitonic runs instead where it applies.
+  // largest total (the paper's O(NP) cases), bitonic runs instead where it applies (the report says so).
+  // Infinity: pairwise always.
   double pairwise_guard = 4.0;
 };
 
@@ -35,6 +38,8 @@ struct inplace_options {
 struct inplace_report {
   inplace_algorithm algorithm = inplace_algorithm::automatic;
   std::string reason;                    // why this algorithm (automatic, fallbacks)
+  std::vector<std::int64_t> recvcounts;  // what each rank sent here: the layout of the result
+  std::int64_t received_elements = 0;    // their sum: the result's length
   std::int64_t bytes_sent = 0;           // payload bytes this rank sent
   std::int64_t messages_sent = 0;        // point-to-point messages this rank sent (pieces included)
   std::int64_t bytes_moved_locally = 0;  // bytes copied or rotated inside the buffer (staging included)
