@@ -1,4 +1,4 @@
-// redist-test-ranks: 1 2 3 4 5 6 7 8
+// redist-test-ranks: 1 2 3 4 6 7
 // The in-place variable-size alltoallv (include/redist/exchange/inplace.hpp) against MPICH's out-of-place
 // MPI_Alltoallv on the same data: every algorithm (automatic, chunked, pairwise, bitonic) on the paper's four
 // count patterns (Zhuang, Nakashima and Nagamochi, Section 4), random counts with zeros and send total !=
