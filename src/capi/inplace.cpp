@@ -14,6 +14,12 @@ namespace {
 using redist::exchange::inplace_algorithm;
 using redist::exchange::inplace_report;
 
+static_assert(static_cast<int>(inplace_algorithm::automatic) == REDIST_INPLACE_AUTO &&
+                  static_cast<int>(inplace_algorithm::chunked) == REDIST_INPLACE_CHUNKED &&
+                  static_cast<int>(inplace_algorithm::pairwise) == REDIST_INPLACE_PAIRWISE &&
+                  static_cast<int>(inplace_algorithm::bitonic) == REDIST_INPLACE_BITONIC,
+              "the C and C++ algorithm values are the same numbers");
+
 // The C error code of whatever a call threw.
 int error_code() noexcept {
   try {
@@ -57,14 +63,12 @@ int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcoun
     redist::exchange::inplace_options options;
     redist_inplace_report* report = nullptr;
     if (opts != nullptr) {
-      // An unknown algorithm value goes through as such: validation reports it on every rank.
-      switch (opts->algorithm) {
-        case REDIST_INPLACE_AUTO: options.algorithm = inplace_algorithm::automatic; break;
-        case REDIST_INPLACE_CHUNKED: options.algorithm = inplace_algorithm::chunked; break;
-        case REDIST_INPLACE_PAIRWISE: options.algorithm = inplace_algorithm::pairwise; break;
-        case REDIST_INPLACE_BITONIC: options.algorithm = inplace_algorithm::bitonic; break;
-        default: options.algorithm = static_cast<inplace_algorithm>(static_cast<int>(opts->algorithm)); break;
-      }
+      // A C caller may store any int there: read it as an int (a C++ load of an out-of-range value of the
+      // unscoped enum is undefined); an unknown value goes through and validation reports it on every rank.
+      static_assert(sizeof(opts->algorithm) == sizeof(int), "redist_inplace_algorithm is int-sized");
+      int algorithm = 0;
+      std::memcpy(&algorithm, &opts->algorithm, sizeof algorithm);
+      options.algorithm = static_cast<inplace_algorithm>(algorithm);
       if (opts->work_bytes != 0) options.work_bytes = opts->work_bytes;
       if (opts->pairwise_guard != 0) options.pairwise_guard = opts->pairwise_guard;
       report = opts->report;
