@@ -86,11 +86,11 @@ struct counters {
 
 // ---- The one communication primitive (inplace.cpp) -------------------------------------------------------
 // Sends the bytes [region, region+send_bytes) to peer while receiving recv_bytes from it into
-// [region, region+recv_bytes), in place: pieces of at most work_bytes/2 travel through the two halves of the
-// work buffer, two pieces in flight while an arrived one is copied into place. The peer makes the matching call
-// (its send_bytes = our recv_bytes). When recv_bytes > send_bytes the bytes past region+send_bytes must be free
-// (they are received directly). Uses tags `tag` and `tag + 1`. Blocking; counts into c. peer == own rank: the
-// sizes must be equal, no-op.
+// [region, region+recv_bytes), in place: pieces travel through two slots of the work buffer (the receiver picks
+// the piece size and tells the sender), two in flight each way while an arrived one is copied into place once
+// our bytes under it have left. The peer makes the matching call (its send_bytes = our recv_bytes). When
+// recv_bytes > send_bytes the bytes past region+send_bytes must be free (they are received directly). Uses tags
+// `tag` .. `tag + 3`. Blocking; counts into c. peer == own rank: the sizes must be equal, no-op.
 void swap_in_place(MPI_Comm comm, int peer, int tag, std::byte* region, std::int64_t send_bytes,
                    std::int64_t recv_bytes, std::byte* work, std::int64_t work_bytes, counters& c);
 

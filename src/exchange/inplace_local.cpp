@@ -8,7 +8,8 @@
 //  - merge_blocks: at most B when either (trimmed) run fits the work buffer, else at most 2 B per level of a
 //    recursion tree of depth about log_{4/3}(n) (each split removes a quarter of the blocks), i.e.
 //    O(B log n); the stack depth is at most log2(n);
-//  - sort_blocks: ceil(log2 r) passes of merges for r natural runs, O(B log n log r); 0 if already sorted.
+//  - sort_blocks: 2 B' to reverse the strictly descending runs (B' bytes in them), then ceil(log2 r) passes of
+//    merges for the r ascending runs left, O(B log n log r); 0 if already sorted.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -235,19 +236,57 @@ std::int64_t merge_blocks(std::byte* base, std::vector<block>& blocks, std::size
   return m.moved;
 }
 
+namespace {
+
+// Reverses the bytes of [first, first+bytes), eight at a time from both ends.
+void reverse_bytes(std::byte* first, i64 bytes) {
+  std::byte* last = first + bytes;
+  while (last - first >= 16) {
+    last -= 8;
+    std::uint64_t front, back;
+    std::memcpy(&front, first, 8);
+    std::memcpy(&back, last, 8);
+    front = __builtin_bswap64(front);
+    back = __builtin_bswap64(back);
+    std::memcpy(first, &back, 8);
+    std::memcpy(last, &front, 8);
+    first += 8;
+  }
+  std::reverse(first, last);
+}
+
+}  // namespace
+
 std::int64_t sort_blocks(std::byte* base, std::vector<block>& blocks, std::byte* work, std::int64_t work_bytes) {
   const std::size_t n = blocks.size();
+  if (n == 0) return 0;
   // Natural runs: bounds[k] is the first block of run k, offsets[k] its byte offset; both end with n and the
-  // total. Merging never changes a run's byte count, so the offsets of the surviving bounds stay valid.
-  std::vector<std::size_t> bounds{0};
-  std::vector<i64> offsets{0};
-  i64 off = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    if (i > 0 && blocks[i].key < blocks[i - 1].key) {
-      bounds.push_back(i);
-      offsets.push_back(off);
+  // total. A strictly descending run (blocks landed in reflected order, as a shift schedule leaves them) is
+  // reversed in place first: the whole range, then each block back, two passes instead of log2 of its length
+  // in merges; strictness keeps the sort stable. Merging never changes a run's byte count, so the offsets of
+  // the surviving bounds stay valid.
+  std::vector<std::size_t> bounds;
+  std::vector<i64> offsets;
+  i64 off = 0, moved = 0;
+  for (std::size_t i = 0; i < n;) {
+    bounds.push_back(i);
+    offsets.push_back(off);
+    std::size_t j = i + 1;
+    i64 bytes = blocks[i].bytes;
+    if (j < n && blocks[j].key < blocks[i].key) {
+      for (; j < n && blocks[j].key < blocks[j - 1].key; ++j) bytes += blocks[j].bytes;
+      reverse_bytes(base + off, bytes);
+      std::reverse(blocks.begin() + static_cast<std::ptrdiff_t>(i), blocks.begin() + static_cast<std::ptrdiff_t>(j));
+      for (i64 at = off; i < j; ++i) {
+        reverse_bytes(base + at, blocks[i].bytes);
+        at += blocks[i].bytes;
+      }
+      moved += 2 * bytes;
+    } else {
+      for (; j < n && !(blocks[j].key < blocks[j - 1].key); ++j) bytes += blocks[j].bytes;
     }
-    off += blocks[i].bytes;
+    off += bytes;
+    i = j;
   }
   bounds.push_back(n);
   offsets.push_back(off);
@@ -266,7 +305,7 @@ std::int64_t sort_blocks(std::byte* base, std::vector<block>& blocks, std::byte*
     bounds.resize(kept + 1);
     offsets.resize(kept + 1);
   }
-  return m.moved;
+  return moved + m.moved;
 }
 
 }  // namespace redist::exchange::inplace_detail
