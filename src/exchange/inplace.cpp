@@ -5,7 +5,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -274,7 +273,7 @@ void swap_in_place(MPI_Comm comm, int peer, int tag, std::byte* region, std::int
 
 namespace {
 
-enum class schedule { pairs, shift_up, shift_down };
+using schedule = chunked_schedule;
 
 struct step {
   int dest, source;
@@ -336,32 +335,29 @@ void coalesce(std::vector<segment>& segs, std::int64_t extent) {
   segs.swap(out);
 }
 
-// The first schedule that fits on every rank: batched (the streams of a batch at once) before one step at a
-// time, which fits more often. Agreed with one reduction.
-struct chunked_plan {
-  bool fits = false;
-  schedule sched = schedule::pairs;
-  std::size_t batch = 1;
-};
-chunked_plan agreed_schedule(const problem& p) {
-  const schedule order[3] = {schedule::pairs, schedule::shift_up, schedule::shift_down};
-  const std::size_t batches[2] = {streams_at_once(p.work_bytes, p.size), 1};
-  int fit[6];
-  for (int b = 0; b < 2; ++b)
-    for (int k = 0; k < 3; ++k) fit[3 * b + k] = fits_locally(p, order[k], batches[b]) ? 1 : 0;
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, fit, 6, MPI_INT, MPI_LAND, p.comm));
-  for (int b = 0; b < 2; ++b)
-    for (int k = 0; k < 3; ++k)
-      if (fit[3 * b + k]) return {true, order[k], batches[b]};
-  return {};
-}
+constexpr schedule schedule_order[3] = {schedule::pairs, schedule::shift_up, schedule::shift_down};
+// Batched (up to streams_at_once steps together), then one step at a time.
+std::size_t batch_of(const problem& p, int b) { return b == 0 ? streams_at_once(p.work_bytes, p.size) : 1; }
 
 }  // namespace
 
-bool chunked_fits(const problem& p) { return agreed_schedule(p).fits; }
+chunked_fit_flags chunked_fits_here(const problem& p) {
+  chunked_fit_flags fit{};
+  for (int b = 0; b < 2; ++b)
+    for (int k = 0; k < 3; ++k)
+      fit[static_cast<std::size_t>(3 * b + k)] = fits_locally(p, schedule_order[k], batch_of(p, b)) ? 1 : 0;
+  return fit;
+}
 
-void run_chunked(const problem& p, counters& c) {
-  const chunked_plan plan = agreed_schedule(p);
+chunked_plan plan_chunked(const problem& p, bool symmetric, const chunked_fit_flags& everywhere) {
+  if (symmetric) return {true, schedule::pairs, batch_of(p, 0)};  // every step trades equal sizes
+  for (int b = 0; b < 2; ++b)
+    for (int k = 0; k < 3; ++k)
+      if (everywhere[static_cast<std::size_t>(3 * b + k)] != 0) return {true, schedule_order[k], batch_of(p, b)};
+  return {};
+}
+
+void run_chunked(const problem& p, const chunked_plan& plan, counters& c) {
   if (!plan.fits) throw invalid_argument("chunked: some rank would exceed its capacity in every schedule");
   const schedule sched = plan.sched;
   const std::int64_t ext = p.extent;
@@ -452,19 +448,33 @@ constexpr std::int64_t min_work_bytes = std::int64_t{64} << 10;
 constexpr std::int64_t max_work_bytes = std::int64_t{1} << 30;
 
 // Every rank learns whether any rank found a problem; all throw the same input_error (lowest code, the
-// message of the rank that reported it) before anything moves.
-void agree(MPI_Comm comm, int code, const std::string& message) {
+// message of the lowest rank that reported it) before anything moves. `riders` travel in the same reduction
+// and come back as their minimum over the ranks (flags: their logical and), which saves a collective.
+void agree(MPI_Comm comm, int code, const std::string& message, std::vector<std::int64_t>& riders) {
   const int rank = mpi::rank(comm);
-  int in[2] = {code == 0 ? INT_MAX : code, rank};
-  int out[2];
-  REDIST_MPI_CHECK(MPI_Allreduce(in, out, 1, MPI_2INT, MPI_MINLOC, comm));
-  if (out[0] == INT_MAX) return;
-  std::string text = rank == out[1] ? message : std::string();
+  const int size = mpi::size(comm);
+  std::vector<std::int64_t> words(1 + riders.size());
+  words[0] = code == 0 ? std::numeric_limits<std::int64_t>::max() : std::int64_t{code} * size + rank;
+  std::copy(riders.begin(), riders.end(), words.begin() + 1);
+  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()), MPI_INT64_T, MPI_MIN,
+                                 comm));
+  if (words[0] == std::numeric_limits<std::int64_t>::max()) {
+    std::copy(words.begin() + 1, words.end(), riders.begin());
+    return;
+  }
+  const auto first_code = static_cast<int>(words[0] / size);
+  const auto reporter = static_cast<int>(words[0] % size);
+  std::string text = rank == reporter ? message : std::string();
   int length = static_cast<int>(text.size());
-  REDIST_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, out[1], comm));
+  REDIST_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, reporter, comm));
   text.resize(static_cast<std::size_t>(length));
-  REDIST_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, out[1], comm));
-  throw input_error(out[0], "alltoallv_inplace: rank " + std::to_string(out[1]) + ": " + text);
+  REDIST_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, reporter, comm));
+  throw input_error(first_code, "alltoallv_inplace: rank " + std::to_string(reporter) + ": " + text);
+}
+
+void agree(MPI_Comm comm, int code, const std::string& message) {
+  std::vector<std::int64_t> none;
+  agree(comm, code, message, none);
 }
 
 // The work buffer, left uninitialised (zeroing would only add a pass). Buffers of 2 MiB or more are mapped
@@ -504,6 +514,38 @@ class work_buffer {
   std::unique_ptr<std::byte[]> small_;
   std::byte* data_ = nullptr;
 };
+
+// A private duplicate of the caller's communicator, so that our messages never match the application's: made on
+// the first call with a communicator and cached on it as an attribute (freed when the caller frees it), so that
+// later calls pay no MPI_Comm_dup, a collective that costs a few rounds. Every rank makes the same call on the
+// same communicator, so all find the cache or all duplicate.
+int free_private_comm(MPI_Comm, int, void* value, void*) {
+  MPI_Comm dup;
+  std::memcpy(&dup, &value, sizeof(dup));
+  return MPI_Comm_free(&dup);
+}
+
+MPI_Comm private_comm(MPI_Comm comm) {
+  static_assert(sizeof(MPI_Comm) <= sizeof(void*), "the duplicate is stored in the attribute's value");
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_private_comm, &k, nullptr));
+    return k;
+  }();
+  void* value = nullptr;
+  int found = 0;
+  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &value, &found));
+  MPI_Comm dup = MPI_COMM_NULL;
+  if (found) {
+    std::memcpy(&dup, &value, sizeof(dup));
+    return dup;
+  }
+  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  value = nullptr;
+  std::memcpy(&value, &dup, sizeof(dup));
+  REDIST_MPI_CHECK(MPI_Comm_set_attr(comm, keyval, value));
+  return dup;
+}
 
 bool fits_bytes(std::int64_t elements, std::int64_t extent) {
   return elements <= std::numeric_limits<std::int64_t>::max() / extent;
@@ -614,16 +656,22 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
                             std::to_string(theirs[3]) + ", algorithm " + std::to_string(theirs[4]) +
                             ", or pairwise_guard); every rank must pass the same");
   }
-  agree(comm, code, message);
-
-  p.offset_in_dest.assign(P, 0);
-  REDIST_MPI_CHECK(MPI_Exscan(p.sendcounts.data(), p.offset_in_dest.data(), p.size, MPI_INT64_T, MPI_SUM, comm));
-  if (p.rank == 0) std::fill(p.offset_in_dest.begin(), p.offset_in_dest.end(), 0);
-
-  int symmetric = p.sendcounts == p.recvcounts ? 1 : 0;
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &symmetric, 1, MPI_INT, MPI_LAND, comm));
-  v.symmetric = symmetric != 0;
+  // Riding along: whether the counts are symmetric here, and where chunked's schedules fit here (only
+  // meaningful when every check passed).
+  std::vector<std::int64_t> riders{p.sendcounts == p.recvcounts ? 1 : 0};
+  const chunked_fit_flags fit = code == 0 ? chunked_fits_here(p) : chunked_fit_flags{};
+  riders.insert(riders.end(), fit.begin(), fit.end());
+  agree(comm, code, message, riders);
+  v.symmetric = riders[0] != 0;
+  std::copy(riders.begin() + 1, riders.end(), v.chunked_fits_everywhere.begin());
   return v;
+}
+
+void compute_offsets_in_dest(problem& p) {
+  if (!p.offset_in_dest.empty()) return;
+  p.offset_in_dest.assign(static_cast<std::size_t>(p.size), 0);
+  REDIST_MPI_CHECK(MPI_Exscan(p.sendcounts.data(), p.offset_in_dest.data(), p.size, MPI_INT64_T, MPI_SUM, p.comm));
+  if (p.rank == 0) std::fill(p.offset_in_dest.begin(), p.offset_in_dest.end(), 0);
 }
 
 }  // namespace inplace_detail
@@ -634,25 +682,25 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
   using namespace inplace_detail;
   validated v = validate(buf, capacity, sendcounts, recvcounts, type, comm, options);
   problem& p = v.p;
-  MPI_Comm dup;
-  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-  const mpi::comm_handle own(dup);
-  p.comm = dup;
+  p.comm = private_comm(comm);
 
   inplace_report report;
   const std::int64_t largest =
       std::max(*std::max_element(p.send_totals.begin(), p.send_totals.end()),
                *std::max_element(p.recv_totals.begin(), p.recv_totals.end())) * p.extent;
   inplace_algorithm chosen = options.algorithm;
+  chunked_plan chunked;
   switch (options.algorithm) {
     case inplace_algorithm::automatic: {
       if (v.symmetric) {
         chosen = inplace_algorithm::chunked;
+        chunked = plan_chunked(p, true, v.chunked_fits_everywhere);
         report.reason = "symmetric counts: every block swaps in place with its partner";
-      } else if (chunked_fits(p)) {
+      } else if ((chunked = plan_chunked(p, false, v.chunked_fits_everywhere)).fits) {
         chosen = inplace_algorithm::chunked;
         report.reason = "every block fits a direct step within the capacities";
       } else {
+        compute_offsets_in_dest(p);
         const std::int64_t pairwise_bytes = pairwise_max_bytes(p);
         const bool bitonic_ok = bitonic_fits(p);
         const std::int64_t bitonic_bytes = bitonic_ok ? bitonic_max_bytes(p) : 0;
@@ -664,12 +712,13 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
       break;
     }
     case inplace_algorithm::chunked:
-      if (!chunked_fits(p))
+      if (!(chunked = plan_chunked(p, v.symmetric, v.chunked_fits_everywhere)).fits)
         throw input_error(MPI_ERR_ARG, "alltoallv_inplace: chunked does not fit: in every schedule some rank "
                                        "would hold more than its capacity (use automatic, pairwise or more capacity)");
       report.reason = "requested";
       break;
     case inplace_algorithm::pairwise: {
+      compute_offsets_in_dest(p);
       const std::int64_t pairwise_bytes = pairwise_max_bytes(p);
       report.reason = "requested";
       if (static_cast<double>(pairwise_bytes) > options.pairwise_guard * static_cast<double>(largest)) {
@@ -697,9 +746,15 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
   counters c;
   c.metadata_bytes = static_cast<std::int64_t>(6 * p.size * sizeof(std::int64_t));
   switch (chosen) {
-    case inplace_algorithm::chunked: run_chunked(p, c); break;
-    case inplace_algorithm::pairwise: run_pairwise(p, c); break;
-    case inplace_algorithm::bitonic: run_bitonic(p, c); break;
+    case inplace_algorithm::chunked: run_chunked(p, chunked, c); break;
+    case inplace_algorithm::pairwise:
+      compute_offsets_in_dest(p);
+      run_pairwise(p, c);
+      break;
+    case inplace_algorithm::bitonic:
+      compute_offsets_in_dest(p);
+      run_bitonic(p, c);
+      break;
     case inplace_algorithm::automatic: break;
   }
   report.algorithm = chosen;
@@ -759,9 +814,7 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
     if (areas[k].first < areas[k - 1].second) fail(MPI_ERR_ARG, "the receive areas overlap");
   agree(comm, code, message);
 
-  MPI_Comm dup;
-  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-  const mpi::comm_handle own(dup);
+  const MPI_Comm own = private_comm(comm);
   const work_buffer work(work_bytes);
   counters c;
   auto* base = static_cast<std::byte*>(buf);
@@ -777,7 +830,7 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
       s.out_bytes = s.in_region = std::int64_t{mine[partner]} * extent;
       streams.push_back(std::move(s));
     }
-    run_streams(dup, 0, streams, work.get(), work_bytes, c);
+    run_streams(own, 0, streams, work.get(), work_bytes, c);
   }
   inplace_report report;
   report.algorithm = inplace_algorithm::chunked;

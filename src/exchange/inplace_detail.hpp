@@ -3,6 +3,7 @@
 // algorithm starts from, the local block operations they share, and the algorithms' entry points.
 #include <mpi.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -61,6 +62,7 @@ struct problem {
   std::vector<std::int64_t> sendcounts;      // s(rank, j), elements
   std::vector<std::int64_t> recvcounts;      // s(j, rank)
   std::vector<std::int64_t> offset_in_dest;  // sum of s(k, j) over k < rank: where s(rank, j) starts in S(j)
+                                             // (pairwise and bitonic only: compute_offsets_in_dest)
   std::vector<std::int64_t> send_totals;     // every rank's sum of sendcounts
   std::vector<std::int64_t> recv_totals;     // every rank's sum of recvcounts
   std::vector<std::int64_t> capacities;      // every rank's capacity
@@ -68,13 +70,18 @@ struct problem {
   std::int64_t work_bytes = 0;
 };
 
+using chunked_fit_flags = std::array<std::int64_t, 6>;  // see chunked_fits_here
 struct validated {
-  problem p;               // comm still unset: the caller duplicates the communicator
+  problem p;               // comm and offset_in_dest still unset
   bool symmetric = false;  // s(i,j) == s(j,i) for every pair
+  chunked_fit_flags chunked_fits_everywhere{};
 };
 // Collective: checks everything (input_error on every rank when anything is wrong), learns the peers' counts.
+// Three collectives: an Alltoall of the counts, an Allgather of six words, one Allreduce.
 validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
                    MPI_Datatype type, MPI_Comm comm, const inplace_options& options);
+// One MPI_Exscan on p.comm, once.
+void compute_offsets_in_dest(problem& p);
 
 // This rank's counters, summed into the report.
 struct counters {
@@ -98,9 +105,20 @@ void swap_in_place(MPI_Comm comm, int peer, int tag, std::byte* region, std::int
 // Each is collective over problem.comm and leaves buf as the result (s(0,rank) .. s(P-1,rank)).
 
 // inplace.cpp: direct exchange, each block sent once to its owner in pieces of the work buffer.
-// chunked_fits: whether some schedule keeps every rank within its capacity (the same answer on all ranks).
-bool chunked_fits(const problem& p);
-void run_chunked(const problem& p, counters& c);
+// chunked's schedules (pairs, shift up, shift down), batched (the streams of a batch at once) and then one
+// step at a time, which fits more often: chunked_fits_here says where this rank stays within its capacity
+// (local); the front end agrees the flags (their minimum) in its one reduction. plan_chunked: the first that
+// fits everywhere; with symmetric counts the batched pair schedule, which always fits (every step trades equal
+// sizes).
+enum class chunked_schedule { pairs, shift_up, shift_down };
+struct chunked_plan {
+  bool fits = false;
+  chunked_schedule sched = chunked_schedule::pairs;
+  std::size_t batch = 1;
+};
+chunked_fit_flags chunked_fits_here(const problem& p);
+chunked_plan plan_chunked(const problem& p, bool symmetric, const chunked_fit_flags& everywhere);
+void run_chunked(const problem& p, const chunked_plan& plan, counters& c);
 
 // inplace_pairwise.cpp: the paper's Section 3.3. pairwise_max_bytes is its dry run on the counts alone
 // (collective, no data moved): the largest number of bytes any rank would send.

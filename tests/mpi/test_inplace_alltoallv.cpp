@@ -11,7 +11,8 @@
 // small, recvcounts that do not match the senders, a work buffer size out of range, a type with lb != 0 or
 // data beyond its extent, bitonic without its capacity, an unknown algorithm, ranks asking for different
 // algorithms) is refused with redist::invalid_argument on every rank, also when only one rank is wrong, with
-// nothing moved; also ranks passing different pairwise guards.
+// nothing moved; also ranks passing different pairwise guards. The cached private communicator is freed with
+// the caller's.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -527,6 +528,21 @@ TEST(InplaceAlltoallv, SubCommunicatorsMatchMpi) {
   const counts_matrix c = random_counts(comm_size(half), seed + static_cast<std::uint64_t>(world_rank() % 2), 2000);
   for (ex::inplace_algorithm a : all_algorithms) check_case(c, t, options_for(a, small_work, true), half, "half of the ranks");
   MPI_Comm_free(&half);
+}
+
+// The private duplicate each call uses is cached on the caller's communicator and must be freed with it: MPICH
+// has about 2046 communicator contexts per process, so a duplicate leaked per communicator (or per call) makes
+// this loop fail. Communicators of MPI_COMM_SELF keep it local and fast at any rank count.
+TEST(InplaceAlltoallv, PrivateCommunicatorIsFreedWithTheCallers) {
+  std::vector<std::uint64_t> buf{11, 22};
+  for (int round = 0; round < 2200; ++round) {
+    MPI_Comm own = MPI_COMM_NULL;
+    ASSERT_EQ(MPI_Comm_dup(MPI_COMM_SELF, &own), MPI_SUCCESS);
+    for (int call = 0; call < 2; ++call)  // the second call finds the cached duplicate
+      ASSERT_NO_THROW(ex::alltoall_inplace(buf.data(), 2, MPI_UINT64_T, own, ex::inplace_options{})) << round;
+    ASSERT_EQ(MPI_Comm_free(&own), MPI_SUCCESS);
+  }
+  EXPECT_EQ(buf, (std::vector<std::uint64_t>{11, 22}));
 }
 
 // ---- bad input ----------------------------------------------------------------------------------------------
