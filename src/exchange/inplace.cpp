@@ -98,7 +98,7 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
     base = work;
     slot_bytes = work_bytes / (2 * staging);
   }
-  const std::int64_t piece_in = unit == 1 ? slot_bytes : slot_bytes - unit;
+  const std::int64_t piece_in = staging == 0 ? 0 : unit == 1 ? slot_bytes : slot_bytes - unit;
   if (staging > 0 && piece_in < 1) throw error("run_streams: work buffer too small for the streams (a bug)");
 
   struct progress {
@@ -112,8 +112,8 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
     mpi::byte_message direct_out;
   };
   std::vector<progress> state(n);
-  // Stream i: [6i + h] receive into slot h, [6i + 2 + h] send from slot h, [6i + 4] direct receive, [6i + 5]
-  // direct send.
+  // Stream i: [6i + k%2] the receive of piece k (into slot k%2), [6i + 2 + j%2] the send of piece j, [6i + 4]
+  // the direct receive, [6i + 5] the direct send.
   std::vector<MPI_Request> requests(6 * n, MPI_REQUEST_NULL);
   {
     std::vector<MPI_Request> setup(4 * n, MPI_REQUEST_NULL);
@@ -150,8 +150,10 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
     progress& g = state[i];
     const std::int64_t j = g.sends_posted++;
     const std::int64_t len = std::min(g.piece_out, g.out_to_region - j * g.piece_out);
-    REDIST_MPI_CHECK(MPI_Isend(s.out + j * g.piece_out, static_cast<int>(len), MPI_BYTE, s.dest, tag, comm,
-                               &requests[6 * i + 2 + static_cast<std::size_t>(j % 2)]));
+    // Synchronous: a send completes only once dest has posted its receive, so with two in flight no more than
+    // two pieces per stream ever wait unexpected at dest, even where small pieces would go eagerly.
+    REDIST_MPI_CHECK(MPI_Issend(s.out + j * g.piece_out, static_cast<int>(len), MPI_BYTE, s.dest, tag, comm,
+                                &requests[6 * i + 2 + static_cast<std::size_t>(j % 2)]));
     c.bytes_sent += len;
     ++c.messages_sent;
   };
