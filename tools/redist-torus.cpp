@@ -1,0 +1,341 @@
+// redist-torus: the torus link-load simulator and the multi-phase transpose schedule from the command line
+// (docs/torus.md, "Command line"). Runs in one process, without MPI.
+//
+//   redist-torus simulate --dims 16x8 [--mesh] [--pattern random|transpose] [--grid PxQ]
+//                         [--mapping default|random] [--order XYZ] [--routing direct|sdr|auto]
+//                         [--alpha A] [--beta B] [--gamma G] [--delta D] [--choice auto|shortest|all-but-longest]
+//                         [--hardware dimension-order|uniform|random-direction] [--message-bytes N]
+//                         [--samples S] [--seed N] [--json]
+//   redist-torus schedule --grid PxQ [--json]
+//
+// Exit status: 0 done, 2 a wrong argument (with the usage), 1 an error while running.
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "redist/error.hpp"
+#include "redist/torus/routing.hpp"
+#include "redist/torus/schedule.hpp"
+#include "redist/torus/simulator.hpp"
+#include "redist/torus/topology.hpp"
+
+namespace {
+
+namespace torus = redist::torus;
+
+constexpr const char* kUsage =
+    "usage: redist-torus simulate --dims NXxNY[xNZ] [options]\n"
+    "       redist-torus schedule --grid PxQ [--json]\n"
+    "       redist-torus --help\n"
+    "simulate: link loads (messages per directed link) and completion time of permutations on a torus\n"
+    "  --dims D           lengths of 1 to 3 dimensions joined by 'x', e.g. 16x8 or 8x16x16 (required)\n"
+    "  --mesh             no dimension wraps (default: a torus)\n"
+    "  --pattern P        random (a random permutation per sample) or transpose (default random)\n"
+    "  --grid PxQ         transpose: the process grid, P * Q = nodes (default: the squarest, P <= Q)\n"
+    "  --mapping M        transpose: default (dimension ordered) or random rank placement (default default)\n"
+    "  --order O          default mapping: dimensions from slowest to fastest, e.g. XYZ or ZXY (default XYZ)\n"
+    "  --routing R        direct, sdr or auto (default sdr)\n"
+    "  --alpha A          sdr: fraction of the eligible pairs routed, in [0, 1] (default 0.5)\n"
+    "  --beta B           chunks per routed message, >= 1 (default 1024)\n"
+    "  --gamma G          pairs nearer than G along the long dimensions go directly, >= 0 (default 2)\n"
+    "  --delta D          one pair per intermediate, alternatives nearer than D; -1: no limit (default 2)\n"
+    "  --choice C         intermediates: auto, shortest or all-but-longest (default auto)\n"
+    "  --hardware H       network routing: dimension-order, uniform or random-direction (default uniform)\n"
+    "  --message-bytes N  bytes each node sends per permutation, >= 0 (default 268435456 = 256 MiB)\n"
+    "  --samples S        random draws averaged, >= 1 (default 1)\n"
+    "  --seed N           seed of the draws (default 1)\n"
+    "  --json             print one JSON object instead of the table\n"
+    "schedule: the phases of the multi-phase transpose on a P x Q grid (rank r sends to send_to[r])\n";
+
+// A command-line mistake: reported on stderr with the usage, exit status 2.
+struct usage_error {
+  std::string message;
+};
+
+long long parse_integer(const std::string& text, const std::string& option, long long low, long long high,
+                        const std::string& expected) {
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < low || value > high)
+    throw usage_error{option + " '" + text + "' is not valid: expected " + expected};
+  return value;
+}
+
+// One of `names`, returning its index.
+std::size_t parse_choice(const std::string& text, const std::string& option, const std::vector<std::string>& names) {
+  const auto it = std::find(names.begin(), names.end(), text);
+  if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
+  std::string expected;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  throw usage_error{option + " '" + text + "' is not valid: expected " + expected};
+}
+
+std::array<int, 2> parse_grid(const std::string& text) {
+  const std::size_t x = text.find('x');
+  const std::string expected = "PxQ with P, Q >= 1, e.g. 32x64";
+  if (x == std::string::npos) throw usage_error{"--grid '" + text + "' is not valid: expected " + expected};
+  const int limit = 1 << 30;
+  return {static_cast<int>(parse_integer(text.substr(0, x), "--grid", 1, limit, expected)),
+          static_cast<int>(parse_integer(text.substr(x + 1), "--grid", 1, limit, expected))};
+}
+
+// Option values, in the order of the enumerators they name.
+const std::vector<std::string> kPatterns{"random", "transpose"};
+const std::vector<std::string> kMappings{"default", "random"};
+const std::vector<std::string> kRoutings{"direct", "sdr", "auto"};
+const std::vector<std::string> kChoices{"auto", "shortest", "all-but-longest"};
+const std::vector<std::string> kHardware{"dimension-order", "uniform", "random-direction"};
+const char kDimensionNames[] = "xyz";
+
+struct arguments {
+  std::string command;  // simulate, schedule or empty with help
+  bool help = false;
+  bool json = false;
+  // simulate
+  std::string dims;
+  bool mesh = false;
+  bool has_grid = false;
+  std::array<int, 2> grid{0, 0};
+  torus::study study;
+};
+
+arguments parse(int argc, char** argv) {
+  arguments a;
+  int first = 1;
+  if (argc > 1 && argv[1][0] != '-') {
+    a.command = argv[1];
+    if (a.command != "simulate" && a.command != "schedule")
+      throw usage_error{"unknown command '" + a.command + "': expected simulate or schedule"};
+    first = 2;
+  }
+  torus::study& s = a.study;
+  s.hardware = torus::hardware_routing::uniform_shortest;
+  bool has_order = false;
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&]() {
+      if (i + 1 >= argc) throw usage_error{arg + " needs a value"};
+      return std::string(argv[++i]);
+    };
+    if (arg == "--help" || arg == "-h") {
+      a.help = true;
+      continue;
+    }
+    if (arg == "--json") {
+      a.json = true;
+      continue;
+    }
+    if (arg == "--grid") {
+      a.grid = parse_grid(value());
+      a.has_grid = true;
+      continue;
+    }
+    if (a.command == "schedule")
+      throw usage_error{"'" + arg + "' is not an option of schedule: expected --grid PxQ [--json]"};
+    if (arg == "--dims") {
+      a.dims = value();
+    } else if (arg == "--mesh") {
+      a.mesh = true;
+    } else if (arg == "--pattern") {
+      s.pattern = static_cast<torus::traffic_pattern>(parse_choice(value(), arg, kPatterns));
+    } else if (arg == "--mapping") {
+      s.mapping = static_cast<torus::mapping_kind>(parse_choice(value(), arg, kMappings));
+    } else if (arg == "--order") {
+      s.mapping_order = value();
+      has_order = true;
+    } else if (arg == "--routing") {
+      s.routing.mode = static_cast<torus::routing_mode>(parse_choice(value(), arg, kRoutings));
+    } else if (arg == "--alpha") {
+      const std::string text = value();
+      char* end = nullptr;
+      s.routing.alpha = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(s.routing.alpha >= 0 && s.routing.alpha <= 1))
+        throw usage_error{"--alpha '" + text + "' is not valid: expected a fraction in [0, 1]"};
+    } else if (arg == "--beta") {
+      s.routing.beta = parse_integer(value(), arg, 1, std::numeric_limits<std::int64_t>::max(), "an integer >= 1");
+    } else if (arg == "--gamma") {
+      s.routing.gamma =
+          static_cast<int>(parse_integer(value(), arg, 0, std::numeric_limits<int>::max(), "an integer >= 0"));
+    } else if (arg == "--delta") {
+      s.routing.delta = static_cast<int>(
+          parse_integer(value(), arg, -1, std::numeric_limits<int>::max(), "an integer >= 0, or -1 for no limit"));
+    } else if (arg == "--choice") {
+      s.routing.choice = static_cast<torus::intermediate_choice>(parse_choice(value(), arg, kChoices));
+    } else if (arg == "--hardware") {
+      s.hardware = static_cast<torus::hardware_routing>(parse_choice(value(), arg, kHardware));
+    } else if (arg == "--message-bytes") {
+      s.model.message_bytes =
+          parse_integer(value(), arg, 0, std::numeric_limits<std::int64_t>::max(), "an integer >= 0");
+    } else if (arg == "--samples") {
+      s.samples = static_cast<int>(parse_integer(value(), arg, 1, std::numeric_limits<int>::max(), "an integer >= 1"));
+    } else if (arg == "--seed") {
+      const std::string text = value();
+      char* end = nullptr;
+      errno = 0;
+      s.seed = std::strtoull(text.c_str(), &end, 10);
+      if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE)
+        throw usage_error{"--seed '" + text + "' is not valid: expected an integer from 0 to 2^64-1"};
+    } else {
+      throw usage_error{"unknown argument '" + arg + "'"};
+    }
+  }
+  if (a.help) return a;
+  if (a.command.empty()) throw usage_error{"no command: expected simulate or schedule"};
+  if (a.command == "schedule") {
+    if (!a.has_grid) throw usage_error{"schedule needs --grid PxQ"};
+    return a;
+  }
+  if (a.dims.empty()) throw usage_error{"simulate needs --dims, e.g. --dims 16x8"};
+  try {
+    s.network = torus::topology::parse(a.dims, a.mesh);
+  } catch (const redist::invalid_argument& e) {
+    throw usage_error{std::string("--dims: ") + e.what()};
+  }
+  if (s.pattern == torus::traffic_pattern::transpose) {
+    if (a.has_grid && static_cast<std::int64_t>(a.grid[0]) * a.grid[1] != s.network.nodes())
+      throw usage_error{"--grid " + std::to_string(a.grid[0]) + "x" + std::to_string(a.grid[1]) + " has " +
+                        std::to_string(static_cast<std::int64_t>(a.grid[0]) * a.grid[1]) +
+                        " processes, expected P x Q = " + std::to_string(s.network.nodes()) + " (the nodes of " +
+                        a.dims + ")"};
+    s.grid_rows = a.grid[0];
+    s.grid_cols = a.grid[1];
+  } else if (a.has_grid || s.mapping != torus::mapping_kind::default_order || has_order) {
+    throw usage_error{"--grid, --mapping and --order describe the transpose: they need --pattern transpose"};
+  }
+  if (has_order) {
+    // The letters of the network's dimensions, each once (letters of dimensions it lacks may follow).
+    std::string letters = s.mapping_order;
+    std::string present;
+    for (const char c : letters)
+      if (c >= 'X' && c < 'X' + s.network.dimensions()) present += c;
+    std::string sorted = present;
+    std::sort(sorted.begin(), sorted.end());
+    std::sort(letters.begin(), letters.end());
+    const std::string all = std::string("XYZ").substr(0, static_cast<std::size_t>(s.network.dimensions()));
+    if (sorted != all || std::unique(letters.begin(), letters.end()) != letters.end() ||
+        letters.find_first_not_of("XYZ") != std::string::npos)
+      throw usage_error{"--order '" + s.mapping_order + "' is not valid: expected each of " + all +
+                        " once, slowest varying first, e.g. " + all};
+  }
+  return a;
+}
+
+std::string dims_of(const torus::topology& t) {
+  std::string dims;
+  for (int d = 0; d < t.dimensions(); ++d) dims += (d ? "x" : "") + std::to_string(t.extent(d));
+  return dims;
+}
+
+// A number for JSON: finite values only (the model never yields others).
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.10g", value);
+  return text;
+}
+
+// {"x": .., "y": ..} over the network's dimensions.
+std::string per_dimension(const torus::topology& t, const std::array<double, 3>& values) {
+  std::string out = "{";
+  for (int d = 0; d < t.dimensions(); ++d)
+    out += std::string(d ? ", " : "") + "\"" + kDimensionNames[d] + "\": " + number(values[static_cast<size_t>(d)]);
+  return out + "}";
+}
+
+int run_simulate(const arguments& a) {
+  const torus::study& s = a.study;
+  const torus::study_result r = torus::run_study(s);
+  const torus::topology& t = s.network;
+  const double gain = r.completion_time > 0 ? r.direct_completion_time / r.completion_time - 1 : 0;
+  const std::string pattern = kPatterns[static_cast<size_t>(s.pattern)];
+  const std::string routing = kRoutings[static_cast<size_t>(s.routing.mode)];
+  const std::string hardware = kHardware[static_cast<size_t>(s.hardware)];
+  if (a.json) {
+    std::printf("{\n");
+    std::printf("  \"dims\": \"%s\",\n  \"mesh\": %s,\n", dims_of(t).c_str(), a.mesh ? "true" : "false");
+    std::printf("  \"pattern\": \"%s\",\n", pattern.c_str());
+    if (s.pattern == torus::traffic_pattern::transpose)
+      std::printf("  \"mapping\": \"%s\",\n", kMappings[static_cast<size_t>(s.mapping)].c_str());
+    std::printf("  \"routing\": \"%s\",\n  \"hardware\": \"%s\",\n", routing.c_str(), hardware.c_str());
+    std::printf("  \"samples\": %d,\n  \"seed\": %llu,\n", s.samples, static_cast<unsigned long long>(s.seed));
+    std::printf("  \"message_bytes\": %lld,\n", static_cast<long long>(s.model.message_bytes));
+    std::printf("  \"phases\": %d,\n  \"pairs\": %lld,\n  \"routed_pairs\": %lld,\n", r.phases,
+                static_cast<long long>(r.pairs), static_cast<long long>(r.routed_pairs));
+    std::printf("  \"alpha\": %s,\n", number(r.mean_alpha).c_str());
+    std::printf("  \"mean_load\": %s,\n", per_dimension(t, r.mean_load).c_str());
+    std::printf("  \"max_load\": %s,\n", per_dimension(t, r.max_load).c_str());
+    std::printf("  \"completion_time\": %s,\n", number(r.completion_time).c_str());
+    std::printf("  \"direct_completion_time\": %s,\n", number(r.direct_completion_time).c_str());
+    std::printf("  \"gain\": %s\n}\n", number(gain).c_str());
+    return 0;
+  }
+  std::printf("network %s %s, pattern %s, routing %s, hardware %s, %d sample%s (seed %llu)\n", dims_of(t).c_str(),
+              a.mesh ? "mesh" : "torus", pattern.c_str(), routing.c_str(), hardware.c_str(), s.samples,
+              s.samples == 1 ? "" : "s", static_cast<unsigned long long>(s.seed));
+  std::printf("%-9s %10s %12s %12s\n", "dimension", "links", "mean load", "max load");
+  for (int d = 0; d < t.dimensions(); ++d)
+    std::printf("%-9c %10lld %12.4f %12.4f\n", kDimensionNames[d], static_cast<long long>(t.links(d)),
+                r.mean_load[static_cast<size_t>(d)], r.max_load[static_cast<size_t>(d)]);
+  std::printf("phases %d, pairs %lld, routed %lld, alpha %.3f\n", r.phases, static_cast<long long>(r.pairs),
+              static_cast<long long>(r.routed_pairs), r.mean_alpha);
+  std::printf("completion time %.6g s (direct %.6g s, gain %+.1f%%) for %lld bytes per node and permutation\n",
+              r.completion_time, r.direct_completion_time, 100 * gain,
+              static_cast<long long>(s.model.message_bytes));
+  return 0;
+}
+
+int run_schedule(const arguments& a) {
+  const torus::transpose_schedule s = torus::multiphase_transpose_schedule(a.grid[0], a.grid[1]);
+  if (a.json) {
+    std::printf("{\"grid\": \"%dx%d\", \"P\": %d, \"Q\": %d, \"L\": %d, \"G\": %d, \"phases\": [", s.P, s.Q, s.P, s.Q,
+                s.L, s.G);
+    for (int k = 0; k < s.phases(); ++k) {
+      std::printf("%s[", k ? ", " : "");
+      for (std::size_t r = 0; r < s.send_to[static_cast<size_t>(k)].size(); ++r)
+        std::printf("%s%d", r ? ", " : "", s.send_to[static_cast<size_t>(k)][r]);
+      std::printf("]");
+    }
+    std::printf("]}\n");
+    return 0;
+  }
+  std::printf("grid %dx%d: L = %d, G = %d, %d phases (rank -> the rank it sends to)\n", s.P, s.Q, s.L, s.G,
+              s.phases());
+  for (int k = 0; k < s.phases(); ++k) {
+    std::printf("phase %d:", k);
+    for (std::size_t r = 0; r < s.send_to[static_cast<size_t>(k)].size(); ++r)
+      std::printf(" %zu->%d", r, s.send_to[static_cast<size_t>(k)][r]);
+    std::printf("\n");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  arguments a;
+  try {
+    a = parse(argc, argv);
+  } catch (const usage_error& e) {
+    std::fprintf(stderr, "redist-torus: %s\n%s", e.message.c_str(), kUsage);
+    return 2;
+  }
+  if (a.help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  try {
+    return a.command == "schedule" ? run_schedule(a) : run_simulate(a);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "redist-torus: %s\n", e.what());
+    return 1;
+  }
+}
