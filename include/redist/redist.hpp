@@ -10,6 +10,7 @@
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "redist/scalapack/descriptor.hpp"
+#include "redist/torus/exchange.hpp"
 #include "redist/torus/routing.hpp"
 #include "redist/torus/schedule.hpp"
 #include "redist/torus/simulator.hpp"

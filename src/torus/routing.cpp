@@ -82,9 +82,11 @@ void check_permutation(const topology& t, const std::vector<int>& destination) {
   std::vector<char> hit(destination.size(), 0);
   for (std::size_t n = 0; n < destination.size(); ++n) {
     const int d = destination[n];
-    if (d < 0 || d >= t.nodes() || hit[static_cast<size_t>(d)])
+    if (d == -1) continue;
+    if (d < -1 || d >= t.nodes() || hit[static_cast<size_t>(d)])
       throw invalid_argument("route_permutation: node " + std::to_string(n) + " sends to " + std::to_string(d) +
-                             ", expected a permutation of the nodes 0.." + std::to_string(t.nodes() - 1) +
+                             ", expected a (partial) permutation of the nodes 0.." + std::to_string(t.nodes() - 1) +
+                             " or -1 for no message" +
                              (d >= 0 && d < t.nodes() ? " (node " + std::to_string(d) + " receives twice)" : ""));
     hit[static_cast<size_t>(d)] = 1;
   }
@@ -93,7 +95,8 @@ void check_permutation(const topology& t, const std::vector<int>& destination) {
 routed_permutation route_directly(const std::vector<int>& destination) {
   routed_permutation p;
   for (std::size_t n = 0; n < destination.size(); ++n)
-    if (destination[n] != static_cast<int>(n)) p.routes.push_back({static_cast<int>(n), destination[n], -1});
+    if (destination[n] >= 0 && destination[n] != static_cast<int>(n))
+      p.routes.push_back({static_cast<int>(n), destination[n], -1});
   return p;
 }
 

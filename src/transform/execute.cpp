@@ -644,6 +644,25 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
     return;
   }
 
+  if (strategy == exchange_strategy::torus_routed) {
+    // Every message packed up front; the rounds then move them one after another (a rank starts round
+    // k + 1 once its part of round k is done), and each received message is unpacked as soon as its round
+    // is done, before the next round starts.
+    for (size_t i : send_order) pack_message(sends[i], private_send(i));
+    for (const tile& t : local_tiles) ops.local(t);
+    std::vector<const void*> round_out(round_send.size(), nullptr);
+    std::vector<void*> round_in(round_recv.size(), nullptr);
+    for (size_t k = 0; k < round_send.size(); ++k) {
+      if (round_send[k] != no_message) round_out[k] = private_send(round_send[k]);
+      if (round_recv[k] != no_message) round_in[k] = private_recv(round_recv[k]);
+    }
+    torus_rounds.execute(round_out, round_in, [&](int k) {
+      const size_t i = round_recv[static_cast<size_t>(k)];
+      if (i != no_message) unpack_message(recvs[i], private_recv(i));
+    });
+    return;
+  }
+
   // point_to_point, and the off-node part of shared_memory.
   std::vector<MPI_Request> recv_requests;
   std::vector<size_t> recv_index;

@@ -8,6 +8,7 @@
 
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
+#include "redist/torus/schedule.hpp"
 #include "redist/transform/detail/plan_impl.hpp"
 
 namespace redist {
@@ -474,8 +475,90 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
                         [&](std::size_t idx) { return p->sends[idx].rank > me; });
 
   p->jobs = std::move(jobs);
+  if (options.strategy == exchange_strategy::torus_routed) p->setup_torus_rounds();
   p->setup_exchange();
   return transform_plan(std::move(p));
+}
+
+void transform_plan::impl::setup_torus_rounds() {
+  // What torus_routed needs, checked on every rank and agreed before anything is built: a torus, one
+  // P x Q grid of all ranks under every layout, and this rank's messages only between pairs of the
+  // multi-phase transpose schedule of that grid, whose rounds then carry them.
+  const std::string needs = "; exchange_strategy::torus_routed needs a transpose between block-cyclic layouts with "
+                            "equal blocks on one P x Q grid of all ranks (A = op(B), both on that grid)";
+  std::string problem;
+  const grid_layout* grid = jobs.empty() ? nullptr : &jobs.front().a;
+  if (!options.torus)
+    problem = "exchange_strategy::torus_routed needs transform_options::torus (the torus network and the node "
+              "of every rank); it is null";
+  for (std::size_t k = 0; k < jobs.size() && problem.empty(); ++k)
+    for (const grid_layout* l : {&jobs[k].a, &jobs[k].b})
+      if (problem.empty() && (l->proc_rows() != grid->proc_rows() || l->proc_cols() != grid->proc_cols() ||
+                              l->grid_ranks() != grid->grid_ranks()))
+        problem = "job " + std::to_string(k) + ": the layouts of A and B are on different process grids (" +
+                  std::to_string(l->proc_rows()) + " x " + std::to_string(l->proc_cols()) + " vs " +
+                  std::to_string(grid->proc_rows()) + " x " + std::to_string(grid->proc_cols()) +
+                  " or other rank placement)" + needs;
+  std::vector<int> grid_index(static_cast<std::size_t>(nranks), -1);  // by rank: its row-major grid position
+  if (problem.empty() && grid) {
+    const std::vector<int>& ranks = grid->grid_ranks();
+    for (std::size_t g = 0; g < ranks.size() && problem.empty(); ++g) {
+      const int r = ranks[g];
+      if (r < 0 || r >= nranks || grid_index[static_cast<std::size_t>(r)] >= 0)
+        problem = "the process grid places rank " + std::to_string(r) + " twice or outside the communicator" + needs;
+      else
+        grid_index[static_cast<std::size_t>(r)] = static_cast<int>(g);
+    }
+    if (problem.empty() && static_cast<std::int64_t>(ranks.size()) != nranks)
+      problem = "the process grid is " + std::to_string(grid->proc_rows()) + " x " + std::to_string(grid->proc_cols()) +
+                " but the communicator has " + std::to_string(nranks) + " ranks" + needs;
+  }
+  std::vector<int> destination;
+  std::vector<std::int64_t> bytes;
+  if (problem.empty() && grid) {
+    const torus::transpose_schedule schedule = torus::multiphase_transpose_schedule(grid->proc_rows(), grid->proc_cols());
+    const auto me = static_cast<std::size_t>(grid_index[static_cast<std::size_t>(rank)]);
+    const std::vector<int>& ranks = grid->grid_ranks();
+    std::vector<std::size_t> send_of(static_cast<std::size_t>(nranks), no_message), recv_of = send_of;  // by peer
+    for (std::size_t i = 0; i < sends.size(); ++i) send_of[static_cast<std::size_t>(sends[i].rank)] = i;
+    for (std::size_t i = 0; i < recvs.size(); ++i) recv_of[static_cast<std::size_t>(recvs[i].rank)] = i;
+    std::size_t carried_sends = 0, carried_recvs = 0;
+    for (int k = 0; k < schedule.phases(); ++k) {
+      const int to = ranks[static_cast<std::size_t>(schedule.send_to[static_cast<std::size_t>(k)][me])];
+      const int from = ranks[static_cast<std::size_t>(schedule.receive_from[static_cast<std::size_t>(k)][me])];
+      const std::size_t s = to == rank ? no_message : send_of[static_cast<std::size_t>(to)];
+      const std::size_t r = from == rank ? no_message : recv_of[static_cast<std::size_t>(from)];
+      carried_sends += s != no_message;
+      carried_recvs += r != no_message;
+      destination.push_back(to);
+      bytes.push_back(s == no_message ? 0 : sends[s].bytes);
+      round_send.push_back(s);
+      round_recv.push_back(r);
+    }
+    auto position = [&](int r) {
+      const int g = grid_index[static_cast<std::size_t>(r)];
+      return "(" + std::to_string(g / grid->proc_cols()) + ", " + std::to_string(g % grid->proc_cols()) + ")";
+    };
+    // A message the schedule does not carry: name the first such peer.
+    auto unscheduled = [&](const std::vector<detail::peer_message>& messages, const std::vector<std::size_t>& carried,
+                           const char* verb) {
+      for (std::size_t i = 0; i < messages.size(); ++i)
+        if (std::find(carried.begin(), carried.end(), i) == carried.end())
+          return "rank " + std::to_string(rank) + " at grid position " + position(rank) + " " + verb + " rank " +
+                 std::to_string(messages[i].rank) + " at " + position(messages[i].rank) +
+                 ", a pair the multi-phase transpose schedule of the " + std::to_string(grid->proc_rows()) + " x " +
+                 std::to_string(grid->proc_cols()) + " grid never forms ((p, q) and (p', q') exchange only when p = q' "
+                 "and q = p' mod gcd(P, Q))" + needs;
+      return std::string();
+    };
+    if (carried_sends != sends.size())
+      problem = unscheduled(sends, round_send, "sends to");
+    else if (carried_recvs != recvs.size())
+      problem = unscheduled(recvs, round_recv, "receives from");
+  }
+  mpi::agree_on_errors(comm.get(), problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument,
+                       problem);
+  torus_rounds = torus::make_routed_phases(comm.get(), *options.torus, destination, bytes, options.torus_routing);
 }
 
 }  // namespace redist

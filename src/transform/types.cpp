@@ -52,6 +52,7 @@ const char* to_string(exchange_strategy s) {
     case exchange_strategy::point_to_point: return "point_to_point";
     case exchange_strategy::alltoallv: return "alltoallv";
     case exchange_strategy::shared_memory: return "shared_memory";
+    case exchange_strategy::torus_routed: return "torus_routed";
   }
   return "?";
 }

@@ -277,6 +277,23 @@ TEST(ShortDimensionRouting, IsDeterministicAndLeavesRingsDirect) {
   EXPECT_EQ(rt::route_permutation(ring, random_permutation(16, 2), o).routed(), 0);
 }
 
+// -1 (no message) makes a partial permutation: such nodes get no route and free their intermediates.
+TEST(ShortDimensionRouting, PartialPermutationsLeaveSilentNodesOut) {
+  const rt::topology t({8, 4});
+  std::vector<int> dest = random_permutation(t.nodes(), 13);
+  for (int n = 0; n < t.nodes(); n += 3) dest[static_cast<size_t>(n)] = -1;
+  rt::routing_options o;
+  o.alpha = 1;
+  o.gamma = 0;
+  const rt::routed_permutation p = rt::route_permutation(t, dest, o);
+  std::size_t expected = 0;
+  for (int n = 0; n < t.nodes(); ++n) expected += dest[static_cast<size_t>(n)] >= 0 && dest[static_cast<size_t>(n)] != n;
+  EXPECT_EQ(p.routes.size(), expected);
+  for (const auto& r : p.routes) EXPECT_NE(dest[static_cast<size_t>(r.source)], -1);
+  dest[1] = -2;
+  EXPECT_THROW(rt::route_permutation(t, dest, o), redist::invalid_argument);
+}
+
 TEST(ShortDimensionRouting, RejectsBadOptionsAndNonPermutations) {
   const rt::topology t({4, 2});
   std::vector<int> dest(8);

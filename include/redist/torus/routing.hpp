@@ -82,9 +82,10 @@ struct routed_permutation {
   std::int64_t routed() const noexcept;            // routes with an intermediate
 };
 
-// Routes the permutation destination[n] (node n sends one message to node destination[n]; n itself: no
-// message) on the torus. Deterministic: every rank computing it from the same input gets the same routes.
-// Throws redist::invalid_argument when destination is not a permutation of the topology's nodes.
+// Routes the permutation destination[n] (node n sends one message to node destination[n]; n itself or -1:
+// no message, so a partial permutation, e.g. without the empty messages of a phase, is fine) on the torus.
+// Deterministic: every rank computing it from the same input gets the same routes. Throws
+// redist::invalid_argument when a destination is outside the nodes or receives two messages.
 routed_permutation route_permutation(const topology& t, const std::vector<int>& destination,
                                      const routing_options& options);
 

@@ -12,9 +12,14 @@
 #include <vector>
 
 #include "redist/layout/grid_layout.hpp"
+#include "redist/torus/routing.hpp"
 #include "redist/transform/types.hpp"
 
 namespace redist {
+
+namespace torus {
+struct machine;  // redist/torus/exchange.hpp
+}
 
 // How the data moves between ranks.
 enum class exchange_strategy : std::uint8_t {
@@ -24,6 +29,11 @@ enum class exchange_strategy : std::uint8_t {
   shared_memory = 3,   // node-local peers stream packed data through a small MPI shared-memory window
                        // (or read B itself when it is in a node_buffer); peers on other nodes use
                        // point_to_point
+  torus_routed = 4,    // the rounds of the multi-phase transpose (torus::multiphase_transpose_schedule), each a
+                       // permutation routed on the described torus (transform_options::torus) with
+                       // intermediates forwarding chunks (torus::routed_phases_plan); needs every job's A and
+                       // B on one P x Q grid of all ranks and messages only between the schedule's pairs (a
+                       // transpose A = op(B) of block-cyclic layouts with equal blocks on that grid)
 };
 const char* to_string(exchange_strategy s);
 
@@ -51,6 +61,10 @@ struct transform_options {
   // 0 = automatic: 256 KiB per OpenMP thread, 2 MiB per thread on a node running more threads than it
   // has CPUs. Must be the same on all ranks.
   std::int64_t stream_chunk_bytes = 0;
+  // torus_routed: the network and which node each rank runs on (build it with the torus headers,
+  // redist/torus/exchange.hpp), and how the rounds are routed. Must be the same on all ranks.
+  std::shared_ptr<const torus::machine> torus;
+  torus::routing_options torus_routing{};
 };
 
 // The elements of A a job writes (and of op(B) it reads): all of them, or a trapezoid cut by a diagonal,

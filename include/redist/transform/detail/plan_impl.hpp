@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "redist/mpi/checked.hpp"
+#include "redist/torus/exchange.hpp"
 #include "redist/transform/detail/node_buffer_registry.hpp"
 #include "redist/transform/detail/plan_data.hpp"
 #include "redist/transform/kernels.hpp"
@@ -87,6 +88,13 @@ struct transform_plan::impl {
   std::int64_t* consumed_counter(std::byte* segment, int from_node_rank) const {
     return reinterpret_cast<std::int64_t*>(segment + counters_offset() + (node_size + from_node_rank) * cache_line);
   }
+
+  // torus_routed: the rounds of the multi-phase transpose schedule, routed on the torus, and per round the
+  // index in sends (recvs) of the message it carries (no_message: none, e.g. the round this rank keeps).
+  torus::routed_phases_plan torus_rounds;
+  static constexpr std::size_t no_message = ~std::size_t(0);
+  std::vector<std::size_t> round_send, round_recv;
+  void setup_torus_rounds();
 
   // options.stores resolved for this rank: for messages this rank packs, and for its A.
   kernels::store_hint pack_stores = kernels::store_hint::cached;
