@@ -2,8 +2,8 @@
 # One-stop set-up for a fresh Debian machine: installs what is missing (apt-get), configures, builds,
 # then runs the demo or the whole test suite.
 #   bash scripts/run.sh demo    # ScaLAPACK's pdgemr2d/pdtran vs redist's drop-in on 4 ranks, verified, + PNG
-#   bash scripts/run.sh test    # all tests (ctest), then the sanitizer build's fast subset
-#   bash scripts/run.sh build   # set-up and build only
+#   bash scripts/run.sh test    # all tests (ctest), the Python package's tests, then the sanitizer build's fast subset
+#   bash scripts/run.sh build   # set-up and build only (C++ and the Python package)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -12,7 +12,7 @@ jobs=$(nproc)
 
 # scalapack-mpi-test (+ scalapack-test-common, its inputs): ScaLAPACK's own testers, run through the drop-in.
 packages=(build-essential cmake pkg-config gfortran mpich libmpich-dev libscalapack-mpich-dev libopenblas-dev
-          libgtest-dev googletest python3 scalapack-mpi-test scalapack-test-common)
+          libgtest-dev googletest python3 python3-dev python3-venv scalapack-mpi-test scalapack-test-common)
 # The demo's plot: Debian's matplotlib for Debian's python3 (/usr/bin/python3).
 [ "$what" = demo ] && packages+=(python3-matplotlib)
 missing=()
@@ -38,11 +38,23 @@ configure_and_build() {  # dir, extra cmake args...
   cmake --build "$dir" -j "$jobs"
 }
 
+# The Python package in a virtual environment of Debian's python3 (build/python-venv): mpi4py built from
+# source against MPICH (its wheels may bring another MPI), then redist itself through pip (pyproject.toml,
+# scikit-build-core; build tree in build/python/).
+venv="$root/build/python-venv"
+python_package() {
+  [ -x "$venv/bin/python" ] || /usr/bin/python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --upgrade pip
+  "$venv/bin/pip" install -q scikit-build-core nanobind numpy pytest
+  MPICC=/usr/bin/mpicc.mpich "$venv/bin/pip" install -q --no-binary=mpi4py mpi4py
+  "$venv/bin/pip" install -q --no-build-isolation "$root"
+}
+
 mkdir -p "$root/build"
 configure_and_build "$root/build"
 
 case "$what" in
-  build) ;;
+  build) python_package ;;
   demo)
     /usr/bin/mpiexec.mpich -n 4 "$root/build/tools/redist-demo" --json "$root/build/redist-demo.json"
     /usr/bin/python3 "$root/tools/redist-demo-plot.py" "$root/build/redist-demo.json" "$root/build/redist-demo.png"
@@ -50,6 +62,18 @@ case "$what" in
   test)
     # MPI tests declare their rank count as PROCESSORS, so ctest never overlaps two large ones.
     ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+    echo "== Python package: pytest under mpiexec at 1-4 ranks (a test failing on any rank fails the run)"
+    python_package
+    for n in 1 2 3 4; do
+      OMP_NUM_THREADS=1 timeout 900 /usr/bin/mpiexec.mpich -n "$n" "$venv/bin/python" -m pytest -q "$root/python/tests"
+    done
+    OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 4 "$venv/bin/python" "$root/examples/python/transpose.py"
+    # The agreement itself: a test that fails on one rank only must fail the run.
+    if OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 2 "$venv/bin/python" -m pytest -q \
+        "$root/python/tests/mpi_plugin_selftest.py" > "$root/build/pytest-selftest.log" 2>&1; then
+      echo "pytest under mpiexec passed although a test failed on rank 1 (see build/pytest-selftest.log)" >&2
+      exit 1
+    fi
     echo "== sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer): fast subset"
     mkdir -p "$root/build-asan"
     configure_and_build "$root/build-asan" -DREDIST_SANITIZE=ON -DREDIST_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug

@@ -1,0 +1,206 @@
+#include "common.hpp"
+
+#include <mpi4py/mpi4py.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <algorithm>
+
+#include "redist/error.hpp"
+#include "redist/mpi/checked.hpp"
+
+namespace redist::python {
+
+// mpi4py's C API lives in static pointers of each translation unit that includes mpi4py.h: this one is the
+// only user, and imports it here.
+void import_mpi4py_api() {
+  if (import_mpi4py() < 0) throw nb::python_error();
+}
+
+MPI_Comm communicator(nb::handle comm) {
+  if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type))
+    throw nb::type_error(("expected an mpi4py.MPI.Comm (e.g. MPI.COMM_WORLD), got " +
+                          nb::cast<std::string>(nb::str(comm.type()))).c_str());
+  MPI_Comm* c = PyMPIComm_Get(comm.ptr());
+  if (c == nullptr) throw nb::python_error();
+  if (*c == MPI_COMM_NULL) throw nb::value_error("the communicator is MPI.COMM_NULL");
+  return *c;
+}
+
+namespace {
+
+struct dtype_entry {
+  const char* name;
+  element_type type;
+  std::uint8_t code;  // nb::dlpack::dtype_code
+  std::uint8_t bits;
+};
+constexpr dtype_entry dtypes[] = {
+    {"float32", element_type::f32, static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 32},
+    {"float64", element_type::f64, static_cast<std::uint8_t>(nb::dlpack::dtype_code::Float), 64},
+    {"complex64", element_type::c32, static_cast<std::uint8_t>(nb::dlpack::dtype_code::Complex), 64},
+    {"complex128", element_type::c64, static_cast<std::uint8_t>(nb::dlpack::dtype_code::Complex), 128},
+    {"int32", element_type::i32, static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int), 32},
+    {"int64", element_type::i64, static_cast<std::uint8_t>(nb::dlpack::dtype_code::Int), 64},
+};
+constexpr const char* supported = "float32, float64, complex64, complex128, int32 or int64";
+
+}  // namespace
+
+element_type element_type_of_dtype(nb::handle dtype) {
+  nb::object numpy_dtype_type = nb::module_::import_("numpy").attr("dtype");
+  std::string name;
+  try {
+    name = nb::cast<std::string>(numpy_dtype_type(dtype).attr("name"));
+  } catch (const nb::python_error&) {
+    throw nb::type_error(("dtype " + nb::cast<std::string>(nb::repr(dtype)) + " is not a NumPy dtype; expected " +
+                          supported).c_str());
+  }
+  for (const dtype_entry& e : dtypes)
+    if (name == e.name) return e.type;
+  throw nb::type_error(("dtype " + name + " is not supported; expected " + std::string(supported)).c_str());
+}
+
+const char* dtype_name(element_type t) {
+  for (const dtype_entry& e : dtypes)
+    if (e.type == t) return e.name;
+  return "unknown";
+}
+
+nb::object numpy_dtype(element_type t) {
+  for (const dtype_entry& e : dtypes)
+    if (e.type == t) return nb::module_::import_("numpy").attr("dtype")(e.name);
+  throw nb::value_error("unknown element type");
+}
+
+std::int64_t array_view::size() const {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape) n *= s;
+  return n;
+}
+
+bool array_view::c_contiguous() const {
+  if (size() == 0) return true;  // an empty array's strides are arbitrary
+  std::int64_t expected = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] != 1 && strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+bool array_view::f_contiguous() const {
+  if (size() == 0) return true;
+  std::int64_t expected = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] != 1 && strides[d] != expected) return false;
+    expected *= shape[d];
+  }
+  return true;
+}
+
+element_type element_type_of(const array_view& a, const char* name) {
+  for (const dtype_entry& e : dtypes)
+    if (a.dtype.code == e.code && a.dtype.bits == e.bits && a.dtype.lanes == 1) return e.type;
+  throw nb::type_error((std::string(name) + ": arrays of this dtype are not supported; expected " + supported).c_str());
+}
+
+op parse_op(const std::string& s) {
+  if (s == "N" || s == "n" || s == "identity") return op::identity;
+  if (s == "T" || s == "t" || s == "transpose") return op::transpose;
+  if (s == "C" || s == "c" || s == "conj_transpose") return op::conj_transpose;
+  throw nb::value_error(("op '" + s + "': expected 'N' (identity), 'T' (transpose) or 'C' (conjugate transpose)").c_str());
+}
+
+storage_order parse_storage(const std::string& s) {
+  if (s == "F" || s == "f") return storage_order::col_major;
+  if (s == "C" || s == "c") return storage_order::row_major;
+  throw nb::value_error(("order '" + s + "': expected 'F' (column-major) or 'C' (row-major)").c_str());
+}
+
+const char* storage_name(storage_order o) { return o == storage_order::col_major ? "F" : "C"; }
+
+std::vector<std::int64_t> local_shape(const grid_layout& layout) {
+  if (layout.kind() == storage_kind::explicit_blocks) return {layout.local_elements()};
+  std::int64_t rows = 0, cols = 0;
+  for (const grid_position& p : layout.my_positions()) {
+    for (std::int64_t i = 0; i < layout.block_rows(); ++i)
+      if (layout.row_proc()[static_cast<std::size_t>(i)] == p.row)
+        rows = std::max(rows, layout.local_row_start()[static_cast<std::size_t>(i)] + layout.row_splits()[static_cast<std::size_t>(i) + 1] -
+                                  layout.row_splits()[static_cast<std::size_t>(i)]);
+    for (std::int64_t j = 0; j < layout.block_cols(); ++j)
+      if (layout.col_proc()[static_cast<std::size_t>(j)] == p.col)
+        cols = std::max(cols, layout.local_col_start()[static_cast<std::size_t>(j)] + layout.col_splits()[static_cast<std::size_t>(j) + 1] -
+                                  layout.col_splits()[static_cast<std::size_t>(j)]);
+  }
+  if (layout.packing_order() == storage_order::col_major) return {std::max(layout.local_ld(), rows), cols};
+  return {rows, std::max(layout.local_ld(), cols)};
+}
+
+void check_local_array(const array_view& a, const grid_layout& layout, element_type t, const char* name) {
+  const element_type got = element_type_of(a, name);
+  if (got != t)
+    throw nb::type_error((std::string(name) + ": dtype " + dtype_name(got) + " does not match the transform's " +
+                          dtype_name(t)).c_str());
+  const bool c = a.c_contiguous(), f = a.f_contiguous();
+  if (!c && !f)
+    throw nb::value_error((std::string(name) + ": the array is not contiguous; redist works on the array's memory "
+                           "without copying, so pass a C- or Fortran-contiguous array (numpy.ascontiguousarray or "
+                           "numpy.asfortranarray make one)").c_str());
+  const std::int64_t needed = layout.local_elements();
+  if (a.size() < needed)
+    throw nb::value_error((std::string(name) + ": the array has " + std::to_string(a.size()) +
+                           " elements, the layout stores " + std::to_string(needed) + " on this rank").c_str());
+  if (a.shape.size() == 2 && layout.kind() == storage_kind::regular && a.size() > 0) {
+    const std::vector<std::int64_t> expected = local_shape(layout);
+    const bool col_major = layout.packing_order() == storage_order::col_major;
+    const bool order_ok = col_major ? f : c;
+    const bool ld_ok = col_major ? a.shape[0] == expected[0] : a.shape[1] == expected[1];
+    if (!order_ok || !ld_ok)
+      throw nb::value_error((std::string(name) + ": a 2-D array of shape (" + std::to_string(a.shape[0]) + ", " +
+                             std::to_string(a.shape[1]) + ") does not match the layout's local storage, expected a " +
+                             (col_major ? "Fortran" : "C") + "-ordered array of shape (" +
+                             std::to_string(expected[0]) + ", " + std::to_string(expected[1]) +
+                             ") (Layout.local_shape, Layout.empty)").c_str());
+  }
+}
+
+void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
+  std::string problem;
+  std::exception_ptr local;
+  try {
+    check();
+  } catch (const nb::builtin_exception& e) {
+    problem = e.what();
+    local = std::current_exception();
+  } catch (const nb::python_error& e) {
+    problem = e.what();
+    local = std::current_exception();
+  } catch (const redist::error& e) {
+    problem = e.what();
+    local = std::current_exception();
+  }
+  if (!problem.empty()) problem = "rank " + std::to_string(mpi::rank(comm)) + ": " + problem;
+  try {
+    nb::gil_scoped_release release;
+    mpi::agree_on_errors(comm, problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument, problem);
+  } catch (const redist::error&) {
+    if (local) std::rethrow_exception(local);
+    throw;
+  }
+}
+
+void register_errors(nb::module_& m) {
+  // Python classes mirror redist::error's hierarchy; nanobind tries translators newest first, so the base
+  // class is registered before its subclasses.
+  nb::object base = nb::exception<redist::error>(m, "Error", PyExc_RuntimeError);
+  nb::exception<redist::invalid_argument>(m, "InvalidArgument", base.ptr());
+  nb::exception<redist::invalid_layout>(m, "InvalidLayout", base.ptr());
+  nb::exception<redist::dimension_mismatch>(m, "DimensionMismatch", base.ptr());
+  nb::exception<redist::inconsistent_ranks>(m, "InconsistentRanks", base.ptr());
+  nb::exception<redist::overflow_error>(m, "OverflowError", base.ptr());
+  nb::exception<redist::insufficient_memory>(m, "InsufficientMemory", base.ptr());
+  nb::exception<redist::mpi_error>(m, "MPIError", base.ptr());
+}
+
+}  // namespace redist::python

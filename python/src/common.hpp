@@ -1,0 +1,86 @@
+#pragma once
+// Shared pieces of the Python bindings: communicators from mpi4py (its C API), NumPy dtypes and arrays
+// (checked, never copied), and the option spellings Python users pass.
+#include <mpi.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "redist/layout/grid_layout.hpp"
+#include "redist/transform/plan.hpp"
+
+namespace redist::python {
+
+namespace nb = nanobind;
+
+// Arrays as the bindings take them: any dtype, shape and strides (checked at run time, so that a wrong
+// array gets a message saying what is expected instead of a silent copy). `writable_array` refuses
+// read-only arrays.
+using writable_array = nb::ndarray<nb::device::cpu>;
+using readable_array = nb::ndarray<nb::ro, nb::device::cpu>;
+
+// Imports mpi4py's C API (and with mpi4py.MPI, initialises MPI); the module does it once at import.
+void import_mpi4py_api();
+// The MPI_Comm inside an mpi4py.MPI.Comm; TypeError for anything else, ValueError for MPI.COMM_NULL.
+MPI_Comm communicator(nb::handle comm);
+
+// numpy.dtype(x).name -> element_type; TypeError naming the supported dtypes otherwise.
+element_type element_type_of_dtype(nb::handle dtype);
+// NumPy's name of an element type ("float64", ...).
+const char* dtype_name(element_type t);
+// The numpy.dtype of an element type.
+nb::object numpy_dtype(element_type t);
+
+// 'N'/'T'/'C' (or 'identity', 'transpose', 'conj_transpose'); ValueError otherwise.
+op parse_op(const std::string& s);
+// 'F' (column-major) or 'C' (row-major); ValueError otherwise.
+storage_order parse_storage(const std::string& s);
+const char* storage_name(storage_order o);
+
+// What the checks need of an array, from either kind of ndarray.
+struct array_view {
+  void* data = nullptr;
+  nb::dlpack::dtype dtype{};
+  std::vector<std::int64_t> shape, strides;  // strides in elements
+  std::int64_t size() const;
+  bool c_contiguous() const;
+  bool f_contiguous() const;
+};
+template <class Array>
+array_view view_of(const Array& a) {
+  array_view v;
+  v.data = const_cast<void*>(static_cast<const void*>(a.data()));
+  v.dtype = a.dtype();
+  for (std::size_t d = 0; d < a.ndim(); ++d) {
+    v.shape.push_back(static_cast<std::int64_t>(a.shape(d)));
+    v.strides.push_back(static_cast<std::int64_t>(a.stride(d)));
+  }
+  return v;
+}
+// The element type of an array's dtype; TypeError naming `name` and the supported dtypes otherwise.
+element_type element_type_of(const array_view& a, const char* name);
+
+// Checks that `a` can be the local storage of `layout` for elements of type t, without a copy: dtype, C- or
+// Fortran-contiguous, and large enough (a 2-D array on a regular layout must also have the layout's leading
+// dimension and order). Raises TypeError/ValueError naming `name` and what was expected.
+void check_local_array(const array_view& a, const grid_layout& layout, element_type t, const char* name);
+
+// The local array shape of a layout (see Layout.local_shape in the stubs): (lld, local columns) for
+// column-major regular storage, (local rows, lld) for row-major, (local_elements,) for explicit blocks.
+std::vector<std::int64_t> local_shape(const grid_layout& layout);
+
+// Runs `check` (argument parsing and array checks that may raise TypeError/ValueError on this rank only)
+// and agrees on the outcome over comm before anything collective starts, so that a bad argument on one
+// rank cannot leave the others waiting in a collective: the failing rank re-raises its own exception,
+// the others raise redist.InvalidArgument naming the lowest failing rank and its message. One allreduce.
+void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check);
+
+void register_errors(nb::module_& m);
+void register_layout(nb::module_& m);
+void register_transform(nb::module_& m);
+
+}  // namespace redist::python

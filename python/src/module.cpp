@@ -1,0 +1,10 @@
+// redist._redist: the compiled part of the Python package (see python/redist/__init__.py).
+#include "common.hpp"
+
+NB_MODULE(_redist, m) {
+  redist::python::import_mpi4py_api();
+  m.doc() = "redist: communication-optimal data movement between MPI processes (compiled core)";
+  redist::python::register_errors(m);
+  redist::python::register_layout(m);
+  redist::python::register_transform(m);
+}

@@ -1,0 +1,236 @@
+// Transforms (A = alpha * op(B) + beta * A), plans, batches, plan statistics and target relabeling.
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <complex>
+#include <optional>
+
+#include "common.hpp"
+#include "redist/transform/relabel_targets.hpp"
+
+namespace redist::python {
+
+namespace {
+
+using namespace nb::literals;
+
+exchange_strategy parse_strategy(const std::string& s) {
+  if (s == "auto" || s == "automatic") return exchange_strategy::automatic;
+  if (s == "point_to_point") return exchange_strategy::point_to_point;
+  if (s == "alltoallv") return exchange_strategy::alltoallv;
+  if (s == "shared_memory") return exchange_strategy::shared_memory;
+  throw nb::value_error(("strategy '" + s + "': expected 'auto', 'point_to_point', 'alltoallv' or 'shared_memory'").c_str());
+}
+
+element_region parse_region(const std::optional<std::pair<std::string, std::int64_t>>& region) {
+  if (!region) return {};
+  if (region->first == "upper") return {region_shape::upper, region->second};
+  if (region->first == "lower") return {region_shape::lower, region->second};
+  if (region->first == "all") return {};
+  throw nb::value_error(("region ('" + region->first + "', ...): expected ('upper', diagonal), ('lower', diagonal) or "
+                         "None (the whole matrix)").c_str());
+}
+
+transform_options make_options(const std::string& strategy, bool check_consistency, int num_threads) {
+  transform_options o;
+  o.strategy = parse_strategy(strategy);
+  o.check_consistency = check_consistency;
+  if (num_threads < 0) throw nb::value_error("num_threads must be >= 0 (0: the OpenMP default)");
+  o.num_threads = num_threads;
+  return o;
+}
+
+// One job's buffers from Python arrays, checked against the job (nothing moves if any is wrong).
+job_buffers buffers_of(const job_description& job, const writable_array& a, const readable_array& b,
+                       std::complex<double> alpha, std::complex<double> beta, std::size_t index, bool batch) {
+  const std::string where = batch ? "job " + std::to_string(index) + ": " : std::string();
+  const array_view av = view_of(a), bv = view_of(b);
+  check_local_array(av, job.a, job.type, (where + "A").c_str());
+  check_local_array(bv, job.b, job.type, (where + "B").c_str());
+  const bool complex_type = job.type == element_type::c32 || job.type == element_type::c64;
+  if (!complex_type && (alpha.imag() != 0 || beta.imag() != 0))
+    throw nb::type_error((where + "complex alpha or beta for a transform of " + dtype_name(job.type)).c_str());
+  return job_buffers{av.data, bv.data, alpha, beta};
+}
+
+nb::dict statistics_dict(const plan_statistics& s) {
+  nb::dict d;
+  d["bytes_sent"] = s.bytes_sent;
+  d["bytes_received"] = s.bytes_received;
+  d["bytes_local"] = s.bytes_local;
+  d["messages_sent"] = s.messages_sent;
+  d["messages_received"] = s.messages_received;
+  d["peers_on_node"] = s.peers_on_node;
+  d["streaming_stores"] = s.streaming_stores;
+  d["window_bytes"] = s.window_bytes;
+  d["stream_chunk_bytes"] = s.stream_chunk_bytes;
+  return d;
+}
+
+}  // namespace
+
+void register_transform(nb::module_& m) {
+  nb::class_<job_description>(m, "Job", "One transform of a batch: A's and B's layouts, op and element type.")
+      .def("__init__",
+           [](job_description* self, const grid_layout& a, const grid_layout& b, const std::string& operation,
+              nb::handle dtype, std::optional<std::pair<std::string, std::int64_t>> region) {
+             new (self) job_description{a, b, parse_op(operation), element_type_of_dtype(dtype), parse_region(region)};
+           },
+           "a"_a, "b"_a, "op"_a = "N", "dtype"_a = nb::none(), "region"_a = nb::none(),
+           "A = alpha * op(B) + beta * A for A in layout a and B in layout b; op 'N', 'T' or 'C'; dtype float64 "
+           "unless given; region None (all of A), ('upper', d) or ('lower', d) (A's elements with j - i >= d, "
+           "resp. <= d).")
+      .def_ro("a", &job_description::a)
+      .def_ro("b", &job_description::b)
+      .def_prop_ro("op", [](const job_description& j) { return std::string(to_string(j.operation)); })
+      .def_prop_ro("dtype", [](const job_description& j) { return numpy_dtype(j.type); });
+
+  nb::class_<transform_plan>(m, "Plan",
+                             "An immutable, reusable transform plan (collective to build, cheap to execute).")
+      .def(
+          "execute",
+          [](const transform_plan& p, writable_array a, readable_array b, std::complex<double> alpha,
+             std::complex<double> beta) {
+            job_buffers buffers;
+            agree_on_arguments(p.communicator(), [&] {
+              if (p.jobs().size() != 1)
+                throw nb::value_error(("the plan has " + std::to_string(p.jobs().size()) +
+                                       " jobs; use execute_batch with one (a, b, alpha, beta) per job").c_str());
+              buffers = buffers_of(p.jobs().front(), a, b, alpha, beta, 0, false);
+            });
+            nb::gil_scoped_release release;
+            p.execute(std::vector<job_buffers>{buffers});
+          },
+          "a"_a, "b"_a, "alpha"_a = 1.0, "beta"_a = 0.0,
+          "A = alpha * op(B) + beta * A with this rank's local arrays (no copies: they must match the layouts). "
+          "Collective.")
+      .def(
+          "execute_batch",
+          [](const transform_plan& p, const std::vector<nb::tuple>& jobs) {
+            std::vector<job_buffers> buffers;
+            std::vector<nb::object> keep;  // the arrays, alive until the transform is done
+            agree_on_arguments(p.communicator(), [&] {
+              if (jobs.size() != p.jobs().size())
+                throw nb::value_error(("execute_batch got " + std::to_string(jobs.size()) +
+                                       " jobs' buffers, the plan has " + std::to_string(p.jobs().size()) + " jobs")
+                                          .c_str());
+              for (std::size_t k = 0; k < jobs.size(); ++k) {
+                const nb::tuple& t = jobs[k];
+                if (t.size() < 2 || t.size() > 4)
+                  throw nb::value_error(("job " + std::to_string(k) + ": expected (a, b[, alpha[, beta]])").c_str());
+                writable_array a;
+                readable_array b;
+                if (!nb::try_cast(t[0], a) || !nb::try_cast(t[1], b))
+                  throw nb::type_error(("job " + std::to_string(k) +
+                                        ": a must be a writable NumPy array and b a NumPy array").c_str());
+                keep.push_back(t[0]);
+                keep.push_back(t[1]);
+                buffers.push_back(buffers_of(p.jobs()[k], a, b, t.size() > 2 ? nb::cast<std::complex<double>>(t[2]) : 1.0,
+                                             t.size() > 3 ? nb::cast<std::complex<double>>(t[3]) : 0.0, k, true));
+              }
+            });
+            nb::gil_scoped_release release;
+            p.execute(buffers);
+          },
+          "jobs"_a, "Executes every job of a batch plan in one communication round: one (a, b[, alpha[, beta]]) "
+                    "per job, in planning order. Collective.")
+      .def(
+          "inverse",
+          [](const transform_plan& p) {
+            nb::gil_scoped_release release;
+            return p.inverse();
+          },
+          "The plan of the way back (B = op(A) for every job). Collective.")
+      .def_prop_ro("jobs", &transform_plan::jobs)
+      .def_prop_ro("strategy", [](const transform_plan& p) { return std::string(to_string(p.strategy())); })
+      .def("statistics", [](const transform_plan& p) { return statistics_dict(p.statistics()); },
+           "What the plan moves from this rank per execution: bytes_sent, bytes_received, bytes_local, "
+           "messages_sent, messages_received, ...");
+
+  m.def(
+      "_execute_repeatedly",
+      [](const transform_plan& p, writable_array a, readable_array b, int repetitions) {
+        job_buffers buffers;
+        agree_on_arguments(p.communicator(), [&] {
+          if (p.jobs().size() != 1 || repetitions < 1)
+            throw nb::value_error("_execute_repeatedly needs a single-job plan and repetitions >= 1");
+          buffers = buffers_of(p.jobs().front(), a, b, 1.0, 0.0, 0, false);
+        });
+        nb::gil_scoped_release release;
+        const std::vector<job_buffers> all{buffers};
+        const double start = MPI_Wtime();
+        for (int k = 0; k < repetitions; ++k) p.execute(all);
+        return (MPI_Wtime() - start) / repetitions;
+      },
+      "plan"_a, "a"_a, "b"_a, "repetitions"_a,
+      "Benchmark helper (bench/python_overhead.py): executes the plan `repetitions` times from C++, without the "
+      "Python call path, and returns the mean seconds per execution on this rank.");
+
+  m.def(
+      "make_plan",
+      [](nb::handle comm, const grid_layout& a, const grid_layout& b, const std::string& operation, nb::handle dtype,
+         std::optional<std::pair<std::string, std::int64_t>> region, const std::string& strategy,
+         bool check_consistency, int num_threads) {
+        const MPI_Comm c = communicator(comm);
+        std::vector<job_description> jobs;
+        transform_options options;
+        agree_on_arguments(c, [&] {
+          jobs.push_back(job_description{a, b, parse_op(operation), element_type_of_dtype(dtype), parse_region(region)});
+          options = make_options(strategy, check_consistency, num_threads);
+        });
+        nb::gil_scoped_release release;
+        return redist::make_plan(c, std::move(jobs), options);
+      },
+      "comm"_a, "a"_a, "b"_a, "op"_a = "N", "dtype"_a = nb::none(), nb::kw_only(), "region"_a = nb::none(),
+      "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
+      "Plans A = alpha * op(B) + beta * A from layout b to layout a (collective over the mpi4py communicator).");
+
+  m.def(
+      "make_batch_plan",
+      [](nb::handle comm, std::vector<job_description> jobs, const std::string& strategy, bool check_consistency,
+         int num_threads) {
+        const MPI_Comm c = communicator(comm);
+        transform_options options;
+        agree_on_arguments(c, [&] { options = make_options(strategy, check_consistency, num_threads); });
+        nb::gil_scoped_release release;
+        return redist::make_plan(c, std::move(jobs), options);
+      },
+      "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
+      "Plans a batch of Jobs moved in one communication round (collective).");
+
+  m.def(
+      "relabel_targets",
+      [](nb::handle comm, const std::vector<job_description>& jobs, const std::string& solver_name) {
+        const MPI_Comm c = communicator(comm);
+        relabel::solver s = relabel::solver::exact;
+        agree_on_arguments(c, [&] {
+          if (solver_name == "greedy") s = relabel::solver::greedy;
+          else if (solver_name == "none") s = relabel::solver::none;
+          else if (solver_name != "exact")
+            throw nb::value_error(("solver '" + solver_name + "': expected 'exact', 'greedy' or 'none'").c_str());
+        });
+        relabeled_targets r;
+        {
+          nb::gil_scoped_release release;
+          r = relabel_targets(c, jobs, {}, s);
+        }
+        nb::dict stats;
+        stats["remote_volume_before"] = r.result.remote_volume_before;
+        stats["remote_volume_after"] = r.result.remote_volume_after;
+        stats["messages_before"] = r.result.messages_before;
+        stats["messages_after"] = r.result.messages_after;
+        stats["max_rank_volume_before"] = r.result.max_rank_volume_before;
+        stats["max_rank_volume_after"] = r.result.max_rank_volume_after;
+        stats["reduction_percent"] = r.result.reduction_percent();
+        return nb::make_tuple(r.a_layouts, r.result.new_rank_of, stats);
+      },
+      "comm"_a, "jobs"_a, "solver"_a = "exact",
+      "Communication-optimal relabeling of the jobs' target layouts (collective): returns (new A layouts, "
+      "new_rank_of, statistics). Store A according to the new layouts, or keep the old ones.");
+}
+
+}  // namespace redist::python

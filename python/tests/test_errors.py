@@ -1,0 +1,99 @@
+"""Error paths raise clear Python exceptions on every rank, before anything moves."""
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import redist
+from helpers import scatter
+
+comm = MPI.COMM_WORLD
+
+
+@pytest.fixture
+def layouts():
+    b_layout = redist.block_cyclic(20, 12, 3, 4, (comm.size, 1), comm.rank)
+    a_layout = redist.block_cyclic(12, 20, 4, 3, (1, comm.size), comm.rank)
+    return a_layout, b_layout
+
+
+def test_wrong_dtype_raises_type_error(layouts):
+    a_layout, b_layout = layouts
+    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    a = a_layout.empty(np.float64)
+    with pytest.raises(TypeError, match="float32 does not match the transform's float64"):
+        plan.execute(a, b_layout.empty(np.float32))
+    with pytest.raises(TypeError, match="not supported"):
+        redist.make_plan(comm, a_layout, b_layout, "T", np.float16)
+
+
+def test_non_contiguous_array_is_refused_not_copied(layouts):
+    a_layout, b_layout = layouts
+    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    b = b_layout.empty()
+    wide = np.zeros((a_layout.local_shape[0], 2 * a_layout.local_shape[1]), order="F")
+    with pytest.raises(ValueError, match="not contiguous"):
+        plan.execute(wide[:, ::2], b)
+
+
+def test_mismatched_shapes_and_orders(layouts):
+    a_layout, b_layout = layouts
+    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    b = b_layout.empty()
+    rows, cols = a_layout.local_shape
+    with pytest.raises(ValueError, match="elements, the layout stores|does not match the layout"):
+        plan.execute(np.zeros((rows + 1, cols + 1), order="C"), b)
+    if rows * cols > 0:
+        with pytest.raises(ValueError, match="elements, the layout stores"):
+            plan.execute(np.zeros(rows * cols - 1), b)
+    with pytest.raises(redist.DimensionMismatch):
+        redist.make_plan(comm, a_layout, a_layout, "T", np.float64)
+
+
+def test_read_only_target_is_refused(layouts):
+    a_layout, b_layout = layouts
+    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    a = a_layout.empty()
+    a.setflags(write=False)
+    with pytest.raises(TypeError):
+        plan.execute(a, b_layout.empty())
+
+
+def test_bad_argument_on_one_rank_fails_everywhere(layouts):
+    a_layout, b_layout = layouts
+    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    b = b_layout.empty(np.float32 if comm.rank == 0 else np.float64)
+    if comm.rank == 0:
+        with pytest.raises(TypeError):
+            plan.execute(a_layout.empty(), b)
+    else:
+        with pytest.raises(redist.InvalidArgument, match="rank 0: B: dtype float32"):
+            plan.execute(a_layout.empty(), b)
+    op = "X" if comm.rank == comm.size - 1 else "T"
+    expected = ValueError if comm.rank == comm.size - 1 else redist.InvalidArgument
+    with pytest.raises(expected, match="op 'X'"):
+        redist.make_plan(comm, a_layout, b_layout, op, np.float64)
+
+
+def test_bad_options_and_layouts():
+    with pytest.raises(ValueError, match="order 'Z'"):
+        redist.block_cyclic(4, 4, 2, 2, (1, comm.size), comm.rank, order="Z")
+    with pytest.raises(ValueError, match="grid_order"):
+        redist.block_cyclic(4, 4, 2, 2, (1, comm.size), comm.rank, grid_order="diagonal")
+    with pytest.raises(ValueError, match="table of ranks"):
+        redist.blocked([0, 2, 4], [0, 4], [[0, 0, 0]], comm.rank)
+    with pytest.raises(redist.Error):
+        redist.block_cyclic(4, 4, 0, 2, (1, comm.size), comm.rank)
+    layout = redist.block_cyclic(4, 4, 2, 2, (1, comm.size), comm.rank)
+    with pytest.raises(ValueError, match="strategy 'fastest'"):
+        redist.make_plan(comm, layout, layout, "N", np.float64, strategy="fastest")
+    with pytest.raises(TypeError, match="mpi4py.MPI.Comm"):
+        redist.make_plan("MPI_COMM_WORLD", layout, layout)
+    with pytest.raises(TypeError, match="complex alpha"):
+        redist.make_plan(comm, layout, layout, "N", np.float64).execute(layout.empty(), layout.empty(), alpha=1j)
+
+
+def test_layout_views_cover_the_local_array():
+    layout = redist.block_cyclic(9, 7, 2, 3, (comm.size, 1), comm.rank, order="C")
+    local = scatter(layout, np.arange(63, dtype=np.int64).reshape(9, 7))
+    assert local.flags.c_contiguous and local.shape == layout.local_shape
+    assert sum(v.size for _, _, v in layout.local_views(local)) == local.size

@@ -1,0 +1,119 @@
+"""Transforms through the Python interface against NumPy on the gathered matrices."""
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import redist
+from helpers import DTYPES, gather, global_matrix, random_layout, scatter
+
+comm = MPI.COMM_WORLD
+
+
+def reference(op, b):
+    return {"N": b, "T": b.T, "C": b.conj().T}[op]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["N", "T", "C"])
+def test_random_layouts_match_numpy(dtype, op):
+    rng = np.random.default_rng(1000 + DTYPES.index(dtype) * 3 + "NTC".index(op))
+    integer = np.issubdtype(dtype, np.integer)
+    if integer and op == "C":
+        pytest.skip("integer transforms are copies and transposes (no conjugate)")
+    for trial in range(6):
+        rows, cols = int(rng.integers(1, 30)), int(rng.integers(1, 30))
+        b_layout = random_layout(rng, comm, rows, cols)
+        a_shape = (rows, cols) if op == "N" else (cols, rows)
+        a_layout = random_layout(rng, comm, *a_shape)
+        b_global = global_matrix(rows, cols, dtype, seed=trial)
+        a_global = global_matrix(*a_shape, dtype, seed=trial + 100)
+        alpha, beta = (1, 0) if integer else (2.5, -0.5)
+        b = scatter(b_layout, b_global)
+        a = scatter(a_layout, a_global)
+        b_before = b.copy()
+        plan = redist.make_plan(comm, a_layout, b_layout, op, dtype)
+        plan.execute(a, b, alpha, beta)
+        expected = (alpha * reference(op, b_global) + beta * a_global).astype(dtype)
+        got = gather(comm, a_layout, a)
+        assert np.array_equal(got, expected), f"trial {trial}: {a_layout} <- {op}({b_layout})"
+        assert np.array_equal(b, b_before), "B was modified"
+
+
+def test_plan_is_reusable_and_inverse_goes_back():
+    b_layout = redist.block_cyclic(37, 23, 4, 3, (1, comm.size), comm.rank)
+    a_layout = redist.block_cyclic(23, 37, 5, 2, (comm.size, 1), comm.rank, order="C")
+    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    b_global = global_matrix(37, 23, np.float64, seed=3)
+    b = scatter(b_layout, b_global)
+    a = a_layout.empty()
+    for _ in range(3):
+        plan.execute(a, b)
+        assert np.array_equal(gather(comm, a_layout, a), b_global.T)
+    back = b_layout.empty()
+    plan.inverse().execute(back, a)
+    assert np.array_equal(gather(comm, b_layout, back), b_global)
+    assert plan.strategy in ("point_to_point", "shared_memory", "alltoallv")
+
+
+def test_transform_function_uses_the_arrays_dtype():
+    b_layout = redist.block_cyclic(16, 12, 3, 3, (comm.size, 1), comm.rank)
+    a_layout = redist.block_cyclic(12, 16, 2, 5, (1, comm.size), comm.rank)
+    b_global = global_matrix(16, 12, np.complex64, seed=5)
+    a = a_layout.empty(np.complex64)
+    redist.transform(comm, a_layout, a, b_layout, scatter(b_layout, b_global), op="C", alpha=1j)
+    assert np.allclose(gather(comm, a_layout, a), 1j * b_global.conj().T)
+
+
+def test_batch_moves_every_job_in_one_plan():
+    rng = np.random.default_rng(7)
+    jobs, arrays, expected = [], [], []
+    for k, (dtype, op) in enumerate([(np.float64, "N"), (np.float32, "T"), (np.complex128, "C")]):
+        b_layout = random_layout(rng, comm, 11 + k, 9)
+        a_layout = random_layout(rng, comm, *((11 + k, 9) if op == "N" else (9, 11 + k)))
+        b_global = global_matrix(11 + k, 9, dtype, seed=k)
+        jobs.append(redist.Job(a_layout, b_layout, op, dtype))
+        arrays.append((a_layout.empty(dtype), scatter(b_layout, b_global), 3.0))
+        expected.append(3.0 * reference(op, b_global))
+    plan = redist.make_batch_plan(comm, jobs)
+    plan.execute_batch(arrays)
+    for job, (a, _, _), want in zip(plan.jobs, arrays, expected):
+        assert np.allclose(gather(comm, job.a, a), want)
+
+
+def test_upper_region_leaves_the_rest_untouched():
+    n = 14
+    b_layout = redist.block_cyclic(n, n, 3, 3, (1, comm.size), comm.rank)
+    a_layout = redist.block_cyclic(n, n, 4, 2, (comm.size, 1), comm.rank)
+    b_global = global_matrix(n, n, np.float64, seed=9)
+    a = scatter(a_layout, np.full((n, n), -7.0))
+    plan = redist.make_plan(comm, a_layout, b_layout, "N", np.float64, region=("upper", 1))
+    plan.execute(a, scatter(b_layout, b_global))
+    i, j = np.indices((n, n))
+    assert np.array_equal(gather(comm, a_layout, a), np.where(j - i >= 1, b_global, -7.0))
+
+
+def test_statistics_account_for_every_byte():
+    b_layout = redist.block_cyclic(40, 30, 5, 5, (comm.size, 1), comm.rank)
+    a_layout = redist.block_cyclic(40, 30, 5, 5, (1, comm.size), comm.rank)
+    stats = redist.make_plan(comm, a_layout, b_layout, "N", np.float64).statistics()
+    assert set(stats) >= {"bytes_sent", "bytes_received", "bytes_local", "messages_sent", "messages_received"}
+    total_sent = comm.allreduce(stats["bytes_sent"])
+    assert total_sent == comm.allreduce(stats["bytes_received"])
+    assert total_sent + comm.allreduce(stats["bytes_local"]) == 40 * 30 * 8
+    if comm.size == 1:
+        assert stats["messages_sent"] == 0
+
+
+def test_relabel_targets_returns_a_permutation_and_usable_layouts():
+    b_layout = redist.block_cyclic(24, 24, 4, 4, (1, comm.size), comm.rank)
+    # A's owners are B's rotated by one rank: relabeling can undo the rotation entirely
+    a_ranks = [[(r + 1) % comm.size for r in range(comm.size)]]
+    a_layout = redist.block_cyclic(24, 24, 4, 4, (1, comm.size), comm.rank, grid_ranks=a_ranks)
+    layouts, new_rank_of, stats = redist.relabel_targets(comm, [redist.Job(a_layout, b_layout)])
+    assert sorted(new_rank_of) == list(range(comm.size))
+    assert stats["remote_volume_after"] == 0
+    assert stats["remote_volume_after"] <= stats["remote_volume_before"]
+    b_global = global_matrix(24, 24, np.float64, seed=11)
+    a = layouts[0].empty()
+    redist.transform(comm, layouts[0], a, b_layout, scatter(b_layout, b_global))
+    assert np.array_equal(gather(comm, layouts[0], a), b_global)
