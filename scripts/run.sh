@@ -67,7 +67,9 @@ case "$what" in
     for n in 1 2 3 4; do
       OMP_NUM_THREADS=1 timeout 900 /usr/bin/mpiexec.mpich -n "$n" "$venv/bin/python" -m pytest -q "$root/python/tests"
     done
-    OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 4 "$venv/bin/python" "$root/examples/python/transpose.py"
+    for example in transpose exchange_and_gemm; do
+      OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 4 "$venv/bin/python" "$root/examples/python/$example.py"
+    done
     # The agreement itself: a test that fails on one rank only must fail the run.
     if OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 2 "$venv/bin/python" -m pytest -q \
         "$root/python/tests/mpi_plugin_selftest.py" > "$root/build/pytest-selftest.log" 2>&1; then

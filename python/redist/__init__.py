@@ -1,5 +1,6 @@
 """redist for mpi4py + NumPy: distributed matrix layouts, transforms A = alpha*op(B) + beta*A between them
-(reusable plans, batches, relabeling), with the C++ library's speed and no copies of your arrays.
+(reusable plans, batches, relabeling), distributed GEMM, persistent neighborhood alltoallv and in-place
+alltoallv, with the C++ library's speed and no copies of your arrays.
 
     from mpi4py import MPI
     import numpy as np
@@ -17,21 +18,30 @@ from mpi4py import MPI  # noqa: F401  (initialises MPI before the extension uses
 from ._redist import (  # noqa: F401
     DimensionMismatch,
     Error,
+    GemmPlan,
     InconsistentRanks,
     InsufficientMemory,
     InvalidArgument,
     InvalidLayout,
     Job,
     Layout,
+    InvalidTopology,
     MPIError,
+    NeighborPlan,
     OverflowError,
     Plan,
+    alltoall_inplace,
+    alltoallv_inplace,
+    alltoallv_inplace_symmetric,
     block_cyclic,
     blocked,
+    calibrate_cost_model,
     custom,
     even_splits,
     make_batch_plan,
+    make_gemm_plan,
     make_plan,
+    neighbor_alltoallv_init,
     relabel_targets,
 )
 
@@ -47,3 +57,14 @@ def transform(comm, a_layout, a, b_layout, b, op="N", alpha=1.0, beta=0.0, *, re
     plan = make_plan(comm, a_layout, b_layout, op, a.dtype, region=region, strategy=strategy)
     plan.execute(a, b, alpha, beta)
     return a
+
+
+def gemm(comm, a_layout, a, b_layout, b, c_layout, c, alpha=1.0, beta=0.0, op_a="N", op_b="N", **options):
+    """C = alpha * op(A) * op(B) + beta * C in one call (plans, executes, discards the plan).
+
+    a, b, c are this rank's local arrays of the three layouts (their dtype sets the element type); options are
+    make_gemm_plan's keywords. For repeated multiplies keep the plan from make_gemm_plan instead.
+    """
+    plan = make_gemm_plan(comm, a_layout, b_layout, c_layout, op_a, op_b, c.dtype, **options)
+    plan.execute(c, a, b, alpha, beta)
+    return c

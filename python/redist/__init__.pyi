@@ -1,4 +1,4 @@
-from typing import Optional, Tuple
+from typing import Any, Optional, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -6,21 +6,30 @@ from mpi4py import MPI
 from ._redist import (
     DimensionMismatch as DimensionMismatch,
     Error as Error,
+    GemmPlan as GemmPlan,
     InconsistentRanks as InconsistentRanks,
     InsufficientMemory as InsufficientMemory,
     InvalidArgument as InvalidArgument,
     InvalidLayout as InvalidLayout,
     Job as Job,
     Layout as Layout,
+    InvalidTopology as InvalidTopology,
     MPIError as MPIError,
+    NeighborPlan as NeighborPlan,
     OverflowError as OverflowError,
     Plan as Plan,
+    alltoall_inplace as alltoall_inplace,
+    alltoallv_inplace as alltoallv_inplace,
+    alltoallv_inplace_symmetric as alltoallv_inplace_symmetric,
     block_cyclic as block_cyclic,
     blocked as blocked,
+    calibrate_cost_model as calibrate_cost_model,
     custom as custom,
     even_splits as even_splits,
     make_batch_plan as make_batch_plan,
+    make_gemm_plan as make_gemm_plan,
     make_plan as make_plan,
+    neighbor_alltoallv_init as neighbor_alltoallv_init,
     relabel_targets as relabel_targets,
 )
 
@@ -29,3 +38,7 @@ __version__: str
 def transform(comm: MPI.Comm, a_layout: Layout, a: np.ndarray, b_layout: Layout, b: np.ndarray, op: str = "N",
               alpha: complex = 1.0, beta: complex = 0.0, *, region: Optional[Tuple[str, int]] = None,
               strategy: str = "auto") -> np.ndarray: ...
+
+def gemm(comm: MPI.Comm, a_layout: Layout, a: np.ndarray, b_layout: Layout, b: np.ndarray, c_layout: Layout,
+         c: np.ndarray, alpha: complex = 1.0, beta: complex = 0.0, op_a: str = "N", op_b: str = "N",
+         **options: Any) -> np.ndarray: ...

@@ -15,6 +15,9 @@ class InvalidArgument(Error):
     """An argument outside its domain; also raised on the ranks whose own arguments were fine when another
     rank's were not (the message names that rank)."""
 
+class InvalidTopology(InvalidArgument):
+    """The communicator lacks the topology a call needs (e.g. not a distributed-graph communicator)."""
+
 class InvalidLayout(Error): ...
 class DimensionMismatch(Error): ...
 class InconsistentRanks(Error): ...
@@ -103,3 +106,71 @@ def make_batch_plan(comm: MPI.Comm, jobs: Sequence[Job], *, strategy: str = "aut
                     check_consistency: bool = True, num_threads: int = 0) -> Plan: ...
 def relabel_targets(comm: MPI.Comm, jobs: Sequence[Job], solver: str = "exact"
                     ) -> Tuple[list[Layout], list[int], dict[str, Union[int, float]]]: ...
+
+class NeighborPlan:
+    """A persistent neighborhood alltoallv bound to its send and receive arrays."""
+    def start(self) -> None: ...
+    def wait(self) -> None: ...
+    def run(self) -> None:
+        """start() then wait()."""
+    @property
+    def active(self) -> bool: ...
+    @property
+    def send(self) -> np.ndarray: ...
+    @property
+    def recv(self) -> np.ndarray: ...
+    def statistics(self) -> dict[str, Any]:
+        """strategy, reason, regions, inter/intra_region_messages and _bytes, estimates {strategy: seconds}."""
+
+def neighbor_alltoallv_init(comm: MPI.Comm, send: np.ndarray, sendcounts: Sequence[int], sdispls: Sequence[int],
+                            recv: np.ndarray, recvcounts: Sequence[int], rdispls: Sequence[int], *,
+                            sources: Optional[Sequence[int]] = None, destinations: Optional[Sequence[int]] = None,
+                            send_ids: Optional[np.ndarray] = None, recv_ids: Optional[np.ndarray] = None,
+                            strategy: str = "auto", region_size: int = 0, region_id: Optional[int] = None,
+                            cost_model: Optional[dict[str, Any]] = None) -> NeighborPlan:
+    """Persistent neighborhood alltoallv (collective); counts and displacements in elements of the flat arrays.
+    comm: a distributed-graph communicator, or any communicator with sources= and destinations=."""
+
+def calibrate_cost_model(comm: MPI.Comm, *, region_size: int = 0, region_id: Optional[int] = None
+                         ) -> dict[str, Union[float, str]]: ...
+
+InplaceReport = dict[str, Any]  # algorithm, reason, recvcounts (int64 array), received_elements, bytes_sent, ...
+
+def alltoallv_inplace(comm: MPI.Comm, buf: np.ndarray, sendcounts: Sequence[int],
+                      recvcounts: Optional[Sequence[int]] = None, *, algorithm: str = "auto",
+                      work_bytes: int = 4 << 20, pairwise_guard: float = 4.0) -> InplaceReport:
+    """Variable-size all-to-all in place: buf holds the blocks for ranks 0..P-1 on entry, the blocks from
+    ranks 0..P-1 on exit (report['recvcounts'])."""
+
+def alltoall_inplace(comm: MPI.Comm, buf: np.ndarray, count: int, *, algorithm: str = "auto",
+                     work_bytes: int = 4 << 20, pairwise_guard: float = 4.0) -> InplaceReport: ...
+
+def alltoallv_inplace_symmetric(comm: MPI.Comm, buf: np.ndarray, counts: Sequence[int], displs: Sequence[int], *,
+                                work_bytes: int = 4 << 20) -> InplaceReport:
+    """MPI_Alltoallv(MPI_IN_PLACE, ...) semantics (symmetric counts, blocks at displs)."""
+
+class GemmPlan:
+    """An immutable, reusable plan of C = alpha * op(A) * op(B) + beta * C."""
+    def execute(self, c: np.ndarray, a: np.ndarray, b: np.ndarray, alpha: complex = 1.0,
+                beta: complex = 0.0) -> None: ...
+    @property
+    def a(self) -> Layout: ...
+    @property
+    def b(self) -> Layout: ...
+    @property
+    def c(self) -> Layout: ...
+    @property
+    def op_a(self) -> str: ...
+    @property
+    def op_b(self) -> str: ...
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+    def statistics(self) -> dict[str, Any]:
+        """schedule (dict), schedule_summary, idle, position, multiply_bytes_received, transform_in,
+        transform_out, relabel_volume_before, relabel_volume_after."""
+
+def make_gemm_plan(comm: MPI.Comm, a: Layout, b: Layout, c: Layout, op_a: str = "N", op_b: str = "N",
+                   dtype: DTypeLike = None, *, memory_limit_bytes: int = 0, rounds: int = 0,
+                   communication: str = "two_sided", overlap: bool = True, relabel: bool = True,
+                   native_order: str = "auto", max_idle_fraction: float = 0.03, strategy: str = "auto"
+                   ) -> GemmPlan: ...

@@ -165,6 +165,40 @@ void check_local_array(const array_view& a, const grid_layout& layout, element_t
   }
 }
 
+MPI_Datatype mpi_datatype(element_type t) {
+  switch (t) {
+    case element_type::f32: return MPI_FLOAT;
+    case element_type::f64: return MPI_DOUBLE;
+    case element_type::c32: return MPI_C_FLOAT_COMPLEX;
+    case element_type::c64: return MPI_C_DOUBLE_COMPLEX;
+    case element_type::i32: return MPI_INT32_T;
+    case element_type::i64: return MPI_INT64_T;
+  }
+  throw nb::value_error("unknown element type");
+}
+
+flat_buffer flat_buffer_of(const array_view& a, const char* name) {
+  const element_type t = element_type_of(a, name);
+  if (!a.c_contiguous() && !a.f_contiguous())
+    throw nb::value_error((std::string(name) + ": the array is not contiguous; redist sends and receives in the "
+                           "array's memory without copying, so pass a C- or Fortran-contiguous array").c_str());
+  return flat_buffer{a.data, a.size(), t};
+}
+
+nb::dict plan_statistics_dict(const plan_statistics& s) {
+  nb::dict d;
+  d["bytes_sent"] = s.bytes_sent;
+  d["bytes_received"] = s.bytes_received;
+  d["bytes_local"] = s.bytes_local;
+  d["messages_sent"] = s.messages_sent;
+  d["messages_received"] = s.messages_received;
+  d["peers_on_node"] = s.peers_on_node;
+  d["streaming_stores"] = s.streaming_stores;
+  d["window_bytes"] = s.window_bytes;
+  d["stream_chunk_bytes"] = s.stream_chunk_bytes;
+  return d;
+}
+
 void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
   std::string problem;
   std::exception_ptr local;
@@ -194,7 +228,8 @@ void register_errors(nb::module_& m) {
   // Python classes mirror redist::error's hierarchy; nanobind tries translators newest first, so the base
   // class is registered before its subclasses.
   nb::object base = nb::exception<redist::error>(m, "Error", PyExc_RuntimeError);
-  nb::exception<redist::invalid_argument>(m, "InvalidArgument", base.ptr());
+  nb::object invalid_argument = nb::exception<redist::invalid_argument>(m, "InvalidArgument", base.ptr());
+  nb::exception<redist::invalid_topology>(m, "InvalidTopology", invalid_argument.ptr());
   nb::exception<redist::invalid_layout>(m, "InvalidLayout", base.ptr());
   nb::exception<redist::dimension_mismatch>(m, "DimensionMismatch", base.ptr());
   nb::exception<redist::inconsistent_ranks>(m, "InconsistentRanks", base.ptr());

@@ -79,8 +79,25 @@ std::vector<std::int64_t> local_shape(const grid_layout& layout);
 // the others raise redist.InvalidArgument naming the lowest failing rank and its message. One allreduce.
 void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check);
 
+// What a plan moves from this rank per execution, as a dict (Plan.statistics, gemm's transform_in/out).
+nb::dict plan_statistics_dict(const plan_statistics& s);
+
+// The MPI datatype of an element type (the irregular exchanges move NumPy arrays of these).
+MPI_Datatype mpi_datatype(element_type t);
+
+// A whole array as a flat buffer of its elements: supported dtype and C- or Fortran-contiguous (any shape),
+// else TypeError/ValueError naming `name`.
+struct flat_buffer {
+  void* data = nullptr;
+  std::int64_t elements = 0;
+  element_type type = element_type::f64;
+};
+flat_buffer flat_buffer_of(const array_view& a, const char* name);
+
 void register_errors(nb::module_& m);
 void register_layout(nb::module_& m);
 void register_transform(nb::module_& m);
+void register_exchange(nb::module_& m);
+void register_gemm(nb::module_& m);
 
 }  // namespace redist::python

@@ -57,20 +57,6 @@ job_buffers buffers_of(const job_description& job, const writable_array& a, cons
   return job_buffers{av.data, bv.data, alpha, beta};
 }
 
-nb::dict statistics_dict(const plan_statistics& s) {
-  nb::dict d;
-  d["bytes_sent"] = s.bytes_sent;
-  d["bytes_received"] = s.bytes_received;
-  d["bytes_local"] = s.bytes_local;
-  d["messages_sent"] = s.messages_sent;
-  d["messages_received"] = s.messages_received;
-  d["peers_on_node"] = s.peers_on_node;
-  d["streaming_stores"] = s.streaming_stores;
-  d["window_bytes"] = s.window_bytes;
-  d["stream_chunk_bytes"] = s.stream_chunk_bytes;
-  return d;
-}
-
 }  // namespace
 
 void register_transform(nb::module_& m) {
@@ -147,7 +133,7 @@ void register_transform(nb::module_& m) {
           "The plan of the way back (B = op(A) for every job). Collective.")
       .def_prop_ro("jobs", &transform_plan::jobs)
       .def_prop_ro("strategy", [](const transform_plan& p) { return std::string(to_string(p.strategy())); })
-      .def("statistics", [](const transform_plan& p) { return statistics_dict(p.statistics()); },
+      .def("statistics", [](const transform_plan& p) { return plan_statistics_dict(p.statistics()); },
            "What the plan moves from this rank per execution: bytes_sent, bytes_received, bytes_local, "
            "messages_sent, messages_received, ...");
 

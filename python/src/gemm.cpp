@@ -1,0 +1,128 @@
+// Distributed matrix multiply C = alpha * op(A) * op(B) + beta * C on any layouts (the COSMA schedule).
+#include <nanobind/stl/complex.h>
+#include <nanobind/stl/string.h>
+
+#include <complex>
+
+#include "common.hpp"
+#include "redist/gemm/gemm.hpp"
+
+namespace redist::python {
+
+namespace {
+
+using namespace nb::literals;
+
+gemm_communication parse_communication(const std::string& s) {
+  if (s == "two_sided") return gemm_communication::two_sided;
+  if (s == "one_sided") return gemm_communication::one_sided;
+  throw nb::value_error(("communication '" + s + "': expected 'two_sided' or 'one_sided'").c_str());
+}
+
+gemm_native_order parse_native_order(const std::string& s) {
+  if (s == "auto" || s == "automatic") return gemm_native_order::automatic;
+  if (s == "contiguous") return gemm_native_order::contiguous;
+  if (s == "grouped") return gemm_native_order::grouped;
+  throw nb::value_error(("native_order '" + s + "': expected 'auto', 'contiguous' or 'grouped'").c_str());
+}
+
+exchange_strategy parse_transform_strategy(const std::string& s) {
+  if (s == "auto" || s == "automatic") return exchange_strategy::automatic;
+  if (s == "point_to_point") return exchange_strategy::point_to_point;
+  if (s == "alltoallv") return exchange_strategy::alltoallv;
+  if (s == "shared_memory") return exchange_strategy::shared_memory;
+  throw nb::value_error(
+      ("strategy '" + s + "': expected 'auto', 'point_to_point', 'alltoallv' or 'shared_memory'").c_str());
+}
+
+nb::dict gemm_statistics_dict(const gemm_statistics& s) {
+  nb::dict d;
+  d["schedule"] = nb::module_::import_("json").attr("loads")(s.schedule.to_json());
+  d["schedule_summary"] = s.schedule.describe();
+  d["idle"] = s.idle;
+  d["position"] = nb::make_tuple(s.position_m, s.position_n, s.position_k);
+  d["multiply_bytes_received"] = s.multiply_bytes_received;
+  d["transform_in"] = plan_statistics_dict(s.transform_in);
+  d["transform_out"] = plan_statistics_dict(s.transform_out);
+  d["relabel_volume_before"] = s.relabel_volume_before;
+  d["relabel_volume_after"] = s.relabel_volume_after;
+  return d;
+}
+
+}  // namespace
+
+void register_gemm(nb::module_& m) {
+  nb::class_<gemm_plan>(m, "GemmPlan",
+                        "An immutable, reusable plan of C = alpha * op(A) * op(B) + beta * C on given layouts.")
+      .def(
+          "execute",
+          [](const gemm_plan& p, writable_array c, readable_array a, readable_array b, std::complex<double> alpha,
+             std::complex<double> beta) {
+            const gemm_description& d = p.description();
+            array_view av, bv, cv;
+            agree_on_arguments(p.communicator(), [&] {
+              av = view_of(a);
+              bv = view_of(b);
+              cv = view_of(c);
+              check_local_array(av, d.a, d.type, "A");
+              check_local_array(bv, d.b, d.type, "B");
+              check_local_array(cv, d.c, d.type, "C");
+              const bool complex_type = d.type == element_type::c32 || d.type == element_type::c64;
+              if (!complex_type && (alpha.imag() != 0 || beta.imag() != 0))
+                throw nb::type_error(("complex alpha or beta for a multiply of " + std::string(dtype_name(d.type)))
+                                         .c_str());
+            });
+            nb::gil_scoped_release release;
+            p.execute(cv.data, av.data, bv.data, alpha, beta);
+          },
+          "c"_a, "a"_a, "b"_a, "alpha"_a = 1.0, "beta"_a = 0.0,
+          "C = alpha * op(A) * op(B) + beta * C with this rank's local arrays of the plan's layouts (used in place; "
+          "beta = 0: C is not read). Collective.")
+      .def_prop_ro("a", [](const gemm_plan& p) { return p.description().a; })
+      .def_prop_ro("b", [](const gemm_plan& p) { return p.description().b; })
+      .def_prop_ro("c", [](const gemm_plan& p) { return p.description().c; })
+      .def_prop_ro("op_a", [](const gemm_plan& p) { return std::string(to_string(p.description().op_a)); })
+      .def_prop_ro("op_b", [](const gemm_plan& p) { return std::string(to_string(p.description().op_b)); })
+      .def_prop_ro("dtype", [](const gemm_plan& p) { return numpy_dtype(p.description().type); })
+      .def("statistics", [](const gemm_plan& p) { return gemm_statistics_dict(p.statistics()); },
+           "This rank's view of the plan: schedule (grid, rounds, memory, communicated elements, lower bound, as a "
+           "dict), schedule_summary, idle, position (m, n, k), multiply_bytes_received, transform_in, "
+           "transform_out (Plan.statistics dicts), relabel_volume_before/after.");
+
+  m.def(
+      "make_gemm_plan",
+      [](nb::handle comm, const grid_layout& a, const grid_layout& b, const grid_layout& c, const std::string& op_a,
+         const std::string& op_b, nb::handle dtype, std::int64_t memory_limit_bytes, std::int64_t rounds,
+         const std::string& communication, bool overlap, bool relabel, const std::string& native_order,
+         double max_idle_fraction, const std::string& strategy) {
+        const MPI_Comm mc = communicator(comm);
+        gemm_description description{a, b, c};
+        gemm_options options;
+        agree_on_arguments(mc, [&] {
+          description.op_a = parse_op(op_a);
+          description.op_b = parse_op(op_b);
+          description.type = element_type_of_dtype(dtype);
+          options.memory_limit_bytes = memory_limit_bytes;
+          options.rounds = rounds;
+          options.communication = parse_communication(communication);
+          options.overlap = overlap;
+          options.relabel = relabel;
+          options.native_order = parse_native_order(native_order);
+          options.max_idle_fraction = max_idle_fraction;
+          options.transform.strategy = parse_transform_strategy(strategy);
+        });
+        nb::gil_scoped_release release;
+        return make_gemm_plan(mc, std::move(description), options);
+      },
+      "comm"_a, "a"_a, "b"_a, "c"_a, "op_a"_a = "N", "op_b"_a = "N", "dtype"_a = nb::none(), nb::kw_only(),
+      "memory_limit_bytes"_a = 0, "rounds"_a = 0, "communication"_a = "two_sided", "overlap"_a = true,
+      "relabel"_a = true, "native_order"_a = "auto", "max_idle_fraction"_a = 0.03, "strategy"_a = "auto",
+      "Plans C (m x n) = alpha * op(A) * op(B) + beta * C for A, B, C in layouts a, b, c (collective). op_a, "
+      "op_b: 'N', 'T', 'C'; dtype float32, float64, complex64 or complex128 (float64 unless given). "
+      "memory_limit_bytes: S per rank (0: REDIST_GEMM_MEMORY, else no limit); rounds along k (0: automatic); "
+      "communication 'two_sided' or 'one_sided'; overlap: double buffering; relabel: choose the ranks of the "
+      "grid positions communication-optimally; native_order 'auto', 'contiguous', 'grouped'; strategy: the "
+      "transforms' exchange strategy.");
+}
+
+}  // namespace redist::python
