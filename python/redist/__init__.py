@@ -38,11 +38,13 @@ from ._redist import (  # noqa: F401
     calibrate_cost_model,
     custom,
     even_splits,
+    get_argument_agreement,
     make_batch_plan,
     make_gemm_plan,
     make_plan,
     neighbor_alltoallv_init,
     relabel_targets,
+    set_argument_agreement,
 )
 
 __version__ = "0.1.0"

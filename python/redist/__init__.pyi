@@ -26,11 +26,13 @@ from ._redist import (
     calibrate_cost_model as calibrate_cost_model,
     custom as custom,
     even_splits as even_splits,
+    get_argument_agreement as get_argument_agreement,
     make_batch_plan as make_batch_plan,
     make_gemm_plan as make_gemm_plan,
     make_plan as make_plan,
     neighbor_alltoallv_init as neighbor_alltoallv_init,
     relabel_targets as relabel_targets,
+    set_argument_agreement as set_argument_agreement,
 )
 
 __version__: str

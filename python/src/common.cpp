@@ -199,7 +199,16 @@ nb::dict plan_statistics_dict(const plan_statistics& s) {
   return d;
 }
 
+namespace {
+// Read and written with the GIL held (set_argument_agreement), so a plain flag suffices.
+bool argument_agreement = true;
+}  // namespace
+
 void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
+  if (!argument_agreement) {
+    check();
+    return;
+  }
   std::string problem;
   std::exception_ptr local;
   try {
@@ -222,6 +231,23 @@ void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
     if (local) std::rethrow_exception(local);
     throw;
   }
+}
+
+void register_settings(nb::module_& m) {
+  m.def(
+      "set_argument_agreement",
+      [](bool enabled) {
+        const bool previous = argument_agreement;
+        argument_agreement = enabled;
+        return previous;
+      },
+      nb::arg("enabled"),
+      "Turns the per-call agreement on argument errors on (the default) or off, for this process; returns the "
+      "previous setting. Off saves one small allreduce per call, but a rank-local argument error then raises on "
+      "that rank only and the other ranks wait in the collective: turn it off only in code whose arguments are "
+      "known to be right on every rank (every rank must choose the same).");
+  m.def("get_argument_agreement", [] { return argument_agreement; },
+        "Whether argument errors are agreed over the ranks before each collective call (the default: True).");
 }
 
 void register_errors(nb::module_& m) {

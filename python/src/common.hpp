@@ -94,6 +94,7 @@ struct flat_buffer {
 };
 flat_buffer flat_buffer_of(const array_view& a, const char* name);
 
+void register_settings(nb::module_& m);
 void register_errors(nb::module_& m);
 void register_layout(nb::module_& m);
 void register_transform(nb::module_& m);

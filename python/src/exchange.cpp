@@ -281,6 +281,42 @@ void register_exchange(nb::module_& m) {
       "region_size or region_id says otherwise; cost_model: figures for 'auto' (calibrate_cost_model's dict).");
 
   m.def(
+      "_run_repeatedly",
+      [](neighbor_exchange& e, int repetitions) {
+        if (repetitions < 1) throw nb::value_error("_run_repeatedly needs repetitions >= 1");
+        nb::gil_scoped_release release;
+        const double start = MPI_Wtime();
+        for (int k = 0; k < repetitions; ++k) {
+          e.plan.start();
+          e.plan.wait();
+        }
+        return (MPI_Wtime() - start) / repetitions;
+      },
+      "plan"_a, "repetitions"_a,
+      "Benchmark helper (bench/python_overhead.py): runs the neighborhood plan `repetitions` times from C++ and "
+      "returns the mean seconds per run on this rank.");
+
+  m.def(
+      "_alltoallv_inplace_repeatedly",
+      [](nb::handle comm, writable_array buf, const std::vector<std::int64_t>& sendcounts, int repetitions) {
+        const MPI_Comm c = communicator(comm);
+        flat_buffer b;
+        agree_on_arguments(c, [&] {
+          b = flat_buffer_of(view_of(buf), "buf");
+          check_count_length(sendcounts.size(), c, "sendcounts");
+          if (repetitions < 1) throw nb::value_error("_alltoallv_inplace_repeatedly needs repetitions >= 1");
+        });
+        nb::gil_scoped_release release;
+        const double start = MPI_Wtime();
+        for (int k = 0; k < repetitions; ++k)
+          exchange::alltoallv_inplace(b.data, b.elements, sendcounts.data(), nullptr, mpi_datatype(b.type), c);
+        return (MPI_Wtime() - start) / repetitions;
+      },
+      "comm"_a, "buf"_a, "sendcounts"_a, "repetitions"_a,
+      "Benchmark helper (bench/python_overhead.py): alltoallv_inplace `repetitions` times from C++ (symmetric "
+      "counts keep the calls valid), mean seconds per call on this rank.");
+
+  m.def(
       "calibrate_cost_model",
       [](nb::handle comm, int region_size, std::optional<int> region_id) {
         const MPI_Comm c = communicator(comm);

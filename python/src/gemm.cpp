@@ -90,6 +90,29 @@ void register_gemm(nb::module_& m) {
            "transform_out (Plan.statistics dicts), relabel_volume_before/after.");
 
   m.def(
+      "_gemm_execute_repeatedly",
+      [](const gemm_plan& p, writable_array c, readable_array a, readable_array b, int repetitions) {
+        const gemm_description& d = p.description();
+        array_view av, bv, cv;
+        agree_on_arguments(p.communicator(), [&] {
+          av = view_of(a);
+          bv = view_of(b);
+          cv = view_of(c);
+          check_local_array(av, d.a, d.type, "A");
+          check_local_array(bv, d.b, d.type, "B");
+          check_local_array(cv, d.c, d.type, "C");
+          if (repetitions < 1) throw nb::value_error("_gemm_execute_repeatedly needs repetitions >= 1");
+        });
+        nb::gil_scoped_release release;
+        const double start = MPI_Wtime();
+        for (int k = 0; k < repetitions; ++k) p.execute(cv.data, av.data, bv.data, 1.0, 0.0);
+        return (MPI_Wtime() - start) / repetitions;
+      },
+      "plan"_a, "c"_a, "a"_a, "b"_a, "repetitions"_a,
+      "Benchmark helper (bench/python_overhead.py): executes the gemm plan `repetitions` times from C++ (alpha 1, "
+      "beta 0), mean seconds per execution on this rank.");
+
+  m.def(
       "make_gemm_plan",
       [](nb::handle comm, const grid_layout& a, const grid_layout& b, const grid_layout& c, const std::string& op_a,
          const std::string& op_b, nb::handle dtype, std::int64_t memory_limit_bytes, std::int64_t rounds,

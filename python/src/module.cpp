@@ -5,6 +5,7 @@ NB_MODULE(_redist, m) {
   redist::python::import_mpi4py_api();
   m.doc() = "redist: communication-optimal data movement between MPI processes (compiled core)";
   redist::python::register_errors(m);
+  redist::python::register_settings(m);
   redist::python::register_layout(m);
   redist::python::register_transform(m);
   redist::python::register_exchange(m);

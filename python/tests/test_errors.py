@@ -97,3 +97,21 @@ def test_layout_views_cover_the_local_array():
     local = scatter(layout, np.arange(63, dtype=np.int64).reshape(9, 7))
     assert local.flags.c_contiguous and local.shape == layout.local_shape
     assert sum(v.size for _, _, v in layout.local_views(local)) == local.size
+
+
+def test_argument_agreement_can_be_switched_off_and_on():
+    layout = redist.block_cyclic(6, 6, 2, 2, (1, comm.size), comm.rank)
+    plan = redist.make_plan(comm, layout, layout, "T", np.float64)
+    assert redist.get_argument_agreement() is True
+    try:
+        assert redist.set_argument_agreement(False) is True
+        assert redist.get_argument_agreement() is False
+        a, b = layout.empty(), layout.empty()
+        b[...] = 1.0
+        plan.execute(a, b)  # calls work unagreed
+        assert (a == 1.0).all()
+        with pytest.raises(TypeError, match="does not match"):  # an error on every rank still raises locally
+            plan.execute(a, b.astype(np.float32))
+    finally:
+        assert redist.set_argument_agreement(True) is False
+    assert redist.get_argument_agreement() is True
