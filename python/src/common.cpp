@@ -118,6 +118,14 @@ storage_order parse_storage(const std::string& s) {
   throw nb::value_error(("order '" + s + "': expected 'F' (column-major) or 'C' (row-major)").c_str());
 }
 
+exchange_strategy parse_exchange_strategy(const std::string& s) {
+  if (s == "auto" || s == "automatic") return exchange_strategy::automatic;
+  if (s == "point_to_point") return exchange_strategy::point_to_point;
+  if (s == "alltoallv") return exchange_strategy::alltoallv;
+  if (s == "shared_memory") return exchange_strategy::shared_memory;
+  throw nb::value_error(("strategy '" + s + "': expected 'auto', 'point_to_point', 'alltoallv' or 'shared_memory'").c_str());
+}
+
 const char* storage_name(storage_order o) { return o == storage_order::col_major ? "F" : "C"; }
 
 std::vector<std::int64_t> local_shape(const grid_layout& layout) {

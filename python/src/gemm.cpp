@@ -26,15 +26,6 @@ gemm_native_order parse_native_order(const std::string& s) {
   throw nb::value_error(("native_order '" + s + "': expected 'auto', 'contiguous' or 'grouped'").c_str());
 }
 
-exchange_strategy parse_transform_strategy(const std::string& s) {
-  if (s == "auto" || s == "automatic") return exchange_strategy::automatic;
-  if (s == "point_to_point") return exchange_strategy::point_to_point;
-  if (s == "alltoallv") return exchange_strategy::alltoallv;
-  if (s == "shared_memory") return exchange_strategy::shared_memory;
-  throw nb::value_error(
-      ("strategy '" + s + "': expected 'auto', 'point_to_point', 'alltoallv' or 'shared_memory'").c_str());
-}
-
 nb::dict gemm_statistics_dict(const gemm_statistics& s) {
   nb::dict d;
   d["schedule"] = nb::module_::import_("json").attr("loads")(s.schedule.to_json());
@@ -132,7 +123,7 @@ void register_gemm(nb::module_& m) {
           options.relabel = relabel;
           options.native_order = parse_native_order(native_order);
           options.max_idle_fraction = max_idle_fraction;
-          options.transform.strategy = parse_transform_strategy(strategy);
+          options.transform.strategy = parse_exchange_strategy(strategy);
         });
         nb::gil_scoped_release release;
         return make_gemm_plan(mc, std::move(description), options);

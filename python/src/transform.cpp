@@ -18,14 +18,6 @@ namespace {
 
 using namespace nb::literals;
 
-exchange_strategy parse_strategy(const std::string& s) {
-  if (s == "auto" || s == "automatic") return exchange_strategy::automatic;
-  if (s == "point_to_point") return exchange_strategy::point_to_point;
-  if (s == "alltoallv") return exchange_strategy::alltoallv;
-  if (s == "shared_memory") return exchange_strategy::shared_memory;
-  throw nb::value_error(("strategy '" + s + "': expected 'auto', 'point_to_point', 'alltoallv' or 'shared_memory'").c_str());
-}
-
 element_region parse_region(const std::optional<std::pair<std::string, std::int64_t>>& region) {
   if (!region) return {};
   if (region->first == "upper") return {region_shape::upper, region->second};
@@ -37,7 +29,7 @@ element_region parse_region(const std::optional<std::pair<std::string, std::int6
 
 transform_options make_options(const std::string& strategy, bool check_consistency, int num_threads) {
   transform_options o;
-  o.strategy = parse_strategy(strategy);
+  o.strategy = parse_exchange_strategy(strategy);
   o.check_consistency = check_consistency;
   if (num_threads < 0) throw nb::value_error("num_threads must be >= 0 (0: the OpenMP default)");
   o.num_threads = num_threads;

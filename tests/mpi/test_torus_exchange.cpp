@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-#include "mpi_test_support.hpp"
+#include "expect_rejected.hpp"
 #include "redist/redist.hpp"
 #include "redist/torus/exchange.hpp"
 #include "redist/torus/schedule.hpp"
@@ -106,23 +106,6 @@ std::vector<std::byte> exchange(const machine& m, const std::vector<int>& permut
   EXPECT_EQ(plan.receive_bytes(), message_size(plan.source(), seed));
   EXPECT_EQ(permutation[static_cast<std::size_t>(plan.source())], me);
   return recv;
-}
-
-// Runs f; expects exception E on every rank with `needle` in its message.
-template <class E, class F>
-void expect_rejected(F&& f, const std::string& needle) {
-  bool thrown = false;
-  std::string what;
-  try {
-    f();
-  } catch (const E& e) {
-    thrown = true;
-    what = e.what();
-  } catch (const std::exception& e) {
-    what = std::string("wrong exception type: ") + e.what();
-  }
-  EXPECT_TRUE(all_ranks(thrown)) << "rank " << world_rank() << ": " << what;
-  EXPECT_NE(what.find(needle), std::string::npos) << "message: " << what;
 }
 
 TEST(TorusExchange, ChunkBytes) {

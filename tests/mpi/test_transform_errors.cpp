@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "mpi_test_support.hpp"
+#include "expect_rejected.hpp"
 #include "redist/redist.hpp"
 
 using namespace redist;
@@ -26,18 +28,7 @@ block_cyclic_params square(std::int64_t n, std::int64_t nb) {
 template <class E, class F>
 void expect_rejected(F&& f, const std::vector<double>& a, const std::string& needle) {
   const std::vector<double> before = a;
-  bool thrown = false;
-  std::string what;
-  try {
-    f();
-  } catch (const E& e) {
-    thrown = true;
-    what = e.what();
-  } catch (const std::exception& e) {
-    what = std::string("wrong exception type: ") + e.what();
-  }
-  EXPECT_TRUE(all_ranks(thrown)) << "rank " << world_rank() << ": " << what;
-  EXPECT_NE(what.find(needle), std::string::npos) << "message: " << what;
+  redist::testing::expect_rejected<E>(std::forward<F>(f), needle);
   EXPECT_TRUE(all_ranks(a == before)) << "A was modified before the error was raised";
 }
 
