@@ -139,11 +139,15 @@ nb::dict neighbor_statistics_dict(const exchange::exchange_statistics& s) {
   return d;
 }
 
-nb::dict inplace_report_dict(const exchange::inplace_report& r) {
+// recvcounts becomes a NumPy array that owns the report's vector (no copy, no call into NumPy's Python API:
+// this dict is built on every call).
+nb::dict inplace_report_dict(exchange::inplace_report&& r) {
   nb::dict d;
   d["algorithm"] = std::string(exchange::to_string(r.algorithm));
-  d["reason"] = r.reason;
-  d["recvcounts"] = nb::module_::import_("numpy").attr("array")(nb::cast(r.recvcounts), "dtype"_a = "int64");
+  d["reason"] = std::move(r.reason);
+  auto* counts = new std::vector<std::int64_t>(std::move(r.recvcounts));
+  nb::capsule owner(counts, [](void* p) noexcept { delete static_cast<std::vector<std::int64_t>*>(p); });
+  d["recvcounts"] = nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(counts->data(), {counts->size()}, owner);
   d["received_elements"] = r.received_elements;
   d["bytes_sent"] = r.bytes_sent;
   d["messages_sent"] = r.messages_sent;
@@ -354,7 +358,7 @@ void register_exchange(nb::module_& m) {
                                                recvcounts ? recvcounts->data() : nullptr, mpi_datatype(b.type), c,
                                                options);
         }
-        return inplace_report_dict(report);
+        return inplace_report_dict(std::move(report));
       },
       "comm"_a, "buf"_a, "sendcounts"_a, "recvcounts"_a = nb::none(), nb::kw_only(), "algorithm"_a = "auto",
       "work_bytes"_a = std::int64_t{4} << 20, "pairwise_guard"_a = 4.0,
@@ -387,7 +391,7 @@ void register_exchange(nb::module_& m) {
           nb::gil_scoped_release release;
           report = exchange::alltoall_inplace(b.data, count, mpi_datatype(b.type), c, options);
         }
-        return inplace_report_dict(report);
+        return inplace_report_dict(std::move(report));
       },
       "comm"_a, "buf"_a, "count"_a, nb::kw_only(), "algorithm"_a = "auto", "work_bytes"_a = std::int64_t{4} << 20,
       "pairwise_guard"_a = 4.0,
@@ -418,7 +422,7 @@ void register_exchange(nb::module_& m) {
           report = exchange::alltoallv_inplace_symmetric(b.data, count32.data(), displ32.data(), mpi_datatype(b.type),
                                                          c, work_bytes);
         }
-        return inplace_report_dict(report);
+        return inplace_report_dict(std::move(report));
       },
       "comm"_a, "buf"_a, "counts"_a, "displs"_a, nb::kw_only(), "work_bytes"_a = std::int64_t{4} << 20,
       "MPI_Alltoallv(MPI_IN_PLACE, ...) semantics: buf[displs[j]:displs[j]+counts[j]] is replaced by what rank j "
