@@ -123,7 +123,10 @@ exchange_strategy parse_exchange_strategy(const std::string& s) {
   if (s == "point_to_point") return exchange_strategy::point_to_point;
   if (s == "alltoallv") return exchange_strategy::alltoallv;
   if (s == "shared_memory") return exchange_strategy::shared_memory;
-  throw nb::value_error(("strategy '" + s + "': expected 'auto', 'point_to_point', 'alltoallv' or 'shared_memory'").c_str());
+  if (s == "torus_routed") return exchange_strategy::torus_routed;
+  throw nb::value_error(("strategy '" + s +
+                         "': expected 'auto', 'point_to_point', 'alltoallv', 'shared_memory' or 'torus_routed'")
+                            .c_str());
 }
 
 const char* storage_name(storage_order o) { return o == storage_order::col_major ? "F" : "C"; }

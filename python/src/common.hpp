@@ -40,7 +40,8 @@ op parse_op(const std::string& s);
 // 'F' (column-major) or 'C' (row-major); ValueError otherwise.
 storage_order parse_storage(const std::string& s);
 const char* storage_name(storage_order o);
-// The transform engine's exchange strategy: 'auto', 'point_to_point', 'alltoallv' or 'shared_memory'.
+// The transform engine's exchange strategy: 'auto', 'point_to_point', 'alltoallv', 'shared_memory' or
+// 'torus_routed'.
 exchange_strategy parse_exchange_strategy(const std::string& s);
 
 // What the checks need of an array, from either kind of ndarray.

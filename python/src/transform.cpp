@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "common.hpp"
+#include "redist/torus/exchange.hpp"
 #include "redist/transform/relabel_targets.hpp"
 
 namespace redist::python {
@@ -27,12 +28,69 @@ element_region parse_region(const std::optional<std::pair<std::string, std::int6
                          "None (the whole matrix)").c_str());
 }
 
-transform_options make_options(const std::string& strategy, bool check_consistency, int num_threads) {
+// The torus of strategy 'torus_routed', from a dict (see make_plan's docstring). Unknown keys are refused.
+void set_torus(transform_options& o, const nb::dict& torus) {
+  std::optional<std::string> shape;
+  bool mesh = false;
+  nb::object mapping;
+  torus::routing_options& r = o.torus_routing;
+  for (auto [key, value] : torus) {
+    const std::string name = nb::cast<std::string>(nb::str(key));
+    if (name == "shape") shape = nb::cast<std::string>(value);
+    else if (name == "mesh") mesh = nb::cast<bool>(value);
+    else if (name == "mapping") mapping = nb::borrow(value);
+    else if (name == "mode") {
+      const std::string m = nb::cast<std::string>(value);
+      if (m == "direct") r.mode = torus::routing_mode::direct;
+      else if (m == "sdr") r.mode = torus::routing_mode::sdr;
+      else if (m == "auto" || m == "automatic") r.mode = torus::routing_mode::automatic;
+      else throw nb::value_error(("torus mode '" + m + "': expected 'direct', 'sdr' or 'auto'").c_str());
+    } else if (name == "alpha") r.alpha = nb::cast<double>(value);
+    else if (name == "beta") r.beta = nb::cast<std::int64_t>(value);
+    else if (name == "gamma") r.gamma = nb::cast<int>(value);
+    else if (name == "delta") r.delta = nb::cast<int>(value);
+    else if (name == "choice") {
+      const std::string c = nb::cast<std::string>(value);
+      if (c == "auto" || c == "automatic") r.choice = torus::intermediate_choice::automatic;
+      else if (c == "shortest") r.choice = torus::intermediate_choice::shortest;
+      else if (c == "all_but_longest") r.choice = torus::intermediate_choice::all_but_longest;
+      else throw nb::value_error(("torus choice '" + c + "': expected 'auto', 'shortest' or 'all_but_longest'").c_str());
+    } else if (name == "hardware") {
+      const std::string h = nb::cast<std::string>(value);
+      if (h == "dimension_order") r.hardware = torus::hardware_routing::dimension_order;
+      else if (h == "uniform_shortest") r.hardware = torus::hardware_routing::uniform_shortest;
+      else if (h == "random_direction") r.hardware = torus::hardware_routing::random_direction;
+      else throw nb::value_error(("torus hardware '" + h +
+                                  "': expected 'dimension_order', 'uniform_shortest' or 'random_direction'").c_str());
+    } else {
+      throw nb::value_error(("torus: unknown key '" + name + "'; expected shape, mesh, mapping, mode, alpha, beta, "
+                             "gamma, delta, choice, hardware").c_str());
+    }
+  }
+  if (!shape) throw nb::value_error("torus: 'shape' is required (e.g. '4x2', '8x4x4')");
+  const torus::topology network = torus::topology::parse(*shape, mesh);
+  torus::rank_mapping placement = torus::rank_mapping::dimension_ordered(
+      network, std::string("XYZ").substr(0, static_cast<std::size_t>(network.dimensions())));
+  if (mapping.is_valid() && !mapping.is_none()) {
+    if (nb::isinstance<nb::str>(mapping))
+      placement = torus::rank_mapping::dimension_ordered(network, nb::cast<std::string>(mapping));
+    else if (nb::isinstance<nb::int_>(mapping))
+      placement = torus::rank_mapping::random(network, nb::cast<std::uint64_t>(mapping));
+    else
+      placement = torus::rank_mapping::user(network, nb::cast<std::vector<int>>(mapping));
+  }
+  torus::validate(r);
+  o.torus = std::make_shared<const torus::machine>(torus::machine{network, std::move(placement)});
+}
+
+transform_options make_options(const std::string& strategy, bool check_consistency, int num_threads,
+                               const std::optional<nb::dict>& torus) {
   transform_options o;
   o.strategy = parse_exchange_strategy(strategy);
   o.check_consistency = check_consistency;
   if (num_threads < 0) throw nb::value_error("num_threads must be >= 0 (0: the OpenMP default)");
   o.num_threads = num_threads;
+  if (torus) set_torus(o, *torus);
   return o;
 }
 
@@ -152,32 +210,39 @@ void register_transform(nb::module_& m) {
       "make_plan",
       [](nb::handle comm, const grid_layout& a, const grid_layout& b, const std::string& operation, nb::handle dtype,
          std::optional<std::pair<std::string, std::int64_t>> region, const std::string& strategy,
-         bool check_consistency, int num_threads) {
+         bool check_consistency, int num_threads, std::optional<nb::dict> torus) {
         const MPI_Comm c = communicator(comm);
         std::vector<job_description> jobs;
         transform_options options;
         agree_on_arguments(c, [&] {
           jobs.push_back(job_description{a, b, parse_op(operation), element_type_of_dtype(dtype), parse_region(region)});
-          options = make_options(strategy, check_consistency, num_threads);
+          options = make_options(strategy, check_consistency, num_threads, torus);
         });
         nb::gil_scoped_release release;
         return redist::make_plan(c, std::move(jobs), options);
       },
       "comm"_a, "a"_a, "b"_a, "op"_a = "N", "dtype"_a = nb::none(), nb::kw_only(), "region"_a = nb::none(),
-      "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
-      "Plans A = alpha * op(B) + beta * A from layout b to layout a (collective over the mpi4py communicator).");
+      "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0, "torus"_a = nb::none(),
+      "Plans A = alpha * op(B) + beta * A from layout b to layout a (collective over the mpi4py communicator). "
+      "strategy: 'auto', 'point_to_point', 'alltoallv', 'shared_memory', or 'torus_routed' (a transpose of "
+      "block-cyclic layouts with equal blocks on one P x Q grid of all ranks, moved in the multi-phase "
+      "schedule's rounds, each routed on the torus described by torus=: a dict with 'shape' ('4x2', '8x4x4'; "
+      "one node per rank) and optionally 'mesh' (no wrap-around), 'mapping' (dimension order string like 'XY', "
+      "an int seed for a random placement, or node_of_rank), 'mode' ('sdr', 'direct', 'auto'), 'alpha', "
+      "'beta', 'gamma', 'delta', 'choice', 'hardware' (docs/torus.md)).");
 
   m.def(
       "make_batch_plan",
       [](nb::handle comm, std::vector<job_description> jobs, const std::string& strategy, bool check_consistency,
-         int num_threads) {
+         int num_threads, std::optional<nb::dict> torus) {
         const MPI_Comm c = communicator(comm);
         transform_options options;
-        agree_on_arguments(c, [&] { options = make_options(strategy, check_consistency, num_threads); });
+        agree_on_arguments(c, [&] { options = make_options(strategy, check_consistency, num_threads, torus); });
         nb::gil_scoped_release release;
         return redist::make_plan(c, std::move(jobs), options);
       },
       "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
+      "torus"_a = nb::none(),
       "Plans a batch of Jobs moved in one communication round (collective).");
 
   m.def(

@@ -117,3 +117,49 @@ def test_relabel_targets_returns_a_permutation_and_usable_layouts():
     a = layouts[0].empty()
     redist.transform(comm, layouts[0], a, b_layout, scatter(b_layout, b_global))
     assert np.array_equal(gather(comm, layouts[0], a), b_global)
+
+
+def torus_shapes(size):
+    shapes = [str(size)]
+    if size >= 4 and size % 2 == 0:
+        shapes.append(f"{size // 2}x2")
+    return shapes
+
+
+@pytest.mark.parametrize("mapping", [None, 7])
+def test_torus_routed_transpose_matches_numpy(mapping):
+    size, rank = comm.size, comm.rank
+    rows, cols = 41, 29
+    b_global = global_matrix(rows, cols, np.float64, seed=5)
+    for shape in torus_shapes(size):
+        for p, q in [(size, 1), (1, size)] + ([(size // 2, 2)] if size % 2 == 0 and size > 2 else []):
+            b_layout = redist.block_cyclic(rows, cols, 3, 3, (p, q), rank)
+            a_layout = redist.block_cyclic(cols, rows, 3, 3, (p, q), rank)
+            torus = {"shape": shape, "mapping": mapping, "mode": "sdr", "alpha": 1.0, "gamma": 0, "delta": -1,
+                     "beta": 4}
+            plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64, strategy="torus_routed",
+                                    torus=torus)
+            assert plan.strategy == "torus_routed"
+            a = a_layout.empty()
+            plan.execute(a, scatter(b_layout, b_global), 2.0)
+            assert np.array_equal(gather(comm, a_layout, a), 2.0 * b_global.T), f"torus {shape}, grid {p}x{q}"
+            back = b_layout.empty()
+            plan.inverse().execute(back, a)
+            assert np.array_equal(gather(comm, b_layout, back), 2.0 * b_global)
+
+
+def test_torus_options_are_checked():
+    layout = redist.block_cyclic(8, 8, 2, 2, (comm.size, 1), comm.rank)
+    with pytest.raises(ValueError, match="unknown key 'size'"):
+        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"size": "4"})
+    with pytest.raises(ValueError, match="'shape' is required"):
+        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"mode": "sdr"})
+    with pytest.raises(ValueError, match="torus mode 'fast'"):
+        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"shape": "2", "mode": "fast"})
+    with pytest.raises(redist.InvalidArgument, match="alpha"):
+        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed",
+                         torus={"shape": str(comm.size), "alpha": 2.0})
+    with pytest.raises(redist.Error, match="nodes"):  # one node per rank
+        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"shape": str(comm.size + 1)})
+    with pytest.raises(redist.Error, match="torus"):  # the strategy needs the torus described
+        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed")
