@@ -224,20 +224,14 @@ void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
   std::exception_ptr local;
   try {
     check();
-  } catch (const nb::builtin_exception& e) {
-    problem = e.what();
-    local = std::current_exception();
-  } catch (const nb::python_error& e) {
-    problem = e.what();
-    local = std::current_exception();
-  } catch (const redist::error& e) {
+  } catch (const std::exception& e) {  // Python errors, nanobind's casts, the library's own checks
     problem = e.what();
     local = std::current_exception();
   }
-  if (!problem.empty()) problem = "rank " + std::to_string(mpi::rank(comm)) + ": " + problem;
+  if (local) problem = "rank " + std::to_string(mpi::rank(comm)) + ": " + problem;
   try {
     nb::gil_scoped_release release;
-    mpi::agree_on_errors(comm, problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument, problem);
+    mpi::agree_on_errors(comm, local ? mpi::error_kind::invalid_argument : mpi::error_kind::none, problem);
   } catch (const redist::error&) {
     if (local) std::rethrow_exception(local);
     throw;

@@ -76,6 +76,17 @@ void check_local_array(const array_view& a, const grid_layout& layout, element_t
 // column-major regular storage, (local rows, lld) for row-major, (local_elements,) for explicit blocks.
 std::vector<std::int64_t> local_shape(const grid_layout& layout);
 
+// A Python value as T (options dicts, batch tuples); TypeError naming `where` (e.g. "torus['alpha']") and what
+// was expected otherwise.
+template <class T>
+T cast_argument(nb::handle value, const std::string& where, const char* expected) {
+  T out{};
+  if (!nb::try_cast(value, out))
+    throw nb::type_error((where + ": expected " + expected + ", got " +
+                          nb::cast<std::string>(nb::repr(value))).c_str());
+  return out;
+}
+
 // Runs `check` (argument parsing and array checks that may raise TypeError/ValueError on this rank only)
 // and agrees on the outcome over comm before anything collective starts, so that a bad argument on one
 // rank cannot leave the others waiting in a collective: the failing rank re-raises its own exception,

@@ -65,13 +65,13 @@ exchange::cost_model cost_model_of(const nb::dict& d) {
   for (auto [key, value] : d) {
     const std::string name = nb::cast<std::string>(nb::str(key));
     if (name == "source") {
-      model.source = nb::cast<std::string>(value);
+      model.source = cast_argument<std::string>(value, "cost_model['source']", "a string");
       continue;
     }
     bool known = false;
     for (const cost_field& f : cost_fields)
       if (name == f.name) {
-        model.*f.member = nb::cast<double>(value);
+        model.*f.member = cast_argument<double>(value, "cost_model['" + name + "']", "a float");
         known = true;
       }
     if (!known)

@@ -36,27 +36,27 @@ void set_torus(transform_options& o, const nb::dict& torus) {
   torus::routing_options& r = o.torus_routing;
   for (auto [key, value] : torus) {
     const std::string name = nb::cast<std::string>(nb::str(key));
-    if (name == "shape") shape = nb::cast<std::string>(value);
-    else if (name == "mesh") mesh = nb::cast<bool>(value);
+    if (name == "shape") shape = cast_argument<std::string>(value, "torus['shape']", "a string such as '4x2'");
+    else if (name == "mesh") mesh = cast_argument<bool>(value, "torus['mesh']", "a bool");
     else if (name == "mapping") mapping = nb::borrow(value);
     else if (name == "mode") {
-      const std::string m = nb::cast<std::string>(value);
+      const std::string m = cast_argument<std::string>(value, "torus['mode']", "a string");
       if (m == "direct") r.mode = torus::routing_mode::direct;
       else if (m == "sdr") r.mode = torus::routing_mode::sdr;
       else if (m == "auto" || m == "automatic") r.mode = torus::routing_mode::automatic;
       else throw nb::value_error(("torus mode '" + m + "': expected 'direct', 'sdr' or 'auto'").c_str());
-    } else if (name == "alpha") r.alpha = nb::cast<double>(value);
-    else if (name == "beta") r.beta = nb::cast<std::int64_t>(value);
-    else if (name == "gamma") r.gamma = nb::cast<int>(value);
-    else if (name == "delta") r.delta = nb::cast<int>(value);
+    } else if (name == "alpha") r.alpha = cast_argument<double>(value, "torus['alpha']", "a float");
+    else if (name == "beta") r.beta = cast_argument<std::int64_t>(value, "torus['beta']", "an int");
+    else if (name == "gamma") r.gamma = cast_argument<int>(value, "torus['gamma']", "an int");
+    else if (name == "delta") r.delta = cast_argument<int>(value, "torus['delta']", "an int");
     else if (name == "choice") {
-      const std::string c = nb::cast<std::string>(value);
+      const std::string c = cast_argument<std::string>(value, "torus['choice']", "a string");
       if (c == "auto" || c == "automatic") r.choice = torus::intermediate_choice::automatic;
       else if (c == "shortest") r.choice = torus::intermediate_choice::shortest;
       else if (c == "all_but_longest") r.choice = torus::intermediate_choice::all_but_longest;
       else throw nb::value_error(("torus choice '" + c + "': expected 'auto', 'shortest' or 'all_but_longest'").c_str());
     } else if (name == "hardware") {
-      const std::string h = nb::cast<std::string>(value);
+      const std::string h = cast_argument<std::string>(value, "torus['hardware']", "a string");
       if (h == "dimension_order") r.hardware = torus::hardware_routing::dimension_order;
       else if (h == "uniform_shortest") r.hardware = torus::hardware_routing::uniform_shortest;
       else if (h == "random_direction") r.hardware = torus::hardware_routing::random_direction;
@@ -75,9 +75,12 @@ void set_torus(transform_options& o, const nb::dict& torus) {
     if (nb::isinstance<nb::str>(mapping))
       placement = torus::rank_mapping::dimension_ordered(network, nb::cast<std::string>(mapping));
     else if (nb::isinstance<nb::int_>(mapping))
-      placement = torus::rank_mapping::random(network, nb::cast<std::uint64_t>(mapping));
+      placement = torus::rank_mapping::random(
+          network, cast_argument<std::uint64_t>(mapping, "torus['mapping']", "a non-negative int seed"));
     else
-      placement = torus::rank_mapping::user(network, nb::cast<std::vector<int>>(mapping));
+      placement = torus::rank_mapping::user(
+          network, cast_argument<std::vector<int>>(mapping, "torus['mapping']",
+                                               "a dimension order string, an int seed or a list of nodes"));
   }
   torus::validate(r);
   o.torus = std::make_shared<const torus::machine>(torus::machine{network, std::move(placement)});
@@ -165,8 +168,12 @@ void register_transform(nb::module_& m) {
                                         ": a must be a writable NumPy array and b a NumPy array").c_str());
                 keep.push_back(t[0]);
                 keep.push_back(t[1]);
-                buffers.push_back(buffers_of(p.jobs()[k], a, b, t.size() > 2 ? nb::cast<std::complex<double>>(t[2]) : 1.0,
-                                             t.size() > 3 ? nb::cast<std::complex<double>>(t[3]) : 0.0, k, true));
+                const std::string job = "job " + std::to_string(k);
+                const std::complex<double> alpha =
+                    t.size() > 2 ? cast_argument<std::complex<double>>(t[2], job + ": alpha", "a number") : 1.0;
+                const std::complex<double> beta =
+                    t.size() > 3 ? cast_argument<std::complex<double>>(t[3], job + ": beta", "a number") : 0.0;
+                buffers.push_back(buffers_of(p.jobs()[k], a, b, alpha, beta, k, true));
               }
             });
             nb::gil_scoped_release release;

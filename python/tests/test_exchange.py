@@ -216,6 +216,9 @@ def test_calibrated_cost_model_round_trips():
                                           destinations=[RANK], cost_model=model, region_size=2)
     plan.run()
     assert np.array_equal(recv, send)
+    with pytest.raises(TypeError, match=r"cost_model\['intra_latency'\]: expected a float"):
+        redist.neighbor_alltoallv_init(comm, send, [3], [0], recv, [3], [0], sources=[RANK], destinations=[RANK],
+                                       cost_model={**model, "intra_latency": "fast"})
     with pytest.raises(ValueError, match="unknown figure 'latency'"):
         redist.neighbor_alltoallv_init(comm, send, [3], [0], recv, [3], [0], sources=[RANK], destinations=[RANK],
                                        cost_model={"latency": 1e-6})

@@ -75,6 +75,8 @@ def test_batch_moves_every_job_in_one_plan():
         arrays.append((a_layout.empty(dtype), scatter(b_layout, b_global), 3.0))
         expected.append(3.0 * reference(op, b_global))
     plan = redist.make_batch_plan(comm, jobs)
+    with pytest.raises(TypeError, match="job 1: alpha: expected a number, got 'three'"):
+        plan.execute_batch([arrays[0], (*arrays[1][:2], "three"), arrays[2]])
     plan.execute_batch(arrays)
     for job, (a, _, _), want in zip(plan.jobs, arrays, expected):
         assert np.allclose(gather(comm, job.a, a), want)
@@ -159,6 +161,12 @@ def test_torus_options_are_checked():
     with pytest.raises(redist.InvalidArgument, match="alpha"):
         redist.make_plan(comm, layout, layout, "T", strategy="torus_routed",
                          torus={"shape": str(comm.size), "alpha": 2.0})
+    with pytest.raises(TypeError, match=r"torus\['alpha'\]: expected a float, got 'half'"):
+        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed",
+                         torus={"shape": str(comm.size), "alpha": "half"})
+    with pytest.raises(TypeError, match=r"torus\['mapping'\]"):
+        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed",
+                         torus={"shape": str(comm.size), "mapping": 1.5})
     with pytest.raises(redist.Error, match="nodes"):  # one node per rank
         redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"shape": str(comm.size + 1)})
     with pytest.raises(redist.Error, match="torus"):  # the strategy needs the torus described
