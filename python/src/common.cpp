@@ -196,6 +196,13 @@ flat_buffer flat_buffer_of(const array_view& a, const char* name) {
   return flat_buffer{a.data, a.size(), t};
 }
 
+void check_real_scalars(element_type t, std::complex<double> alpha, std::complex<double> beta,
+                        const std::string& where, const char* what) {
+  const bool complex_type = t == element_type::c32 || t == element_type::c64;
+  if (!complex_type && (alpha.imag() != 0 || beta.imag() != 0))
+    throw nb::type_error((where + "complex alpha or beta for " + what + " of " + dtype_name(t)).c_str());
+}
+
 nb::dict plan_statistics_dict(const plan_statistics& s) {
   nb::dict d;
   d["bytes_sent"] = s.bytes_sent;

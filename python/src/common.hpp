@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -75,6 +76,21 @@ void check_local_array(const array_view& a, const grid_layout& layout, element_t
 // The local array shape of a layout (see Layout.local_shape in the stubs): (lld, local columns) for
 // column-major regular storage, (local rows, lld) for row-major, (local_elements,) for explicit blocks.
 std::vector<std::int64_t> local_shape(const grid_layout& layout);
+
+// TypeError "<where>complex alpha or beta for <what> of <dtype>" when alpha or beta has an imaginary part and t
+// is not complex (where: "" or e.g. "job 2: "; what: "a transform", "a multiply").
+void check_real_scalars(element_type t, std::complex<double> alpha, std::complex<double> beta,
+                        const std::string& where, const char* what);
+
+// Benchmark helpers (_execute_repeatedly and friends): runs `call` `repetitions` times with the GIL released
+// and returns the mean seconds per call on this rank.
+template <class Call>
+double mean_seconds_per_call(int repetitions, Call&& call) {
+  nb::gil_scoped_release release;
+  const double start = MPI_Wtime();
+  for (int k = 0; k < repetitions; ++k) call();
+  return (MPI_Wtime() - start) / repetitions;
+}
 
 // A Python value as T (options dicts, batch tuples); TypeError naming `where` (e.g. "torus['alpha']") and what
 // was expected otherwise.

@@ -288,13 +288,10 @@ void register_exchange(nb::module_& m) {
       "_run_repeatedly",
       [](neighbor_exchange& e, int repetitions) {
         if (repetitions < 1) throw nb::value_error("_run_repeatedly needs repetitions >= 1");
-        nb::gil_scoped_release release;
-        const double start = MPI_Wtime();
-        for (int k = 0; k < repetitions; ++k) {
+        return mean_seconds_per_call(repetitions, [&] {
           e.plan.start();
           e.plan.wait();
-        }
-        return (MPI_Wtime() - start) / repetitions;
+        });
       },
       "plan"_a, "repetitions"_a,
       "Benchmark helper (bench/python_overhead.py): runs the neighborhood plan `repetitions` times from C++ and "
@@ -310,11 +307,9 @@ void register_exchange(nb::module_& m) {
           check_count_length(sendcounts.size(), c, "sendcounts");
           if (repetitions < 1) throw nb::value_error("_alltoallv_inplace_repeatedly needs repetitions >= 1");
         });
-        nb::gil_scoped_release release;
-        const double start = MPI_Wtime();
-        for (int k = 0; k < repetitions; ++k)
+        return mean_seconds_per_call(repetitions, [&] {
           exchange::alltoallv_inplace(b.data, b.elements, sendcounts.data(), nullptr, mpi_datatype(b.type), c);
-        return (MPI_Wtime() - start) / repetitions;
+        });
       },
       "comm"_a, "buf"_a, "sendcounts"_a, "repetitions"_a,
       "Benchmark helper (bench/python_overhead.py): alltoallv_inplace `repetitions` times from C++ (symmetric "

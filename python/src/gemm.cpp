@@ -40,6 +40,20 @@ nb::dict gemm_statistics_dict(const gemm_statistics& s) {
   return d;
 }
 
+// This rank's local arrays of a gemm plan's A, B and C, checked against its layouts and element type.
+struct gemm_arrays {
+  array_view a, b, c;
+};
+gemm_arrays checked_arrays(const gemm_plan& p, const writable_array& c, const readable_array& a,
+                           const readable_array& b) {
+  const gemm_description& d = p.description();
+  gemm_arrays out{view_of(a), view_of(b), view_of(c)};
+  check_local_array(out.a, d.a, d.type, "A");
+  check_local_array(out.b, d.b, d.type, "B");
+  check_local_array(out.c, d.c, d.type, "C");
+  return out;
+}
+
 }  // namespace
 
 void register_gemm(nb::module_& m) {
@@ -49,22 +63,13 @@ void register_gemm(nb::module_& m) {
           "execute",
           [](const gemm_plan& p, writable_array c, readable_array a, readable_array b, std::complex<double> alpha,
              std::complex<double> beta) {
-            const gemm_description& d = p.description();
-            array_view av, bv, cv;
+            gemm_arrays arrays;
             agree_on_arguments(p.communicator(), [&] {
-              av = view_of(a);
-              bv = view_of(b);
-              cv = view_of(c);
-              check_local_array(av, d.a, d.type, "A");
-              check_local_array(bv, d.b, d.type, "B");
-              check_local_array(cv, d.c, d.type, "C");
-              const bool complex_type = d.type == element_type::c32 || d.type == element_type::c64;
-              if (!complex_type && (alpha.imag() != 0 || beta.imag() != 0))
-                throw nb::type_error(("complex alpha or beta for a multiply of " + std::string(dtype_name(d.type)))
-                                         .c_str());
+              arrays = checked_arrays(p, c, a, b);
+              check_real_scalars(p.description().type, alpha, beta, "", "a multiply");
             });
             nb::gil_scoped_release release;
-            p.execute(cv.data, av.data, bv.data, alpha, beta);
+            p.execute(arrays.c.data, arrays.a.data, arrays.b.data, alpha, beta);
           },
           "c"_a, "a"_a, "b"_a, "alpha"_a = 1.0, "beta"_a = 0.0,
           "C = alpha * op(A) * op(B) + beta * C with this rank's local arrays of the plan's layouts (used in place; "
@@ -83,21 +88,13 @@ void register_gemm(nb::module_& m) {
   m.def(
       "_gemm_execute_repeatedly",
       [](const gemm_plan& p, writable_array c, readable_array a, readable_array b, int repetitions) {
-        const gemm_description& d = p.description();
-        array_view av, bv, cv;
+        gemm_arrays arrays;
         agree_on_arguments(p.communicator(), [&] {
-          av = view_of(a);
-          bv = view_of(b);
-          cv = view_of(c);
-          check_local_array(av, d.a, d.type, "A");
-          check_local_array(bv, d.b, d.type, "B");
-          check_local_array(cv, d.c, d.type, "C");
+          arrays = checked_arrays(p, c, a, b);
           if (repetitions < 1) throw nb::value_error("_gemm_execute_repeatedly needs repetitions >= 1");
         });
-        nb::gil_scoped_release release;
-        const double start = MPI_Wtime();
-        for (int k = 0; k < repetitions; ++k) p.execute(cv.data, av.data, bv.data, 1.0, 0.0);
-        return (MPI_Wtime() - start) / repetitions;
+        return mean_seconds_per_call(
+            repetitions, [&] { p.execute(arrays.c.data, arrays.a.data, arrays.b.data, 1.0, 0.0); });
       },
       "plan"_a, "c"_a, "a"_a, "b"_a, "repetitions"_a,
       "Benchmark helper (bench/python_overhead.py): executes the gemm plan `repetitions` times from C++ (alpha 1, "

@@ -104,9 +104,7 @@ job_buffers buffers_of(const job_description& job, const writable_array& a, cons
   const array_view av = view_of(a), bv = view_of(b);
   check_local_array(av, job.a, job.type, (where + "A").c_str());
   check_local_array(bv, job.b, job.type, (where + "B").c_str());
-  const bool complex_type = job.type == element_type::c32 || job.type == element_type::c64;
-  if (!complex_type && (alpha.imag() != 0 || beta.imag() != 0))
-    throw nb::type_error((where + "complex alpha or beta for a transform of " + dtype_name(job.type)).c_str());
+  check_real_scalars(job.type, alpha, beta, where, "a transform");
   return job_buffers{av.data, bv.data, alpha, beta};
 }
 
@@ -203,11 +201,8 @@ void register_transform(nb::module_& m) {
             throw nb::value_error("_execute_repeatedly needs a single-job plan and repetitions >= 1");
           buffers = buffers_of(p.jobs().front(), a, b, 1.0, 0.0, 0, false);
         });
-        nb::gil_scoped_release release;
         const std::vector<job_buffers> all{buffers};
-        const double start = MPI_Wtime();
-        for (int k = 0; k < repetitions; ++k) p.execute(all);
-        return (MPI_Wtime() - start) / repetitions;
+        return mean_seconds_per_call(repetitions, [&] { p.execute(all); });
       },
       "plan"_a, "a"_a, "b"_a, "repetitions"_a,
       "Benchmark helper (bench/python_overhead.py): executes the plan `repetitions` times from C++, without the "
