@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace redist::scalapack::blacs {
@@ -15,12 +16,14 @@ using gridinfo_fn = void (*)(int, int*, int*, int*, int*);
 using get_fn = void (*)(int, int, int*);
 using sys_handle_fn = MPI_Comm (*)(int);
 using pxerbla_fn = void (*)(const int*, const char*, const int*, std::size_t);
+using abort_fn = void (*)(int, int);
 
 struct functions {
   gridinfo_fn gridinfo = nullptr;
   get_fn get = nullptr;
   sys_handle_fn to_comm = nullptr;
   pxerbla_fn pxerbla = nullptr;  // optional
+  abort_fn abort = nullptr;      // optional
   std::string missing;
 };
 
@@ -39,6 +42,7 @@ const functions& blacs_functions() {
     r.to_comm = find<sys_handle_fn>("Cblacs2sys_handle", r.missing);
     std::string ignored;
     r.pxerbla = find<pxerbla_fn>("pxerbla_", ignored);
+    r.abort = find<abort_fn>("Cblacs_abort", ignored);
     return r;
   }();
   return f;
@@ -88,6 +92,27 @@ void report_error(int context, const char* routine, int info) {
 
 void report_problem(const char* routine, const std::string& message) {
   std::fprintf(stderr, "%s: %s\n", routine, message.c_str());
+}
+
+bool holds_me(int context) {
+  // Cblacs_gridinfo checks the handle against BLACS's table (range and exited contexts) before using it.
+  return available() && grid_info(context).contains_me();
+}
+
+void fail_after_checks(int context, const char* routine, int info, const std::string& why) {
+  const char* mode = std::getenv("REDIST_SCALAPACK_ON_ERROR");
+  const bool return_instead = mode != nullptr && std::strcmp(mode, "return") == 0;
+  std::fprintf(stderr, "%s: %s (%s)\n", routine, why.c_str(),
+               return_instead ? "REDIST_SCALAPACK_ON_ERROR=return: the output is undefined"
+                              : "aborting; REDIST_SCALAPACK_ON_ERROR=return reports it through PXERBLA instead");
+  std::fflush(stderr);
+  if (return_instead) {
+    report_error(context, routine, info);
+    return;
+  }
+  const auto& f = blacs_functions();
+  if (f.abort != nullptr && holds_me(context)) f.abort(context, 1);
+  MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
 }  // namespace redist::scalapack::blacs

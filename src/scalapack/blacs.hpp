@@ -31,4 +31,15 @@ void report_error(int context, const char* routine, int info);
 // Reports a problem that has no argument position (own message), on stderr.
 void report_problem(const char* routine, const std::string& message);
 
+// True when `context` is a live BLACS context whose grid holds this process: not negative, created and not
+// exited (BLACS's own gridinfo answers -1 otherwise; its other functions would index freed memory).
+bool holds_me(int context);
+
+// Ends a call that failed after every process agreed its arguments were right (planning or execution raised,
+// an operand the engine does not support): the application must not go on with B or C untouched or half
+// written. Prints "ROUTINE: why" and calls Cblacs_abort(context, 1) (what PBLAS does; MPI_Abort when BLACS
+// has no Cblacs_abort), unless REDIST_SCALAPACK_ON_ERROR=return, which reports `info` through PXERBLA and
+// returns instead (the caller then must treat the output as undefined).
+void fail_after_checks(int context, const char* routine, int info, const std::string& why);
+
 }  // namespace redist::scalapack::blacs

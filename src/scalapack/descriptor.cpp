@@ -38,7 +38,7 @@ descriptor parse(const Int* raw, dtype_fallback fallback) {
     field = at(pos);
     d.position[idx(e)] = pos;
   };
-  const std::int64_t type = at(1);
+  const std::int64_t type = fallback == dtype_fallback::read_as_type1 ? block_cyclic_2d : at(1);
   if (type == block_cyclic_2d_inb) {
     set(desc_entry::dtype, d.dtype, 1);
     set(desc_entry::ctxt, d.ctxt, 2);
@@ -51,9 +51,9 @@ descriptor parse(const Int* raw, dtype_fallback fallback) {
     set(desc_entry::rsrc, d.rsrc, 9);
     set(desc_entry::csrc, d.csrc, 10);
     set(desc_entry::lld, d.lld, 11);
-  } else if (type == block_cyclic_2d || fallback == dtype_fallback::read_as_type1) {
-    set(desc_entry::dtype, d.dtype, 1);
-    d.dtype = block_cyclic_2d;
+  } else if (type == block_cyclic_2d) {
+    d.dtype = block_cyclic_2d;  // REDIST's reading never looks at the caller's DTYPE
+    d.position[idx(desc_entry::dtype)] = 1;
     set(desc_entry::ctxt, d.ctxt, 2);
     set(desc_entry::m, d.m, 3);
     set(desc_entry::n, d.n, 4);

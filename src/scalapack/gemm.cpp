@@ -4,14 +4,18 @@
 #include <algorithm>
 #include <cctype>
 #include <complex>
+#include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "blacs.hpp"
 #include "first_error.hpp"
 #include "plan_cache.hpp"
+#include "staging.hpp"
 #include "redist/error.hpp"
 #include "redist/gemm/gemm.hpp"
 #include "redist/mpi/checked.hpp"
@@ -22,18 +26,60 @@ namespace redist::scalapack {
 namespace {
 
 // What every process of the context contributes: its grid position, its view of the three operands and of
-// the scalar arguments (PBLAS requires them global; gathering them lets every process check that).
+// the scalar arguments (PBLAS requires them global; gathering them lets every process check that), and its own
+// argument error.
 struct rank_record {
   std::int64_t my_row, my_col;
   std::int64_t a[descriptor_length], b[descriptor_length], c[descriptor_length];  // normalized (DTYPE as given)
   std::int64_t ia, ja, ib, jb, ic, jc, m, n, k, op_a, op_b, world_rank;
+  std::int64_t alpha[2], beta[2];  // the scalars' bytes (a complex<double> fills both words)
+  std::int64_t info;
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
+constexpr int word_at(std::size_t offset) { return static_cast<int>(offset / sizeof(std::int64_t)); }
+
+// Argument positions: TRANSA=1 TRANSB=2 M=3 N=4 K=5 ALPHA=6 A=7 IA=8 JA=9 DESCA=10 B=11 IB=12 JB=13 DESCB=14
+// BETA=15 C=16 IC=17 JC=18 DESCC=19.
+constexpr int desca_pos = 10, descb_pos = 14, descc_pos = 19;
 
 void store(const descriptor& d, std::int64_t* out) {
   const auto values = d.normalized();
   std::copy(values.begin(), values.end(), out);
   out[0] = d.dtype;
+}
+
+template <class T>
+void store_scalar(T value, std::int64_t* out) {
+  static_assert(sizeof(T) <= 2 * sizeof(std::int64_t));
+  out[0] = out[1] = 0;
+  std::memcpy(out, &value, sizeof(T));
+}
+
+// The arguments every process must pass alike and the info that reports a difference (LLD, CTXT and DTYPE are
+// each process's own).
+std::vector<global_argument> global_arguments() {
+  std::vector<global_argument> out{{word_at(offsetof(rank_record, op_a)), -1},
+                                   {word_at(offsetof(rank_record, op_b)), -2},
+                                   {word_at(offsetof(rank_record, m)), -3},
+                                   {word_at(offsetof(rank_record, n)), -4},
+                                   {word_at(offsetof(rank_record, k)), -5},
+                                   {word_at(offsetof(rank_record, alpha)), -6},
+                                   {word_at(offsetof(rank_record, alpha)) + 1, -6},
+                                   {word_at(offsetof(rank_record, ia)), -8},
+                                   {word_at(offsetof(rank_record, ja)), -9},
+                                   {word_at(offsetof(rank_record, ib)), -12},
+                                   {word_at(offsetof(rank_record, jb)), -13},
+                                   {word_at(offsetof(rank_record, beta)), -15},
+                                   {word_at(offsetof(rank_record, beta)) + 1, -15},
+                                   {word_at(offsetof(rank_record, ic)), -17},
+                                   {word_at(offsetof(rank_record, jc)), -18}};
+  for (const auto& [offset, position] :
+       {std::pair{offsetof(rank_record, a), desca_pos}, std::pair{offsetof(rank_record, b), descb_pos},
+        std::pair{offsetof(rank_record, c), descc_pos}})
+    for (const desc_entry e : {desc_entry::m, desc_entry::n, desc_entry::imb, desc_entry::inb, desc_entry::mb,
+                               desc_entry::nb, desc_entry::rsrc, desc_entry::csrc})
+      out.push_back({word_at(offset) + static_cast<int>(e), -(position * 100 + static_cast<int>(e) + 1)});
+  return out;
 }
 
 template <class T>
@@ -46,6 +92,15 @@ op op_of(char trans) {
   const char t = static_cast<char>(std::toupper(static_cast<unsigned char>(trans)));
   if (t == 'N') return op::identity;
   return t == 'C' && is_complex_v<T> ? op::conj_transpose : op::transpose;
+}
+
+// The operation a TRANS letter names as a record word (1000 + the letter for one check_gemm refuses), so that
+// processes are compared on what they ask for: 'T' and 'C' are the same for the real routines.
+template <class T>
+std::int64_t operation_word(char trans) {
+  const char t = static_cast<char>(std::toupper(static_cast<unsigned char>(trans)));
+  if (t != 'N' && t != 'T' && t != 'C') return 1000 + static_cast<unsigned char>(trans);
+  return static_cast<std::int64_t>(op_of<T>(trans));
 }
 
 // sub(C) := beta*sub(C) on this process's part of sub(C), PBLAS's answer when alpha = 0 or K = 0: nothing of
@@ -73,28 +128,37 @@ template <class T>
 void gemm(const char* routine, const char* transa, const char* transb, int m, int n, int k, T alpha, const T* a,
           int ia, int ja, const int* desca, const T* b, int ib, int jb, const int* descb, T beta, T* c, int ic, int jc,
           const int* descc) noexcept {
+  if (!blacs::available()) {
+    blacs::report_problem(routine, blacs::unavailable_reason());
+    return;
+  }
+  if (desca == nullptr) {  // no context to reach the others through
+    blacs::report_error(-1, routine, -desca_pos);
+    return;
+  }
+  const descriptor da = parse_descriptor(desca);
+  const int context = static_cast<int>(da.ctxt);
+  process_grid grid = blacs::grid_info(context);
+  if (!grid.contains_me()) {
+    // CTXT -1 is what BLACS gives a process outside a grid: it has no part in the call (as in REDIST). Another
+    // negative, unknown or exited context is reported here alone: it cannot reach the others.
+    if (context != -1) blacs::report_error(context, routine, -(desca_pos * 100 + 2));
+    return;
+  }
+  const int context_info = -(desca_pos * 100 + 2);
+  const char ta = transa ? *transa : '\0', tb = transb ? *transb : '\0';
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::vector<rank_record> all;
+  descriptor db, dc;
+  int me = 0;
   try {
-    if (!blacs::available()) {
-      blacs::report_problem(routine, blacs::unavailable_reason());
-      return;
-    }
-    const descriptor da = parse_descriptor(desca);
-    const descriptor db = parse_descriptor(descb);
-    const descriptor dc = parse_descriptor(descc);
-    process_grid grid = blacs::grid_info(static_cast<int>(da.ctxt));
-    if (!grid.contains_me()) {
-      // PBLAS aborts here (its error 1002); this process cannot even reach the others.
-      blacs::report_problem(routine, "parameter number 1002 had an illegal value: DESCA's context (" +
-                                         std::to_string(da.ctxt) + ") is not a grid this process is part of");
-      return;
-    }
-    MPI_Comm comm = blacs::communicator(static_cast<int>(da.ctxt));
-    const int me = mpi::rank(comm);
-    const int nranks = mpi::size(comm);
+    int info = descb == nullptr ? -descb_pos : descc == nullptr ? -descc_pos : 0;
+    if (descb != nullptr) db = parse_descriptor(descb);
+    if (descc != nullptr) dc = parse_descriptor(descc);
+    comm = blacs::communicator(context);
+    me = mpi::rank(comm);
     int world_rank = 0;
     REDIST_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
-    const char ta = transa ? *transa : '\0', tb = transb ? *transb : '\0';
-    const int info_here = check_gemm(grid, ta, tb, m, n, k, ia, ja, da, ib, jb, db, ic, jc, dc);
     rank_record mine{};
     mine.my_row = grid.my_row;
     mine.my_col = grid.my_col;
@@ -103,40 +167,59 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
     store(dc, mine.c);
     mine.ia = ia, mine.ja = ja, mine.ib = ib, mine.jb = jb, mine.ic = ic, mine.jc = jc;
     mine.m = m, mine.n = n, mine.k = k, mine.world_rank = world_rank;
-    // Only meaningful once TRANSA and TRANSB are known to be right (checked before they are used).
-    mine.op_a = static_cast<std::int64_t>(op_of<T>(ta));
-    mine.op_b = static_cast<std::int64_t>(op_of<T>(tb));
-    std::vector<rank_record> all(static_cast<size_t>(nranks));
+    mine.op_a = operation_word<T>(ta);
+    mine.op_b = operation_word<T>(tb);
+    store_scalar(alpha, mine.alpha);
+    store_scalar(beta, mine.beta);
+    mine.info = info;
+    all.resize(static_cast<size_t>(mpi::size(comm)));
     REDIST_MPI_CHECK(MPI_Allgather(&mine, record_words, MPI_INT64_T, all.data(), record_words, MPI_INT64_T, comm));
-    grid.position_ranks.assign(static_cast<size_t>(grid.proc_rows * grid.proc_cols), -1);
-    for (int r = 0; r < nranks; ++r) {
-      const rank_record& x = all[static_cast<size_t>(r)];
+  } catch (const std::exception& e) {
+    blacs::fail_after_checks(context, routine, context_info, e.what());
+    return;
+  }
+  const int nranks = static_cast<int>(all.size());
+  grid.position_ranks.assign(static_cast<size_t>(grid.proc_rows * grid.proc_cols), -1);
+  for (int r = 0; r < nranks; ++r) {
+    const rank_record& x = all[static_cast<size_t>(r)];
+    if (x.my_row >= 0 && x.my_row < grid.proc_rows && x.my_col >= 0 && x.my_col < grid.proc_cols)
       grid.position_ranks[static_cast<size_t>(x.my_row * grid.proc_cols + x.my_col)] = r;
-    }
+  }
 
-    // PBLAS's checks (LLD is local: the first error over all processes is reported everywhere).
-    if (const int info = agree_on_first_error(comm, info_here); info != 0) {
-      blacs::report_error(static_cast<int>(da.ctxt), routine, info);
-      return;
-    }
-    for (const rank_record& r : all)
-      if (r.m != m || r.n != n || r.k != k || r.op_a != mine.op_a || r.op_b != mine.op_b) {
-        // The same on every process: the records are.
-        blacs::report_problem(routine, "the processes passed different M, N, K, TRANSA or TRANSB (" +
-                                           std::to_string(all.front().m) + " x " + std::to_string(all.front().n) +
-                                           " x " + std::to_string(all.front().k) + " on rank 0, " +
-                                           std::to_string(r.m) + " x " + std::to_string(r.n) + " x " +
-                                           std::to_string(r.k) + " on rank " + std::to_string(&r - all.data()) + ")");
-        return;
-      }
-    // PBLAS's quick return.
-    if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
-    const bool multiply = alpha != T(0) && k != 0;
-    const auto replicated = [](const descriptor& d) { return d.rsrc < 0 || d.csrc < 0; };
-    if (replicated(dc) || (multiply && (replicated(da) || replicated(db)))) {  // the same on every process
-      blacs::report_problem(routine, "replicated operands (RSRC or CSRC = -1) are not supported");
-      return;
-    }
+  // Arguments that differ between processes, then PBLAS's checks (LLD is local: the first error over all
+  // processes is reported everywhere). Every process sees the same records, so all take the same branches.
+  std::vector<std::int64_t> words(reinterpret_cast<const std::int64_t*>(all.data()),
+                                  reinterpret_cast<const std::int64_t*>(all.data()) + all.size() * record_words);
+  int differing = -1;
+  int info = first_disagreement(words, record_words, global_arguments(), [](int, int) { return true; }, differing);
+  if (info != 0 && me == 0)
+    blacs::report_problem(routine, "process " + std::to_string(differing) +
+                                       " of the context passed a different value of a global argument than the "
+                                       "others; it must be the same on every process");
+  for (const rank_record& r : all) info = first_error(info, static_cast<int>(r.info));
+  try {
+    if (info == 0)
+      info = agree_on_first_error(comm, check_gemm(grid, ta, tb, m, n, k, ia, ja, da, ib, jb, db, ic, jc, dc));
+  } catch (const std::exception& e) {
+    blacs::fail_after_checks(context, routine, context_info, e.what());
+    return;
+  }
+  if (info != 0) {
+    blacs::report_error(context, routine, info);
+    return;
+  }
+  // PBLAS's quick return.
+  if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
+  const bool multiply = alpha != T(0) && k != 0;
+  const auto replicated = [](const descriptor& d) { return d.rsrc < 0 || d.csrc < 0; };
+  if (replicated(dc) || (multiply && (replicated(da) || replicated(db)))) {  // the same on every process
+    const descriptor& d = replicated(dc) ? dc : replicated(da) ? da : db;
+    const int position = &d == &dc ? descc_pos : &d == &da ? desca_pos : descb_pos;
+    blacs::fail_after_checks(context, routine, -(position * 100 + (d.rsrc < 0 ? 9 : 10)),
+                             "replicated operands (RSRC or CSRC = -1) are not supported");
+    return;
+  }
+  try {
     const grid_layout c_layout = layout_of(m, n, ic, jc, dc, grid, me);
     if (!multiply) {
       scale_local(c_layout, c, beta);
@@ -148,20 +231,24 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
     const grid_layout b_layout =
         op_b == op::identity ? layout_of(k, n, ib, jb, db, grid, me) : layout_of(n, k, ib, jb, db, grid, me);
     // Everything that determines the plan: every process's grid position, descriptors, sub-matrices, sizes,
-    // operations and MPI_COMM_WORLD rank (the communicator's identity), and the element type.
+    // operations and MPI_COMM_WORLD rank (the communicator's identity), and the element type; not the scalars.
     std::vector<std::int64_t> key;
-    key.reserve(all.size() * record_words + 1);
+    key.reserve(words.size() + 1);
     key.push_back(static_cast<std::int64_t>(element_type_v<T>));
-    for (const rank_record& r : all) {
-      const auto* words = reinterpret_cast<const std::int64_t*>(&r);
-      key.insert(key.end(), words, words + record_words);
-    }
+    key.insert(key.end(), words.begin(), words.end());
+    for (int r = 0; r < nranks; ++r)
+      for (const std::size_t scalar : {offsetof(rank_record, alpha), offsetof(rank_record, beta)})
+        for (int w = 0; w < 2; ++w) key[static_cast<size_t>(1 + r * record_words + word_at(scalar) + w)] = 0;
     const gemm_plan& plan = cached_gemm_plan(std::move(key), [&] {
       return make_gemm_plan(comm, gemm_description{a_layout, b_layout, c_layout, op_a, op_b, element_type_v<T>});
     });
-    plan.execute(c, a, b, alpha, beta);
+    const std::int64_t c_elements = local_array_elements(dc, grid);
+    std::vector<T> a_copy, b_copy;
+    const T* a_read = unaliased(a, local_array_elements(da, grid), c, c_elements, a_copy);
+    const T* b_read = unaliased(b, local_array_elements(db, grid), c, c_elements, b_copy);
+    plan.execute(c, a_read, b_read, alpha, beta);
   } catch (const std::exception& e) {
-    blacs::report_problem(routine, e.what());
+    blacs::fail_after_checks(context, routine, context_info, e.what());
   }
 }
 

@@ -4,6 +4,7 @@
 // redist_p?trmr2d). See docs/scalapack.md.
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <complex>
 #include <cstdint>
 #include <string>
@@ -12,6 +13,7 @@
 #include "blacs.hpp"
 #include "first_error.hpp"
 #include "plan_cache.hpp"
+#include "staging.hpp"
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
 #include "redist/redist.h"
@@ -41,8 +43,14 @@ struct rank_record {
   operand_record a, b;
   std::int64_t m, n, world_rank;
   std::int64_t region_shape, region_diagonal;  // region_shape -1: this process's UPLO or DIAG is wrong
+  std::int64_t info;                           // this process's own argument error (0: none)
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
+// The index of a record's word at byte `offset` (the records are gathered and compared as words).
+constexpr int word_at(std::size_t offset) { return static_cast<int>(offset / sizeof(std::int64_t)); }
+int operand_word(bool a, std::size_t offset) {
+  return word_at((a ? offsetof(rank_record, a) : offsetof(rank_record, b)) + offset);
+}
 
 operand_record describe_operand(const process_grid& g, const descriptor& d, std::int64_t i, std::int64_t j) {
   return operand_record{g.proc_rows, g.proc_cols, g.my_row, g.my_col, d.dtype, d.m,   d.n,    d.imb,
@@ -110,11 +118,35 @@ agreed_operand agree_operand(const std::vector<rank_record>& all, int me, bool u
   return out;
 }
 
+// The arguments every process must pass alike, with the info that reports a difference: M, N, UPLO/DIAG (one
+// word each), and for each operand the sub-matrix's IA, JA and the descriptor's global entries, compared among
+// the processes on that operand's grid (LLD and CTXT are local; DTYPE is not read).
+std::vector<global_argument> global_arguments(const argument_positions& pos, bool trapezoid) {
+  std::vector<global_argument> out{{word_at(offsetof(rank_record, m)), -pos.m}, {word_at(offsetof(rank_record, n)), -pos.n}};
+  if (trapezoid) {
+    out.push_back({word_at(offsetof(rank_record, region_shape)), -uplo_pos});
+    out.push_back({word_at(offsetof(rank_record, region_diagonal)), -diag_pos});
+  }
+  for (const bool a : {true, false}) {
+    const int d = a ? pos.desca : pos.descb;
+    out.push_back({operand_word(a, offsetof(operand_record, i)), -(a ? pos.ia : pos.ib)});
+    out.push_back({operand_word(a, offsetof(operand_record, j)), -(a ? pos.ja : pos.jb)});
+    out.push_back({operand_word(a, offsetof(operand_record, rows)), -(d * 100 + 2)});
+    out.push_back({operand_word(a, offsetof(operand_record, cols)), -(d * 100 + 2)});
+    out.push_back({operand_word(a, offsetof(operand_record, m)), -(d * 100 + 3)});
+    out.push_back({operand_word(a, offsetof(operand_record, n)), -(d * 100 + 4)});
+    out.push_back({operand_word(a, offsetof(operand_record, mb)), -(d * 100 + 5)});
+    out.push_back({operand_word(a, offsetof(operand_record, nb)), -(d * 100 + 6)});
+    out.push_back({operand_word(a, offsetof(operand_record, rsrc)), -(d * 100 + 9)});
+    out.push_back({operand_word(a, offsetof(operand_record, csrc)), -(d * 100 + 10)});
+  }
+  return out;
+}
+
 // REDIST's checks of one operand as an info code (positions of IA, JA, DESC; descriptor entries numbered
 // as PBLAS does).
 int operand_info(std::int64_t m, std::int64_t n, const agreed_operand& op, int i_pos, int j_pos, int desc_pos) {
   const descriptor& d = op.desc;
-  if (!d.known_type()) return -(desc_pos * 100 + 1);
   switch (check_gemr2d_operand(m, n, op.i, op.j, d, op.grid)) {
     case gemr2d_problem::none: return 0;
     case gemr2d_problem::source_process:
@@ -144,26 +176,55 @@ int trapezoid_of(const char* uplo, const char* diag, std::int64_t m, std::int64_
   return 0;
 }
 
+// A descriptor as REDIST reads it: 9 entries whatever DTYPE says; a process outside the grid passes CTXT < 0
+// and nothing else of it is read (nor anything when the descriptor is null: `info` gets its position).
+descriptor read_descriptor(const int* desc, int desc_pos, int& info) {
+  if (desc == nullptr) {
+    info = first_error(info, -desc_pos);
+    return descriptor{};
+  }
+  return desc[1] >= 0 ? parse_descriptor(desc, dtype_fallback::read_as_type1) : descriptor{};
+}
+
 // p?gemr2d (region all) and p?trmr2d (a trapezoid, or region_info the info of a wrong UPLO or DIAG).
+//
+// Every process of ICTXT gathers every process's arguments in one collective and all decide the same from them:
+// arguments that differ between processes, and the reference's checks, are reported through PXERBLA on every
+// process with nothing written. A failure after that agreement aborts (blacs::fail_after_checks).
 template <class T>
-void redistribute(const char* routine, const argument_positions& pos, int region_info, element_region region, int m,
-                  int n, const T* a, int ia, int ja, const int* desca, T* b, int ib, int jb, const int* descb,
-                  int context) noexcept {
-  if (m == 0 || n == 0) return;  // as REDIST: nothing read, nothing communicated
+void redistribute(const char* routine, const argument_positions& pos, bool trapezoid, int region_info,
+                  element_region region, int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib,
+                  int jb, const int* descb, int context) noexcept {
+  const bool empty = m == 0 || n == 0;
+  if (!blacs::available()) {
+    if (!empty) blacs::report_problem(routine, blacs::unavailable_reason());
+    return;
+  }
+  // REDIST reads nothing when the copy is empty, ICTXT included; otherwise an unknown or exited context, or
+  // one without this process, cannot reach the others: reported here alone.
+  const int ictxt_info = -(pos.descb + 1);
+  if (!blacs::holds_me(context)) {
+    if (!empty) blacs::report_error(context, routine, ictxt_info);
+    return;
+  }
+  MPI_Comm comm = MPI_COMM_NULL;
+  std::vector<rank_record> all;
+  int me = 0;
   try {
-    if (!blacs::available()) {
-      blacs::report_problem(routine, blacs::unavailable_reason());
-      return;
-    }
-    MPI_Comm comm = blacs::communicator(context);
-    const int me = mpi::rank(comm);
-    const int nranks = mpi::size(comm);
+    comm = blacs::communicator(context);
+    me = mpi::rank(comm);
     int world_rank = 0;
     REDIST_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
 
-    // Processes outside a grid pass CTXT = -1 and may leave the rest of the descriptor unset.
-    const descriptor da = desca && desca[1] >= 0 ? parse_descriptor(desca) : descriptor{};
-    const descriptor db = descb && descb[1] >= 0 ? parse_descriptor(descb) : descriptor{};
+    int info = 0;
+    descriptor da, db;
+    if (!empty) {
+      info = region_info;
+      if (m < 0) info = first_error(info, -pos.m);
+      if (n < 0) info = first_error(info, -pos.n);
+      da = read_descriptor(desca, pos.desca, info);
+      db = read_descriptor(descb, pos.descb, info);
+    }
     const process_grid ga = blacs::grid_info(static_cast<int>(da.ctxt));
     const process_grid gb = blacs::grid_info(static_cast<int>(db.ctxt));
     rank_record mine{describe_operand(ga, da, ia, ja),
@@ -172,76 +233,101 @@ void redistribute(const char* routine, const argument_positions& pos, int region
                      n,
                      world_rank,
                      region_info == 0 ? static_cast<std::int64_t>(region.shape) : -1,
-                     region.diagonal};
-    std::vector<rank_record> all(static_cast<size_t>(nranks));
+                     region.diagonal,
+                     info};
+    all.resize(static_cast<size_t>(mpi::size(comm)));
     REDIST_MPI_CHECK(MPI_Allgather(&mine, record_words, MPI_INT64_T, all.data(), record_words, MPI_INT64_T, comm));
+  } catch (const std::exception& e) {
+    // Nothing but MPI can fail before the records are gathered; the others may be waiting in the gather.
+    blacs::fail_after_checks(context, routine, ictxt_info, e.what());
+    return;
+  }
 
-    agreed_operand A = agree_operand(all, me, true);
-    agreed_operand B = agree_operand(all, me, false);
-    std::string problem = !A.problem.empty() ? "A: " + A.problem : !B.problem.empty() ? "B: " + B.problem : "";
-    for (const rank_record& r : all)
-      if (problem.empty() && (r.m != m || r.n != n))
-        problem = "the processes passed different M or N (" + std::to_string(m) + " x " + std::to_string(n) +
-                  " here, " + std::to_string(r.m) + " x " + std::to_string(r.n) + " on rank " +
-                  std::to_string(&r - all.data()) + ")";
-    // Different valid UPLO or DIAG cannot be planned; a wrong one is reported below, as an argument.
-    const bool regions_valid =
-        std::all_of(all.begin(), all.end(), [](const rank_record& r) { return r.region_shape >= 0; });
-    for (const rank_record& r : all)
-      if (problem.empty() && regions_valid &&
-          (r.region_shape != mine.region_shape || r.region_diagonal != mine.region_diagonal))
-        problem = "the processes passed different UPLO or DIAG (rank " + std::to_string(&r - all.data()) +
-                  " differs from this one)";
-    if (!problem.empty()) {  // the same on every rank: the records are
-      blacs::report_problem(routine, problem);
-      return;
+  // From here every process decides the same from the same records, until the LLD check.
+  std::vector<std::int64_t> words(reinterpret_cast<const std::int64_t*>(all.data()),
+                                  reinterpret_cast<const std::int64_t*>(all.data()) + all.size() * record_words);
+  const auto on_grid = [&](int r, int info) {
+    const rank_record& x = all[static_cast<size_t>(r)];
+    const bool empty_here = x.m == 0 || x.n == 0;
+    if (info == -pos.m || info == -pos.n) return true;
+    if (empty_here) return false;  // nothing else is read from a process whose copy is empty
+    if (info == -uplo_pos || info == -diag_pos) return x.region_shape >= 0;
+    const int d = -info / 100;
+    const bool a_side = (d == pos.desca) || info == -pos.ia || info == -pos.ja;
+    return (a_side ? x.a.my_row : x.b.my_row) >= 0;
+  };
+  // An empty copy everywhere: nothing read, nothing communicated (REDIST returns at once, whatever the rest).
+  if (std::all_of(all.begin(), all.end(), [](const rank_record& r) { return r.m == 0 || r.n == 0; })) return;
+  int differing = -1;
+  int info = first_disagreement(words, record_words, global_arguments(pos, trapezoid), on_grid, differing);
+  std::string why;
+  if (info != 0) {
+    why = "process " + std::to_string(differing) + " of the context passed a different value of this argument than " +
+          "the others; it must be the same on every process";
+  }
+  for (const rank_record& r : all) info = first_error(info, static_cast<int>(r.info));
+  agreed_operand A, B;
+  if (info == 0) {
+    A = agree_operand(all, me, true);
+    B = agree_operand(all, me, false);
+    if (!A.problem.empty()) info = -(pos.desca * 100 + 2), why = "A: " + A.problem;
+    if (!B.problem.empty()) info = first_error(info, -(pos.descb * 100 + 2)), why = why.empty() ? "B: " + B.problem : why;
+  }
+  // The reference's checks; LLD is local, so the first error is agreed over all processes.
+  grid_layout source, target;
+  int local = info;
+  if (local == 0) local = operand_info(m, n, A, pos.ia, pos.ja, pos.desca);
+  if (local == 0) local = operand_info(m, n, B, pos.ib, pos.jb, pos.descb);
+  if (local == 0) {
+    try {
+      source = layout_of(m, n, A.i, A.j, A.desc, A.grid, me);
+    } catch (const error&) {
+      local = -(pos.desca * 100 + 1);
     }
-    int info = region_info != 0 ? region_info : m < 0 ? -pos.m : n < 0 ? -pos.n : 0;
-    if (info == 0) info = operand_info(m, n, A, pos.ia, pos.ja, pos.desca);
-    if (info == 0) info = operand_info(m, n, B, pos.ib, pos.jb, pos.descb);
-    grid_layout source, target;
-    if (info == 0) {
-      try {
-        source = layout_of(m, n, A.i, A.j, A.desc, A.grid, me);
-      } catch (const error&) {
-        info = -(pos.desca * 100 + 1);
-      }
+  }
+  if (local == 0) {
+    try {
+      target = layout_of(m, n, B.i, B.j, B.desc, B.grid, me);
+    } catch (const error&) {
+      local = -(pos.descb * 100 + 1);
     }
-    if (info == 0) {
-      try {
-        target = layout_of(m, n, B.i, B.j, B.desc, B.grid, me);
-      } catch (const error&) {
-        info = -(pos.descb * 100 + 1);
-      }
-    }
-    // LLD is local: agree on the first error over all ranks before anything moves.
-    info = agree_on_first_error(comm, info);
-    if (info != 0) {
-      blacs::report_error(context, routine, info);
-      return;
-    }
+  }
+  try {
+    info = info != 0 ? info : agree_on_first_error(comm, local);
+  } catch (const std::exception& e) {
+    blacs::fail_after_checks(context, routine, ictxt_info, e.what());
+    return;
+  }
+  if (info != 0) {
+    if (!why.empty() && me == 0) blacs::report_problem(routine, why);
+    blacs::report_error(context, routine, info);
+    return;
+  }
 
+  try {
     // The records hold the region too, so p?gemr2d and each trapezoid of p?trmr2d have their own plans.
     std::vector<std::int64_t> key;
-    key.reserve(all.size() * record_words + 2);
+    key.reserve(words.size() + 1);
     key.push_back(static_cast<std::int64_t>(element_type_v<T>));
-    for (const rank_record& r : all) {
-      const auto* words = reinterpret_cast<const std::int64_t*>(&r);
-      key.insert(key.end(), words, words + record_words);
-    }
+    key.insert(key.end(), words.begin(), words.end());
     const transform_plan& plan = cached_plan(std::move(key), [&] {
       return make_plan(comm, {job_description{target, source, op::identity, element_type_v<T>, region}});
     });
-    plan.execute(B.grid.my_row >= 0 ? b : nullptr, A.grid.my_row >= 0 ? a : nullptr);
+    std::vector<T> a_copy;
+    const T* a_read = A.grid.contains_me() ? unaliased(a, local_array_elements(A.desc, A.grid), b,
+                                                       local_array_elements(B.desc, B.grid), a_copy)
+                                           : nullptr;
+    plan.execute(B.grid.contains_me() ? b : nullptr, a_read);
   } catch (const std::exception& e) {
-    blacs::report_problem(routine, e.what());
+    blacs::fail_after_checks(context, routine, ictxt_info, e.what());
   }
 }
 
 template <class T>
 void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib, int jb,
             const int* descb, int context) noexcept {
-  redistribute<T>(routine, gemr2d_positions, 0, element_region{}, m, n, a, ia, ja, desca, b, ib, jb, descb, context);
+  redistribute<T>(routine, gemr2d_positions, false, 0, element_region{}, m, n, a, ia, ja, desca, b, ib, jb, descb,
+                  context);
 }
 
 template <class T>
@@ -249,7 +335,8 @@ void trmr2d(const char* routine, const char* uplo, const char* diag, int m, int 
             const int* desca, T* b, int ib, int jb, const int* descb, int context) noexcept {
   element_region region;
   const int region_info = trapezoid_of(uplo, diag, m, n, region);
-  redistribute<T>(routine, trmr2d_positions, region_info, region, m, n, a, ia, ja, desca, b, ib, jb, descb, context);
+  redistribute<T>(routine, trmr2d_positions, true, region_info, region, m, n, a, ia, ja, desca, b, ib, jb, descb,
+                  context);
 }
 
 }  // namespace

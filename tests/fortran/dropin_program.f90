@@ -1,7 +1,7 @@
 ! A Fortran program as ScaLAPACK users write them, linked with libredist_scalapack ahead of ScaLAPACK:
 ! its PDGEMR2D, PDTRMR2D, PDTRAN and PDGEMM calls run redist. B = A between two different block-cyclic grids
-! (5x4 blocks -> a DTYPE 2 descriptor with a 2x1 first block and 7x3 blocks, which ScaLAPACK's own PDGEMR2D
-! misreads, so the test also shows whose routine ran; a sub-matrix), the same for the upper trapezoid only,
+! (5x4 blocks -> 7x3 blocks, B's descriptor built by hand with its DTYPE left 0 on process 0, as ScaLAPACK's own
+! REDIST testers leave it; a sub-matrix), the same for the upper trapezoid only,
 ! then C = 0.5*C + 2*A^T, then D = A*A^T (D starting as NaN, beta = 0); every local element is checked against
 ! its analytic value (D's against the serial product, exact: integer values). This PDGEMM is small enough to be
 ! handed to ScaLAPACK's by default, so ctest runs the program with REDIST_PDGEMM_DELEGATE_BELOW=0. Exits with
@@ -11,7 +11,7 @@ program dropin_program
   implicit none
   integer, parameter :: m = 45, n = 38
   integer :: me, nprocs, system_context, ctxt_a, ctxt_b, prow, pcol, myrow, mycol, brow, bcol
-  integer :: desca(9), descb(11), descc(9), descd(9), info, lda, ldb, ldc, ldd, la_rows, la_cols, lb_rows
+  integer :: desca(9), descb(9), descc(9), descd(9), info, lda, ldb, ldc, ldd, la_rows, la_cols, lb_rows
   integer :: lb_cols, lc_rows, lc_cols, ld_rows, ld_cols, i, j, l, gi, gj, wrong, total_wrong, ierr
   double precision :: expected
   double precision, allocatable :: a(:, :), b(:, :), c(:, :), d(:, :)
@@ -33,16 +33,17 @@ program dropin_program
   call blacs_gridinit(ctxt_b, 'C', pcol, prow)
   call blacs_gridinfo(ctxt_b, pcol, prow, brow, bcol)
 
-  ! A: m x n in 5 x 4 blocks on prow x pcol; B: m x n with a 2 x 1 first block, then 7 x 3 blocks, on
-  ! pcol x prow (column-major grid).
+  ! A: m x n in 5 x 4 blocks on prow x pcol; B: m x n in 7 x 3 blocks on pcol x prow (column-major grid).
+  ! REDIST never reads a descriptor's DTYPE: B's is left unset (0) on process 0.
   la_rows = numroc(m, 5, myrow, 0, prow)
   la_cols = numroc(n, 4, mycol, 0, pcol)
   lda = max(1, la_rows)
   call descinit(desca, m, n, 5, 4, 0, 0, ctxt_a, lda, info)
-  lb_rows = local_count(m, 2, 7, brow, pcol)
-  lb_cols = local_count(n, 1, 3, bcol, prow)
+  lb_rows = local_count(m, 7, 7, brow, pcol)
+  lb_cols = local_count(n, 3, 3, bcol, prow)
   ldb = max(1, lb_rows)
-  descb = (/ 2, ctxt_b, m, n, 2, 1, 7, 3, 0, 0, ldb /)
+  descb = (/ 1, ctxt_b, m, n, 7, 3, 0, 0, ldb /)
+  if (me == 0) descb(1) = 0
   allocate (a(lda, max(1, la_cols)), b(ldb, max(1, lb_cols)))
   do j = 1, la_cols
     do i = 1, la_rows
@@ -56,8 +57,8 @@ program dropin_program
   wrong = 0
   do j = 1, lb_cols
     do i = 1, lb_rows
-      gi = global_of(i, 2, 7, brow, pcol)
-      gj = global_of(j, 1, 3, bcol, prow)
+      gi = global_of(i, 7, 7, brow, pcol)
+      gj = global_of(j, 3, 3, bcol, prow)
       if (gi >= 2 .and. gj >= 3) then
         if (b(i, j) /= value_of(gi - 1, gj - 2)) wrong = wrong + 1
       else
@@ -72,8 +73,8 @@ program dropin_program
   call pdtrmr2d('U', 'N', m - 1, n - 2, a, 1, 1, desca, b, 2, 3, descb, ctxt_a)
   do j = 1, lb_cols
     do i = 1, lb_rows
-      gi = global_of(i, 2, 7, brow, pcol)
-      gj = global_of(j, 1, 3, bcol, prow)
+      gi = global_of(i, 7, 7, brow, pcol)
+      gj = global_of(j, 3, 3, bcol, prow)
       if (gi >= 2 .and. gj >= 3 .and. gi - 1 <= gj - 2 + (m - 1) - (n - 2)) then
         if (b(i, j) /= value_of(gi - 1, gj - 2)) wrong = wrong + 1
       else

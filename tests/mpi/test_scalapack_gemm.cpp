@@ -459,6 +459,39 @@ TEST(ScalapackGemm, WrongArgumentsReportedAndWriteNothing) {
         << k.what << ": reported " << last_reported_info << ", expected " << k.info;
     EXPECT_EQ(last_reported_routine, "PDGEMM") << k.what;
   }
+  // Global arguments different on one rank only (the ranks would plan different multiplies: a hang or a heap
+  // overwrite), a null DESCC on one rank, a context that was exited: refused on every rank, nothing written.
+  const auto refused = [&](const char* what, const gemm_call<double>& x, const int* da, const int* db, const int* dc,
+                           int info) {
+    std::vector<double> c = c_initial;
+    last_reported_info = 0;
+    ours(x, a.data(), da, b.data(), db, c.data(), dc);
+    EXPECT_TRUE(all_ranks(c == c_initial)) << what << ": C was written";
+    EXPECT_TRUE(all_ranks(last_reported_info == info))
+        << what << ": reported " << last_reported_info << ", expected " << info;
+  };
+  gemm_call<double> good;
+  good.m = 12, good.n = 10, good.k = 9, good.alpha = 2.0;
+  if (nranks > 1) {
+    gemm_call<double> x = good;
+    x.alpha = me == nranks - 1 ? 0.0 : 2.0;  // alpha zero on one rank only: it alone would return at once
+    refused("alpha zero on one rank only", x, desca.data(), descb.data(), descc.data(), 6);
+    x = good;
+    x.k = me == 0 ? 8 : 9;
+    refused("K different on one rank", x, desca.data(), descb.data(), descc.data(), 5);
+    std::vector<int> c_nb_here = descc;
+    if (me == nranks - 1) c_nb_here[5] = 3;
+    refused("NB of C different on one rank", good, desca.data(), descb.data(), c_nb_here.data(), 1906);
+    refused("DESCC null on one rank", good, desca.data(), descb.data(), me == 0 ? nullptr : descc.data(), 19);
+  }
+  {
+    std::vector<int> gone_a = desca;
+    {
+      blacs_context gone(1, nranks, all);
+      gone_a[1] = gone.context;
+    }
+    refused("DESCA's context exited", good, gone_a.data(), descb.data(), descc.data(), 1002);
+  }
   // And a good call afterwards still works.
   gemm_call<double> x;
   x.m = 12, x.n = 10, x.k = 9, x.alpha = 2.0, x.beta = -1.0;
@@ -468,4 +501,38 @@ TEST(ScalapackGemm, WrongArgumentsReportedAndWriteNothing) {
   reference(x, a.data(), desca.data(), b.data(), descb.data(), expected.data(), descc.data());
   EXPECT_EQ(global_sum(wrong_elements(c, expected, c_initial, cc, grid, descc[8], x, tolerance_for(x))), 0);
   EXPECT_TRUE(all_ranks(last_reported_info == 0));
+}
+
+// C := alpha*A*B + beta*C with A (or B) the very array C is: ScaLAPACK's interface allows it and PBLAS does not
+// guard against it. redist reads an input that shares memory with C from a private copy (the multiply itself
+// also moves its inputs into its own buffers before C is written): the result is the reference's on distinct
+// arrays.
+TEST(ScalapackGemm, OperandsSharingMemoryWithC) {
+  const int nranks = world_size();
+  std::vector<int> all(static_cast<size_t>(nranks));
+  std::iota(all.begin(), all.end(), 0);
+  const int rows = nranks >= 4 ? 2 : 1;
+  blacs_context grid(rows, nranks / rows, all);
+  matrix_case square;
+  square.M = square.N = 11;
+  square.mb = square.nb = square.imb = square.inb = 3;
+  const std::vector<int> desc = make_descriptor(square, grid);
+  const std::vector<double> c_initial = random_local<double>(square, grid, desc, 81);
+  const std::vector<double> other = random_local<double>(square, grid, desc, 82);
+  gemm_call<double> x;
+  x.m = x.n = x.k = 11, x.alpha = 1.5, x.beta = -0.5;
+  for (const bool a_is_c : {true, false}) {
+    std::vector<double> c = c_initial, expected = c_initial;
+    const std::vector<double> c_copy = c_initial;
+    if (!grid.holds_me()) {  // processes off the grid do not call
+    } else if (a_is_c) {
+      ours(x, c.data(), desc.data(), other.data(), desc.data(), c.data(), desc.data());
+      reference(x, c_copy.data(), desc.data(), other.data(), desc.data(), expected.data(), desc.data());
+    } else {
+      ours(x, other.data(), desc.data(), c.data(), desc.data(), c.data(), desc.data());
+      reference(x, other.data(), desc.data(), c_copy.data(), desc.data(), expected.data(), desc.data());
+    }
+    EXPECT_EQ(global_sum(wrong_elements(c, expected, c_initial, square, grid, desc[8], x, tolerance_for(x))), 0)
+        << (a_is_c ? "A" : "B") << " is C";
+  }
 }

@@ -1,9 +1,9 @@
 // redist_p?gemr2d (the prefixed twins of ScaLAPACK's REDIST p?gemr2d) on random cases: random grids of
 // random shapes on random subsets of the ranks in random order (BLACS gridmap), A and B on different
-// contexts, a global context of another shape, random descriptors (DTYPE 1 and 2) and sub-matrices.
-// Checked element by element against the analytic values (every element of B's local array: the
-// sub-matrix gets A's values, everything else keeps its own), and, for DTYPE 1, against Debian's
-// reference pdgemr2d on the same data.
+// contexts, a global context of another shape, random descriptors (their DTYPE unset on one rank or on all,
+// as ScaLAPACK's own REDIST testers leave it) and sub-matrices. Checked element by element against the
+// analytic values (every element of B's local array: the sub-matrix gets A's values, everything else keeps
+// its own), and against Debian's reference p?gemr2d on the same data.
 // redist-test-ranks: 1 2 3 4 6 7 8
 // redist-test-needs: scalapack
 #include <gtest/gtest.h>
@@ -72,25 +72,31 @@ void random_cases(std::uint64_t seed, int cases) {
     blacs_context ga(shape_a.first, shape_a.second, ranks_a);
     blacs_context gb(shape_b.first, shape_b.second, ranks_b);
     blacs_context global(global_shape.first, global_shape.second, all);
-    const int dtype = static_cast<int>(uniform(g, 1, 2));
+    // DTYPE as the REDIST testers leave it: 1 everywhere, unset (garbage) on one process, or garbage everywhere;
+    // REDIST reads every descriptor as 9 DTYPE 1 entries, and so does redist.
+    const int dtype_garbage = static_cast<int>(uniform(g, 0, 2));
+    const int dtype_garbage_rank = static_cast<int>(uniform(g, 0, nranks - 1));
     const int m = static_cast<int>(uniform(g, 0, 3) == 0 ? uniform(g, 0, 1) : uniform(g, 1, 40));
     const int n = static_cast<int>(uniform(g, 0, 3) == 0 ? uniform(g, 0, 1) : uniform(g, 1, 40));
     const int ia = static_cast<int>(uniform(g, 1, 6)), ja = static_cast<int>(uniform(g, 1, 6));
     const int ib = static_cast<int>(uniform(g, 1, 6)), jb = static_cast<int>(uniform(g, 1, 6));
-    const matrix_case ca = random_matrix(g, dtype, ia - 1 + m, ja - 1 + n, shape_a.first, shape_a.second);
-    const matrix_case cb = random_matrix(g, dtype, ib - 1 + m, jb - 1 + n, shape_b.first, shape_b.second);
-    const std::vector<int> desca = make_descriptor(ca, ga), descb = make_descriptor(cb, gb);
+    const matrix_case ca = random_matrix(g, 1, ia - 1 + m, ja - 1 + n, shape_a.first, shape_a.second);
+    const matrix_case cb = random_matrix(g, 1, ib - 1 + m, jb - 1 + n, shape_b.first, shape_b.second);
+    std::vector<int> desca = make_descriptor(ca, ga), descb = make_descriptor(cb, gb);
+    if (dtype_garbage == 2 || (dtype_garbage == 1 && world_rank() == dtype_garbage_rank)) {
+      desca[0] = 0x5eed + k;  // any value: 2 (DTYPE 2) and unknown types are read as DTYPE 1 alike
+      descb[0] = k % 2 == 0 ? 2 : -1;
+    }
     const std::vector<T> a = make_local<T>(ca, ga, desca, 0);
     std::vector<T> b = make_local<T>(cb, gb, descb, 1);
     std::vector<T> reference = b;
     call_redist<T>(m, n, a.data(), ia, ja, desca.data(), b.data(), ib, jb, descb.data(), global.context);
-    if (dtype == 1)
-      call_reference<T>(m, n, a.data(), ia, ja, desca.data(), reference.data(), ib, jb, descb.data(),
+    call_reference<T>(m, n, a.data(), ia, ja, desca.data(), reference.data(), ib, jb, descb.data(),
                         global.context);
 
     std::int64_t wrong = 0, differ = 0;
     if (gb.holds_me()) {
-      const std::int64_t lld = descb[dtype == 1 ? 8 : 10];
+      const std::int64_t lld = descb[8];
       const std::int64_t rows = sl::numroc(cb.M, cb.imb, cb.mb, gb.my_row, cb.rsrc, gb.rows);
       const std::int64_t cols = sl::numroc(cb.N, cb.inb, cb.nb, gb.my_col, cb.csrc, gb.cols);
       for (std::int64_t lj = 0; lj < std::max<std::int64_t>(cols, 1); ++lj)
@@ -104,12 +110,12 @@ void random_cases(std::uint64_t seed, int cases) {
             expected = inside ? value_of<T>(i - (ib - 1) + (ia - 1), j - (jb - 1) + (ja - 1), 0) : value_of<T>(i, j, 1);
           }
           if (b[at] != expected) ++wrong;
-          if (dtype == 1 && b[at] != reference[at]) ++differ;
+          if (b[at] != reference[at]) ++differ;
         }
     }
     const auto where = [&] {
-      return "case " + std::to_string(k) + ": m " + std::to_string(m) + " n " + std::to_string(n) + " dtype " +
-             std::to_string(dtype) + " A grid " + std::to_string(shape_a.first) + "x" +
+      return "case " + std::to_string(k) + ": m " + std::to_string(m) + " n " + std::to_string(n) + " DTYPE garbage " +
+             std::to_string(dtype_garbage) + " A grid " + std::to_string(shape_a.first) + "x" +
              std::to_string(shape_a.second) + " B grid " + std::to_string(shape_b.first) + "x" +
              std::to_string(shape_b.second) + " global " + std::to_string(global_shape.first) + "x" +
              std::to_string(global_shape.second);
@@ -149,12 +155,15 @@ TEST(ScalapackGemr2d, WrongArgumentsWriteNothing) {
     int m, n, ia, ja, ib, jb;
     std::vector<int> desca, descb;
   };
-  std::vector<int> bad_rsrc = desc, bad_block = desc, bad_lld_here = desc, bad_dtype = desc;
+  std::vector<int> bad_rsrc = desc, bad_block = desc, bad_lld_here = desc, nb_here = desc, m_here = desc;
   bad_rsrc[6] = 1;  // RSRC on a 1-row grid
   bad_block[5] = 0;  // NB
   if (me == nranks - 1) bad_lld_here[8] = 1;  // LLD too small on one rank only (its local rows are 20)
-  bad_dtype[0] = 7;
-  const std::vector<bad_case> cases = {
+  // Arguments that must be the same everywhere, different on one rank only: the ranks would plan different
+  // copies (a heap overwrite or a hang), so every rank refuses.
+  if (me == nranks - 1) nb_here[5] = 4, m_here[2] = 19;
+  const int m_one_rank = me == nranks - 1 ? 0 : 4;
+  std::vector<bad_case> cases = {
       {"M < 0", -1, 4, 1, 1, 1, 1, desc, desc},
       {"IA < 1", 4, 4, 0, 1, 1, 1, desc, desc},
       {"JA beyond N_", 4, 4, 1, 18, 1, 1, desc, desc},
@@ -162,17 +171,70 @@ TEST(ScalapackGemr2d, WrongArgumentsWriteNothing) {
       {"RSRC outside the grid", 4, 4, 1, 1, 1, 1, bad_rsrc, desc},
       {"NB < 1", 4, 4, 1, 1, 1, 1, desc, bad_block},
       {"LLD too small on one rank", 4, 4, 1, 1, 1, 1, desc, bad_lld_here},
-      {"unknown DTYPE", 4, 4, 1, 1, 1, 1, bad_dtype, desc},
   };
+  if (nranks > 1) {
+    cases.push_back({"NB of A different on one rank", 4, 4, 1, 1, 1, 1, nb_here, desc});
+    cases.push_back({"M_ of B different on one rank", 4, 4, 1, 1, 1, 1, desc, m_here});
+    cases.push_back({"M zero on one rank only", m_one_rank, 4, 1, 1, 1, 1, desc, desc});
+    cases.push_back({"N different on one rank", 4, m_one_rank + 1, 1, 1, 1, 1, desc, desc});
+  }
   for (const bad_case& k : cases) {
     std::vector<double> b = b_initial;
     redist_Cpdgemr2d(k.m, k.n, a.data(), k.ia, k.ja, k.desca.data(), b.data(), k.ib, k.jb, k.descb.data(),
                      grid.context);
     EXPECT_TRUE(all_ranks(b == b_initial)) << k.what << ": B was written";
   }
+  // DESCB null on one rank: refused everywhere (the others were given one).
+  {
+    std::vector<double> b = b_initial;
+    redist_Cpdgemr2d(4, 4, a.data(), 1, 1, desc.data(), b.data(), 1, 1, me == 0 ? nullptr : desc.data(),
+                     grid.context);
+    EXPECT_TRUE(all_ranks(b == b_initial)) << "DESCB null on rank 0: B was written";
+  }
+  // ICTXT negative, never created, or exited: PXERBLA instead of a crash (every rank passes the same one).
+  {
+    int exited = -1;
+    {
+      blacs_context gone(1, nranks, all);
+      exited = gone.context;
+    }
+    for (const int context : {-1, -7, 4096, exited}) {
+      std::vector<double> b = b_initial;
+      redist_Cpdgemr2d(4, 4, a.data(), 1, 1, desc.data(), b.data(), 1, 1, desc.data(), context);
+      EXPECT_TRUE(all_ranks(b == b_initial)) << "ICTXT " << context << ": B was written";
+    }
+  }
   // And a good call afterwards still works.
   std::vector<double> b = b_initial;
   redist_Cpdgemr2d(20, 20, a.data(), 1, 1, desc.data(), b.data(), 1, 1, desc.data(), grid.context);
   EXPECT_TRUE(all_ranks(b == a));
+}
+
+// The descriptor's DTYPE is not read (REDIST reads every descriptor as 9 DTYPE 1 entries): unset or garbage on
+// one rank or on all, the copy is the reference's, and the reference runs on the same data.
+TEST(ScalapackGemr2d, DescriptorTypeIsNotRead) {
+  const int nranks = world_size(), me = world_rank();
+  std::vector<int> all(static_cast<size_t>(nranks));
+  std::iota(all.begin(), all.end(), 0);
+  blacs_context ga(nranks, 1, all), gb(1, nranks, all), global(1, nranks, all);
+  matrix_case ca, cb;
+  ca.M = cb.M = 17;
+  ca.N = cb.N = 13;
+  ca.mb = ca.imb = 3, ca.nb = ca.inb = 2;
+  cb.mb = cb.imb = 4, cb.nb = cb.inb = 5;
+  cb.extra_lld = 3;  // LLD larger than needed, as the testers' may be
+  for (const int garbage : {2, 0, -1, 12345}) {
+    for (const bool everywhere : {false, true}) {
+      std::vector<int> desca = make_descriptor(ca, ga), descb = make_descriptor(cb, gb);
+      if (everywhere || me == nranks - 1) desca[0] = descb[0] = garbage;
+      const std::vector<double> a = make_local<double>(ca, ga, desca, 0);
+      std::vector<double> b = make_local<double>(cb, gb, descb, 1), reference = b;
+      redist_Cpdgemr2d(15, 11, a.data(), 2, 3, desca.data(), b.data(), 3, 2, descb.data(), global.context);
+      const int m = 15, n = 11, ia = 2, ja = 3, ib = 3, jb = 2;
+      pdgemr2d_(&m, &n, a.data(), &ia, &ja, desca.data(), reference.data(), &ib, &jb, descb.data(), &global.context);
+      EXPECT_TRUE(all_ranks(b == reference)) << "DTYPE " << garbage << (everywhere ? " everywhere" : " on one rank");
+      EXPECT_FALSE(all_ranks(b == make_local<double>(cb, gb, descb, 1))) << "nothing was copied";
+    }
+  }
 }
 

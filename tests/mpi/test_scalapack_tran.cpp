@@ -188,4 +188,58 @@ TEST(ScalapackTran, WrongArgumentsWriteNothing) {
     redist_pdtran(&k.m, &k.n, &alpha, a.data(), &k.ia, &one, k.da.data(), &beta, c.data(), &one, &one, k.dc.data());
     EXPECT_TRUE(all_ranks(c == c_initial)) << k.what << ": C was written";
   }
+  // Global arguments different on one rank only (alpha zero there: that rank alone would return at once; C's
+  // NB; M), DESCC null on one rank, DESCA's context exited: refused on every rank, nothing written.
+  const int m = 9, n = 12;
+  std::vector<int> c_nb_here = descc, gone_a = desca;
+  if (me == nranks - 1) c_nb_here[5] = 2;
+  {
+    blacs_context gone(1, nranks, all);
+    gone_a[1] = gone.context;
+  }
+  const double alpha_here = me == nranks - 1 ? 0.0 : alpha, beta_one = 1.0;
+  const int m_here = me == 0 ? 8 : m;
+  struct one_rank_case {
+    const char* what;
+    const double* alpha;
+    const double* beta;
+    const int* m;
+    const int* da;
+    const int* dc;
+  };
+  std::vector<one_rank_case> one_rank = {{"DESCA's context exited", &alpha, &beta, &m, gone_a.data(), descc.data()}};
+  if (nranks > 1) {
+    one_rank.push_back({"alpha zero on one rank (beta 1)", &alpha_here, &beta_one, &m, desca.data(), descc.data()});
+    one_rank.push_back({"NB of C on one rank", &alpha, &beta, &m, desca.data(), c_nb_here.data()});
+    one_rank.push_back({"M on one rank", &alpha, &beta, &m_here, desca.data(), descc.data()});
+    one_rank.push_back({"DESCC null on one rank", &alpha, &beta, &m, desca.data(), me == 0 ? nullptr : descc.data()});
+  }
+  for (const one_rank_case& k : one_rank) {
+    std::vector<double> c = c_initial;
+    redist_pdtran(k.m, &n, k.alpha, a.data(), &one, &one, k.da, k.beta, c.data(), &one, &one, k.dc);
+    EXPECT_TRUE(all_ranks(c == c_initial)) << k.what << ": C was written";
+  }
+}
+
+// C := beta*C + alpha*C^T with A the very array C is (a square matrix transposed in place): ScaLAPACK's
+// interface allows it and PBLAS reads A while it writes C. redist reads A from a private copy where it shares
+// memory with C: the result is the reference's on distinct arrays.
+TEST(ScalapackTran, ASharingMemoryWithC) {
+  const int nranks = world_size();
+  std::vector<int> all(static_cast<size_t>(nranks));
+  std::iota(all.begin(), all.end(), 0);
+  blacs_context grid(nranks >= 4 ? 2 : 1, nranks >= 4 ? nranks / 2 : nranks, all);
+  matrix_case square;
+  square.M = square.N = 13;
+  square.mb = square.nb = square.imb = square.inb = 3;
+  const std::vector<int> desc = make_descriptor(square, grid);
+  std::vector<double> c = make_local<double>(square, grid, desc, 0), expected = c;
+  const std::vector<double> a_copy = c;
+  const double alpha = 2.0, beta = 0.5;
+  const int n = 13, one = 1;
+  if (grid.holds_me()) {  // processes off the grid do not call
+    redist_pdtran(&n, &n, &alpha, c.data(), &one, &one, desc.data(), &beta, c.data(), &one, &one, desc.data());
+    pdtran_(&n, &n, &alpha, a_copy.data(), &one, &one, desc.data(), &beta, expected.data(), &one, &one, desc.data());
+  }
+  EXPECT_TRUE(all_ranks(c == expected));
 }

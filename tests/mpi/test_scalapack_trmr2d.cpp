@@ -1,9 +1,10 @@
 // redist_p?trmr2d (the prefixed twins of ScaLAPACK's REDIST p?trmr2d) on random cases: random grids of
 // random shapes on random subsets of the ranks in random order, A and B on different contexts, a global
-// context of another shape, random descriptors (DTYPE 1 and 2), sub-matrices of every shape (tall, wide,
-// square), UPLO and DIAG in either case. Every element of B's local array is checked against the analytic
-// values (the trapezoid gets A's values, everything else, the other part of the sub-matrix included, keeps
-// its own) and, for DTYPE 1, against Debian's reference p?trmr2d on the same data. Wrong arguments are
+// context of another shape, random descriptors (their DTYPE unset on one rank or on all, as ScaLAPACK's own
+// REDIST testers leave it), sub-matrices of every shape (tall, wide, square), UPLO and DIAG in either case.
+// Every element of B's local array is checked against the analytic values (the trapezoid gets A's values,
+// everything else, the other part of the sub-matrix included, keeps its own) and against Debian's reference
+// p?trmr2d on the same data. Wrong arguments are
 // reported through PXERBLA with the reference's argument positions and write nothing.
 // redist-test-ranks: 1 2 3 4 6 7 8
 // redist-test-needs: scalapack
@@ -100,15 +101,22 @@ void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
     blacs_context ga(shape_a.first, shape_a.second, ranks_a);
     blacs_context gb(shape_b.first, shape_b.second, ranks_b);
     blacs_context global(global_shape.first, global_shape.second, all);
-    const int dtype = static_cast<int>(uniform(g, 1, 2));
+    // DTYPE as the REDIST testers leave it: 1 everywhere, unset (garbage) on one process, or garbage everywhere;
+    // REDIST reads every descriptor as 9 DTYPE 1 entries, and so does redist.
+    const int dtype_garbage = static_cast<int>(uniform(g, 0, 2));
+    const int dtype_garbage_rank = static_cast<int>(uniform(g, 0, nranks - 1));
     const int m = static_cast<int>(uniform(g, 0, 5) == 0 ? uniform(g, 0, 1) : uniform(g, 1, 40));
     const int n = static_cast<int>(uniform(g, 0, 5) == 0 ? uniform(g, 0, 1) : uniform(g, 1, 40));
     const char drawn_uplo = "UuLl"[uniform(g, 0, 3)], drawn_diag = "NnUu"[uniform(g, 0, 3)];
     const int ia = static_cast<int>(uniform(g, 1, 6)), ja = static_cast<int>(uniform(g, 1, 6));
     const int ib = static_cast<int>(uniform(g, 1, 6)), jb = static_cast<int>(uniform(g, 1, 6));
-    const matrix_case ca = random_matrix(g, dtype, ia - 1 + m, ja - 1 + n, shape_a.first, shape_a.second);
-    const matrix_case cb = random_matrix(g, dtype, ib - 1 + m, jb - 1 + n, shape_b.first, shape_b.second);
-    const std::vector<int> desca = make_descriptor(ca, ga), descb = make_descriptor(cb, gb);
+    const matrix_case ca = random_matrix(g, 1, ia - 1 + m, ja - 1 + n, shape_a.first, shape_a.second);
+    const matrix_case cb = random_matrix(g, 1, ib - 1 + m, jb - 1 + n, shape_b.first, shape_b.second);
+    std::vector<int> desca = make_descriptor(ca, ga), descb = make_descriptor(cb, gb);
+    if (dtype_garbage == 2 || (dtype_garbage == 1 && world_rank() == dtype_garbage_rank)) {
+      desca[0] = 0x5eed + k;  // any value: 2 (DTYPE 2) and unknown types are read as DTYPE 1 alike
+      descb[0] = k % 2 == 0 ? 2 : -1;
+    }
     const std::vector<T> a = make_local<T>(ca, ga, desca, 0);
     const int calls = every_trapezoid ? 8 : 1;
     for (int call = 0; call < calls; ++call) {
@@ -117,13 +125,12 @@ void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
       std::vector<T> b = make_local<T>(cb, gb, descb, 1);
       std::vector<T> reference = b;
       call_redist<T>(uplo, diag, m, n, a.data(), ia, ja, desca.data(), b.data(), ib, jb, descb.data(), global.context);
-      if (dtype == 1)
-        call_reference<T>(uplo, diag, m, n, a.data(), ia, ja, desca.data(), reference.data(), ib, jb, descb.data(),
+      call_reference<T>(uplo, diag, m, n, a.data(), ia, ja, desca.data(), reference.data(), ib, jb, descb.data(),
                           global.context);
 
       std::int64_t wrong = 0, differ = 0;
       if (gb.holds_me()) {
-        const std::int64_t lld = descb[dtype == 1 ? 8 : 10];
+        const std::int64_t lld = descb[8];
         const std::int64_t rows = sl::numroc(cb.M, cb.imb, cb.mb, gb.my_row, cb.rsrc, gb.rows);
         const std::int64_t cols = sl::numroc(cb.N, cb.inb, cb.nb, gb.my_col, cb.csrc, gb.cols);
         for (std::int64_t lj = 0; lj < std::max<std::int64_t>(cols, 1); ++lj)
@@ -138,12 +145,12 @@ void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
               expected = copied ? value_of<T>(si + (ia - 1), sj + (ja - 1), 0) : value_of<T>(i, j, 1);
             }
             if (b[at] != expected) ++wrong;
-            if (dtype == 1 && b[at] != reference[at]) ++differ;
+            if (b[at] != reference[at]) ++differ;
           }
       }
       const auto where = [&] {
         return "case " + std::to_string(k) + ": uplo " + uplo + " diag " + diag + " m " + std::to_string(m) + " n " +
-               std::to_string(n) + " dtype " + std::to_string(dtype) + " A grid " + std::to_string(shape_a.first) +
+               std::to_string(n) + " DTYPE garbage " + std::to_string(dtype_garbage) + " A grid " + std::to_string(shape_a.first) +
                "x" + std::to_string(shape_a.second) + " B grid " + std::to_string(shape_b.first) + "x" +
                std::to_string(shape_b.second) + " global " + std::to_string(global_shape.first) + "x" +
                std::to_string(global_shape.second);
@@ -187,12 +194,14 @@ TEST(ScalapackTrmr2d, WrongArgumentsReportedAndWriteNothing) {
     std::vector<int> desca, descb;
     int info;  // what PXERBLA receives: the argument's position (100 * position + entry for a descriptor's)
   };
-  std::vector<int> bad_block = desc, bad_lld_here = desc, bad_dtype = desc;
+  std::vector<int> bad_block = desc, bad_lld_here = desc, nb_here = desc;
   bad_block[5] = 0;  // NB
   if (me == nranks - 1) bad_lld_here[8] = 1;  // LLD too small on one rank only (its local rows are 20)
-  bad_dtype[0] = 7;
+  if (me == nranks - 1) nb_here[5] = 4;       // a global entry different on one rank only
   const char uplo_on_one_rank = me == 0 ? 'X' : 'U';
-  const std::vector<bad_case> cases = {
+  const char lower_on_one_rank = me == nranks - 1 ? 'L' : 'U';
+  const int m_one_rank = me == nranks - 1 ? 0 : 4;
+  std::vector<bad_case> cases = {
       {"UPLO", 'A', 'N', 4, 4, 1, 1, 1, 1, desc, desc, 1},
       {"UPLO on one rank", uplo_on_one_rank, 'N', 4, 4, 1, 1, 1, 1, desc, desc, 1},
       {"DIAG", 'L', 'T', 4, 4, 1, 1, 1, 1, desc, desc, 2},
@@ -200,18 +209,26 @@ TEST(ScalapackTrmr2d, WrongArgumentsReportedAndWriteNothing) {
       {"M < 0", 'U', 'N', -1, 4, 1, 1, 1, 1, desc, desc, 3},
       {"IA < 1", 'U', 'U', 4, 4, 0, 1, 1, 1, desc, desc, 6},
       {"JA beyond N_", 'L', 'N', 4, 4, 1, 18, 1, 1, desc, desc, 7},
-      {"unknown DTYPE of A", 'U', 'N', 4, 4, 1, 1, 1, 1, bad_dtype, desc, 801},
       {"IB + M - 1 > M_", 'L', 'U', 4, 4, 1, 1, 18, 1, desc, desc, 10},
       // A DTYPE 1 NB is also the first block's INB, entry 6 of the 11-entry form, checked first (as PBLAS).
       {"NB of B < 1", 'U', 'N', 4, 4, 1, 1, 1, 1, desc, bad_block, 1206},
       {"LLD of B too small on one rank", 'U', 'N', 4, 4, 1, 1, 1, 1, desc, bad_lld_here, 1211},
+      // ICTXT (13) negative or never created: reported on every rank (each passes the same one).
+      {"ICTXT negative", 'U', 'N', 4, 4, 1, 1, 1, 1, desc, desc, 13},
   };
+  // Different on one rank only (global arguments): the first differing argument, on every rank.
+  if (nranks > 1) {
+    cases.push_back({"M zero on one rank only", 'U', 'N', m_one_rank, 4, 1, 1, 1, 1, desc, desc, 3});
+    cases.push_back({"UPLO different on one rank", lower_on_one_rank, 'N', 4, 4, 1, 1, 1, 1, desc, desc, 1});
+    cases.push_back({"NB of A different on one rank", 'U', 'N', 4, 4, 1, 1, 1, 1, nb_here, desc, 806});
+    cases.push_back({"JB different on one rank", 'U', 'N', 4, 4, 1, 1, 1, 1 + (me == 0), desc, desc, 11});
+  }
   for (const bad_case& k : cases) {
     std::vector<double> b = b_initial;
     last_reported_info = 0;
     last_reported_routine.clear();
     redist_Cpdtrmr2d(&k.uplo, &k.diag, k.m, k.n, a.data(), k.ia, k.ja, k.desca.data(), b.data(), k.ib, k.jb,
-                     k.descb.data(), grid.context);
+                     k.descb.data(), k.info == 13 ? -3 : grid.context);
     EXPECT_TRUE(all_ranks(b == b_initial)) << k.what << ": B was written";
     EXPECT_TRUE(all_ranks(last_reported_info == k.info))
         << k.what << ": reported " << last_reported_info << ", expected " << k.info;

@@ -164,6 +164,19 @@ TEST(ScalapackDescriptor, UnknownTypeReadAsType1ForRedist) {
   EXPECT_EQ(d.position_of(sl::desc_entry::lld), 9);
 }
 
+// REDIST reads 9 entries whatever DTYPE says, 2 included: a DTYPE 2 array's IMB and INB are read as MB and NB.
+TEST(ScalapackDescriptor, Type2ReadAsType1ForRedist) {
+  const int raw[11] = {2, 4, 10, 12, 3, 2, 5, 5, 1, 0, 6};
+  const sl::descriptor d = sl::parse_descriptor(raw, sl::dtype_fallback::read_as_type1);
+  EXPECT_EQ(d.dtype, 1);
+  EXPECT_EQ(d.mb, 3);
+  EXPECT_EQ(d.imb, 3);
+  EXPECT_EQ(d.nb, 2);
+  EXPECT_EQ(d.rsrc, 5);
+  EXPECT_EQ(d.csrc, 5);
+  EXPECT_EQ(d.lld, 1);
+}
+
 TEST(ScalapackDescriptor, NullDescriptorThrows) {
   EXPECT_THROW(sl::parse_descriptor(static_cast<const int*>(nullptr)), redist::invalid_argument);
   EXPECT_THROW(sl::parse_descriptor(static_cast<const std::int64_t*>(nullptr)), redist::invalid_argument);

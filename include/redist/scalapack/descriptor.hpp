@@ -55,13 +55,14 @@ struct descriptor {
   std::array<std::int64_t, descriptor_length> normalized() const noexcept;
 };
 
-// What parse_descriptor does with a DTYPE other than 1 or 2.
+// How parse_descriptor takes the caller's DTYPE.
 enum class dtype_fallback {
-  placeholder,    // PBLAS (PB_CargFtoC): read DTYPE and CTXT only, keep the DTYPE, placeholder values
-  read_as_type1,  // REDIST (p?gemr2d, p?trmr2d): read 9 entries as a DTYPE 1 descriptor, recorded as DTYPE 1
+  placeholder,    // PBLAS (PB_CargFtoC): 9 entries for DTYPE 1, 11 for DTYPE 2; any other DTYPE: read DTYPE and
+                  // CTXT only, keep the DTYPE, placeholder values
+  read_as_type1,  // REDIST (p?gemr2d, p?trmr2d): DTYPE is not read; always 9 entries as a DTYPE 1 descriptor,
+                  // recorded as DTYPE 1 (the reference reads every descriptor so, whatever DTYPE says)
 };
-// Reads a caller's descriptor: 9 entries when desc[0] == 1, 11 when desc[0] == 2, otherwise as `fallback`
-// says. Throws invalid_argument for a null pointer.
+// Reads a caller's descriptor as `fallback` says. Throws invalid_argument for a null pointer.
 descriptor parse_descriptor(const int* desc, dtype_fallback fallback = dtype_fallback::placeholder);
 descriptor parse_descriptor(const std::int64_t* desc, dtype_fallback fallback = dtype_fallback::placeholder);
 
