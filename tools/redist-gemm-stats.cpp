@@ -12,8 +12,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <limits>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -169,7 +171,12 @@ int run(const arguments& a) {
   for (std::size_t i = 0; i < schedules.size(); ++i)
     std::fprintf(out, "  %s%s\n", schedules[i].to_json().c_str(), i + 1 < schedules.size() ? "," : "");
   std::fputs("]\n", out);
-  return std::fclose(out) == 0 ? 0 : 1;
+  const bool written = std::ferror(out) == 0;
+  if (std::fclose(out) != 0 || !written) {  // a full device shows here, not at fopen
+    std::fprintf(stderr, "redist-gemm-stats: writing %s failed: %s\n", a.json_file.c_str(), std::strerror(errno));
+    return 1;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -191,6 +198,9 @@ int main(int argc, char** argv) {
   } catch (const redist::invalid_argument& e) {
     std::fprintf(stderr, "redist-gemm-stats: %s\n%s", e.what(), kUsage);
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "redist-gemm-stats: out of memory: the sizes given need more memory than this machine has\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "redist-gemm-stats: %s\n", e.what());
     return 1;

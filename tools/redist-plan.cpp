@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <new>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -270,6 +271,9 @@ int main(int argc, char** argv) {
   } catch (const redist::invalid_argument& e) {
     std::fprintf(stderr, "redist-plan: %s\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "redist-plan: out of memory: the sizes given need more memory than this machine has\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "redist-plan: %s\n", e.what());
     return 1;

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <exception>
 #include <limits>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -334,6 +335,9 @@ int main(int argc, char** argv) {
   }
   try {
     return a.command == "schedule" ? run_schedule(a) : run_simulate(a);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "redist-torus: out of memory: the sizes given need more memory than this machine has\n");
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "redist-torus: %s\n", e.what());
     return 1;

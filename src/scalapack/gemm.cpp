@@ -239,7 +239,7 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
     for (int r = 0; r < nranks; ++r)
       for (const std::size_t scalar : {offsetof(rank_record, alpha), offsetof(rank_record, beta)})
         for (int w = 0; w < 2; ++w) key[static_cast<size_t>(1 + r * record_words + word_at(scalar) + w)] = 0;
-    const gemm_plan& plan = cached_gemm_plan(std::move(key), [&] {
+    const gemm_plan& plan = cached_gemm_plan(comm, std::move(key), [&] {
       return make_gemm_plan(comm, gemm_description{a_layout, b_layout, c_layout, op_a, op_b, element_type_v<T>});
     });
     const std::int64_t c_elements = local_array_elements(dc, grid);

@@ -1,9 +1,8 @@
 // Plan cache of the ScaLAPACK-style entry points (see plan_cache.hpp).
 #include "plan_cache.hpp"
 
-#include <mpi.h>
-
 #include <list>
+#include <map>
 #include <utility>
 
 #include "redist/mpi/checked.hpp"
@@ -18,41 +17,87 @@ struct entry {
   Plan plan;
 };
 
-template <class Plan>
-std::list<entry<Plan>>& cache() {
-  static std::list<entry<Plan>> plans;
-  return plans;
+// The plans of one communicator.
+struct communicator_cache {
+  std::list<entry<transform_plan>> transforms;
+  std::list<entry<gemm_plan>> gemms;
+  std::uint64_t release_order = 0;  // agreed by the communicator's processes when the cache was made
+};
+
+// Every live cache by its release order. Each process's orders grow with every cache it makes, and the
+// processes of a communicator agree on its cache's order (the maximum over them of their next order), so any
+// two caches two processes share are in the same order on both: releasing in this order frees collectively.
+std::map<std::uint64_t, communicator_cache*>& live_caches() {
+  static std::map<std::uint64_t, communicator_cache*> caches;
+  return caches;
+}
+std::uint64_t next_release_order = 1;
+std::size_t misses = 0;
+
+void release(communicator_cache* cache) {
+  live_caches().erase(cache->release_order);
+  delete cache;
 }
 
-// MPI_Finalize deletes MPI_COMM_SELF's attributes before it shuts anything down: the cached plans free
-// their communicators and shared windows there, collectively (every process of a plan is finalizing, and
-// all caches hold their common plans in the same order), instead of reaching MPI_Finalize alive.
-int release_plans_at_finalize(MPI_Comm, int, void*, void*) {
-  cache<transform_plan>().clear();
-  cache<gemm_plan>().clear();
+// A cached communicator is freed (Cblacs_gridexit): its plans go with it, collectively.
+int release_at_free(MPI_Comm, int, void* cache, void*) {
+  release(static_cast<communicator_cache*>(cache));
   return MPI_SUCCESS;
 }
 
-void release_plans_at_finalize_once() {
-  static bool registered = false;
-  if (registered) return;
-  int keyval = MPI_KEYVAL_INVALID;
-  REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_plans_at_finalize, &keyval, nullptr));
-  REDIST_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr));
-  registered = true;
+// MPI_Finalize deletes MPI_COMM_SELF's attributes before it shuts anything down: the caches of communicators
+// still alive release their plans there, in the agreed order, instead of reaching MPI_Finalize alive.
+int release_all_at_finalize(MPI_Comm, int, void*, void*) {
+  while (!live_caches().empty()) {
+    communicator_cache* cache = live_caches().begin()->second;
+    cache->transforms.clear();
+    cache->gemms.clear();
+    live_caches().erase(live_caches().begin());
+    // The cache object itself stays attached to its communicator (freed with it, or never).
+  }
+  return MPI_SUCCESS;
 }
 
-std::size_t misses = 0;
+int cache_keyval() {
+  static int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_free, &k, nullptr));
+    int at_finalize = MPI_KEYVAL_INVALID;
+    REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_all_at_finalize, &at_finalize, nullptr));
+    REDIST_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, at_finalize, nullptr));
+    return k;
+  }();
+  return keyval;
+}
+
+communicator_cache& cache_of(MPI_Comm comm) {
+  const int keyval = cache_keyval();
+  void* found = nullptr;
+  int present = 0;
+  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &found, &present));
+  if (present) return *static_cast<communicator_cache*>(found);
+  std::uint64_t order = next_release_order;
+  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &order, 1, MPI_UINT64_T, MPI_MAX, comm));
+  auto* cache = new communicator_cache;
+  cache->release_order = order;
+  next_release_order = order + 1;
+  const int set = MPI_Comm_set_attr(comm, keyval, cache);
+  if (set != MPI_SUCCESS) {
+    delete cache;
+    mpi::check(set, "MPI_Comm_set_attr");
+  }
+  live_caches().emplace(order, cache);
+  return *cache;
+}
 
 template <class Plan>
-const Plan& lookup(std::vector<std::int64_t> key, const std::function<Plan()>& make, std::size_t capacity) {
-  std::list<entry<Plan>>& plans = cache<Plan>();
+const Plan& lookup(std::list<entry<Plan>>& plans, std::vector<std::int64_t> key, const std::function<Plan()>& make,
+                   std::size_t capacity) {
   for (auto it = plans.begin(); it != plans.end(); ++it)
     if (it->key == key) {
       plans.splice(plans.begin(), plans, it);
       return plans.front().plan;
     }
-  release_plans_at_finalize_once();
   Plan plan = make();
   ++misses;
   if (plans.size() == capacity) plans.pop_back();
@@ -62,15 +107,20 @@ const Plan& lookup(std::vector<std::int64_t> key, const std::function<Plan()>& m
 
 }  // namespace
 
-const transform_plan& cached_plan(std::vector<std::int64_t> key, const std::function<transform_plan()>& make) {
-  return lookup(std::move(key), make, plan_cache_capacity);
+const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
+                                  const std::function<transform_plan()>& make) {
+  return lookup(cache_of(comm).transforms, std::move(key), make, plan_cache_capacity);
 }
 
-const gemm_plan& cached_gemm_plan(std::vector<std::int64_t> key, const std::function<gemm_plan()>& make) {
-  return lookup(std::move(key), make, gemm_plan_cache_capacity);
+const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key, const std::function<gemm_plan()>& make) {
+  return lookup(cache_of(comm).gemms, std::move(key), make, gemm_plan_cache_capacity);
 }
 
-std::size_t cached_plan_count() { return cache<transform_plan>().size() + cache<gemm_plan>().size(); }
+std::size_t cached_plan_count() {
+  std::size_t count = 0;
+  for (const auto& [order, cache] : live_caches()) count += cache->transforms.size() + cache->gemms.size();
+  return count;
+}
 
 std::size_t plans_made() { return misses; }
 

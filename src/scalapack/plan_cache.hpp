@@ -1,11 +1,17 @@
 #pragma once
 // The plans of recent ScaLAPACK-style calls (internal): transform plans (p?gemr2d, p?trmr2d, p?tran*) and
-// gemm plans (p?gemm), each kind in its own least-recently-used list, for all routines and types. Keys hold
-// everything the processes agreed on for a call (gathered from all of them), so every process computes the
-// same key and a hit or a miss is collective; the caches of all processes see the same calls in the same
-// order. An evicted plan frees its communicator (and window), so any number of distinct calls runs with a
-// bounded number of them. MPI_Finalize releases every cached plan (through an MPI_COMM_SELF attribute), so
-// no communicator or window outlives MPI. Not thread-safe: one calling thread at a time.
+// gemm plans (p?gemm), each kind in its own least-recently-used list, one pair of lists per communicator of
+// a BLACS context (cached on it as an MPI attribute). Keys hold everything the processes agreed on for a call
+// (gathered from all of them), so every process of the communicator computes the same key, and since all of
+// them make the same calls on it, a hit or a miss is collective. (One list shared by all contexts would drift
+// apart between processes that belong to different sets of contexts: one process would re-plan, collectively,
+// while another executed a cached plan.) An evicted plan frees its communicator (and window), so any number
+// of distinct calls runs with a bounded number of them. The plans of a communicator are released when it is
+// freed (Cblacs_gridexit) and, for communicators still alive then, at MPI_Finalize (an MPI_COMM_SELF
+// attribute) in an order every process agrees on, so that plans holding windows are freed collectively.
+// Not thread-safe: one calling thread at a time.
+#include <mpi.h>
+
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -20,12 +26,15 @@ inline constexpr std::size_t plan_cache_capacity = 16;
 // the round buffers), about the size of the operands themselves.
 inline constexpr std::size_t gemm_plan_cache_capacity = 4;
 
-// The cached plan for `key`, or the one `make` builds (collective) and caches, evicting the least
-// recently used plan of the same kind beyond its capacity.
-const transform_plan& cached_plan(std::vector<std::int64_t> key, const std::function<transform_plan()>& make);
-const gemm_plan& cached_gemm_plan(std::vector<std::int64_t> key, const std::function<gemm_plan()>& make);
+// The plan cached on `comm` for `key`, or the one `make` builds (collective over comm) and caches, evicting the
+// least recently used plan of the same kind on comm beyond its capacity. The first call on a communicator is
+// collective over it (the caches agree on their release order).
+const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
+                                  const std::function<transform_plan()>& make);
+const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key,
+                                  const std::function<gemm_plan()>& make);
 
-// Plans of both kinds in the cache now, and plans built since the program started (cache misses; for tests).
+// Plans of both kinds in all caches now, and plans built since the program started (cache misses; for tests).
 std::size_t cached_plan_count();
 std::size_t plans_made();
 

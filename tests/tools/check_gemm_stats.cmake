@@ -2,6 +2,7 @@
 #   schedules:     P = 4, 65 and 100000, unlimited and with --memory-bytes; exit 0, the JSON array checked
 #   insufficient:  a limit that no grid fits; exit 1, saying how much memory would do
 #   usage:         a malformed argument; exit 2 with the usage
+#   full_device:   the JSON written to a full device (/dev/full); exit 1 with a message naming the file
 function(run_tool expected_status)
   execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT status EQUAL expected_status)
@@ -79,6 +80,11 @@ elseif(CASE STREQUAL "usage")
   run_tool(2 --m 4000 --n 4000 --k 4000 --ranks 4 --idle 1.5)
   run_tool(2 --m 4000 --n 4000 --k 4000 --ranks 4 --memory 10 --memory-bytes 80)
   run_tool(2 --m 4X --n 4000 --k 4000 --ranks 4)
+elseif(CASE STREQUAL "full_device")
+  run_tool(1 --m 400 --n 400 --k 400 --ranks 4 --json /dev/full)
+  if(NOT err MATCHES "writing /dev/full failed")
+    message(FATAL_ERROR "a failed write says nothing:\n${err}")
+  endif()
 else()
-  message(FATAL_ERROR "CASE must be schedules, insufficient or usage, got '${CASE}'")
+  message(FATAL_ERROR "CASE must be schedules, insufficient, usage or full_device, got '${CASE}'")
 endif()
