@@ -259,13 +259,14 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
   // An empty copy everywhere: nothing read, nothing communicated (REDIST returns at once, whatever the rest).
   if (std::all_of(all.begin(), all.end(), [](const rank_record& r) { return r.m == 0 || r.n == 0; })) return;
   int differing = -1;
-  int info = first_disagreement(words, record_words, global_arguments(pos, trapezoid), on_grid, differing);
-  std::string why;
-  if (info != 0) {
-    why = "process " + std::to_string(differing) + " of the context passed a different value of this argument than " +
-          "the others; it must be the same on every process";
-  }
+  const int disagreement =
+      first_disagreement(words, record_words, global_arguments(pos, trapezoid), on_grid, differing);
+  int info = disagreement;
   for (const rank_record& r : all) info = first_error(info, static_cast<int>(r.info));
+  std::string why;
+  if (info != 0 && info == disagreement)
+    why = "process " + std::to_string(differing) + " of the context passed a different value of argument " +
+          std::to_string(-info) + " than the others; it must be the same on every process";
   agreed_operand A, B;
   if (info == 0) {
     A = agree_operand(all, me, true);

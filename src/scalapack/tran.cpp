@@ -133,12 +133,14 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
   std::vector<std::int64_t> words(reinterpret_cast<const std::int64_t*>(all.data()),
                                   reinterpret_cast<const std::int64_t*>(all.data()) + all.size() * record_words);
   int differing = -1;
-  int info = first_disagreement(words, record_words, global_arguments(), [](int, int) { return true; }, differing);
-  if (info != 0 && me == 0)
-    blacs::report_problem(routine, "process " + std::to_string(differing) +
-                                       " of the context passed a different value of a global argument than the "
-                                       "others; it must be the same on every process");
+  const int disagreement =
+      first_disagreement(words, record_words, global_arguments(), [](int, int) { return true; }, differing);
+  int info = disagreement;
   for (const rank_record& r : all) info = first_error(info, static_cast<int>(r.info));
+  if (info != 0 && info == disagreement && me == 0)
+    blacs::report_problem(routine, "process " + std::to_string(differing) + " of the context passed a different " +
+                                       "value of argument " + std::to_string(-info) +
+                                       " than the others; it must be the same on every process");
   try {
     if (info == 0) info = agree_on_first_error(comm, check_tran(grid, m, n, ia, ja, da, ic, jc, dc));
   } catch (const std::exception& e) {
