@@ -190,6 +190,7 @@ def trmr(nprocs, seed):
 
 def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    os.makedirs(out, exist_ok=True)
     for name, text in [("GEMR2D_hard.dat", gemr(4, 1)), ("TRMR2D_hard.dat", trmr(4, 2)),
                        ("GEMR2D_hard6.dat", gemr(6, 3)), ("TRMR2D_hard6.dat", trmr(6, 4))]:
         with open(os.path.join(out, name), "w") as f:
