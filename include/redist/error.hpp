@@ -34,6 +34,24 @@ class invalid_topology : public invalid_argument {
   using invalid_argument::invalid_argument;
 };
 
+// A count, or a size computed from counts, outside its domain (negative, or not matching another rank's).
+class invalid_count : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
+// A buffer pointer that cannot be right (null where data must be).
+class invalid_buffer : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
+// An MPI datatype the call cannot use (its extent, bounds or size).
+class invalid_datatype : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
 // Ranks passed different global descriptions of the same object.
 class inconsistent_ranks : public error {
  public:
@@ -52,13 +70,19 @@ class insufficient_memory : public error {
   using error::error;
 };
 
-// An MPI call returned an error code.
+// An MPI call returned an error code (the library's communicators return errors instead of aborting).
 class mpi_error : public error {
  public:
   mpi_error(const std::string& call, int code);
+  // The same error re-raised on another rank, whose message already says which call failed.
+  static mpi_error described(int code, const std::string& message);
   int code() const noexcept { return code_; }
+  // The MPI error class of code() (MPI_Error_class), what the C entry points return.
+  int error_class() const noexcept;
 
  private:
+  struct described_tag {};
+  mpi_error(described_tag, int code, const std::string& message) : error(message), code_(code) {}
   int code_;
 };
 

@@ -120,9 +120,11 @@ REDIST_DECLARE_GEMM(pzgemm)
  * every rank for init, and moves nothing when init fails: MPI_ERR_TOPOLOGY for a communicator that is not
  * a distributed graph or for send and receive edges that do not match (rank i's k-th edge to j must be j's
  * k-th edge from i, with equal counts times type sizes), MPI_ERR_ARG for a wrong argument (negative count
- * or displacement, overlapping receive areas of a contiguous type, bad info value, null request),
- * MPI_ERR_COUNT for sizes past 64-bit bookkeeping, MPI_ERR_NO_MEM, an MPI call's own code, or
- * MPI_ERR_OTHER. */
+ * or displacement, overlapping receive areas of a contiguous type, bad info value, null request) or for
+ * info values that differ between ranks, MPI_ERR_COUNT for byte sizes past 64 bits, MPI_ERR_NO_MEM, an MPI
+ * call's error class, or MPI_ERR_OTHER (docs/errors.md). A request handle is a value: copies name the same
+ * request; handles are never reused, so after redist_request_free any copy of it (or any value init did
+ * not return) is refused with MPI_ERR_REQUEST. */
 typedef struct redist_request_s* redist_request;
 #define REDIST_REQUEST_NULL ((redist_request)0)
 int redist_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
@@ -148,7 +150,8 @@ int redist_neighbor_alltoallv_init_ext(const void* sendbuf, const int sendcounts
                                        const int64_t global_recv_indices[], MPI_Datatype recvtype, MPI_Comm comm,
                                        MPI_Info info, redist_request* request);
 /* The strategy a request uses ("standard", "aggregate" or "dedup") and one line saying why (auto: every
- * candidate's predicted time). The strings live as long as the request. MPI_ERR_REQUEST for a null one. */
+ * candidate's predicted time). The strings live as long as the request. MPI_ERR_REQUEST for a null, freed or
+ * unknown one. */
 int redist_neighbor_query(redist_request request, const char** strategy, const char** reason);
 int redist_start(redist_request* request);
 int redist_wait(redist_request* request);

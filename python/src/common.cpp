@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "redist/error.hpp"
+#include "mpi/agreement.hpp"
 #include "redist/mpi/checked.hpp"
 
 namespace redist::python {
@@ -235,10 +236,11 @@ void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
     problem = e.what();
     local = std::current_exception();
   }
-  if (local) problem = "rank " + std::to_string(mpi::rank(comm)) + ": " + problem;
   try {
     nb::gil_scoped_release release;
-    mpi::agree_on_errors(comm, local ? mpi::error_kind::invalid_argument : mpi::error_kind::none, problem);
+    mpi::agreement agreed(comm);
+    if (local) agreed.fail(mpi::error_kind::invalid_argument, problem.empty() ? "an error without a message" : problem);
+    agreed.conclude();
   } catch (const redist::error&) {
     if (local) std::rethrow_exception(local);
     throw;
@@ -268,6 +270,9 @@ void register_errors(nb::module_& m) {
   nb::object base = nb::exception<redist::error>(m, "Error", PyExc_RuntimeError);
   nb::object invalid_argument = nb::exception<redist::invalid_argument>(m, "InvalidArgument", base.ptr());
   nb::exception<redist::invalid_topology>(m, "InvalidTopology", invalid_argument.ptr());
+  nb::exception<redist::invalid_count>(m, "InvalidCount", invalid_argument.ptr());
+  nb::exception<redist::invalid_buffer>(m, "InvalidBuffer", invalid_argument.ptr());
+  nb::exception<redist::invalid_datatype>(m, "InvalidDatatype", invalid_argument.ptr());
   nb::exception<redist::invalid_layout>(m, "InvalidLayout", base.ptr());
   nb::exception<redist::dimension_mismatch>(m, "DimensionMismatch", base.ptr());
   nb::exception<redist::inconsistent_ranks>(m, "InconsistentRanks", base.ptr());

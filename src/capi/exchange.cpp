@@ -1,43 +1,59 @@
 // C entry points of the persistent neighborhood alltoallv: MPI_Info parsing, error codes, the opaque handle.
+#include <cstdint>
 #include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "redist/exchange/neighbor.hpp"
+#include "../mpi/agreement.hpp"
+#include "error_code.hpp"
 #include "redist/mpi/checked.hpp"
 #include "redist/redist.h"
 
-struct redist_request_s {
-  redist::exchange::neighbor_plan plan;
+namespace {
+
+// Live requests by handle. A handle is a number that is never reused (not an address), so a copy of a
+// handle kept past redist_request_free, or any value that init never returned, is found missing and
+// refused with MPI_ERR_REQUEST instead of touching freed memory.
+class request_registry {
+ public:
+  redist_request add(std::unique_ptr<redist::exchange::neighbor_plan> plan) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::uintptr_t id = next_++;
+    plans_.emplace(id, std::move(plan));
+    return reinterpret_cast<redist_request>(id);
+  }
+  // The plan of a live handle, or null. Plans are used outside the lock: a request is used by one thread
+  // at a time (as MPI's requests).
+  redist::exchange::neighbor_plan* find(redist_request request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = plans_.find(reinterpret_cast<std::uintptr_t>(request));
+    return it == plans_.end() ? nullptr : it->second.get();
+  }
+  void remove(redist_request request) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    plans_.erase(reinterpret_cast<std::uintptr_t>(request));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::uintptr_t next_ = 1;  // 0 is REDIST_REQUEST_NULL
+  std::map<std::uintptr_t, std::unique_ptr<redist::exchange::neighbor_plan>> plans_;
 };
 
-namespace {
+request_registry& requests() {
+  static request_registry* registry = new request_registry;  // never destroyed: usable from atexit code
+  return *registry;
+}
 
 using redist::exchange::cost_model;
 using redist::exchange::exchange_options;
 using redist::exchange::neighbor_strategy;
 
-// The C error code of whatever a call threw.
-int error_code() noexcept {
-  try {
-    throw;
-  } catch (const redist::mpi_error& e) {
-    return e.code();
-  } catch (const redist::invalid_topology&) {
-    return MPI_ERR_TOPOLOGY;
-  } catch (const redist::inconsistent_ranks&) {
-    return MPI_ERR_TOPOLOGY;
-  } catch (const redist::invalid_argument&) {
-    return MPI_ERR_ARG;
-  } catch (const redist::overflow_error&) {
-    return MPI_ERR_COUNT;
-  } catch (const std::bad_alloc&) {
-    return MPI_ERR_NO_MEM;
-  } catch (...) {
-    return MPI_ERR_OTHER;
-  }
-}
 
 // The value of an info key, or "" when absent; a problem goes to `problem`.
 std::string info_value(MPI_Info info, const char* key, std::string& problem) {
@@ -102,17 +118,13 @@ int init_request(MPI_Comm comm, MPI_Info info, redist_request* request, Init ini
     std::string problem;
     if (request == nullptr) problem = "request is a null pointer";
     const exchange_options options = parse_info(info, problem);
-    redist::mpi::agree_on_errors(comm,
-                                 problem.empty() ? redist::mpi::error_kind::none
-                                                 : redist::mpi::error_kind::invalid_argument,
-                                 problem);
-    auto handle = std::make_unique<redist_request_s>();
-    handle->plan = init(options);
-    *request = handle.release();
+    redist::mpi::agree_on(comm, redist::mpi::error_kind::invalid_argument, problem);
+    auto plan = std::make_unique<redist::exchange::neighbor_plan>(init(options));
+    *request = requests().add(std::move(plan));
     return MPI_SUCCESS;
   } catch (...) {
     if (request != nullptr) *request = REDIST_REQUEST_NULL;
-    return error_code();
+    return redist::capi::current_error_code();
   }
 }
 
@@ -168,34 +180,37 @@ extern "C" int redist_neighbor_alltoallv_init_ext(const void* sendbuf, const int
 }
 
 extern "C" int redist_neighbor_query(redist_request request, const char** strategy, const char** reason) {
-  if (request == REDIST_REQUEST_NULL) return MPI_ERR_REQUEST;
   try {
-    const auto& s = request->plan.statistics();
+    const redist::exchange::neighbor_plan* plan = requests().find(request);
+    if (plan == nullptr) return MPI_ERR_REQUEST;
+    const auto& s = plan->statistics();
     if (strategy != nullptr) *strategy = redist::exchange::to_string(s.strategy);
     if (reason != nullptr) *reason = s.reason.c_str();
     return MPI_SUCCESS;
   } catch (...) {
-    return error_code();
+    return redist::capi::current_error_code();
   }
 }
 
 extern "C" int redist_start(redist_request* request) {
-  if (request == nullptr || *request == REDIST_REQUEST_NULL) return MPI_ERR_REQUEST;
   try {
-    (*request)->plan.start();
+    redist::exchange::neighbor_plan* plan = request == nullptr ? nullptr : requests().find(*request);
+    if (plan == nullptr) return MPI_ERR_REQUEST;
+    plan->start();
     return MPI_SUCCESS;
   } catch (...) {
-    return error_code();
+    return redist::capi::current_error_code();
   }
 }
 
 extern "C" int redist_wait(redist_request* request) {
-  if (request == nullptr || *request == REDIST_REQUEST_NULL) return MPI_ERR_REQUEST;
   try {
-    (*request)->plan.wait();
+    redist::exchange::neighbor_plan* plan = request == nullptr ? nullptr : requests().find(*request);
+    if (plan == nullptr) return MPI_ERR_REQUEST;
+    plan->wait();
     return MPI_SUCCESS;
   } catch (...) {
-    return error_code();
+    return redist::capi::current_error_code();
   }
 }
 
@@ -204,11 +219,13 @@ extern "C" int redist_request_free(redist_request* request) {
   if (*request == REDIST_REQUEST_NULL) return MPI_SUCCESS;
   int code = MPI_SUCCESS;
   try {
-    if ((*request)->plan.active()) (*request)->plan.wait();
+    redist::exchange::neighbor_plan* plan = requests().find(*request);
+    if (plan == nullptr) return MPI_ERR_REQUEST;
+    if (plan->active()) plan->wait();
   } catch (...) {
-    code = error_code();
+    code = redist::capi::current_error_code();
   }
-  delete *request;
+  requests().remove(*request);
   *request = REDIST_REQUEST_NULL;
   return code;
 }

@@ -4,8 +4,8 @@
 #include <new>
 #include <vector>
 
-#include "../exchange/inplace_detail.hpp"
 #include "redist/exchange/inplace.hpp"
+#include "error_code.hpp"
 #include "redist/mpi/checked.hpp"
 #include "redist/redist.h"
 
@@ -20,24 +20,6 @@ static_assert(static_cast<int>(inplace_algorithm::automatic) == REDIST_INPLACE_A
                   static_cast<int>(inplace_algorithm::bitonic) == REDIST_INPLACE_BITONIC,
               "the C and C++ algorithm values are the same numbers");
 
-// The C error code of whatever a call threw.
-int error_code() noexcept {
-  try {
-    throw;
-  } catch (const redist::exchange::inplace_detail::input_error& e) {
-    return e.code();
-  } catch (const redist::mpi_error& e) {
-    return e.code();
-  } catch (const redist::overflow_error&) {
-    return MPI_ERR_COUNT;
-  } catch (const redist::invalid_argument&) {
-    return MPI_ERR_ARG;
-  } catch (const std::bad_alloc&) {
-    return MPI_ERR_NO_MEM;
-  } catch (...) {
-    return MPI_ERR_OTHER;
-  }
-}
 
 void fill(redist_inplace_report* out, const inplace_report& r) {
   if (out == nullptr) return;
@@ -80,7 +62,7 @@ int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcoun
       std::copy(r.recvcounts.begin(), r.recvcounts.end(), opts->recvcounts_out);
     return MPI_SUCCESS;
   } catch (...) {
-    return error_code();
+    return redist::capi::current_error_code();
   }
 }
 
@@ -93,7 +75,7 @@ int redist_alltoallv(const void* sendbuf, const int sendcounts[], const int sdis
     redist::exchange::alltoallv_inplace_symmetric(recvbuf, recvcounts, rdispls, recvtype, comm);
     return MPI_SUCCESS;
   } catch (...) {
-    return error_code();
+    return redist::capi::current_error_code();
   }
 }
 
@@ -105,7 +87,7 @@ int redist_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
     redist::exchange::alltoall_inplace(recvbuf, recvcount, recvtype, comm);
     return MPI_SUCCESS;
   } catch (...) {
-    return error_code();
+    return redist::capi::current_error_code();
   }
 }
 

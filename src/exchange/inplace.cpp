@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../mpi/agreement.hpp"
 #include "inplace_detail.hpp"
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
@@ -442,42 +443,12 @@ void run_chunked(const problem& p, const chunked_plan& plan, counters& c) {
 namespace redist::exchange {
 namespace inplace_detail {
 
-input_error::input_error(int code, const std::string& message) : invalid_argument(message), code_(code) {}
-
 namespace {
 
 constexpr std::int64_t min_work_bytes = std::int64_t{64} << 10;
 constexpr std::int64_t max_work_bytes = std::int64_t{1} << 30;
 
-// Every rank learns whether any rank found a problem; all throw the same input_error (lowest code, the
-// message of the lowest rank that reported it) before anything moves. `riders` travel in the same reduction
-// and come back as their minimum over the ranks (flags: their logical and), which saves a collective.
-void agree(MPI_Comm comm, int code, const std::string& message, std::vector<std::int64_t>& riders) {
-  const int rank = mpi::rank(comm);
-  const int size = mpi::size(comm);
-  std::vector<std::int64_t> words(1 + riders.size());
-  words[0] = code == 0 ? std::numeric_limits<std::int64_t>::max() : std::int64_t{code} * size + rank;
-  std::copy(riders.begin(), riders.end(), words.begin() + 1);
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, words.data(), static_cast<int>(words.size()), MPI_INT64_T, MPI_MIN,
-                                 comm));
-  if (words[0] == std::numeric_limits<std::int64_t>::max()) {
-    std::copy(words.begin() + 1, words.end(), riders.begin());
-    return;
-  }
-  const auto first_code = static_cast<int>(words[0] / size);
-  const auto reporter = static_cast<int>(words[0] % size);
-  std::string text = rank == reporter ? message : std::string();
-  int length = static_cast<int>(text.size());
-  REDIST_MPI_CHECK(MPI_Bcast(&length, 1, MPI_INT, reporter, comm));
-  text.resize(static_cast<std::size_t>(length));
-  REDIST_MPI_CHECK(MPI_Bcast(text.data(), length, MPI_CHAR, reporter, comm));
-  throw input_error(first_code, "alltoallv_inplace: rank " + std::to_string(reporter) + ": " + text);
-}
-
-void agree(MPI_Comm comm, int code, const std::string& message) {
-  std::vector<std::int64_t> none;
-  agree(comm, code, message, none);
-}
+}  // namespace
 
 // The work buffer, left uninitialised (zeroing would only add a pass). Buffers of 2 MiB or more are mapped
 // directly on a 2 MiB boundary and offered transparent huge pages: a fresh 4 KiB page costs a fault of several
@@ -517,6 +488,12 @@ class work_buffer {
   std::byte* data_ = nullptr;
 };
 
+validated::validated() = default;
+validated::validated(validated&&) noexcept = default;
+validated::~validated() = default;
+
+namespace {
+
 // A private duplicate of the caller's communicator, so that our messages never match the application's: made on
 // the first call with a communicator and cached on it as an attribute (freed when the caller frees it), so that
 // later calls pay no MPI_Comm_dup, a collective that costs a few rounds. Every rank makes the same call on the
@@ -542,7 +519,7 @@ MPI_Comm private_comm(MPI_Comm comm) {
     std::memcpy(&dup, &value, sizeof(dup));
     return dup;
   }
-  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  dup = mpi::duplicate(comm).release();
   value = nullptr;
   std::memcpy(&value, &dup, sizeof(dup));
   REDIST_MPI_CHECK(MPI_Comm_set_attr(comm, keyval, value));
@@ -566,33 +543,30 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
   p.capacity = capacity;
   p.work_bytes = options.work_bytes;  // the schedules depend on it; the buffer comes once the checks pass
   const auto P = static_cast<std::size_t>(p.size);
-  int code = 0;
-  std::string message;
-  auto fail = [&](int c, const std::string& m) {
-    if (code == 0) {
-      code = c;
-      message = m;
-    }
-  };
+  mpi::agreement agreed(comm);
+  const auto fail = [&](mpi::error_kind kind, const std::string& m) { agreed.fail(kind, m); };
+  // The private communicator (collective, made once per communicator) comes before the agreement, so that
+  // a failure to make it reaches every rank.
+  agreed.collective([&] { p.comm = private_comm(comm); });
 
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
   REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
   if (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent)
-    fail(MPI_ERR_TYPE, "the datatype needs lower bound 0, a positive extent and its data within the extent (lb " +
+    fail(mpi::error_kind::invalid_datatype, "the datatype needs lower bound 0, a positive extent and its data within the extent (lb " +
                            std::to_string(lb) + ", extent " + std::to_string(extent) + ", true lb " +
                            std::to_string(true_lb) + ", true extent " + std::to_string(true_extent) + ")");
   p.extent = extent > 0 ? extent : 1;
   if (options.work_bytes < min_work_bytes || options.work_bytes > max_work_bytes)
-    fail(MPI_ERR_ARG, "work_bytes " + std::to_string(options.work_bytes) + " is outside [65536, 2^30]");
+    fail(mpi::error_kind::invalid_argument, "work_bytes " + std::to_string(options.work_bytes) + " is outside [65536, 2^30]");
   const auto algorithm = static_cast<int>(options.algorithm);
   if (algorithm < static_cast<int>(inplace_algorithm::automatic) ||
       algorithm > static_cast<int>(inplace_algorithm::bitonic))
-    fail(MPI_ERR_ARG, "unknown algorithm " + std::to_string(algorithm));
+    fail(mpi::error_kind::invalid_argument, "unknown algorithm " + std::to_string(algorithm));
   if (!(options.pairwise_guard > 0))
-    fail(MPI_ERR_ARG, "pairwise_guard must be positive, got " + std::to_string(options.pairwise_guard));
-  if (sendcounts == nullptr) fail(MPI_ERR_COUNT, "sendcounts is null");
-  if (buf == nullptr && capacity > 0) fail(MPI_ERR_BUFFER, "buf is null with capacity " + std::to_string(capacity));
+    fail(mpi::error_kind::invalid_argument, "pairwise_guard must be positive, got " + std::to_string(options.pairwise_guard));
+  if (sendcounts == nullptr) fail(mpi::error_kind::invalid_count, "sendcounts is null");
+  if (buf == nullptr && capacity > 0) fail(mpi::error_kind::invalid_buffer, "buf is null with capacity " + std::to_string(capacity));
 
   p.sendcounts.assign(P, 0);
   if (sendcounts != nullptr) std::copy(sendcounts, sendcounts + P, p.sendcounts.begin());
@@ -604,7 +578,7 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
   bool counts_ok = true;
   for (std::size_t j = 0; j < P; ++j) {
     if (p.sendcounts[j] < 0) {
-      fail(MPI_ERR_COUNT, "sendcounts[" + std::to_string(j) + "] = " + std::to_string(p.sendcounts[j]) +
+      fail(mpi::error_kind::invalid_count, "sendcounts[" + std::to_string(j) + "] = " + std::to_string(p.sendcounts[j]) +
                               " is negative");
       counts_ok = false;
     }
@@ -614,7 +588,7 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
     for (std::size_t j = 0; j < P; ++j) {
       if (p.sendcounts[j] > std::numeric_limits<std::int64_t>::max() - send_total ||
           p.recvcounts[j] > std::numeric_limits<std::int64_t>::max() - recv_total) {
-        fail(MPI_ERR_COUNT, "the counts' sum overflows 64 bits");
+        fail(mpi::error_kind::invalid_count, "the counts' sum overflows 64 bits");
         counts_ok = false;
         break;
       }
@@ -625,15 +599,15 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
   if (recvcounts != nullptr)
     for (std::size_t j = 0; j < P; ++j)
       if (recvcounts[j] != p.recvcounts[j]) {
-        fail(MPI_ERR_COUNT, "recvcounts[" + std::to_string(j) + "] = " + std::to_string(recvcounts[j]) +
+        fail(mpi::error_kind::invalid_count, "recvcounts[" + std::to_string(j) + "] = " + std::to_string(recvcounts[j]) +
                                 " but rank " + std::to_string(j) + " sends " + std::to_string(p.recvcounts[j]));
         break;
       }
   if (counts_ok && capacity < std::max(send_total, recv_total))
-    fail(MPI_ERR_COUNT, "capacity " + std::to_string(capacity) + " is below the send total " +
+    fail(mpi::error_kind::invalid_count, "capacity " + std::to_string(capacity) + " is below the send total " +
                             std::to_string(send_total) + " or the receive total " + std::to_string(recv_total));
   if (counts_ok && !fits_bytes(std::max(capacity, std::int64_t{0}), p.extent))
-    fail(MPI_ERR_COUNT, "capacity " + std::to_string(capacity) + " elements of " + std::to_string(p.extent) +
+    fail(mpi::error_kind::invalid_count, "capacity " + std::to_string(capacity) + " elements of " + std::to_string(p.extent) +
                             " bytes overflows 64-bit byte offsets");
 
   // Every rank's totals and capacity, and the options, which must agree.
@@ -654,18 +628,22 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
     p.recv_totals[j] = theirs[1];
     p.capacities[j] = theirs[2];
     if (theirs[3] != mine[3] || theirs[4] != mine[4] || theirs[5] != mine[5])
-      fail(MPI_ERR_ARG, "rank " + std::to_string(j) + " passed other options (work_bytes " +
+      fail(mpi::error_kind::invalid_argument, "rank " + std::to_string(j) + " passed other options (work_bytes " +
                             std::to_string(theirs[3]) + ", algorithm " + std::to_string(theirs[4]) +
                             ", or pairwise_guard); every rank must pass the same");
   }
   // Riding along: whether the counts are symmetric here, and where chunked's schedules fit here (only
   // meaningful when every check passed).
-  std::vector<std::int64_t> riders{p.sendcounts == p.recvcounts ? 1 : 0};
-  const chunked_fit_flags fit = code == 0 ? chunked_fits_here(p) : chunked_fit_flags{};
-  riders.insert(riders.end(), fit.begin(), fit.end());
-  agree(comm, code, message, riders);
-  v.symmetric = riders[0] != 0;
-  std::copy(riders.begin() + 1, riders.end(), v.chunked_fits_everywhere.begin());
+  const std::size_t symmetric = agreed.reduce_min(p.sendcounts == p.recvcounts ? 1 : 0);
+  const chunked_fit_flags fit = agreed.failed() ? chunked_fit_flags{} : chunked_fits_here(p);
+  std::size_t fit_slots[std::tuple_size<chunked_fit_flags>::value];
+  for (std::size_t k = 0; k < fit.size(); ++k) fit_slots[k] = agreed.reduce_min(fit[k]);
+  // The work buffer is the last resource a call needs: acquired here, its failure is agreed on too.
+  agreed.attempt([&] { v.work = std::make_unique<work_buffer>(options.work_bytes); });
+  agreed.conclude();
+  v.symmetric = agreed.min(symmetric) != 0;
+  for (std::size_t k = 0; k < fit.size(); ++k) v.chunked_fits_everywhere[k] = agreed.min(fit_slots[k]);
+  p.work = v.work->get();
   return v;
 }
 
@@ -684,7 +662,6 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
   using namespace inplace_detail;
   validated v = validate(buf, capacity, sendcounts, recvcounts, type, comm, options);
   problem& p = v.p;
-  p.comm = private_comm(comm);
 
   inplace_report report;
   const std::int64_t largest =
@@ -715,7 +692,7 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
     }
     case inplace_algorithm::chunked:
       if (!(chunked = plan_chunked(p, v.symmetric, v.chunked_fits_everywhere)).fits)
-        throw input_error(MPI_ERR_ARG, "alltoallv_inplace: chunked does not fit: in every schedule some rank "
+        throw invalid_argument("alltoallv_inplace: chunked does not fit: in every schedule some rank "
                                        "would hold more than its capacity (use automatic, pairwise or more capacity)");
       report.reason = "requested";
       break;
@@ -736,15 +713,13 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
     }
     case inplace_algorithm::bitonic:
       if (!bitonic_fits(p))
-        throw input_error(MPI_ERR_ARG, "alltoallv_inplace: bitonic needs every capacity >= the largest send or "
+        throw invalid_argument("alltoallv_inplace: bitonic needs every capacity >= the largest send or "
                                        "receive total over the ranks (" + std::to_string(largest / p.extent) +
                                        " elements)");
       report.reason = "requested";
       break;
   }
 
-  const work_buffer work(options.work_bytes);
-  p.work = work.get();
   counters c;
   c.metadata_bytes = static_cast<std::int64_t>(6 * p.size * sizeof(std::int64_t));
   switch (chosen) {
@@ -780,31 +755,27 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
   const int rank = mpi::rank(comm);
   const int size = mpi::size(comm);
   const auto P = static_cast<std::size_t>(size);
-  int code = 0;
-  std::string message;
-  auto fail = [&](int c, const std::string& m) {
-    if (code == 0) {
-      code = c;
-      message = m;
-    }
-  };
+  mpi::agreement agreed(comm);
+  const auto fail = [&](mpi::error_kind kind, const std::string& m) { agreed.fail(kind, m); };
+  MPI_Comm own = MPI_COMM_NULL;
+  agreed.collective([&] { own = private_comm(comm); });
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
   REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
   if (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent)
-    fail(MPI_ERR_TYPE, "the datatype needs lower bound 0, a positive extent and its data within the extent");
+    fail(mpi::error_kind::invalid_datatype, "the datatype needs lower bound 0, a positive extent and its data within the extent");
   if (work_bytes < (std::int64_t{64} << 10) || work_bytes > (std::int64_t{1} << 30))
-    fail(MPI_ERR_ARG, "work_bytes " + std::to_string(work_bytes) + " is outside [65536, 2^30]");
-  if (counts == nullptr || displs == nullptr) fail(MPI_ERR_ARG, "counts or displs is null");
+    fail(mpi::error_kind::invalid_argument, "work_bytes " + std::to_string(work_bytes) + " is outside [65536, 2^30]");
+  if (counts == nullptr || displs == nullptr) fail(mpi::error_kind::invalid_argument, "counts or displs is null");
   std::vector<int> mine(P, 0), theirs(P, 0);
   if (counts != nullptr) std::copy(counts, counts + P, mine.begin());
   REDIST_MPI_CHECK(MPI_Alltoall(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, comm));
   std::vector<std::pair<std::int64_t, std::int64_t>> areas;  // [first, last) in elements
-  for (std::size_t j = 0; j < P && code == 0; ++j) {
+  for (std::size_t j = 0; j < P && !agreed.failed(); ++j) {
     if (mine[j] < 0 || displs[j] < 0) {
-      fail(MPI_ERR_ARG, "counts[" + std::to_string(j) + "] or displs[" + std::to_string(j) + "] is negative");
+      fail(mpi::error_kind::invalid_argument, "counts[" + std::to_string(j) + "] or displs[" + std::to_string(j) + "] is negative");
     } else if (mine[j] != theirs[j]) {
-      fail(MPI_ERR_ARG, "MPI_IN_PLACE needs symmetric counts: counts[" + std::to_string(j) + "] = " +
+      fail(mpi::error_kind::invalid_argument, "MPI_IN_PLACE needs symmetric counts: counts[" + std::to_string(j) + "] = " +
                             std::to_string(mine[j]) + " but rank " + std::to_string(j) + " has " +
                             std::to_string(theirs[j]) + " for this rank");
     } else if (mine[j] > 0) {
@@ -812,12 +783,12 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
     }
   }
   std::sort(areas.begin(), areas.end());
-  for (std::size_t k = 1; k < areas.size() && code == 0; ++k)
-    if (areas[k].first < areas[k - 1].second) fail(MPI_ERR_ARG, "the receive areas overlap");
-  agree(comm, code, message);
+  for (std::size_t k = 1; k < areas.size() && !agreed.failed(); ++k)
+    if (areas[k].first < areas[k - 1].second) fail(mpi::error_kind::invalid_argument, "the receive areas overlap");
+  std::unique_ptr<work_buffer> work;
+  agreed.attempt([&] { work = std::make_unique<work_buffer>(work_bytes); });
+  agreed.conclude();
 
-  const MPI_Comm own = private_comm(comm);
-  const work_buffer work(work_bytes);
   counters c;
   auto* base = static_cast<std::byte*>(buf);
   const auto batch = static_cast<int>(streams_at_once(work_bytes, size));
@@ -832,7 +803,7 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
       s.out_bytes = s.in_region = std::int64_t{mine[partner]} * extent;
       streams.push_back(std::move(s));
     }
-    run_streams(own, 0, streams, work.get(), work_bytes, c);
+    run_streams(own, 0, streams, work->get(), work_bytes, c);
   }
   inplace_report report;
   report.algorithm = inplace_algorithm::chunked;

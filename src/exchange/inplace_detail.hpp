@@ -6,6 +6,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,16 +40,6 @@ std::int64_t merge_blocks(std::byte* base, std::vector<block>& blocks, std::size
 std::int64_t sort_blocks(std::byte* base, std::vector<block>& blocks, std::byte* work, std::int64_t work_bytes);
 
 // ---- Front end (inplace.cpp) ------------------------------------------------------------------------------
-// Bad input, agreed by all ranks before anything moves: an invalid_argument carrying the C error code.
-class input_error : public invalid_argument {
- public:
-  input_error(int code, const std::string& message);
-  int code() const noexcept { return code_; }
-
- private:
-  int code_;
-};
-
 // ---- The validated problem -----------------------------------------------------------------------------
 // Everything is checked and agreed on by all ranks before an algorithm runs: counts are non-negative, every
 // rank's capacity holds its send and its receive total, recvcounts match the senders.
@@ -71,12 +62,18 @@ struct problem {
 };
 
 using chunked_fit_flags = std::array<std::int64_t, 6>;  // see chunked_fits_here
+class work_buffer;  // inplace.cpp
 struct validated {
-  problem p;               // comm and offset_in_dest still unset
+  validated();
+  validated(validated&&) noexcept;
+  ~validated();
+  problem p;               // offset_in_dest still unset
+  std::unique_ptr<work_buffer> work;  // p.work_bytes of it, p.work points into it
   bool symmetric = false;  // s(i,j) == s(j,i) for every pair
   chunked_fit_flags chunked_fits_everywhere{};
 };
-// Collective: checks everything (input_error on every rank when anything is wrong), learns the peers' counts.
+// Collective: checks everything (the same redist::invalid_argument subclass on every rank when anything is
+// wrong), acquires the private communicator and the work buffer, learns the peers' counts.
 // Three collectives: an Alltoall of the counts, an Allgather of six words, one Allreduce.
 validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
                    MPI_Datatype type, MPI_Comm comm, const inplace_options& options);

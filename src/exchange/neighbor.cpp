@@ -21,6 +21,7 @@
 #include <sstream>
 
 #include "redist/error.hpp"
+#include "../mpi/agreement.hpp"
 #include "redist/mpi/checked.hpp"
 
 namespace redist::exchange {
@@ -262,15 +263,23 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
     e.count = counts[i];
     if (e.count < 0) return std::string(counts_name) + "[" + std::to_string(i) + "] = " + std::to_string(e.count) + " is negative";
     e.displacement = displs[i];
-    e.offset = static_cast<std::int64_t>(displs[i]) * t.extent;
-    e.bytes = static_cast<std::int64_t>(e.count) * t.size;
+    // Byte sizes and offsets in 64 bits: a datatype of a huge size or extent can overflow them.
+    std::int64_t last_element = 0, end = 0;
+    if (__builtin_mul_overflow(static_cast<std::int64_t>(displs[i]), static_cast<std::int64_t>(t.extent), &e.offset) ||
+        __builtin_mul_overflow(static_cast<std::int64_t>(e.count), static_cast<std::int64_t>(t.size), &e.bytes) ||
+        __builtin_mul_overflow(static_cast<std::int64_t>(std::max(e.count, 1) - 1), static_cast<std::int64_t>(t.extent),
+                               &last_element) ||
+        __builtin_add_overflow(e.offset, last_element, &end) ||
+        __builtin_add_overflow(end, static_cast<std::int64_t>(t.true_lb + t.true_extent), &end))
+      throw overflow_error(std::string(side) + " edge " + std::to_string(i) + " (displacement " +
+                           std::to_string(displs[i]) + ", count " + std::to_string(e.count) + ", type extent " +
+                           std::to_string(t.extent) + " bytes): its byte offsets overflow 64 bits");
     if (e.count == 0) continue;
     if (displs[i] < 0)
       return std::string(side) + " displacement " + std::to_string(i) + " = " + std::to_string(displs[i]) +
              " is negative";
     if (buf == nullptr && e.bytes > 0) return std::string(side) + ": null buffer with data to move";
-    const std::int64_t end = e.offset + (e.count - 1) * t.extent + t.true_lb + t.true_extent;
-    if (capacity >= 0 && end > capacity * t.extent)
+    if (capacity >= 0 && end > capacity * static_cast<std::int64_t>(t.extent))
       return std::string(side) + " edge " + std::to_string(i) + " (displacement " + std::to_string(displs[i]) +
              ", count " + std::to_string(e.count) + ") ends past the buffer of " + std::to_string(capacity) +
              " elements";
@@ -1097,6 +1106,26 @@ std::unique_ptr<plan_state> candidate(const plan_state& validated) {
   return c;
 }
 
+// What must be the same on every rank of an exchange: the strategy, the way regions are chosen (region_id's
+// value is each rank's own) and the cost model's figures.
+std::uint64_t options_hash(const exchange_options& o) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
+  mix(static_cast<std::uint64_t>(o.strategy));
+  mix(static_cast<std::uint64_t>(o.region_size));
+  mix(o.region_id ? 1 : 0);
+  mix(o.model ? 1 : 0);
+  if (o.model)
+    for (double figure : {o.model->intra_latency, o.model->intra_seconds_per_message, o.model->intra_seconds_per_byte,
+                          o.model->inter_latency, o.model->inter_seconds_per_message, o.model->inter_seconds_per_byte,
+                          o.model->region_seconds_per_byte, o.model->copy_seconds_per_byte}) {
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &figure, sizeof bits);
+      mix(bits);
+    }
+  return h;
+}
+
 std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::vector<int>& destinations,
                                   const neighbor_buffers& b, MPI_Comm comm, const exchange_options& options) {
   const int nranks = mpi::size(comm);
@@ -1105,18 +1134,31 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   v.recvbuf = static_cast<char*>(b.recvbuf);
   v.sendtype = b.sendtype;
   v.recvtype = b.recvtype;
-  std::string problem;
+  // The local checks (a datatype MPI rejects included) and the options, which must be the same on every rank
+  // (different strategies would build plans whose messages never match), in one agreement.
+  mpi::agreement agreed(comm);
+  const int strategy = static_cast<int>(options.strategy);
+  if (strategy < static_cast<int>(neighbor_strategy::automatic) || strategy > static_cast<int>(neighbor_strategy::dedup))
+    agreed.fail(mpi::error_kind::invalid_argument,
+                "exchange_options::strategy = " + std::to_string(strategy) + " is not a neighbor_strategy");
   if (options.region_size < 0)
-    problem = "exchange_options::region_size = " + std::to_string(options.region_size) + " is negative";
-  if (problem.empty() && options.strategy == neighbor_strategy::dedup && !b.global_ids)
-    problem = "the dedup strategy needs global ids (neighbor_buffers::global_ids, redist_neighbor_alltoallv_init_ext)";
-  if (problem.empty())
-    problem = check_side("send", "sendcounts", destinations, b.sendcounts, b.sdispls, b.sendtype, b.sendbuf,
-                         b.send_capacity, b.send_entries, nranks, v.sends, false);
-  if (problem.empty())
-    problem = check_side("receive", "recvcounts", sources, b.recvcounts, b.rdispls, b.recvtype, b.recvbuf,
-                         b.recv_capacity, b.recv_entries, nranks, v.recvs, true);
-  mpi::agree_on_errors(comm, problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument, problem);
+    agreed.fail(mpi::error_kind::invalid_argument,
+                "exchange_options::region_size = " + std::to_string(options.region_size) + " is negative");
+  if (options.strategy == neighbor_strategy::dedup && !b.global_ids)
+    agreed.fail(mpi::error_kind::invalid_argument,
+                "the dedup strategy needs global ids (neighbor_buffers::global_ids, redist_neighbor_alltoallv_init_ext)");
+  agreed.attempt([&] {
+    std::string problem = check_side("send", "sendcounts", destinations, b.sendcounts, b.sdispls, b.sendtype,
+                                     b.sendbuf, b.send_capacity, b.send_entries, nranks, v.sends, false);
+    if (problem.empty())
+      problem = check_side("receive", "recvcounts", sources, b.recvcounts, b.rdispls, b.recvtype, b.recvbuf,
+                           b.recv_capacity, b.recv_entries, nranks, v.recvs, true);
+    if (!problem.empty()) throw invalid_argument(problem);
+  });
+  agreed.require_same(options_hash(options),
+                      "ranks passed different exchange options (strategy, region_size, region_id set or not, or cost "
+                      "model figures); every rank must pass the same (C: the same info values)");
+  agreed.conclude();
 
   const layout_facts f = find_regions(comm, options);
   int tag_ub_found = 0;
@@ -1151,11 +1193,14 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
     if (mismatch.str().empty() && tag_ub_found && tag_of(e.occurrence, direct_phase) > *tag_ub)
       mismatch << "rank " << f.me << " repeats neighbor " << e.peer << " more often than MPI_TAG_UB allows";
   // Minima over the ranks: 1 in the first when every rank passed global ids, in the second when none did.
-  std::vector<std::uint64_t> reduced = {b.global_ids ? 1u : 0u, b.global_ids ? 0u : 1u};
-  mpi::agree_on_errors(comm, mismatch.str().empty() ? mpi::error_kind::none : mpi::error_kind::inconsistent_ranks,
-                       mismatch.str(), reduced);
-  const bool ids_everywhere = reduced[0] == 1;
-  if (!ids_everywhere && reduced[1] == 0)  // the same on every rank
+  mpi::agreement edges_agreed(comm);
+  // Edges that do not match are a graph that is not one (MPI_ERR_TOPOLOGY in C).
+  if (!mismatch.str().empty()) edges_agreed.fail(mpi::error_kind::invalid_topology, mismatch.str());
+  const std::size_t ids_slot = edges_agreed.reduce_min(b.global_ids ? 1 : 0);
+  const std::size_t no_ids_slot = edges_agreed.reduce_min(b.global_ids ? 0 : 1);
+  edges_agreed.conclude();
+  const bool ids_everywhere = edges_agreed.min(ids_slot) == 1;
+  if (!ids_everywhere && edges_agreed.min(no_ids_slot) == 0)  // the same on every rank
     throw inconsistent_ranks("some ranks pass global ids and others do not: every rank must call the same entry point");
 
   // Which strategies to build: the requested one, or automatic's candidates.
@@ -1173,23 +1218,26 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   if (std::find(wanted.begin(), wanted.end(), neighbor_strategy::dedup) != wanted.end()) {
     std::string id_problem;
     tables = share_ids(comm, f, v, b, id_problem);
-    mpi::agree_on_errors(comm, id_problem.empty() ? mpi::error_kind::none : mpi::error_kind::inconsistent_ranks,
-                         id_problem);
+    mpi::agree_on(comm, mpi::error_kind::invalid_topology, id_problem);
   }
 
-  MPI_Comm dup;
-  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-  mpi::comm_handle owned(dup);
-  v.comm = dup;
+  // The plan's communicator and every candidate's buffers and datatypes (local work, no messages), agreed
+  // on before any candidate is measured or chosen.
+  mpi::agreement built(comm);
+  mpi::comm_handle owned;
+  built.collective([&] { owned = mpi::duplicate(comm); });
+  v.comm = owned.get();
   std::vector<std::unique_ptr<plan_state>> candidates;
-  for (neighbor_strategy s : wanted) {
-    candidates.push_back(candidate(v));
-    plan_state& c = *candidates.back();
-    c.stats.strategy = s;
-    if (s == neighbor_strategy::standard) build_direct(c, f, [](int) { return true; });
-    if (s == neighbor_strategy::aggregate) build_aggregate(c, f, records);
-    if (s == neighbor_strategy::dedup) build_dedup(c, f, tables);
-  }
+  for (neighbor_strategy s : wanted)
+    built.attempt([&] {
+      candidates.push_back(candidate(v));
+      plan_state& c = *candidates.back();
+      c.stats.strategy = s;
+      if (s == neighbor_strategy::standard) build_direct(c, f, [](int) { return true; });
+      if (s == neighbor_strategy::aggregate) build_aggregate(c, f, records);
+      if (s == neighbor_strategy::dedup) build_dedup(c, f, tables);
+    });
+  built.conclude();
 
   size_t chosen = 0;
   std::string reason;
@@ -1200,8 +1248,8 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
     reason = f.members.size() == 1 ? "automatic: one region, no inter-region messages to combine"
                                    : "automatic: every region holds one rank, nothing to combine";
   } else {
-    const cost_model model = options.model ? *options.model : remembered_calibration(dup, f);
-    const std::vector<double> seconds = predict(candidates, f, model, dup);
+    const cost_model model = options.model ? *options.model : remembered_calibration(owned.get(), f);
+    const std::vector<double> seconds = predict(candidates, f, model, owned.get());
     chosen = static_cast<size_t>(std::min_element(seconds.begin(), seconds.end()) - seconds.begin());
     std::ostringstream why;
     why << "automatic: predicted";

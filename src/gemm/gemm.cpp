@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "partition.hpp"
+#include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
 #include "redist/relabel/graph.hpp"
@@ -360,17 +361,6 @@ struct gemm_plan::impl {
 
 namespace {
 
-// Collective agreement on a local problem and on identical global arguments (hash and its complement in one
-// reduction, as the transform planner does).
-void agree(MPI_Comm comm, mpi::error_kind kind, const std::string& message, std::uint64_t hash) {
-  std::vector<std::uint64_t> extremes{hash, ~hash};
-  mpi::agree_on_errors(comm, kind, message, extremes);
-  if (extremes[0] != hash || ~extremes[1] != hash)
-    throw inconsistent_ranks(
-        "ranks passed different multiplies to make_gemm_plan (layouts' sizes, ops, element type or options, "
-        "REDIST_GEMM_MEMORY included); every rank must describe the same problem");
-}
-
 std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
   return h;
@@ -501,17 +491,16 @@ void gemm_plan::execute(void* c, const void* a, const void* b, scalar alpha, sca
 
 gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options) {
   auto p = std::make_unique<gemm_plan::impl>();
-  MPI_Comm dup = MPI_COMM_NULL;
-  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-  p->comm = mpi::comm_handle(dup);
-  const int me = mpi::rank(dup), nranks = mpi::size(dup);
+  // Validation and the schedule: every rank computes the same from the same global arguments. The plan's
+  // communicator is made first, so that a failure to make it is agreed on too (over the caller's).
+  mpi::agreement agreed(comm);
+  agreed.collective([&] { p->comm = mpi::duplicate(comm); });
+  const MPI_Comm dup = p->comm.get();
+  const int me = mpi::rank(comm), nranks = mpi::size(comm);
   const gemm_description& d = description;
 
-  // Validation and the schedule: every rank computes the same from the same global arguments.
-  mpi::error_kind kind = mpi::error_kind::none;
-  std::string message;
   std::uint64_t hash = 0;
-  try {
+  agreed.attempt([&] {
     if (d.type != element_type::f32 && d.type != element_type::f64 && d.type != element_type::c32 &&
         d.type != element_type::c64)
       throw invalid_argument(std::string("make_gemm_plan: element type ") + to_string(d.type) +
@@ -555,11 +544,11 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
                             std::uint64_t(options.overlap), std::uint64_t(options.relabel), std::uint64_t(options.native_order),
                             std::uint64_t(options.max_idle_fraction * 1e9)})
       hash = mix(hash, v);
-  } catch (const error& e) {
-    kind = mpi::kind_of(e);
-    message = e.what();
-  }
-  agree(dup, kind, message, hash);
+  });
+  agreed.require_same(hash,
+                      "ranks passed different multiplies to make_gemm_plan (layouts' sizes, ops, element type or "
+                      "options, REDIST_GEMM_MEMORY included); every rank must describe the same problem");
+  agreed.conclude();
 
   p->description = std::move(description);
   p->options = options;
@@ -608,10 +597,9 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   dimension_order m_order, n_order, k_order;
   {
     const gemm_description& u = p->description;
-    mpi::error_kind relabel_kind = mpi::error_kind::none;
-    std::string relabel_message;
+    mpi::agreement relabel_agreed(dup);
     relabel::relabeling found;
-    try {
+    relabel_agreed.attempt([&] {
       u.a.validate_global(nranks);
       u.b.validate_global(nranks);
       u.c.validate_global(nranks);
@@ -635,11 +623,8 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
       pairs.push_back({&c_labels, &u.c, op::identity, eb});  // C travels the other way: same volume
       const relabel::comm_graph graph = relabel::communication_graph(pairs, nranks);
       found = relabel::find_relabeling(graph, {}, options.relabel ? relabel::solver::exact : relabel::solver::none);
-    } catch (const error& e) {
-      relabel_kind = mpi::kind_of(e);
-      relabel_message = std::string("make_gemm_plan: ") + e.what();
-    }
-    mpi::agree_on_errors(dup, relabel_kind, relabel_message);
+    });
+    relabel_agreed.conclude();
     if (options.relabel) {
       rank_of_label = found.new_rank_of;
       rank_of_label.resize(static_cast<size_t>(nranks));

@@ -14,6 +14,14 @@ static std::string mpi_error_text(const std::string& call, int code) {
 
 mpi_error::mpi_error(const std::string& call, int code) : error(mpi_error_text(call, code)), code_(code) {}
 
+mpi_error mpi_error::described(int code, const std::string& message) { return {described_tag{}, code, message}; }
+
+int mpi_error::error_class() const noexcept {
+  int cls = MPI_ERR_OTHER;
+  if (MPI_Error_class(code_, &cls) != MPI_SUCCESS) return MPI_ERR_OTHER;
+  return cls;
+}
+
 namespace mpi {
 
 void check(int code, const char* call) {
@@ -30,57 +38,6 @@ int size(MPI_Comm comm) {
   int s = 0;
   REDIST_MPI_CHECK(MPI_Comm_size(comm, &s));
   return s;
-}
-
-void throw_error(error_kind kind, const std::string& message) {
-  switch (kind) {
-    case error_kind::invalid_layout: throw invalid_layout(message);
-    case error_kind::dimension_mismatch: throw dimension_mismatch(message);
-    case error_kind::invalid_argument: throw invalid_argument(message);
-    case error_kind::inconsistent_ranks: throw inconsistent_ranks(message);
-    case error_kind::overflow: throw overflow_error(message);
-    case error_kind::insufficient_memory: throw insufficient_memory(message);
-    case error_kind::none: break;
-  }
-  throw error(message);
-}
-
-error_kind kind_of(const error& e) {
-  if (dynamic_cast<const invalid_layout*>(&e)) return error_kind::invalid_layout;
-  if (dynamic_cast<const dimension_mismatch*>(&e)) return error_kind::dimension_mismatch;
-  if (dynamic_cast<const invalid_argument*>(&e)) return error_kind::invalid_argument;
-  if (dynamic_cast<const inconsistent_ranks*>(&e)) return error_kind::inconsistent_ranks;
-  if (dynamic_cast<const overflow_error*>(&e)) return error_kind::overflow;
-  if (dynamic_cast<const insufficient_memory*>(&e)) return error_kind::insufficient_memory;
-  return error_kind::invalid_argument;
-}
-
-void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message) {
-  std::vector<std::uint64_t> nothing;
-  agree_on_errors(comm, kind, message, nothing);
-}
-
-void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message,
-                     std::vector<std::uint64_t>& reduce_min) {
-  const int me = rank(comm);
-  const int nranks = size(comm);
-  // Entry 0: the lowest failing rank (nranks when none failed), then the caller's values.
-  std::vector<std::uint64_t> values(1 + reduce_min.size());
-  values[0] = static_cast<std::uint64_t>(kind == error_kind::none ? nranks : me);
-  std::copy(reduce_min.begin(), reduce_min.end(), values.begin() + 1);
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_MIN,
-                                 comm));
-  std::copy(values.begin() + 1, values.end(), reduce_min.begin());
-  const int first_failing = static_cast<int>(values[0]);
-  if (first_failing == nranks) return;
-  // The lowest failing rank broadcasts its kind and message so every rank reports the same thing.
-  int header[2] = {static_cast<int>(kind), static_cast<int>(message.size())};
-  REDIST_MPI_CHECK(MPI_Bcast(header, 2, MPI_INT, first_failing, comm));
-  std::string text(static_cast<size_t>(header[1]), '\0');
-  if (me == first_failing) text = message;
-  if (header[1] > 0) REDIST_MPI_CHECK(MPI_Bcast(text.data(), header[1], MPI_CHAR, first_failing, comm));
-  if (me != first_failing) text = "rank " + std::to_string(first_failing) + ": " + text;
-  throw_error(static_cast<error_kind>(header[0]), text);
 }
 
 bool finalized() noexcept {
@@ -141,10 +98,20 @@ byte_message describe_bytes(std::int64_t bytes) {
   return m;
 }
 
+comm_handle duplicate(MPI_Comm comm) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
+  comm_handle owned(dup);
+  REDIST_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+  return owned;
+}
+
 comm_handle split_shared(MPI_Comm comm) {
   MPI_Comm node;
   REDIST_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank(comm), MPI_INFO_NULL, &node));
-  return comm_handle(node);
+  comm_handle owned(node);
+  REDIST_MPI_CHECK(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN));
+  return owned;
 }
 
 }  // namespace mpi

@@ -201,9 +201,7 @@ cost_model node_aware_cost(MPI_Comm comm) {
   int rank = 0, size = 0;
   REDIST_MPI_CHECK(MPI_Comm_rank(comm, &rank));
   REDIST_MPI_CHECK(MPI_Comm_size(comm, &size));
-  MPI_Comm node_comm = MPI_COMM_NULL;
-  REDIST_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm));
-  const mpi::comm_handle node_handle(node_comm);  // freed on every exit path
+  const mpi::comm_handle node_handle = mpi::split_shared(comm);  // freed on every exit path
   // A node is named by the lowest rank of comm on it, so every rank derives the same numbering.
   int node_leader = rank;
   REDIST_MPI_CHECK(MPI_Allreduce(&rank, &node_leader, 1, MPI_INT, MPI_MIN, node_handle.get()));

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "redist/error.hpp"
+#include "../mpi/agreement.hpp"
 #include "redist/mpi/checked.hpp"
 
 namespace redist::torus {
@@ -304,12 +305,14 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
       problem = phase_name(phases, k) + "message of " + std::to_string(send_bytes[k]) +
                 " bytes; expected a size >= 0";
   }
-  std::vector<std::uint64_t> count_range{phases, ~static_cast<std::uint64_t>(phases)};
-  mpi::agree_on_errors(comm, problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument, problem,
-                       count_range);
-  if (count_range[0] != ~count_range[1])
-    throw inconsistent_ranks("routed phases: ranks passed between " + std::to_string(count_range[0]) + " and " +
-                             std::to_string(~count_range[1]) + " phases; every rank must pass the same number");
+  mpi::agreement agreed(comm);
+  if (!problem.empty()) agreed.fail(mpi::error_kind::invalid_argument, problem);
+  const std::size_t fewest = agreed.reduce_min(static_cast<std::int64_t>(phases));
+  const std::size_t most = agreed.reduce_max(static_cast<std::int64_t>(phases));
+  agreed.conclude();
+  if (agreed.min(fewest) != agreed.max(most))
+    throw inconsistent_ranks("routed phases: ranks passed between " + std::to_string(agreed.min(fewest)) + " and " +
+                             std::to_string(agreed.max(most)) + " phases; every rank must pass the same number");
 
   // ---- every rank's destinations and sizes (and its description's hash), O(phases * P) ----
   const std::size_t row = 2 * phases + 1;
@@ -330,9 +333,7 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
                                " describes a different torus, rank mapping or routing options than rank 0; every "
                                "rank must pass the same machine and routing_options");
 
-  MPI_Comm dup = MPI_COMM_NULL;
-  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-  auto shared_comm = std::make_shared<const mpi::comm_handle>(dup);
+  auto shared_comm = std::make_shared<const mpi::comm_handle>(mpi::duplicate(comm));
 
   std::vector<std::unique_ptr<detail::routed_exchange>> out;
   std::int64_t staging_bytes = 0;
@@ -420,8 +421,7 @@ const detail::routed_exchange& state_of(const std::unique_ptr<detail::routed_exc
 void routed_permutation_plan::execute(const void* send, void* recv) const {
   const detail::routed_exchange& s = state_of(state_);
   const std::string problem = s.buffer_problem(send, recv);
-  mpi::agree_on_errors(s.comm->get(), problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument,
-                       problem);
+  mpi::agree_on(s.comm->get(), mpi::error_kind::invalid_argument, problem);
   s.run(send, recv);
 }
 
@@ -464,8 +464,7 @@ void routed_phases_plan::execute(const std::vector<const void*>& send, const std
     problem = phases_[k].state_->buffer_problem(send[k], recv[k]);
     if (!problem.empty()) problem = "phase " + std::to_string(k) + ": " + problem;
   }
-  mpi::agree_on_errors(phases_.front().communicator(),
-                       problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument, problem);
+  mpi::agree_on(phases_.front().communicator(), mpi::error_kind::invalid_argument, problem);
   for (std::size_t k = 0; k < phases_.size(); ++k) {
     phases_[k].state_->run(send[k], recv[k]);
     if (after_phase) after_phase(static_cast<int>(k));

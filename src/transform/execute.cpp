@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
 #include "redist/transform/detail/node_buffer_registry.hpp"
 #include "redist/transform/detail/plan_impl.hpp"
@@ -534,8 +535,7 @@ void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
     st.consumed = consumed_counter(base, s);
     recv_segment[i] = peer;
   }
-  mpi::agree_on_errors(comm.get(), mismatch.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument,
-                       mismatch);
+  mpi::agree_on(comm.get(), mpi::error_kind::invalid_argument, mismatch);
 }
 
 void transform_plan::impl::choose_stores() {
@@ -573,8 +573,13 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) cons
     // Agreed over all ranks, so a problem on one rank stops every rank before anything moves. Being a
     // synchronisation of all ranks, it also tells a shared-memory sender that its node peers finished
     // reading the previous execution's data from its window segment, and it carries the source tokens.
-    mpi::agree_on_errors(comm.get(), problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument,
-                         problem, source_tokens);
+    mpi::agreement agreed(comm.get());
+    if (!problem.empty()) agreed.fail(mpi::error_kind::invalid_argument, problem);
+    std::vector<std::size_t> slots;
+    for (std::uint64_t token : source_tokens) slots.push_back(agreed.reduce_min(static_cast<std::int64_t>(token)));
+    agreed.conclude();
+    // Signed minima serve as well: only "are all equal" is read from them.
+    for (std::size_t k = 0; k < slots.size(); ++k) source_tokens[k] = static_cast<std::uint64_t>(agreed.min(slots[k]));
   } else if (!problem.empty()) {
     throw invalid_argument(problem);
   } else if (shared) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
 #include "redist/transform/detail/node_buffer_registry.hpp"
@@ -95,20 +96,27 @@ std::int64_t node_buffer::bytes() const { return state_ ? state_->bytes : 0; }
 
 node_buffer::node_buffer(MPI_Comm comm, std::int64_t bytes) {
   // Agreed over comm: one rank's bad size stops every rank before any of them allocates.
-  mpi::agree_on_errors(comm, bytes < 0 ? mpi::error_kind::invalid_argument : mpi::error_kind::none,
-                       "node_buffer of " + std::to_string(bytes) + " bytes: the size must be >= 0");
+  mpi::agree_on(comm, mpi::error_kind::invalid_argument,
+                bytes < 0 ? "node_buffer of " + std::to_string(bytes) + " bytes: the size must be >= 0" : "");
   auto s = std::make_unique<state>();
-  s->node_comm = mpi::split_shared(comm);
-  MPI_Info info;
-  REDIST_MPI_CHECK(MPI_Info_create(&info));
-  // Each rank's segment on its own pages (NUMA: first touch by the owner).
-  REDIST_MPI_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
-  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, s->node_comm.get(), &s->data,
-                                         &s->window);
-  MPI_Info_free(&info);
-  REDIST_MPI_CHECK(rc);
-  // A passive-target epoch for the buffer's lifetime: peers access it with loads and MPI_Win_sync.
-  REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->window));
+  // The node communicator and the window, each made by every rank; a rank that fails to get its part (memory
+  // for its segment, say) makes every rank throw its error.
+  mpi::agreement acquired(comm);
+  acquired.collective([&] { s->node_comm = mpi::split_shared(comm); });
+  acquired.collective([&] {
+    if (s->node_comm.get() == MPI_COMM_NULL) return;
+    MPI_Info info;
+    REDIST_MPI_CHECK(MPI_Info_create(&info));
+    // Each rank's segment on its own pages (NUMA: first touch by the owner).
+    REDIST_MPI_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
+    const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, s->node_comm.get(), &s->data,
+                                           &s->window);
+    MPI_Info_free(&info);
+    REDIST_MPI_CHECK(rc);
+    // A passive-target epoch for the buffer's lifetime: peers access it with loads and MPI_Win_sync.
+    REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->window));
+  });
+  acquired.conclude();
   s->bytes = bytes;
   // The token names this allocation on every rank of comm (plans agree on it over their communicator):
   // rank 0's host, process id and allocation count, so two live allocations never share one.

@@ -6,6 +6,7 @@
 #include <map>
 #include <numeric>
 
+#include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
 #include "redist/torus/schedule.hpp"
@@ -262,21 +263,6 @@ std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, s
   return {mpi::error_kind::none, {}};
 }
 
-// Collective: agree on local validation errors and, optionally, on identical global descriptions.
-void agree(MPI_Comm comm, int me, int nranks, mpi::error_kind kind, const std::string& message, bool check_hash,
-           std::uint64_t hash) {
-  std::uint64_t in[3] = {kind == mpi::error_kind::none ? static_cast<std::uint64_t>(nranks)
-                                                       : static_cast<std::uint64_t>(me),
-                         check_hash ? hash : 0, check_hash ? ~hash : ~std::uint64_t(0)};
-  std::uint64_t out[3];
-  REDIST_MPI_CHECK(MPI_Allreduce(in, out, 3, MPI_UINT64_T, MPI_MIN, comm));
-  if (out[0] != static_cast<std::uint64_t>(nranks)) mpi::agree_on_errors(comm, kind, message);
-  if (check_hash && (out[1] != hash || ~out[2] != hash))
-    throw inconsistent_ranks(
-        "ranks passed different global descriptions (layouts, ops, element types or strategy) to make_plan; every "
-        "rank must describe the same splits, owners and jobs");
-}
-
 }  // namespace
 
 transform_plan::transform_plan() = default;
@@ -305,9 +291,8 @@ transform_plan transform_plan::inverse() const {
   std::vector<job_description> swapped;
   for (const auto& j : impl_->jobs)
     swapped.push_back({j.b, j.a, j.operation, j.type, j.operation == op::identity ? j.region : j.region.transposed()});
-  transform_options o = impl_->options;
-  o.check_consistency = false;  // the forward plan was already checked
-  return make_plan(impl_->comm.get(), std::move(swapped), o);
+  // The forward plan's options, check_consistency included: it also guards every execution's buffers.
+  return make_plan(impl_->comm.get(), std::move(swapped), impl_->options);
 }
 
 transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation, element_type type,
@@ -320,23 +305,24 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
   const int nranks = mpi::size(comm);
 
   // ---- validation, agreed collectively before anything else happens ----
-  mpi::error_kind kind = mpi::error_kind::none;
-  std::string message;
+  mpi::agreement agreed(comm);
+  // The plan's own communicator first: a failure to make it is agreed on with the arguments' checks.
+  mpi::comm_handle owned_comm;
+  agreed.collective([&] { owned_comm = mpi::duplicate(comm); });
   std::uint64_t hash = 0;
-  if (options.stream_chunk_bytes < 0) {
-    kind = mpi::error_kind::invalid_argument;
-    message = "transform_options::stream_chunk_bytes is " + std::to_string(options.stream_chunk_bytes) +
-              "; expected 0 (automatic) or a positive byte count";
-  }
-  for (size_t k = 0; k < jobs.size() && kind == mpi::error_kind::none; ++k) {
+  if (options.stream_chunk_bytes < 0)
+    agreed.fail(mpi::error_kind::invalid_argument,
+                "transform_options::stream_chunk_bytes is " + std::to_string(options.stream_chunk_bytes) +
+                    "; expected 0 (automatic) or a positive byte count");
+  for (size_t k = 0; k < jobs.size() && !agreed.failed(); ++k) {
     const auto& j = jobs[k];
-    std::tie(kind, message) = validate_job(j, k, nranks);
-    if (kind == mpi::error_kind::none && (j.a.my_rank() != me || j.b.my_rank() != me)) {
-      kind = mpi::error_kind::invalid_argument;
-      message = "job " + std::to_string(k) + ": layouts describe the storage of rank " +
-                std::to_string(j.a.my_rank() != me ? j.a.my_rank() : j.b.my_rank()) + " but this is rank " +
-                std::to_string(me);
-    }
+    auto [kind, message] = validate_job(j, k, nranks);
+    agreed.fail(kind, std::move(message));
+    if (!agreed.failed() && (j.a.my_rank() != me || j.b.my_rank() != me))
+      agreed.fail(mpi::error_kind::invalid_argument,
+                  "job " + std::to_string(k) + ": layouts describe the storage of rank " +
+                      std::to_string(j.a.my_rank() != me ? j.a.my_rank() : j.b.my_rank()) + " but this is rank " +
+                      std::to_string(me));
     if (options.check_consistency)
       hash = hash * 1000003u ^ j.a.global_hash() ^ (j.b.global_hash() * 31u) ^
              (static_cast<std::uint64_t>(j.operation) << 8) ^ static_cast<std::uint64_t>(j.type) ^
@@ -346,12 +332,14 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
   if (options.check_consistency)
     hash = (hash * 1000003u ^ static_cast<std::uint64_t>(options.strategy) ^ jobs.size()) * 1000003u ^
            static_cast<std::uint64_t>(options.stream_chunk_bytes);
-  agree(comm, me, nranks, kind, message, options.check_consistency, hash);
+  if (options.check_consistency)
+    agreed.require_same(hash,
+                        "ranks passed different global descriptions (layouts, ops, element types or strategy) to "
+                        "make_plan; every rank must describe the same splits, owners and jobs");
+  agreed.conclude();
 
   auto p = std::make_unique<transform_plan::impl>();
-  MPI_Comm dup;
-  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-  p->comm = mpi::comm_handle(dup);
+  p->comm = std::move(owned_comm);
   p->rank = me;
   p->nranks = nranks;
   p->options = options;
@@ -556,8 +544,7 @@ void transform_plan::impl::setup_torus_rounds() {
     else if (carried_recvs != recvs.size())
       problem = unscheduled(recvs, round_recv, "receives from");
   }
-  mpi::agree_on_errors(comm.get(), problem.empty() ? mpi::error_kind::none : mpi::error_kind::invalid_argument,
-                       problem);
+  mpi::agree_on(comm.get(), mpi::error_kind::invalid_argument, problem);
   torus_rounds = torus::make_routed_phases(comm.get(), *options.torus, destination, bytes, options.torus_routing);
 }
 

@@ -1,5 +1,6 @@
 #include "redist/transform/relabel_targets.hpp"
 
+#include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
 
@@ -8,16 +9,22 @@ namespace redist {
 relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_description>& jobs,
                                   const relabel::cost_model& cost, relabel::solver solver) {
   const int nranks = mpi::size(comm);
-  // The communication graph weighs whole rectangles; a trapezoid would be weighed wrongly.
-  for (const auto& j : jobs)
-    if (j.region.shape != region_shape::all)
-      throw invalid_argument("relabel_targets: jobs with an element_region other than region_shape::all are not "
-                             "supported (relabel the full job, then plan with the region)");
-  std::vector<relabel::layout_pair> pairs;
-  pairs.reserve(jobs.size());
-  for (const auto& j : jobs) pairs.push_back({&j.a, &j.b, j.operation, element_size(j.type)});
   relabeled_targets out;
-  out.result = relabel::find_relabeling(relabel::communication_graph(pairs, nranks), cost, solver);
+  // Every rank solves the same problem (rank 0's answer is the one used); a rank whose inputs or solver fail
+  // makes every rank throw before the broadcast.
+  mpi::agreement agreed(comm);
+  agreed.attempt([&] {
+    // The communication graph weighs whole rectangles; a trapezoid would be weighed wrongly.
+    for (const auto& j : jobs)
+      if (j.region.shape != region_shape::all)
+        throw invalid_argument("relabel_targets: jobs with an element_region other than region_shape::all are not "
+                               "supported (relabel the full job, then plan with the region)");
+    std::vector<relabel::layout_pair> pairs;
+    pairs.reserve(jobs.size());
+    for (const auto& j : jobs) pairs.push_back({&j.a, &j.b, j.operation, element_size(j.type)});
+    out.result = relabel::find_relabeling(relabel::communication_graph(pairs, nranks), cost, solver);
+  });
+  agreed.conclude();
   auto& perm = out.result.new_rank_of;
   perm.resize(static_cast<size_t>(nranks));
   REDIST_MPI_CHECK(MPI_Bcast(perm.data(), nranks, MPI_INT, 0, comm));

@@ -18,27 +18,6 @@ void check(int code, const char* call);
 int rank(MPI_Comm comm);
 int size(MPI_Comm comm);
 
-// Collective error agreement: every rank passes its local error text (empty when fine).
-// If any rank failed, all ranks throw the same exception type carrying the message of the
-// lowest failing rank, so that no rank proceeds into communication that others skip.
-enum class error_kind : int {
-  none = 0,
-  invalid_layout,
-  dimension_mismatch,
-  invalid_argument,
-  inconsistent_ranks,
-  overflow,
-  insufficient_memory
-};
-// The kind of a redist::error (what agree_on_errors rethrows it as).
-error_kind kind_of(const error& e);
-void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message);
-// The same, and in the same reduction replaces every entry of `reduce_min` by its minimum over the ranks
-// (callers piggyback small agreements on the error check instead of paying another collective).
-void agree_on_errors(MPI_Comm comm, error_kind kind, const std::string& message,
-                     std::vector<std::uint64_t>& reduce_min);
-[[noreturn]] void throw_error(error_kind kind, const std::string& message);
-
 // True once MPI_Finalize has been called: MPI objects owned by library handles (plans kept in globals,
 // say) can then no longer be freed, and destructors leave them to the finished MPI library.
 bool finalized() noexcept;
@@ -54,6 +33,12 @@ class comm_handle {
   comm_handle& operator=(comm_handle&& o) noexcept;
   ~comm_handle();
   MPI_Comm get() const noexcept { return comm_; }
+  // Gives up ownership (for a communicator kept elsewhere, an attribute say).
+  MPI_Comm release() noexcept {
+    const MPI_Comm c = comm_;
+    comm_ = MPI_COMM_NULL;
+    return c;
+  }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -85,7 +70,12 @@ struct byte_message {
 };
 byte_message describe_bytes(std::int64_t bytes);
 
-// The communicator of the ranks that share memory with this one (MPI_COMM_TYPE_SHARED).
+// A private duplicate of comm for the library's messages. Its MPI calls return errors (MPI_ERRORS_RETURN;
+// communicators made from it inherit that) so that they reach the caller as redist::mpi_error; the
+// caller's communicator keeps its own error handler.
+comm_handle duplicate(MPI_Comm comm);
+
+// The communicator of the ranks that share memory with this one (MPI_COMM_TYPE_SHARED), returning errors.
 comm_handle split_shared(MPI_Comm comm);
 
 }  // namespace redist::mpi

@@ -1,0 +1,104 @@
+#pragma once
+// The one agreement every collective entry point runs before it writes anything: each rank contributes its
+// local outcome (fine, or a failure: what kind, the MPI code where there is one, a message), optionally a hash
+// of the arguments that must be identical on every rank, and small values to reduce; one allreduce decides,
+// and on any failure every rank throws the same exception (kind and message of the lowest failing rank).
+#include <mpi.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "redist/error.hpp"
+
+namespace redist::mpi {
+
+// One kind per redist::error class; the C entry points map each to one MPI error code (error_code.hpp).
+enum class error_kind : int {
+  none = 0,
+  invalid_layout,
+  dimension_mismatch,
+  invalid_argument,
+  invalid_topology,
+  invalid_count,
+  invalid_buffer,
+  invalid_datatype,
+  inconsistent_ranks,
+  overflow,
+  insufficient_memory,
+  mpi,       // an MPI call failed: `mpi_code` holds its code
+  internal,  // anything else a rank threw (a bug, or an exception from user code)
+};
+
+// What one rank found.
+struct failure {
+  error_kind kind = error_kind::none;
+  int mpi_code = 0;  // for error_kind::mpi
+  std::string message;
+  bool failed() const noexcept { return kind != error_kind::none; }
+};
+
+// The failure the exception in flight describes; call only inside a catch block.
+failure current_failure() noexcept;
+// Throws the redist::error subclass of f.kind (mpi_error with f.mpi_code) carrying f.message.
+[[noreturn]] void raise(const failure& f);
+
+class agreement {
+ public:
+  explicit agreement(MPI_Comm comm) : comm_(comm) {}
+
+  // This rank's failure; the first one recorded is kept (later ones are usually consequences of it).
+  void fail(error_kind kind, std::string message);
+  void fail(failure f);
+  bool failed() const noexcept { return local_.failed(); }
+  // Runs a local step (a check, or acquiring a resource that can fail) unless this rank has already failed;
+  // whatever it throws becomes this rank's failure instead of leaving the other ranks in a collective.
+  template <class Step>
+  void attempt(Step&& step) {
+    if (failed()) return;
+    try {
+      std::forward<Step>(step)();
+    } catch (...) {
+      fail(current_failure());
+    }
+  }
+
+  // A collective step every rank must make even after a local failure (creating a communicator, a window):
+  // it always runs; what it throws becomes this rank's failure unless one is already recorded.
+  template <class Step>
+  void collective(Step&& step) {
+    try {
+      std::forward<Step>(step)();
+    } catch (...) {
+      fail(current_failure());
+    }
+  }
+
+  // Arguments that must be the same on every rank, as a hash; when they differ (and no rank failed), every
+  // rank throws inconsistent_ranks with `message`.
+  void require_same(std::uint64_t hash, std::string message);
+  // Values reduced in the same allreduce; read with min()/max() after conclude(). Returns the slot.
+  std::size_t reduce_min(std::int64_t value);
+  std::size_t reduce_max(std::int64_t value);
+
+  // Collective over the communicator: one allreduce (plus two broadcasts when some rank failed). Throws the
+  // lowest failing rank's error on every rank, prefixed with "rank r: ".
+  void conclude();
+  std::int64_t min(std::size_t slot) const { return words_.at(slot); }
+  std::int64_t max(std::size_t slot) const { return -words_.at(slot); }
+
+ private:
+  MPI_Comm comm_;
+  failure local_;
+  bool check_hash_ = false;
+  std::uint64_t hash_ = 0;
+  std::string hash_message_;
+  std::vector<std::int64_t> words_;  // riders, as minima (maxima negated)
+};
+
+// Shorthand for a check whose outcome is already known: this rank failed with `kind` when `problem` is not
+// empty.
+void agree_on(MPI_Comm comm, error_kind kind, const std::string& problem);
+
+}  // namespace redist::mpi
