@@ -79,9 +79,10 @@ case "$what" in
       echo "pytest under mpiexec passed although a test failed on rank 1 (see build/pytest-selftest.log)" >&2
       exit 1
     fi
-    echo "== sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer): fast subset"
+    echo "== sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer, fault injection compiled in): fast subset"
     mkdir -p "$root/build-asan"
-    configure_and_build "$root/build-asan" -DREDIST_SANITIZE=ON -DREDIST_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug
+    configure_and_build "$root/build-asan" -DREDIST_SANITIZE=ON -DREDIST_FAULT_INJECTION=ON -DREDIST_BUILD_BENCH=OFF \
+      -DCMAKE_BUILD_TYPE=Debug
     # MPICH allocates at init and never frees (leak check off); UCX's malloc hooks clash with ASan. ScaLAPACK's
     # testers are Debian's uninstrumented programs: an instrumented drop-in cannot be preloaded into them.
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -550,9 +550,11 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
   agreed.collective([&] { p.comm = private_comm(comm); });
 
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
-  REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
-  if (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent)
+  agreed.attempt([&] {
+    REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
+    REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
+  });
+  if (!agreed.failed() && (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent))
     fail(mpi::error_kind::invalid_datatype, "the datatype needs lower bound 0, a positive extent and its data within the extent (lb " +
                            std::to_string(lb) + ", extent " + std::to_string(extent) + ", true lb " +
                            std::to_string(true_lb) + ", true extent " + std::to_string(true_extent) + ")");
@@ -572,7 +574,9 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
   if (sendcounts != nullptr) std::copy(sendcounts, sendcounts + P, p.sendcounts.begin());
   // What every peer sends here (a negative count travels too and is reported by its sender).
   p.recvcounts.assign(P, 0);
-  REDIST_MPI_CHECK(MPI_Alltoall(p.sendcounts.data(), 1, MPI_INT64_T, p.recvcounts.data(), 1, MPI_INT64_T, comm));
+  agreed.collective([&] {
+    REDIST_MPI_CHECK(MPI_Alltoall(p.sendcounts.data(), 1, MPI_INT64_T, p.recvcounts.data(), 1, MPI_INT64_T, comm));
+  });
 
   std::int64_t send_total = 0, recv_total = 0;
   bool counts_ok = true;
@@ -618,7 +622,8 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
   std::int64_t mine[words] = {send_total, recv_total, capacity, options.work_bytes,
                               static_cast<std::int64_t>(options.algorithm), guard_bits};
   std::vector<std::int64_t> all(words * P);
-  REDIST_MPI_CHECK(MPI_Allgather(mine, words, MPI_INT64_T, all.data(), words, MPI_INT64_T, comm));
+  agreed.collective(
+      [&] { REDIST_MPI_CHECK(MPI_Allgather(mine, words, MPI_INT64_T, all.data(), words, MPI_INT64_T, comm)); });
   p.send_totals.resize(P);
   p.recv_totals.resize(P);
   p.capacities.resize(P);
@@ -760,16 +765,18 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
   MPI_Comm own = MPI_COMM_NULL;
   agreed.collective([&] { own = private_comm(comm); });
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
-  REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
-  if (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent)
+  agreed.attempt([&] {
+    REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
+    REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
+  });
+  if (!agreed.failed() && (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent))
     fail(mpi::error_kind::invalid_datatype, "the datatype needs lower bound 0, a positive extent and its data within the extent");
   if (work_bytes < (std::int64_t{64} << 10) || work_bytes > (std::int64_t{1} << 30))
     fail(mpi::error_kind::invalid_argument, "work_bytes " + std::to_string(work_bytes) + " is outside [65536, 2^30]");
   if (counts == nullptr || displs == nullptr) fail(mpi::error_kind::invalid_argument, "counts or displs is null");
   std::vector<int> mine(P, 0), theirs(P, 0);
   if (counts != nullptr) std::copy(counts, counts + P, mine.begin());
-  REDIST_MPI_CHECK(MPI_Alltoall(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, comm));
+  agreed.collective([&] { REDIST_MPI_CHECK(MPI_Alltoall(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, comm)); });
   std::vector<std::pair<std::int64_t, std::int64_t>> areas;  // [first, last) in elements
   for (std::size_t j = 0; j < P && !agreed.failed(); ++j) {
     if (mine[j] < 0 || displs[j] < 0) {

@@ -86,6 +86,9 @@ std::size_t agreement::reduce_max(std::int64_t value) {
 }
 
 void agreement::conclude() {
+  // The decision itself is no injection point: a rank failing after it could not tell the others.
+  if (!concluded_) fault::close_window();
+  concluded_ = true;
   const int me = rank(comm_);
   const int nranks = size(comm_);
   // Head: the lowest failing rank (nranks when none), then the hash and its complement (their minima equal

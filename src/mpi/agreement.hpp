@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "fault_injection.hpp"
 #include "redist/error.hpp"
 
 namespace redist::mpi {
@@ -46,7 +47,12 @@ failure current_failure() noexcept;
 
 class agreement {
  public:
-  explicit agreement(MPI_Comm comm) : comm_(comm) {}
+  explicit agreement(MPI_Comm comm) : comm_(comm) { fault::open_window(); }
+  agreement(const agreement&) = delete;
+  agreement& operator=(const agreement&) = delete;
+  ~agreement() {
+    if (!concluded_) fault::close_window();
+  }
 
   // This rank's failure; the first one recorded is kept (later ones are usually consequences of it).
   void fail(error_kind kind, std::string message);
@@ -57,6 +63,7 @@ class agreement {
   template <class Step>
   void attempt(Step&& step) {
     if (failed()) return;
+    if (fault::hit()) return fail(error_kind::insufficient_memory, "injected failure of a step");
     try {
       std::forward<Step>(step)();
     } catch (...) {
@@ -73,6 +80,7 @@ class agreement {
     } catch (...) {
       fail(current_failure());
     }
+    if (fault::hit()) fail(error_kind::insufficient_memory, "injected failure of a collective step");
   }
 
   // Arguments that must be the same on every rank, as a hash; when they differ (and no rank failed), every
@@ -90,6 +98,7 @@ class agreement {
 
  private:
   MPI_Comm comm_;
+  bool concluded_ = false;
   failure local_;
   bool check_hash_ = false;
   std::uint64_t hash_ = 0;

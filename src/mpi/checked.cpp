@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <climits>
 
+#include "fault_injection.hpp"
+
 namespace redist {
 
 static std::string mpi_error_text(const std::string& call, int code) {
@@ -26,17 +28,22 @@ namespace mpi {
 
 void check(int code, const char* call) {
   if (code != MPI_SUCCESS) throw mpi_error(call, code);
+  // Tests: the call was made, and now fails on this rank only.
+  if (fault::window_open() && fault::hit()) throw mpi_error(std::string(call) + " (injected)", MPI_ERR_OTHER);
 }
 
+// Local queries of a communicator: checked, but no injection points (they fail only for an invalid handle).
 int rank(MPI_Comm comm) {
   int r = 0;
-  REDIST_MPI_CHECK(MPI_Comm_rank(comm, &r));
+  const int code = MPI_Comm_rank(comm, &r);
+  if (code != MPI_SUCCESS) throw mpi_error("MPI_Comm_rank", code);
   return r;
 }
 
 int size(MPI_Comm comm) {
   int s = 0;
-  REDIST_MPI_CHECK(MPI_Comm_size(comm, &s));
+  const int code = MPI_Comm_size(comm, &s);
+  if (code != MPI_SUCCESS) throw mpi_error("MPI_Comm_size", code);
   return s;
 }
 

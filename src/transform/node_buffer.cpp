@@ -80,7 +80,7 @@ struct node_buffer::state {
     if (window == MPI_WIN_NULL) return;
     detail::unregister_node_segment(window);
     if (!mpi::finalized()) {
-      MPI_Win_unlock_all(window);
+      MPI_Win_unlock_all(window);  // returns an error (ignored) when the epoch never began
       MPI_Win_free(&window);
     }
   }
@@ -99,19 +99,22 @@ node_buffer::node_buffer(MPI_Comm comm, std::int64_t bytes) {
   mpi::agree_on(comm, mpi::error_kind::invalid_argument,
                 bytes < 0 ? "node_buffer of " + std::to_string(bytes) + " bytes: the size must be >= 0" : "");
   auto s = std::make_unique<state>();
-  // The node communicator and the window, each made by every rank; a rank that fails to get its part (memory
-  // for its segment, say) makes every rank throw its error.
+  // The node communicator, then the window on it, each made by every rank and agreed on before the next step
+  // uses it: a rank that fails to get its part (memory for its segment, say) makes every rank throw its error.
+  mpi::agreement split(comm);
+  split.collective([&] { s->node_comm = mpi::split_shared(comm); });
+  split.conclude();
   mpi::agreement acquired(comm);
-  acquired.collective([&] { s->node_comm = mpi::split_shared(comm); });
+  // Each rank's segment on its own pages (NUMA: first touch by the owner). Only a hint: without it (the info
+  // could not be made) the window is still right, and every rank must reach the allocation below.
+  MPI_Info info = MPI_INFO_NULL;
+  if (MPI_Info_create(&info) == MPI_SUCCESS) MPI_Info_set(info, "alloc_shared_noncontig", "true");
   acquired.collective([&] {
-    if (s->node_comm.get() == MPI_COMM_NULL) return;
-    MPI_Info info;
-    REDIST_MPI_CHECK(MPI_Info_create(&info));
-    // Each rank's segment on its own pages (NUMA: first touch by the owner).
-    REDIST_MPI_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
     const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, s->node_comm.get(), &s->data,
                                            &s->window);
-    MPI_Info_free(&info);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    // The window returns errors (as the library's communicators do), also to the destructor's clean-up.
+    if (rc == MPI_SUCCESS) MPI_Win_set_errhandler(s->window, MPI_ERRORS_RETURN);
     REDIST_MPI_CHECK(rc);
     // A passive-target epoch for the buffer's lifetime: peers access it with loads and MPI_Win_sync.
     REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, s->window));

@@ -1,0 +1,278 @@
+// Fault injection (built with -DREDIST_FAULT_INJECTION=ON): for a representative call of every entry point,
+// every injection point the call reaches on any rank is made to fail, one at a time, on that rank only.
+// Each time every rank must throw the same error (nothing hangs: an alarm ends the program), the outputs
+// must be untouched, and the next call without a fault must succeed with the same result as before.
+// redist-test-ranks: 2 3
+// redist-test-labels: fast
+// redist-test-needs: fault_injection
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../../src/mpi/fault_injection.hpp"
+#include "mpi_test_support.hpp"
+#include "redist/exchange/inplace.hpp"
+#include "redist/redist.hpp"
+
+using namespace redist;
+using namespace redist::testing;
+
+namespace {
+
+// A call of one entry point: reset() restores inputs and fills outputs with a sentinel, call() runs the
+// collective call(s), output() is what the call writes.
+struct fault_case {
+  std::string name;
+  std::function<void()> reset;
+  std::function<void()> call;
+  std::function<std::vector<double>()> output;
+};
+
+std::string current_point = "none";
+void on_alarm(int) {
+  const std::string text = "[rank " + std::to_string(world_rank()) + "] no answer within 60 s at " + current_point + "\n";
+  if (write(2, text.data(), text.size()) < 0) _exit(3);
+  _exit(2);
+}
+
+std::uint64_t text_hash(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Runs every injection point of `c`; returns the number of points covered (over all ranks).
+long enumerate(const fault_case& c) {
+  const int me = world_rank(), p = world_size();
+  std::signal(SIGALRM, on_alarm);
+  // A run without fault: the expected output, and how many points each rank reaches.
+  c.reset();
+  c.call();  // warms caches (private communicators, calibrations) so that the counted run is the steady one
+  c.reset();
+  fault::arm(0);
+  c.call();
+  const std::vector<double> expected = c.output();
+  std::vector<long> points(static_cast<std::size_t>(p));
+  long mine = fault::points();
+  MPI_Allgather(&mine, 1, MPI_LONG, points.data(), 1, MPI_LONG, MPI_COMM_WORLD);
+  long covered = 0;
+  for (int r = 0; r < p; ++r)
+    for (long n = 1; n <= points[static_cast<std::size_t>(r)]; ++n) {
+      current_point = c.name + ", rank " + std::to_string(r) + ", point " + std::to_string(n);
+      c.reset();
+      const std::vector<double> before = c.output();
+      fault::arm(me == r ? n : 0);
+      alarm(60);
+      std::string what;
+      bool thrown = false;
+      try {
+        c.call();
+      } catch (const error& e) {
+        thrown = true;
+        what = e.what();
+      }
+      alarm(0);
+      fault::arm(0);
+      EXPECT_TRUE(all_ranks(thrown)) << current_point << ": rank " << me << (thrown ? " threw" : " did not throw");
+      // The same message everywhere (that of the failing rank), which says the fault was injected.
+      const auto h = static_cast<std::int64_t>(text_hash(what) >> 1);
+      EXPECT_EQ(global_max(h), -global_max(-h)) << current_point << ": messages differ; here: " << what;
+      EXPECT_NE(what.find("injected"), std::string::npos) << current_point << ": " << what;
+      EXPECT_TRUE(all_ranks(c.output() == before)) << current_point << ": output written before the error";
+      // The next call without a fault succeeds.
+      c.reset();
+      c.call();
+      EXPECT_TRUE(all_ranks(c.output() == expected)) << current_point << ": the next call computed another result";
+      ++covered;
+      if (::testing::Test::HasFailure()) return covered;
+    }
+  return covered;
+}
+
+void run(const fault_case& c) {
+  const long covered = enumerate(c);
+  if (world_rank() == 0) std::printf("[faults] %s: %ld injection points covered\n", c.name.c_str(), covered);
+  EXPECT_GT(covered, 0) << c.name << " reached no injection point";
+}
+
+block_cyclic_params square(std::int64_t n, std::int64_t nb, int rows, int cols) {
+  block_cyclic_params p;
+  p.m = p.n = n;
+  p.mb = p.nb = nb;
+  p.proc_rows = rows;
+  p.proc_cols = cols;
+  return p;
+}
+
+std::vector<double> pattern(std::size_t n, int seed) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = seed * 1000.0 + static_cast<double>(i);
+  return v;
+}
+
+}  // namespace
+
+TEST(FaultInjection, CompiledIn) {
+  ASSERT_TRUE(fault::compiled_in) << "this program needs the library built with -DREDIST_FAULT_INJECTION=ON";
+}
+
+TEST(FaultInjection, TransformPlanAndExecute) {
+  const int me = world_rank(), p = world_size();
+  const grid_layout a = block_cyclic(square(12, 2, 1, p), me), b = block_cyclic(square(12, 3, p, 1), me);
+  std::vector<double> A, B;
+  run({"transform", [&] {
+         A.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
+         B = pattern(static_cast<std::size_t>(b.local_elements()), me);
+       },
+       [&] { make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64).execute(A.data(), B.data()); },
+       [&] { return A; }});
+}
+
+TEST(FaultInjection, Batch) {
+  const int me = world_rank(), p = world_size();
+  const grid_layout a = block_cyclic(square(10, 2, p, 1), me), b = block_cyclic(square(10, 4, 1, p), me);
+  std::vector<double> A1, A2, B1, B2;
+  run({"batch", [&] {
+         A1.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
+         A2 = A1;
+         B1 = pattern(static_cast<std::size_t>(b.local_elements()), me);
+         B2 = pattern(static_cast<std::size_t>(b.local_elements()), me + 7);
+       },
+       [&] {
+         const transform_plan plan =
+             make_plan(MPI_COMM_WORLD, {{a, b, op::identity, element_type::f64}, {a, b, op::transpose, element_type::f64}});
+         plan.execute({job_buffers{A1.data(), B1.data(), scalar(1.0), scalar(0.0)},
+                       job_buffers{A2.data(), B2.data(), scalar(2.0), scalar(0.0)}});
+       },
+       [&] {
+         std::vector<double> all = A1;
+         all.insert(all.end(), A2.begin(), A2.end());
+         return all;
+       }});
+}
+
+TEST(FaultInjection, Inverse) {
+  const int me = world_rank(), p = world_size();
+  const grid_layout a = block_cyclic(square(10, 2, p, 1), me), b = block_cyclic(square(10, 4, 1, p), me);
+  const transform_plan forward = make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
+  std::vector<double> A, back;
+  run({"inverse", [&] {
+         A = pattern(static_cast<std::size_t>(a.local_elements()), me);
+         back.assign(static_cast<std::size_t>(b.local_elements()), -1.0);
+       },
+       [&] { forward.inverse().execute(back.data(), A.data()); }, [&] { return back; }});
+}
+
+TEST(FaultInjection, RelabelTargets) {
+  const int me = world_rank(), p = world_size();
+  const grid_layout a = block_cyclic(square(16, 4, p, 1), me), b = block_cyclic(square(16, 4, 1, p), me);
+  std::vector<int> perm;
+  run({"relabel_targets", [&] { perm.clear(); },
+       [&] {
+         perm = relabel_targets(MPI_COMM_WORLD, {{a, b, op::identity, element_type::f64}}).result.new_rank_of;
+       },
+       [&] { return std::vector<double>(perm.begin(), perm.end()); }});
+}
+
+TEST(FaultInjection, Gemm) {
+  const int me = world_rank(), p = world_size();
+  const grid_layout a = block_cyclic(square(8, 2, p, 1), me), b = block_cyclic(square(8, 2, 1, p), me),
+                    c = block_cyclic(square(8, 3, p, 1), me);
+  std::vector<double> A, B, C;
+  run({"gemm", [&] {
+         A = pattern(static_cast<std::size_t>(a.local_elements()), me);
+         B = pattern(static_cast<std::size_t>(b.local_elements()), me + 3);
+         C.assign(static_cast<std::size_t>(c.local_elements()), -1.0);
+       },
+       [&] { multiply(MPI_COMM_WORLD, op::identity, op::identity, 1.0, a, A.data(), b, B.data(), 0.0, c, C.data()); },
+       [&] { return C; }});
+}
+
+TEST(FaultInjection, NeighborExchangeEveryStrategy) {
+  const int me = world_rank(), p = world_size();
+  // Each rank sends 3 elements to every rank (itself included), ids by global position.
+  std::vector<int> peers(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) peers[static_cast<std::size_t>(r)] = r;
+  std::vector<int> counts(static_cast<std::size_t>(p), 3), displs(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) displs[static_cast<std::size_t>(r)] = 3 * r;
+  std::vector<std::int64_t> send_ids(static_cast<std::size_t>(3 * p)), recv_ids(static_cast<std::size_t>(3 * p));
+  for (int r = 0; r < p; ++r)
+    for (int k = 0; k < 3; ++k) {
+      send_ids[static_cast<std::size_t>(3 * r + k)] = me * 3 + k;  // every destination gets this rank's 3 ids
+      recv_ids[static_cast<std::size_t>(3 * r + k)] = r * 3 + k;
+    }
+  for (auto strategy : {exchange::neighbor_strategy::standard, exchange::neighbor_strategy::aggregate,
+                        exchange::neighbor_strategy::dedup, exchange::neighbor_strategy::automatic}) {
+    std::vector<double> send, recv;
+    exchange::exchange_options options;
+    options.strategy = strategy;
+    options.region_size = 2;
+    run({std::string("neighbor ") + exchange::to_string(strategy),
+         [&] {
+           send.assign(static_cast<std::size_t>(3 * p), 0.0);
+           for (int r = 0; r < p; ++r)
+             for (int k = 0; k < 3; ++k) send[static_cast<std::size_t>(3 * r + k)] = me * 3 + k + 0.25;
+           recv.assign(static_cast<std::size_t>(3 * p), -1.0);
+         },
+         [&] {
+           exchange::neighbor_buffers buffers{send.data(), counts.data(), displs.data(), MPI_DOUBLE,
+                                              recv.data(), counts.data(), displs.data(), MPI_DOUBLE};
+           buffers.global_ids = true;
+           buffers.send_ids = send_ids.data();
+           buffers.recv_ids = recv_ids.data();
+           exchange::neighbor_plan plan = exchange::neighbor_alltoallv_init(peers, peers, buffers, MPI_COMM_WORLD, options);
+           plan.start();
+           plan.wait();
+         },
+         [&] { return recv; }});
+  }
+}
+
+TEST(FaultInjection, InplaceEveryAlgorithm) {
+  const int me = world_rank(), p = world_size();
+  for (auto algorithm : {exchange::inplace_algorithm::automatic, exchange::inplace_algorithm::chunked,
+                         exchange::inplace_algorithm::pairwise, exchange::inplace_algorithm::bitonic}) {
+    // Rank i sends i + j + 1 elements to rank j; capacity holds the larger total.
+    std::vector<std::int64_t> counts(static_cast<std::size_t>(p));
+    std::int64_t send_total = 0, recv_total = 0;
+    for (int j = 0; j < p; ++j) {
+      counts[static_cast<std::size_t>(j)] = me + j + 1;
+      send_total += me + j + 1;
+      recv_total += j + me + 1;
+    }
+    const std::int64_t capacity = std::max(send_total, recv_total) + 8 * p;
+    std::vector<double> buf;
+    exchange::inplace_options options;
+    options.algorithm = algorithm;
+    options.work_bytes = 64 << 10;
+    run({std::string("inplace ") + std::to_string(static_cast<int>(algorithm)),
+         [&] { buf = pattern(static_cast<std::size_t>(capacity), me); },
+         [&] { exchange::alltoallv_inplace(buf.data(), capacity, counts.data(), nullptr, MPI_DOUBLE, MPI_COMM_WORLD, options); },
+         [&] { return buf; }});
+  }
+  std::vector<int> counts(static_cast<std::size_t>(p), 2), displs(static_cast<std::size_t>(p));
+  for (int j = 0; j < p; ++j) displs[static_cast<std::size_t>(j)] = 2 * j;
+  std::vector<double> buf;
+  run({"inplace symmetric", [&] { buf = pattern(static_cast<std::size_t>(2 * p), me); },
+       [&] {
+         exchange::alltoallv_inplace_symmetric(buf.data(), counts.data(), displs.data(), MPI_DOUBLE, MPI_COMM_WORLD,
+                                               64 << 10);
+       },
+       [&] { return buf; }});
+}
+
+TEST(FaultInjection, NodeBuffer) {
+  std::vector<double> seen;
+  run({"node_buffer", [&] { seen.clear(); },
+       [&] {
+         node_buffer b(MPI_COMM_WORLD, 4096);
+         seen.assign(1, static_cast<double>(b.bytes()));
+       },
+       [&] { return seen; }});
+}
