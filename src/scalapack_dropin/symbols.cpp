@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "../scalapack/blacs.hpp"
 #include "redist/redist.h"
 
 #define REDIST_FORTRAN_GEMR2D(name, twin)                                                                         \
@@ -81,8 +82,10 @@ REDIST_TRAN_SYMBOLS(pztranc, PZTRANC)
 // A multiply of fewer than REDIST_PDGEMM_DELEGATE_BELOW multiply-adds (M*N*K; default below, 0 = never) goes
 // to the next definition of the called symbol in the link chain (dlsym RTLD_NEXT: the user's ScaLAPACK), whose
 // fixed cost per call is lower than redist's planning, gathering and agreement; without one, redist runs it.
-// M, N and K are global in PBLAS, so every process takes the same way (the variable must be the same on all
-// of them, as mpiexec passes it). Negative sizes are never delegated: redist reports them through PXERBLA.
+// M, N and K are global in PBLAS, but a process with other sizes or another setting would run ScaLAPACK's
+// collectives against redist's (a hang): one allreduce over C's context decides, and unless every process
+// delegates, none does (redist's gathered checks then report differing sizes through PXERBLA). Negative sizes
+// are never delegated: redist reports them through PXERBLA.
 
 namespace {
 
@@ -118,6 +121,18 @@ bool delegated(const int* m, const int* n, const int* k) {
   return *k == 0 || mn <= (limit - 1) / *k;
 }
 
+// Whether every process of C's context delegates. Processes off that grid (or with a context BLACS does not
+// know) never delegate: redist's twin returns for them, or reports the context.
+bool delegated_everywhere(const int* m, const int* n, const int* k, const int* descc) {
+  const bool mine = delegated(m, n, k);
+  if (descc == nullptr || !redist::scalapack::blacs::holds_me(descc[1])) return false;
+  int all = mine ? 1 : 0;
+  if (MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, redist::scalapack::blacs::communicator(descc[1])) !=
+      MPI_SUCCESS)
+    return false;
+  return all == 1;
+}
+
 using gemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const void*, const void*,
                          const int*, const int*, const int*, const void*, const int*, const int*, const int*,
                          const void*, void*, const int*, const int*, const int*);
@@ -139,7 +154,7 @@ gemm_fn next_gemm(const char* name, const char* fortran_name) {
                        const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,           \
                        const void* b, const int* ib, const int* jb, const int* descb, const void* beta, void* c,   \
                        const int* ic, const int* jc, const int* descc) {                                           \
-    if (delegated(m, n, k)) {                                                                                      \
+    if (delegated_everywhere(m, n, k, descc)) {                                                                    \
       static const gemm_fn next = next_gemm(#name, fortran_name);                                                 \
       if (next != nullptr) {                                                                                       \
         next(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);         \

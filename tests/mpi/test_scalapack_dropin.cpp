@@ -275,3 +275,15 @@ TEST(ScalapackDropin, SmallGemmsGoToTheNextPdgemm) {
   EXPECT_EQ(delegated(nullptr, pdgemm_, 128, 256, 255), 1);
   EXPECT_EQ(delegated(nullptr, pdgemm_, 128, 256, 256), 0);
 }
+
+// REDIST_PDGEMM_DELEGATE_BELOW set differently on one process: every process still takes the same way
+// (redist, since not all would delegate), the product is right, and nothing hangs.
+TEST(ScalapackDropin, DelegationDecidedTogether) {
+  const bool last = world_rank() == world_size() - 1;
+  ASSERT_EQ(setenv("REDIST_PDGEMM_DELEGATE_BELOW", last ? "0" : "100000", 1), 0);
+  const int before = redist_test_spied_pdgemm_calls();
+  EXPECT_TRUE(multiplies<double>(pdgemm_, 'N', 'N', 10, 9, 8));
+  const int spied = redist_test_spied_pdgemm_calls() - before;
+  EXPECT_EQ(spied, 0) << "delegated on some processes only";
+  ASSERT_EQ(unsetenv("REDIST_PDGEMM_DELEGATE_BELOW"), 0);
+}
