@@ -18,6 +18,15 @@ class InvalidArgument(Error):
 class InvalidTopology(InvalidArgument):
     """The communicator lacks the topology a call needs (e.g. not a distributed-graph communicator)."""
 
+class InvalidCount(InvalidArgument):
+    """A count, or a size computed from counts, outside its domain."""
+
+class InvalidBuffer(InvalidArgument):
+    """A buffer that cannot be right (None or null where data must be)."""
+
+class InvalidDatatype(InvalidArgument):
+    """An MPI datatype the call cannot use (its extent, bounds or size)."""
+
 class InvalidLayout(Error): ...
 class DimensionMismatch(Error): ...
 class InconsistentRanks(Error): ...
