@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mpi_test_support.hpp"
+#include "test_seed.hpp"
 #include "redist/redist.h"
 #include "redist/redist.hpp"
 
@@ -51,10 +52,10 @@ struct random_graph {
   }
 };
 
-// Every rank draws the same global edge list (shared seed), then keeps its own edges.
+// Every rank draws the same global edge list (test_seed is the same on every rank), then keeps its own edges.
 random_graph make_graph(std::uint64_t seed) {
   const int p = world_size();
-  std::mt19937_64 g(shared_seed(seed));
+  std::mt19937_64 g(test_seed(seed));
   random_graph r;
   for (int i = 0; i < p; ++i)
     for (int j = 0; j < p; ++j) {
@@ -236,7 +237,7 @@ constexpr std::int64_t id_base = std::int64_t{1} << 40;
 id_graph make_id_graph(std::uint64_t seed, int region_size) {
   const int p = world_size(), me = world_rank();
   id_graph r;
-  std::mt19937_64 g(shared_seed(seed));
+  std::mt19937_64 g(test_seed(seed));
   std::vector<std::vector<std::set<std::int64_t>>> distinct(p, std::vector<std::set<std::int64_t>>(p));
   for (int i = 0; i < p; ++i)
     for (int j = 0; j < p; ++j) {

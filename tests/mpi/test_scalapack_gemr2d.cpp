@@ -16,6 +16,7 @@
 #include "mpi_test_support.hpp"
 #include "random_layouts.hpp"
 #include "scalapack_cases.hpp"
+#include "test_seed.hpp"
 #include "redist/redist.h"
 #include "redist/redist.hpp"
 #include "redist/scalapack/descriptor.hpp"
@@ -64,7 +65,7 @@ void call_reference(int m, int n, const T* a, int ia, int ja, const int* desca, 
 template <class T>
 void random_cases(std::uint64_t seed, int cases) {
   const int nranks = world_size();
-  rng_t g(shared_seed(seed));
+  rng_t g(test_seed(seed));
   for (int k = 0; k < cases; ++k) {
     const auto [shape_a, ranks_a] = random_grid(g, nranks);
     const auto [shape_b, ranks_b] = random_grid(g, nranks);

@@ -21,6 +21,7 @@
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
 #include "scalapack_cases.hpp"
+#include "test_seed.hpp"
 
 extern "C" {
 // Debian's reference REDIST (its Fortran entries read UPLO and DIAG through pointers, as its C entries).
@@ -93,7 +94,7 @@ bool in_trapezoid(char uplo, char diag, std::int64_t i, std::int64_t j, std::int
 template <class T>
 void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
   const int nranks = world_size();
-  rng_t g(shared_seed(seed));
+  rng_t g(test_seed(seed));
   for (int k = 0; k < cases; ++k) {
     const auto [shape_a, ranks_a] = random_grid(g, nranks);
     const auto [shape_b, ranks_b] = random_grid(g, nranks);
