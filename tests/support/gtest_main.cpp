@@ -1,5 +1,5 @@
 // main() for the serial GoogleTest programs (tests/unit): sets and prints the base seed of the randomized
-// tests (test_main.hpp), then runs them.
+// tests (test_main.hpp), runs them, and ends with the count of skipped tests for ctest.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -16,5 +16,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   redist::testing::use_base_seed(*seed, true, "");
-  return RUN_ALL_TESTS();
+  const int result = RUN_ALL_TESTS();
+  const auto* unit = ::testing::UnitTest::GetInstance();
+  redist::testing::print_skip_summary(unit->skipped_test_count(), unit->test_to_run_count(),
+                                      result == 0 && unit->successful_test_count() == 0);
+  return result;
 }

@@ -1,6 +1,6 @@
 #pragma once
 // What the serial and the MPI test mains (gtest_main.cpp, mpi_gtest_main.cpp) share: the base seed of the
-// randomized tests (test_seed.hpp).
+// randomized tests (test_seed.hpp) and the summary of skipped tests that ctest reads.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -61,6 +61,19 @@ inline void use_base_seed(std::uint64_t seed, bool print, const std::string& pre
     std::fflush(stdout);
   }
   ::testing::UnitTest::GetInstance()->listeners().Append(new seed_on_failure_printer(seed, prefix));
+}
+
+// The skipped tests' count, last in the output. "[skip] all N test(s) skipped" (a run in which every test
+// was skipped and nothing failed, on any rank) is what the GoogleTest programs' SKIP_REGULAR_EXPRESSION
+// matches (cmake/redist_mpi_test.cmake); a run that also passed or failed tests prints "[skip] N of M" and
+// stays passed or failed in ctest.
+inline void print_skip_summary(int skipped, int total, bool only_skips) {
+  if (skipped == 0) return;
+  if (only_skips)
+    std::printf("[skip] all %d test(s) skipped\n", skipped);
+  else
+    std::printf("[skip] %d of %d test(s) skipped\n", skipped, total);
+  std::fflush(stdout);
 }
 
 }  // namespace redist::testing
