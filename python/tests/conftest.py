@@ -2,9 +2,21 @@
 test phase's outcome is agreed over MPI.COMM_WORLD, so a test that fails on any rank fails on all of them
 (the others report which ranks failed) and the run's exit status is the worst over the ranks. Ranks that
 would get out of step (one rank reaching a different test phase than the others) abort the run rather
-than hang."""
+than hang. The base seed of the randomized tests (seeds.py) is printed in the header and with every failed
+test."""
 import pytest
 from mpi4py import MPI
+
+from seeds import BASE_SEED
+
+
+def pytest_report_header(config):
+    return f"REDIST_TEST_SEED={BASE_SEED}"
+
+
+# Also at the end: -q (scripts/run.sh) leaves the header out.
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"REDIST_TEST_SEED={BASE_SEED}")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -23,6 +35,12 @@ def pytest_runtest_makereport(item, call):
     if failed and not report.failed:
         report.outcome = "failed"
         report.longrepr = f"failed on rank(s) {failed} (this is rank {comm.rank})"
+
+
+# After the agreement above: shown with each failure's details.
+def pytest_runtest_logreport(report):
+    if report.failed:
+        report.sections.append(("seed", f"reproduce with REDIST_TEST_SEED={BASE_SEED}"))
 
 
 def pytest_sessionfinish(session, exitstatus):

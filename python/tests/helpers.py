@@ -2,11 +2,13 @@
 import numpy as np
 import redist
 
+from seeds import seeded_rng
+
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128, np.int32, np.int64]
 
 
-def global_matrix(rows, cols, dtype, seed):
-    rng = np.random.default_rng(seed)
+def global_matrix(rows, cols, dtype, salt):
+    rng = seeded_rng(salt)
     values = rng.integers(-1000, 1000, size=(rows, cols))
     if np.issubdtype(dtype, np.complexfloating):
         values = values + 1j * rng.integers(-1000, 1000, size=(rows, cols))

@@ -6,6 +6,7 @@ from mpi4py import MPI
 
 import redist
 from helpers import DTYPES
+from seeds import seeded_rng
 
 comm = MPI.COMM_WORLD
 P, RANK = comm.size, comm.rank
@@ -39,7 +40,7 @@ def mpi_alltoallv(send, counts):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("algorithm", ["auto", "chunked", "pairwise", "bitonic"])
 def test_alltoallv_inplace_matches_mpi_alltoallv(dtype, algorithm):
-    rng = np.random.default_rng(7 + DTYPES.index(dtype))
+    rng = seeded_rng(7 + DTYPES.index(dtype))
     for trial in range(3):
         counts = random_count_matrix(rng, 40)
         if algorithm == "chunked":  # chunked needs room beyond the totals unless the counts are symmetric
@@ -83,7 +84,7 @@ def test_alltoall_inplace_matches_mpi_alltoall(dtype):
 
 
 def test_alltoallv_inplace_symmetric_swaps_blocks_and_leaves_gaps():
-    rng = np.random.default_rng(11)
+    rng = seeded_rng(11)
     upper = rng.integers(0, 6, size=(P, P))
     counts = np.triu(upper) + np.triu(upper, 1).T  # symmetric: what i sends j equals what j sends i
     my_counts = counts[RANK]
@@ -136,7 +137,7 @@ def check_received(recv, sources, recvcounts, rdispls, dtype, round_offset=0):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("strategy", ["auto", "standard", "aggregate"])
 def test_neighbor_alltoallv_delivers_every_edge_and_is_reusable(dtype, strategy):
-    rng = np.random.default_rng(21 + DTYPES.index(dtype))
+    rng = seeded_rng(21 + DTYPES.index(dtype))
     adjacency, counts = random_graph(rng)
     sources, destinations, send, sendcounts, sdispls, recv, recvcounts, rdispls = graph_buffers(
         adjacency, counts, dtype)
@@ -172,7 +173,7 @@ def test_neighbor_alltoallv_delivers_every_edge_and_is_reusable(dtype, strategy)
 
 
 def test_neighbor_alltoallv_on_a_distributed_graph_communicator():
-    rng = np.random.default_rng(5)
+    rng = seeded_rng(5)
     adjacency, counts = random_graph(rng)
     sources, destinations, send, sendcounts, sdispls, recv, recvcounts, rdispls = graph_buffers(
         adjacency, counts, np.float64)

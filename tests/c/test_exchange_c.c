@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "redist/redist.h"
+#include "test_seed.h"
 
 static int rank, nranks;
 static int failures; /* checks failed on this rank */
@@ -25,8 +26,9 @@ static int failures; /* checks failed on this rank */
     }                                                                \
   } while (0)
 
-/* Same sequence on every rank (fixed seed), so all ranks agree on the global edge list. */
-static uint64_t random_state = 0x9e3779b97f4a7c15u;
+/* Same sequence on every rank (from the run's base seed, test_seed.h), so all ranks agree on the global edge
+ * list. */
+static uint64_t random_state;
 static uint32_t next_random(void) {
   random_state = random_state * 6364136223846793005u + 1442695040888963407u;
   return (uint32_t)(random_state >> 33);
@@ -251,6 +253,8 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  const uint64_t base_seed = redist_test_base_seed();
+  random_state = redist_test_mix_seed(base_seed ^ 0x9e3779b97f4a7c15u);
 
   graph_side g = make_graph();
   MPI_Comm graph_comm;
@@ -267,9 +271,11 @@ int main(int argc, char** argv) {
 
   int failed_anywhere = 0;
   MPI_Allreduce(&failures, &failed_anywhere, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0)
+  if (rank == 0) {
     printf("test_exchange_c on %d ranks: %s (%d failed checks)\n", nranks, failed_anywhere ? "FAILED" : "passed",
            failed_anywhere);
+    if (failed_anywhere) printf("[seed] reproduce with REDIST_TEST_SEED=%llu\n", (unsigned long long)base_seed);
+  }
 
   free(send);
   free(recv);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "redist/redist.h"
+#include "test_seed.h"
 
 static int rank, nranks;
 static int failures; /* checks failed on this rank */
@@ -28,8 +29,8 @@ static int failures; /* checks failed on this rank */
     }                                                                \
   } while (0)
 
-/* Same sequence on every rank (fixed seed), so all ranks agree on the global counts. */
-static uint64_t random_state = 0x2545f4914f6cdd1du;
+/* Same sequence on every rank (from the run's base seed, test_seed.h), so all ranks agree on the global counts. */
+static uint64_t random_state;
 static uint32_t next_random(void) {
   random_state = random_state * 6364136223846793005u + 1442695040888963407u;
   return (uint32_t)(random_state >> 33);
@@ -397,6 +398,8 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  const uint64_t base_seed = redist_test_base_seed();
+  random_state = redist_test_mix_seed(base_seed ^ 0x2545f4914f6cdd1du);
 
   test_inplace();
   test_inplace_errors();
@@ -404,9 +407,11 @@ int main(int argc, char** argv) {
 
   int failed_anywhere = 0;
   MPI_Allreduce(&failures, &failed_anywhere, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0)
+  if (rank == 0) {
     printf("test_inplace_c on %d ranks: %s (%d failed checks)\n", nranks, failed_anywhere ? "FAILED" : "passed",
            failed_anywhere);
+    if (failed_anywhere) printf("[seed] reproduce with REDIST_TEST_SEED=%llu\n", (unsigned long long)base_seed);
+  }
   MPI_Finalize();
   return failed_anywhere ? 1 : 0;
 }

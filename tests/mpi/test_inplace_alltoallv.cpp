@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "mpi_test_support.hpp"
+#include "test_seed.hpp"
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
 
@@ -307,7 +308,7 @@ struct case_options {
   bool pass_recvcounts = true;
   bool full_capacity = false;   // every rank's capacity = the largest total over all ranks (bitonic needs it)
   std::int64_t slack = 0;       // elements of capacity beyond what is needed
-  std::uint64_t garbage_seed = 7;
+  std::uint64_t garbage_seed = test_seed(7);
 };
 
 // Runs the in-place call on counts `c` and compares with MPI_Alltoallv. Collective over comm.
@@ -449,7 +450,7 @@ TEST(InplaceAlltoallv, RandomCountsEveryTypeEveryAlgorithmMatchesMpi) {
   const int p = world_size();
   int refusals = 0, inputs = 0;
   for (int seed = 0; seed < 3; ++seed) {
-    const counts_matrix c = random_counts(p, shared_seed(1000 + static_cast<std::uint64_t>(seed)), 3000);
+    const counts_matrix c = random_counts(p, test_seed(1000 + static_cast<std::uint64_t>(seed)), 3000);
     for (const element_type& t : types.list) {
       refusals += check_every_algorithm(c, t, small_work, seed % 2 == 0, MPI_COMM_WORLD,
                                         "random counts, seed " + std::to_string(seed));
@@ -465,7 +466,7 @@ TEST(InplaceAlltoallv, RandomCountsWithSlackMatchMpi) {
   const element_type t = predefined("8 bytes", MPI_UINT64_T);
   const int p = world_size();
   for (int seed = 0; seed < 4; ++seed) {
-    const counts_matrix c = random_counts(p, shared_seed(2000 + static_cast<std::uint64_t>(seed)), 1 + 500 * seed);
+    const counts_matrix c = random_counts(p, test_seed(2000 + static_cast<std::uint64_t>(seed)), 1 + 500 * seed);
     for (ex::inplace_algorithm a : all_algorithms) {
       case_options co = options_for(a, default_work, seed % 2 == 1);
       co.slack = 17 * seed;
@@ -477,7 +478,7 @@ TEST(InplaceAlltoallv, RandomCountsWithSlackMatchMpi) {
 TEST(InplaceAlltoallv, OneRankSendsEverythingToOnePeer) {
   owned_types types;
   const int p = world_size();
-  const counts_matrix c = one_rank_to_one_peer(p, shared_seed(3000), 30000);
+  const counts_matrix c = one_rank_to_one_peer(p, test_seed(3000), 30000);
   for (const element_type& t : types.list)
     check_every_algorithm(c, t, small_work, true, MPI_COMM_WORLD, "rank 0 sends all to rank P-1");
   check_every_algorithm(c, types.list[1], default_work, false, MPI_COMM_WORLD, "rank 0 sends all to rank P-1");
@@ -522,7 +523,7 @@ TEST(InplaceAlltoallv, SixtyFourBitCountsOfBytes) {
 // Two sub-communicators at once (even and odd ranks), each its own exchange.
 TEST(InplaceAlltoallv, SubCommunicatorsMatchMpi) {
   const element_type t = predefined("8 bytes", MPI_UINT64_T);
-  const std::uint64_t seed = shared_seed(4000);
+  const std::uint64_t seed = test_seed(4000);
   MPI_Comm half = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 2, world_rank(), &half);
   const counts_matrix c = random_counts(comm_size(half), seed + static_cast<std::uint64_t>(world_rank() % 2), 2000);
@@ -557,12 +558,13 @@ struct problem {
   std::vector<unsigned char> buf, original;
 
   explicit problem(std::uint64_t seed, std::int64_t slack = 0) {
-    c = random_counts(p, shared_seed(seed), 500);
+    c = random_counts(p, test_seed(seed), 500);
     for (auto& row : c) row[0] = std::max<std::int64_t>(row[0], 1);  // every total > 0
     sendcounts = c[static_cast<size_t>(me)];
     for (int i = 0; i < p; ++i) recvcounts.push_back(c[static_cast<size_t>(i)][static_cast<size_t>(me)]);
     capacity = std::max(row_total(c, me), column_total(c, me)) + slack;
-    buf = make_buffer(c, me, t, capacity + 8, 99);  // 8 spare elements: a capacity one more than needed is real memory
+    // 8 spare elements: a capacity one more than needed is real memory.
+    buf = make_buffer(c, me, t, capacity + 8, test_seed(99));
     original = buf;
   }
   bool last() const { return me == p - 1; }

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "mpi_test_support.hpp"
+#include "test_seed.hpp"
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
 
@@ -193,7 +194,7 @@ TEST(InplaceMemory, PeakRiseWithinWorkBufferPlusAllowanceAndTheControlShowsTheBu
     counts_matrix c;
     ex::inplace_algorithm a;
   };
-  const std::uint64_t seed = shared_seed(20240601);
+  const std::uint64_t seed = test_seed(20240601);
   const std::vector<run> runs = {{"case 1", case_one(p, n), ex::inplace_algorithm::automatic},
                                  {"case 1", case_one(p, n), ex::inplace_algorithm::chunked},
                                  {"random", random_within(p, n, seed), ex::inplace_algorithm::automatic},

@@ -17,6 +17,7 @@
 #include "random_layouts.hpp"
 #include "redist/redist.h"
 #include "scalapack_cases.hpp"
+#include "test_seed.hpp"
 
 extern "C" {
 void pstran_(const int*, const int*, const float*, const float*, const int*, const int*, const int*, const float*,
@@ -99,7 +100,7 @@ bool close(T x, T y) {
 template <class T>
 void random_cases(std::uint64_t seed, int cases, which_op w) {
   const int nranks = world_size();
-  rng_t g(shared_seed(seed));
+  rng_t g(test_seed(seed));
   for (int k = 0; k < cases; ++k) {
     const auto [shape, ranks] = random_grid(g, nranks);
     const auto [rows, cols] = shape;

@@ -17,10 +17,12 @@
 #include <vector>
 
 #include "mpi_test_support.hpp"
+#include "plan_cache.hpp"
 #include "random_layouts.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
 #include "scalapack_cases.hpp"
+#include "test_seed.hpp"
 
 extern "C" {
 // Debian's reference REDIST (its Fortran entries read UPLO and DIAG through pointers, as its C entries).
@@ -93,7 +95,7 @@ bool in_trapezoid(char uplo, char diag, std::int64_t i, std::int64_t j, std::int
 template <class T>
 void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
   const int nranks = world_size();
-  rng_t g(shared_seed(seed));
+  rng_t g(test_seed(seed));
   for (int k = 0; k < cases; ++k) {
     const auto [shape_a, ranks_a] = random_grid(g, nranks);
     const auto [shape_b, ranks_b] = random_grid(g, nranks);
@@ -119,6 +121,7 @@ void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
     }
     const std::vector<T> a = make_local<T>(ca, ga, desca, 0);
     const int calls = every_trapezoid ? 8 : 1;
+    const std::size_t made_before = sl::plans_made();
     for (int call = 0; call < calls; ++call) {
       const char uplo = every_trapezoid ? "ULUL"[call % 4] : drawn_uplo;
       const char diag = every_trapezoid ? "NNUU"[call % 4] : drawn_diag;
@@ -127,6 +130,10 @@ void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
       call_redist<T>(uplo, diag, m, n, a.data(), ia, ja, desca.data(), b.data(), ib, jb, descb.data(), global.context);
       call_reference<T>(uplo, diag, m, n, a.data(), ia, ja, desca.data(), reference.data(), ib, jb, descb.data(),
                           global.context);
+      // Plans are cached on the global context's communicator, new in this case: one per trapezoid (UPLO and
+      // DIAG are in the key), built by its first call and reused by the repeats (none for an empty copy).
+      const std::size_t made = sl::plans_made() - made_before;
+      const std::size_t expected_made = m > 0 && n > 0 ? static_cast<std::size_t>(std::min(call + 1, 4)) : 0;
 
       std::int64_t wrong = 0, differ = 0;
       if (gb.holds_me()) {
@@ -157,6 +164,7 @@ void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
       };
       EXPECT_EQ(global_sum(wrong), 0) << where();
       EXPECT_EQ(global_sum(differ), 0) << where() << " (against the reference p?trmr2d)";
+      EXPECT_TRUE(all_ranks(made == expected_made)) << where() << " call " << call << ": " << made << " plan(s) built";
     }
   }
 }
@@ -169,8 +177,8 @@ TEST(ScalapackTrmr2d, RandomCasesFloat) { random_cases<float>(7203, 6); }
 TEST(ScalapackTrmr2d, RandomCasesComplexFloat) { random_cases<std::complex<float>>(7204, 6); }
 TEST(ScalapackTrmr2d, RandomCasesComplexDouble) { random_cases<std::complex<double>>(7205, 6); }
 
-// Calls on the same descriptors with each UPLO and DIAG, twice over: plans are reused, and UPLO and DIAG
-// are part of the cache key (each trapezoid must still be right).
+// Calls on the same descriptors with each UPLO and DIAG, twice over: the second round builds no plan, and UPLO
+// and DIAG are part of the cache key (the first round builds four; each trapezoid must still be right).
 TEST(ScalapackTrmr2d, RepeatedCallsReusePlans) { random_cases<double>(7206, 2, true); }
 
 // Wrong arguments are reported through PXERBLA with p?trmr2d's argument positions (UPLO 1, DIAG 2, M 3,

@@ -5,7 +5,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <random>
 
 namespace redist::testing {
 
@@ -31,12 +30,5 @@ inline std::int64_t global_max(std::int64_t v, MPI_Comm comm = MPI_COMM_WORLD) {
 }
 // True on every rank iff ok on every rank.
 inline bool all_ranks(bool ok, MPI_Comm comm = MPI_COMM_WORLD) { return global_sum(ok ? 0 : 1, comm) == 0; }
-
-// The same seed on every rank (taken from rank 0), so random cases agree across ranks.
-inline std::uint64_t shared_seed(std::uint64_t base) {
-  std::uint64_t s = base;
-  MPI_Bcast(&s, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
-  return s;
-}
 
 }  // namespace redist::testing

@@ -14,6 +14,7 @@
 
 #include "redist/error.hpp"
 #include "redist/gemm/schedule.hpp"
+#include "test_seed.hpp"
 
 namespace {
 
@@ -21,6 +22,7 @@ using redist::gemm_dimension;
 using redist::gemm_schedule;
 using redist::gemm_schedule_options;
 using redist::plan_gemm_schedule;
+using redist::testing::test_seed;
 
 // partition.hpp's cut, written out independently: `parts` consecutive parts, the first range % parts of
 // them one larger.
@@ -199,7 +201,7 @@ TEST(GemmSchedule, LowerBoundIsEq33) {
 }
 
 TEST(GemmSchedule, MemoryModelMatchesTheNativeBlocks) {
-  std::mt19937_64 rng(12345);
+  std::mt19937_64 rng(test_seed(12345));
   const auto pick = [&](std::int64_t lo, std::int64_t hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
@@ -417,7 +419,7 @@ TEST(GemmSchedule, HundredThousandRanks) {
 // Random problems of every shape: the chosen schedule fits and is consistent; a refusal names a limit
 // that works, and one element less does not.
 TEST(GemmSchedule, RandomProblemsFitTheirLimit) {
-  std::mt19937_64 rng(2024);
+  std::mt19937_64 rng(test_seed(2024));
   const auto log_uniform = [&](double lo, double hi) {
     return static_cast<std::int64_t>(std::exp(std::uniform_real_distribution<double>(std::log(lo), std::log(hi))(rng)));
   };
@@ -466,7 +468,7 @@ TEST(GemmSchedule, RandomProblemsFitTheirLimit) {
 // On small problems nothing in the search space beats the chosen schedule: every grid, every sequential
 // split, every round count, enumerated naively.
 TEST(GemmSchedule, NoChoiceInTheSearchSpaceIsBetter) {
-  std::mt19937_64 rng(77);
+  std::mt19937_64 rng(test_seed(77));
   const auto pick = [&](std::int64_t lo, std::int64_t hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };

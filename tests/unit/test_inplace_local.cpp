@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "inplace_detail.hpp"
+#include "test_seed.hpp"
 
 namespace {
 
@@ -21,6 +22,7 @@ using redist::exchange::inplace_detail::block;
 using redist::exchange::inplace_detail::merge_blocks;
 using redist::exchange::inplace_detail::rotate_bytes;
 using redist::exchange::inplace_detail::sort_blocks;
+using redist::testing::test_seed;
 using i64 = std::int64_t;
 
 constexpr i64 guard_bytes = 64;
@@ -191,7 +193,7 @@ i64 merge_bound(std::size_t n, i64 bytes) {
 // ---- rotate_bytes ------------------------------------------------------------------------------------------
 
 TEST(InplaceRotate, MatchesStdRotateOnRandomSizes) {
-  std::mt19937_64 rng(101);
+  std::mt19937_64 rng(test_seed(101));
   const std::vector<i64> interesting{0, 1, 2, 3, 7, 8, 9, 63, 64, 65, 1000, 4095, 4096, 4097, 65537};
   for (i64 w : work_sizes) {
     for (int trial = 0; trial < 60; ++trial) {
@@ -223,7 +225,7 @@ TEST(InplaceRotate, MatchesStdRotateOnRandomSizes) {
 
 TEST(InplaceRotate, AgreesWithStdRotateByteForByte) {
   // Independent of the pattern helper: plain std::rotate on a copy.
-  std::mt19937_64 rng(7);
+  std::mt19937_64 rng(test_seed(7));
   for (i64 w : {i64{1}, i64{7}, i64{64}, i64{100}}) {
     for (int trial = 0; trial < 40; ++trial) {
       const i64 n = 1 + static_cast<i64>(rng() % 5000);
@@ -255,7 +257,7 @@ TEST(InplaceRotate, LargeCoprimeSidesWithTinyAndSmallWork) {
 // ---- merge_blocks ------------------------------------------------------------------------------------------
 
 TEST(InplaceMerge, RandomRunsMatchStdMerge) {
-  std::mt19937_64 rng(2024);
+  std::mt19937_64 rng(test_seed(2024));
   for (i64 w : work_sizes) {
     for (int trial = 0; trial < 40; ++trial) {
       const std::size_t n1 = rng() % 60, n2 = rng() % 60;
@@ -270,7 +272,7 @@ TEST(InplaceMerge, RandomRunsMatchStdMerge) {
 }
 
 TEST(InplaceMerge, AllKeysEqualKeepsOrderAndMovesNothing) {
-  std::mt19937_64 rng(3);
+  std::mt19937_64 rng(test_seed(3));
   for (i64 w : work_sizes) {
     std::vector<tblock> left = random_blocks(rng, 30, 1), right = random_blocks(rng, 40, 1);
     EXPECT_EQ(check_merge(left, right, w), 0) << "work " << w;
@@ -278,7 +280,7 @@ TEST(InplaceMerge, AllKeysEqualKeepsOrderAndMovesNothing) {
 }
 
 TEST(InplaceMerge, OrderedRunsMoveNothing) {
-  std::mt19937_64 rng(4);
+  std::mt19937_64 rng(test_seed(4));
   for (i64 w : work_sizes) {
     std::vector<tblock> left = sorted_run(rng, 50, 100), right = sorted_run(rng, 50, 100);
     for (tblock& b : right) b.key += 99;  // right's first key equals left's last possible key
@@ -287,7 +289,7 @@ TEST(InplaceMerge, OrderedRunsMoveNothing) {
 }
 
 TEST(InplaceMerge, RightRunEntirelySmallerIsOneRotation) {
-  std::mt19937_64 rng(5);
+  std::mt19937_64 rng(test_seed(5));
   for (i64 w : work_sizes) {
     std::vector<tblock> left = sorted_run(rng, 40, 100), right = sorted_run(rng, 30, 100);
     for (tblock& b : left) b.key += 100;
@@ -302,7 +304,7 @@ TEST(InplaceMerge, RightRunEntirelySmallerIsOneRotation) {
 }
 
 TEST(InplaceMerge, InterleavedKeys) {
-  std::mt19937_64 rng(6);
+  std::mt19937_64 rng(test_seed(6));
   for (i64 w : work_sizes) {
     std::vector<tblock> left(50), right(50);
     for (std::size_t k = 0; k < 50; ++k) {
@@ -317,7 +319,7 @@ TEST(InplaceMerge, InterleavedKeys) {
 }
 
 TEST(InplaceMerge, OneHugeBlockAgainstManyTiny) {
-  std::mt19937_64 rng(8);
+  std::mt19937_64 rng(test_seed(8));
   for (i64 w : work_sizes) {
     SCOPED_TRACE("work " + std::to_string(w));
     std::vector<tblock> tiny(300);
@@ -332,7 +334,7 @@ TEST(InplaceMerge, OneHugeBlockAgainstManyTiny) {
 }
 
 TEST(InplaceMerge, VeryDifferentRunLengths) {
-  std::mt19937_64 rng(9);
+  std::mt19937_64 rng(test_seed(9));
   for (i64 w : work_sizes) {
     for (std::size_t shorter : {std::size_t{1}, std::size_t{2}, std::size_t{5}}) {
       SCOPED_TRACE("work " + std::to_string(w) + " shorter " + std::to_string(shorter));
@@ -344,7 +346,7 @@ TEST(InplaceMerge, VeryDifferentRunLengths) {
 }
 
 TEST(InplaceMerge, EmptyRunsAndZeroByteBlocks) {
-  std::mt19937_64 rng(10);
+  std::mt19937_64 rng(test_seed(10));
   for (i64 w : work_sizes) {
     std::vector<tblock> run = sorted_run(rng, 20, 50), none;
     EXPECT_EQ(check_merge(run, none, w), 0);
@@ -365,7 +367,7 @@ TEST(InplaceMerge, EmptyRunsAndZeroByteBlocks) {
 }
 
 TEST(InplaceMerge, BytesMovedStayWithinLogBoundOnLargeMerges) {
-  std::mt19937_64 rng(11);
+  std::mt19937_64 rng(test_seed(11));
   for (i64 w : {i64{1}, i64{64}, i64{4096}}) {
     for (int trial = 0; trial < 3; ++trial) {
       const std::size_t n = 2000;
@@ -385,7 +387,7 @@ TEST(InplaceMerge, BytesMovedStayWithinLogBoundOnLargeMerges) {
 // ---- sort_blocks ------------------------------------------------------------------------------------------
 
 TEST(InplaceSort, RandomBlocksMatchStableSort) {
-  std::mt19937_64 rng(12);
+  std::mt19937_64 rng(test_seed(12));
   for (i64 w : work_sizes) {
     for (int trial = 0; trial < 20; ++trial) {
       const std::size_t n = rng() % 200;
@@ -397,7 +399,7 @@ TEST(InplaceSort, RandomBlocksMatchStableSort) {
 }
 
 TEST(InplaceSort, SortedInputMovesNothing) {
-  std::mt19937_64 rng(13);
+  std::mt19937_64 rng(test_seed(13));
   for (i64 w : work_sizes) {
     EXPECT_EQ(check_sort(sorted_run(rng, 150, 30), w), 0) << "work " << w;
     EXPECT_EQ(check_sort(random_blocks(rng, 150, 1), w), 0) << "all keys equal, work " << w;
@@ -407,7 +409,7 @@ TEST(InplaceSort, SortedInputMovesNothing) {
 }
 
 TEST(InplaceSort, ReversedAndAdversarialPatterns) {
-  std::mt19937_64 rng(14);
+  std::mt19937_64 rng(test_seed(14));
   for (i64 w : work_sizes) {
     SCOPED_TRACE("work " + std::to_string(w));
     const std::size_t n = 120;
@@ -440,7 +442,7 @@ TEST(InplaceSort, ReversedAndAdversarialPatterns) {
 }
 
 TEST(InplaceSort, ZeroByteBlocksOrderByKeyAndMoveNoBytes) {
-  std::mt19937_64 rng(15);
+  std::mt19937_64 rng(test_seed(15));
   for (i64 w : work_sizes) {
     std::vector<tblock> v(100);
     for (tblock& b : v) b = {static_cast<i64>(rng() % 20), 0, 0};
@@ -452,7 +454,7 @@ TEST(InplaceSort, ZeroByteBlocksOrderByKeyAndMoveNoBytes) {
 
 TEST(InplaceSort, LargeDataWithSmallWork) {
   // 2000 blocks, ~8 MiB, a few distinct keys and many runs.
-  std::mt19937_64 rng(16);
+  std::mt19937_64 rng(test_seed(16));
   std::vector<tblock> v(2000);
   for (tblock& b : v) b = {static_cast<i64>(rng() % 64), static_cast<i64>(rng() % 8192), 0};
   for (i64 w : {i64{64}, i64{4096}}) {

@@ -14,11 +14,13 @@
 #include "redist/layout/builders.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
+#include "test_seed.hpp"
 
 namespace {
 
 using namespace redist;
 using namespace redist::relabel;
+using redist::testing::test_seed;
 
 // ---- helpers -----------------------------------------------------------------------------------------
 
@@ -162,7 +164,7 @@ grid_layout bc(std::int64_t m, std::int64_t n, std::int64_t mb, std::int64_t nb,
 // ---- assignment solvers ------------------------------------------------------------------------------
 
 TEST(Assignment, ExactMatchesBruteForceOnSmallRandomGraphs) {
-  std::mt19937_64 rng(12345);
+  std::mt19937_64 rng(test_seed(12345));
   for (weight_kind kind : {weight_kind::non_negative_integer, weight_kind::with_negative, weight_kind::fractional,
                            weight_kind::huge_integer}) {
     for (int trial = 0; trial < 150; ++trial) {
@@ -188,7 +190,7 @@ TEST(Assignment, ExactMatchesBruteForceOnSmallRandomGraphs) {
 }
 
 TEST(Assignment, DenseMinCostMatchesBruteForce) {
-  std::mt19937_64 rng(777);
+  std::mt19937_64 rng(test_seed(777));
   for (int trial = 0; trial < 100; ++trial) {
     const int n = 1 + static_cast<int>(rng() % 7);
     std::vector<double> cost(static_cast<size_t>(n) * n);
@@ -202,7 +204,7 @@ TEST(Assignment, DenseMinCostMatchesBruteForce) {
 }
 
 TEST(Assignment, SparseAgreesWithDenseOnMediumGraphs) {
-  std::mt19937_64 rng(99);
+  std::mt19937_64 rng(test_seed(99));
   for (int trial = 0; trial < 12; ++trial) {
     // Wide integer weights, heavy ties (1..3), fractional weights; some rows and columns left empty.
     const int n = 150 + static_cast<int>(rng() % 100);
@@ -267,7 +269,7 @@ TEST(Assignment, RejectsBadInput) {
 // ---- communication graph -----------------------------------------------------------------------------
 
 TEST(CommGraph, VolumesMatchElementCountOnRandomLayouts) {
-  std::mt19937_64 rng(2024);
+  std::mt19937_64 rng(test_seed(2024));
   for (int trial = 0; trial < 300; ++trial) {
     const std::int64_t m = 1 + static_cast<std::int64_t>(rng() % 23), n = 1 + static_cast<std::int64_t>(rng() % 23);
     const int max_ranks = 1 + static_cast<int>(rng() % 9);
@@ -286,7 +288,7 @@ TEST(CommGraph, VolumesMatchElementCountOnRandomLayouts) {
 }
 
 TEST(CommGraph, BatchAddsPairsAndStatisticsAreConsistent) {
-  std::mt19937_64 rng(5);
+  std::mt19937_64 rng(test_seed(5));
   const grid_layout a1 = random_layout(rng, 10, 12, 4), b1 = random_layout(rng, 10, 12, 4);
   const grid_layout a2 = random_layout(rng, 7, 5, 4), b2 = random_layout(rng, 5, 7, 4);
   const comm_graph g = communication_graph({{&a1, &b1, op::identity, 8}, {&a2, &b2, op::transpose, 4}}, 4);
@@ -399,7 +401,7 @@ TEST(Relabel, CyclicShiftOfOwnersIsFullyLocal) {
 }
 
 TEST(Relabel, RelabeledLayoutsGiveTheRelabeledGraph) {
-  std::mt19937_64 rng(31);
+  std::mt19937_64 rng(test_seed(31));
   for (int trial = 0; trial < 40; ++trial) {
     const std::int64_t m = 1 + static_cast<std::int64_t>(rng() % 30), n = 1 + static_cast<std::int64_t>(rng() % 30);
     const int max_ranks = 2 + static_cast<int>(rng() % 8);
@@ -458,7 +460,7 @@ TEST(Relabel, NodeAwareCostPrefersSameNode) {
   EXPECT_LT(r.cost_after, r.cost_before);
 
   // The gains found by the sparse node-aware construction equal the dense ones of the same model.
-  std::mt19937_64 rng(8);
+  std::mt19937_64 rng(test_seed(8));
   for (int trial = 0; trial < 30; ++trial) {
     const int n = 2 + static_cast<int>(rng() % 6);
     comm_graph h;
@@ -518,7 +520,7 @@ TEST(Relabel, TenThousandRanksPermutationHasKnownOptimum) {
   EXPECT_DOUBLE_EQ(r.reduction_percent(), 100.0);
 
   // A random permutation of owners on top of a random blocked layout: optimum is the inverse permutation.
-  std::mt19937_64 rng(10000);
+  std::mt19937_64 rng(test_seed(10000));
   std::vector<int> shuffled(10000);
   std::iota(shuffled.begin(), shuffled.end(), 0);
   std::shuffle(shuffled.begin(), shuffled.end(), rng);

@@ -17,11 +17,13 @@
 #include "redist/error.hpp"
 #include "redist/layout/grid_layout.hpp"
 #include "redist/scalapack/descriptor.hpp"
+#include "test_seed.hpp"
 
 namespace {
 
 namespace sl = redist::scalapack;
 using redist::grid_layout;
+using redist::testing::test_seed;
 using index = std::int64_t;
 
 // ---- reference formulas --------------------------------------------------------------------------------
@@ -336,7 +338,7 @@ TEST(ScalapackLayout, HandComputedDtype2) {
 }
 
 TEST(ScalapackLayout, RandomDescriptorsMatchScalapackFormulas) {
-  std::mt19937_64 rng(20261122);
+  std::mt19937_64 rng(test_seed(20261122));
   auto uni = [&](index lo, index hi) { return std::uniform_int_distribution<index>(lo, hi)(rng); };
   for (int iter = 0; iter < 400; ++iter) {
     layout_case c;

@@ -10,8 +10,10 @@
 #include "redist/torus/routing.hpp"
 #include "redist/torus/schedule.hpp"
 #include "redist/torus/topology.hpp"
+#include "test_seed.hpp"
 
 namespace rt = redist::torus;
+using redist::testing::test_seed;
 
 namespace {
 
@@ -163,7 +165,7 @@ TEST(TransposeSchedule, MatchesTheOwnersOfTransposedBlocks) {
 
 TEST(ShortDimensionRouting, DirectModeSendsEveryPairDirectly) {
   const rt::topology t({16, 8});
-  const std::vector<int> dest = random_permutation(t.nodes(), 3);
+  const std::vector<int> dest = random_permutation(t.nodes(), test_seed(3));
   rt::routing_options o;
   o.mode = rt::routing_mode::direct;
   const rt::routed_permutation p = rt::route_permutation(t, dest, o);
@@ -177,7 +179,7 @@ TEST(ShortDimensionRouting, DirectModeSendsEveryPairDirectly) {
 // Basic SDR in 2D: u' = <x1, (y2 + N_Y/2) mod N_Y> for every pair that has a detour to take.
 TEST(ShortDimensionRouting, BasicSdrUsesTheOppositeNodeInTheSourcesColumn) {
   const rt::topology t({16, 8});
-  const std::vector<int> dest = random_permutation(t.nodes(), 11);
+  const std::vector<int> dest = random_permutation(t.nodes(), test_seed(11));
   rt::routing_options o;
   o.alpha = 1;
   o.gamma = 0;
@@ -197,7 +199,7 @@ TEST(ShortDimensionRouting, BasicSdrUsesTheOppositeNodeInTheSourcesColumn) {
 
 TEST(ShortDimensionRouting, AlphaGammaAndDeltaSelectTheRoutedPairs) {
   const rt::topology t({16, 4});
-  const std::vector<int> dest = random_permutation(t.nodes(), 5);
+  const std::vector<int> dest = random_permutation(t.nodes(), test_seed(5));
   rt::routing_options o;
   o.delta = -1;
   o.gamma = 3;
@@ -244,7 +246,7 @@ TEST(ShortDimensionRouting, ThreeDimensionalChoicesKeepTheRightCoordinates) {
   EXPECT_EQ(rt::paper_choice(t), rt::intermediate_choice::all_but_longest);
   EXPECT_EQ(rt::paper_choice(rt::topology({8, 8, 4})), rt::intermediate_choice::shortest);
   EXPECT_EQ(rt::paper_choice(rt::topology({4, 8, 8})), rt::intermediate_choice::shortest);
-  const std::vector<int> dest = random_permutation(t.nodes(), 9);
+  const std::vector<int> dest = random_permutation(t.nodes(), test_seed(9));
   rt::routing_options o;
   o.alpha = 1;
   o.gamma = 0;
@@ -265,7 +267,7 @@ TEST(ShortDimensionRouting, ThreeDimensionalChoicesKeepTheRightCoordinates) {
 
 TEST(ShortDimensionRouting, IsDeterministicAndLeavesRingsDirect) {
   const rt::topology t({8, 8, 4});
-  const std::vector<int> dest = random_permutation(t.nodes(), 21);
+  const std::vector<int> dest = random_permutation(t.nodes(), test_seed(21));
   rt::routing_options o;
   const auto a = rt::route_permutation(t, dest, o), b = rt::route_permutation(t, dest, o);
   ASSERT_EQ(a.routes.size(), b.routes.size());
@@ -274,13 +276,13 @@ TEST(ShortDimensionRouting, IsDeterministicAndLeavesRingsDirect) {
   const rt::topology ring({16});
   o.alpha = 1;
   o.gamma = 0;
-  EXPECT_EQ(rt::route_permutation(ring, random_permutation(16, 2), o).routed(), 0);
+  EXPECT_EQ(rt::route_permutation(ring, random_permutation(16, test_seed(2)), o).routed(), 0);
 }
 
 // -1 (no message) makes a partial permutation: such nodes get no route and free their intermediates.
 TEST(ShortDimensionRouting, PartialPermutationsLeaveSilentNodesOut) {
   const rt::topology t({8, 4});
-  std::vector<int> dest = random_permutation(t.nodes(), 13);
+  std::vector<int> dest = random_permutation(t.nodes(), test_seed(13));
   for (int n = 0; n < t.nodes(); n += 3) dest[static_cast<size_t>(n)] = -1;
   rt::routing_options o;
   o.alpha = 1;
