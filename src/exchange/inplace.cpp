@@ -550,6 +550,9 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
   agreed.collective([&] { p.comm = private_comm(comm); });
 
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  // MPI_DATATYPE_NULL is refused before MPI sees it: datatype calls report through MPI_COMM_WORLD's error
+  // handler, which aborts by default.
+  if (type == MPI_DATATYPE_NULL) fail(mpi::error_kind::invalid_datatype, "the datatype is MPI_DATATYPE_NULL");
   agreed.attempt([&] {
     REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
     REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
@@ -765,6 +768,9 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
   MPI_Comm own = MPI_COMM_NULL;
   agreed.collective([&] { own = private_comm(comm); });
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  // MPI_DATATYPE_NULL is refused before MPI sees it: datatype calls report through MPI_COMM_WORLD's error
+  // handler, which aborts by default.
+  if (type == MPI_DATATYPE_NULL) fail(mpi::error_kind::invalid_datatype, "the datatype is MPI_DATATYPE_NULL");
   agreed.attempt([&] {
     REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
     REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));

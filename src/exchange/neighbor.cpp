@@ -1144,6 +1144,17 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   if (options.region_size < 0)
     agreed.fail(mpi::error_kind::invalid_argument,
                 "exchange_options::region_size = " + std::to_string(options.region_size) + " is negative");
+  if (options.model)
+    for (double figure : {options.model->intra_latency, options.model->intra_seconds_per_message,
+                          options.model->intra_seconds_per_byte, options.model->inter_latency,
+                          options.model->inter_seconds_per_message, options.model->inter_seconds_per_byte,
+                          options.model->region_seconds_per_byte, options.model->copy_seconds_per_byte})
+      if (!(figure >= 0 && figure < 1e30)) {  // NaN fails too
+        agreed.fail(mpi::error_kind::invalid_argument,
+                    "exchange_options::model has a figure " + std::to_string(figure) +
+                        "; every cost-model figure must be a finite number of seconds >= 0");
+        break;
+      }
   if (options.strategy == neighbor_strategy::dedup && !b.global_ids)
     agreed.fail(mpi::error_kind::invalid_argument,
                 "the dedup strategy needs global ids (neighbor_buffers::global_ids, redist_neighbor_alltoallv_init_ext)");

@@ -472,21 +472,29 @@ const gemm_description& gemm_plan::description() const { return impl_->descripti
 gemm_statistics gemm_plan::statistics() const { return impl_->stats; }
 MPI_Comm gemm_plan::communicator() const { return impl_->comm.get(); }
 
-void gemm_plan::check_type(element_type t) const {
-  if (!impl_) throw invalid_argument("execute on an empty gemm_plan (build it with make_gemm_plan)");
-  if (impl_->description.type != t)
-    throw invalid_argument(std::string("gemm plan was built for ") + to_string(impl_->description.type) +
-                           " elements but execute was called with " + to_string(t));
+std::string gemm_plan::type_problem(element_type t) const {
+  if (!impl_ || impl_->description.type == t) return {};
+  return std::string("gemm plan was built for ") + to_string(impl_->description.type) +
+         " elements but execute was called with " + to_string(t);
 }
 
 void gemm_plan::execute(void* c, const void* a, const void* b, scalar alpha, scalar beta) const {
+  execute_agreed(c, a, b, alpha, beta, {});
+}
+
+void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alpha, scalar beta,
+                               const std::string& problem) const {
   if (!impl_) throw invalid_argument("execute on an empty gemm_plan (build it with make_gemm_plan)");
   impl& p = *impl_;
+  // The first transform's agreement carries this rank's problem: with k = 0 there is none into the native
+  // layouts, and the one out of them decides before C is written.
   if (p.has_into)
-    p.into_native.execute({job_buffers{p.a_store.data(), a, scalar(1.0), scalar(0.0)},
-                           job_buffers{p.b_store.data(), b, scalar(1.0), scalar(0.0)}});
+    p.into_native.execute_agreed({job_buffers{p.a_store.data(), a, scalar(1.0), scalar(0.0)},
+                                  job_buffers{p.b_store.data(), b, scalar(1.0), scalar(0.0)}},
+                                 problem);
   p.multiply(alpha);
-  if (p.has_out) p.out_of_native.execute({job_buffers{c, p.c_store.data(), scalar(1.0), beta}});
+  if (p.has_out)
+    p.out_of_native.execute_agreed({job_buffers{c, p.c_store.data(), scalar(1.0), beta}}, p.has_into ? std::string() : problem);
 }
 
 gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options) {
@@ -511,6 +519,16 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
     if (options.rounds < 0)
       throw invalid_argument("gemm_options::rounds is " + std::to_string(options.rounds) +
                              "; expected 0 (automatic) or a positive number of rounds");
+    for (const op o : {d.op_a, d.op_b})
+      if (std::string(to_string(o)) == "?")
+        throw invalid_argument("make_gemm_plan: op_a or op_b is " + std::to_string(static_cast<int>(o)) +
+                               "; expected op::identity, transpose or conj_transpose");
+    if (std::string(to_string(options.communication)) == "unknown")
+      throw invalid_argument("gemm_options::communication is " + std::to_string(static_cast<int>(options.communication)) +
+                             "; expected two_sided or one_sided");
+    if (std::string(to_string(options.native_order)) == "unknown")
+      throw invalid_argument("gemm_options::native_order is " + std::to_string(static_cast<int>(options.native_order)) +
+                             "; expected automatic, contiguous or grouped");
     const bool ta = d.op_a != op::identity, tb = d.op_b != op::identity;
     p->m = d.c.rows();
     p->n = d.c.cols();

@@ -333,72 +333,78 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
                                " describes a different torus, rank mapping or routing options than rank 0; every "
                                "rank must pass the same machine and routing_options");
 
-  auto shared_comm = std::make_shared<const mpi::comm_handle>(mpi::duplicate(comm));
-
+  // The plan's resources (its communicator, the routes, the staging buffer) are acquired under one agreement:
+  // a rank that fails to get its part makes every rank throw instead of leaving them in the first exchange.
+  std::shared_ptr<const mpi::comm_handle> shared_comm;
   std::vector<std::unique_ptr<detail::routed_exchange>> out;
-  std::int64_t staging_bytes = 0;
-  for (std::size_t k = 0; k < phases; ++k) {
-    std::vector<int> sender(static_cast<std::size_t>(nranks), -1);  // by destination rank
-    std::vector<int> destination_node(static_cast<std::size_t>(nranks));
-    std::int64_t largest = 0;
-    for (int r = 0; r < nranks; ++r) {
-      const int d = static_cast<int>(at(r, k));
-      if (sender[static_cast<std::size_t>(d)] >= 0)
-        throw invalid_argument(phase_name(phases, k) + "ranks " + std::to_string(sender[static_cast<std::size_t>(d)]) +
-                               " and " + std::to_string(r) + " both send to rank " + std::to_string(d) +
-                               "; the destinations must form a permutation of the ranks");
-      sender[static_cast<std::size_t>(d)] = r;
-      // Empty messages are left out of the routing: they would only take intermediates from real ones.
-      destination_node[static_cast<std::size_t>(m.mapping.node_of_rank(r))] =
-          at(r, phases + k) > 0 ? m.mapping.node_of_rank(d) : -1;
-      largest = std::max(largest, at(r, phases + k));
-    }
-    routing_options o = options;
-    if (largest > 0) o.model.message_bytes = largest;
+  mpi::agreement acquired(comm);
+  acquired.collective([&] { shared_comm = std::make_shared<const mpi::comm_handle>(mpi::duplicate(comm)); });
+  acquired.attempt([&] {
+    std::int64_t staging_bytes = 0;
+    for (std::size_t k = 0; k < phases; ++k) {
+      std::vector<int> sender(static_cast<std::size_t>(nranks), -1);  // by destination rank
+      std::vector<int> destination_node(static_cast<std::size_t>(nranks));
+      std::int64_t largest = 0;
+      for (int r = 0; r < nranks; ++r) {
+        const int d = static_cast<int>(at(r, k));
+        if (sender[static_cast<std::size_t>(d)] >= 0)
+          throw invalid_argument(phase_name(phases, k) + "ranks " + std::to_string(sender[static_cast<std::size_t>(d)]) +
+                                 " and " + std::to_string(r) + " both send to rank " + std::to_string(d) +
+                                 "; the destinations must form a permutation of the ranks");
+        sender[static_cast<std::size_t>(d)] = r;
+        // Empty messages are left out of the routing: they would only take intermediates from real ones.
+        destination_node[static_cast<std::size_t>(m.mapping.node_of_rank(r))] =
+            at(r, phases + k) > 0 ? m.mapping.node_of_rank(d) : -1;
+        largest = std::max(largest, at(r, phases + k));
+      }
+      routing_options o = options;
+      if (largest > 0) o.model.message_bytes = largest;
 
-    auto x = std::make_unique<detail::routed_exchange>();
-    x->comm = shared_comm;
-    x->rank = me;
-    x->routes = route_permutation(m.network, destination_node, o);
-    x->destination = destination_rank[k];
-    x->send_bytes = send_bytes[k];
-    x->source = sender[static_cast<std::size_t>(me)];
-    x->receive_bytes = at(x->source, phases + k);
-    std::int64_t staging = 0;
-    for (const route& rt : x->routes.routes) {
-      const int src = m.mapping.rank_of_node(rt.source), dst = m.mapping.rank_of_node(rt.destination);
-      const std::int64_t bytes = at(src, phases + k);
-      if (rt.via < 0) continue;  // directly
-      const int via = m.mapping.rank_of_node(rt.via);
-      const std::int64_t chunk = chunk_bytes(bytes, o.beta);
-      if (src == me) {
-        x->send_via = via;
-        x->send_chunk = chunk;
+      auto x = std::make_unique<detail::routed_exchange>();
+      x->comm = shared_comm;
+      x->rank = me;
+      x->routes = route_permutation(m.network, destination_node, o);
+      x->destination = destination_rank[k];
+      x->send_bytes = send_bytes[k];
+      x->source = sender[static_cast<std::size_t>(me)];
+      x->receive_bytes = at(x->source, phases + k);
+      std::int64_t staging = 0;
+      for (const route& rt : x->routes.routes) {
+        const int src = m.mapping.rank_of_node(rt.source), dst = m.mapping.rank_of_node(rt.destination);
+        const std::int64_t bytes = at(src, phases + k);
+        if (rt.via < 0) continue;  // directly
+        const int via = m.mapping.rank_of_node(rt.via);
+        const std::int64_t chunk = chunk_bytes(bytes, o.beta);
+        if (src == me) {
+          x->send_via = via;
+          x->send_chunk = chunk;
+        }
+        if (dst == me) {
+          x->receive_via = via;
+          x->receive_chunk = chunk;
+        }
+        if (via == me) {
+          detail::forwarded_pair f;
+          f.source = src;
+          f.destination = dst;
+          f.bytes = bytes;
+          f.chunk = chunk;
+          f.slots = std::min<std::int64_t>(relay_slots, chunks_of(bytes, chunk));
+          f.staging_offset = staging;
+          staging += f.slots * chunk;
+          x->forwarded_bytes += bytes;
+          x->forwards.push_back(f);
+        }
       }
-      if (dst == me) {
-        x->receive_via = via;
-        x->receive_chunk = chunk;
-      }
-      if (via == me) {
-        detail::forwarded_pair f;
-        f.source = src;
-        f.destination = dst;
-        f.bytes = bytes;
-        f.chunk = chunk;
-        f.slots = std::min<std::int64_t>(relay_slots, chunks_of(bytes, chunk));
-        f.staging_offset = staging;
-        staging += f.slots * chunk;
-        x->forwarded_bytes += bytes;
-        x->forwards.push_back(f);
-      }
+      staging_bytes = std::max(staging_bytes, staging);
+      out.push_back(std::move(x));
     }
-    staging_bytes = std::max(staging_bytes, staging);
-    out.push_back(std::move(x));
-  }
-  if (staging_bytes > 0) {
-    std::shared_ptr<std::byte[]> staging(new std::byte[static_cast<std::size_t>(staging_bytes)]);
-    for (auto& x : out) x->staging = staging;
-  }
+    if (staging_bytes > 0) {
+      std::shared_ptr<std::byte[]> staging(new std::byte[static_cast<std::size_t>(staging_bytes)]);
+      for (auto& x : out) x->staging = staging;
+    }
+  });
+  acquired.conclude();
   return out;
 }
 

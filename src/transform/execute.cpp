@@ -556,13 +556,15 @@ void transform_plan::impl::choose_stores() {
   stats.streaming_stores = pack_stores == kernels::store_hint::streaming || result_stores == kernels::store_hint::streaming;
 }
 
-void transform_plan::execute(const std::vector<job_buffers>& buffers) const {
+void transform_plan::execute(const std::vector<job_buffers>& buffers) const { execute_agreed(buffers, {}); }
+
+void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const {
   if (!impl_) throw invalid_argument("execute on an empty transform_plan (build it with make_plan)");
-  impl_->execute(buffers);
+  impl_->execute(buffers, problem);
 }
 
-void transform_plan::impl::execute(const std::vector<job_buffers>& buffers) const {
-  const std::string problem = check_buffers(*this, buffers);
+void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem) const {
+  const std::string problem = caller_problem.empty() ? check_buffers(*this, buffers) : caller_problem;
   const bool shared = strategy == exchange_strategy::shared_memory;
   // shared_memory: where this rank's B is, published before the first synchronisation; after it, per job,
   // the minimum of (token, ~token) over the ranks says whether all use one node_buffer (see below).

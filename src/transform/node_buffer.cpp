@@ -95,9 +95,17 @@ void* node_buffer::data() const { return state_ ? state_->data : nullptr; }
 std::int64_t node_buffer::bytes() const { return state_ ? state_->bytes : 0; }
 
 node_buffer::node_buffer(MPI_Comm comm, std::int64_t bytes) {
-  // Agreed over comm: one rank's bad size stops every rank before any of them allocates.
-  mpi::agree_on(comm, mpi::error_kind::invalid_argument,
-                bytes < 0 ? "node_buffer of " + std::to_string(bytes) + " bytes: the size must be >= 0" : "");
+  // Agreed over comm: one rank's bad size stops every rank before any of them allocates. A size beyond the
+  // machine's memory is refused here: MPI_Win_allocate_shared may fail on some ranks only, inside its own
+  // collective, where the others would wait for ever.
+  const std::int64_t memory = static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+  if (bytes > memory && memory > 0)
+    mpi::agree_on(comm, mpi::error_kind::insufficient_memory,
+                  "node_buffer of " + std::to_string(bytes) + " bytes: more than this node's memory (" +
+                      std::to_string(memory) + " bytes)");
+  else
+    mpi::agree_on(comm, mpi::error_kind::invalid_argument,
+                  bytes < 0 ? "node_buffer of " + std::to_string(bytes) + " bytes: the size must be >= 0" : "");
   auto s = std::make_unique<state>();
   // The node communicator, then the window on it, each made by every rank and agreed on before the next step
   // uses it: a rank that fails to get its part (memory for its segment, say) makes every rank throw its error.

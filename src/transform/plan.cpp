@@ -228,6 +228,12 @@ std::int64_t align_up(std::int64_t v) { return (v + tile_alignment - 1) / tile_a
 // Validates one job locally; returns the kind and text of the first problem.
 std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, size_t index, int comm_size) {
   const std::string where = "job " + std::to_string(index) + ": ";
+  if (j.operation != op::identity && j.operation != op::transpose && j.operation != op::conj_transpose)
+    return {mpi::error_kind::invalid_argument, where + "op is " + std::to_string(static_cast<int>(j.operation)) +
+                                                   "; expected op::identity, transpose or conj_transpose"};
+  if (std::string(to_string(j.type)) == "?")
+    return {mpi::error_kind::invalid_argument, where + "element_type is " + std::to_string(static_cast<int>(j.type)) +
+                                                   "; expected f32, f64, c32, c64, i32 or i64"};
   try {
     j.a.validate_global(comm_size);
     j.b.validate_global(comm_size);
@@ -276,14 +282,15 @@ plan_statistics transform_plan::statistics() const { return impl_->stats; }
 exchange_strategy transform_plan::strategy() const { return impl_->strategy; }
 MPI_Comm transform_plan::communicator() const { return impl_->comm.get(); }
 
-void transform_plan::check_single_job(element_type t) const {
-  if (!impl_) throw invalid_argument("execute on an empty transform_plan (build it with make_plan)");
+std::string transform_plan::single_job_problem(element_type t) const {
+  if (!impl_) return {};  // execute_agreed says so
   if (impl_->jobs.size() != 1)
-    throw invalid_argument("the single-job execute needs a plan of one job; this plan has " +
-                           std::to_string(impl_->jobs.size()) + " (pass one job_buffers per job)");
+    return "the single-job execute needs a plan of one job; this plan has " + std::to_string(impl_->jobs.size()) +
+           " (pass one job_buffers per job)";
   if (impl_->jobs.front().type != t)
-    throw invalid_argument(std::string("plan was built for ") + to_string(impl_->jobs.front().type) +
-                           " elements but execute was called with " + to_string(t));
+    return std::string("plan was built for ") + to_string(impl_->jobs.front().type) +
+           " elements but execute was called with " + to_string(t);
+  return {};
 }
 
 transform_plan transform_plan::inverse() const {
@@ -310,6 +317,18 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
   mpi::comm_handle owned_comm;
   agreed.collective([&] { owned_comm = mpi::duplicate(comm); });
   std::uint64_t hash = 0;
+  if (std::string(to_string(options.strategy)) == "?")
+    agreed.fail(mpi::error_kind::invalid_argument, "transform_options::strategy is " +
+                                                       std::to_string(static_cast<int>(options.strategy)) +
+                                                       "; expected an exchange_strategy");
+  if (std::string(to_string(options.stores)) == "?")
+    agreed.fail(mpi::error_kind::invalid_argument, "transform_options::stores is " +
+                                                       std::to_string(static_cast<int>(options.stores)) +
+                                                       "; expected automatic, cached or streaming");
+  if (options.num_threads < 0)
+    agreed.fail(mpi::error_kind::invalid_argument, "transform_options::num_threads is " +
+                                                       std::to_string(options.num_threads) +
+                                                       "; expected 0 (the OpenMP default) or a positive count");
   if (options.stream_chunk_bytes < 0)
     agreed.fail(mpi::error_kind::invalid_argument,
                 "transform_options::stream_chunk_bytes is " + std::to_string(options.stream_chunk_bytes) +

@@ -4,7 +4,7 @@
 // must be untouched, and the next call without a fault must succeed with the same result as before.
 // redist-test-ranks: 2 3
 // redist-test-labels: fast
-// redist-test-needs: fault_injection
+// redist-test-needs: fault_injection scalapack
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,13 +12,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "../../src/mpi/fault_injection.hpp"
 #include "mpi_test_support.hpp"
 #include "redist/exchange/inplace.hpp"
+#include "redist/redist.h"
 #include "redist/redist.hpp"
+#include "redist/torus/exchange.hpp"
+#include "scalapack_cases.hpp"
+
+extern "C" {
+// Replaces ScaLAPACK's PXERBLA for this program (redist finds it at run time): the ScaLAPACK twins' failures
+// after their argument checks arrive here (REDIST_SCALAPACK_ON_ERROR=return) and are thrown on by the cases.
+int reported_info = 0;
+void pxerbla_(const int*, const char*, const int* info, std::size_t) { reported_info = *info; }
+}
 
 using namespace redist;
 using namespace redist::testing;
@@ -32,6 +43,8 @@ struct fault_case {
   std::function<void()> reset;
   std::function<void()> call;
   std::function<std::vector<double>()> output;
+  // The ScaLAPACK twins report an INFO through PXERBLA, not the message (it goes to stderr).
+  bool message_says_injected = true;
 };
 
 std::string current_point = "none";
@@ -83,7 +96,7 @@ long enumerate(const fault_case& c) {
       // The same message everywhere (that of the failing rank), which says the fault was injected.
       const auto h = static_cast<std::int64_t>(text_hash(what) >> 1);
       EXPECT_EQ(global_max(h), -global_max(-h)) << current_point << ": messages differ; here: " << what;
-      EXPECT_NE(what.find("injected"), std::string::npos) << current_point << ": " << what;
+      if (c.message_says_injected) EXPECT_NE(what.find("injected"), std::string::npos) << current_point << ": " << what;
       EXPECT_TRUE(all_ranks(c.output() == before)) << current_point << ": output written before the error";
       // The next call without a fault succeeds.
       c.reset();
@@ -275,4 +288,101 @@ TEST(FaultInjection, NodeBuffer) {
          seen.assign(1, static_cast<double>(b.bytes()));
        },
        [&] { return seen; }});
+}
+
+TEST(FaultInjection, TorusRouted) {
+  const int me = world_rank(), p = world_size();
+  const torus::topology ring = torus::topology::parse(std::to_string(p));
+  const auto machine = std::make_shared<const torus::machine>(
+      torus::machine{ring, torus::rank_mapping::dimension_ordered(ring, "X")});
+  torus::routing_options routing;
+  routing.mode = torus::routing_mode::sdr;
+  routing.alpha = 1.0;
+  routing.gamma = 0;
+  routing.delta = -1;
+  routing.beta = 2;
+  // A transpose on one p x 1 grid, the torus_routed strategy of the transform engine.
+  const grid_layout a = block_cyclic(square(9, 2, p, 1), me), b = block_cyclic(square(9, 2, p, 1), me);
+  transform_options options;
+  options.strategy = exchange_strategy::torus_routed;
+  options.torus = machine;
+  options.torus_routing = routing;
+  std::vector<double> A, B;
+  run({"transform torus_routed",
+       [&] {
+         A.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
+         B = pattern(static_cast<std::size_t>(b.local_elements()), me);
+       },
+       [&] { make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64, options).execute(A.data(), B.data()); },
+       [&] { return A; }});
+  // A routed permutation on its own: each rank sends 9000 bytes to the next.
+  std::vector<unsigned char> send(9000), recv;
+  for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<unsigned char>(me * 7 + i);
+  run({"routed permutation", [&] { recv.assign(send.size(), 0); },
+       [&] {
+         torus::make_routed_permutation(MPI_COMM_WORLD, *machine, (me + 1) % p, 9000, routing)
+             .execute(send.data(), recv.data());
+       },
+       [&] { return std::vector<double>(recv.begin(), recv.end()); }});
+}
+
+TEST(FaultInjection, ScalapackTwins) {
+  setenv("REDIST_SCALAPACK_ON_ERROR", "return", 1);
+  const int p = world_size();
+  std::vector<int> all(static_cast<std::size_t>(p));
+  for (int r = 0; r < p; ++r) all[static_cast<std::size_t>(r)] = r;
+  matrix_case ca, cc;
+  ca.M = ca.N = cc.M = cc.N = 10;
+  ca.mb = ca.nb = ca.imb = ca.inb = 3;
+  cc.mb = cc.nb = cc.imb = cc.inb = 2;
+  // The local arrays, from grids of the same shapes as every call's own.
+  std::vector<double> a_rows, a_cols, b;
+  {
+    blacs_context rows(p, 1, all), cols(1, p, all);
+    a_rows = make_local<double>(ca, rows, make_descriptor(ca, rows), 0);
+    a_cols = make_local<double>(ca, cols, make_descriptor(ca, cols), 0);
+    b = make_local<double>(cc, cols, make_descriptor(cc, cols), 1);
+  }
+  std::vector<double> c;
+  const int n = 10, one = 1;
+  const double alpha = 1.5, beta = 0.0;
+  const auto reset = [&] {
+    blacs_context cols(1, p, all);
+    c = make_local<double>(cc, cols, make_descriptor(cc, cols), 1);
+  };
+  // Each call on new BLACS contexts: the drop-in plans (and so reaches its injection points) on a context's
+  // first call and reuses the plan from its cache afterwards.
+  const auto on_new_grids = [&](const auto& call) {
+    return [&, call] {
+      blacs_context rows(p, 1, all), cols(1, p, all);
+      const std::vector<int> desca_rows = make_descriptor(ca, rows), desca_cols = make_descriptor(ca, cols);
+      const std::vector<int> descb = make_descriptor(cc, cols), descc = make_descriptor(cc, cols);
+      reported_info = 0;
+      call(cols.context, desca_rows.data(), desca_cols.data(), descb.data(), descc.data());
+      if (reported_info != 0) throw error("PXERBLA reported " + std::to_string(reported_info));
+    };
+  };
+  run({"redist_pdgemr2d", reset,
+       on_new_grids([&](int context, const int* desca, const int*, const int*, const int* descc) {
+         redist_pdgemr2d(&n, &n, a_rows.data(), &one, &one, desca, c.data(), &one, &one, descc, &context);
+       }),
+       [&] { return c; }, false});
+  run({"redist_pdtrmr2d", reset,
+       on_new_grids([&](int context, const int* desca, const int*, const int*, const int* descc) {
+         redist_pdtrmr2d("L", "N", &n, &n, a_rows.data(), &one, &one, desca, c.data(), &one, &one, descc, &context);
+       }),
+       [&] { return c; }, false});
+  // PBLAS routines: every operand on C's context.
+  run({"redist_pdtran", reset,
+       on_new_grids([&](int, const int*, const int* desca, const int*, const int* descc) {
+         redist_pdtran(&n, &n, &alpha, a_cols.data(), &one, &one, desca, &beta, c.data(), &one, &one, descc);
+       }),
+       [&] { return c; }, false});
+  run({"redist_pdgemm", reset,
+       on_new_grids([&](int, const int*, const int* desca, const int* descb, const int* descc) {
+         redist_pdgemm("N", "T", &n, &n, &n, &alpha, a_cols.data(), &one, &one, desca, b.data(), &one, &one, descb, &beta,
+                       c.data(), &one, &one, descc);
+       }),
+       [&] { return c; }, false});
+  unsetenv("REDIST_SCALAPACK_ON_ERROR");
 }

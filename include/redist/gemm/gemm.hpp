@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "redist/gemm/schedule.hpp"
 #include "redist/layout/grid_layout.hpp"
@@ -94,9 +95,9 @@ class gemm_plan {
   void execute(void* c, const void* a, const void* b, scalar alpha, scalar beta) const;
   template <class T>
   void execute(T* c, const T* a, const T* b, T alpha, T beta) const {
-    check_type(element_type_v<T>);
-    execute(static_cast<void*>(c), static_cast<const void*>(a), static_cast<const void*>(b), redist::to_scalar(alpha),
-            redist::to_scalar(beta));
+    // A wrong element type on one rank is agreed with the buffers' checks (a local throw would hang the others).
+    execute_agreed(static_cast<void*>(c), static_cast<const void*>(a), static_cast<const void*>(b),
+                   redist::to_scalar(alpha), redist::to_scalar(beta), type_problem(element_type_v<T>));
   }
 
   const gemm_description& description() const;
@@ -107,7 +108,10 @@ class gemm_plan {
 
  private:
   explicit gemm_plan(std::unique_ptr<impl> p);
-  void check_type(element_type t) const;
+  // What is wrong with executing T elements on this rank (empty: nothing).
+  std::string type_problem(element_type t) const;
+  // execute(), with this rank's `problem` (non-empty: an error) agreed before anything is written.
+  void execute_agreed(void* c, const void* a, const void* b, scalar alpha, scalar beta, const std::string& problem) const;
   std::unique_ptr<impl> impl_;
   friend gemm_plan make_gemm_plan(MPI_Comm, gemm_description, const gemm_options&);
 };

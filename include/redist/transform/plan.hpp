@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "redist/layout/grid_layout.hpp"
@@ -133,8 +134,10 @@ class transform_plan {
   // Single-job convenience: A = alpha*op(B) + beta*A.
   template <class T>
   void execute(T* a, const T* b, T alpha = T(1), T beta = T(0)) const {
-    check_single_job(element_type_v<T>);
-    execute(std::vector<job_buffers>{job_buffers{a, b, redist::to_scalar(alpha), redist::to_scalar(beta)}});
+    // A wrong element type on one rank is agreed like any bad buffer (a local throw would leave the others
+    // waiting in the execution).
+    execute_agreed(std::vector<job_buffers>{job_buffers{a, b, redist::to_scalar(alpha), redist::to_scalar(beta)}},
+                   single_job_problem(element_type_v<T>));
   }
 
   // The plan of the inverse movement: B = op(A) for every job (roles of A and B swapped; a job's region
@@ -150,9 +153,13 @@ class transform_plan {
 
  private:
   explicit transform_plan(std::unique_ptr<impl> p);
-  void check_single_job(element_type t) const;
+  // What is wrong with a single-job execute of T elements on this rank (empty: nothing).
+  std::string single_job_problem(element_type t) const;
+  // execute(buffers), with this rank's `problem` (non-empty: an error) agreed with the buffers' checks.
+  void execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const;
   std::unique_ptr<impl> impl_;
   friend transform_plan make_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
+  friend class gemm_plan;  // runs its transforms with execute_agreed
 };
 
 // Builds a plan for a batch of jobs (collective over comm). Validates every layout and shape first and

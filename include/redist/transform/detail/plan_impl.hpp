@@ -110,7 +110,8 @@ struct transform_plan::impl {
   void setup_exchange();
   void setup_streams(const std::vector<int>& node_ranks);
   void choose_stores();
-  void execute(const std::vector<job_buffers>& buffers) const;
+  // caller_problem: what the caller found wrong on this rank (empty: nothing), agreed with the buffers' checks.
+  void execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem = {}) const;
 
   // shared_memory: publishes where this rank's B of each job is (window header) and returns the values
   // to reduce (minimum) over the ranks to decide which jobs read node peers' B directly from a
