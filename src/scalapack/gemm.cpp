@@ -14,6 +14,7 @@
 
 #include "blacs.hpp"
 #include "first_error.hpp"
+#include "pblas_call.hpp"
 #include "plan_cache.hpp"
 #include "staging.hpp"
 #include "redist/error.hpp"
@@ -41,19 +42,6 @@ constexpr int word_at(std::size_t offset) { return static_cast<int>(offset / siz
 // Argument positions: TRANSA=1 TRANSB=2 M=3 N=4 K=5 ALPHA=6 A=7 IA=8 JA=9 DESCA=10 B=11 IB=12 JB=13 DESCB=14
 // BETA=15 C=16 IC=17 JC=18 DESCC=19.
 constexpr int desca_pos = 10, descb_pos = 14, descc_pos = 19;
-
-void store(const descriptor& d, std::int64_t* out) {
-  const auto values = d.normalized();
-  std::copy(values.begin(), values.end(), out);
-  out[0] = d.dtype;
-}
-
-template <class T>
-void store_scalar(T value, std::int64_t* out) {
-  static_assert(sizeof(T) <= 2 * sizeof(std::int64_t));
-  out[0] = out[1] = 0;
-  std::memcpy(out, &value, sizeof(T));
-}
 
 // The arguments every process must pass alike and the info that reports a difference (LLD, CTXT and DTYPE are
 // each process's own).
@@ -128,88 +116,35 @@ template <class T>
 void gemm(const char* routine, const char* transa, const char* transb, int m, int n, int k, T alpha, const T* a,
           int ia, int ja, const int* desca, const T* b, int ib, int jb, const int* descb, T beta, T* c, int ic, int jc,
           const int* descc) noexcept {
-  if (!blacs::available()) {
-    blacs::report_problem(routine, blacs::unavailable_reason());
-    return;
-  }
-  if (desca == nullptr) {  // no context to reach the others through
-    blacs::report_error(-1, routine, -desca_pos);
-    return;
-  }
-  const descriptor da = parse_descriptor(desca);
-  const int context = static_cast<int>(da.ctxt);
-  process_grid grid = blacs::grid_info(context);
-  if (!grid.contains_me()) {
-    // CTXT -1 is what BLACS gives a process outside a grid: it has no part in the call (as in REDIST). Another
-    // negative, unknown or exited context is reported here alone: it cannot reach the others.
-    if (context != -1) blacs::report_error(context, routine, -(desca_pos * 100 + 2));
-    return;
-  }
-  const int context_info = -(desca_pos * 100 + 2);
   const char ta = transa ? *transa : '\0', tb = transb ? *transb : '\0';
-  MPI_Comm comm = MPI_COMM_NULL;
-  std::vector<rank_record> all;
   descriptor db, dc;
-  int me = 0;
-  try {
-    int info = descb == nullptr ? -descb_pos : descc == nullptr ? -descc_pos : 0;
-    if (descb != nullptr) db = parse_descriptor(descb);
-    if (descc != nullptr) dc = parse_descriptor(descc);
-    comm = blacs::communicator(context);
-    me = mpi::rank(comm);
-    int world_rank = 0;
-    REDIST_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
-    rank_record mine{};
-    mine.my_row = grid.my_row;
-    mine.my_col = grid.my_col;
-    store(da, mine.a);
-    store(db, mine.b);
-    store(dc, mine.c);
-    mine.ia = ia, mine.ja = ja, mine.ib = ib, mine.jb = jb, mine.ic = ic, mine.jc = jc;
-    mine.m = m, mine.n = n, mine.k = k, mine.world_rank = world_rank;
-    mine.op_a = operation_word<T>(ta);
-    mine.op_b = operation_word<T>(tb);
-    store_scalar(alpha, mine.alpha);
-    store_scalar(beta, mine.beta);
-    mine.info = info;
-    all.resize(static_cast<size_t>(mpi::size(comm)));
-    REDIST_MPI_CHECK(MPI_Allgather(&mine, record_words, MPI_INT64_T, all.data(), record_words, MPI_INT64_T, comm));
-  } catch (const std::exception& e) {
-    blacs::fail_after_checks(context, routine, context_info, e.what());
-    return;
-  }
-  const int nranks = static_cast<int>(all.size());
-  grid.position_ranks.assign(static_cast<size_t>(grid.proc_rows * grid.proc_cols), -1);
-  for (int r = 0; r < nranks; ++r) {
-    const rank_record& x = all[static_cast<size_t>(r)];
-    if (x.my_row >= 0 && x.my_row < grid.proc_rows && x.my_col >= 0 && x.my_col < grid.proc_cols)
-      grid.position_ranks[static_cast<size_t>(x.my_row * grid.proc_cols + x.my_col)] = r;
-  }
-
-  // Arguments that differ between processes, then PBLAS's checks (LLD is local: the first error over all
-  // processes is reported everywhere). Every process sees the same records, so all take the same branches.
-  std::vector<std::int64_t> words(reinterpret_cast<const std::int64_t*>(all.data()),
-                                  reinterpret_cast<const std::int64_t*>(all.data()) + all.size() * record_words);
-  int differing = -1;
-  const int disagreement =
-      first_disagreement(words, record_words, global_arguments(), [](int, int) { return true; }, differing);
-  int info = disagreement;
-  for (const rank_record& r : all) info = first_error(info, static_cast<int>(r.info));
-  if (info != 0 && info == disagreement && me == 0)
-    blacs::report_problem(routine, "process " + std::to_string(differing) + " of the context passed a different " +
-                                       "value of argument " + std::to_string(-info) +
-                                       " than the others; it must be the same on every process");
-  try {
-    if (info == 0)
-      info = agree_on_first_error(comm, check_gemm(grid, ta, tb, m, n, k, ia, ja, da, ib, jb, db, ic, jc, dc));
-  } catch (const std::exception& e) {
-    blacs::fail_after_checks(context, routine, context_info, e.what());
-    return;
-  }
-  if (info != 0) {
-    blacs::report_error(context, routine, info);
-    return;
-  }
+  auto call = agree_on_pblas_call<rank_record>(
+      routine, desca, desca_pos, global_arguments(),
+      [&](rank_record& mine, const descriptor& da) {
+        if (descb != nullptr) db = parse_descriptor(descb);
+        if (descc != nullptr) dc = parse_descriptor(descc);
+        store_descriptor(da, mine.a);
+        store_descriptor(db, mine.b);
+        store_descriptor(dc, mine.c);
+        mine.ia = ia, mine.ja = ja, mine.ib = ib, mine.jb = jb, mine.ic = ic, mine.jc = jc;
+        mine.m = m, mine.n = n, mine.k = k;
+        mine.op_a = operation_word<T>(ta);
+        mine.op_b = operation_word<T>(tb);
+        store_scalar(alpha, mine.alpha);
+        store_scalar(beta, mine.beta);
+        mine.info = descb == nullptr ? -descb_pos : descc == nullptr ? -descc_pos : 0;
+      },
+      [&](const process_grid& grid, const descriptor& da) {
+        return check_gemm(grid, ta, tb, m, n, k, ia, ja, da, ib, jb, db, ic, jc, dc);
+      });
+  if (!call) return;
+  // References, not structured bindings: C++17 lambdas below cannot capture those.
+  const descriptor& da = call->da;
+  const process_grid& grid = call->grid;
+  const std::vector<std::int64_t>& words = call->words;
+  MPI_Comm comm = call->comm;
+  const int context = call->context, me = call->me, nranks = static_cast<int>(call->all.size());
+  const int context_info = -(desca_pos * 100 + 2);
   // PBLAS's quick return.
   if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
   const bool multiply = alpha != T(0) && k != 0;

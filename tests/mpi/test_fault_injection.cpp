@@ -18,6 +18,7 @@
 
 #include "../../src/mpi/fault_injection.hpp"
 #include "mpi_test_support.hpp"
+#include "random_layouts.hpp"
 #include "redist/exchange/inplace.hpp"
 #include "redist/redist.h"
 #include "redist/redist.hpp"
@@ -114,15 +115,6 @@ void run(const fault_case& c) {
   EXPECT_GT(covered, 0) << c.name << " reached no injection point";
 }
 
-block_cyclic_params square(std::int64_t n, std::int64_t nb, int rows, int cols) {
-  block_cyclic_params p;
-  p.m = p.n = n;
-  p.mb = p.nb = nb;
-  p.proc_rows = rows;
-  p.proc_cols = cols;
-  return p;
-}
-
 std::vector<double> pattern(std::size_t n, int seed) {
   std::vector<double> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = seed * 1000.0 + static_cast<double>(i);
@@ -137,7 +129,7 @@ TEST(FaultInjection, CompiledIn) {
 
 TEST(FaultInjection, TransformPlanAndExecute) {
   const int me = world_rank(), p = world_size();
-  const grid_layout a = block_cyclic(square(12, 2, 1, p), me), b = block_cyclic(square(12, 3, p, 1), me);
+  const grid_layout a = block_cyclic(square_params(12, 2, 1, p), me), b = block_cyclic(square_params(12, 3, p, 1), me);
   std::vector<double> A, B;
   run({"transform", [&] {
          A.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
@@ -149,7 +141,7 @@ TEST(FaultInjection, TransformPlanAndExecute) {
 
 TEST(FaultInjection, Batch) {
   const int me = world_rank(), p = world_size();
-  const grid_layout a = block_cyclic(square(10, 2, p, 1), me), b = block_cyclic(square(10, 4, 1, p), me);
+  const grid_layout a = block_cyclic(square_params(10, 2, p, 1), me), b = block_cyclic(square_params(10, 4, 1, p), me);
   std::vector<double> A1, A2, B1, B2;
   run({"batch", [&] {
          A1.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
@@ -172,7 +164,7 @@ TEST(FaultInjection, Batch) {
 
 TEST(FaultInjection, Inverse) {
   const int me = world_rank(), p = world_size();
-  const grid_layout a = block_cyclic(square(10, 2, p, 1), me), b = block_cyclic(square(10, 4, 1, p), me);
+  const grid_layout a = block_cyclic(square_params(10, 2, p, 1), me), b = block_cyclic(square_params(10, 4, 1, p), me);
   const transform_plan forward = make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
   std::vector<double> A, back;
   run({"inverse", [&] {
@@ -184,7 +176,7 @@ TEST(FaultInjection, Inverse) {
 
 TEST(FaultInjection, RelabelTargets) {
   const int me = world_rank(), p = world_size();
-  const grid_layout a = block_cyclic(square(16, 4, p, 1), me), b = block_cyclic(square(16, 4, 1, p), me);
+  const grid_layout a = block_cyclic(square_params(16, 4, p, 1), me), b = block_cyclic(square_params(16, 4, 1, p), me);
   std::vector<int> perm;
   run({"relabel_targets", [&] { perm.clear(); },
        [&] {
@@ -195,8 +187,8 @@ TEST(FaultInjection, RelabelTargets) {
 
 TEST(FaultInjection, Gemm) {
   const int me = world_rank(), p = world_size();
-  const grid_layout a = block_cyclic(square(8, 2, p, 1), me), b = block_cyclic(square(8, 2, 1, p), me),
-                    c = block_cyclic(square(8, 3, p, 1), me);
+  const grid_layout a = block_cyclic(square_params(8, 2, p, 1), me), b = block_cyclic(square_params(8, 2, 1, p), me),
+                    c = block_cyclic(square_params(8, 3, p, 1), me);
   std::vector<double> A, B, C;
   run({"gemm", [&] {
          A = pattern(static_cast<std::size_t>(a.local_elements()), me);
@@ -302,7 +294,7 @@ TEST(FaultInjection, TorusRouted) {
   routing.delta = -1;
   routing.beta = 2;
   // A transpose on one p x 1 grid, the torus_routed strategy of the transform engine.
-  const grid_layout a = block_cyclic(square(9, 2, p, 1), me), b = block_cyclic(square(9, 2, p, 1), me);
+  const grid_layout a = block_cyclic(square_params(9, 2, p, 1), me), b = block_cyclic(square_params(9, 2, p, 1), me);
   transform_options options;
   options.strategy = exchange_strategy::torus_routed;
   options.torus = machine;

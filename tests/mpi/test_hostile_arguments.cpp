@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hostile.hpp"
+#include "random_layouts.hpp"
 #include "redist/exchange/inplace.hpp"
 #include "redist/redist.h"
 #include "redist/redist.hpp"
@@ -23,15 +24,6 @@ using namespace redist;
 using namespace redist::testing;
 
 namespace {
-
-block_cyclic_params square(std::int64_t n, std::int64_t nb, int rows, int cols) {
-  block_cyclic_params p;
-  p.m = p.n = n;
-  p.mb = p.nb = nb;
-  p.proc_rows = rows;
-  p.proc_cols = cols;
-  return p;
-}
 
 std::size_t local_bytes(const grid_layout& g) { return static_cast<std::size_t>(g.local_elements()) * sizeof(double); }
 
@@ -51,7 +43,7 @@ void count(int runs) { total_cases += runs; }
 
 TEST(HostileCpp, MakePlanAndExecute) {
   const int me = world_rank(), p = world_size();
-  const block_cyclic_params pa = square(12, 2, 1, p), pb = square(12, 3, p, 1);
+  const block_cyclic_params pa = square_params(12, 2, 1, p), pb = square_params(12, 3, p, 1);
   const grid_layout a = block_cyclic(pa, me), b = block_cyclic(pb, me);
   const std::vector<double> B = filled(b, me * 100.0);
   guarded_buffer A(local_bytes(a));
@@ -111,7 +103,7 @@ TEST(HostileCpp, MakePlanAndExecute) {
 TEST(HostileCpp, Execute) {
   const int me = world_rank(), p = world_size();
   // Every rank holds part of B (5 column blocks, at most 4 ranks), so a null B is wrong wherever it is passed.
-  const grid_layout a = block_cyclic(square(10, 2, p, 1), me), b = block_cyclic(square(10, 2, 1, p), me);
+  const grid_layout a = block_cyclic(square_params(10, 2, p, 1), me), b = block_cyclic(square_params(10, 2, 1, p), me);
   const transform_plan plan = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64);
   const std::vector<double> B = filled(b, me * 10.0);
   guarded_buffer A(local_bytes(a));
@@ -154,7 +146,7 @@ TEST(HostileCpp, Execute) {
 
 TEST(HostileCpp, BatchAndInverse) {
   const int me = world_rank(), p = world_size();
-  const grid_layout a = block_cyclic(square(10, 2, p, 1), me), b = block_cyclic(square(10, 4, 1, p), me);
+  const grid_layout a = block_cyclic(square_params(10, 2, p, 1), me), b = block_cyclic(square_params(10, 4, 1, p), me);
   const std::vector<double> B = filled(b, me * 10.0);
   guarded_buffer A1(local_bytes(a)), A2(local_bytes(a));
   const auto batch = [&](bool bad, int which) {
@@ -197,7 +189,7 @@ TEST(HostileCpp, BatchAndInverse) {
 
 TEST(HostileCpp, RelabelTargets) {
   const int me = world_rank(), p = world_size();
-  const grid_layout a = block_cyclic(square(16, 4, p, 1), me), b = block_cyclic(square(16, 4, 1, p), me);
+  const grid_layout a = block_cyclic(square_params(16, 4, p, 1), me), b = block_cyclic(square_params(16, 4, 1, p), me);
   guarded_buffer permutation(static_cast<std::size_t>(p) * sizeof(int));
   const auto call = [&](bool bad, int which) {
     std::vector<job_description> jobs{{a, b, op::identity, element_type::f64}};
@@ -205,7 +197,7 @@ TEST(HostileCpp, RelabelTargets) {
     relabel::solver solver = relabel::solver::exact;
     if (bad && which == 0) jobs[0].region = element_region{region_shape::lower, 0};
     if (bad && which == 2) solver = static_cast<relabel::solver>(42);
-    if (bad && which == 3) jobs[0].a = block_cyclic(square(15, 4, p, 1), me);
+    if (bad && which == 3) jobs[0].a = block_cyclic(square_params(15, 4, p, 1), me);
     return outcome_of([&] {
       const std::vector<int> perm = relabel_targets(MPI_COMM_WORLD, jobs, cost, solver).result.new_rank_of;
       std::copy(perm.begin(), perm.end(), permutation.as<int>());
@@ -238,7 +230,7 @@ TEST(HostileCpp, NodeBuffer) {
 
 TEST(HostileCpp, Gemm) {
   const int me = world_rank(), p = world_size();
-  const block_cyclic_params qa = square(8, 2, p, 1), qb = square(8, 2, 1, p), qc = square(8, 3, p, 1);
+  const block_cyclic_params qa = square_params(8, 2, p, 1), qb = square_params(8, 2, 1, p), qc = square_params(8, 3, p, 1);
   const grid_layout a = block_cyclic(qa, me), b = block_cyclic(qb, me), c = block_cyclic(qc, me);
   const std::vector<double> A = filled(a, me), B = filled(b, me + 5.0);
   guarded_buffer C(local_bytes(c));
@@ -253,7 +245,7 @@ TEST(HostileCpp, Gemm) {
     };
   };
   const std::vector<hostile_case> cases = {
-      {"C's shape", call_with([&](D& d, O&) { d.c = block_cyclic(square(9, 3, p, 1), me); })},
+      {"C's shape", call_with([&](D& d, O&) { d.c = block_cyclic(square_params(9, 3, p, 1), me); })},
       {"op(A) transposed (A is square: B's k differs)",
        call_with([&](D& d, O&) {
          block_cyclic_params q = qb;

@@ -81,6 +81,11 @@ struct grids {
   std::vector<int> all;
   blacs_context rows, cols;
   grids() : all(iota_ranks()), rows(world_size(), 1, all), cols(1, world_size(), all) {}
+  // A context made over every rank and exited again.
+  int exited_context() const {
+    const blacs_context gone(1, world_size(), all);
+    return gone.context;
+  }
   static std::vector<int> iota_ranks() {
     std::vector<int> v(static_cast<std::size_t>(world_size()));
     std::iota(v.begin(), v.end(), 0);
@@ -128,11 +133,7 @@ TEST(HostileScalapack, Pdgemr2d) {
       });
     };
   };
-  int exited = -1;
-  {
-    blacs_context gone(1, p, g.all);
-    exited = gone.context;
-  }
+  const int exited = g.exited_context();
   using A = arguments;
   const std::vector<hostile_case> cases = {
       {"M < 0", call_with([](A& x) { x.m = -1; })},
@@ -213,7 +214,6 @@ TEST(HostileScalapack, Pdtrmr2d) {
 
 TEST(HostileScalapack, Pdtran) {
   const return_on_error mode;
-  const int p = world_size();
   grids g;
   // C (10 x 12) := beta C + alpha A^T, A 12 x 10; both on the 1 x p grid (PBLAS: one context).
   matrix_case ca = square_case(12, 3), cc = square_case(12, 2);
@@ -240,11 +240,7 @@ TEST(HostileScalapack, Pdtran) {
       });
     };
   };
-  int exited = -1;
-  {
-    blacs_context gone(1, p, g.all);
-    exited = gone.context;
-  }
+  const int exited = g.exited_context();
   using A = arguments;
   const std::vector<hostile_case> cases = {
       {"M < 0", call_with([](A& x) { x.m = -1; })},

@@ -18,6 +18,16 @@ namespace redist::testing {
 
 using rng_t = std::mt19937_64;
 
+// An n x n matrix of nb x nb blocks on a rows x cols grid (the other parameters at their defaults).
+inline block_cyclic_params square_params(std::int64_t n, std::int64_t nb, int rows, int cols) {
+  block_cyclic_params p;
+  p.m = p.n = n;
+  p.mb = p.nb = nb;
+  p.proc_rows = rows;
+  p.proc_cols = cols;
+  return p;
+}
+
 inline std::int64_t uniform(rng_t& g, std::int64_t lo, std::int64_t hi) {  // inclusive
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(g);
 }

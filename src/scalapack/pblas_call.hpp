@@ -1,0 +1,130 @@
+#pragma once
+// The first half of every PBLAS twin (p?tran*, p?gemm; internal): one call context that resolves DESCA's
+// BLACS context without crashing, gathers every process's arguments in one collective, and rejects any
+// disagreement or argument error through PXERBLA on every process, with nothing written. What is left is the
+// routine's own work on the gathered, agreed arguments.
+#include <mpi.h>
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "blacs.hpp"
+#include "first_error.hpp"
+#include "redist/mpi/checked.hpp"
+#include "redist/scalapack/descriptor.hpp"
+
+namespace redist::scalapack {
+
+// A descriptor as the records carry it: normalized entries, DTYPE as given.
+inline void store_descriptor(const descriptor& d, std::int64_t* out) {
+  const auto values = d.normalized();
+  std::copy(values.begin(), values.end(), out);
+  out[0] = d.dtype;
+}
+
+// A scalar's bytes in two words (a complex<double> fills both), so that processes compare them bit for bit.
+template <class T>
+void store_scalar(T value, std::int64_t* out) {
+  static_assert(sizeof(T) <= 2 * sizeof(std::int64_t));
+  out[0] = out[1] = 0;
+  std::memcpy(out, &value, sizeof(T));
+}
+
+// A call that passed the agreement: DESCA, the grid (with every position's rank), the context's
+// communicator, this process's rank in it and every process's record (also as words, for plan keys).
+template <class Record>
+struct pblas_call {
+  descriptor da;
+  process_grid grid;
+  int context = -1;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int me = 0;
+  std::vector<Record> all;
+  std::vector<std::int64_t> words;
+};
+
+// Record: a standard-layout struct of int64 words with my_row, my_col, world_rank and info (this process's
+// own argument error); fill(record, DESCA) sets the rest (it may parse the other descriptors, recording a null
+// one in info). check(grid, DESCA) is PBLAS's argument check on this process (its first error, 0 for none), run once the
+// gathered arguments agree. Returns nothing when the call ends here: a process outside the grid (CTXT -1), an
+// error reported through PXERBLA on every process, or a failure (blacs::fail_after_checks).
+template <class Record, class Fill, class Check>
+std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const int* desca, int desca_pos,
+                                                      const std::vector<global_argument>& global_arguments,
+                                                      Fill&& fill, Check&& check) noexcept {
+  constexpr int record_words = static_cast<int>(sizeof(Record) / sizeof(std::int64_t));
+  if (!blacs::available()) {
+    blacs::report_problem(routine, blacs::unavailable_reason());
+    return std::nullopt;
+  }
+  if (desca == nullptr) {  // no context to reach the others through
+    blacs::report_error(-1, routine, -desca_pos);
+    return std::nullopt;
+  }
+  pblas_call<Record> call;
+  call.da = parse_descriptor(desca);
+  call.context = static_cast<int>(call.da.ctxt);
+  call.grid = blacs::grid_info(call.context);
+  if (!call.grid.contains_me()) {
+    // CTXT -1 is what BLACS gives a process outside a grid: it has no part in the call (as in REDIST). Another
+    // negative, unknown or exited context is reported here alone: it cannot reach the others.
+    if (call.context != -1) blacs::report_error(call.context, routine, -(desca_pos * 100 + 2));
+    return std::nullopt;
+  }
+  const int context_info = -(desca_pos * 100 + 2);
+  try {
+    call.comm = blacs::communicator(call.context);
+    call.me = mpi::rank(call.comm);
+    int world_rank = 0;
+    REDIST_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
+    Record mine{};
+    mine.my_row = call.grid.my_row;
+    mine.my_col = call.grid.my_col;
+    mine.world_rank = world_rank;
+    fill(mine, static_cast<const descriptor&>(call.da));
+    call.all.resize(static_cast<size_t>(mpi::size(call.comm)));
+    REDIST_MPI_CHECK(
+        MPI_Allgather(&mine, record_words, MPI_INT64_T, call.all.data(), record_words, MPI_INT64_T, call.comm));
+  } catch (const std::exception& e) {
+    blacs::fail_after_checks(call.context, routine, context_info, e.what());
+    return std::nullopt;
+  }
+  process_grid& grid = call.grid;
+  grid.position_ranks.assign(static_cast<size_t>(grid.proc_rows * grid.proc_cols), -1);
+  for (size_t r = 0; r < call.all.size(); ++r) {
+    const Record& x = call.all[r];
+    if (x.my_row >= 0 && x.my_row < grid.proc_rows && x.my_col >= 0 && x.my_col < grid.proc_cols)
+      grid.position_ranks[static_cast<size_t>(x.my_row * grid.proc_cols + x.my_col)] = static_cast<int>(r);
+  }
+
+  // Arguments that differ between processes, then PBLAS's checks (LLD is local: the first error over all
+  // processes is reported everywhere). Every process sees the same records, so all take the same branches.
+  const auto* first_word = reinterpret_cast<const std::int64_t*>(call.all.data());
+  call.words.assign(first_word, first_word + call.all.size() * record_words);
+  int differing = -1;
+  const int disagreement =
+      first_disagreement(call.words, record_words, global_arguments, [](int, int) { return true; }, differing);
+  int info = disagreement;
+  for (const Record& r : call.all) info = first_error(info, static_cast<int>(r.info));
+  if (info != 0 && info == disagreement && call.me == 0)
+    blacs::report_problem(routine, "process " + std::to_string(differing) + " of the context passed a different " +
+                                       "value of argument " + std::to_string(-info) +
+                                       " than the others; it must be the same on every process");
+  try {
+    if (info == 0) info = agree_on_first_error(call.comm, check(static_cast<const process_grid&>(grid), static_cast<const descriptor&>(call.da)));
+  } catch (const std::exception& e) {
+    blacs::fail_after_checks(call.context, routine, context_info, e.what());
+    return std::nullopt;
+  }
+  if (info != 0) {
+    blacs::report_error(call.context, routine, info);
+    return std::nullopt;
+  }
+  return call;
+}
+
+}  // namespace redist::scalapack
