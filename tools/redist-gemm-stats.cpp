@@ -7,8 +7,11 @@
 //                     [--idle 0.03] [--rounds R] [--no-overlap] [--json FILE]
 //
 // Sizes take an optional K, M or G suffix (powers of 1024, as REDIST_GEMM_MEMORY). Exit status: 0 done,
-// 2 a wrong argument (with the usage), 1 no schedule fits the memory limit (with the error).
+// 2 a wrong argument (with the usage), 1 no schedule fits the memory limit (with the error) or the search would
+// need more memory than this machine has (with the amount).
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +24,7 @@
 
 #include "redist/error.hpp"
 #include "redist/gemm/schedule.hpp"
+#include "memory_check.hpp"
 
 namespace {
 
@@ -155,6 +159,63 @@ arguments parse(int argc, char** argv) {
   return a;
 }
 
+// ---- memory estimate ----
+using redist::tools::add_saturated;
+using redist::tools::byte_count;
+using redist::tools::multiply_saturated;
+
+// Ordered triples (a, b, c) of positive integers with a * b * c <= x: the grids gm x gn x gk of all rank counts
+// up to x. Counts the triples a <= b <= c (c from b to x / (a b)) with their orderings: O(x^(2/3)), a few
+// milliseconds at x = 2^31.
+byte_count grids_up_to(std::int64_t x) {
+  byte_count triples = 0;
+  for (std::int64_t a = 1; a * a * a <= x; ++a)
+    for (std::int64_t b = a; a * b * b <= x; ++b) {
+      const auto larger_c = static_cast<byte_count>(x / (a * b) - b);  // c > b
+      // c == b: a == b == c is one ordering, a < b == c three; each c > b: three orderings when a == b, else six.
+      triples += a == b ? 1 + 3 * larger_c : 3 + 6 * larger_c;
+    }
+  return triples;
+}
+
+// The grids the schedule search visits for P ranks: every gm x gn x gk = used for used from P (or the most
+// parts m, n and k allow) down to the fewest the idle allowance keeps, as the library's search runs them. When
+// that range has no grid the search goes on below it to the first count that has one: that count's grids only,
+// at most 1600^2 (no count below 2^31 has more than 1600 divisors).
+byte_count candidate_grids(const arguments& a, int ranks) {
+  const auto parts = [](std::int64_t extent) { return static_cast<byte_count>(std::max<std::int64_t>(1, extent)); };
+  const byte_count most_parts = multiply_saturated(multiply_saturated(parts(a.m), parts(a.n)), parts(a.k));
+  const auto top = static_cast<std::int64_t>(std::min<byte_count>(static_cast<byte_count>(ranks), most_parts));
+  const int idle_allowed = static_cast<int>(std::floor(a.options.max_idle_fraction * ranks * (1 + 1e-12)));
+  const std::int64_t fewest_used = std::max(1, ranks - idle_allowed);
+  const byte_count in_range = top >= fewest_used ? grids_up_to(top) - grids_up_to(fewest_used - 1) : 0;
+  const byte_count one_count = std::min<byte_count>(grids_up_to(top), 1600 * 1600);
+  return std::max(in_range, one_count);
+}
+
+// An upper bound of the bytes run() allocates, from the arguments alone. Without a memory limit the search keeps
+// only its best candidate and small divisor lists (64 KiB counted per rank count). With a limit it first lists
+// every candidate grid with its I/O bound (24 bytes each, doubled for vector growth), and when no grid fits a
+// second such list for the message saying how much memory would do: 96 bytes per grid. Rank counts are planned
+// one after another, so the largest counts.
+byte_count estimated_bytes(const arguments& a) {
+  constexpr byte_count kPerSearch = 64 * 1024;
+  byte_count largest = 0;
+  for (const int ranks : a.ranks) {
+    byte_count bytes = kPerSearch;
+    if (a.options.memory_limit_elements > 0)
+      bytes = add_saturated(bytes, multiply_saturated(96, candidate_grids(a, ranks)));
+    largest = std::max(largest, bytes);
+  }
+  return add_saturated(largest, multiply_saturated(kPerSearch, a.ranks.size()));  // the schedules kept for JSON
+}
+
+// What the refusal names: the arguments the estimate grows with.
+std::string sizes_text(const arguments& a) {
+  const int most_ranks = *std::max_element(a.ranks.begin(), a.ranks.end());
+  return "--ranks " + std::to_string(most_ranks) + (a.options.memory_limit_elements > 0 ? " with a memory limit" : "");
+}
+
 int run(const arguments& a) {
   std::vector<redist::gemm_schedule> schedules;
   for (const int ranks : a.ranks) {
@@ -193,13 +254,15 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  const byte_count estimate = estimated_bytes(a);
+  if (redist::tools::refuse_if_too_large("redist-gemm-stats", sizes_text(a), estimate)) return 1;
   try {
     return run(a);
   } catch (const redist::invalid_argument& e) {
     std::fprintf(stderr, "redist-gemm-stats: %s\n%s", e.what(), kUsage);
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "redist-gemm-stats: out of memory: the sizes given need more memory than this machine has\n");
+    redist::tools::report_out_of_memory("redist-gemm-stats", sizes_text(a), estimate);
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "redist-gemm-stats: %s\n", e.what());

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <numeric>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -25,6 +26,7 @@
 #include "redist/layout/builders.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
+#include "memory_check.hpp"
 
 namespace {
 
@@ -205,6 +207,108 @@ std::string grid_text(const bc_spec& s) {
          "x" + std::to_string(s.proc_cols) + (s.ordering == redist::grid_order::row_major ? " row-major" : " col-major");
 }
 
+// ---- memory estimate ----
+using redist::tools::add_saturated;
+using redist::tools::byte_count;
+using redist::tools::multiply_saturated;
+
+// One dimension of a block-cyclic layout: its extent, block size and number of grid positions along it.
+struct cyclic_dimension {
+  std::int64_t extent = 0, block = 1;
+  int positions = 1;
+};
+
+byte_count ceil_div(byte_count a, byte_count b) { return a / b + (a % b != 0); }
+
+byte_count lcm_saturated(byte_count a, byte_count b) { return multiply_saturated(a / std::gcd(a, b), b); }
+
+// (source position, target position) pairs of the grids: at most 2^48, no saturation needed.
+byte_count position_pairs(const cyclic_dimension& source, const cyclic_dimension& target) {
+  return static_cast<byte_count>(source.positions) * static_cast<byte_count>(target.positions);
+}
+
+// What the overlay of one dimension (graph.cpp) holds: its pieces (runs between consecutive block starts of either
+// layout) and the distinct (source position, target position) pairs among them.
+struct overlay_size {
+  byte_count pieces = 0;
+  byte_count pairs = 0;
+};
+
+// Pieces: the block starts of either layout, those of both counted once. Pairs: at most the pieces, the
+// position grid, and the pieces of one period of the block-cyclic pattern (it repeats every
+// lcm(source block * positions, target block * positions) elements).
+overlay_size overlay_bound(const cyclic_dimension& source, const cyclic_dimension& target) {
+  const auto extent = static_cast<byte_count>(source.extent);
+  const auto source_block = static_cast<byte_count>(source.block);
+  const auto target_block = static_cast<byte_count>(target.block);
+  const byte_count common_block = lcm_saturated(source_block, target_block);
+  const auto starts_within = [&](byte_count length) {
+    return ceil_div(length, source_block) + ceil_div(length, target_block) - ceil_div(length, common_block);
+  };
+  overlay_size size;
+  size.pieces = starts_within(extent);
+  size.pairs = std::min(size.pieces, position_pairs(source, target));
+  const byte_count period = lcm_saturated(multiply_saturated(source_block, static_cast<byte_count>(source.positions)),
+                                          multiply_saturated(target_block, static_cast<byte_count>(target.positions)));
+  if (period != redist::tools::kSaturatedBytes) size.pairs = std::min(size.pairs, starts_within(period));
+  return size;
+}
+
+// Bytes of the overlay of one dimension while it runs and of its result: 16-byte pieces and pairs, doubled for
+// vector growth, and the 8-byte pair table, used only while it is at most 4 * pieces + 4096 entries.
+byte_count overlay_bytes(const overlay_size& size, const cyclic_dimension& source, const cyclic_dimension& target) {
+  const byte_count table =
+      std::min(position_pairs(source, target), add_saturated(multiply_saturated(4, size.pieces), 4096));
+  return add_saturated(multiply_saturated(32, add_saturated(size.pieces, size.pairs)), multiply_saturated(8, table));
+}
+
+// An upper bound of the bytes run() allocates, from the arguments alone (no layout is built). It counts
+//  - the layouts A, B and, for op T or C, B transposed: per block row and column a split, an owner position and
+//    a local start (20 bytes), doubled for vector growth; 8 bytes per grid position;
+//  - the overlay of rows and of columns (overlay_bytes);
+//  - the graph: one 16-byte edge per (row pair, column pair), doubled for growth, plus the relabeling's copies of
+//    it (gains, merged and positive lists, the assignment's arrays): 80 bytes per edge exact, 48 greedy, 16 none;
+//  - per rank 48 bytes (the layouts' rank grids, the relabeled graph's check, the statistics' volumes) and the
+//    solver's arrays: 112 more bytes exact, 16 greedy.
+byte_count estimated_bytes(const options& o) {
+  const bool transposed = o.operation != redist::op::identity;
+  // op(B) is B transposed for T and C: its rows are B's columns.
+  const cyclic_dimension target_rows{o.m, o.to.mb, o.to.proc_rows}, target_cols{o.n, o.to.nb, o.to.proc_cols};
+  const cyclic_dimension source_rows = transposed ? cyclic_dimension{o.m, o.from.nb, o.from.proc_cols}
+                                                  : cyclic_dimension{o.m, o.from.mb, o.from.proc_rows};
+  const cyclic_dimension source_cols = transposed ? cyclic_dimension{o.n, o.from.mb, o.from.proc_rows}
+                                                  : cyclic_dimension{o.n, o.from.nb, o.from.proc_cols};
+  const auto blocks_of = [](const cyclic_dimension& d) {
+    return ceil_div(static_cast<byte_count>(d.extent), static_cast<byte_count>(d.block));
+  };
+  const byte_count target_blocks = blocks_of(target_rows) + blocks_of(target_cols);
+  const byte_count source_blocks = blocks_of(source_rows) + blocks_of(source_cols);
+  const byte_count source_copies = transposed ? 2 : 1;
+  byte_count bytes =
+      multiply_saturated(40, add_saturated(target_blocks, multiply_saturated(source_copies, source_blocks)));
+  const auto positions = [](const bc_spec& s) {
+    return static_cast<byte_count>(s.proc_rows) * static_cast<byte_count>(s.proc_cols);
+  };
+  bytes = add_saturated(bytes, 8 * (positions(o.to) + source_copies * positions(o.from)));
+
+  const overlay_size rows = overlay_bound(source_rows, target_rows), cols = overlay_bound(source_cols, target_cols);
+  bytes = add_saturated(bytes, overlay_bytes(rows, source_rows, target_rows));
+  bytes = add_saturated(bytes, overlay_bytes(cols, source_cols, target_cols));
+
+  const byte_count relabel_bytes_per_edge = o.relabel == solver::exact ? 80 : o.relabel == solver::greedy ? 48 : 16;
+  const byte_count edges = multiply_saturated(rows.pairs, cols.pairs);
+  bytes = add_saturated(bytes, multiply_saturated(32 + relabel_bytes_per_edge, edges));
+  const byte_count relabel_bytes_per_rank = o.relabel == solver::exact ? 112 : o.relabel == solver::greedy ? 16 : 0;
+  const byte_count ranks = std::max(positions(o.to), positions(o.from));
+  return add_saturated(bytes, (48 + relabel_bytes_per_rank) * ranks);
+}
+
+// What the refusal names: the arguments the estimate grows with.
+std::string sizes_text(const options& o) {
+  return "--m " + std::to_string(o.m) + " --n " + std::to_string(o.n) + " --from " + o.from.text + " --to " +
+         o.to.text + (o.op_letter != 'N' ? std::string(" --op ") + o.op_letter : "");
+}
+
 int run(const options& o) {
   const bool transposed = o.operation != redist::op::identity;
   const redist::grid_layout a = build(o.to, o.m, o.n);
@@ -266,13 +370,15 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  const byte_count estimate = estimated_bytes(o);
+  if (redist::tools::refuse_if_too_large("redist-plan", sizes_text(o), estimate)) return 1;
   try {
     return run(o);
   } catch (const redist::invalid_argument& e) {
     std::fprintf(stderr, "redist-plan: %s\n", e.what());
     return 2;
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "redist-plan: out of memory: the sizes given need more memory than this machine has\n");
+    redist::tools::report_out_of_memory("redist-plan", sizes_text(o), estimate);
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "redist-plan: %s\n", e.what());

@@ -8,7 +8,8 @@
 //                         [--samples S] [--seed N] [--json]
 //   redist-torus schedule --grid PxQ [--json]
 //
-// Exit status: 0 done, 2 a wrong argument (with the usage), 1 an error while running.
+// Exit status: 0 done, 2 a wrong argument (with the usage), 1 an error while running or sizes that would need more
+// memory than this machine has (with the amount).
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -19,6 +20,7 @@
 #include <exception>
 #include <limits>
 #include <new>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@
 #include "redist/torus/schedule.hpp"
 #include "redist/torus/simulator.hpp"
 #include "redist/torus/topology.hpp"
+#include "memory_check.hpp"
 
 namespace {
 
@@ -252,6 +255,75 @@ std::string per_dimension(const torus::topology& t, const std::array<double, 3>&
   return out + "}";
 }
 
+// ---- memory estimate ----
+using redist::tools::add_saturated;
+using redist::tools::byte_count;
+using redist::tools::multiply_saturated;
+
+// Phases of the multi-phase transpose on a P x Q grid: (L / P) * (L / Q) = (Q / G) * (P / G).
+byte_count transpose_phases(int rows, int cols) {
+  const int g = std::gcd(rows, cols);
+  return static_cast<byte_count>(cols / g) * static_cast<byte_count>(rows / g);
+}
+
+// The schedule holds send_to and receive_from, one rank per rank and phase each (8 bytes), and a vector per phase.
+byte_count schedule_bytes(int rows, int cols) {
+  const byte_count phases = transpose_phases(rows, cols);
+  const byte_count ranks = static_cast<byte_count>(rows) * static_cast<byte_count>(cols);
+  return add_saturated(multiply_saturated(multiply_saturated(8, ranks), phases), multiply_saturated(48, phases));
+}
+
+// The grid run_study takes for the transpose when --grid is not given: the squarest P x Q = nodes, P <= Q.
+std::array<int, 2> squarest_grid(int nodes) {
+  int rows = 1;
+  for (int p = 1; static_cast<std::int64_t>(p) * p <= nodes; ++p)
+    if (nodes % p == 0) rows = p;
+  return {rows, nodes / rows};
+}
+
+// An upper bound of the bytes a simulation allocates, from the arguments alone. Per node (210 bytes):
+//   16  the permutation being routed, its destinations and the rank mapping (4-byte ranks);
+//   72  up to three route lists alive at once (automatic routing's best and candidate, then the direct
+//       comparison's), 12-byte routes doubled for vector growth;
+//   34  SDR's eligible pairs (16 bytes, doubled) and its per-node flags;
+//   80  one simulation's link loads (6 doubles) and node counters (4 doubles);
+//    8  the path-spreading scratch (at most one double per node).
+// Plus SDR's nearby-intermediate offsets (36 bytes each, within delta along every dimension but the longest) and,
+// for the transpose, its schedule and one sample's permutations: 12 bytes per node and phase.
+byte_count simulate_bytes(const arguments& a) {
+  const torus::study& s = a.study;
+  const torus::topology& t = s.network;
+  const auto nodes = static_cast<byte_count>(t.nodes());
+  byte_count bytes = multiply_saturated(210, nodes);
+  if (s.routing.mode != torus::routing_mode::direct && s.routing.delta > 1) {
+    const std::array<int, 3> longest_first = t.by_length();
+    byte_count offsets = 1;
+    for (int k = 1; k < 3; ++k) {
+      const int reach = std::min(s.routing.delta - 1, t.extent(longest_first[static_cast<size_t>(k)]) - 1);
+      offsets = multiply_saturated(offsets, 2 * static_cast<byte_count>(reach) + 1);
+    }
+    bytes = add_saturated(bytes, multiply_saturated(36, offsets));
+  }
+  if (s.pattern == torus::traffic_pattern::transpose) {
+    const std::array<int, 2> grid = a.has_grid ? a.grid : squarest_grid(t.nodes());
+    bytes = add_saturated(bytes, schedule_bytes(grid[0], grid[1]));
+    bytes = add_saturated(bytes, multiply_saturated(multiply_saturated(4, nodes), transpose_phases(grid[0], grid[1])));
+  }
+  return bytes;
+}
+
+byte_count estimated_bytes(const arguments& a) {
+  return a.command == "schedule" ? schedule_bytes(a.grid[0], a.grid[1]) : simulate_bytes(a);
+}
+
+// What the refusal names: the arguments the estimate grows with.
+std::string sizes_text(const arguments& a) {
+  const std::string grid = std::to_string(a.grid[0]) + "x" + std::to_string(a.grid[1]);
+  if (a.command == "schedule") return "--grid " + grid;
+  if (a.study.pattern != torus::traffic_pattern::transpose) return "--dims " + a.dims;
+  return "--dims " + a.dims + " --pattern transpose" + (a.has_grid ? " --grid " + grid : "");
+}
+
 int run_simulate(const arguments& a) {
   const torus::study& s = a.study;
   const torus::study_result r = torus::run_study(s);
@@ -333,10 +405,12 @@ int main(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  const byte_count estimate = estimated_bytes(a);
+  if (redist::tools::refuse_if_too_large("redist-torus", sizes_text(a), estimate)) return 1;
   try {
     return a.command == "schedule" ? run_schedule(a) : run_simulate(a);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "redist-torus: out of memory: the sizes given need more memory than this machine has\n");
+    redist::tools::report_out_of_memory("redist-torus", sizes_text(a), estimate);
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "redist-torus: %s\n", e.what());

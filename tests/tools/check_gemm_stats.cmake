@@ -3,6 +3,8 @@
 #   insufficient:  a limit that no grid fits; exit 1, saying how much memory would do
 #   usage:         a malformed argument; exit 2 with the usage
 #   full_device:   the JSON written to a full device (/dev/full); exit 1 with a message naming the file
+#   too_large:     a search over some 1e11 grids (2^31-1 ranks, half of them may idle, under a memory limit) would
+#                  need terabytes; exit 1 at once, one line naming the memory; a small limited search still exits 0
 function(run_tool expected_status)
   execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT status EQUAL expected_status)
@@ -10,6 +12,16 @@ function(run_tool expected_status)
   endif()
   set(out "${out}" PARENT_SCOPE)
   set(err "${err}" PARENT_SCOPE)
+endfunction()
+
+# Sizes the machine cannot hold: refused before any work with nothing on stdout and one line on stderr saying
+# how much memory the run would need.
+function(expect_memory_refusal out err)
+  string(STRIP "${err}" line)
+  if(NOT out STREQUAL "" OR line MATCHES "\n" OR NOT line MATCHES "needs about [0-9.]+ GiB of memory"
+     OR NOT line MATCHES "GiB\\)$")
+    message(FATAL_ERROR "expected one line saying how much memory the sizes need, got:\n${out}${err}")
+  endif()
 endfunction()
 
 function(json_field json index key out)
@@ -85,6 +97,10 @@ elseif(CASE STREQUAL "full_device")
   if(NOT err MATCHES "writing /dev/full failed")
     message(FATAL_ERROR "a failed write says nothing:\n${err}")
   endif()
+elseif(CASE STREQUAL "too_large")
+  run_tool(1 --m 1G --n 1G --k 1G --ranks 2147483647 --idle 0.5 --memory 1G)
+  expect_memory_refusal("${out}" "${err}")
+  run_tool(0 --m 4000 --n 4000 --k 4000 --ranks 65 --memory 16M)
 else()
-  message(FATAL_ERROR "CASE must be schedules, insufficient, usage or full_device, got '${CASE}'")
+  message(FATAL_ERROR "CASE must be schedules, insufficient, usage, full_device or too_large, got '${CASE}'")
 endif()

@@ -4,6 +4,8 @@
 #   transpose: the multi-phase transpose on 4x4x2, automatic routing, random mapping; exit 0, JSON checked
 #   schedule:  the 2x4 grid's phases as JSON
 #   usage:     malformed arguments; exit 2 naming the option
+#   too_large: a schedule and a transpose of about 1e6 phases on 1e6 nodes (terabytes); exit 1 at once with one line
+#              naming the memory they would need, while a small schedule still exits 0
 function(run_tool expected_status)
   execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT status EQUAL expected_status)
@@ -11,6 +13,16 @@ function(run_tool expected_status)
   endif()
   set(out "${out}" PARENT_SCOPE)
   set(err "${err}" PARENT_SCOPE)
+endfunction()
+
+# Sizes the machine cannot hold: refused before any work with nothing on stdout and one line on stderr saying
+# how much memory the run would need.
+function(expect_memory_refusal out err)
+  string(STRIP "${err}" line)
+  if(NOT out STREQUAL "" OR line MATCHES "\n" OR NOT line MATCHES "needs about [0-9.]+ GiB of memory"
+     OR NOT line MATCHES "GiB\\)$")
+    message(FATAL_ERROR "expected one line saying how much memory the sizes need, got:\n${out}${err}")
+  endif()
 endfunction()
 
 function(json_value json out)
@@ -101,6 +113,15 @@ elseif(CASE STREQUAL "usage")
   if(NOT out MATCHES "usage: redist-torus simulate")
     message(FATAL_ERROR "--help prints no usage:\n${out}")
   endif()
+elseif(CASE STREQUAL "too_large")
+  run_tool(1 schedule --grid 1000x1001)
+  expect_memory_refusal("${out}" "${err}")
+  if(NOT err MATCHES "^redist-torus: --grid 1000x1001 needs about")
+    message(FATAL_ERROR "the refusal does not name --grid:\n${err}")
+  endif()
+  run_tool(1 simulate --dims 1000x1001 --pattern transpose --json)
+  expect_memory_refusal("${out}" "${err}")
+  run_tool(0 schedule --grid 2x4)
 else()
-  message(FATAL_ERROR "CASE must be simulate, transpose, schedule or usage, got '${CASE}'")
+  message(FATAL_ERROR "CASE must be simulate, transpose, schedule, usage or too_large, got '${CASE}'")
 endif()
