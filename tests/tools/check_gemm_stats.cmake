@@ -5,24 +5,7 @@
 #   full_device:   the JSON written to a full device (/dev/full); exit 1 with a message naming the file
 #   too_large:     a search over some 1e11 grids (2^31-1 ranks, half of them may idle, under a memory limit) would
 #                  need terabytes; exit 1 at once, one line naming the memory; a small limited search still exits 0
-function(run_tool expected_status)
-  execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT status EQUAL expected_status)
-    message(FATAL_ERROR "redist-gemm-stats ${ARGN}: exit status ${status}, expected ${expected_status}\n${out}${err}")
-  endif()
-  set(out "${out}" PARENT_SCOPE)
-  set(err "${err}" PARENT_SCOPE)
-endfunction()
-
-# Sizes the machine cannot hold: refused before any work with nothing on stdout and one line on stderr saying
-# how much memory the run would need.
-function(expect_memory_refusal out err)
-  string(STRIP "${err}" line)
-  if(NOT out STREQUAL "" OR line MATCHES "\n" OR NOT line MATCHES "needs about [0-9.]+ GiB of memory"
-     OR NOT line MATCHES "GiB\\)$")
-    message(FATAL_ERROR "expected one line saying how much memory the sizes need, got:\n${out}${err}")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/tool_checks.cmake)
 
 function(json_field json index key out)
   string(JSON value ERROR_VARIABLE error GET "${json}" ${index} ${key})
