@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "redist/mpi/checked.hpp"
+#include "../mpi/agreement.hpp"
 
 namespace redist::scalapack {
 
@@ -22,9 +22,12 @@ int info_of_rank(std::int64_t rank) {
 }  // namespace
 
 int agree_on_first_error(MPI_Comm comm, int info) {
-  std::int64_t rank = error_rank(info);
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &rank, 1, MPI_INT64_T, MPI_MIN, comm));
-  return info_of_rank(rank);
+  // The library's one agreement, with the error's rank as a rider: ScaLAPACK reports the first argument in
+  // PBLAS's order, not the lowest failing process's.
+  mpi::agreement agreed(comm);
+  const std::size_t slot = agreed.reduce_min(error_rank(info));
+  agreed.conclude();
+  return info_of_rank(agreed.min(slot));
 }
 
 int first_error(int info, int other) { return error_rank(other) < error_rank(info) ? other : info; }
