@@ -786,12 +786,6 @@ WRAPPER = ("bug in redist.{entry} (python/redist/__init__.py): it reads {what}.d
            "rank; they then return normally)")
 
 
-RELABEL_UNCHECKED = ("library bug (src/transform/relabel_targets.cpp): relabel_targets does not check that the ranks "
-                     "pass the same jobs (no require_same over their global descriptions, unlike make_plan): rank 0's "
-                     "relabeling is broadcast and applied to each rank's own layouts, and every rank returns normally "
-                     "with layouts that do not describe one matrix")
-
-
 def dispatch_case(name, spoil, **kw):
     return Case(name, spoil, (TypeError,), dispatch=True, **kw)
 
@@ -820,11 +814,7 @@ CASES = {
         agree("b_block_size_differs", put_fn("b", lambda c, a: redist.block_cyclic(4 * P, 6, 1, 3, (P, 1), RANK)),
               (redist.InconsistentRanks,)),
         agree("region_differs", put("region", ("upper", 0)), (redist.InconsistentRanks,)),
-        agree("check_consistency_differs", put("check_consistency", False),
-              xfail_one="library bug (src/transform/plan.cpp, execute.cpp): check_consistency is not agreed: a rank "
-                        "with check_consistency=False contributes no hash to make_plan's agreement, so make_plan "
-                        "returns on every rank, and its executions then skip the agreement allreduce that the other "
-                        "ranks' executions make: the first Plan.execute returns on that rank and hangs on the others"),
+        agree("check_consistency_differs", put("check_consistency", False), (redist.InconsistentRanks,)),
         agree("torus_mapping_differs", torus_with(mapping=12345), base=torus_base),
         agree("torus_mode_differs", torus_with(mode="direct"), base=torus_base),
     ],
@@ -889,8 +879,8 @@ CASES = {
         agree("job_layout_differs",
               put_fn("jobs", lambda c, a: [redist.Job(redist.block_cyclic(6, 4 * P, 1, 2, (1, P), RANK),
                                                       a["jobs"][0].b, "T", np.float64)]),
-              xfail_one=RELABEL_UNCHECKED),
-        agree("job_count_differs", put_fn("jobs", lambda c, a: a["jobs"] * 2), xfail_one=RELABEL_UNCHECKED),
+              (redist.InconsistentRanks,)),
+        agree("job_count_differs", put_fn("jobs", lambda c, a: a["jobs"] * 2), (redist.InconsistentRanks,)),
     ],
     Transform: [
         bad_comm(),

@@ -351,11 +351,18 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
   if (options.check_consistency)
     hash = (hash * 1000003u ^ static_cast<std::uint64_t>(options.strategy) ^ jobs.size()) * 1000003u ^
            static_cast<std::uint64_t>(options.stream_chunk_bytes);
+  // check_consistency itself must be the same everywhere: a rank without the check would skip the execute
+  // agreement the others wait in.
+  const std::size_t checking_min = agreed.reduce_min(options.check_consistency ? 1 : 0);
+  const std::size_t checking_max = agreed.reduce_max(options.check_consistency ? 1 : 0);
   if (options.check_consistency)
     agreed.require_same(hash,
                         "ranks passed different global descriptions (layouts, ops, element types or strategy) to "
                         "make_plan; every rank must describe the same splits, owners and jobs");
   agreed.conclude();
+  if (agreed.min(checking_min) != agreed.max(checking_max))
+    throw inconsistent_ranks("transform_options::check_consistency is true on some ranks and false on others; every "
+                             "rank must pass the same");
 
   auto p = std::make_unique<transform_plan::impl>();
   p->comm = std::move(owned_comm);

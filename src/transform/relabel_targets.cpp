@@ -1,5 +1,7 @@
 #include "redist/transform/relabel_targets.hpp"
 
+#include <cstdint>
+
 #include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
@@ -13,6 +15,13 @@ relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_descripti
   // Every rank solves the same problem (rank 0's answer is the one used); a rank whose inputs or solver fail
   // makes every rank throw before the broadcast.
   mpi::agreement agreed(comm);
+  // Every rank must describe the same jobs: the one permutation is rank 0's answer.
+  std::uint64_t hash = jobs.size();
+  for (const auto& j : jobs)
+    hash = hash * 1000003u ^ j.a.global_hash() ^ (j.b.global_hash() * 31u) ^
+           (static_cast<std::uint64_t>(j.operation) << 8) ^ static_cast<std::uint64_t>(j.type);
+  agreed.require_same(hash, "ranks passed different jobs (layouts, ops or element types) to relabel_targets; "
+                            "every rank must describe the same jobs");
   agreed.attempt([&] {
     // The communication graph weighs whole rectangles; a trapezoid would be weighed wrongly.
     for (const auto& j : jobs)

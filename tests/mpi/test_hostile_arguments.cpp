@@ -95,6 +95,8 @@ TEST(HostileCpp, MakePlanAndExecute) {
       {"options.stream_chunk_bytes < 0", call_with([](P&, P&, op&, element_type&, T& o) { o.stream_chunk_bytes = -1; })},
       {"options.stream_chunk_bytes on one rank",
        call_with([](P&, P&, op&, element_type&, T& o) { o.stream_chunk_bytes = 8192; }), invalid_on::one_rank_only},
+      {"options.check_consistency off on one rank",
+       call_with([](P&, P&, op&, element_type&, T& o) { o.check_consistency = false; }), invalid_on::one_rank_only},
   };
   const auto valid = call_with([](P&, P&, op&, element_type&, T&) {});
   count(run_hostile("make_plan + execute", {&A}, cases, [&] { return valid(false); }));
@@ -198,6 +200,8 @@ TEST(HostileCpp, RelabelTargets) {
     if (bad && which == 0) jobs[0].region = element_region{region_shape::lower, 0};
     if (bad && which == 2) solver = static_cast<relabel::solver>(42);
     if (bad && which == 3) jobs[0].a = block_cyclic(square_params(15, 4, p, 1), me);
+    if (bad && which == 4) jobs[0].a = block_cyclic(square_params(16, 2, p, 1), me);  // valid alone
+    if (bad && which == 5) jobs.push_back(jobs[0]);
     return outcome_of([&] {
       const std::vector<int> perm = relabel_targets(MPI_COMM_WORLD, jobs, cost, solver).result.new_rank_of;
       std::copy(perm.begin(), perm.end(), permutation.as<int>());
@@ -207,6 +211,8 @@ TEST(HostileCpp, RelabelTargets) {
       {"a job with a region", [&](bool bad) { return call(bad, 0); }},
       {"solver not a solver", [&](bool bad) { return call(bad, 2); }},
       {"A's shape", [&](bool bad) { return call(bad, 3); }},
+      {"A's block size on one rank", [&](bool bad) { return call(bad, 4); }, invalid_on::one_rank_only},
+      {"a job more on one rank", [&](bool bad) { return call(bad, 5); }, invalid_on::one_rank_only},
   };
   count(run_hostile("relabel_targets", {&permutation}, cases, [&] { return call(false, -1); }));
 }
