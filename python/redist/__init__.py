@@ -53,13 +53,19 @@ from ._redist import (  # noqa: F401
 __version__ = "0.1.0"
 
 
+def _dtype_of(array, name):
+    """The array's dtype; for anything else a value that make_plan refuses inside its agreed argument check
+    (reading .dtype here would fail on this rank alone and leave the others waiting in that check)."""
+    return getattr(array, "dtype", f"of {name}, a {type(array).__name__} (not a NumPy array)")
+
+
 def transform(comm, a_layout, a, b_layout, b, op="N", alpha=1.0, beta=0.0, *, region=None, strategy="auto"):
     """A = alpha * op(B) + beta * A in one call (plans, executes, discards the plan).
 
     a and b are this rank's local arrays of a_layout and b_layout (their dtype sets the element type); for
     repeated transforms keep the plan from make_plan instead.
     """
-    plan = make_plan(comm, a_layout, b_layout, op, a.dtype, region=region, strategy=strategy)
+    plan = make_plan(comm, a_layout, b_layout, op, _dtype_of(a, "a"), region=region, strategy=strategy)
     plan.execute(a, b, alpha, beta)
     return a
 
@@ -70,6 +76,6 @@ def gemm(comm, a_layout, a, b_layout, b, c_layout, c, alpha=1.0, beta=0.0, op_a=
     a, b, c are this rank's local arrays of the three layouts (their dtype sets the element type); options are
     make_gemm_plan's keywords. For repeated multiplies keep the plan from make_gemm_plan instead.
     """
-    plan = make_gemm_plan(comm, a_layout, b_layout, c_layout, op_a, op_b, c.dtype, **options)
+    plan = make_gemm_plan(comm, a_layout, b_layout, c_layout, op_a, op_b, _dtype_of(c, "c"), **options)
     plan.execute(c, a, b, alpha, beta)
     return c
