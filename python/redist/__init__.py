@@ -13,8 +13,11 @@ alltoallv, with the C++ library's speed and no copies of your arrays.
     a = a_layout.empty(np.float64)
     redist.transform(comm, a_layout, a, b_layout, b, op="T")   # A = B^T
 """
+import functools
+
 from mpi4py import MPI  # noqa: F401  (initialises MPI before the extension uses it)
 
+from . import _redist
 from ._redist import (  # noqa: F401
     DimensionMismatch,
     Error,
@@ -51,6 +54,48 @@ from ._redist import (  # noqa: F401
 )
 
 __version__ = "0.1.0"
+
+
+def _agreed_even_when_refused(native, target_of):
+    """`native` (a collective of the extension) such that a call nanobind refuses on this rank alone (an argument
+    of the wrong type, an unknown keyword, a read-only array for an output) still takes part in the argument
+    agreement the other ranks' calls are waiting in: they raise InvalidArgument naming this rank, this rank its
+    own TypeError. Without it this rank would raise at once and leave the others in the agreement's allreduce.
+    target_of(args, kwargs) gives the communicator or plan of the call."""
+    @functools.wraps(native)
+    def call(*args, **kwargs):
+        entered = _redist._argument_agreements_entered()
+        try:
+            return native(*args, **kwargs)
+        except TypeError as refused:
+            if _redist._argument_agreements_entered() != entered or not get_argument_agreement():
+                raise  # the call reached its agreement (the error is agreed), or the caller turned agreement off
+            try:
+                target = target_of(args, kwargs)
+            except (IndexError, KeyError):
+                raise refused from None  # no communicator to agree on
+            try:
+                _redist._agree_on_refused_call(target, str(refused))
+            except (TypeError, ValueError):
+                pass  # not a communicator: no rank can agree with this one (the error says why)
+            raise
+    return call
+
+
+def _comm_argument(args, kwargs):
+    return args[0] if args else kwargs["comm"]
+
+
+def _plan_itself(args, kwargs):
+    return args[0]
+
+
+for _name in ("make_plan", "make_batch_plan", "relabel_targets", "make_gemm_plan", "neighbor_alltoallv_init",
+              "calibrate_cost_model", "alltoallv_inplace", "alltoall_inplace", "alltoallv_inplace_symmetric"):
+    globals()[_name] = _agreed_even_when_refused(getattr(_redist, _name), _comm_argument)
+for _cls, _name in ((Plan, "execute"), (Plan, "execute_batch"), (Plan, "inverse"), (GemmPlan, "execute")):
+    setattr(_cls, _name, _agreed_even_when_refused(getattr(_cls, _name), _plan_itself))
+del _cls, _name
 
 
 def _dtype_of(array, name):

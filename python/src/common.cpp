@@ -9,6 +9,7 @@
 #include "redist/error.hpp"
 #include "mpi/agreement.hpp"
 #include "redist/mpi/checked.hpp"
+#include "redist/gemm/gemm.hpp"
 
 namespace redist::python {
 
@@ -221,9 +222,20 @@ nb::dict plan_statistics_dict(const plan_statistics& s) {
 namespace {
 // Read and written with the GIL held (set_argument_agreement), so a plain flag suffices.
 bool argument_agreement = true;
+// How many calls of this thread reached agree_on_arguments: the package's wrappers (redist/__init__.py) compare
+// it before and after a call to tell a call refused before its agreement from an error the agreement raised.
+thread_local std::uint64_t agreements_entered = 0;
+
+// The communicator a refused call would have agreed on: a plan's own or an mpi4py communicator.
+MPI_Comm agreement_communicator(nb::handle target) {
+  if (nb::isinstance<transform_plan>(target)) return nb::cast<const transform_plan&>(target).communicator();
+  if (nb::isinstance<gemm_plan>(target)) return nb::cast<const gemm_plan&>(target).communicator();
+  return communicator(target);
+}
 }  // namespace
 
 void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
+  ++agreements_entered;
   if (!argument_agreement) {
     check();
     return;
@@ -248,6 +260,25 @@ void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
 }
 
 void register_settings(nb::module_& m) {
+  m.def("_argument_agreements_entered", [] { return agreements_entered; },
+        "How many calls of this thread have reached their argument agreement (for the package's wrappers).");
+  m.def(
+      "_agree_on_refused_call",
+      [](nb::handle target, const std::string& message) {
+        const MPI_Comm c = agreement_communicator(target);
+        nb::gil_scoped_release release;
+        mpi::agreement agreed(c);
+        agreed.fail(mpi::error_kind::invalid_argument, message);
+        try {
+          agreed.conclude();
+        } catch (const redist::error&) {
+          // Expected: this rank failed. The caller raises its own error, as agree_on_arguments does.
+        }
+      },
+      nb::arg("target"), nb::arg("message"),
+      "Joins, as a failing rank, the argument agreement that the other ranks' call of the same collective is "
+      "waiting in, for a call that nanobind refused before its body ran (wrong argument types): the other ranks "
+      "then raise InvalidArgument naming this rank and `message`. target: the call's communicator or plan.");
   m.def(
       "set_argument_agreement",
       [](bool enabled) {

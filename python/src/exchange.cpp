@@ -8,6 +8,8 @@
 #include <optional>
 
 #include "common.hpp"
+#include "redist/error.hpp"
+#include "redist/mpi/checked.hpp"
 #include "redist/exchange/inplace.hpp"
 #include "redist/exchange/neighbor.hpp"
 
@@ -238,6 +240,16 @@ void register_exchange(nb::module_& m) {
           if (sources.has_value() != destinations.has_value())
             throw nb::value_error("pass both sources and destinations (an ordinary communicator) or neither (a "
                                   "distributed-graph communicator)");
+          if (!sources) {
+            // Checked here as well as in the library, because the form is chosen per rank: a rank that passes
+            // no lists on a communicator without a graph must fail with the others, not alone after them.
+            int topology = MPI_UNDEFINED;
+            REDIST_MPI_CHECK(MPI_Topo_test(c, &topology));
+            if (topology != MPI_DIST_GRAPH)
+              throw redist::invalid_topology("neighbor_alltoallv_init: comm is not a distributed-graph communicator "
+                                             "(MPI.Comm.Create_dist_graph_adjacent); pass sources= and "
+                                             "destinations= for any other communicator");
+          }
           if (send_ids.is_none() != recv_ids.is_none())
             throw nb::value_error("pass both send_ids and recv_ids (global ids) or neither");
           scounts = int_vector(sendcounts, "sendcounts");
