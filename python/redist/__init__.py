@@ -14,11 +14,42 @@ alltoallv, with the C++ library's speed and no copies of your arrays.
     redist.transform(comm, a_layout, a, b_layout, b, op="T")   # A = B^T
 """
 import functools
+import os
+import re
 
-from mpi4py import MPI  # noqa: F401  (initialises MPI before the extension uses it)
+from . import _mpi_build
 
-from . import _redist
-from ._redist import (  # noqa: F401
+
+def _mpi_mismatch_message(problem):
+    return (f"{problem}. redist was built with the MPI library {_mpi_build.MPI_LIBRARY}, and mpi4py must use the "
+            f"same one (two MPI libraries in one process cannot work). Build mpi4py against it: "
+            f"MPICC={_mpi_build.MPI_C_COMPILER} python -m pip install --force-reinstall --no-cache-dir "
+            f"--no-binary=mpi4py mpi4py")
+
+
+def _loaded_mpi_libraries():
+    """The MPI libraries mapped into this process (Linux: /proc/self/maps; empty elsewhere)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = {line.split(None, 5)[5].strip() for line in maps if line.count(" ") >= 5 and "/" in line}
+    except OSError:
+        return set()
+    names = re.compile(r"lib(mpi|mpich)\.so(\.[0-9]+)*")
+    return {os.path.realpath(p) for p in paths if names.fullmatch(os.path.basename(p))}
+
+
+try:
+    from mpi4py import MPI  # noqa: F401  (initialises MPI before the extension uses it)
+except ImportError as e:
+    raise ImportError(_mpi_mismatch_message(f"mpi4py cannot load its MPI library ({e})")) from e
+_loaded = _loaded_mpi_libraries()
+if os.path.exists(_mpi_build.MPI_LIBRARY) and _loaded and _mpi_build.MPI_LIBRARY not in _loaded:
+    raise ImportError(_mpi_mismatch_message(f"mpi4py ({MPI.__file__}) loaded the MPI library "
+                                            f"{', '.join(sorted(_loaded))}"))
+del _loaded
+
+from . import _redist  # noqa: E402
+from ._redist import (  # noqa: F401,E402
     DimensionMismatch,
     Error,
     GemmPlan,
@@ -53,7 +84,7 @@ from ._redist import (  # noqa: F401
     set_argument_agreement,
 )
 
-__version__ = "0.1.0"
+__version__ = _redist.__version__  # the library's (CMakeLists.txt project version)
 
 
 def _agreed_even_when_refused(native, target_of):

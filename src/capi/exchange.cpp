@@ -10,6 +10,7 @@
 
 #include "redist/exchange/neighbor.hpp"
 #include "../mpi/agreement.hpp"
+#include "../mpi/compat.hpp"
 #include "error_code.hpp"
 #include "redist/mpi/checked.hpp"
 #include "redist/redist.h"
@@ -58,13 +59,14 @@ using redist::exchange::neighbor_strategy;
 // The value of an info key, or "" when absent; a problem goes to `problem`.
 std::string info_value(MPI_Info info, const char* key, std::string& problem) {
   if (info == MPI_INFO_NULL) return {};
-  char value[MPI_MAX_INFO_VAL + 1] = {0};
-  int length = MPI_MAX_INFO_VAL + 1, found = 0;
-  if (MPI_Info_get_string(info, key, &length, value, &found) != MPI_SUCCESS) {
-    problem = std::string("MPI_Info_get_string failed for key ") + key;
+  std::string value;
+  try {
+    if (!redist::mpi::info_get(info, key, value)) return {};
+  } catch (const redist::mpi_error& e) {
+    problem = std::string("reading info key ") + key + " failed: " + e.what();
     return {};
   }
-  return found ? std::string(value) : std::string();
+  return value;
 }
 
 // Reads the info keys; a wrong value is a problem text (agreed on by the caller, as every rank must fail).

@@ -1,10 +1,11 @@
 // The persistent neighborhood alltoallv engine: setup (validation, regions, strategy) and the strategies.
 //
 // Messages of the standard strategy and the fully local messages of the other strategies use the caller's
-// datatypes directly (no copy). Aggregated data travels packed (MPI_Pack_c / MPI_Unpack_c), so that
-// segments of different edges can share one message whatever the datatypes: a segment holds the signature
-// bytes of its edge, count * MPI_Type_size bytes; dedup picks single elements out of packed buffers, which
-// relies on the packed form of n elements being n packed elements one after another (MPICH's native form).
+// datatypes directly (no copy). Aggregated data travels as bytes, so that segments of different edges can
+// share one message whatever the datatypes: a segment holds the signature bytes of its edge, count *
+// MPI_Type_size bytes, copied by MPI through the byte mirror of the rank's datatype (src/mpi/compat.hpp), not
+// by MPI_Pack, whose format (and size: MPI_Pack_size is a bound) is the implementation's; dedup picks single
+// elements, MPI_Type_size bytes each, out of such buffers.
 //
 // Tags, per ordered pair of ranks: 4 * k + phase, where phase 0 is a direct message (k: the edge's
 // occurrence among the edges between the two ranks, so that repeated edges match in order), 1 the gather
@@ -22,6 +23,7 @@
 
 #include "redist/error.hpp"
 #include "../mpi/agreement.hpp"
+#include "../mpi/compat.hpp"
 #include "redist/mpi/checked.hpp"
 
 namespace redist::exchange {
@@ -59,15 +61,12 @@ struct segment {
 };
 
 struct datatype_info {
-  MPI_Count size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  std::int64_t size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
 };
 
 datatype_info describe(MPI_Datatype t) {
-  datatype_info d;
-  REDIST_MPI_CHECK(MPI_Type_size_c(t, &d.size));
-  REDIST_MPI_CHECK(MPI_Type_get_extent_c(t, &d.lb, &d.extent));
-  REDIST_MPI_CHECK(MPI_Type_get_true_extent_c(t, &d.true_lb, &d.true_extent));
-  return d;
+  const mpi::type_bounds bounds = mpi::type_extent(t), true_bounds = mpi::type_true_extent(t);
+  return {mpi::type_size(t), bounds.lb, bounds.extent, true_bounds.lb, true_bounds.extent};
 }
 
 // Messages and bytes one rank sends and receives per cycle, by phase, locality and direction: the
@@ -81,6 +80,11 @@ using load_table = std::array<std::array<std::array<load, 2>, 2>, 4>;  // [phase
 
 }  // namespace
 
+// The byte mirrors of a rank's send and receive datatypes (mpi::byte_mirror), shared by the candidates.
+struct byte_types {
+  mpi::datatype_handle send, recv;
+};
+
 struct plan_state {
   MPI_Comm comm = MPI_COMM_NULL;  // the duplicate in owned_comm: the plan's messages never match the caller's
   mpi::comm_handle owned_comm;    // set on the plan that is kept (candidates share one duplicate)
@@ -88,6 +92,7 @@ struct plan_state {
   char* recvbuf = nullptr;
   MPI_Datatype sendtype = MPI_DATATYPE_NULL;
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
+  std::shared_ptr<const byte_types> bytes;  // for the aggregate and dedup strategies
   std::vector<edge> sends, recvs;
   exchange_statistics stats;
   load_table loads{};
@@ -97,7 +102,6 @@ struct plan_state {
   // Direct messages (all of standard's, the fully local ones of the others) and copies to self.
   std::vector<MPI_Request> direct;
   std::vector<std::pair<int, int>> self_copies;  // (send edge, receive edge)
-  std::vector<char> self_scratch;
 
   // Aggregate: gather to the region's senders, one message per region pair, scatter from the receivers.
   struct outgoing_stage {  // this rank's data for one destination region, to that pair's sender
@@ -141,7 +145,7 @@ struct plan_state {
   std::vector<typed_unpack> incoming_unpacks;
 
   std::vector<MPI_Request> gather, global_sends, global_recvs, scatter_sends, scatter_recvs;
-  std::vector<mpi::datatype_handle> owned_types;
+  std::vector<mpi::datatype_handle> owned_types;  // also those built for the requests' large counts
 
   plan_state() = default;
   plan_state(const plan_state&) = delete;
@@ -153,24 +157,17 @@ struct plan_state {
         if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
   }
 
+  // An edge's signature bytes to / from a staging buffer; places (over the buffers, built on the byte
+  // mirrors) likewise.
   void pack(const edge& e, char* out) const {
-    MPI_Count position = 0;
-    REDIST_MPI_CHECK(MPI_Pack_c(sendbuf + e.offset, e.count, sendtype, out, e.bytes, &position, comm));
-    if (position != e.bytes)
-      throw error("MPI_Pack_c wrote " + std::to_string(position) + " bytes where the send type's size gives " +
-                  std::to_string(e.bytes));
+    mpi::local_copy(sendbuf + e.offset, e.count, bytes->send.get(), out, e.bytes, MPI_BYTE, comm);
   }
   void unpack(const char* in, const edge& e) const {
-    MPI_Count position = 0;
-    REDIST_MPI_CHECK(MPI_Unpack_c(in, e.bytes, &position, recvbuf + e.offset, e.count, recvtype, comm));
+    mpi::local_copy(in, e.bytes, MPI_BYTE, recvbuf + e.offset, e.count, bytes->recv.get(), comm);
   }
-  void pack(const typed_pack& t) const {
-    MPI_Count position = 0;
-    REDIST_MPI_CHECK(MPI_Pack_c(sendbuf, 1, t.places, t.out, t.bytes, &position, comm));
-  }
-  void unpack(const char* in, std::int64_t bytes, MPI_Datatype places) const {
-    MPI_Count position = 0;
-    REDIST_MPI_CHECK(MPI_Unpack_c(in, bytes, &position, recvbuf, 1, places, comm));
+  void pack(const typed_pack& t) const { mpi::local_copy(sendbuf, 1, t.places, t.out, t.bytes, MPI_BYTE, comm); }
+  void unpack(const char* in, std::int64_t size, MPI_Datatype places) const {
+    mpi::local_copy(in, size, MPI_BYTE, recvbuf, 1, places, comm);
   }
   static void start_all(std::vector<MPI_Request>& r) {
     if (!r.empty()) REDIST_MPI_CHECK(MPI_Startall(static_cast<int>(r.size()), r.data()));
@@ -184,10 +181,9 @@ struct plan_state {
     start_all(direct);
     start_all(global_recvs);
     start_all(scatter_recvs);
-    for (auto [s, r] : self_copies) {
-      pack(sends[s], self_scratch.data());
-      unpack(self_scratch.data(), recvs[r]);
-    }
+    for (auto [s, r] : self_copies)  // the caller's datatypes on both sides: one copy
+      mpi::local_copy(sendbuf + sends[s].offset, sends[s].count, sendtype, recvbuf + recvs[r].offset, recvs[r].count,
+                      recvtype, comm);
     // The region's senders need every contribution before the inter-region message can leave (Alg. 5).
     for (outgoing_stage& o : outgoing)
       for (const segment& s : o.segments) pack(sends[s.edge], o.buffer.data() + s.offset);
@@ -372,10 +368,10 @@ layout_facts find_regions(MPI_Comm comm, const exchange_options& options) {
 // Sends to[r] to every rank r; returns what each rank sent to this one. Collective.
 std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::int64_t>>& to) {
   const size_t nranks = to.size();
-  std::vector<MPI_Count> send_counts(nranks), recv_counts(nranks), sdispls(nranks), rdispls(nranks);
-  for (size_t r = 0; r < nranks; ++r) send_counts[r] = static_cast<MPI_Count>(to[r].size());
-  REDIST_MPI_CHECK(MPI_Alltoall(send_counts.data(), 1, MPI_COUNT, recv_counts.data(), 1, MPI_COUNT, comm));
-  MPI_Count send_total = 0, recv_total = 0;
+  std::vector<std::int64_t> send_counts(nranks), recv_counts(nranks), sdispls(nranks), rdispls(nranks);
+  for (size_t r = 0; r < nranks; ++r) send_counts[r] = static_cast<std::int64_t>(to[r].size());
+  REDIST_MPI_CHECK(MPI_Alltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm));
+  std::int64_t send_total = 0, recv_total = 0;
   for (size_t r = 0; r < nranks; ++r) {
     sdispls[r] = send_total;
     rdispls[r] = recv_total;
@@ -384,8 +380,11 @@ std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::
   }
   std::vector<std::int64_t> flat_out(static_cast<size_t>(send_total)), flat_in(static_cast<size_t>(recv_total));
   for (size_t r = 0; r < nranks; ++r) std::copy(to[r].begin(), to[r].end(), flat_out.begin() + sdispls[r]);
-  REDIST_MPI_CHECK(MPI_Alltoallv_c(flat_out.data(), send_counts.data(), sdispls.data(), MPI_INT64_T,
-                                   flat_in.data(), recv_counts.data(), rdispls.data(), MPI_INT64_T, comm));
+  // The totals bound every count and displacement; without large-count calls all ranks agree on the form.
+  const bool wide = !mpi::has_large_counts() &&
+                    mpi::on_any_rank(comm, std::max(send_total, recv_total) > mpi::int_limit());
+  mpi::alltoallv(flat_out.data(), send_counts.data(), sdispls.data(), MPI_INT64_T, flat_in.data(), recv_counts.data(),
+                 rdispls.data(), MPI_INT64_T, comm, wide);
   std::vector<std::vector<std::int64_t>> from(nranks);
   for (size_t r = 0; r < nranks; ++r)
     from[r].assign(flat_in.begin() + rdispls[r], flat_in.begin() + rdispls[r] + recv_counts[r]);
@@ -449,15 +448,12 @@ std::vector<int> receive_order(const std::vector<edge>& recvs, const layout_fact
   return order;
 }
 
-MPI_Request send_init(const void* buf, MPI_Count count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-  MPI_Request r;
-  REDIST_MPI_CHECK(MPI_Send_init_c(buf, count, type, dest, tag, comm, &r));
-  return r;
+// Persistent requests on the plan's communicator (a datatype built for a large count is kept by the plan).
+MPI_Request send_init(plan_state& p, const void* buf, std::int64_t count, MPI_Datatype type, int dest, int tag) {
+  return mpi::send_init(buf, count, type, dest, tag, p.comm, p.owned_types);
 }
-MPI_Request recv_init(void* buf, MPI_Count count, MPI_Datatype type, int source, int tag, MPI_Comm comm) {
-  MPI_Request r;
-  REDIST_MPI_CHECK(MPI_Recv_init_c(buf, count, type, source, tag, comm, &r));
-  return r;
+MPI_Request recv_init(plan_state& p, void* buf, std::int64_t count, MPI_Datatype type, int source, int tag) {
+  return mpi::recv_init(buf, count, type, source, tag, p.comm, p.owned_types);
 }
 
 void record(plan_state& p, phase_tag phase, locality where, direction way, std::int64_t bytes) {
@@ -480,7 +476,7 @@ void build_direct(plan_state& p, const layout_facts& f, Take take) {
       self_sends.push_back(static_cast<int>(i));
       continue;
     }
-    p.direct.push_back(send_init(p.sendbuf + e.offset, e.count, p.sendtype, e.peer, tag_of(e.occurrence, direct_phase), p.comm));
+    p.direct.push_back(send_init(p, p.sendbuf + e.offset, e.count, p.sendtype, e.peer, tag_of(e.occurrence, direct_phase)));
     record(p, direct_phase, locality_of(f, e.peer), outbound, e.bytes);
   }
   for (size_t j = 0; j < p.recvs.size(); ++j) {
@@ -490,26 +486,22 @@ void build_direct(plan_state& p, const layout_facts& f, Take take) {
       self_recvs.push_back(static_cast<int>(j));
       continue;
     }
-    p.direct.push_back(recv_init(p.recvbuf + e.offset, e.count, p.recvtype, e.peer, tag_of(e.occurrence, direct_phase), p.comm));
+    p.direct.push_back(recv_init(p, p.recvbuf + e.offset, e.count, p.recvtype, e.peer, tag_of(e.occurrence, direct_phase)));
     record(p, direct_phase, locality_of(f, e.peer), inbound, e.bytes);
   }
-  std::int64_t largest = 0;
   for (size_t k = 0; k < self_sends.size(); ++k) {  // matched in order, as MPI matches repeated edges
     p.self_copies.emplace_back(self_sends[k], self_recvs[k]);
-    largest = std::max(largest, p.sends[self_sends[k]].bytes);
     p.copied_bytes += 2 * p.sends[self_sends[k]].bytes;
   }
-  p.self_scratch.resize(static_cast<size_t>(largest));
 }
 
-MPI_Datatype commit(plan_state& p, MPI_Datatype t) {
-  REDIST_MPI_CHECK(MPI_Type_commit(&t));
-  p.owned_types.emplace_back(t);
-  return t;
+// A committed datatype the plan keeps.
+MPI_Datatype keep(plan_state& p, mpi::datatype_handle t) {
+  p.owned_types.push_back(std::move(t));
+  return p.owned_types.back().get();
 }
 
 void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std::vector<std::int64_t>>& records) {
-  const MPI_Comm comm = p.comm;
   const int mine = f.region_of[f.me];
   const int nregions = static_cast<int>(f.members.size());
   build_direct(p, f, [&](int peer) { return f.region_of[peer] == mine; });
@@ -549,7 +541,7 @@ void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std
     const int leader = f.sender(mine, b);
     if (!mine_to_b.empty() && leader != f.me) {
       p.outgoing.push_back({std::vector<char>(static_cast<size_t>(total)), std::move(mine_to_b)});
-      p.gather.push_back(send_init(p.outgoing.back().buffer.data(), total, MPI_BYTE, leader, tag_of(b, gather_phase), comm));
+      p.gather.push_back(send_init(p, p.outgoing.back().buffer.data(), total, MPI_BYTE, leader, tag_of(b, gather_phase)));
       record(p, gather_phase, intra, outbound, total);
     }
     if (!as_sender[b].empty()) {
@@ -567,20 +559,18 @@ void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std
           for (size_t k = 0; k < list.size(); ++k) g.own.push_back({mine_to_b[k].edge, list[k]->offset});
           continue;
         }
-        std::vector<MPI_Count> lengths, places;
+        std::vector<std::int64_t> lengths, places;
         std::int64_t contribution = 0;
         for (const pair_entry* e : list) {
           lengths.push_back(e->bytes);
           places.push_back(e->offset);
           contribution += e->bytes;
         }
-        MPI_Datatype scattered;
-        REDIST_MPI_CHECK(MPI_Type_create_hindexed_c(static_cast<MPI_Count>(list.size()), lengths.data(),
-                                                    places.data(), MPI_BYTE, &scattered));
-        p.gather.push_back(recv_init(g.buffer.data(), 1, commit(p, scattered), source, tag_of(b, gather_phase), comm));
+        const MPI_Datatype scattered = keep(p, mpi::hindexed(lengths, places, MPI_BYTE));
+        p.gather.push_back(recv_init(p, g.buffer.data(), 1, scattered, source, tag_of(b, gather_phase)));
         record(p, gather_phase, intra, inbound, contribution);
       }
-      p.global_sends.push_back(send_init(g.buffer.data(), size, MPI_BYTE, f.receiver(b, mine), global_phase, comm));
+      p.global_sends.push_back(send_init(p, g.buffer.data(), size, MPI_BYTE, f.receiver(b, mine), global_phase));
       record(p, global_phase, inter, outbound, size);
     }
   }
@@ -597,7 +587,7 @@ void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std
       }
       in.buffer.resize(static_cast<size_t>(total));
       p.incoming.push_back(std::move(in));
-      p.scatter_recvs.push_back(recv_init(p.incoming.back().buffer.data(), total, MPI_BYTE, leader, tag_of(a, scatter_phase), comm));
+      p.scatter_recvs.push_back(recv_init(p, p.incoming.back().buffer.data(), total, MPI_BYTE, leader, tag_of(a, scatter_phase)));
       record(p, scatter_phase, intra, inbound, total);
     }
     for (int j : order) p.copied_bytes += p.recvs[j].bytes;
@@ -606,7 +596,7 @@ void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std
     const std::int64_t size = lay_out(entries);
     p.global_in.push_back({std::vector<char>(static_cast<size_t>(size)), {}});
     plan_state::pair_buffer& g = p.global_in.back();
-    p.global_recvs.push_back(recv_init(g.buffer.data(), size, MPI_BYTE, f.sender(a, mine), global_phase, comm));
+    p.global_recvs.push_back(recv_init(p, g.buffer.data(), size, MPI_BYTE, f.sender(a, mine), global_phase));
     record(p, global_phase, inter, inbound, size);
     size_t own = 0;
     for (size_t k = 0; k < entries.size();) {  // one contiguous part per destination
@@ -618,7 +608,7 @@ void build_aggregate(plan_state& p, const layout_facts& f, const std::vector<std
         bytes += entries[k].bytes;
       }
       if (destination == f.me) continue;
-      p.scatter_sends.push_back(send_init(g.buffer.data() + begin, bytes, MPI_BYTE, destination, tag_of(a, scatter_phase), comm));
+      p.scatter_sends.push_back(send_init(p, g.buffer.data() + begin, bytes, MPI_BYTE, destination, tag_of(a, scatter_phase)));
       record(p, scatter_phase, intra, outbound, bytes);
     }
   }
@@ -782,15 +772,10 @@ dedup_tables share_ids(MPI_Comm comm, const layout_facts& f, const plan_state& p
 }
 
 MPI_Datatype element_places(plan_state& p, const std::vector<std::int64_t>& byte_offsets, MPI_Datatype element) {
-  const std::vector<MPI_Count> displacements(byte_offsets.begin(), byte_offsets.end());
-  MPI_Datatype t;
-  REDIST_MPI_CHECK(MPI_Type_create_hindexed_block_c(static_cast<MPI_Count>(displacements.size()), 1,
-                                                    displacements.data(), element, &t));
-  return commit(p, t);
+  return keep(p, mpi::hindexed_single(byte_offsets, element));
 }
 
 void build_dedup(plan_state& p, const layout_facts& f, const dedup_tables& t) {
-  const MPI_Comm comm = p.comm;
   const int mine = f.region_of[f.me];
   const std::int64_t element = t.element_bytes;
   build_direct(p, f, [&](int peer) { return f.region_of[peer] == mine; });
@@ -807,17 +792,17 @@ void build_dedup(plan_state& p, const layout_facts& f, const dedup_tables& t) {
       if (s == f.me) {
         own_place[b] = message + offset;
       } else {
-        p.gather.push_back(recv_init(message + offset, bytes, MPI_BYTE, s, tag_of(b, gather_phase), comm));
+        p.gather.push_back(recv_init(p, message + offset, bytes, MPI_BYTE, s, tag_of(b, gather_phase)));
         record(p, gather_phase, intra, inbound, bytes);
       }
       offset += bytes;
     }
-    p.global_sends.push_back(send_init(message, total, MPI_BYTE, f.receiver(b, mine), global_phase, comm));
+    p.global_sends.push_back(send_init(p, message, total, MPI_BYTE, f.receiver(b, mine), global_phase));
     record(p, global_phase, inter, outbound, total);
   }
   for (const auto& [b, distinct] : t.mine) {
     const std::int64_t bytes = static_cast<std::int64_t>(distinct.ids.size()) * element;
-    const MPI_Datatype places = element_places(p, distinct.offsets, p.sendtype);
+    const MPI_Datatype places = element_places(p, distinct.offsets, p.bytes->send.get());
     p.copied_bytes += bytes;
     const int leader = f.sender(mine, b);
     if (leader == f.me) {
@@ -826,12 +811,12 @@ void build_dedup(plan_state& p, const layout_facts& f, const dedup_tables& t) {
     }
     char* stage = p.dedup_buffers.emplace_back(static_cast<size_t>(bytes)).data();
     p.typed_packs.push_back({places, bytes, stage});
-    p.gather.push_back(send_init(stage, bytes, MPI_BYTE, leader, tag_of(b, gather_phase), comm));
+    p.gather.push_back(send_init(p, stage, bytes, MPI_BYTE, leader, tag_of(b, gather_phase)));
     record(p, gather_phase, intra, outbound, bytes);
   }
 
   // Where this rank's elements from each source region go, in receive_order (the order of its needs).
-  const MPI_Count recv_extent = describe(p.recvtype).extent;
+  const std::int64_t recv_extent = describe(p.recvtype).extent;
   std::map<int, std::pair<MPI_Datatype, std::int64_t>> receive_places;  // region -> (places, elements)
   for (int a = 0; a < static_cast<int>(f.members.size()); ++a) {
     if (a == mine) continue;
@@ -839,7 +824,7 @@ void build_dedup(plan_state& p, const layout_facts& f, const dedup_tables& t) {
     for (int j : receive_order(p.recvs, f, a))
       for (int k = 0; k < p.recvs[j].count; ++k) offsets.push_back(p.recvs[j].offset + k * recv_extent);
     if (!offsets.empty())
-      receive_places[a] = {element_places(p, offsets, p.recvtype), static_cast<std::int64_t>(offsets.size())};
+      receive_places[a] = {element_places(p, offsets, p.bytes->recv.get()), static_cast<std::int64_t>(offsets.size())};
   }
 
   // As a pair's receiver: every destination's elements go straight out of the message, picked by a type.
@@ -847,7 +832,7 @@ void build_dedup(plan_state& p, const layout_facts& f, const dedup_tables& t) {
     std::int64_t total = 0;
     for (const auto& [s, ids] : sources) total += static_cast<std::int64_t>(ids.size()) * element;
     char* message = p.dedup_buffers.emplace_back(static_cast<size_t>(total)).data();
-    p.global_recvs.push_back(recv_init(message, total, MPI_BYTE, f.sender(a, mine), global_phase, comm));
+    p.global_recvs.push_back(recv_init(p, message, total, MPI_BYTE, f.sender(a, mine), global_phase));
     record(p, global_phase, inter, inbound, total);
     const auto picks = t.picks.find(a);
     if (picks == t.picks.end()) continue;
@@ -864,7 +849,7 @@ void build_dedup(plan_state& p, const layout_facts& f, const dedup_tables& t) {
         p.copied_bytes += 2 * bytes;
         continue;
       }
-      std::vector<MPI_Count> lengths, displacements;  // runs of consecutive elements
+      std::vector<std::int64_t> lengths, displacements;  // runs of consecutive elements
       for (std::int64_t i : indices) {
         if (!displacements.empty() && displacements.back() + lengths.back() == i * element)
           lengths.back() += element;
@@ -873,10 +858,8 @@ void build_dedup(plan_state& p, const layout_facts& f, const dedup_tables& t) {
           lengths.push_back(element);
         }
       }
-      MPI_Datatype picked;
-      REDIST_MPI_CHECK(MPI_Type_create_hindexed_c(static_cast<MPI_Count>(lengths.size()), lengths.data(),
-                                                  displacements.data(), MPI_BYTE, &picked));
-      p.scatter_sends.push_back(send_init(message, 1, commit(p, picked), d, tag_of(a, scatter_phase), comm));
+      const MPI_Datatype picked = keep(p, mpi::hindexed(lengths, displacements, MPI_BYTE));
+      p.scatter_sends.push_back(send_init(p, message, 1, picked, d, tag_of(a, scatter_phase)));
       record(p, scatter_phase, intra, outbound, bytes);
     }
   }
@@ -886,7 +869,7 @@ void build_dedup(plan_state& p, const layout_facts& f, const dedup_tables& t) {
     if (leader == f.me) continue;  // picked out of the pair message above
     const std::int64_t bytes = places.second * element;
     char* stage = p.dedup_buffers.emplace_back(static_cast<size_t>(bytes)).data();
-    p.scatter_recvs.push_back(recv_init(stage, bytes, MPI_BYTE, leader, tag_of(a, scatter_phase), comm));
+    p.scatter_recvs.push_back(recv_init(p, stage, bytes, MPI_BYTE, leader, tag_of(a, scatter_phase)));
     record(p, scatter_phase, intra, inbound, bytes);
     p.incoming_unpacks.push_back({stage, bytes, places.first});
     p.copied_bytes += bytes;
@@ -1101,6 +1084,7 @@ std::unique_ptr<plan_state> candidate(const plan_state& validated) {
   c->recvbuf = validated.recvbuf;
   c->sendtype = validated.sendtype;
   c->recvtype = validated.recvtype;
+  c->bytes = validated.bytes;
   c->sends = validated.sends;
   c->recvs = validated.recvs;
   return c;
@@ -1203,27 +1187,49 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   for (const edge& e : v.sends)
     if (mismatch.str().empty() && tag_ub_found && tag_of(e.occurrence, direct_phase) > *tag_ub)
       mismatch << "rank " << f.me << " repeats neighbor " << e.peer << " more often than MPI_TAG_UB allows";
+  // The byte mirrors the aggregate and dedup strategies copy through. A datatype that cannot be taken apart
+  // leaves automatic with the standard strategy, and fails a request for the others on every rank.
+  const bool automatic = options.strategy == neighbor_strategy::automatic;
+  const bool regions_matter = f.members.size() > 1 && f.max_region_size > 1;
+  const bool staged = options.strategy == neighbor_strategy::aggregate ||
+                      options.strategy == neighbor_strategy::dedup || (automatic && regions_matter);
+  std::string mirror_problem;
   // Minima over the ranks: 1 in the first when every rank passed global ids, in the second when none did.
   mpi::agreement edges_agreed(comm);
   // Edges that do not match are a graph that is not one (MPI_ERR_TOPOLOGY in C).
   if (!mismatch.str().empty()) edges_agreed.fail(mpi::error_kind::invalid_topology, mismatch.str());
+  if (staged)
+    edges_agreed.attempt([&] {
+      try {
+        auto mirrors = std::make_shared<byte_types>();
+        mirrors->send = mpi::byte_mirror(v.sendtype);
+        mirrors->recv = mpi::byte_mirror(v.recvtype);
+        v.bytes = std::move(mirrors);
+      } catch (const invalid_datatype& e) {
+        mirror_problem = e.what();
+      }
+    });
   const std::size_t ids_slot = edges_agreed.reduce_min(b.global_ids ? 1 : 0);
   const std::size_t no_ids_slot = edges_agreed.reduce_min(b.global_ids ? 0 : 1);
+  const std::size_t mirrors_slot = edges_agreed.reduce_min(mirror_problem.empty() ? 1 : 0);
   edges_agreed.conclude();
   const bool ids_everywhere = edges_agreed.min(ids_slot) == 1;
   if (!ids_everywhere && edges_agreed.min(no_ids_slot) == 0)  // the same on every rank
     throw inconsistent_ranks("some ranks pass global ids and others do not: every rank must call the same entry point");
+  const bool mirrors_everywhere = edges_agreed.min(mirrors_slot) == 1;
+  if (!automatic && !mirrors_everywhere)
+    mpi::agree_on(comm, mpi::error_kind::invalid_datatype,
+                  mirror_problem.empty() ? mirror_problem
+                                         : std::string(to_string(options.strategy)) + " strategy: " + mirror_problem);
 
   // Which strategies to build: the requested one, or automatic's candidates.
-  const bool automatic = options.strategy == neighbor_strategy::automatic;
-  const bool regions_matter = f.members.size() > 1 && f.max_region_size > 1;
   std::vector<neighbor_strategy> wanted;
   if (!automatic) {
     wanted = {options.strategy};
   } else {
     wanted = {neighbor_strategy::standard};
-    if (regions_matter) wanted.push_back(neighbor_strategy::aggregate);
-    if (regions_matter && ids_everywhere) wanted.push_back(neighbor_strategy::dedup);
+    if (regions_matter && mirrors_everywhere) wanted.push_back(neighbor_strategy::aggregate);
+    if (regions_matter && mirrors_everywhere && ids_everywhere) wanted.push_back(neighbor_strategy::dedup);
   }
   dedup_tables tables;
   if (std::find(wanted.begin(), wanted.end(), neighbor_strategy::dedup) != wanted.end()) {
@@ -1257,6 +1263,8 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
     reason = std::string("requested ") + to_string(options.strategy);
   } else if (candidates.size() == 1) {
     reason = f.members.size() == 1 ? "automatic: one region, no inter-region messages to combine"
+             : regions_matter      ? "automatic: a rank's datatype cannot be taken apart into bytes (see "
+                                     "mpi::byte_mirror), which combining messages needs"
                                    : "automatic: every region holds one rank, nothing to combine";
   } else {
     const cost_model model = options.model ? *options.model : remembered_calibration(owned.get(), f);

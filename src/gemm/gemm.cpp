@@ -12,6 +12,7 @@
 
 #include "partition.hpp"
 #include "../mpi/agreement.hpp"
+#include "../mpi/compat.hpp"
 #include "redist/error.hpp"
 #include "redist/mpi/checked.hpp"
 #include "redist/relabel/graph.hpp"
@@ -295,9 +296,10 @@ class buffer {
 struct panel_gather {
   std::int64_t my_offset = 0;  // of this rank's piece in its native storage
   std::int64_t my_count = 0;
-  std::vector<MPI_Count> counts;
-  std::vector<MPI_Aint> displacements;
+  std::vector<std::int64_t> counts;
+  std::vector<std::int64_t> displacements;
   std::int64_t total = 0;  // elements of the panel
+  mpi::allgatherv_args gather;  // two-sided: the counts in the form the MPI takes
 };
 
 // One step of the round loop: the panels of sub-parts (s, t) and one round.
@@ -313,7 +315,7 @@ struct round_step {
 struct c_block {
   std::int64_t rows = 0, cols = 0;
   std::int64_t native_offset = 0;     // this rank's piece in the native C storage
-  std::vector<MPI_Count> counts;      // per layer l: rows * piece columns (the reduce-scatter's counts)
+  std::vector<std::int64_t> counts;   // per layer l: rows * piece columns (the reduce-scatter's counts)
 };
 
 }  // namespace
@@ -372,8 +374,7 @@ void gemm_plan::impl::start_gather(const round_step& step, int slot, std::vector
   const auto gather = [&](const panel_gather& g, buffer& store, buffer& panels, std::int64_t capacity,
                           MPI_Comm line) {
     MPI_Request request = MPI_REQUEST_NULL;
-    REDIST_MPI_CHECK(MPI_Iallgatherv_c(at(store, g.my_offset), g.my_count, mpi_type, at(panels, slot * capacity),
-                                       g.counts.data(), g.displacements.data(), mpi_type, line, &request));
+    g.gather.start(at(store, g.my_offset), at(panels, slot * capacity), line, &request);
     requests.push_back(request);
   };
   if (stats.schedule.grid_n > 1) gather(step.a, a_store, a_panels, a_panel_capacity, row_comm.get());
@@ -385,9 +386,8 @@ void gemm_plan::impl::put_panels(const round_step& step, int slot) const {
     const int members = mpi::size(line), mine = mpi::rank(line);
     if (g.my_count == 0) return;
     for (int target = 0; target < members; ++target)
-      REDIST_MPI_CHECK(MPI_Put_c(at(store, g.my_offset), g.my_count, mpi_type, target,
-                                 slot * capacity + g.displacements[static_cast<size_t>(mine)], g.my_count, mpi_type,
-                                 window));
+      mpi::put(at(store, g.my_offset), g.my_count, mpi_type, target,
+               slot * capacity + g.displacements[static_cast<size_t>(mine)], window);
   };
   if (stats.schedule.grid_n > 1) put(step.a, a_store, a_panel_capacity, row_comm.get(), a_window);
   if (stats.schedule.grid_m > 1) put(step.b, b_store, b_panel_capacity, col_comm.get(), b_window);
@@ -454,8 +454,8 @@ void gemm_plan::impl::multiply(scalar alpha) const {
       if (!block_started && cb.rows * cb.cols > 0)  // no round of this layer had any k: the partial sum is 0
         std::memset(c_target, 0, static_cast<size_t>(cb.rows * cb.cols) * element_bytes);
       if (s.grid_k > 1)
-        REDIST_MPI_CHECK(MPI_Reduce_scatter_c(c_target, at(c_store, cb.native_offset),
-                                              cb.counts.data(), mpi_type, MPI_SUM, layer_comm.get()));
+        mpi::reduce_scatter(c_target, at(c_store, cb.native_offset), cb.counts.data(), mpi_type, MPI_SUM,
+                            layer_comm.get());
       block_started = false;
     }
   }
@@ -777,6 +777,15 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
           p->steps.push_back(std::move(step));
         }
       }
+    if (options.communication == gemm_communication::two_sided) {
+      const auto prepare = [&](panel_gather& g) {
+        g.gather = mpi::allgatherv_args(g.my_count, g.counts, g.displacements, p->mpi_type);
+      };
+      for (round_step& step : p->steps) {
+        if (s.grid_n > 1) prepare(step.a);
+        if (s.grid_m > 1) prepare(step.b);
+      }
+    }
     const int slots = options.overlap ? 2 : 1;
     if (s.grid_k > 1) p->accumulator = buffer(p->accumulator_elements * eb);
     if (s.grid_n > 1) p->a_panels = buffer(slots * p->a_panel_capacity * eb);

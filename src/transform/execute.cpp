@@ -15,6 +15,7 @@
 #include <string>
 
 #include "../mpi/agreement.hpp"
+#include "../mpi/compat.hpp"
 #include "redist/error.hpp"
 #include "redist/transform/detail/node_buffer_registry.hpp"
 #include "redist/transform/detail/plan_impl.hpp"
@@ -278,13 +279,10 @@ void transform_plan::impl::setup_exchange() {
     strategy = nranks > 1 && per_rank >= (std::int64_t(1) << 20) ? exchange_strategy::shared_memory
                                                                   : exchange_strategy::point_to_point;
   }
-  if (strategy == exchange_strategy::alltoallv) {
-#if MPI_VERSION < 4
-    if (send_bytes > INT_MAX || recv_bytes > INT_MAX)
-      throw overflow_error("the alltoallv strategy needs MPI-4 large-count collectives for " +
-                           std::to_string(std::max(send_bytes, recv_bytes)) + " bytes; use point_to_point");
-#endif
-  }
+  // Without MPI-4 large counts, whether some rank's messages exceed int (then MPI_Alltoallw carries them):
+  // decided here, the same on every rank. The totals bound every count and displacement.
+  if (strategy == exchange_strategy::alltoallv && !mpi::has_large_counts())
+    alltoallv_wide = mpi::on_any_rank(comm.get(), std::max(send_bytes, recv_bytes) > mpi::int_limit());
 
   std::int64_t node_send_bytes = 0, node_recv_bytes = 0;
   send_on_node.assign(sends.size(), 0);
@@ -622,12 +620,7 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
   if (strategy == exchange_strategy::alltoallv) {
     for (size_t i = 0; i < sends.size(); ++i) pack_message(sends[i], private_send(i));
     const size_t n = static_cast<size_t>(nranks);
-#if MPI_VERSION >= 4
-    std::vector<MPI_Count> scount(n, 0), rcount(n, 0);
-    std::vector<MPI_Aint> sdispl(n, 0), rdispl(n, 0);
-#else
-    std::vector<int> scount(n, 0), rcount(n, 0), sdispl(n, 0), rdispl(n, 0);
-#endif
+    std::vector<std::int64_t> scount(n, 0), rcount(n, 0), sdispl(n, 0), rdispl(n, 0);
     for (const auto& m : sends) {
       scount[static_cast<size_t>(m.rank)] = m.bytes;
       sdispl[static_cast<size_t>(m.rank)] = m.byte_offset;
@@ -639,13 +632,8 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
     std::byte dummy{};
     std::byte* sbuf = send_buffer ? send_buffer.get() : &dummy;
     std::byte* rbuf = recv_buffer ? recv_buffer.get() : &dummy;
-#if MPI_VERSION >= 4
-    REDIST_MPI_CHECK(MPI_Alltoallv_c(sbuf, scount.data(), sdispl.data(), MPI_BYTE, rbuf, rcount.data(), rdispl.data(),
-                                     MPI_BYTE, c));
-#else
-    REDIST_MPI_CHECK(MPI_Alltoallv(sbuf, scount.data(), sdispl.data(), MPI_BYTE, rbuf, rcount.data(), rdispl.data(),
-                                   MPI_BYTE, c));
-#endif
+    mpi::alltoallv(sbuf, scount.data(), sdispl.data(), MPI_BYTE, rbuf, rcount.data(), rdispl.data(), MPI_BYTE, c,
+                   alltoallv_wide);
     for (const tile& t : local_tiles) ops.local(t);
     for (size_t i = 0; i < recvs.size(); ++i) unpack_message(recvs[i], private_recv(i));
     return;

@@ -13,7 +13,7 @@ symbols=("$@")
 
 rm -rf "$work" && mkdir -p "$work/reference" "$work/dropin/ld" || exit 1
 
-run() {  # dir, extra mpiexec args...; the tester reads its input from the working directory
+run() {  # dir, command prefix (e.g. env VAR=value...); the tester reads its input from the working directory
   local dir=$1; shift
   cp "$input" "$dir/" || return 1
   (cd "$dir" && "$mpiexec" -n "$ranks" "$@" "$tester" > output.txt 2>&1)
@@ -36,8 +36,9 @@ verdicts() {
 }
 
 run "$work/reference" || exit 1
-run "$work/dropin" -env LD_PRELOAD "$dropin" -env LD_DEBUG bindings -env LD_DEBUG_OUTPUT "$work/dropin/ld/b" \
-  || exit 1
+# The variables reach the tester only, through env: launchers spell passing them differently (MPICH's -env,
+# Open MPI's -x).
+run "$work/dropin" env LD_PRELOAD="$dropin" LD_DEBUG=bindings LD_DEBUG_OUTPUT="$work/dropin/ld/b" || exit 1
 
 status=0
 for s in "${symbols[@]}"; do

@@ -1,12 +1,14 @@
-// Consumer of an installed redist: moves a matrix between two block-cyclic layouts (identity, then a
-// scaled transpose) and checks every local element. Built both through find_package(redist) and through
-// pkg-config; run on any number of ranks (the install test uses 2).
+// Consumer of an installed redist (C++): moves a matrix between two block-cyclic layouts (identity, then a
+// scaled transpose), checks every local element and that redist::version is the library's version. The install
+// test builds it through the README's CMake and pkg-config blocks and runs it at 2 and 4 ranks.
 #include <mpi.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
+#include "redist/redist.h"
 #include "redist/redist.hpp"
 
 namespace {
@@ -76,9 +78,20 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
     ++failures;
   }
+  // The headers' version (redist::version) is the library's (redist_version).
+  int major = -1, minor = -1, patch = -1;
+  redist_version(&major, &minor, &patch);
+  const std::string library = std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+  if (library != redist::version) {
+    std::fprintf(stderr, "rank %d: redist_version() says %s, redist::version %s\n", rank, library.c_str(),
+                 redist::version);
+    ++failures;
+  }
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("redist consumer on %d ranks: %s (%d wrong elements)\n", size, total ? "FAILED" : "ok", total);
+  if (rank == 0)
+    std::printf("redist consumer (redist %s) on %d ranks: %s (%d failures)\n", redist::version, size,
+                total ? "FAILED" : "ok", total);
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }

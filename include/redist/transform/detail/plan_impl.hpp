@@ -22,6 +22,7 @@ struct transform_plan::impl {
   int nranks = 1;
   transform_options options;
   exchange_strategy strategy = exchange_strategy::point_to_point;
+  bool alltoallv_wide = false;  // alltoallv without MPI-4 large counts: some rank's messages exceed int
   std::vector<job_description> jobs;
   std::vector<detail::job_plan> job_plans;
 

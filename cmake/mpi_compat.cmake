@@ -1,0 +1,76 @@
+# Which MPI-4 calls the MPI has, found by compiling and linking against it (after find_package(MPI) and the
+# `redist` target): an MPI-3.1 library (Open MPI 4.1) lacks the large-count `_c` calls and
+# MPI_Info_get_string, and MPI_VERSION alone does not say which calls a library provides. The results become
+# compile definitions of redist, read by src/mpi/compat.cpp only (and by in-tree programs through the build
+# interface, never by installed users):
+#   REDIST_HAVE_MPI_LARGE_COUNT             every `_c` call redist makes
+#   REDIST_HAVE_MPI_INFO_GET_STRING         MPI_Info_get_string
+#   REDIST_HAVE_MPI_NEIGHBOR_ALLTOALLV_INIT MPI's persistent neighborhood collective (the exchange benchmark's baseline)
+# REDIST_MPI_FALLBACKS=ON skips the checks, so that the MPI-3.1 equivalents are built and tested on any MPI.
+option(REDIST_MPI_FALLBACKS "Use the MPI-3.1 equivalents of MPI-4 calls even where the MPI has them (tests them)" OFF)
+
+# redist (and its users, which include redist's headers) use MPI's C interface only: in C++, mpi.h must not pull
+# in the MPI-2 C++ bindings, which Open MPI's header does unless told not to, leaving references to
+# libmpi_cxx (not linked: redist links MPI::MPI_C). The same switch for MPICH's header.
+target_compile_definitions(redist PUBLIC OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
+
+if(REDIST_MPI_FALLBACKS)
+  message(STATUS "redist: MPI-4 calls replaced by their MPI-3.1 equivalents (REDIST_MPI_FALLBACKS=ON)")
+  return()
+endif()
+
+include(CheckSymbolExists)
+include(CheckCXXSourceCompiles)
+include(CMakePushCheckState)
+
+cmake_push_check_state(RESET)
+set(CMAKE_REQUIRED_QUIET ON)
+if(TARGET MPI::MPI_C)
+  set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
+else()
+  set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+  set(CMAKE_REQUIRED_LIBRARIES ${MPI_C_LIBRARIES})
+endif()
+
+# The results are cached per MPI: switching REDIST_MPI (or the wrappers) in a build tree checks again.
+set(_redist_mpi_key "${MPI_C_COMPILER};${MPI_C_LIBRARIES}")
+if(NOT "${_redist_mpi_key}" STREQUAL "${_REDIST_MPI_COMPAT_CHECKED_FOR}")
+  unset(REDIST_HAVE_MPI_LARGE_COUNT CACHE)
+  unset(REDIST_HAVE_MPI_INFO_GET_STRING CACHE)
+  unset(REDIST_HAVE_MPI_NEIGHBOR_ALLTOALLV_INIT CACHE)
+  set(_REDIST_MPI_COMPAT_CHECKED_FOR "${_redist_mpi_key}" CACHE INTERNAL "The MPI the compat checks ran against")
+endif()
+
+check_symbol_exists(MPI_Info_get_string "mpi.h" REDIST_HAVE_MPI_INFO_GET_STRING)
+check_symbol_exists(MPI_Neighbor_alltoallv_init "mpi.h" REDIST_HAVE_MPI_NEIGHBOR_ALLTOALLV_INIT)
+# Every large-count call and type redist uses, declared and linked (a partial MPI-4 gets the equivalents).
+check_cxx_source_compiles([=[
+#include <mpi.h>
+int main() {
+  void* calls[] = {
+    reinterpret_cast<void*>(&MPI_Type_size_c), reinterpret_cast<void*>(&MPI_Type_get_extent_c),
+    reinterpret_cast<void*>(&MPI_Type_get_true_extent_c), reinterpret_cast<void*>(&MPI_Type_get_envelope_c),
+    reinterpret_cast<void*>(&MPI_Type_get_contents_c), reinterpret_cast<void*>(&MPI_Type_contiguous_c),
+    reinterpret_cast<void*>(&MPI_Type_vector_c), reinterpret_cast<void*>(&MPI_Type_create_hvector_c),
+    reinterpret_cast<void*>(&MPI_Type_indexed_c), reinterpret_cast<void*>(&MPI_Type_create_hindexed_c),
+    reinterpret_cast<void*>(&MPI_Type_create_indexed_block_c),
+    reinterpret_cast<void*>(&MPI_Type_create_hindexed_block_c), reinterpret_cast<void*>(&MPI_Type_create_struct_c),
+    reinterpret_cast<void*>(&MPI_Type_create_subarray_c), reinterpret_cast<void*>(&MPI_Type_create_darray_c),
+    reinterpret_cast<void*>(&MPI_Type_create_resized_c), reinterpret_cast<void*>(&MPI_Send_init_c),
+    reinterpret_cast<void*>(&MPI_Recv_init_c), reinterpret_cast<void*>(&MPI_Sendrecv_c),
+    reinterpret_cast<void*>(&MPI_Alltoallv_c), reinterpret_cast<void*>(&MPI_Iallgatherv_c),
+    reinterpret_cast<void*>(&MPI_Reduce_scatter_c), reinterpret_cast<void*>(&MPI_Put_c)};
+  MPI_Count count = 0;
+  return calls[0] != nullptr && count == 0 ? 0 : 1;
+}
+]=] REDIST_HAVE_MPI_LARGE_COUNT)
+cmake_pop_check_state()
+
+set(_redist_found "")
+foreach(_feature REDIST_HAVE_MPI_LARGE_COUNT REDIST_HAVE_MPI_INFO_GET_STRING REDIST_HAVE_MPI_NEIGHBOR_ALLTOALLV_INIT)
+  if(${_feature})
+    target_compile_definitions(redist PUBLIC $<BUILD_INTERFACE:${_feature}>)
+    list(APPEND _redist_found ${_feature})
+  endif()
+endforeach()
+message(STATUS "redist: MPI calls found: ${_redist_found}")

@@ -1,4 +1,0 @@
-#pragma once
-#define REDIST_VERSION_MAJOR 0
-#define REDIST_VERSION_MINOR 1
-#define REDIST_VERSION_PATCH 0
