@@ -800,15 +800,20 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
     p->stats.multiply_bytes_received = received * eb;
   }
   if (options.communication == gemm_communication::one_sided) {
-    const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed) {
-      MPI_Win window = MPI_WIN_NULL;
-      if (!needed || line == MPI_COMM_NULL) return window;
+    const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed, MPI_Win& window) {
+      if (!needed || line == MPI_COMM_NULL) return;
+      MPI_Win made = MPI_WIN_NULL;
       REDIST_MPI_CHECK(MPI_Win_create(panels.data(), static_cast<MPI_Aint>(panels.bytes()), static_cast<int>(eb),
-                                      MPI_INFO_NULL, line, &window));
-      return window;
+                                      MPI_INFO_NULL, line, &made));
+      window = made;  // freed by the plan, also when the agreement below fails
+      REDIST_MPI_CHECK(MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN));  // fences report, as calls on comms
     };
-    p->a_window = window_over(p->a_panels, p->row_comm.get(), s.grid_n > 1);
-    p->b_window = window_over(p->b_panels, p->col_comm.get(), s.grid_m > 1);
+    // Made by every rank and agreed on: an MPI may fail to make a window on some ranks only (Open MPI 4.1's
+    // osc/rdma, docs/mpi.md), and the others would then wait in the first fence.
+    mpi::agreement windows(dup);
+    windows.collective([&] { window_over(p->a_panels, p->row_comm.get(), s.grid_n > 1, p->a_window); });
+    windows.collective([&] { window_over(p->b_panels, p->col_comm.get(), s.grid_m > 1, p->b_window); });
+    windows.conclude();
   }
   return gemm_plan(std::move(p));
 }

@@ -158,7 +158,7 @@ dir=$(program_dir pkg-config-c "$root/tests/install/consumer_c/main.c" app.c)
 run_block pkg-config "$dir"
 one_mpi "$dir/app"
 dir=$(program_dir pkg-config-cxx "$root/tests/install/consumer/main.cpp" app.cpp)
-run_block pkg-config "$dir" 's/mpicc\.mpich/mpicxx.mpich/; s/app\.c /app.cpp /'
+run_block pkg-config "$dir" 's/mpicc\.\([a-z]*\)/mpicxx.\1/; s/app\.c /app.cpp /'
 one_mpi "$dir/app"
 
 # ---- a ScaLAPACK program: relinked with the drop-in, and as built under LD_PRELOAD -------------------------
