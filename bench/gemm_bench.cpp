@@ -239,7 +239,7 @@ int main(int argc, char** argv) {
         json.field("scalapack_median_seconds", r.scalapack.median);
         json.field("redist_seconds", r.redist.best);
         json.field("redist_median_seconds", r.redist.median);
-        json.field("redist_first_call_seconds", r.redist_first_call);
+        json.field("first_call_seconds", r.redist_first_call);
         json.field("speedup", r.speedup());
         json.field("schedule", sc.describe());
         json.field("grid", std::to_string(sc.grid_m) + "x" + std::to_string(sc.grid_n) + "x" + std::to_string(sc.grid_k));

@@ -1,7 +1,7 @@
 // transform_bench: redist against ScaLAPACK's pdgemr2d and pdtran (COSTA paper, Section 7.1) on the same data.
 //
 //   mpiexec.mpich -n 4 bench_transform_bench [--n 4000,8000] [--reps 5] [--json out.json] [--threads 1]
-//                                            [--cases pdgemr2d,pdgemr2d_grid,pdtran_beta0,pdtran_beta1]
+//                                            [--cases pdgemr2d,pdgemr2d_grid,pdtran_beta0,pdtran_beta1,pdgemr2d_local]
 //                                            [--strategies automatic,point_to_point,alltoallv,shared_memory]
 //                                            [--stores automatic|cached|streaming] [--chunk-bytes 0]
 //
@@ -10,6 +10,7 @@
 //   pdgemr2d_grid  32x32 blocks on a 2x2 grid -> 128x128 blocks on a 4x1 grid (block size and grid change)
 //   pdtran_beta0   C = A^T (alpha = 1, beta = 0), A in 32x32 blocks, C in 128x128 blocks, both on 2x2
 //   pdtran_beta1   C = C + A^T (alpha = 1, beta = 1), same layouts
+//   pdgemr2d_local 32x32 -> 32x32 blocks on the same 2x2 grid: nothing leaves its rank (against memcpy)
 // Every case runs ScaLAPACK and redist (each exchange strategy) on identical data in the same run, checks
 // every element of redist's result against ScaLAPACK's and against the analytic values, and measures a
 // plain memcpy of each rank's share as the one-node floor. Times are the best of --reps repetitions (each
@@ -39,7 +40,8 @@ namespace {
 
 using namespace redist_baseline;
 
-const std::vector<std::string> all_case_names = {"pdgemr2d", "pdgemr2d_grid", "pdtran_beta0", "pdtran_beta1"};
+const std::vector<std::string> all_case_names = {"pdgemr2d", "pdgemr2d_grid", "pdtran_beta0", "pdtran_beta1",
+                                                  "pdgemr2d_local"};
 const std::vector<redist::exchange_strategy> all_strategies = {
     redist::exchange_strategy::automatic, redist::exchange_strategy::point_to_point,
     redist::exchange_strategy::alltoallv, redist::exchange_strategy::shared_memory};
@@ -137,6 +139,8 @@ case_spec spec_of(const std::string& name, const grids& g) {
   if (name == "pdgemr2d") return {name, &g.square, 32, &g.square, 128, false, 0.0};
   if (name == "pdgemr2d_grid") return {name, &g.square, 32, &g.tall, 128, false, 0.0};
   if (name == "pdtran_beta0") return {name, &g.square, 32, &g.square, 128, true, 0.0};
+  // Identical layouts: every element stays on its rank (a local copy; memcpy of the share is the floor).
+  if (name == "pdgemr2d_local") return {name, &g.square, 32, &g.square, 32, false, 0.0};
   return {name, &g.square, 32, &g.square, 128, true, 1.0};
 }
 
@@ -148,6 +152,8 @@ struct strategy_result {
   std::int64_t window_bytes_max_rank = 0;  // shared_memory: the largest rank's segment of the plan's window
   std::int64_t stream_chunk_bytes = 0;
   double plan_seconds = 0;
+  // plan_statistics' planning profile, slowest rank per phase: where a one-shot call's set-up goes.
+  std::vector<std::pair<std::string, double>> plan_profile;
   timing execute;
   std::int64_t differences_from_scalapack = 0;
   std::int64_t wrong_elements = 0;  // against the analytic values
@@ -157,7 +163,7 @@ struct strategy_result {
     return std::string(redist::to_string(asked)) + (node_buffer_source ? "+node_buffer" : "");
   }
   // Planning plus the first execution (buffers not yet touched): what a one-shot call would cost.
-  double one_shot_seconds() const { return plan_seconds + execute.seconds.front(); }
+  double first_call_seconds() const { return plan_seconds + execute.seconds.front(); }
 };
 
 struct case_result {
@@ -306,6 +312,14 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const bench_o
     r.differences_from_scalapack = count_differences(redist_target, scalapack_target);
     r.wrong_elements = count_wrong_elements(redist_target, expected);
     const redist::plan_statistics stats = plan.statistics();
+    for (const auto& [phase, seconds] :
+         {std::pair<const char*, double>{"agreement", stats.plan_agreement_seconds}, {"tiles", stats.plan_tiles_seconds},
+          {"messages", stats.plan_messages_seconds}, {"exchange", stats.plan_exchange_seconds},
+          {"buffers", stats.plan_buffers_seconds}, {"total", stats.plan_seconds}}) {
+      double slowest = 0;
+      BASELINE_MPI_CHECK(MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
+      r.plan_profile.emplace_back(phase, slowest);
+    }
     r.streaming_stores = stats.streaming_stores;
     r.window_bytes_max_rank = max_of(gather_all(MPI_COMM_WORLD, stats.window_bytes));
     r.stream_chunk_bytes = stats.stream_chunk_bytes;
@@ -369,8 +383,8 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
     if (const strategy_result* one = c.one_copy()) json.field("one_copy_speedup", c.scalapack.best / one->execute.best);
     json.field("redist_plan_seconds", head.plan_seconds);
     json.field("redist_first_execute_seconds", head.execute.seconds.front());
-    json.field("redist_one_shot_seconds", head.one_shot_seconds());
-    json.field("one_shot_speedup", c.scalapack.best / head.one_shot_seconds());
+    json.field("first_call_seconds", head.first_call_seconds());
+    json.field("first_call_speedup", c.scalapack.best / head.first_call_seconds());
     json.field("bytes_moved", sum(head.bytes_sent));
     json.field("bytes_moved_max_rank", max_of(head.bytes_sent));
     json.array_field("bytes_sent_per_rank", head.bytes_sent);
@@ -385,8 +399,11 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
       json.field("source_memory", s.node_buffer_source ? "node_buffer" : "private");
       json.field("chosen", redist::to_string(s.chosen));
       json.field("plan_seconds", s.plan_seconds);
+      json.key("plan_profile_seconds").begin_object();
+      for (const auto& [phase, seconds] : s.plan_profile) json.field(phase, seconds);
+      json.end_object();
       write_timing(json, "execute", s.execute);
-      json.field("one_shot_seconds", s.one_shot_seconds());
+      json.field("first_call_seconds", s.first_call_seconds());
       json.array_field("execute_seconds_per_rep", s.execute.seconds);
       json.field("speedup_vs_scalapack", c.scalapack.best / s.execute.best);
       json.field("bytes_moved", sum(s.bytes_sent));
@@ -426,21 +443,21 @@ std::string results_table(const std::vector<case_result>& results) {
   std::ostringstream out;
   char line[256];
   std::snprintf(line, sizeof line, "%-14s %6s %11s %10s %8s %10s %10s %8s %10s %9s %-27s %s\n", "case", "N",
-                "scalapack_s", "redist_s", "speedup", "plan_s", "oneshot_s", "speedup1", "memcpy_s", "vs_memcpy",
+                "scalapack_s", "redist_s", "speedup", "plan_s", "first_call_s", "speedup1", "memcpy_s", "vs_memcpy",
                 "fastest", "verified");
   out << line;
   for (const auto& c : results) {
     const strategy_result& head = c.headline();
     std::snprintf(line, sizeof line, "%-14s %6d %11.4f %10.4f %7.2fx %10.4f %10.4f %7.2fx %10.4f %9.2f %-27s %s\n",
                   c.spec.name.c_str(), c.n, c.scalapack.best, head.execute.best, c.speedup(), head.plan_seconds,
-                  head.one_shot_seconds(), c.scalapack.best / head.one_shot_seconds(), c.memcpy_share.best,
+                  head.first_call_seconds(), c.scalapack.best / head.first_call_seconds(), c.memcpy_share.best,
                   c.memcpy_share.best / head.execute.best, c.fastest().label().c_str(),
                   c.verified() ? "yes" : "NO");
     out << line;
     for (const auto& s : c.strategies) {
-      std::snprintf(line, sizeof line, "    %-27s %10.4f s  %6.2fx vs ScaLAPACK  plan %.4f s  one-shot %.4f s  %s\n",
+      std::snprintf(line, sizeof line, "    %-27s %10.4f s  %6.2fx vs ScaLAPACK  plan %.4f s  first call %.4f s  %s\n",
                     s.label().c_str(), s.execute.best, c.scalapack.best / s.execute.best, s.plan_seconds,
-                    s.one_shot_seconds(), s.verified() ? "verified" : "NOT VERIFIED");
+                    s.first_call_seconds(), s.verified() ? "verified" : "NOT VERIFIED");
       out << line;
     }
   }

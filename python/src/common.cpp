@@ -216,6 +216,12 @@ nb::dict plan_statistics_dict(const plan_statistics& s) {
   d["streaming_stores"] = s.streaming_stores;
   d["window_bytes"] = s.window_bytes;
   d["stream_chunk_bytes"] = s.stream_chunk_bytes;
+  d["plan_seconds"] = s.plan_seconds;
+  d["plan_agreement_seconds"] = s.plan_agreement_seconds;
+  d["plan_tiles_seconds"] = s.plan_tiles_seconds;
+  d["plan_messages_seconds"] = s.plan_messages_seconds;
+  d["plan_exchange_seconds"] = s.plan_exchange_seconds;
+  d["plan_buffers_seconds"] = s.plan_buffers_seconds;
   return d;
 }
 

@@ -105,6 +105,11 @@ def test_statistics_account_for_every_byte():
     assert total_sent + comm.allreduce(stats["bytes_local"]) == 40 * 30 * 8
     if comm.size == 1:
         assert stats["messages_sent"] == 0
+    # The planning profile, as in C++: each phase inside the whole.
+    phases = ["plan_agreement_seconds", "plan_tiles_seconds", "plan_messages_seconds", "plan_exchange_seconds",
+              "plan_buffers_seconds"]
+    assert all(stats[p] >= 0 for p in phases)
+    assert 0 < sum(stats[p] for p in phases) <= stats["plan_seconds"]
 
 
 def test_relabel_targets_returns_a_permutation_and_usable_layouts():

@@ -269,6 +269,7 @@ transform_plan::impl::~impl() {
 }
 
 void transform_plan::impl::setup_exchange() {
+  const seconds_since started;
   strategy = options.strategy;
   if (strategy == exchange_strategy::automatic) {
     // Shared memory saves two copies per byte when peers share the node; it pays off once messages are
@@ -304,6 +305,8 @@ void transform_plan::impl::setup_exchange() {
     for (size_t i = 0; i < recvs.size(); ++i)
       if (recv_on_node[i]) node_recv_bytes += recvs[i].bytes;
   }
+  stats.plan_exchange_seconds = started.elapsed();
+  const seconds_since buffers_started;
   // Private buffers for everything that does not go through the window.
   const std::int64_t private_send = send_bytes - node_send_bytes;
   const std::int64_t private_recv = recv_bytes - node_recv_bytes;
@@ -316,6 +319,7 @@ void transform_plan::impl::setup_exchange() {
     recv_buffer.reset(new std::byte[static_cast<size_t>(private_recv)]);
     std::memset(recv_buffer.get(), 0, static_cast<size_t>(private_recv));
   }
+  stats.plan_buffers_seconds = buffers_started.elapsed();
   choose_stores();
   // Message offsets inside the private buffers skip messages that go through the window.
   std::int64_t off = 0;

@@ -308,6 +308,7 @@ transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout&
 }
 
 transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options) {
+  const seconds_since started;
   const int me = mpi::rank(comm);
   const int nranks = mpi::size(comm);
 
@@ -369,8 +370,10 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
   p->rank = me;
   p->nranks = nranks;
   p->options = options;
+  p->stats.plan_agreement_seconds = started.elapsed();
 
   // ---- tiles, per job ----
+  const seconds_since tiles_started;
   std::map<int, std::map<tile_key, tile>> sends, recvs;
   for (size_t k = 0; k < jobs.size(); ++k) {
     const job_description& j = jobs[k];
@@ -454,7 +457,10 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
     p->job_plans.push_back(std::move(jp));
   }
 
+  p->stats.plan_tiles_seconds = tiles_started.elapsed();
+
   // ---- messages: one per peer, tiles in key order, offsets aligned ----
+  const seconds_since messages_started;
   auto build_messages = [&](std::map<int, std::map<tile_key, tile>>& by_peer, std::vector<detail::peer_message>& out,
                             std::int64_t& total) {
     total = 0;
@@ -488,9 +494,12 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
   std::stable_partition(p->send_order.begin(), p->send_order.end(),
                         [&](std::size_t idx) { return p->sends[idx].rank > me; });
 
+  p->stats.plan_messages_seconds = messages_started.elapsed();
+
   p->jobs = std::move(jobs);
   if (options.strategy == exchange_strategy::torus_routed) p->setup_torus_rounds();
   p->setup_exchange();
+  p->stats.plan_seconds = started.elapsed();
   return transform_plan(std::move(p));
 }
 

@@ -264,6 +264,17 @@ TEST(Transform, LargerBlockCyclicEveryStrategy) {
       EXPECT_EQ(plan.strategy(), opt.strategy);
       plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
       EXPECT_EQ(global_sum(count_errors(d)), 0) << "strategy " << to_string(opt.strategy) << " op " << to_string(o);
+      // The planning profile: phases in order, each inside the whole (no bound on the times themselves).
+      const plan_statistics st = plan.statistics();
+      const double phases[] = {st.plan_agreement_seconds, st.plan_tiles_seconds, st.plan_messages_seconds,
+                               st.plan_exchange_seconds, st.plan_buffers_seconds};
+      double phases_sum = 0;
+      for (const double t : phases) {
+        EXPECT_GE(t, 0.0);
+        phases_sum += t;
+      }
+      EXPECT_GT(st.plan_seconds, 0.0);
+      EXPECT_LE(phases_sum, st.plan_seconds) << "strategy " << to_string(opt.strategy);
     }
   }
 }

@@ -117,6 +117,14 @@ struct plan_statistics {
   bool streaming_stores = false;      // this rank writes messages or A with streaming stores (see store_policy)
   std::int64_t window_bytes = 0;      // shared_memory: this rank's segment of the plan's shared window
   std::int64_t stream_chunk_bytes = 0;  // shared_memory: the chunk size in use (options' or automatic)
+  // Where this rank's make_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
+  // call pays before the first byte moves.
+  double plan_seconds = 0;             // all of make_plan
+  double plan_agreement_seconds = 0;   // argument checks and their agreement, the plan's own communicator
+  double plan_tiles_seconds = 0;       // overlay of the two layouts: tiles and their runs
+  double plan_messages_seconds = 0;    // one message per peer, offsets, send order
+  double plan_exchange_seconds = 0;    // the strategy's set-up (shared_memory: node communicator, streams, window)
+  double plan_buffers_seconds = 0;     // private send and receive buffers, allocated and touched
 };
 
 class transform_plan {

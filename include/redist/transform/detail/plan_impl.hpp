@@ -2,6 +2,7 @@
 // The state behind redist::transform_plan (internal; used by src/transform/*.cpp only).
 #include <mpi.h>
 
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -15,6 +16,15 @@
 #include "redist/transform/plan.hpp"
 
 namespace redist {
+
+// Wall-clock seconds since construction: the planning profile of plan_statistics.
+class seconds_since {
+ public:
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
 
 struct transform_plan::impl {
   mpi::comm_handle comm;
