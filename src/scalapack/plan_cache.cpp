@@ -15,7 +15,6 @@ template <class Plan>
 struct entry {
   std::vector<std::int64_t> key;
   Plan plan;
-  bool one_shot = false;  // planned for a single call; replaced on the key's next call
 };
 
 // The plans of one communicator.
@@ -34,7 +33,6 @@ std::map<std::uint64_t, communicator_cache*>& live_caches() {
 }
 std::uint64_t next_release_order = 1;
 std::size_t misses = 0;
-std::size_t promotions = 0;
 
 void release(communicator_cache* cache) {
   live_caches().erase(cache->release_order);
@@ -92,50 +90,30 @@ communicator_cache& cache_of(MPI_Comm comm) {
   return *cache;
 }
 
-// The entry for `key`, moved to the front, or null.
 template <class Plan>
-entry<Plan>* find(std::list<entry<Plan>>& plans, const std::vector<std::int64_t>& key) {
+const Plan& lookup(std::list<entry<Plan>>& plans, std::vector<std::int64_t> key, const std::function<Plan()>& make,
+                   std::size_t capacity) {
   for (auto it = plans.begin(); it != plans.end(); ++it)
     if (it->key == key) {
       plans.splice(plans.begin(), plans, it);
-      return &plans.front();
+      return plans.front().plan;
     }
-  return nullptr;
-}
-
-template <class Plan>
-entry<Plan>& insert(std::list<entry<Plan>>& plans, std::vector<std::int64_t> key, Plan plan, std::size_t capacity) {
+  Plan plan = make();
   ++misses;
   if (plans.size() == capacity) plans.pop_back();
   plans.push_front(entry<Plan>{std::move(key), std::move(plan)});
-  return plans.front();
+  return plans.front().plan;
 }
 
 }  // namespace
 
 const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
-                                  const std::function<transform_plan(exchange_strategy)>& make) {
-  auto& plans = cache_of(comm).transforms;
-  if (entry<transform_plan>* found = find(plans, key)) {
-    if (found->one_shot) {
-      // Built before it replaces anything: if planning fails (on every rank alike), the one-shot plan stays.
-      transform_plan repeated = make(exchange_strategy::automatic);
-      found->plan = std::move(repeated);
-      found->one_shot = false;
-      ++promotions;
-    }
-    return found->plan;
-  }
-  entry<transform_plan>& made =
-      insert(plans, std::move(key), make(exchange_strategy::point_to_point), plan_cache_capacity);
-  made.one_shot = true;
-  return made.plan;
+                                  const std::function<transform_plan()>& make) {
+  return lookup(cache_of(comm).transforms, std::move(key), make, plan_cache_capacity);
 }
 
 const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key, const std::function<gemm_plan()>& make) {
-  auto& plans = cache_of(comm).gemms;
-  if (entry<gemm_plan>* found = find(plans, key)) return found->plan;
-  return insert(plans, std::move(key), make(), gemm_plan_cache_capacity).plan;
+  return lookup(cache_of(comm).gemms, std::move(key), make, gemm_plan_cache_capacity);
 }
 
 std::size_t cached_plan_count() {
@@ -145,6 +123,5 @@ std::size_t cached_plan_count() {
 }
 
 std::size_t plans_made() { return misses; }
-std::size_t plans_promoted() { return promotions; }
 
 }  // namespace redist::scalapack

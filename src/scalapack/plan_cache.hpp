@@ -29,20 +29,13 @@ inline constexpr std::size_t gemm_plan_cache_capacity = 4;
 // The plan cached on `comm` for `key`, or the one `make` builds (collective over comm) and caches, evicting the
 // least recently used plan of the same kind on comm beyond its capacity. The first call on a communicator is
 // collective over it (the caches agree on their release order).
-// A transform key's first call is planned as a one-shot call: `make` gets exchange_strategy::point_to_point,
-// whose set-up is the cheapest (no node communicator, no shared window: on a busy node each costs more than
-// the execution it would speed up). The key's second call shows it repeats: it replaces that plan with the
-// one `make` builds for exchange_strategy::automatic, which later calls amortise. Both builds are collective,
-// as hits and misses are.
 const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
-                                  const std::function<transform_plan(exchange_strategy)>& make);
+                                  const std::function<transform_plan()>& make);
 const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<gemm_plan()>& make);
 
-// Plans of both kinds in all caches now, plans built since the program started for keys not cached (cache
-// misses), and one-shot plans replaced on a key's second call (for tests).
+// Plans of both kinds in all caches now, and plans built since the program started (cache misses; for tests).
 std::size_t cached_plan_count();
 std::size_t plans_made();
-std::size_t plans_promoted();
 
 }  // namespace redist::scalapack
