@@ -414,7 +414,7 @@ void gemm_plan::impl::multiply(scalar alpha) const {
     if (one_sided) {
       fence_all(0);
     } else if (!pending.empty()) {
-      REDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(pending.size()), pending.data(), MPI_STATUSES_IGNORE));
+      REDIST_MPI_CHECK(mpi::wait_all_yielding(static_cast<int>(pending.size()), pending.data()));
       pending.clear();
     }
   };

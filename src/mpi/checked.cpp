@@ -1,5 +1,7 @@
 #include "redist/mpi/checked.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <climits>
 
@@ -105,10 +107,54 @@ byte_message describe_bytes(std::int64_t bytes) {
   return m;
 }
 
+namespace {
+// Calls `test` (an MPI_Test* call returning MPI's code and setting `done`) until it reports completion or an
+// error. A few tests first: on a core of its own a rank rarely waits long, and a yield costs a system call.
+template <class Test>
+int test_yielding(Test test) {
+  constexpr int polls_before_yielding = 16;
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    const int code = test(done);
+    if (code != MPI_SUCCESS || done) return code;
+    if (polls >= polls_before_yielding) sched_yield();
+  }
+}
+}  // namespace
+
+int wait_yielding(MPI_Request& request) {
+  return test_yielding([&](int& done) { return MPI_Test(&request, &done, MPI_STATUS_IGNORE); });
+}
+
+int wait_all_yielding(int count, MPI_Request* requests) {
+  return test_yielding([&](int& done) { return MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE); });
+}
+
+int wait_any_yielding(int count, MPI_Request* requests, int* index) {
+  return test_yielding([&](int& done) { return MPI_Testany(count, requests, index, &done, MPI_STATUS_IGNORE); });
+}
+
+int allreduce_yielding(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int started = MPI_Iallreduce(send, receive, count, type, op, comm, &request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request);
+}
+
+int barrier_yielding(MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int started = MPI_Ibarrier(comm, &request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request);
+}
+
 comm_handle duplicate(MPI_Comm comm) {
   MPI_Comm dup = MPI_COMM_NULL;
-  REDIST_MPI_CHECK(MPI_Comm_dup(comm, &dup));
-  comm_handle owned(dup);
+  MPI_Request request = MPI_REQUEST_NULL;
+  // Checked once complete, as one call (no injection point while the duplicate is half made: every rank
+  // must complete it); owned before the check, so that an injected failure frees it.
+  const int started = MPI_Comm_idup(comm, &dup, &request);
+  const int code = started != MPI_SUCCESS ? started : wait_yielding(request);
+  comm_handle owned(code == MPI_SUCCESS ? dup : MPI_COMM_NULL);
+  check(code, "MPI_Comm_idup(comm, &dup) and its completion");
   REDIST_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
   return owned;
 }
