@@ -3,17 +3,26 @@
 // sizes (COSTA paper, Fig. 2: b x b blocks -> 128 x 128 blocks, both on a 2x2 grid).
 //
 //   mpiexec.mpich -n 4 bench_scalapack_sweep [--n 2000,4000,8000] [--blocks 16,32,64] [--reps 5] [--json out.json]
+//                                            [--costa /path/to/libcosta_prefixed_scalapack.so]
+//
+// --costa adds COSTA (github eth-cscs/COSTA, built separately: never a build dependency) as a third library:
+// its ScaLAPACK-API library is dlopen()ed at run time, costa_pdgemr2d_ / costa_pdtran_ (or, from
+// libcosta_scalapack.so, its own pdgemr2d_ / pdtran_) are timed and checked like the other two, in the order
+// ScaLAPACK, COSTA, redist at every point. Without --costa nothing is loaded and the output is unchanged.
 //
 // Per point and routine, both libraries run the same call on identical data in the same run; both results
-// are checked element by element against the analytic values. Each library's first call on the data (redist's
-// plans, as a one-shot call) is timed on its own (first_call_seconds, scalapack_first_call_seconds); the
-// repetitions after it reuse the cached plan, as a program calling the routine repeatedly does. Output: one JSON object (stdout, or --json FILE with a table on stdout), then one SUMMARY line.
+// are checked element by element against the analytic values. Each library's first call on the data (redist: a
+// one-shot plan and its execution) is timed on its own (first_call_seconds, scalapack_first_call_seconds); the
+// repetitions after it reuse the cached plan, as a program calling the routine repeatedly does (redist's
+// second call replaces a one-shot point_to_point plan once with the repeated-call plan: docs/scalapack.md). Output: one JSON object (stdout, or --json FILE with a table on stdout), then one SUMMARY line.
 // Exit status 1 when a verification fails, 2 on errors.
+#include <dlfcn.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -31,6 +40,7 @@ struct sweep_options {
   std::vector<int> blocks{16, 32, 64};
   int repetitions = 5;
   std::string json_path;
+  std::string costa_path;  // empty: no COSTA
 };
 
 sweep_options parse(int argc, char** argv) {
@@ -49,25 +59,86 @@ sweep_options parse(int argc, char** argv) {
       o.repetitions = parse_positive_int(next(), "--reps");
     else if (arg == "--json")
       o.json_path = next();
+    else if (arg == "--costa")
+      o.costa_path = next();
     else
-      throw std::invalid_argument("unknown argument '" + arg + "' (--n, --blocks, --reps, --json)");
+      throw std::invalid_argument("unknown argument '" + arg + "' (--n, --blocks, --reps, --json, --costa)");
   }
   return o;
+}
+
+// COSTA's ScaLAPACK-API entry points, loaded at run time. RTLD_LOCAL keeps its symbols out of the global
+// scope, so even libcosta_scalapack.so (which exports ScaLAPACK's own names) cannot interpose the pdgemr2d_ /
+// pdtran_ this program calls as the ScaLAPACK baseline, while dlsym() on its handle finds its own definitions
+// first. Its BLACS calls resolve against the libscalapack already loaded here (COSTA must be built against the
+// same one). COSTA's pdtran takes alpha non-const.
+struct costa_library {
+  using pdgemr2d_fn = void (*)(const int*, const int*, const double*, const int*, const int*, const int*, double*,
+                               const int*, const int*, const int*, const int*);
+  using pdtran_fn = void (*)(const int*, const int*, double*, const double*, const int*, const int*, const int*,
+                             const double*, double*, const int*, const int*, const int*);
+  std::string path;
+  void* handle = nullptr;  // never closed: COSTA may keep MPI state until MPI_Finalize
+  pdgemr2d_fn pdgemr2d = nullptr;
+  pdtran_fn pdtran = nullptr;
+  std::string pdgemr2d_symbol, pdtran_symbol;
+  bool loaded() const noexcept { return handle != nullptr; }
+};
+
+// The first of `names` that the library defines; throws naming the path and the symbols otherwise, and when the
+// definition is the one already linked here (a ScaLAPACK library passed as --costa would time ScaLAPACK twice).
+void* costa_symbol(const costa_library& costa, std::initializer_list<const char*> names, void* scalapack_own,
+                   std::string& found) {
+  std::string tried;
+  for (const char* name : names) {
+    dlerror();
+    void* symbol = dlsym(costa.handle, name);
+    if (symbol == nullptr) {
+      tried += tried.empty() ? name : std::string(", ") + name;
+      continue;
+    }
+    if (symbol == scalapack_own)
+      throw std::runtime_error("--costa " + costa.path + ": " + name +
+                               " is the ScaLAPACK definition this program already links, not COSTA's");
+    found = name;
+    return symbol;
+  }
+  throw std::runtime_error("--costa " + costa.path + ": defines none of " + tried);
+}
+
+costa_library load_costa(const std::string& path) {
+  costa_library costa;
+  costa.path = path;
+  costa.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (costa.handle == nullptr) {
+    const char* why = dlerror();
+    throw std::runtime_error("--costa " + path + ": cannot load (" + (why ? why : "dlopen failed") + ")");
+  }
+  costa.pdgemr2d = reinterpret_cast<costa_library::pdgemr2d_fn>(costa_symbol(
+      costa, {"costa_pdgemr2d_", "pdgemr2d_"}, reinterpret_cast<void*>(&pdgemr2d_), costa.pdgemr2d_symbol));
+  costa.pdtran = reinterpret_cast<costa_library::pdtran_fn>(costa_symbol(
+      costa, {"costa_pdtran_", "pdtran_"}, reinterpret_cast<void*>(&pdtran_), costa.pdtran_symbol));
+  return costa;
 }
 
 struct point {
   std::string routine;
   int n = 0, block = 0;
-  timing scalapack, redist;
+  timing scalapack, costa, redist;  // costa: empty without --costa
   double scalapack_first_call = 0;  // ScaLAPACK's first call on this data
+  double costa_first_call = 0;      // COSTA's first call on this data
   double redist_first_call = 0;     // includes planning
-  std::int64_t scalapack_wrong = 0, redist_wrong = 0;
+  std::int64_t scalapack_wrong = 0, costa_wrong = 0, redist_wrong = 0;
   double speedup() const { return scalapack.best / redist.best; }
+  double first_call_speedup() const { return scalapack_first_call / redist_first_call; }
+  double speedup_vs_costa() const { return costa.best / redist.best; }
+  double first_call_speedup_vs_costa() const { return costa_first_call / redist_first_call; }
 };
 
 constexpr int target_block = 128;
 
-point run_point(const blacs_grid& grid, const std::string& routine, int n, int block, int repetitions) {
+point run_point(const blacs_grid& grid, const costa_library& costa, const std::string& routine, int n, int block,
+                int repetitions) {
   point p;
   p.routine = routine;
   p.n = n;
@@ -87,6 +158,16 @@ point run_point(const blacs_grid& grid, const std::string& routine, int n, int b
     else
       pdgemr2d_(&n, &n, a.data(), &one, &one, a.desc.data(), target.data(), &one, &one, target.desc.data(), &context);
   };
+  auto call_costa = [&] {
+    if (transpose) {
+      double costa_alpha = alpha;
+      costa.pdtran(&n, &n, &costa_alpha, a.data(), &one, &one, a.desc.data(), &beta, target.data(), &one, &one,
+                   target.desc.data());
+    } else {
+      costa.pdgemr2d(&n, &n, a.data(), &one, &one, a.desc.data(), target.data(), &one, &one, target.desc.data(),
+                     &context);
+    }
+  };
   auto call_redist = [&] {
     if (transpose)
       redist_pdtran(&n, &n, &alpha, a.data(), &one, &one, a.desc.data(), &beta, target.data(), &one, &one,
@@ -99,6 +180,14 @@ point run_point(const blacs_grid& grid, const std::string& routine, int n, int b
   p.scalapack_first_call = time_once(MPI_COMM_WORLD, call_scalapack);
   p.scalapack = time_repeated(MPI_COMM_WORLD, repetitions, reset, call_scalapack);
   p.scalapack_wrong = count_wrong_elements(target, expected);
+  // The order ScaLAPACK, COSTA, redist is the same at every point, so whatever a place in it costs or gains
+  // (caches, pages of the target already touched) is alike across points.
+  if (costa.loaded()) {
+    reset();
+    p.costa_first_call = time_once(MPI_COMM_WORLD, call_costa);
+    p.costa = time_repeated(MPI_COMM_WORLD, repetitions, reset, call_costa);
+    p.costa_wrong = count_wrong_elements(target, expected);
+  }
   reset();
   p.redist_first_call = time_once(MPI_COMM_WORLD, call_redist);
   p.redist = time_repeated(MPI_COMM_WORLD, repetitions, reset, call_redist);
@@ -114,17 +203,24 @@ int main(int argc, char** argv) {
   try {
     const sweep_options o = parse(argc, argv);
     if (world_size() < 4) throw std::invalid_argument("scalapack_sweep needs 4 MPI ranks (a 2x2 grid)");
+    const costa_library costa = o.costa_path.empty() ? costa_library{} : load_costa(o.costa_path);
     std::vector<point> points;
     {
       blacs_grid grid(2, 2, redist::grid_order::row_major);
       for (int n : o.sizes)
         for (int b : o.blocks)
           for (const char* routine : {"pdgemr2d", "pdtran"}) {
-            points.push_back(run_point(grid, routine, n, b, o.repetitions));
-            if (world_rank() == 0)
+            points.push_back(run_point(grid, costa, routine, n, b, o.repetitions));
+            const point& p = points.back();
+            if (world_rank() == 0 && costa.loaded())
+              std::fprintf(stderr,
+                           "  %s N=%d %dx%d -> 128x128: ScaLAPACK %.4f s, COSTA %.4f s, redist %.4f s (%.2fx, %.2fx "
+                           "vs COSTA)\n",
+                           routine, n, b, b, p.scalapack.best, p.costa.best, p.redist.best, p.speedup(),
+                           p.speedup_vs_costa());
+            else if (world_rank() == 0)
               std::fprintf(stderr, "  %s N=%d %dx%d -> 128x128: ScaLAPACK %.4f s, redist %.4f s (%.2fx)\n", routine,
-                           n, b, b, points.back().scalapack.best, points.back().redist.best,
-                           points.back().speedup());
+                           n, b, b, p.scalapack.best, p.redist.best, p.speedup());
           }
     }
     blacs_exit_keep_mpi();
@@ -136,10 +232,15 @@ int main(int argc, char** argv) {
       json.field("grid", "2x2 row-major, both operands");
       json.field("target_block", target_block);
       json.field("repetitions", o.repetitions);
+      if (costa.loaded()) {
+        json.field("costa_library", costa.path);
+        json.field("costa_pdgemr2d_symbol", costa.pdgemr2d_symbol);
+        json.field("costa_pdtran_symbol", costa.pdtran_symbol);
+      }
       json.key("points").begin_array();
-      double lowest = 1e300;
+      double lowest = 1e300, lowest_vs_costa = 1e300;
       bool verified = true;
-      std::string summary;
+      std::string summary, summary_vs_costa;
       for (const point& p : points) {
         json.begin_object();
         json.field("routine", p.routine);
@@ -151,35 +252,66 @@ int main(int argc, char** argv) {
         json.field("redist_median_seconds", p.redist.median);
         json.field("first_call_seconds", p.redist_first_call);
         json.field("scalapack_first_call_seconds", p.scalapack_first_call);
-        json.field("first_call_speedup", p.scalapack_first_call / p.redist_first_call);
+        json.field("first_call_speedup", p.first_call_speedup());
         json.field("speedup", p.speedup());
         json.field("scalapack_wrong_elements", p.scalapack_wrong);
         json.field("redist_wrong_elements", p.redist_wrong);
+        if (costa.loaded()) {
+          json.field("costa_seconds", p.costa.best);
+          json.field("costa_median_seconds", p.costa.median);
+          json.field("costa_first_call_seconds", p.costa_first_call);
+          json.field("speedup_vs_costa", p.speedup_vs_costa());
+          json.field("first_call_speedup_vs_costa", p.first_call_speedup_vs_costa());
+          json.field("costa_wrong_elements", p.costa_wrong);
+        }
         json.end_object();
         lowest = std::min(lowest, p.speedup());
-        verified = verified && p.redist_wrong == 0 && p.scalapack_wrong == 0;
+        verified = verified && p.redist_wrong == 0 && p.scalapack_wrong == 0 && p.costa_wrong == 0;
         char item[128];
         std::snprintf(item, sizeof(item), "%s%s N=%d b=%d %.2fx (first call %.2fx)", summary.empty() ? "" : ", ",
-                      p.routine.c_str(), p.n, p.block, p.speedup(), p.scalapack_first_call / p.redist_first_call);
+                      p.routine.c_str(), p.n, p.block, p.speedup(), p.first_call_speedup());
         summary += item;
+        if (costa.loaded()) {
+          lowest_vs_costa = std::min(lowest_vs_costa, p.speedup_vs_costa());
+          std::snprintf(item, sizeof(item), "%s%s N=%d b=%d %.2fx (first call %.2fx)",
+                        summary_vs_costa.empty() ? "" : ", ", p.routine.c_str(), p.n, p.block, p.speedup_vs_costa(),
+                        p.first_call_speedup_vs_costa());
+          summary_vs_costa += item;
+        }
       }
       json.end_array();
       json.field("min_speedup", lowest);
+      if (costa.loaded()) json.field("min_speedup_vs_costa", lowest_vs_costa);
       json.field("verified", verified);
       json.end_object();
       if (o.json_path.empty()) {
         std::cout << json.text() << "\n";
       } else {
         std::ofstream(o.json_path) << json.text() << "\n";
-        std::printf("%-9s %6s %6s %12s %12s %9s %16s %14s %11s\n", "routine", "N", "block", "scalapack_s", "redist_s",
+        // COSTA's columns follow the existing ones, so that the table without --costa is unchanged.
+        std::printf("%-9s %6s %6s %12s %12s %9s %16s %14s %11s", "routine", "N", "block", "scalapack_s", "redist_s",
                     "speedup", "scalapack_first_s", "first_call_s", "first_ratio");
-        for (const point& p : points)
-          std::printf("%-9s %6d %6d %12.4f %12.4f %8.2fx %16.4f %14.4f %10.2fx\n", p.routine.c_str(), p.n, p.block,
+        if (costa.loaded())
+          std::printf(" %12s %9s %14s %15s", "costa_s", "vs_costa", "costa_first_s", "first_vs_costa");
+        std::printf("\n");
+        for (const point& p : points) {
+          std::printf("%-9s %6d %6d %12.4f %12.4f %8.2fx %16.4f %14.4f %10.2fx", p.routine.c_str(), p.n, p.block,
                       p.scalapack.best, p.redist.best, p.speedup(), p.scalapack_first_call, p.redist_first_call,
-                      p.scalapack_first_call / p.redist_first_call);
+                      p.first_call_speedup());
+          if (costa.loaded())
+            std::printf(" %12.4f %8.2fx %14.4f %14.2fx", p.costa.best, p.speedup_vs_costa(), p.costa_first_call,
+                        p.first_call_speedup_vs_costa());
+          std::printf("\n");
+        }
       }
-      std::printf("SUMMARY scalapack_sweep: %s; min speedup %.2fx; verified %s\n", summary.c_str(), lowest,
-                  verified ? "yes" : "NO");
+      std::string vs_costa;
+      if (costa.loaded()) {
+        char min_item[64];
+        std::snprintf(min_item, sizeof(min_item), "; min speedup vs COSTA %.2fx", lowest_vs_costa);
+        vs_costa = "; vs COSTA: " + summary_vs_costa + min_item;
+      }
+      std::printf("SUMMARY scalapack_sweep: %s; min speedup %.2fx%s; verified %s\n", summary.c_str(), lowest,
+                  vs_costa.c_str(), verified ? "yes" : "NO");
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -138,10 +138,12 @@ def _dtype_of(array, name):
 def transform(comm, a_layout, a, b_layout, b, op="N", alpha=1.0, beta=0.0, *, region=None, strategy="auto"):
     """A = alpha * op(B) + beta * A in one call (plans, executes, discards the plan).
 
-    a and b are this rank's local arrays of a_layout and b_layout (their dtype sets the element type); for
-    repeated transforms keep the plan from make_plan instead.
+    a and b are this rank's local arrays of a_layout and b_layout (their dtype sets the element type). Planned
+    as a one-shot call (make_plan's one_shot=True, as C++ transform()); for repeated transforms keep the plan
+    from make_plan instead.
     """
-    plan = make_plan(comm, a_layout, b_layout, op, _dtype_of(a, "a"), region=region, strategy=strategy)
+    plan = make_plan(comm, a_layout, b_layout, op, _dtype_of(a, "a"), region=region, strategy=strategy,
+                     one_shot=True)
     plan.execute(a, b, alpha, beta)
     return a
 

@@ -115,12 +115,13 @@ class Plan:
 
 def make_plan(comm: MPI.Comm, a: Layout, b: Layout, op: str = "N", dtype: DTypeLike = None, *,
               region: Region = None, strategy: str = "auto", check_consistency: bool = True,
-              num_threads: int = 0, torus: Optional[dict[str, Any]] = None) -> Plan:
+              num_threads: int = 0, torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> Plan:
     """strategy 'torus_routed' needs torus={'shape': '4x2', ...} (mesh, mapping, mode, alpha, beta, gamma,
-    delta, choice, hardware; docs/torus.md)."""
+    delta, choice, hardware; docs/torus.md). one_shot: the plan runs once ('auto' weighs set-up against one
+    execution)."""
 def make_batch_plan(comm: MPI.Comm, jobs: Sequence[Job], *, strategy: str = "auto",
                     check_consistency: bool = True, num_threads: int = 0,
-                    torus: Optional[dict[str, Any]] = None) -> Plan: ...
+                    torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> Plan: ...
 def relabel_targets(comm: MPI.Comm, jobs: Sequence[Job], solver: str = "exact"
                     ) -> Tuple[list[Layout], list[int], dict[str, Union[int, float]]]: ...
 

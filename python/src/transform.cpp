@@ -87,10 +87,11 @@ void set_torus(transform_options& o, const nb::dict& torus) {
 }
 
 transform_options make_options(const std::string& strategy, bool check_consistency, int num_threads,
-                               const std::optional<nb::dict>& torus) {
+                               const std::optional<nb::dict>& torus, bool one_shot) {
   transform_options o;
   o.strategy = parse_exchange_strategy(strategy);
   o.check_consistency = check_consistency;
+  o.one_shot = one_shot;
   if (num_threads < 0) throw nb::value_error("num_threads must be >= 0 (0: the OpenMP default)");
   o.num_threads = num_threads;
   if (torus) set_torus(o, *torus);
@@ -214,39 +215,43 @@ void register_transform(nb::module_& m) {
       "make_plan",
       [](nb::handle comm, const grid_layout& a, const grid_layout& b, const std::string& operation, nb::handle dtype,
          std::optional<std::pair<std::string, std::int64_t>> region, const std::string& strategy,
-         bool check_consistency, int num_threads, std::optional<nb::dict> torus) {
+         bool check_consistency, int num_threads, std::optional<nb::dict> torus, bool one_shot) {
         const MPI_Comm c = communicator(comm);
         std::vector<job_description> jobs;
         transform_options options;
         agree_on_arguments(c, [&] {
           jobs.push_back(job_description{a, b, parse_op(operation), element_type_of_dtype(dtype), parse_region(region)});
-          options = make_options(strategy, check_consistency, num_threads, torus);
+          options = make_options(strategy, check_consistency, num_threads, torus, one_shot);
         });
         nb::gil_scoped_release release;
         return redist::make_plan(c, std::move(jobs), options);
       },
       "comm"_a, "a"_a, "b"_a, "op"_a = "N", "dtype"_a = nb::none(), nb::kw_only(), "region"_a = nb::none(),
       "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0, "torus"_a = nb::none(),
+      "one_shot"_a = false,
       "Plans A = alpha * op(B) + beta * A from layout b to layout a (collective over the mpi4py communicator). "
       "strategy: 'auto', 'point_to_point', 'alltoallv', 'shared_memory', or 'torus_routed' (a transpose of "
       "block-cyclic layouts with equal blocks on one P x Q grid of all ranks, moved in the multi-phase "
       "schedule's rounds, each routed on the torus described by torus=: a dict with 'shape' ('4x2', '8x4x4'; "
       "one node per rank) and optionally 'mesh' (no wrap-around), 'mapping' (dimension order string like 'XY', "
       "an int seed for a random placement, or node_of_rank), 'mode' ('sdr', 'direct', 'auto'), 'alpha', "
-      "'beta', 'gamma', 'delta', 'choice', 'hardware' (docs/torus.md)).");
+      "'beta', 'gamma', 'delta', 'choice', 'hardware' (docs/torus.md)). one_shot: the plan runs once, so 'auto' "
+      "weighs set-up against one execution (point_to_point below 32 MiB sent per rank; transform() sets it).");
 
   m.def(
       "make_batch_plan",
       [](nb::handle comm, std::vector<job_description> jobs, const std::string& strategy, bool check_consistency,
-         int num_threads, std::optional<nb::dict> torus) {
+         int num_threads, std::optional<nb::dict> torus, bool one_shot) {
         const MPI_Comm c = communicator(comm);
         transform_options options;
-        agree_on_arguments(c, [&] { options = make_options(strategy, check_consistency, num_threads, torus); });
+        agree_on_arguments(c, [&] {
+          options = make_options(strategy, check_consistency, num_threads, torus, one_shot);
+        });
         nb::gil_scoped_release release;
         return redist::make_plan(c, std::move(jobs), options);
       },
       "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
-      "torus"_a = nb::none(),
+      "torus"_a = nb::none(), "one_shot"_a = false,
       "Plans a batch of Jobs moved in one communication round (collective).");
 
   m.def(

@@ -112,6 +112,24 @@ def test_statistics_account_for_every_byte():
     assert 0 < sum(stats[p] for p in phases) <= stats["plan_seconds"]
 
 
+def test_one_shot_auto_weighs_set_up_against_one_execution():
+    # 1024 x 1024 doubles from row blocks to column blocks: every rank sends (P - 1) / P of its 8 / P MiB, at
+    # least 1 MiB per rank up to 4 ranks; a repeated plan then streams through a window, a one-shot one not.
+    n = 1024
+    b_layout = redist.block_cyclic(n, n, n // comm.size, n, (comm.size, 1), comm.rank)
+    a_layout = redist.block_cyclic(n, n, n, n // comm.size, (1, comm.size), comm.rank)
+    for one_shot in (False, True):
+        plan = redist.make_plan(comm, a_layout, b_layout, "N", np.float64, one_shot=one_shot)
+        per_rank = comm.allreduce(plan.statistics()["bytes_sent"]) // comm.size
+        shared_from = 32 << 20 if one_shot else 1 << 20
+        expected = "shared_memory" if comm.size > 1 and per_rank >= shared_from else "point_to_point"
+        assert plan.strategy == expected, (one_shot, per_rank)
+        b_global = global_matrix(n, n, np.float64, salt=7)
+        a = a_layout.empty()
+        plan.execute(a, scatter(b_layout, b_global))
+        assert np.array_equal(gather(comm, a_layout, a), b_global)
+
+
 def test_relabel_targets_returns_a_permutation_and_usable_layouts():
     b_layout = redist.block_cyclic(24, 24, 4, 4, (1, comm.size), comm.rank)
     # A's owners are B's rotated by one rank: relabeling can undo the rotation entirely

@@ -2,8 +2,6 @@
 // uses, the chunked (direct) algorithm, and the choice among the algorithms (docs/inplace.md).
 #include "redist/exchange/inplace.hpp"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -14,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../memory/pages.hpp"
 #include "../mpi/agreement.hpp"
 #include "inplace_detail.hpp"
 #include "redist/error.hpp"
@@ -450,42 +449,15 @@ constexpr std::int64_t max_work_bytes = std::int64_t{1} << 30;
 
 }  // namespace
 
-// The work buffer, left uninitialised (zeroing would only add a pass). Buffers of 2 MiB or more are mapped
-// directly on a 2 MiB boundary and offered transparent huge pages: a fresh 4 KiB page costs a fault of several
-// microseconds on first touch, and a call touches its whole buffer, which otherwise costs about as much as
-// streaming the data through it. (Where THP is off, madvise is a no-op: plain pages.)
+// The work buffer, left uninitialised (zeroing would only add a pass), on huge pages where it can be: a call
+// touches its whole buffer, which on 4 KiB pages costs about as much as streaming the data through it.
 class work_buffer {
  public:
-  explicit work_buffer(std::int64_t bytes) : bytes_(static_cast<std::size_t>(bytes)) {
-    if (bytes_ < huge_page) {
-      small_.reset(new std::byte[bytes_]);
-      data_ = small_.get();
-      return;
-    }
-    void* mapped = mmap(nullptr, bytes_ + huge_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mapped == MAP_FAILED) throw std::bad_alloc();
-    auto* first = static_cast<std::byte*>(mapped);
-    data_ = first + (huge_page - reinterpret_cast<std::uintptr_t>(first) % huge_page) % huge_page;
-    // Keep only [data_, data_ + bytes_): the slack on either side is returned at once.
-    if (data_ > first) munmap(first, static_cast<std::size_t>(data_ - first));
-    const std::size_t tail = static_cast<std::size_t>(first + bytes_ + huge_page - (data_ + bytes_));
-    if (tail > 0) munmap(data_ + bytes_, tail);
-#ifdef MADV_HUGEPAGE
-    madvise(data_, bytes_, MADV_HUGEPAGE);
-#endif
-  }
-  ~work_buffer() {
-    if (!small_) munmap(data_, bytes_);
-  }
-  work_buffer(const work_buffer&) = delete;
-  work_buffer& operator=(const work_buffer&) = delete;
-  std::byte* get() const { return data_; }
+  explicit work_buffer(std::int64_t bytes) : data_(memory::allocate_pages(bytes)) {}
+  std::byte* get() const { return data_.get(); }
 
  private:
-  static constexpr std::size_t huge_page = std::size_t{2} << 20;
-  std::size_t bytes_;
-  std::unique_ptr<std::byte[]> small_;
-  std::byte* data_ = nullptr;
+  memory::page_buffer data_;
 };
 
 validated::validated() = default;

@@ -311,8 +311,10 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
     key.reserve(words.size() + 1);
     key.push_back(static_cast<std::int64_t>(element_type_v<T>));
     key.insert(key.end(), words.begin(), words.end());
-    const transform_plan& plan = cached_plan(comm, std::move(key), [&] {
-      return make_plan(comm, {job_description{target, source, op::identity, element_type_v<T>, region}});
+    const transform_plan& plan = cached_plan(comm, std::move(key), [&](bool one_shot) {
+      transform_options options;
+      options.one_shot = one_shot;
+      return make_plan(comm, {job_description{target, source, op::identity, element_type_v<T>, region}}, options);
     });
     std::vector<T> a_copy;
     const T* a_read = A.grid.contains_me() ? unaliased(a, local_array_elements(A.desc, A.grid), b,

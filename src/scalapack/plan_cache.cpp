@@ -15,6 +15,7 @@ template <class Plan>
 struct entry {
   std::vector<std::int64_t> key;
   Plan plan;
+  bool one_shot = false;  // planned for a single call; replaced on the key's next call
 };
 
 // The plans of one communicator.
@@ -33,6 +34,7 @@ std::map<std::uint64_t, communicator_cache*>& live_caches() {
 }
 std::uint64_t next_release_order = 1;
 std::size_t misses = 0;
+std::size_t promotions = 0;
 
 void release(communicator_cache* cache) {
   live_caches().erase(cache->release_order);
@@ -77,7 +79,7 @@ communicator_cache& cache_of(MPI_Comm comm) {
   REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &found, &present));
   if (present) return *static_cast<communicator_cache*>(found);
   std::uint64_t order = next_release_order;
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &order, 1, MPI_UINT64_T, MPI_MAX, comm));
+  REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &order, 1, MPI_UINT64_T, MPI_MAX, comm));
   auto* cache = new communicator_cache;
   cache->release_order = order;
   next_release_order = order + 1;
@@ -90,30 +92,51 @@ communicator_cache& cache_of(MPI_Comm comm) {
   return *cache;
 }
 
+// The entry for `key`, moved to the front, or null.
 template <class Plan>
-const Plan& lookup(std::list<entry<Plan>>& plans, std::vector<std::int64_t> key, const std::function<Plan()>& make,
-                   std::size_t capacity) {
+entry<Plan>* find(std::list<entry<Plan>>& plans, const std::vector<std::int64_t>& key) {
   for (auto it = plans.begin(); it != plans.end(); ++it)
     if (it->key == key) {
       plans.splice(plans.begin(), plans, it);
-      return plans.front().plan;
+      return &plans.front();
     }
-  Plan plan = make();
+  return nullptr;
+}
+
+template <class Plan>
+entry<Plan>& insert(std::list<entry<Plan>>& plans, std::vector<std::int64_t> key, Plan plan, std::size_t capacity) {
   ++misses;
   if (plans.size() == capacity) plans.pop_back();
   plans.push_front(entry<Plan>{std::move(key), std::move(plan)});
-  return plans.front().plan;
+  return plans.front();
 }
 
 }  // namespace
 
 const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
-                                  const std::function<transform_plan()>& make) {
-  return lookup(cache_of(comm).transforms, std::move(key), make, plan_cache_capacity);
+                                  const std::function<transform_plan(bool one_shot)>& make) {
+  auto& plans = cache_of(comm).transforms;
+  if (entry<transform_plan>* found = find(plans, key)) {
+    if (found->one_shot) {
+      // Built before it replaces anything: if planning fails (on every rank alike), the one-shot plan stays.
+      transform_plan repeated = make(false);
+      found->plan = std::move(repeated);
+      found->one_shot = false;
+      ++promotions;
+    }
+    return found->plan;
+  }
+  entry<transform_plan>& made = insert(plans, std::move(key), make(true), plan_cache_capacity);
+  // Only a point_to_point plan may differ from the repeated-call plan (a one-shot plan takes shared_memory
+  // only where repeated calls take it too). The strategy is agreed, so all ranks mark alike.
+  made.one_shot = made.plan.strategy() == exchange_strategy::point_to_point;
+  return made.plan;
 }
 
 const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key, const std::function<gemm_plan()>& make) {
-  return lookup(cache_of(comm).gemms, std::move(key), make, gemm_plan_cache_capacity);
+  auto& plans = cache_of(comm).gemms;
+  if (entry<gemm_plan>* found = find(plans, key)) return found->plan;
+  return insert(plans, std::move(key), make(), gemm_plan_cache_capacity).plan;
 }
 
 std::size_t cached_plan_count() {
@@ -123,5 +146,6 @@ std::size_t cached_plan_count() {
 }
 
 std::size_t plans_made() { return misses; }
+std::size_t plans_promoted() { return promotions; }
 
 }  // namespace redist::scalapack

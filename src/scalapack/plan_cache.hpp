@@ -29,13 +29,21 @@ inline constexpr std::size_t gemm_plan_cache_capacity = 4;
 // The plan cached on `comm` for `key`, or the one `make` builds (collective over comm) and caches, evicting the
 // least recently used plan of the same kind on comm beyond its capacity. The first call on a communicator is
 // collective over it (the caches agree on their release order).
+// A transform key's first call is planned as a one-shot call: `make(true)` builds the plan with
+// transform_options::one_shot, whose `automatic` takes point_to_point unless the messages are large (no node
+// communicator, no shared window: below one_shot_window_bytes per rank they cost more to create than one
+// execution saves). If it did, the key's second call shows the call repeats: it replaces that plan, once, with
+// the one `make(false)` builds, which later calls amortise (for messages under 1 MiB per rank, the same
+// point_to_point plan again). Both builds are collective, as hits and misses are.
 const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
-                                  const std::function<transform_plan()>& make);
+                                  const std::function<transform_plan(bool one_shot)>& make);
 const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<gemm_plan()>& make);
 
-// Plans of both kinds in all caches now, and plans built since the program started (cache misses; for tests).
+// Plans of both kinds in all caches now, plans built since the program started for keys not cached (cache
+// misses), and one-shot plans replaced on a key's second call (for tests).
 std::size_t cached_plan_count();
 std::size_t plans_made();
+std::size_t plans_promoted();
 
 }  // namespace redist::scalapack

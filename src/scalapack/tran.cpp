@@ -104,8 +104,11 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
     for (int r = 0; r < nranks; ++r)  // one plan for every alpha and beta
       for (const std::size_t scalar : {offsetof(rank_record, alpha), offsetof(rank_record, beta)})
         for (int w = 0; w < 2; ++w) key[static_cast<size_t>(2 + r * record_words + word_at(scalar) + w)] = 0;
-    const transform_plan& plan =
-        cached_plan(comm, std::move(key), [&] { return make_plan(comm, target, source, operation, element_type_v<T>); });
+    const transform_plan& plan = cached_plan(comm, std::move(key), [&](bool one_shot) {
+      transform_options options;
+      options.one_shot = one_shot;
+      return make_plan(comm, target, source, operation, element_type_v<T>, options);
+    });
     std::vector<T> a_copy;
     const T* a_read = unaliased(a, local_array_elements(da, grid), c, local_array_elements(dc, grid), a_copy);
     plan.execute(c, a_read, alpha, beta);

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "../mpi/agreement.hpp"
+#include "../memory/pages.hpp"
 #include "../mpi/compat.hpp"
 #include "redist/error.hpp"
 #include "redist/transform/detail/node_buffer_registry.hpp"
@@ -273,12 +274,14 @@ void transform_plan::impl::setup_exchange() {
   strategy = options.strategy;
   if (strategy == exchange_strategy::automatic) {
     // Shared memory saves two copies per byte when peers share the node; it pays off once messages are
-    // large enough to amortise the two node barriers. Decided collectively so that all ranks agree.
+    // large enough to amortise the two node barriers, and for a single execution once they are large enough
+    // to amortise the window's creation too. Decided collectively so that all ranks agree.
     std::int64_t total = 0;
-    REDIST_MPI_CHECK(MPI_Allreduce(&send_bytes, &total, 1, MPI_INT64_T, MPI_SUM, comm.get()));
+    REDIST_MPI_CHECK(mpi::allreduce_yielding(&send_bytes, &total, 1, MPI_INT64_T, MPI_SUM, comm.get()));
     const std::int64_t per_rank = total / std::max(nranks, 1);
-    strategy = nranks > 1 && per_rank >= (std::int64_t(1) << 20) ? exchange_strategy::shared_memory
-                                                                  : exchange_strategy::point_to_point;
+    const std::int64_t shared_from = options.one_shot ? one_shot_window_bytes : std::int64_t(1) << 20;
+    strategy = nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory
+                                                     : exchange_strategy::point_to_point;
   }
   // Without MPI-4 large counts, whether some rank's messages exceed int (then MPI_Alltoallw carries them):
   // decided here, the same on every rank. The totals bound every count and displacement.
@@ -311,14 +314,10 @@ void transform_plan::impl::setup_exchange() {
   const std::int64_t private_send = send_bytes - node_send_bytes;
   const std::int64_t private_recv = recv_bytes - node_recv_bytes;
   // Touched here so that page faults are paid by planning, not by the first execution.
-  if (private_send > 0) {
-    send_buffer.reset(new std::byte[static_cast<size_t>(private_send)]);
-    std::memset(send_buffer.get(), 0, static_cast<size_t>(private_send));
-  }
-  if (private_recv > 0) {
-    recv_buffer.reset(new std::byte[static_cast<size_t>(private_recv)]);
-    std::memset(recv_buffer.get(), 0, static_cast<size_t>(private_recv));
-  }
+  send_buffer = memory::allocate_pages(private_send);
+  memory::touch_pages(send_buffer.get(), private_send);
+  recv_buffer = memory::allocate_pages(private_recv);
+  memory::touch_pages(recv_buffer.get(), private_recv);
   stats.plan_buffers_seconds = buffers_started.elapsed();
   choose_stores();
   // Message offsets inside the private buffers skip messages that go through the window.
@@ -413,12 +412,12 @@ void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
     // Both ends of a stream must cut it alike, so the inputs are agreed over the node: the largest thread
     // count, and the CPUs the node's ranks may run on (the union of their affinity masks).
     std::int64_t threads = options.num_threads > 0 ? options.num_threads : omp_get_max_threads();
-    REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &threads, 1, MPI_INT64_T, MPI_MAX, node_comm.get()));
+    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &threads, 1, MPI_INT64_T, MPI_MAX, node_comm.get()));
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
     if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) CPU_ZERO(&cpus);
     static_assert(sizeof(cpu_set_t) % sizeof(unsigned long) == 0, "cpu_set_t is a bit array of longs");
-    REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof(cpus) / sizeof(unsigned long)),
+    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof(cpus) / sizeof(unsigned long)),
                                    MPI_UNSIGNED_LONG, MPI_BOR, node_comm.get()));
     const std::int64_t node_cpus = CPU_COUNT(&cpus);
     // 256 KiB per thread keeps a chunk in the cache between packing and unpacking. When the node runs
@@ -500,7 +499,7 @@ void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
   my_segment = base;
   stats.window_bytes = segment_bytes;
   REDIST_MPI_CHECK(MPI_Win_sync(window));
-  REDIST_MPI_CHECK(MPI_Barrier(node_comm.get()));
+  REDIST_MPI_CHECK(mpi::barrier_yielding(node_comm.get()));
   REDIST_MPI_CHECK(MPI_Win_sync(window));
 
   auto segment_of = [&](int peer_node_rank) {
@@ -588,7 +587,7 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
     throw invalid_argument(problem);
   } else if (shared) {
     REDIST_MPI_CHECK(MPI_Win_sync(window));
-    REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, source_tokens.data(), static_cast<int>(source_tokens.size()),
+    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, source_tokens.data(), static_cast<int>(source_tokens.size()),
                                    MPI_UINT64_T, MPI_MIN, node_comm.get()));
   }
   // Jobs whose B sits in one node_buffer on every rank: node peers read it directly.
@@ -691,8 +690,7 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
     if (arrived == recv_requests.size()) return false;
     int which = MPI_UNDEFINED, flag = 0;
     if (wait) {
-      REDIST_MPI_CHECK(MPI_Waitany(static_cast<int>(recv_requests.size()), recv_requests.data(), &which,
-                                   MPI_STATUS_IGNORE));
+      REDIST_MPI_CHECK(mpi::wait_any_yielding(static_cast<int>(recv_requests.size()), recv_requests.data(), &which));
     } else {
       REDIST_MPI_CHECK(MPI_Testany(static_cast<int>(recv_requests.size()), recv_requests.data(), &which, &flag,
                                    MPI_STATUS_IGNORE));
@@ -710,11 +708,11 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
   while (unpack_next_arrival(true)) {
   }
   if (!send_requests.empty())
-    REDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(send_requests.size()), send_requests.data(), MPI_STATUSES_IGNORE));
+    REDIST_MPI_CHECK(mpi::wait_all_yielding(static_cast<int>(send_requests.size()), send_requests.data()));
   if (any_direct) {
     // Node peers read this rank's B until here: the caller may modify B once execute returns.
     REDIST_MPI_CHECK(MPI_Win_sync(window));
-    REDIST_MPI_CHECK(MPI_Barrier(node_comm.get()));
+    REDIST_MPI_CHECK(mpi::barrier_yielding(node_comm.get()));
   }
 }
 

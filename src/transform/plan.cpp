@@ -350,15 +350,16 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
              (static_cast<std::uint64_t>(j.region.diagonal) * 131u);
   }
   if (options.check_consistency)
-    hash = (hash * 1000003u ^ static_cast<std::uint64_t>(options.strategy) ^ jobs.size()) * 1000003u ^
-           static_cast<std::uint64_t>(options.stream_chunk_bytes);
+    hash = ((hash * 1000003u ^ static_cast<std::uint64_t>(options.strategy) ^ jobs.size()) * 1000003u ^
+            static_cast<std::uint64_t>(options.stream_chunk_bytes)) * 1000003u ^
+           (options.one_shot ? 1u : 0u);
   // check_consistency itself must be the same everywhere: a rank without the check would skip the execute
   // agreement the others wait in.
   const std::size_t checking_min = agreed.reduce_min(options.check_consistency ? 1 : 0);
   const std::size_t checking_max = agreed.reduce_max(options.check_consistency ? 1 : 0);
   if (options.check_consistency)
     agreed.require_same(hash,
-                        "ranks passed different global descriptions (layouts, ops, element types or strategy) to "
+                        "ranks passed different global descriptions (layouts, ops, element types, strategy or one_shot) to "
                         "make_plan; every rank must describe the same splits, owners and jobs");
   agreed.conclude();
   if (agreed.min(checking_min) != agreed.max(checking_max))

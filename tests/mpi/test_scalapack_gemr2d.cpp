@@ -99,7 +99,7 @@ void random_cases(std::uint64_t seed, int cases, int calls = 1) {
              std::to_string(shape_b.second) + " global " + std::to_string(global_shape.first) + "x" +
              std::to_string(global_shape.second);
     };
-    const std::size_t made_before = sl::plans_made();
+    const std::size_t made_before = sl::plans_made(), promoted_before = sl::plans_promoted();
     for (int call = 0; call < calls; ++call) {
       std::vector<T> b = make_local<T>(cb, gb, descb, 1);
       std::vector<T> reference = b;
@@ -108,6 +108,9 @@ void random_cases(std::uint64_t seed, int cases, int calls = 1) {
                           global.context);
       // Plans are cached on the global context's communicator, new in this case.
       const std::size_t made = sl::plans_made() - made_before, expected_made = m > 0 && n > 0 ? 1 : 0;
+      // The first call's one-shot plan is replaced by a repeated call's plan on the second call, once.
+      const std::size_t promoted = sl::plans_promoted() - promoted_before,
+                        expected_promoted = m > 0 && n > 0 && call > 0 ? 1 : 0;
 
       std::int64_t wrong = 0, differ = 0;
       if (gb.holds_me()) {
@@ -132,6 +135,8 @@ void random_cases(std::uint64_t seed, int cases, int calls = 1) {
       EXPECT_EQ(global_sum(wrong), 0) << where() << " call " << call;
       EXPECT_EQ(global_sum(differ), 0) << where() << " call " << call << " (against the reference pdgemr2d)";
       EXPECT_TRUE(all_ranks(made == expected_made)) << where() << " call " << call << ": " << made << " plan(s) built";
+      EXPECT_TRUE(all_ranks(promoted == expected_promoted))
+          << where() << " call " << call << ": " << promoted << " one-shot plan(s) replaced";
     }
   }
 }
@@ -144,8 +149,8 @@ TEST(ScalapackGemr2d, RandomCasesFloat) { random_cases<float>(7103, 5); }
 TEST(ScalapackGemr2d, RandomCasesComplexFloat) { random_cases<std::complex<float>>(7104, 5); }
 TEST(ScalapackGemr2d, RandomCasesComplexDouble) { random_cases<std::complex<double>>(7105, 5); }
 
-// The same call repeated reuses its plan (no other is built) and stays correct (the cache is keyed by
-// everything the ranks agreed on).
+// The same call repeated reuses its plan (no other is built; the first call's one-shot plan is replaced once,
+// on the second call) and stays correct (the cache is keyed by everything the ranks agreed on).
 TEST(ScalapackGemr2d, RepeatedCallsReusePlans) { random_cases<double>(7106, 4, 3); }
 
 // Wrong arguments are reported (PXERBLA, as ScaLAPACK does) and nothing is written on any rank, also when

@@ -279,6 +279,45 @@ TEST(Transform, LargerBlockCyclicEveryStrategy) {
   }
 }
 
+// `automatic` with one_shot weighs the shared window's set-up against one execution: between 1 MiB and
+// one_shot_window_bytes per rank a repeated plan takes shared_memory and a one-shot plan point_to_point.
+// The choice is checked against the rule on the agreed volume; both plans must give the reference result.
+TEST(Transform, OneShotAutomaticWeighsSetUp) {
+  const int nranks = world_size(), me = world_rank();
+  block_cyclic_params pb, pa;
+  pb.m = pb.n = pa.m = pa.n = 2048;  // 32 MiB of doubles: 4-16 MiB per rank at 2-8 ranks
+  pb.mb = pb.nb = 32;
+  pa.mb = pa.nb = 128;
+  int pr = 1;
+  while ((pr + 1) * (pr + 1) <= nranks) ++pr;
+  pb.proc_rows = pa.proc_rows = pr;
+  pb.proc_cols = pa.proc_cols = nranks / pr;
+  bool differed = false;
+  for (const bool one_shot : {false, true}) {
+    job_data<double> d;
+    d.a_layout = block_cyclic(pa, me);
+    d.b_layout = block_cyclic(pb, me);
+    d.operation = op::transpose;
+    d.alpha = 1.0;
+    d.beta = 0.0;
+    fill(d, 5, 6, true);
+    transform_options opt;
+    opt.one_shot = one_shot;
+    auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+    const std::int64_t per_rank = global_sum(plan.statistics().bytes_sent) / nranks;
+    const std::int64_t shared_from = one_shot ? one_shot_window_bytes : std::int64_t(1) << 20;
+    const exchange_strategy expected =
+        nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory : exchange_strategy::point_to_point;
+    EXPECT_EQ(plan.strategy(), expected) << "one_shot " << one_shot << ", " << per_rank << " bytes sent per rank";
+    differed = differed || (one_shot && nranks > 1 && per_rank >= (std::int64_t(1) << 20) &&
+                            plan.strategy() == exchange_strategy::point_to_point);
+    plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+    EXPECT_EQ(global_sum(count_errors(d)), 0) << "one_shot " << one_shot;
+  }
+  // The case is sized so that the two choices differ whenever ranks exchange at all.
+  if (nranks > 1) EXPECT_TRUE(differed);
+}
+
 // B in a node_buffer: node peers read it directly (one copy) when every rank of the node has its B in
 // the same buffer and B's storage is regular; otherwise the job falls back to packing. Both must give
 // the reference result. Modes: 0 every rank's B at the start of its segment, 1 rank 0's B private (the

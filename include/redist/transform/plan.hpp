@@ -66,7 +66,20 @@ struct transform_options {
   // redist/torus/exchange.hpp), and how the rounds are routed. Must be the same on all ranks.
   std::shared_ptr<const torus::machine> torus;
   torus::routing_options torus_routing{};
+  // The plan is expected to run once (plan + one execution, as transform() and the ScaLAPACK drop-in's first
+  // call of a key do): `automatic` then weighs set-up against that one execution. It takes point_to_point
+  // below one_shot_window_bytes per rank (on average), where a node communicator and a shared window cost
+  // more to create than they save in one execution, and otherwise what it takes for repeated executions.
+  // Must be the same on all ranks.
+  bool one_shot = false;
 };
+
+// Bytes per rank from which a one-shot `automatic` plan still streams through a shared window: below it, the
+// window's fixed set-up (a node communicator and MPI_Win_allocate_shared, 0.12-0.2 s on 4 ranks sharing 2
+// cores) costs more than touching point_to_point's private buffers (about 2 ms per MB sent, send and receive
+// buffers); measured break-even there at 50-60 MB, taken lower since the window's collectives cost less on
+// dedicated cores.
+inline constexpr std::int64_t one_shot_window_bytes = std::int64_t(32) << 20;
 
 // The elements of A a job writes (and of op(B) it reads): all of them, or a trapezoid cut by a diagonal,
 // in A's global indices i (row) and j (column), 0-based: `upper` keeps j - i >= diagonal, `lower` keeps
@@ -178,13 +191,12 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
 transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation, element_type type,
                          const transform_options& options = {});
 
-// One-shot convenience: plan, execute once, discard. `automatic` means point_to_point here: a shared
-// window costs more to create than one execution saves.
+// One-shot convenience: plan, execute once, discard (planned with transform_options::one_shot).
 template <class T>
 void transform(MPI_Comm comm, const grid_layout& a_layout, T* a, const grid_layout& b_layout, const T* b, op operation,
                T alpha, T beta, const transform_options& options = {}) {
   transform_options o = options;
-  if (o.strategy == exchange_strategy::automatic) o.strategy = exchange_strategy::point_to_point;
+  o.one_shot = true;
   make_plan(comm, a_layout, b_layout, operation, element_type_v<T>, o).execute(a, b, alpha, beta);
 }
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -43,9 +44,9 @@ struct transform_plan::impl {
   std::int64_t send_bytes = 0, recv_bytes = 0;
   plan_statistics stats;
 
-  // Message buffers, allocated once and reused by every execution (a plan is not meant to be executed
-  // by two threads at once).
-  std::unique_ptr<std::byte[]> send_buffer, recv_buffer;
+  // Message buffers, allocated once (on huge pages where they can be: src/memory/pages.hpp) and reused by
+  // every execution (a plan is not meant to be executed by two threads at once).
+  std::unique_ptr<std::byte, void (*)(void*)> send_buffer{nullptr, std::free}, recv_buffer{nullptr, std::free};
 
   // shared_memory strategy. Messages to and from node peers stream through a ring of `ring_slots` slots
   // in the sender's window segment, chunk by chunk: the receiver unpacks a chunk while it is still in
