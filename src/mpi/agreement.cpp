@@ -99,13 +99,10 @@ void agreement::conclude() {
   std::vector<std::int64_t> all = {failed() ? me : nranks, check_hash_ ? as_word(hash_) : neutral,
                                    check_hash_ ? as_word(~hash_) : neutral};
   all.insert(all.end(), words_.begin(), words_.end());
-  // Non-blocking, completed while yielding the core (wait_yielding): every collective entry point pays this
+  // Completed while yielding the core: every collective entry point pays this
   // reduction, on oversubscribed nodes mostly in scheduler time slices when it blocks.
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int started =
-      MPI_Iallreduce(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_INT64_T, MPI_MIN, comm_, &request);
-  check(started != MPI_SUCCESS ? started : wait_yielding(request),
-        "MPI_Iallreduce(the agreement) and its completion");
+  REDIST_MPI_CHECK(
+      allreduce_yielding(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_INT64_T, MPI_MIN, comm_));
   std::copy(all.begin() + 3, all.end(), words_.begin());
   const int first_failing = static_cast<int>(all[0]);
   if (first_failing < nranks) {

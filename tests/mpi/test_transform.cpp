@@ -8,6 +8,7 @@
 
 #include <complex>
 #include <cstring>
+#include <utility>
 
 #include "mpi_test_support.hpp"
 #include "random_layouts.hpp"
@@ -237,18 +238,25 @@ TEST(Transform, RandomLayoutsComplexFloat) { random_single_jobs<std::complex<flo
 TEST(Transform, RandomLayoutsInt32Copy) { random_single_jobs<std::int32_t>(1005, 4, 21); }
 TEST(Transform, RandomLayoutsInt64Copy) { random_single_jobs<std::int64_t>(1006, 4, 21); }
 
+// The COSTA paper's scenario on an n x n matrix: B in 32 x 32 blocks, A in 128 x 128 blocks, both on the
+// squarest grid of nranks ranks.
+static std::pair<block_cyclic_params, block_cyclic_params> paper_blocks(std::int64_t n, int nranks) {
+  block_cyclic_params pb, pa;
+  pb.m = pb.n = pa.m = pa.n = n;
+  pb.mb = pb.nb = 32;
+  pa.mb = pa.nb = 128;
+  int pr = 1;
+  while ((pr + 1) * (pr + 1) <= nranks) ++pr;
+  pb.proc_rows = pa.proc_rows = pr;
+  pb.proc_cols = pa.proc_cols = nranks / pr;
+  return {pb, pa};
+}
+
 TEST(Transform, LargerBlockCyclicEveryStrategy) {
   const int nranks = world_size(), me = world_rank();
   // The paper's scenario in small: 32 -> 128 blocks, and a transpose with beta = 1.
   for (int s = 1; s <= 3; ++s) {
-    block_cyclic_params pb, pa;
-    pb.m = pb.n = pa.m = pa.n = 300;
-    pb.mb = pb.nb = 32;
-    pa.mb = pa.nb = 128;
-    int pr = 1;
-    while ((pr + 1) * (pr + 1) <= nranks) ++pr;
-    pb.proc_rows = pa.proc_rows = pr;
-    pb.proc_cols = pa.proc_cols = nranks / pr;
+    auto [pb, pa] = paper_blocks(300, nranks);
     pa.ordering = grid_order::col_major;
     for (op o : {op::identity, op::transpose}) {
       job_data<double> d;
@@ -284,14 +292,7 @@ TEST(Transform, LargerBlockCyclicEveryStrategy) {
 // The choice is checked against the rule on the agreed volume; both plans must give the reference result.
 TEST(Transform, OneShotAutomaticWeighsSetUp) {
   const int nranks = world_size(), me = world_rank();
-  block_cyclic_params pb, pa;
-  pb.m = pb.n = pa.m = pa.n = 2048;  // 32 MiB of doubles: 4-16 MiB per rank at 2-8 ranks
-  pb.mb = pb.nb = 32;
-  pa.mb = pa.nb = 128;
-  int pr = 1;
-  while ((pr + 1) * (pr + 1) <= nranks) ++pr;
-  pb.proc_rows = pa.proc_rows = pr;
-  pb.proc_cols = pa.proc_cols = nranks / pr;
+  const auto [pb, pa] = paper_blocks(2048, nranks);  // 32 MiB of doubles: 4-16 MiB per rank at 2-8 ranks
   bool differed = false;
   for (const bool one_shot : {false, true}) {
     job_data<double> d;

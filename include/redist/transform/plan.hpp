@@ -75,10 +75,10 @@ struct transform_options {
 };
 
 // Bytes per rank from which a one-shot `automatic` plan still streams through a shared window: below it, the
-// window's fixed set-up (a node communicator and MPI_Win_allocate_shared, 0.12-0.2 s on 4 ranks sharing 2
-// cores) costs more than touching point_to_point's private buffers (about 2 ms per MB sent, send and receive
-// buffers); measured break-even there at 50-60 MB, taken lower since the window's collectives cost less on
-// dedicated cores.
+// window's mostly fixed set-up (a node communicator and MPI_Win_allocate_shared, 0.12-0.26 s on 4 ranks
+// sharing 2 cores) costs more than point_to_point's private buffers (on huge pages 0.01-0.02 s for 24 MB sent
+// per rank). At 96 MB per rank the drop-in's first call was slower with point_to_point (pdgemr2d N = 8000:
+// 0.90 s against 0.61 s), whose buffers are then twice the data; bench/results/first_call.md.
 inline constexpr std::int64_t one_shot_window_bytes = std::int64_t(32) << 20;
 
 // The elements of A a job writes (and of op(B) it reads): all of them, or a trapezoid cut by a diagonal,
