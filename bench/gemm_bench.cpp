@@ -1,7 +1,14 @@
 // gemm_bench: ScaLAPACK's pdgemm against redist's multiply on the same block-cyclic matrices, in the same run.
 //
 //   mpiexec.mpich -n 4 bench_gemm_bench [--shapes square1500,tall400x30000,...] [--block 128] [--reps 3]
-//                                        [--json out.json]
+//                                        [--json out.json] [--cosma /path/to/libcosma_prefixed_pxgemm.so]
+//
+// --cosma adds COSMA (github eth-cscs/COSMA, built separately: never a build dependency) as a third library:
+// its ScaLAPACK-API library is dlopen()ed at run time and cosma_pdgemm_ (or, from libcosma_pxgemm.so, its own
+// pdgemm_) is timed like the other two (first call, then --reps repetitions), in the order ScaLAPACK, COSMA,
+// redist at every shape, into its own C, which is compared element by element with ScaLAPACK's. Without --cosma
+// nothing is loaded and the output is unchanged. (COSMA_DIM_THRESHOLD above 0 would make COSMA hand shapes
+// with a dimension below it to ScaLAPACK's pdgemm_; its default, 0, never does.)
 //
 // Shapes: NAME=MxNxK or the predefined names square1500, square2000, square4000, largek (1000x1000x100000),
 // tall (400x400x30000), largem (30000x400x400), flat (2000x2000x200); default: square1500,tall,largem,flat.
@@ -27,6 +34,7 @@
 #include <vector>
 
 #include "baseline.hpp"
+#include "peers.hpp"
 #include "redist/redist.h"
 #include "redist/redist.hpp"
 
@@ -53,6 +61,7 @@ struct bench_options {
   int block = 128;
   int repetitions = 3;
   std::string json_path;
+  std::string cosma_path;  // empty: no COSMA
 };
 
 shape parse_shape(const std::string& text) {
@@ -90,8 +99,10 @@ bench_options parse(int argc, char** argv) {
       o.repetitions = parse_positive_int(next(), "--reps");
     else if (arg == "--json")
       o.json_path = next();
+    else if (arg == "--cosma")
+      o.cosma_path = next();
     else
-      throw std::invalid_argument("unknown argument '" + arg + "' (--shapes, --block, --reps, --json)");
+      throw std::invalid_argument("unknown argument '" + arg + "' (--shapes, --block, --reps, --json, --cosma)");
   }
   size_t start = 0;
   while (start <= shapes.size()) {
@@ -105,15 +116,40 @@ bench_options parse(int argc, char** argv) {
   return o;
 }
 
+// COSMA (github eth-cscs/COSMA): cosma_pdgemm_ from libcosma_prefixed_pxgemm.so, or its own pdgemm_ from
+// libcosma_pxgemm.so, loaded at run time (peers.hpp).
+struct cosma_library {
+  using pdgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*,
+                             const double*, const int*, const int*, const int*, const double*, const int*,
+                             const int*, const int*, const double*, double*, const int*, const int*, const int*);
+  peer_library library;
+  pdgemm_fn pdgemm = nullptr;
+  std::string pdgemm_symbol;
+  bool loaded() const noexcept { return library.loaded(); }
+  const std::string& path() const noexcept { return library.path(); }
+};
+
+// Empty path: nothing loaded.
+cosma_library load_cosma(const std::string& path) {
+  cosma_library cosma;
+  if (path.empty()) return cosma;
+  cosma.library = peer_library("--cosma", path);
+  cosma.pdgemm = reinterpret_cast<cosma_library::pdgemm_fn>(cosma.library.symbol(
+      {"cosma_pdgemm_", "pdgemm_"}, reinterpret_cast<const void*>(&pdgemm_), cosma.pdgemm_symbol));
+  return cosma;
+}
+
 // Small exact values, so that sums of products differ between libraries only by rounding order.
 double a_value(std::int64_t i, std::int64_t j) { return static_cast<double>((i * 7 + j * 13) % 17 - 8) / 8.0; }
 double b_value(std::int64_t i, std::int64_t j) { return static_cast<double>((i * 11 + j * 5) % 19 - 9) / 8.0; }
 
 struct result {
   shape s;
-  timing scalapack, redist;
+  timing scalapack, cosma, redist;  // cosma: empty without --cosma
   double redist_first_call = 0;
+  double cosma_first_call = 0;      // COSMA's first call on this data
   std::int64_t mismatches = 0;
+  std::int64_t cosma_mismatches = 0;  // COSMA's C against ScaLAPACK's
   double max_difference = 0;
   redist::gemm_statistics stats;
   std::int64_t transform_bytes_max = 0;     // max over ranks of bytes sent by the transforms in and out
@@ -121,6 +157,7 @@ struct result {
   double scalapack_elements_per_rank = 0;   // SUMMA on the P x Q grid: panels of A and B a rank receives
   double percent_of_peak = 0;               // redist's flop rate per rank / the single-rank BLAS rate
   double speedup() const { return scalapack.best / redist.best; }
+  double speedup_vs_cosma() const { return cosma.best / redist.best; }
 };
 
 // GFLOP/s of one rank's dgemm while every rank multiplies at once (the rate a rank can reach in the run).
@@ -140,7 +177,8 @@ double single_rank_blas_rate() {
   return 2.0 * size * size * static_cast<double>(size) / slowest / 1e9;
 }
 
-result run_shape(const blacs_grid& grid, const shape& s, int block, int repetitions, double blas_rate) {
+result run_shape(const blacs_grid& grid, const cosma_library& cosma, const shape& s, int block, int repetitions,
+                 double blas_rate) {
   result out;
   out.s = s;
   distributed_matrix a = make_matrix(grid, s.m, s.k, block, block);
@@ -160,20 +198,38 @@ result run_shape(const blacs_grid& grid, const shape& s, int block, int repetiti
     redist_pdgemm("N", "N", &s.m, &s.n, &s.k, &alpha, a.data(), &one, &one, a.desc.data(), b.data(), &one, &one,
                   b.desc.data(), &beta, c_redist.data(), &one, &one, c_redist.desc.data());
   };
+  // Element-by-element comparison with ScaLAPACK's C (tolerance: k products of values below 1.2 in magnitude):
+  // elements over the tolerance summed over ranks, and the largest difference on this rank.
+  const double tolerance = 1e-12 * s.k;
+  auto compare = [&](const distributed_matrix& c, double& largest) {
+    std::int64_t mismatches = 0, total = 0;
+    largest = 0;
+    for (size_t x = 0; x < c.local.size(); ++x) {
+      const double d = std::abs(c.local[x] - c_scalapack.local[x]);
+      largest = std::max(largest, d);
+      if (!(d <= tolerance)) ++mismatches;
+    }
+    MPI_Allreduce(&mismatches, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+    return total;
+  };
   out.scalapack = time_repeated(MPI_COMM_WORLD, repetitions, reset, call_scalapack);
+  // The order ScaLAPACK, COSMA, redist is the same at every shape. COSMA's C exists only while COSMA runs.
+  if (cosma.loaded()) {
+    distributed_matrix c_cosma = make_matrix(grid, s.m, s.n, block, block);
+    auto call_cosma = [&] {
+      cosma.pdgemm("N", "N", &s.m, &s.n, &s.k, &alpha, a.data(), &one, &one, a.desc.data(), b.data(), &one, &one,
+                   b.desc.data(), &beta, c_cosma.data(), &one, &one, c_cosma.desc.data());
+    };
+    out.cosma_first_call = time_once(MPI_COMM_WORLD, call_cosma);
+    out.cosma = time_repeated(MPI_COMM_WORLD, repetitions, reset, call_cosma);
+    double largest = 0;
+    out.cosma_mismatches = compare(c_cosma, largest);
+  }
   out.redist_first_call = time_once(MPI_COMM_WORLD, call_redist);
   out.redist = time_repeated(MPI_COMM_WORLD, repetitions, reset, call_redist);
 
-  // Element-by-element comparison (tolerance: k products of values below 1.2 in magnitude).
-  const double tolerance = 1e-12 * s.k;
-  std::int64_t mismatches = 0;
   double largest = 0;
-  for (size_t x = 0; x < c_redist.local.size(); ++x) {
-    const double d = std::abs(c_redist.local[x] - c_scalapack.local[x]);
-    largest = std::max(largest, d);
-    if (!(d <= tolerance)) ++mismatches;
-  }
-  MPI_Allreduce(&mismatches, &out.mismatches, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
+  out.mismatches = compare(c_redist, largest);
   MPI_Allreduce(&largest, &out.max_difference, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 
   // The same multiply as a C++ plan, for its statistics (the drop-in's cached plan is built the same way).
@@ -199,6 +255,7 @@ int main(int argc, char** argv) {
   int status = 0;
   try {
     const bench_options o = parse(argc, argv);
+    const cosma_library cosma = load_cosma(o.cosma_path);
     const int ranks = world_size();
     int rows = 1;
     for (int r = 1; r * r <= ranks; ++r)
@@ -208,9 +265,14 @@ int main(int argc, char** argv) {
     {
       blacs_grid grid(rows, ranks / rows, redist::grid_order::row_major);
       for (const shape& s : o.shapes) {
-        results.push_back(run_shape(grid, s, o.block, o.repetitions, blas_rate));
+        results.push_back(run_shape(grid, cosma, s, o.block, o.repetitions, blas_rate));
         const result& r = results.back();
-        if (world_rank() == 0)
+        if (world_rank() == 0 && cosma.loaded())
+          std::fprintf(stderr,
+                       "  %s %dx%dx%d: ScaLAPACK %.4f s, COSMA %.4f s, redist %.4f s (%.2fx, %.2fx vs COSMA), %s\n",
+                       s.name.c_str(), s.m, s.n, s.k, r.scalapack.best, r.cosma.best, r.redist.best, r.speedup(),
+                       r.speedup_vs_cosma(), r.stats.schedule.describe().c_str());
+        else if (world_rank() == 0)
           std::fprintf(stderr, "  %s %dx%dx%d: ScaLAPACK %.4f s, redist %.4f s (%.2fx), %s\n", s.name.c_str(), s.m,
                        s.n, s.k, r.scalapack.best, r.redist.best, r.speedup(), r.stats.schedule.describe().c_str());
       }
@@ -225,9 +287,14 @@ int main(int argc, char** argv) {
       json.field("block", o.block);
       json.field("repetitions", o.repetitions);
       json.field("single_rank_blas_gflops", blas_rate);
+      if (cosma.loaded()) {
+        json.field("cosma_library", cosma.path());
+        json.field("cosma_pdgemm_symbol", cosma.pdgemm_symbol);
+      }
       json.key("shapes").begin_array();
       bool verified = true;
-      std::string summary;
+      double lowest_vs_cosma = 1e300;
+      std::string summary, summary_vs_cosma;
       for (const result& r : results) {
         const redist::gemm_schedule& sc = r.stats.schedule;
         json.begin_object();
@@ -257,31 +324,60 @@ int main(int argc, char** argv) {
         json.field("percent_of_single_rank_peak", r.percent_of_peak);
         json.field("mismatches", r.mismatches);
         json.field("max_difference", r.max_difference);
+        if (cosma.loaded()) {
+          json.field("cosma_seconds", r.cosma.best);
+          json.field("cosma_median_seconds", r.cosma.median);
+          json.field("cosma_first_call_seconds", r.cosma_first_call);
+          json.field("speedup_vs_cosma", r.speedup_vs_cosma());
+          json.field("cosma_wrong_elements", r.cosma_mismatches);
+        }
         json.end_object();
-        verified = verified && r.mismatches == 0;
+        verified = verified && r.mismatches == 0 && r.cosma_mismatches == 0;
         char item[160];
         std::snprintf(item, sizeof(item), "%s%s %.2fx (io/bound %.2f)", summary.empty() ? "" : ", ",
                       r.s.name.c_str(), r.speedup(), sc.ratio_to_lower_bound);
         summary += item;
+        if (cosma.loaded()) {
+          lowest_vs_cosma = std::min(lowest_vs_cosma, r.speedup_vs_cosma());
+          std::snprintf(item, sizeof(item), "%s%s %.2fx", summary_vs_cosma.empty() ? "" : ", ", r.s.name.c_str(),
+                        r.speedup_vs_cosma());
+          summary_vs_cosma += item;
+        }
       }
       json.end_array();
+      if (cosma.loaded()) json.field("min_speedup_vs_cosma", lowest_vs_cosma);
       json.field("verified", verified);
       json.end_object();
       if (o.json_path.empty()) {
         std::cout << json.text() << "\n";
       } else {
         std::ofstream(o.json_path) << json.text() << "\n";
-        std::printf("%-11s %18s %11s %11s %8s %10s %9s %7s  %s\n", "shape", "m x n x k", "scalapack_s", "redist_s",
-                    "speedup", "io/bound", "%peak", "wrong", "schedule");
+        // COSMA's columns follow the existing ones (before the schedule), so that the table without --cosma is
+        // unchanged.
+        std::printf("%-11s %18s %11s %11s %8s %10s %9s %7s", "shape", "m x n x k", "scalapack_s", "redist_s",
+                    "speedup", "io/bound", "%peak", "wrong");
+        if (cosma.loaded()) std::printf(" %11s %9s %11s", "cosma_s", "vs_cosma", "cosma_wrong");
+        std::printf("  %s\n", "schedule");
         for (const result& r : results) {
           char dims[40];
           std::snprintf(dims, sizeof(dims), "%dx%dx%d", r.s.m, r.s.n, r.s.k);
-          std::printf("%-11s %18s %11.4f %11.4f %7.2fx %10.3f %8.1f%% %7lld  %s\n", r.s.name.c_str(), dims,
+          std::printf("%-11s %18s %11.4f %11.4f %7.2fx %10.3f %8.1f%% %7lld", r.s.name.c_str(), dims,
                       r.scalapack.best, r.redist.best, r.speedup(), r.stats.schedule.ratio_to_lower_bound,
-                      r.percent_of_peak, static_cast<long long>(r.mismatches), r.stats.schedule.describe().c_str());
+                      r.percent_of_peak, static_cast<long long>(r.mismatches));
+          if (cosma.loaded())
+            std::printf(" %11.4f %8.2fx %11lld", r.cosma.best, r.speedup_vs_cosma(),
+                        static_cast<long long>(r.cosma_mismatches));
+          std::printf("  %s\n", r.stats.schedule.describe().c_str());
         }
       }
-      std::printf("SUMMARY gemm_bench (%d ranks): %s; verified %s\n", ranks, summary.c_str(), verified ? "yes" : "NO");
+      std::string vs_cosma;
+      if (cosma.loaded()) {
+        char min_item[64];
+        std::snprintf(min_item, sizeof(min_item), "; min speedup vs COSMA %.2fx", lowest_vs_cosma);
+        vs_cosma = "; vs COSMA: " + summary_vs_cosma + min_item;
+      }
+      std::printf("SUMMARY gemm_bench (%d ranks): %s%s; verified %s\n", ranks, summary.c_str(), vs_cosma.c_str(),
+                  verified ? "yes" : "NO");
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

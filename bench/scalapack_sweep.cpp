@@ -16,19 +16,18 @@
 // repetitions after it reuse the cached plan, as a program calling the routine repeatedly does (redist's
 // second call replaces a one-shot point_to_point plan once with the repeated-call plan: docs/scalapack.md). Output: one JSON object (stdout, or --json FILE with a table on stdout), then one SUMMARY line.
 // Exit status 1 when a verification fails, 2 on errors.
-#include <dlfcn.h>
 #include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <initializer_list>
 #include <iostream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "baseline.hpp"
+#include "peers.hpp"
 #include "redist/redist.h"
 
 namespace {
@@ -65,60 +64,6 @@ sweep_options parse(int argc, char** argv) {
       throw std::invalid_argument("unknown argument '" + arg + "' (--n, --blocks, --reps, --json, --costa)");
   }
   return o;
-}
-
-// COSTA's ScaLAPACK-API entry points, loaded at run time. RTLD_LOCAL keeps its symbols out of the global
-// scope, so even libcosta_scalapack.so (which exports ScaLAPACK's own names) cannot interpose the pdgemr2d_ /
-// pdtran_ this program calls as the ScaLAPACK baseline, while dlsym() on its handle finds its own definitions
-// first. Its BLACS calls resolve against the libscalapack already loaded here (COSTA must be built against the
-// same one). COSTA's pdtran takes alpha non-const.
-struct costa_library {
-  using pdgemr2d_fn = void (*)(const int*, const int*, const double*, const int*, const int*, const int*, double*,
-                               const int*, const int*, const int*, const int*);
-  using pdtran_fn = void (*)(const int*, const int*, double*, const double*, const int*, const int*, const int*,
-                             const double*, double*, const int*, const int*, const int*);
-  std::string path;
-  void* handle = nullptr;  // never closed: COSTA may keep MPI state until MPI_Finalize
-  pdgemr2d_fn pdgemr2d = nullptr;
-  pdtran_fn pdtran = nullptr;
-  std::string pdgemr2d_symbol, pdtran_symbol;
-  bool loaded() const noexcept { return handle != nullptr; }
-};
-
-// The first of `names` that the library defines; throws naming the path and the symbols otherwise, and when the
-// definition is the one already linked here (a ScaLAPACK library passed as --costa would time ScaLAPACK twice).
-void* costa_symbol(const costa_library& costa, std::initializer_list<const char*> names, void* scalapack_own,
-                   std::string& found) {
-  std::string tried;
-  for (const char* name : names) {
-    dlerror();
-    void* symbol = dlsym(costa.handle, name);
-    if (symbol == nullptr) {
-      tried += tried.empty() ? name : std::string(", ") + name;
-      continue;
-    }
-    if (symbol == scalapack_own)
-      throw std::runtime_error("--costa " + costa.path + ": " + name +
-                               " is the ScaLAPACK definition this program already links, not COSTA's");
-    found = name;
-    return symbol;
-  }
-  throw std::runtime_error("--costa " + costa.path + ": defines none of " + tried);
-}
-
-costa_library load_costa(const std::string& path) {
-  costa_library costa;
-  costa.path = path;
-  costa.handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (costa.handle == nullptr) {
-    const char* why = dlerror();
-    throw std::runtime_error("--costa " + path + ": cannot load (" + (why ? why : "dlopen failed") + ")");
-  }
-  costa.pdgemr2d = reinterpret_cast<costa_library::pdgemr2d_fn>(costa_symbol(
-      costa, {"costa_pdgemr2d_", "pdgemr2d_"}, reinterpret_cast<void*>(&pdgemr2d_), costa.pdgemr2d_symbol));
-  costa.pdtran = reinterpret_cast<costa_library::pdtran_fn>(costa_symbol(
-      costa, {"costa_pdtran_", "pdtran_"}, reinterpret_cast<void*>(&pdtran_), costa.pdtran_symbol));
-  return costa;
 }
 
 struct point {
@@ -203,7 +148,7 @@ int main(int argc, char** argv) {
   try {
     const sweep_options o = parse(argc, argv);
     if (world_size() < 4) throw std::invalid_argument("scalapack_sweep needs 4 MPI ranks (a 2x2 grid)");
-    const costa_library costa = o.costa_path.empty() ? costa_library{} : load_costa(o.costa_path);
+    const costa_library costa = load_costa(o.costa_path);
     std::vector<point> points;
     {
       blacs_grid grid(2, 2, redist::grid_order::row_major);
@@ -233,7 +178,7 @@ int main(int argc, char** argv) {
       json.field("target_block", target_block);
       json.field("repetitions", o.repetitions);
       if (costa.loaded()) {
-        json.field("costa_library", costa.path);
+        json.field("costa_library", costa.path());
         json.field("costa_pdgemr2d_symbol", costa.pdgemr2d_symbol);
         json.field("costa_pdtran_symbol", costa.pdtran_symbol);
       }

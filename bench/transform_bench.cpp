@@ -4,6 +4,7 @@
 //                                            [--cases pdgemr2d,pdgemr2d_grid,pdtran_beta0,pdtran_beta1,pdgemr2d_local]
 //                                            [--strategies automatic,point_to_point,alltoallv,shared_memory]
 //                                            [--stores automatic|cached|streaming] [--chunk-bytes 0]
+//                                            [--costa /path/to/libcosta_prefixed_scalapack.so]
 //
 // Cases (N x N doubles):
 //   pdgemr2d       32x32 -> 128x128 blocks, both on a 2x2 grid (row-major)
@@ -14,13 +15,27 @@
 // Every case runs ScaLAPACK and redist (each exchange strategy) on identical data in the same run, checks
 // every element of redist's result against ScaLAPACK's and against the analytic values, and measures a
 // plain memcpy of each rank's share as the one-node floor. Times are the best of --reps repetitions (each
-// after an MPI_Barrier, the slowest rank's time); medians are reported too.
+// after an MPI_Barrier, the slowest rank's time); medians are reported too. Before the strategies, a one-shot
+// call (transform_options::one_shot, automatic: plan, one execution and the plan's release, timed together, as
+// redist::transform and the drop-in's first call of a layout pair run it) gives one_shot_first_call_seconds;
+// each strategy's first_call_seconds is its repeated-call plan's planning plus first execution.
+// --costa adds COSTA (github eth-cscs/COSTA, built separately: never a build dependency) as a third library, as
+// bench_scalapack_sweep does: its ScaLAPACK-API library is dlopen()ed at run time and costa_pdgemr2d_ /
+// costa_pdtran_ (or, from libcosta_scalapack.so, its own pdgemr2d_ / pdtran_) run every case's call with
+// ScaLAPACK's arguments (pdtran: the case's alpha and beta; pdgemr2d: the context of the grid both operands
+// share, the only one COSTA 2.3.2 reads the layout from; pdgemr2d_grid, a change of grid, runs without COSTA and
+// says so in costa_skipped) into a target of its own, reset as ScaLAPACK's is, in the order ScaLAPACK, COSTA,
+// redist. Its first call on the data is timed on
+// its own (costa_first_call_seconds, against redist's planning plus first execution), then --reps repetitions;
+// its result is checked element by element against the analytic values. Without --costa nothing is loaded and
+// the output is unchanged.
 // Output: one JSON object (stdout, or --json FILE with a table on stdout), then one SUMMARY line.
 // Exit status 1 when any verification fails, 2 on errors.
 #include <mpi.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -34,6 +49,7 @@
 #include <vector>
 
 #include "baseline.hpp"
+#include "peers.hpp"
 #include "redist/redist.hpp"
 
 namespace {
@@ -55,6 +71,7 @@ struct bench_options {
   std::vector<redist::exchange_strategy> strategies = all_strategies;
   redist::store_policy stores = redist::store_policy::automatic;
   std::int64_t stream_chunk_bytes = 0;  // 0 = the engine's automatic choice
+  std::string costa_path;  // empty: no COSTA
 };
 
 redist::store_policy store_policy_named(const std::string& name) {
@@ -106,17 +123,26 @@ bench_options parse_options(int argc, char** argv) {
       o.stores = store_policy_named(next());
     } else if (arg == "--chunk-bytes") {
       o.stream_chunk_bytes = parse_positive_int(next(), "--chunk-bytes");
+    } else if (arg == "--costa") {
+      o.costa_path = next();
     } else if (arg == "--help" || arg == "-h") {
       throw std::invalid_argument(
           "usage: bench_transform_bench [--n 4000,8000] [--reps 5] [--json FILE] [--threads 1] [--cases LIST] "
-          "[--strategies LIST] [--stores automatic|cached|streaming] [--chunk-bytes BYTES]");
+          "[--strategies LIST] [--stores automatic|cached|streaming] [--chunk-bytes BYTES] [--costa LIBRARY]");
     } else {
-      throw std::invalid_argument("unknown argument '" + arg + "' (see --help)");
+      throw std::invalid_argument("unknown argument '" + arg +
+                                  "' (--n, --reps, --json, --threads, --cases, --strategies, --stores, "
+                                  "--chunk-bytes, --costa; see --help)");
     }
   }
   if (o.strategies.empty()) throw std::invalid_argument("--strategies needs at least one strategy");
   return o;
 }
+
+// Why a case runs without COSTA: COSTA 2.3.2's pdgemr2d takes the grid of both operands from its context argument,
+// so a change of grid (pdgemr2d_grid) cannot be expressed through it.
+const char* const costa_grid_change =
+    "COSTA 2.3.2's pdgemr2d takes both operands' grid from its context argument: no change of grid";
 
 // The BLACS grids of all cases, alive for the whole run.
 struct grids {
@@ -172,12 +198,21 @@ struct case_result {
   std::string source_description, target_description;
   timing scalapack;
   std::int64_t scalapack_wrong_elements = 0;
+  bool costa_measured = false;  // --costa given
+  timing costa;
+  double costa_first_call = 0;  // COSTA's first call on this data
+  std::int64_t costa_wrong_elements = 0;
   timing memcpy_share;
+  // A one-shot call (transform_options::one_shot, automatic: what redist::transform and the drop-in's first
+  // call of a key plan): planning plus its one execution, timed together.
+  double one_shot_first_call = 0;
+  redist::exchange_strategy one_shot_strategy{};
+  std::int64_t one_shot_wrong_elements = 0;
   std::vector<strategy_result> strategies;
 
   std::int64_t matrix_bytes() const { return static_cast<std::int64_t>(n) * n * static_cast<std::int64_t>(sizeof(double)); }
   bool verified() const {
-    if (scalapack_wrong_elements != 0) return false;
+    if (scalapack_wrong_elements != 0 || costa_wrong_elements != 0 || one_shot_wrong_elements != 0) return false;
     for (const auto& s : strategies)
       if (!s.verified()) return false;
     return true;
@@ -199,6 +234,9 @@ struct case_result {
                              [](const auto& x, const auto& y) { return x.execute.best < y.execute.best; });
   }
   double speedup() const { return scalapack.best / headline().execute.best; }
+  double speedup_vs_costa() const { return costa.best / headline().execute.best; }
+  double first_call_speedup_vs_costa() const { return costa_first_call / headline().first_call_seconds(); }
+  double one_shot_speedup_vs_costa() const { return costa_first_call / one_shot_first_call; }
 };
 
 std::int64_t sum(const std::vector<std::int64_t>& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
@@ -216,7 +254,8 @@ std::string seconds_text(double s) {
   return text;
 }
 
-case_result run_case(const case_spec& spec, int n, const grids& g, const bench_options& opt) {
+case_result run_case(const case_spec& spec, int n, const grids& g, const costa_library& costa,
+                     const bench_options& opt) {
   const int rank = world_rank();
   case_result result;
   result.spec = spec;
@@ -263,6 +302,39 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const bench_o
            (result.scalapack_wrong_elements ? " WRONG ELEMENTS: " + std::to_string(result.scalapack_wrong_elements)
                                             : std::string()));
 
+  // ---- COSTA (--costa): the same call with ScaLAPACK's arguments, into a target of its own. The order
+  // ScaLAPACK, COSTA, redist is the same in every case. ----
+  const bool costa_can = transpose || spec.source_grid == spec.target_grid;
+  if (costa.loaded() && !costa_can)
+    progress("  " + spec.name + " N=" + std::to_string(n) + ": COSTA skipped (" + costa_grid_change + ")");
+  if (costa.loaded() && costa_can) {
+    distributed_matrix costa_target = target_initial;
+    double* costa_data = costa_target.data() ? costa_target.data() : &unused_element;
+    // COSTA 2.3.2's pxgemr2d lays out both operands on the grid of its context argument (Cblacs_gridinfo(ictxt)),
+    // not on each descriptor's own, so ScaLAPACK's union context (1 x P) gives wrong elements: it gets the grid
+    // both operands share.
+    const int costa_context = spec.source_grid->context();
+    auto call_costa = [&] {
+      if (!transpose) {
+        costa.pdgemr2d(&n, &n, source_data, &one, &one, source.desc.data(), costa_data, &one, &one,
+                       costa_target.desc.data(), &costa_context);
+      } else if (in_transpose_grid) {
+        double costa_alpha = alpha;
+        costa.pdtran(&n, &n, &costa_alpha, source_data, &one, &one, source.desc.data(), &beta, costa_data, &one,
+                     &one, costa_target.desc.data());
+      }
+    };
+    auto reset = [&] { copy_local(costa_target, target_initial); };
+    result.costa_measured = true;
+    result.costa_first_call = time_once(MPI_COMM_WORLD, call_costa);
+    result.costa = time_repeated(MPI_COMM_WORLD, opt.repetitions, reset, call_costa);
+    result.costa_wrong_elements = count_wrong_elements(costa_target, expected);
+    progress("  " + spec.name + " N=" + std::to_string(n) + ": COSTA " + seconds_text(result.costa.best) +
+             ", first call " + seconds_text(result.costa_first_call) +
+             (result.costa_wrong_elements ? " WRONG ELEMENTS: " + std::to_string(result.costa_wrong_elements)
+                                          : std::string()));
+  }
+
   // ---- memcpy of each rank's share: the floor of any data movement on one node ----
   {
     std::vector<double> scratch(source.local.size());
@@ -278,6 +350,26 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const bench_o
   const redist::grid_layout a_layout = layout_of(redist_target, rank);
   const redist::grid_layout b_layout = layout_of(source, rank);
   const redist::op operation = transpose ? redist::op::transpose : redist::op::identity;
+  // First, a one-shot call: the plan a program that redistributes once would make, and its execution.
+  {
+    copy_local(redist_target, target_initial);
+    redist::transform_options options;
+    options.one_shot = true;
+    options.num_threads = opt.threads;
+    options.stores = opt.stores;
+    options.stream_chunk_bytes = opt.stream_chunk_bytes;
+    result.one_shot_first_call = time_once(MPI_COMM_WORLD, [&] {
+      const redist::transform_plan plan =
+          redist::make_plan(MPI_COMM_WORLD, a_layout, b_layout, operation, redist::element_type::f64, options);
+      plan.execute(redist_target.data(), source.data(), alpha, beta);
+      result.one_shot_strategy = plan.strategy();
+    });
+    result.one_shot_wrong_elements = count_wrong_elements(redist_target, expected);
+    progress("  " + spec.name + " N=" + std::to_string(n) + ": redist one-shot call (" +
+             redist::to_string(result.one_shot_strategy) + ") " + seconds_text(result.one_shot_first_call) +
+             (result.one_shot_wrong_elements ? " WRONG ELEMENTS: " + std::to_string(result.one_shot_wrong_elements)
+                                             : std::string()));
+  }
   // Every strategy with B in private memory (what a relinked ScaLAPACK code gets), then shared_memory
   // with B in a node_buffer (one copy: node peers read B directly).
   std::vector<std::pair<redist::exchange_strategy, bool>> variants;
@@ -345,7 +437,8 @@ void write_timing(json_writer& json, const char* prefix, const timing& t) {
   json.field(std::string(prefix) + "_median_seconds", t.median);
 }
 
-std::string results_json(const std::vector<case_result>& results, const bench_options& opt) {
+std::string results_json(const std::vector<case_result>& results, const bench_options& opt,
+                         const costa_library& costa) {
   json_writer json;
   json.begin_object();
   json.field("benchmark", "transform_bench");
@@ -358,13 +451,20 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
   json.field("stream_chunk_bytes_option", opt.stream_chunk_bytes);
   json.field("timing", "best (and median) of the repetitions; each repetition after MPI_Barrier, slowest rank");
   json.field("bytes_per_second_basis", "matrix bytes (N*N*8) per second of the operation");
+  if (costa.loaded()) {
+    json.field("costa_library", costa.path());
+    json.field("costa_pdgemr2d_symbol", costa.pdgemr2d_symbol);
+    json.field("costa_pdtran_symbol", costa.pdtran_symbol);
+  }
   json.key("cases").begin_array();
   double min_speedup = std::numeric_limits<double>::infinity();
+  double min_speedup_vs_costa = std::numeric_limits<double>::infinity();
   bool all_verified = true;
   for (const auto& c : results) {
     const strategy_result& head = c.headline();
     const double matrix_bytes = static_cast<double>(c.matrix_bytes());
     min_speedup = std::min(min_speedup, c.speedup());
+    if (c.costa_measured) min_speedup_vs_costa = std::min(min_speedup_vs_costa, c.speedup_vs_costa());
     all_verified = all_verified && c.verified();
     json.begin_object();
     json.field("case", c.spec.name);
@@ -385,6 +485,17 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
     json.field("redist_first_execute_seconds", head.execute.seconds.front());
     json.field("first_call_seconds", head.first_call_seconds());
     json.field("first_call_speedup", c.scalapack.best / head.first_call_seconds());
+    json.field("one_shot_first_call_seconds", c.one_shot_first_call);
+    json.field("one_shot_strategy", redist::to_string(c.one_shot_strategy));
+    json.field("one_shot_wrong_elements", c.one_shot_wrong_elements);
+    if (costa.loaded() && !c.costa_measured) json.field("costa_skipped", costa_grid_change);
+    if (c.costa_measured) {
+      write_timing(json, "costa", c.costa);
+      json.field("costa_first_call_seconds", c.costa_first_call);
+      json.field("speedup_vs_costa", c.speedup_vs_costa());
+      json.field("first_call_speedup_vs_costa", c.first_call_speedup_vs_costa());
+      json.field("one_shot_speedup_vs_costa", c.one_shot_speedup_vs_costa());
+    }
     json.field("bytes_moved", sum(head.bytes_sent));
     json.field("bytes_moved_max_rank", max_of(head.bytes_sent));
     json.array_field("bytes_sent_per_rank", head.bytes_sent);
@@ -424,12 +535,17 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
     json.field("scalapack_bytes_per_second", matrix_bytes / c.scalapack.best);
     json.field("redist_vs_memcpy", c.memcpy_share.best / head.execute.best);
     json.field("scalapack_vs_memcpy", c.memcpy_share.best / c.scalapack.best);
+    if (c.costa_measured && c.spec.name == "pdgemr2d_local")
+      json.field("costa_vs_memcpy", c.memcpy_share.best / c.costa.best);
     json.field("scalapack_wrong_elements", c.scalapack_wrong_elements);
+    if (c.costa_measured) json.field("costa_wrong_elements", c.costa_wrong_elements);
     json.field("verified", c.verified());
     json.end_object();
   }
   json.end_array();
   json.field("min_speedup", results.empty() ? 0.0 : min_speedup);
+  if (costa.loaded())
+    json.field("min_speedup_vs_costa", std::isinf(min_speedup_vs_costa) ? 0.0 : min_speedup_vs_costa);
   double min_one_copy = std::numeric_limits<double>::infinity();
   for (const auto& c : results)
     if (const strategy_result* one = c.one_copy()) min_one_copy = std::min(min_one_copy, c.scalapack.best / one->execute.best);
@@ -439,21 +555,34 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
   return json.text() + "\n";
 }
 
-std::string results_table(const std::vector<case_result>& results) {
+std::string results_table(const std::vector<case_result>& results, const costa_library& costa) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof line, "%-14s %6s %11s %10s %8s %10s %10s %8s %10s %9s %-27s %s\n", "case", "N",
+  // COSTA's columns follow the existing ones, so that the table without --costa is unchanged.
+  std::snprintf(line, sizeof line, "%-14s %6s %11s %10s %8s %10s %10s %8s %10s %9s %-27s %s", "case", "N",
                 "scalapack_s", "redist_s", "speedup", "plan_s", "first_call_s", "speedup1", "memcpy_s", "vs_memcpy",
                 "fastest", "verified");
   out << line;
+  if (costa.loaded()) {
+    std::snprintf(line, sizeof line, " %10s %9s %13s %14s %15s", "costa_s", "vs_costa", "costa_first_s",
+                  "first_vs_costa", "costa_vs_memcpy");
+    out << line;
+  }
+  out << "\n";
   for (const auto& c : results) {
     const strategy_result& head = c.headline();
-    std::snprintf(line, sizeof line, "%-14s %6d %11.4f %10.4f %7.2fx %10.4f %10.4f %7.2fx %10.4f %9.2f %-27s %s\n",
+    std::snprintf(line, sizeof line, "%-14s %6d %11.4f %10.4f %7.2fx %10.4f %10.4f %7.2fx %10.4f %9.2f %-27s %s",
                   c.spec.name.c_str(), c.n, c.scalapack.best, head.execute.best, c.speedup(), head.plan_seconds,
                   head.first_call_seconds(), c.scalapack.best / head.first_call_seconds(), c.memcpy_share.best,
                   c.memcpy_share.best / head.execute.best, c.fastest().label().c_str(),
-                  c.verified() ? "yes" : "NO");
+                  costa.loaded() ? (c.verified() ? "yes     " : "NO      ") : (c.verified() ? "yes" : "NO"));
     out << line;
+    if (c.costa_measured) {
+      std::snprintf(line, sizeof line, " %10.4f %8.2fx %13.4f %13.2fx %15.2f", c.costa.best, c.speedup_vs_costa(),
+                    c.costa_first_call, c.first_call_speedup_vs_costa(), c.memcpy_share.best / c.costa.best);
+      out << line;
+    }
+    out << "\n";
     for (const auto& s : c.strategies) {
       std::snprintf(line, sizeof line, "    %-27s %10.4f s  %6.2fx vs ScaLAPACK  plan %.4f s  first call %.4f s  %s\n",
                     s.label().c_str(), s.execute.best, c.scalapack.best / s.execute.best, s.plan_seconds,
@@ -464,12 +593,12 @@ std::string results_table(const std::vector<case_result>& results) {
   return out.str();
 }
 
-std::string summary_line(const std::vector<case_result>& results) {
+std::string summary_line(const std::vector<case_result>& results, const costa_library& costa) {
   std::ostringstream out;
   out << "SUMMARY transform_bench:";
   double min_speedup = std::numeric_limits<double>::infinity();
   bool all_verified = true;
-  char item[96];
+  char item[128];
   for (size_t k = 0; k < results.size(); ++k) {
     const auto& c = results[k];
     std::snprintf(item, sizeof item, "%s %s N=%d %.2fx", k ? "," : "", c.spec.name.c_str(), c.n, c.speedup());
@@ -496,6 +625,22 @@ std::string summary_line(const std::vector<case_result>& results) {
     std::snprintf(item, sizeof item, ", min %.2fx", min_one_copy);
     out << item;
   }
+  // COSTA (--costa): redist's headline time against COSTA's, and the first calls.
+  if (costa.loaded()) {
+    double min_vs_costa = std::numeric_limits<double>::infinity();
+    bool none = true;
+    for (const auto& c : results) {
+      if (!c.costa_measured) continue;  // costa_skipped
+      std::snprintf(item, sizeof item, "%s %s N=%d %.2fx (first call %.2fx, one-shot %.2fx)",
+                    none ? "; vs COSTA:" : ",", c.spec.name.c_str(), c.n, c.speedup_vs_costa(),
+                    c.first_call_speedup_vs_costa(), c.one_shot_speedup_vs_costa());
+      out << item;
+      min_vs_costa = std::min(min_vs_costa, c.speedup_vs_costa());
+      none = false;
+    }
+    std::snprintf(item, sizeof item, ", min speedup vs COSTA %.2fx", none ? 0.0 : min_vs_costa);
+    out << item;
+  }
   out << "; verified " << (all_verified ? "yes" : "NO");
   return out.str();
 }
@@ -504,29 +649,30 @@ int run(int argc, char** argv) {
   const bench_options opt = parse_options(argc, argv);
   omp_set_num_threads(opt.threads);
   if (world_size() < 4) throw std::invalid_argument("transform_bench needs at least 4 MPI ranks (2x2 and 4x1 grids)");
+  const costa_library costa = load_costa(opt.costa_path);
   std::vector<case_result> results;
   {
     const grids g;
     progress("transform_bench: " + std::to_string(world_size()) + " ranks, " + std::to_string(opt.threads) +
              " OpenMP thread(s) each, best of " + std::to_string(opt.repetitions));
     for (const int n : opt.sizes)
-      for (const auto& name : opt.cases) results.push_back(run_case(spec_of(name, g), n, g, opt));
+      for (const auto& name : opt.cases) results.push_back(run_case(spec_of(name, g), n, g, costa, opt));
   }
   blacs_exit_keep_mpi();
 
   bool all_verified = true;
   for (const auto& c : results) all_verified = all_verified && c.verified();
   if (world_rank() == 0) {
-    const std::string json = results_json(results, opt);
+    const std::string json = results_json(results, opt, costa);
     if (opt.json_path.empty()) {
       std::cout << json;
     } else {
       std::ofstream file(opt.json_path);
       file << json;
       if (!file) throw std::runtime_error("cannot write " + opt.json_path);
-      std::cout << results_table(results);
+      std::cout << results_table(results, costa);
     }
-    std::cout << summary_line(results) << std::endl;
+    std::cout << summary_line(results, costa) << std::endl;
   }
   return all_verified ? 0 : 1;
 }

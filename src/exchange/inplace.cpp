@@ -470,32 +470,9 @@ namespace {
 // the first call with a communicator and cached on it as an attribute (freed when the caller frees it), so that
 // later calls pay no MPI_Comm_dup, a collective that costs a few rounds. Every rank makes the same call on the
 // same communicator, so all find the cache or all duplicate.
-int free_private_comm(MPI_Comm, int, void* value, void*) {
-  MPI_Comm dup;
-  std::memcpy(&dup, &value, sizeof(dup));
-  return MPI_Comm_free(&dup);
-}
-
 MPI_Comm private_comm(MPI_Comm comm) {
-  static_assert(sizeof(MPI_Comm) <= sizeof(void*), "the duplicate is stored in the attribute's value");
-  static const int keyval = [] {
-    int k = MPI_KEYVAL_INVALID;
-    REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_private_comm, &k, nullptr));
-    return k;
-  }();
-  void* value = nullptr;
-  int found = 0;
-  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &value, &found));
-  MPI_Comm dup = MPI_COMM_NULL;
-  if (found) {
-    std::memcpy(&dup, &value, sizeof(dup));
-    return dup;
-  }
-  dup = mpi::duplicate(comm).release();
-  value = nullptr;
-  std::memcpy(&value, &dup, sizeof(dup));
-  REDIST_MPI_CHECK(MPI_Comm_set_attr(comm, keyval, value));
-  return dup;
+  static const int keyval = mpi::new_comm_cache_keyval();
+  return mpi::cached_comm(comm, keyval, [](MPI_Comm c) { return mpi::duplicate(c); });
 }
 
 bool fits_bytes(std::int64_t elements, std::int64_t extent) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "partition.hpp"
+#include "../memory/byte_count.hpp"
 #include "../mpi/agreement.hpp"
 #include "../mpi/compat.hpp"
 #include "redist/error.hpp"
@@ -59,18 +60,11 @@ std::int64_t gemm_memory_limit_bytes(const gemm_options& options) {
   const char* text = std::getenv("REDIST_GEMM_MEMORY");
   if (text == nullptr || *text == '\0') return 0;
   const std::string value(text);
-  char* end = nullptr;
-  const long long number = std::strtoll(text, &end, 10);
-  std::int64_t scale = 1;
-  const std::string suffix(end);
-  if (suffix == "K" || suffix == "k") scale = std::int64_t(1) << 10;
-  else if (suffix == "M" || suffix == "m") scale = std::int64_t(1) << 20;
-  else if (suffix == "G" || suffix == "g") scale = std::int64_t(1) << 30;
-  else if (!suffix.empty()) scale = -1;
-  if (end == text || number <= 0 || scale <= 0 || number > INT64_MAX / scale)
+  const std::int64_t bytes = memory::parse_byte_count(value);
+  if (bytes <= 0)
     throw invalid_argument("REDIST_GEMM_MEMORY is '" + value +
                            "'; expected a positive number of bytes with an optional K, M or G suffix (e.g. 512M)");
-  return static_cast<std::int64_t>(number) * scale;
+  return bytes;
 }
 
 namespace {

@@ -1,36 +1,157 @@
 #include "pages.hpp"
 
+#include "byte_count.hpp"
+
 #include <sys/mman.h>
 
+#include <mutex>
 #include <new>
+#include <unordered_map>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define REDIST_SANITIZED_HEAP 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REDIST_SANITIZED_HEAP 1
+#endif
+#endif
 
 namespace redist::memory {
 
 namespace {
 constexpr std::size_t huge_page = std::size_t{2} << 20;
 constexpr std::size_t small_page = std::size_t{4} << 10;
+
+constexpr std::size_t default_cache_limit = std::size_t{256} << 20;
+
+// REDIST_BUFFER_CACHE (bytes, K/M/G suffix as REDIST_GEMM_MEMORY); a malformed value keeps nothing rather than
+// holding memory nobody asked for.
+std::size_t cache_limit_from_environment() {
+#ifdef REDIST_SANITIZED_HEAP
+  return 0;
+#else
+  const char* text = std::getenv("REDIST_BUFFER_CACHE");
+  if (text == nullptr || *text == '\0') return default_cache_limit;
+  const std::int64_t bytes = parse_byte_count(text);
+  return bytes < 0 ? 0 : static_cast<std::size_t>(bytes);
+#endif
+}
+
+// Every live or kept block from 2 MiB on, by address, with its size; kept blocks also in `kept` (oldest first).
+struct page_cache {
+  std::mutex lock;
+  std::unordered_map<void*, std::size_t> sizes;
+  std::vector<void*> kept;
+  std::size_t kept_bytes = 0;
+  const std::size_t limit = cache_limit_from_environment();
+};
+
+page_cache& cache() {
+  static page_cache* c = new page_cache;  // never destroyed: buffers may be released during static destruction
+  return *c;
+}
+
+void* take_kept(std::size_t size) {
+  page_cache& c = cache();
+  std::lock_guard<std::mutex> guard(c.lock);
+  std::size_t best = c.kept.size();
+  for (std::size_t k = 0; k < c.kept.size(); ++k) {
+    const std::size_t have = c.sizes[c.kept[k]];
+    if (have >= size && have / 2 <= size && (best == c.kept.size() || have < c.sizes[c.kept[best]])) best = k;
+  }
+  if (best == c.kept.size()) return nullptr;
+  void* data = c.kept[best];
+  c.kept.erase(c.kept.begin() + static_cast<std::ptrdiff_t>(best));
+  c.kept_bytes -= c.sizes[data];
+  return data;
+}
 }  // namespace
 
 page_buffer allocate_pages(std::int64_t bytes) {
-  if (bytes <= 0) return page_buffer(nullptr, std::free);
+  if (bytes <= 0) return page_buffer(nullptr, release_pages);
   const auto size = static_cast<std::size_t>(bytes);
-  void* data = nullptr;
   if (size < huge_page) {
-    data = std::malloc(size);
-  } else if (posix_memalign(&data, huge_page, size) != 0) {
-    data = nullptr;
+    void* data = std::malloc(size);
+    if (data == nullptr) throw std::bad_alloc();
+    return page_buffer(static_cast<std::byte*>(data), release_pages);
   }
-  if (data == nullptr) throw std::bad_alloc();
+  if (void* data = take_kept(size)) return page_buffer(static_cast<std::byte*>(data), release_pages);
+  void* data = nullptr;
+  if (posix_memalign(&data, huge_page, size) != 0) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
   // Whole huge pages only: the rest of the last one may belong to another allocation.
-  if (size >= huge_page) madvise(data, size / huge_page * huge_page, MADV_HUGEPAGE);
+  madvise(data, size / huge_page * huge_page, MADV_HUGEPAGE);
 #endif
-  return page_buffer(static_cast<std::byte*>(data), std::free);
+  page_cache& c = cache();
+  try {
+    std::lock_guard<std::mutex> guard(c.lock);
+    c.sizes.emplace(data, size);
+  } catch (...) {
+    std::free(data);
+    throw;
+  }
+  return page_buffer(static_cast<std::byte*>(data), release_pages);
+}
+
+void release_pages(void* data) {
+  if (data == nullptr) return;
+  page_cache& c = cache();
+  std::vector<void*> to_free;
+  {
+    std::lock_guard<std::mutex> guard(c.lock);
+    const auto found = c.sizes.find(data);
+    if (found == c.sizes.end()) {  // under 2 MiB: plain heap
+      std::free(data);
+      return;
+    }
+    const std::size_t size = found->second;
+    if (size > c.limit) {
+      c.sizes.erase(found);
+      to_free.push_back(data);
+    } else {
+      try {
+        c.kept.push_back(data);
+      } catch (...) {
+        c.sizes.erase(found);
+        std::free(data);
+        return;
+      }
+      c.kept_bytes += size;
+      // Over the limit: the oldest kept blocks go back to the system.
+      while (c.kept_bytes > c.limit) {
+        void* oldest = c.kept.front();
+        c.kept.erase(c.kept.begin());
+        c.kept_bytes -= c.sizes[oldest];
+        c.sizes.erase(oldest);
+        to_free.push_back(oldest);
+      }
+    }
+  }
+  for (void* block : to_free) std::free(block);
 }
 
 void touch_pages(std::byte* data, std::int64_t bytes) {
   for (std::int64_t at = 0; at < bytes; at += static_cast<std::int64_t>(small_page)) data[at] = std::byte{0};
   if (bytes > 0) data[bytes - 1] = std::byte{0};
+}
+
+std::int64_t cached_page_bytes() {
+  page_cache& c = cache();
+  std::lock_guard<std::mutex> guard(c.lock);
+  return static_cast<std::int64_t>(c.kept_bytes);
+}
+
+void drop_cached_pages() {
+  page_cache& c = cache();
+  std::vector<void*> to_free;
+  {
+    std::lock_guard<std::mutex> guard(c.lock);
+    for (void* block : c.kept) c.sizes.erase(block);
+    to_free.swap(c.kept);
+    c.kept_bytes = 0;
+  }
+  for (void* block : to_free) std::free(block);
 }
 
 }  // namespace redist::memory

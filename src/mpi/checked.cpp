@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 #include "fault_injection.hpp"
 
@@ -165,6 +166,44 @@ comm_handle split_shared(MPI_Comm comm) {
   comm_handle owned(node);
   REDIST_MPI_CHECK(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN));
   return owned;
+}
+
+namespace {
+int free_cached_comm(MPI_Comm, int, void* value, void*) {
+  MPI_Comm cached;
+  std::memcpy(&cached, &value, sizeof(cached));
+  return MPI_Comm_free(&cached);
+}
+}  // namespace
+
+int new_comm_cache_keyval() {
+  int keyval = MPI_KEYVAL_INVALID;
+  REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_cached_comm, &keyval, nullptr));
+  return keyval;
+}
+
+MPI_Comm cached_comm(MPI_Comm comm, int keyval, comm_handle (*make)(MPI_Comm)) {
+  static_assert(sizeof(MPI_Comm) <= sizeof(void*), "the cached communicator is stored in the attribute's value");
+  void* value = nullptr;
+  int found = 0;
+  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &value, &found));
+  MPI_Comm cached = MPI_COMM_NULL;
+  if (found) {
+    std::memcpy(&cached, &value, sizeof(cached));
+    return cached;
+  }
+  comm_handle made = make(comm);
+  cached = made.get();
+  value = nullptr;
+  std::memcpy(&value, &cached, sizeof(cached));
+  REDIST_MPI_CHECK(MPI_Comm_set_attr(comm, keyval, value));
+  return made.release();  // owned by the attribute from here
+}
+
+comm_handle node_duplicate(MPI_Comm comm) {
+  static const int keyval = new_comm_cache_keyval();
+  // The split is made from a duplicate, whose calls return errors whatever comm's error handler is.
+  return duplicate(cached_comm(comm, keyval, [](MPI_Comm c) { return split_shared(duplicate(c).get()); }));
 }
 
 }  // namespace mpi

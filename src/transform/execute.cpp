@@ -269,7 +269,7 @@ transform_plan::impl::~impl() {
   }
 }
 
-void transform_plan::impl::setup_exchange() {
+void transform_plan::impl::setup_exchange(MPI_Comm caller) {
   const seconds_since started;
   strategy = options.strategy;
   if (strategy == exchange_strategy::automatic) {
@@ -292,7 +292,7 @@ void transform_plan::impl::setup_exchange() {
   send_on_node.assign(sends.size(), 0);
   recv_on_node.assign(recvs.size(), 0);
   if (strategy == exchange_strategy::shared_memory) {
-    node_comm = mpi::split_shared(comm.get());
+    node_comm = mpi::node_duplicate(caller);
     // Node rank of every rank of comm (or MPI_UNDEFINED): O(P) per rank, computed once.
     MPI_Group world_group, node_group;
     REDIST_MPI_CHECK(MPI_Comm_group(comm.get(), &world_group));

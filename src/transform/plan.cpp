@@ -499,7 +499,7 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
 
   p->jobs = std::move(jobs);
   if (options.strategy == exchange_strategy::torus_routed) p->setup_torus_rounds();
-  p->setup_exchange();
+  p->setup_exchange(comm);
   p->stats.plan_seconds = started.elapsed();
   return transform_plan(std::move(p));
 }

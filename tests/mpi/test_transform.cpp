@@ -287,6 +287,37 @@ TEST(Transform, LargerBlockCyclicEveryStrategy) {
   }
 }
 
+// Shared-memory plans take their node communicator from a split cached on the caller's communicator
+// (mpi::node_duplicate): plans made one after another, alive together, and outliving the communicator they were
+// made on (its attribute, the cached split, is freed with it) must all give the reference result.
+TEST(Transform, SharedMemoryPlansShareTheCachedNodeSplit) {
+  const int nranks = world_size(), me = world_rank();
+  auto [pb, pa] = paper_blocks(200, nranks);
+  transform_options opt;
+  opt.strategy = exchange_strategy::shared_memory;
+  std::vector<transform_plan> plans;
+  std::vector<job_data<double>> data(3);
+  MPI_Comm comm = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &comm), MPI_SUCCESS);
+  for (int k = 0; k < 3; ++k) {
+    job_data<double>& d = data[static_cast<size_t>(k)];
+    d.a_layout = block_cyclic(pa, me);
+    d.b_layout = block_cyclic(pb, me);
+    d.operation = k == 1 ? op::transpose : op::identity;
+    d.alpha = 1.0;
+    d.beta = 0.0;
+    fill(d, 31 + k, 37 + k, false);
+    plans.push_back(make_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt));
+  }
+  ASSERT_EQ(MPI_Comm_free(&comm), MPI_SUCCESS);
+  for (int round = 0; round < 2; ++round)
+    for (int k = 2; k >= 0; --k) {
+      job_data<double>& d = data[static_cast<size_t>(k)];
+      plans[static_cast<size_t>(k)].execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+      EXPECT_EQ(global_sum(count_errors(d)), 0) << "plan " << k << " round " << round;
+    }
+}
+
 // `automatic` with one_shot weighs the shared window's set-up against one execution: between 1 MiB and
 // one_shot_window_bytes per rank a repeated plan takes shared_memory and a one-shot plan point_to_point.
 // The choice is checked against the rule on the agreed volume; both plans must give the reference result.

@@ -118,8 +118,9 @@ struct transform_plan::impl {
   ~impl();
 
   // Chooses the strategy (collective when automatic) and allocates buffers / the shared window, then
-  // resolves the store policy (collective when automatic).
-  void setup_exchange();
+  // resolves the store policy (collective when automatic). caller: the communicator make_plan was given (its
+  // node communicator is split once and cached on it: mpi::node_duplicate).
+  void setup_exchange(MPI_Comm caller);
   void setup_streams(const std::vector<int>& node_ranks);
   void choose_stores();
   // caller_problem: what the caller found wrong on this rank (empty: nothing), agreed with the buffers' checks.

@@ -1,0 +1,91 @@
+// Message and work buffers (src/memory/pages.cpp): 2 MiB alignment from 2 MiB on, and the cache of released
+// blocks: a later allocation of 50-100% of a kept block's size gets that block (its pages already mapped), a
+// smaller one does not, and the kept bytes never exceed the limit (256 MiB unless REDIST_BUFFER_CACHE says); the
+// byte counts of the environment variables.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "byte_count.hpp"
+#include "pages.hpp"
+
+namespace {
+
+using redist::memory::allocate_pages;
+using redist::memory::cached_page_bytes;
+using redist::memory::page_buffer;
+
+constexpr std::int64_t mib = std::int64_t{1} << 20;
+
+bool cache_enabled() {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return false;
+#endif
+#endif
+  return std::getenv("REDIST_BUFFER_CACHE") == nullptr;
+}
+
+TEST(Pages, LargeBlocksAreHugePageAlignedAndWritable) {
+  for (std::int64_t bytes : {std::int64_t{1}, mib, 2 * mib, 5 * mib + 17}) {
+    page_buffer b = allocate_pages(bytes);
+    ASSERT_NE(b.get(), nullptr);
+    if (bytes >= 2 * mib) EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.get()) % static_cast<std::uintptr_t>(2 * mib), 0u);
+    std::memset(b.get(), 0x5a, static_cast<std::size_t>(bytes));
+    redist::memory::touch_pages(b.get(), bytes);
+    EXPECT_EQ(b.get()[bytes - 1], std::byte{0});
+  }
+  EXPECT_EQ(allocate_pages(0).get(), nullptr);
+}
+
+TEST(Pages, ReleasedBlocksServeLaterAllocationsOfSimilarSize) {
+  if (!cache_enabled()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
+  redist::memory::drop_cached_pages();
+  const std::int64_t before = cached_page_bytes();
+  EXPECT_EQ(before, 0);
+  std::byte* first = nullptr;
+  {
+    page_buffer b = allocate_pages(8 * mib);
+    first = b.get();
+    b.get()[8 * mib - 1] = std::byte{7};
+  }
+  EXPECT_EQ(cached_page_bytes(), before + 8 * mib);
+  {
+    page_buffer small = allocate_pages(3 * mib);  // under half of the kept block: a new one
+    EXPECT_NE(small.get(), first);
+    page_buffer similar = allocate_pages(6 * mib);
+    EXPECT_EQ(similar.get(), first);
+    EXPECT_EQ(cached_page_bytes(), before);
+  }
+  EXPECT_EQ(cached_page_bytes(), before + 11 * mib);
+}
+
+TEST(Pages, KeptBytesStayWithinTheLimit) {
+  if (!cache_enabled()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
+  redist::memory::drop_cached_pages();
+  std::vector<page_buffer> blocks;
+  for (int k = 0; k < 6; ++k) blocks.push_back(allocate_pages(64 * mib));  // never touched: no memory used
+  blocks.clear();
+  EXPECT_LE(cached_page_bytes(), 256 * mib);
+  EXPECT_GE(cached_page_bytes(), 192 * mib);
+  page_buffer over = allocate_pages(300 * mib);  // larger than the whole cache: freed, never kept
+  over.reset();
+  EXPECT_LE(cached_page_bytes(), 256 * mib);
+}
+
+TEST(Pages, ByteCountsParseAsTheEnvironmentVariablesDocumentThem) {
+  using redist::memory::parse_byte_count;
+  EXPECT_EQ(parse_byte_count("0"), 0);
+  EXPECT_EQ(parse_byte_count("4096"), 4096);
+  EXPECT_EQ(parse_byte_count("3k"), 3 * 1024);
+  EXPECT_EQ(parse_byte_count("512M"), 512 * mib);
+  EXPECT_EQ(parse_byte_count("2G"), 2048 * mib);
+  for (const char* bad : {"", "lots", "-5", " 5", "5 M", "5MB", "1e6", "9223372036854775807G"})
+    EXPECT_EQ(parse_byte_count(bad), -1) << "'" << bad << "'";
+}
+
+}  // namespace
