@@ -78,7 +78,11 @@ page_buffer allocate_pages(std::int64_t bytes) {
   }
   if (void* data = take_kept(size)) return page_buffer(static_cast<std::byte*>(data), release_pages);
   void* data = nullptr;
-  if (posix_memalign(&data, huge_page, size) != 0) throw std::bad_alloc();
+  // Short of memory, the kept blocks go back to the system before the allocation fails.
+  if (posix_memalign(&data, huge_page, size) != 0) {
+    drop_cached_pages();
+    if (posix_memalign(&data, huge_page, size) != 0) throw std::bad_alloc();
+  }
 #ifdef MADV_HUGEPAGE
   // Whole huge pages only: the rest of the last one may belong to another allocation.
   madvise(data, size / huge_page * huge_page, MADV_HUGEPAGE);
@@ -94,41 +98,40 @@ page_buffer allocate_pages(std::int64_t bytes) {
   return page_buffer(static_cast<std::byte*>(data), release_pages);
 }
 
+// Called from destructors: nothing here may throw, so blocks are freed under the lock rather than collected.
 void release_pages(void* data) {
   if (data == nullptr) return;
   page_cache& c = cache();
-  std::vector<void*> to_free;
-  {
-    std::lock_guard<std::mutex> guard(c.lock);
-    const auto found = c.sizes.find(data);
-    if (found == c.sizes.end()) {  // under 2 MiB: plain heap
-      std::free(data);
-      return;
-    }
-    const std::size_t size = found->second;
-    if (size > c.limit) {
-      c.sizes.erase(found);
-      to_free.push_back(data);
-    } else {
-      try {
-        c.kept.push_back(data);
-      } catch (...) {
-        c.sizes.erase(found);
-        std::free(data);
-        return;
-      }
-      c.kept_bytes += size;
-      // Over the limit: the oldest kept blocks go back to the system.
-      while (c.kept_bytes > c.limit) {
-        void* oldest = c.kept.front();
-        c.kept.erase(c.kept.begin());
-        c.kept_bytes -= c.sizes[oldest];
-        c.sizes.erase(oldest);
-        to_free.push_back(oldest);
-      }
+  std::lock_guard<std::mutex> guard(c.lock);
+  const auto found = c.sizes.find(data);
+  if (found == c.sizes.end()) {  // under 2 MiB: plain heap
+    std::free(data);
+    return;
+  }
+  const std::size_t size = found->second;
+  bool kept = false;
+  if (size <= c.limit) {
+    try {
+      c.kept.push_back(data);
+      kept = true;
+    } catch (...) {
     }
   }
-  for (void* block : to_free) std::free(block);
+  if (!kept) {
+    c.sizes.erase(found);
+    std::free(data);
+    return;
+  }
+  c.kept_bytes += size;
+  // Over the limit: the oldest kept blocks go back to the system.
+  while (c.kept_bytes > c.limit) {
+    void* oldest = c.kept.front();
+    c.kept.erase(c.kept.begin());
+    const auto entry = c.sizes.find(oldest);
+    c.kept_bytes -= entry->second;
+    c.sizes.erase(entry);
+    std::free(oldest);
+  }
 }
 
 void touch_pages(std::byte* data, std::int64_t bytes) {
@@ -144,14 +147,13 @@ std::int64_t cached_page_bytes() {
 
 void drop_cached_pages() {
   page_cache& c = cache();
-  std::vector<void*> to_free;
-  {
-    std::lock_guard<std::mutex> guard(c.lock);
-    for (void* block : c.kept) c.sizes.erase(block);
-    to_free.swap(c.kept);
-    c.kept_bytes = 0;
+  std::lock_guard<std::mutex> guard(c.lock);
+  for (void* block : c.kept) {
+    c.sizes.erase(block);
+    std::free(block);
   }
-  for (void* block : to_free) std::free(block);
+  c.kept.clear();
+  c.kept_bytes = 0;
 }
 
 }  // namespace redist::memory
