@@ -18,7 +18,9 @@
 // plan). Per shape: times (best and median of --reps, slowest rank), speedup, elements communicated per
 // rank by the multiply and the paper's I/O vs the Eq. 33 lower bound, bytes moved by the layout transforms,
 // and flop rate per rank as a percentage of the single-rank BLAS rate measured in the same run (every rank
-// multiplying a 1500^3 local problem at once). Both results are compared element by element.
+// multiplying a 1500^3 local problem at once), and where a plan execution spends its time
+// (redist_phase_seconds: transforms in and out, BLAS, panel waits, reduction; gemm_execution_profile). Both
+// results are compared element by element.
 // Output: JSON (stdout, or --json FILE with a table on stdout), then one SUMMARY line. Exit status 1 when a
 // verification fails, 2 on errors.
 #include <mpi.h>
@@ -152,6 +154,7 @@ struct result {
   std::int64_t cosma_mismatches = 0;  // COSMA's C against ScaLAPACK's
   double max_difference = 0;
   redist::gemm_statistics stats;
+  redist::gemm_execution_profile phases;    // max over ranks of each phase of the plan's second execution
   std::int64_t transform_bytes_max = 0;     // max over ranks of bytes sent by the transforms in and out
   std::int64_t multiply_bytes_max = 0;      // max over ranks of bytes received in the multiply
   double scalapack_elements_per_rank = 0;   // SUMMA on the P x Q grid: panels of A and B a rank receives
@@ -236,7 +239,16 @@ result run_shape(const blacs_grid& grid, const cosma_library& cosma, const shape
   redist::gemm_description d{layout_of(a, world_rank()), layout_of(b, world_rank()), layout_of(c_redist, world_rank()),
                              redist::op::identity, redist::op::identity, redist::element_type::f64};
   const redist::gemm_plan plan = redist::make_gemm_plan(MPI_COMM_WORLD, d);
+  // Where an execution's time goes (the second one: the first pays first touches), the slowest rank per phase.
+  for (int e = 0; e < 2; ++e) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    plan.execute(c_redist.data(), a.data(), b.data(), alpha, beta);
+  }
   out.stats = plan.statistics();
+  const redist::gemm_execution_profile& last = out.stats.last_execution;
+  double phases[6] = {last.transform_in, last.multiply, last.panel_wait, last.reduction, last.transform_out, last.total};
+  MPI_Allreduce(MPI_IN_PLACE, phases, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  out.phases = {phases[0], phases[1], phases[2], phases[3], phases[4], phases[5]};
   const std::int64_t transform_bytes = out.stats.transform_in.bytes_sent + out.stats.transform_out.bytes_sent;
   MPI_Allreduce(&transform_bytes, &out.transform_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&out.stats.multiply_bytes_received, &out.multiply_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -322,6 +334,15 @@ int main(int argc, char** argv) {
         json.field("relabel_volume_before", r.stats.relabel_volume_before);
         json.field("relabel_volume_after", r.stats.relabel_volume_after);
         json.field("percent_of_single_rank_peak", r.percent_of_peak);
+        json.field("c_in_place", r.stats.c_in_place);
+        json.key("redist_phase_seconds").begin_object();
+        json.field("transform_in", r.phases.transform_in);
+        json.field("multiply", r.phases.multiply);
+        json.field("panel_wait", r.phases.panel_wait);
+        json.field("reduction", r.phases.reduction);
+        json.field("transform_out", r.phases.transform_out);
+        json.field("total", r.phases.total);
+        json.end_object();
         json.field("mismatches", r.mismatches);
         json.field("max_difference", r.max_difference);
         if (cosma.loaded()) {

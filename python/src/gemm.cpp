@@ -35,8 +35,18 @@ nb::dict gemm_statistics_dict(const gemm_statistics& s) {
   d["multiply_bytes_received"] = s.multiply_bytes_received;
   d["transform_in"] = plan_statistics_dict(s.transform_in);
   d["transform_out"] = plan_statistics_dict(s.transform_out);
+  d["c_in_place"] = s.c_in_place;
   d["relabel_volume_before"] = s.relabel_volume_before;
   d["relabel_volume_after"] = s.relabel_volume_after;
+  const gemm_execution_profile& e = s.last_execution;
+  nb::dict last;
+  last["transform_in"] = e.transform_in;
+  last["multiply"] = e.multiply;
+  last["panel_wait"] = e.panel_wait;
+  last["reduction"] = e.reduction;
+  last["transform_out"] = e.transform_out;
+  last["total"] = e.total;
+  d["last_execution"] = last;
   return d;
 }
 

@@ -86,6 +86,10 @@ def test_plan_is_reusable_and_reports_its_schedule():
     assert stats["idle"] == (stats["position"] == (-1, -1, -1))
     assert stats["transform_in"]["bytes_sent"] >= 0 and stats["multiply_bytes_received"] >= 0
     assert stats["relabel_volume_after"] <= stats["relabel_volume_before"]
+    last = stats["last_execution"]
+    parts = ("transform_in", "multiply", "panel_wait", "reduction", "transform_out")
+    assert all(last[p] >= 0 for p in parts) and last["total"] > 0
+    assert sum(last[p] for p in parts) <= last["total"] * (1 + 1e-9)
 
 
 def test_gemm_errors_raise_clearly():

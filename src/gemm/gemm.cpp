@@ -18,6 +18,7 @@
 #include "redist/mpi/checked.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
+#include "redist/transform/detail/plan_impl.hpp"  // seconds_since
 
 extern "C" {
 // Fortran BLAS (the hidden lengths of TRANSA and TRANSB follow the declared arguments).
@@ -222,6 +223,35 @@ grid_layout make_native_layout(const layout_parts& parts, const dimension_order&
                      storage_kind::explicit_blocks, {}, {}, 1, std::move(blocks), my_rank);
 }
 
+// Whether every element `native` holds on this rank is held by `user` on this rank at the same offset of the
+// local buffer, compared as column runs (then a transform between them would only copy C onto itself). Only a
+// regular column-major user layout (ScaLAPACK's local arrays) is recognised.
+bool held_alike(const grid_layout& native, const grid_layout& user) {
+  if (user.kind() != storage_kind::regular || user.packing_order() != storage_order::col_major) return false;
+  const std::vector<std::int64_t>&urs = user.row_splits(), &ucs = user.col_splits();
+  const std::vector<std::int64_t>&nrs = native.row_splits(), &ncs = native.col_splits();
+  const auto block_of = [](const std::vector<std::int64_t>& splits, std::int64_t g) {
+    return static_cast<std::int64_t>(std::upper_bound(splits.begin(), splits.end(), g) - splits.begin()) - 1;
+  };
+  for (const local_block& b : native.local_blocks()) {
+    const std::int64_t r0 = nrs[static_cast<size_t>(b.block.row)], r1 = nrs[static_cast<size_t>(b.block.row + 1)];
+    const std::int64_t c0 = ncs[static_cast<size_t>(b.block.col)], c1 = ncs[static_cast<size_t>(b.block.col + 1)];
+    if (r0 == r1 || c0 == c1) continue;
+    if (b.order != storage_order::col_major) return false;
+    for (std::int64_t col = c0; col < c1; ++col) {
+      const std::int64_t bj = block_of(ucs, col);
+      for (std::int64_t bi = block_of(urs, r0), row = r0; row < r1; row = urs[static_cast<size_t>(++bi)]) {
+        if (user.owner({bi, bj}) != user.my_rank()) return false;
+        const std::int64_t user_offset =
+            user.local_row_start()[static_cast<size_t>(bi)] + (row - urs[static_cast<size_t>(bi)]) +
+            (user.local_col_start()[static_cast<size_t>(bj)] + (col - ucs[static_cast<size_t>(bj)])) * user.local_ld();
+        if (user_offset != b.offset + (row - r0) + (col - c0) * b.ld) return false;
+      }
+    }
+  }
+  return true;
+}
+
 // MPI datatype and BLAS call of each element type.
 MPI_Datatype mpi_type_of(element_type t) {
   switch (t) {
@@ -326,8 +356,10 @@ struct gemm_plan::impl {
   // Native layouts and the transforms through them.
   grid_layout a_native, b_native, c_native;
   transform_plan into_native;    // op(A) -> A native, op(B) -> B native (absent when k == 0 or C is empty)
-  transform_plan out_of_native;  // C = C native + beta * C (absent when C is empty)
+  transform_plan out_of_native;  // C = C native + beta * C (absent when C is empty or written in place)
   bool has_into = false, has_out = false;
+  // C's layout is the native one on every rank (grid_k = 1): the multiply writes the user's C with beta.
+  bool c_in_place = false;
 
   // The multiply (this rank's part; empty when idle).
   bool idle = true;
@@ -339,6 +371,7 @@ struct gemm_plan::impl {
   std::vector<c_block> c_blocks;  // indexed s * sequential_n + t
   std::int64_t a_panel_capacity = 0, b_panel_capacity = 0, accumulator_elements = 0;
   mutable buffer a_store, b_store, c_store, accumulator, a_panels, b_panels;
+  mutable gemm_execution_profile last_execution;
   MPI_Win a_window = MPI_WIN_NULL, b_window = MPI_WIN_NULL;
 
   ~impl() {
@@ -350,7 +383,8 @@ struct gemm_plan::impl {
   std::byte* at(buffer& b, std::int64_t elements) const {
     return b.data() + elements * static_cast<std::int64_t>(element_bytes);
   }
-  void multiply(scalar alpha) const;
+  // Fills last_execution's multiply, panel_wait and reduction. `c` and beta: the user's C (c_in_place only).
+  void multiply(void* c, scalar alpha, scalar beta) const;
   void start_gather(const round_step& step, int slot, std::vector<MPI_Request>& requests) const;
   void put_panels(const round_step& step, int slot) const;
 };
@@ -387,7 +421,12 @@ void gemm_plan::impl::put_panels(const round_step& step, int slot) const {
   if (stats.schedule.grid_m > 1) put(step.b, b_store, b_panel_capacity, col_comm.get(), b_window);
 }
 
-void gemm_plan::impl::multiply(scalar alpha) const {
+// Narrowest column strip of a multiply that is cut so that pending gathers progress between strips (BLAS
+// keeps its rate on strips this wide).
+constexpr std::int64_t progress_strip_columns = 128;
+
+void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
+  last_execution.multiply = last_execution.panel_wait = last_execution.reduction = 0;
   if (idle || steps.empty()) return;
   const gemm_schedule& s = stats.schedule;
   const bool gather_a = s.grid_n > 1, gather_b = s.grid_m > 1;
@@ -405,12 +444,14 @@ void gemm_plan::impl::multiply(scalar alpha) const {
     else start_gather(steps[q], slot, pending);
   };
   const auto complete = [&]() {
+    const seconds_since waiting;
     if (one_sided) {
       fence_all(0);
     } else if (!pending.empty()) {
       REDIST_MPI_CHECK(mpi::wait_all_yielding(static_cast<int>(pending.size()), pending.data()));
       pending.clear();
     }
+    last_execution.panel_wait += waiting.elapsed();
   };
   const bool communicates = gather_a || gather_b;
   if (one_sided && communicates) fence_all(MPI_MODE_NOPRECEDE);
@@ -433,23 +474,51 @@ void gemm_plan::impl::multiply(scalar alpha) const {
       }
     }
     const c_block& cb = c_blocks[static_cast<size_t>(step.s * s.sequential_n + step.t)];
-    std::byte* c_target = s.grid_k > 1 ? at(accumulator, 0) : at(c_store, cb.native_offset);
+    std::byte* c_target = s.grid_k > 1 ? at(accumulator, 0)
+                          : c_in_place ? static_cast<std::byte*>(c) + cb.native_offset * static_cast<std::int64_t>(element_bytes)
+                                       : at(c_store, cb.native_offset);
+    // The first round of a block overwrites it (or, in place, scales the user's C by beta), later ones add.
+    const scalar first_beta = c_in_place ? beta : scalar(0.0);
     if (step.depth > 0 && step.rows > 0 && step.cols > 0) {
       const std::byte* a_panel =
           gather_a ? at(a_panels, slot * a_panel_capacity) : at(a_store, step.a_native_offset);
       const std::byte* b_panel =
           gather_b ? at(b_panels, slot * b_panel_capacity) : at(b_store, step.b_native_offset);
-      local_gemm(description.type, step.rows, step.cols, step.depth, alpha, a_panel, step.rows, b_panel, step.depth,
-                 block_started ? scalar(1.0) : scalar(0.0), c_target, step.rows);
+      // An MPI without asynchronous progress moves the next step's panels only inside MPI calls: the multiply
+      // goes in column strips with a test of the gathers between them, so that their hand-shakes and copies
+      // advance while this step computes instead of after it.
+      const bool progress = !one_sided && !pending.empty();
+      const std::int64_t strip = progress ? std::max<std::int64_t>(progress_strip_columns, (step.cols + 7) / 8) : step.cols;
+      for (std::int64_t c0 = 0; c0 < step.cols; c0 += strip) {
+        const seconds_since multiplying;
+        local_gemm(description.type, step.rows, std::min(strip, step.cols - c0), step.depth, alpha, a_panel, step.rows,
+                   b_panel + c0 * step.depth * static_cast<std::int64_t>(element_bytes), step.depth,
+                   block_started ? scalar(1.0) : first_beta,
+                   c_target + c0 * step.rows * static_cast<std::int64_t>(element_bytes), step.rows);
+        last_execution.multiply += multiplying.elapsed();
+        if (progress && c0 + strip < step.cols) {
+          const seconds_since testing;
+          int done = 0;
+          REDIST_MPI_CHECK(MPI_Testall(static_cast<int>(pending.size()), pending.data(), &done, MPI_STATUSES_IGNORE));
+          last_execution.panel_wait += testing.elapsed();
+        }
+      }
       block_started = true;
     }
     if (communicates && options.overlap) complete();  // the next step's panels (and, one-sided, the epoch)
     if (step.last_of_block) {
-      if (!block_started && cb.rows * cb.cols > 0)  // no round of this layer had any k: the partial sum is 0
-        std::memset(c_target, 0, static_cast<size_t>(cb.rows * cb.cols) * element_bytes);
-      if (s.grid_k > 1)
+      if (!block_started && cb.rows * cb.cols > 0) {  // no round of this layer had any k: the product is 0
+        if (c_in_place)
+          local_gemm(description.type, cb.rows, cb.cols, 0, alpha, nullptr, cb.rows, nullptr, 1, beta, c_target, cb.rows);
+        else
+          std::memset(c_target, 0, static_cast<size_t>(cb.rows * cb.cols) * element_bytes);
+      }
+      if (s.grid_k > 1) {
+        const seconds_since reducing;
         mpi::reduce_scatter(c_target, at(c_store, cb.native_offset), cb.counts.data(), mpi_type, MPI_SUM,
                             layer_comm.get());
+        last_execution.reduction += reducing.elapsed();
+      }
       block_started = false;
     }
   }
@@ -463,7 +532,11 @@ gemm_plan& gemm_plan::operator=(gemm_plan&&) noexcept = default;
 gemm_plan::gemm_plan(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 
 const gemm_description& gemm_plan::description() const { return impl_->description; }
-gemm_statistics gemm_plan::statistics() const { return impl_->stats; }
+gemm_statistics gemm_plan::statistics() const {
+  gemm_statistics s = impl_->stats;
+  s.last_execution = impl_->last_execution;
+  return s;
+}
 MPI_Comm gemm_plan::communicator() const { return impl_->comm.get(); }
 
 std::string gemm_plan::type_problem(element_type t) const {
@@ -480,15 +553,29 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
                                const std::string& problem) const {
   if (!impl_) throw invalid_argument("execute on an empty gemm_plan (build it with make_gemm_plan)");
   impl& p = *impl_;
-  // The first transform's agreement carries this rank's problem: with k = 0 there is none into the native
-  // layouts, and the one out of them decides before C is written.
+  const seconds_since started;
+  std::string problems = problem;
+  const bool real = p.description.type == element_type::f32 || p.description.type == element_type::f64;
+  if (problems.empty() && real && (alpha.imag() != 0.0 || beta.imag() != 0.0))
+    problems = "gemm: real elements need real alpha and beta";
+  // Written in place, C is checked here, as the transform out of the native layout would have.
+  if (problems.empty() && p.c_in_place && c == nullptr && p.c_native.local_elements() > 0)
+    problems = "gemm: C's buffer is null on a rank that holds " + std::to_string(p.c_native.local_elements()) +
+               " elements of C";
+  // The first transform's agreement carries this rank's problems: with k = 0 there is none into the native
+  // layouts (and C is never written in place), and the one out of them decides before C is written.
   if (p.has_into)
     p.into_native.execute_agreed({job_buffers{p.a_store.data(), a, scalar(1.0), scalar(0.0)},
                                   job_buffers{p.b_store.data(), b, scalar(1.0), scalar(0.0)}},
-                                 problem);
-  p.multiply(alpha);
+                                 problems);
+  const double into_done = started.elapsed();
+  p.multiply(c, alpha, beta);
+  const double multiply_done = started.elapsed();
   if (p.has_out)
-    p.out_of_native.execute_agreed({job_buffers{c, p.c_store.data(), scalar(1.0), beta}}, p.has_into ? std::string() : problem);
+    p.out_of_native.execute_agreed({job_buffers{c, p.c_store.data(), scalar(1.0), beta}}, p.has_into ? std::string() : problems);
+  p.last_execution.transform_in = into_done;
+  p.last_execution.transform_out = started.elapsed() - multiply_done;
+  p.last_execution.total = started.elapsed();
 }
 
 gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options) {
@@ -690,15 +777,26 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
     p->has_into = true;
     p->stats.transform_in = p->into_native.statistics();
   }
-  p->out_of_native = make_plan(dup, p->description.c, p->c_native, op::identity, d.type, options.transform);
-  p->has_out = true;
-  p->stats.transform_out = p->out_of_native.statistics();
+  // Where the user's C is stored exactly as the native C on every rank (the grid matches C's process grid,
+  // as for ScaLAPACK operands on a fitting grid), the multiply writes it in place: no transform out, no
+  // native copy of C. The C layout's validity is checked by the transform into the native layouts.
+  if (moves_inputs && s.grid_k == 1) {
+    int alike = held_alike(p->c_native, p->description.c) ? 1 : 0;
+    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &alike, 1, MPI_INT, MPI_MIN, dup));
+    p->c_in_place = alike == 1;
+  }
+  p->stats.c_in_place = p->c_in_place;
+  if (!p->c_in_place) {
+    p->out_of_native = make_plan(dup, p->description.c, p->c_native, op::identity, d.type, options.transform);
+    p->has_out = true;
+    p->stats.transform_out = p->out_of_native.statistics();
+  }
 
   // Buffers: native storage (zeroed: C native stays 0 when k == 0), accumulator and round panels.
   const std::int64_t eb = static_cast<std::int64_t>(p->element_bytes);
   p->a_store = buffer(p->a_native.local_elements() * eb);
   p->b_store = buffer(p->b_native.local_elements() * eb);
-  p->c_store = buffer(p->c_native.local_elements() * eb);
+  if (!p->c_in_place) p->c_store = buffer(p->c_native.local_elements() * eb);
   if (p->c_store.bytes() > 0) std::memset(p->c_store.data(), 0, static_cast<size_t>(p->c_store.bytes()));
 
   // Grid-line communicators (idle ranks take part in the splits only).

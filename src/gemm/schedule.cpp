@@ -214,13 +214,15 @@ candidate make_candidate(const grid_costs& costs, std::int64_t sequential_m, std
   return c;
 }
 
-// The selection order: least I/O, then more ranks at work, fewer messages, less volume received, less
-// memory; a remaining tie goes to the larger grid_m, then grid_n, then the fewer sequential m parts, so the
-// choice never depends on the visiting order.
+// The selection order: least I/O, then more ranks at work, fewer layers along k, fewer messages, less volume
+// received, less memory; a remaining tie goes to the larger grid_m, then grid_n, then the fewer sequential m
+// parts, so the choice never depends on the visiting order. Layers before messages: at equal I/O, the panels
+// a k split saves travel while the previous round multiplies, but the partial C blocks it adds are summed
+// after the last round, in the open (and a single layer can write a C that is already in place).
 bool better(const candidate& a, const candidate& b) {
-  return std::make_tuple(a.io, -a.ranks(), a.messages, a.communicated, a.memory, -a.grid_m, -a.grid_n,
+  return std::make_tuple(a.io, -a.ranks(), a.grid_k, a.messages, a.communicated, a.memory, -a.grid_m, -a.grid_n,
                          a.sequential_m) <
-         std::make_tuple(b.io, -b.ranks(), b.messages, b.communicated, b.memory, -b.grid_m, -b.grid_n,
+         std::make_tuple(b.io, -b.ranks(), b.grid_k, b.messages, b.communicated, b.memory, -b.grid_m, -b.grid_n,
                          b.sequential_m);
 }
 

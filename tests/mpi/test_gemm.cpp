@@ -63,6 +63,16 @@ T op_value(std::uint64_t id, op o, std::int64_t i, std::int64_t j) {
   return conj_if(element_value<T>(id, j, i), o == op::conj_transpose);
 }
 
+// The execution profile's parts are measured inside its total, and an idle rank never multiplies.
+void expect_consistent_profile(const gemm_statistics& stats) {
+  const gemm_execution_profile& e = stats.last_execution;
+  for (const double part : {e.transform_in, e.multiply, e.panel_wait, e.reduction, e.transform_out})
+    EXPECT_GE(part, 0.0);
+  EXPECT_GT(e.total, 0.0);
+  EXPECT_LE(e.transform_in + e.multiply + e.panel_wait + e.reduction + e.transform_out, e.total * (1 + 1e-9));
+  if (stats.idle) EXPECT_EQ(e.multiply + e.panel_wait + e.reduction, 0.0);
+}
+
 // Multiplies with the given layouts and options; returns the number of wrong elements of C on this rank
 // (against the serial reference) plus touched non-C storage. `plan_out` receives the statistics.
 template <class T>
@@ -77,6 +87,7 @@ std::int64_t run_and_count_wrong(const problem& pb, const grid_layout& la, const
   for_each_local_element(lb, [&](std::int64_t off, std::int64_t i, std::int64_t j) { b[static_cast<size_t>(off)] = element_value<T>(12, i, j); });
   const gemm_plan plan = make_gemm_plan(MPI_COMM_WORLD, gemm_description{la, lb, lc, pb.op_a, pb.op_b, element_type_v<T>}, options);
   if (stats_out) *stats_out = plan.statistics();
+  EXPECT_EQ(plan.statistics().last_execution.total, 0.0) << "a profile before any execution";
   std::int64_t wrong = 0;
   for (int e = 0; e < executions; ++e) {
     // Each execution with new values of C (and, from the second on, of A's first element) in the same buffers.
@@ -86,6 +97,7 @@ std::int64_t run_and_count_wrong(const problem& pb, const grid_layout& la, const
       c_is_element[static_cast<size_t>(off)] = 1;
     });
     plan.execute(c.data(), a.data(), b.data(), alpha, beta);
+    expect_consistent_profile(plan.statistics());
     const double scale = std::abs(alpha) * static_cast<double>(pb.k) * 125.0 * 125.0 + std::abs(beta) * 125.0 + 1.0;
     const double tol = 64.0 * epsilon<T>() * scale;
     for_each_local_element(lc, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
@@ -254,19 +266,55 @@ TEST(Gemm, GroupedPartsOfAMatchingGridKeepCAndAInPlace) {
   };
   const grid_layout la = on_grid(pb.m, pb.k), lb = on_grid(pb.k, pb.n), lc = on_grid(pb.m, pb.n);
   std::int64_t moved_grouped = 0;
-  for (gemm_native_order order : {gemm_native_order::grouped, gemm_native_order::contiguous}) {
-    gemm_options options;
-    options.native_order = order;
-    gemm_statistics stats;
-    EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 1.0, 0.5, options, &stats)), 0);
-    const std::int64_t in = global_sum(stats.transform_in.bytes_sent), out = global_sum(stats.transform_out.bytes_sent);
-    if (order == gemm_native_order::grouped) {
-      EXPECT_EQ(out, 0) << s.describe();
-      EXPECT_LE(in, pb.k * pb.n * 8) << s.describe();
-      moved_grouped = in + out;
-    } else if (p > 1) {
-      EXPECT_GT(in + out, moved_grouped) << s.describe();
+  for (gemm_native_order order : {gemm_native_order::grouped, gemm_native_order::contiguous})
+    for (const double beta : {0.5, 0.0}) {  // beta = 0: C starts as NaN, which an in-place multiply must not read
+      gemm_options options;
+      options.native_order = order;
+      gemm_statistics stats;
+      EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, -1.5, beta, options, &stats, 2)), 0)
+          << to_string(order) << " beta " << beta;
+      const std::int64_t in = global_sum(stats.transform_in.bytes_sent), out = global_sum(stats.transform_out.bytes_sent);
+      if (order == gemm_native_order::grouped) {
+        // C's storage is the native C on every rank: the multiply writes it in place.
+        EXPECT_TRUE(stats.c_in_place) << s.describe();
+        EXPECT_EQ(out, 0) << s.describe();
+        EXPECT_LE(in, pb.k * pb.n * 8) << s.describe();
+        moved_grouped = in + out;
+      } else if (p > 1) {
+        EXPECT_FALSE(stats.c_in_place) << s.describe();
+        EXPECT_GT(in + out, moved_grouped) << s.describe();
+      }
     }
+}
+
+// C in place is all or nothing: with one rank's C stored with a wider leading dimension than the native C,
+// no rank writes in place, and the result is still right.
+TEST(Gemm, CInPlaceOnlyWhenEveryRankStoresTheNativeC) {
+  const int p = world_size(), me = world_rank();
+  const problem pb{96, 96, 24, op::identity, op::identity};
+  const gemm_schedule s = plan_gemm_schedule(pb.m, pb.n, pb.k, p, {});
+  // 12 x 12 blocks of 8: each process row and column of the schedule's grid must hold a native part's share.
+  if (s.grid_k != 1 || s.ranks_used != p || 12 % s.grid_m != 0 || 12 % s.grid_n != 0)
+    GTEST_SKIP() << "no grid_m x grid_n process grid holds the native C: " << s.describe();
+  block_cyclic_params bc;
+  bc.mb = bc.nb = 8;
+  bc.proc_rows = s.grid_m;
+  bc.proc_cols = s.grid_n;
+  const auto on_grid = [&](std::int64_t rows, std::int64_t cols, std::int64_t extra_ld) {
+    block_cyclic_params b = bc;
+    b.m = rows;
+    b.n = cols;
+    if (extra_ld > 0) b.lld = block_cyclic(b, me).local_ld() + extra_ld;
+    return block_cyclic(b, me);
+  };
+  const grid_layout la = on_grid(pb.m, pb.k, 0), lb = on_grid(pb.k, pb.n, 0);
+  for (const int wide_rank : {-1, p - 1}) {
+    const grid_layout lc = on_grid(pb.m, pb.n, me == wide_rank ? 3 : 0);
+    gemm_options grouped;  // blocks of 8 are too short for the automatic order to group them
+    grouped.native_order = gemm_native_order::grouped;
+    gemm_statistics stats;
+    EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 2.0, 0.0, grouped, &stats)), 0);
+    EXPECT_EQ(stats.c_in_place, wide_rank < 0) << "rank " << wide_rank << " with a wider C; " << s.describe();
   }
 }
 

@@ -80,7 +80,7 @@ std::vector<std::tuple<int, int, int>> all_grids(std::int64_t m, std::int64_t n,
 struct naive_result {
   bool found = false;
   std::int64_t io = 0, messages = 0;
-  int ranks_used = 0;
+  int ranks_used = 0, grid_k = 0;
   std::int64_t least_memory = INT64_MAX;  // over the whole space, for the insufficient_memory message
 };
 
@@ -112,12 +112,13 @@ naive_result naive_search(std::int64_t m, std::int64_t n, std::int64_t k, int ra
         const std::int64_t io = io_of(lm, ln, lk, sm, sn);
         const std::int64_t messages = messages_of(gm, gn, gk, sm, sn, rounds);
         const int used = gm * gn * gk;
-        if (!best.found ||
-            std::make_tuple(io, -used, messages) < std::make_tuple(best.io, -best.ranks_used, best.messages)) {
+        if (!best.found || std::make_tuple(io, -used, gk, messages) <
+                               std::make_tuple(best.io, -best.ranks_used, best.grid_k, best.messages)) {
           best.found = true;
           best.io = io;
           best.messages = messages;
           best.ranks_used = used;
+          best.grid_k = gk;
         }
       }
   }
@@ -503,6 +504,7 @@ TEST(GemmSchedule, NoChoiceInTheSearchSpaceIsBetter) {
     expect_consistent(s, o);
     EXPECT_EQ(s.io_elements, naive.io) << s.describe();
     EXPECT_EQ(s.ranks_used, naive.ranks_used) << s.describe();
+    EXPECT_EQ(s.grid_k, naive.grid_k) << s.describe();
     EXPECT_EQ(s.messages, naive.messages) << s.describe();
     if (s.sequential_m * s.sequential_n > 1) ++split;
     if (s.rounds > 1) ++many_rounds;

@@ -7,7 +7,8 @@
 // multiply's native layouts (transposing on the way when op is T or C); (2) the multiply runs round by
 // round, gathering each round's A and B panels along the grid while the previous round is multiplied
 // (BLAS), then sums the partial C blocks along k; (3) one transform writes C = C_native + beta * C in the
-// user's layout (beta = 0: C is not read). The native layouts are ours to place, so the ranks playing the
+// user's layout (beta = 0: C is not read), unless the user's C already is the native C on every rank: then
+// the multiply writes it in place (gemm_statistics::c_in_place). The native layouts are ours to place, so the ranks playing the
 // grid positions are chosen by relabeling (a linear assignment over the volumes of A, B and C that would
 // move), the parts are cut along runs of the inputs' blocks grouped by owner (gemm_native_order), and the
 // input layouts cost as little reshuffling as possible.
@@ -62,6 +63,17 @@ struct gemm_options {
   transform_options transform{};
 };
 
+// Where this rank's most recent execute() spent its time (seconds, wall clock, not agreed over ranks): what
+// to compare against another library's multiply phase by phase. All zero before the first execution.
+struct gemm_execution_profile {
+  double transform_in = 0;   // op(A) and op(B) into the native layouts (with the execution's agreement)
+  double multiply = 0;       // local BLAS calls
+  double panel_wait = 0;     // waiting for round panels that did not arrive during the previous multiply
+  double reduction = 0;      // summing the partial C blocks along k
+  double transform_out = 0;  // C = C native + beta * C in the user's layout
+  double total = 0;          // all of execute(), the parts and what lies between them
+};
+
 // What a gemm plan does, seen from this rank.
 struct gemm_statistics {
   gemm_schedule schedule;               // the same on every rank
@@ -69,9 +81,13 @@ struct gemm_statistics {
   int position_m = -1, position_n = -1, position_k = -1;  // this rank's grid position (-1 when idle)
   std::int64_t multiply_bytes_received = 0;  // bytes this rank receives in the multiply (panels + reduction)
   plan_statistics transform_in;         // moving op(A) and op(B) into the native layouts
-  plan_statistics transform_out;        // moving C out of the native layout
+  plan_statistics transform_out;        // moving C out of the native layout (none when c_in_place)
+  // C's layout is the native one on every rank (grid_k = 1 and a grid that matches C's, as a ScaLAPACK C on a
+  // fitting process grid): the multiply writes the user's C in place, with beta, and nothing moves it out.
+  bool c_in_place = false;
   std::int64_t relabel_volume_before = 0;  // elements of A, B and C that would move with rank r at position r
   std::int64_t relabel_volume_after = 0;   // ... with the chosen assignment (global sums)
+  gemm_execution_profile last_execution;   // the most recent execute() on this rank
 };
 
 // The problem: C (m x n) = op(A) * op(B); A is m x k (k x m when op_a transposes), B is k x n (n x k).
