@@ -779,11 +779,17 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   }
   // Where the user's C is stored exactly as the native C on every rank (the grid matches C's process grid,
   // as for ScaLAPACK operands on a fitting grid), the multiply writes it in place: no transform out, no
-  // native copy of C. The C layout's validity is checked by the transform into the native layouts.
+  // native copy of C. C's local storage is checked here, as the transform out would have, and agreed on.
   if (moves_inputs && s.grid_k == 1) {
-    int alike = held_alike(p->c_native, p->description.c) ? 1 : 0;
-    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &alike, 1, MPI_INT, MPI_MIN, dup));
-    p->c_in_place = alike == 1;
+    mpi::agreement c_checked(dup);
+    std::int64_t alike = 0;
+    c_checked.attempt([&] {
+      p->description.c.validate_local();
+      alike = held_alike(p->c_native, p->description.c) ? 1 : 0;
+    });
+    const std::size_t every_rank_alike = c_checked.reduce_min(alike);
+    c_checked.conclude();
+    p->c_in_place = c_checked.min(every_rank_alike) == 1;
   }
   p->stats.c_in_place = p->c_in_place;
   if (!p->c_in_place) {
@@ -895,9 +901,12 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
     const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed, MPI_Win& window) {
       if (!needed || line == MPI_COMM_NULL) return;
       MPI_Win made = MPI_WIN_NULL;
-      REDIST_MPI_CHECK(MPI_Win_create(panels.data(), static_cast<MPI_Aint>(panels.bytes()), static_cast<int>(eb),
-                                      MPI_INFO_NULL, line, &made));
-      window = made;  // freed by the plan, also when the agreement below fails
+      const int created = MPI_Win_create(panels.data(), static_cast<MPI_Aint>(panels.bytes()), static_cast<int>(eb),
+                                         MPI_INFO_NULL, line, &made);
+      // Owned before the check: a window that exists on every rank is freed by the plan on every rank, also
+      // when the check fails on one of them (the others would wait in MPI_Win_free otherwise).
+      window = made;
+      mpi::check(created, "MPI_Win_create(panels, line)");
       REDIST_MPI_CHECK(MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN));  // fences report, as calls on comms
     };
     // Made by every rank and agreed on: an MPI may fail to make a window on some ranks only (Open MPI 4.1's
