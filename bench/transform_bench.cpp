@@ -176,6 +176,7 @@ struct strategy_result {
   bool node_buffer_source = false;  // B in a redist::node_buffer (one-copy shared memory)
   bool streaming_stores = false;  // rank 0's store policy
   std::int64_t window_bytes_max_rank = 0;  // shared_memory: the largest rank's segment of the plan's window
+  bool window_reused = false;  // shared_memory: every rank cut its segment from an earlier plan's window
   std::int64_t stream_chunk_bytes = 0;
   double plan_seconds = 0;
   // plan_statistics' planning profile, slowest rank per phase: where a one-shot call's set-up goes.
@@ -414,6 +415,9 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const costa_l
     }
     r.streaming_stores = stats.streaming_stores;
     r.window_bytes_max_rank = max_of(gather_all(MPI_COMM_WORLD, stats.window_bytes));
+    int reused = stats.window_reused ? 1 : 0, everywhere = 0;
+    BASELINE_MPI_CHECK(MPI_Allreduce(&reused, &everywhere, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
+    r.window_reused = everywhere == 1;
     r.stream_chunk_bytes = stats.stream_chunk_bytes;
     r.bytes_sent = gather_all(MPI_COMM_WORLD, stats.bytes_sent);
     r.bytes_received = gather_all(MPI_COMM_WORLD, stats.bytes_received);
@@ -520,6 +524,7 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
       json.field("bytes_moved", sum(s.bytes_sent));
       json.field("messages", sum(s.messages_sent));
       json.field("window_bytes_max_rank", s.window_bytes_max_rank);
+      json.field("window_reused", s.window_reused);
       json.field("stream_chunk_bytes", s.stream_chunk_bytes);
       json.field("differences_from_scalapack", s.differences_from_scalapack);
       json.field("wrong_elements", s.wrong_elements);

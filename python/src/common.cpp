@@ -215,6 +215,8 @@ nb::dict plan_statistics_dict(const plan_statistics& s) {
   d["peers_on_node"] = s.peers_on_node;
   d["streaming_stores"] = s.streaming_stores;
   d["window_bytes"] = s.window_bytes;
+  d["window_reused"] = s.window_reused;
+  d["one_shot_choices"] = s.one_shot_choices;
   d["stream_chunk_bytes"] = s.stream_chunk_bytes;
   d["plan_seconds"] = s.plan_seconds;
   d["plan_agreement_seconds"] = s.plan_agreement_seconds;

@@ -236,7 +236,8 @@ void register_transform(nb::module_& m) {
       "one node per rank) and optionally 'mesh' (no wrap-around), 'mapping' (dimension order string like 'XY', "
       "an int seed for a random placement, or node_of_rank), 'mode' ('sdr', 'direct', 'auto'), 'alpha', "
       "'beta', 'gamma', 'delta', 'choice', 'hardware' (docs/torus.md)). one_shot: the plan runs once, so 'auto' "
-      "weighs set-up against one execution (point_to_point below 32 MiB sent per rank; transform() sets it).");
+      "weighs set-up against one execution (point_to_point below 12 MiB sent per rank, 32 MiB where a host runs "
+      "more ranks than CPUs; transform() sets it).");
 
   m.def(
       "make_batch_plan",

@@ -1,10 +1,14 @@
 #include "redist/mpi/checked.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include "fault_injection.hpp"
 
@@ -182,6 +186,15 @@ int new_comm_cache_keyval() {
   return keyval;
 }
 
+int new_comm_keyval_with_finalize(MPI_Comm_delete_attr_function* on_free, MPI_Comm_delete_attr_function* at_finalize) {
+  int keyval = MPI_KEYVAL_INVALID;
+  REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_free, &keyval, nullptr));
+  int finalize_keyval = MPI_KEYVAL_INVALID;
+  REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval, nullptr));
+  REDIST_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr));
+  return keyval;
+}
+
 MPI_Comm cached_comm(MPI_Comm comm, int keyval, comm_handle (*make)(MPI_Comm)) {
   static_assert(sizeof(MPI_Comm) <= sizeof(void*), "the cached communicator is stored in the attribute's value");
   void* value = nullptr;
@@ -204,6 +217,41 @@ comm_handle node_duplicate(MPI_Comm comm) {
   static const int keyval = new_comm_cache_keyval();
   // The split is made from a duplicate, whose calls return errors whatever comm's error handler is.
   return duplicate(cached_comm(comm, keyval, [](MPI_Comm c) { return split_shared(duplicate(c).get()); }));
+}
+
+bool hosts_oversubscribed(MPI_Comm comm) {
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &k, nullptr));
+    return k;
+  }();
+  // Cached as 1 (no) or 2 (yes) in the attribute's pointer value.
+  void* value = nullptr;
+  int found = 0;
+  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &value, &found));
+  if (found) return reinterpret_cast<std::intptr_t>(value) == 2;
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "?");
+  std::uint64_t key = 1469598103934665603ull;  // FNV-1a of the host name: equal names, equal keys
+  for (const char* c = host; *c != 0; ++c) key = (key ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+  // Every rank's host key and CPU count, so that every rank decides alike without a second collective.
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const std::uint64_t mine[2] = {key, static_cast<std::uint64_t>(std::max(cpus, 1L))};
+  const size_t ranks = static_cast<size_t>(size(comm));
+  std::vector<std::uint64_t> all(2 * ranks);
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int started = MPI_Iallgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm, &request);
+  check(started != MPI_SUCCESS ? started : wait_yielding(request), "MPI_Iallgather(host name keys) and its completion");
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> hosts(ranks);  // (host key, CPUs), sorted: runs = hosts
+  for (size_t r = 0; r < ranks; ++r) hosts[r] = {all[2 * r], all[2 * r + 1]};
+  std::sort(hosts.begin(), hosts.end());
+  bool any = false;
+  for (size_t first = 0, last = 0; first < ranks && !any; first = last) {
+    while (last < ranks && hosts[last].first == hosts[first].first) ++last;
+    any = last - first > hosts[first].second;
+  }
+  REDIST_MPI_CHECK(MPI_Comm_set_attr(comm, keyval, reinterpret_cast<void*>(std::intptr_t(any ? 2 : 1))));
+  return any;
 }
 
 }  // namespace mpi

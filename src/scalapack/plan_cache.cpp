@@ -61,14 +61,7 @@ int release_all_at_finalize(MPI_Comm, int, void*, void*) {
 }
 
 int cache_keyval() {
-  static int keyval = [] {
-    int k = MPI_KEYVAL_INVALID;
-    REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_free, &k, nullptr));
-    int at_finalize = MPI_KEYVAL_INVALID;
-    REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_all_at_finalize, &at_finalize, nullptr));
-    REDIST_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, at_finalize, nullptr));
-    return k;
-  }();
+  static const int keyval = mpi::new_comm_keyval_with_finalize(release_at_free, release_all_at_finalize);
   return keyval;
 }
 
@@ -127,9 +120,15 @@ const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
     return found->plan;
   }
   entry<transform_plan>& made = insert(plans, std::move(key), make(true), plan_cache_capacity);
-  // Only a point_to_point plan may differ from the repeated-call plan (a one-shot plan takes shared_memory
-  // only where repeated calls take it too). The strategy is agreed, so all ranks mark alike.
+  // Replaced on the second call where a repeated-call plan may differ: a point_to_point plan (for messages under
+  // 1 MiB per rank the same plan again), or a shared_memory plan whose streams some node cut into smaller chunks
+  // (plan_statistics::one_shot_choices, decided per node: gathered, so that all ranks mark alike).
   made.one_shot = made.plan.strategy() == exchange_strategy::point_to_point;
+  if (!made.one_shot) {
+    int mine = made.plan.statistics().one_shot_choices ? 1 : 0, any = 0;
+    REDIST_MPI_CHECK(mpi::allreduce_yielding(&mine, &any, 1, MPI_INT, MPI_MAX, comm));
+    made.one_shot = any != 0;
+  }
   return made.plan;
 }
 

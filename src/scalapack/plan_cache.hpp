@@ -31,10 +31,11 @@ inline constexpr std::size_t gemm_plan_cache_capacity = 4;
 // collective over it (the caches agree on their release order).
 // A transform key's first call is planned as a one-shot call: `make(true)` builds the plan with
 // transform_options::one_shot, whose `automatic` takes point_to_point unless the messages are large (no node
-// communicator, no shared window: below one_shot_window_bytes per rank they cost more to create than one
-// execution saves). If it did, the key's second call shows the call repeats: it replaces that plan, once, with
-// the one `make(false)` builds, which later calls amortise (for messages under 1 MiB per rank, the same
-// point_to_point plan again). Both builds are collective, as hits and misses are.
+// communicator, no shared window: below one_shot_window_bytes per rank, one_shot_window_bytes_oversubscribed
+// where a host runs more ranks than CPUs, they cost more to create than one execution saves), and streams in
+// small chunks on an oversubscribed node. If either happened, the key's second call shows the call repeats: it
+// replaces that plan, once, with the one `make(false)` builds, which later calls amortise (for messages under
+// 1 MiB per rank, the same point_to_point plan again). Both builds are collective, as hits and misses are.
 const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<transform_plan(bool one_shot)>& make);
 const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key,

@@ -260,14 +260,10 @@ std::int64_t cache_share_bytes() {
 
 }  // namespace
 
-transform_plan::impl::~impl() {
-  // Freeing a shared window is collective over the node: plans using it must be destroyed in the same
-  // order on every rank (as any MPI object shared by a communicator).
-  if (window != MPI_WIN_NULL && !mpi::finalized()) {
-    MPI_Win_unlock_all(window);
-    MPI_Win_free(&window);
-  }
-}
+// The segment goes back to its window; the last plan holding a window that the communicator's cache no longer
+// does frees it, collectively over the node: plans must be destroyed in the same order on every rank (as any MPI
+// object shared by a communicator).
+transform_plan::impl::~impl() = default;
 
 void transform_plan::impl::setup_exchange(MPI_Comm caller) {
   const seconds_since started;
@@ -279,9 +275,12 @@ void transform_plan::impl::setup_exchange(MPI_Comm caller) {
     std::int64_t total = 0;
     REDIST_MPI_CHECK(mpi::allreduce_yielding(&send_bytes, &total, 1, MPI_INT64_T, MPI_SUM, comm.get()));
     const std::int64_t per_rank = total / std::max(nranks, 1);
-    const std::int64_t shared_from = options.one_shot ? one_shot_window_bytes : std::int64_t(1) << 20;
+    std::int64_t shared_from = std::int64_t(1) << 20;
+    if (options.one_shot && nranks > 1)
+      shared_from = mpi::hosts_oversubscribed(caller) ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
     strategy = nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory
                                                      : exchange_strategy::point_to_point;
+    stats.one_shot_choices = strategy == exchange_strategy::point_to_point && per_rank >= (std::int64_t(1) << 20);
   }
   // Without MPI-4 large counts, whether some rank's messages exceed int (then MPI_Alltoallw carries them):
   // decided here, the same on every rank. The totals bound every count and displacement.
@@ -302,7 +301,7 @@ void transform_plan::impl::setup_exchange(MPI_Comm caller) {
     REDIST_MPI_CHECK(MPI_Group_translate_ranks(world_group, nranks, world_ranks.data(), node_group, node_ranks.data()));
     REDIST_MPI_CHECK(MPI_Group_free(&world_group));
     REDIST_MPI_CHECK(MPI_Group_free(&node_group));
-    setup_streams(node_ranks);
+    setup_streams(caller, node_ranks);
     for (size_t i = 0; i < sends.size(); ++i)
       if (send_on_node[i]) node_send_bytes += sends[i].bytes;
     for (size_t i = 0; i < recvs.size(); ++i)
@@ -404,7 +403,7 @@ void cut_tile(const tile& t, const job_plan& jp, std::int64_t max_elements, std:
 
 }  // namespace
 
-void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
+void transform_plan::impl::setup_streams(MPI_Comm caller, const std::vector<int>& node_ranks) {
   node_size = mpi::size(node_comm.get());
   const int node_rank = mpi::rank(node_comm.get());
   std::int64_t chunk_bytes = options.stream_chunk_bytes;
@@ -423,9 +422,12 @@ void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
     // 256 KiB per thread keeps a chunk in the cache between packing and unpacking. When the node runs
     // more threads than it has CPUs, a rank waiting for a descheduled peer gives its core away, and each
     // such switch costs more than small chunks save: 2 MiB per thread (measured on 4 ranks sharing 2 cores:
-    // 256 KiB chunks took 1.15-1.2x as long as whole messages, 2 MiB chunks 1.0-1.05x).
+    // 256 KiB chunks took 1.15-1.2x as long as whole messages, 2 MiB chunks 1.0-1.05x). Not for a one-shot
+    // plan: its rings are mostly fresh shared memory, and faulting in 4 slots of 2 MiB per node peer cost more
+    // than small chunks lose in one execution (pdgemr2d N = 8000 there: 0.2 s against 0.03 s).
     const bool oversubscribed = node_cpus > 0 && node_size * threads > node_cpus;
-    chunk_bytes = (std::int64_t(oversubscribed ? 2048 : 256) << 10) * threads;
+    chunk_bytes = (std::int64_t(oversubscribed && !options.one_shot ? 2048 : 256) << 10) * threads;
+    stats.one_shot_choices = stats.one_shot_choices || (oversubscribed && options.one_shot);
   }
   stats.stream_chunk_bytes = chunk_bytes;
   auto elem_size_of = [&](const tile& t) {
@@ -477,14 +479,9 @@ void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
   }
   for (const tile& t : local_tiles) cut_tile(t, job_plans[static_cast<size_t>(t.job)], elements_in(t), local_pieces);
 
-  MPI_Info info;
-  REDIST_MPI_CHECK(MPI_Info_create(&info));
-  REDIST_MPI_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
-  std::byte* base = nullptr;
-  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(segment_bytes), 1, info, node_comm.get(), &base, &window);
-  MPI_Info_free(&info);
-  REDIST_MPI_CHECK(rc);
-  REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window));
+  detail::reserve_node_segment(caller, node_comm.get(), segment_bytes, segment);
+  window = segment.arena->window();
+  std::byte* base = segment.arena->segment(node_rank) + segment.offset;
   // Touched here so that page faults are paid by planning, not by the first execution; counters start at 0.
   std::memset(base, 0, static_cast<size_t>(segment_bytes));
   for (int d = 0; d < node_size; ++d) {
@@ -498,16 +495,18 @@ void transform_plan::impl::setup_streams(const std::vector<int>& node_ranks) {
   }
   my_segment = base;
   stats.window_bytes = segment_bytes;
+  stats.window_reused = segment.reused;
+  // Where every node rank's segment starts in its part of the window; gathered once every header is written.
   REDIST_MPI_CHECK(MPI_Win_sync(window));
-  REDIST_MPI_CHECK(mpi::barrier_yielding(node_comm.get()));
+  std::vector<std::int64_t> segment_offsets(static_cast<size_t>(node_size));
+  MPI_Request gathered = MPI_REQUEST_NULL;
+  REDIST_MPI_CHECK(MPI_Iallgather(&segment.offset, 1, MPI_INT64_T, segment_offsets.data(), 1, MPI_INT64_T,
+                                  node_comm.get(), &gathered));
+  REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
   REDIST_MPI_CHECK(MPI_Win_sync(window));
 
   auto segment_of = [&](int peer_node_rank) {
-    MPI_Aint size = 0;
-    int disp = 0;
-    std::byte* peer = nullptr;
-    REDIST_MPI_CHECK(MPI_Win_shared_query(window, peer_node_rank, &size, &disp, &peer));
-    return peer;
+    return segment.arena->segment(peer_node_rank) + segment_offsets[static_cast<size_t>(peer_node_rank)];
   };
   for (size_t i = 0; i < sends.size(); ++i) {
     if (!send_on_node[i]) continue;

@@ -6,9 +6,14 @@
 // redist-test-nodes: 4:2 7:3
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <complex>
+#include <cstdio>
 #include <cstring>
+#include <memory>
 #include <utility>
+#include <vector>
 
 #include "mpi_test_support.hpp"
 #include "random_layouts.hpp"
@@ -318,36 +323,96 @@ TEST(Transform, SharedMemoryPlansShareTheCachedNodeSplit) {
     }
 }
 
+// Whether some host runs more ranks than it has online CPUs, found here independently of the library: every
+// rank's processor name and CPU count gathered.
+static bool some_host_oversubscribed() {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  int length = 0;
+  MPI_Get_processor_name(name, &length);
+  const int nranks = world_size();
+  std::vector<char> names(static_cast<size_t>(nranks) * MPI_MAX_PROCESSOR_NAME);
+  MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  std::vector<long> all_cpus(static_cast<size_t>(nranks));
+  MPI_Allgather(&cpus, 1, MPI_LONG, all_cpus.data(), 1, MPI_LONG, MPI_COMM_WORLD);
+  for (int r = 0; r < nranks; ++r) {
+    long on_host = 0;
+    for (int q = 0; q < nranks; ++q)
+      on_host += std::strcmp(&names[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME],
+                             &names[static_cast<size_t>(q) * MPI_MAX_PROCESSOR_NAME]) == 0;
+    if (on_host > all_cpus[static_cast<size_t>(r)]) return true;
+  }
+  return false;
+}
+
 // `automatic` with one_shot weighs the shared window's set-up against one execution: between 1 MiB and
-// one_shot_window_bytes per rank a repeated plan takes shared_memory and a one-shot plan point_to_point.
-// The choice is checked against the rule on the agreed volume; both plans must give the reference result.
+// one_shot_window_bytes per rank (one_shot_window_bytes_oversubscribed where a host runs more ranks than it
+// has CPUs) a repeated plan takes shared_memory and a one-shot plan point_to_point. The choice is checked
+// against the rule on the agreed volume; both plans must give the reference result.
 TEST(Transform, OneShotAutomaticWeighsSetUp) {
   const int nranks = world_size(), me = world_rank();
-  const auto [pb, pa] = paper_blocks(2048, nranks);  // 32 MiB of doubles: 4-16 MiB per rank at 2-8 ranks
-  bool differed = false;
+  const bool oversubscribed = some_host_oversubscribed();
+  if (me == 0) std::printf("[ info ] a host with more ranks than CPUs: %s\n", oversubscribed ? "yes" : "no");
+  // 16 MiB of doubles: 1.7-8 MiB sent per rank at 2-8 ranks, between 1 MiB and either threshold (the choices
+  // must differ); 64 MiB: 7-32 MiB per rank, at 2 ranks between the two thresholds (the host decides).
+  for (const std::int64_t n : {1448, 2900}) {
+    const auto [pb, pa] = paper_blocks(n, nranks);
+    bool differed = false;
+    for (const bool one_shot : {false, true}) {
+      job_data<double> d;
+      d.a_layout = block_cyclic(pa, me);
+      d.b_layout = block_cyclic(pb, me);
+      d.operation = op::transpose;
+      d.alpha = 1.0;
+      d.beta = 0.0;
+      fill(d, 5, 6, true);
+      transform_options opt;
+      opt.one_shot = one_shot;
+      auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+      const std::int64_t per_rank = global_sum(plan.statistics().bytes_sent) / nranks;
+      const std::int64_t shared_from =
+          !one_shot ? std::int64_t(1) << 20
+                    : oversubscribed ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
+      const exchange_strategy expected =
+          nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory : exchange_strategy::point_to_point;
+      EXPECT_EQ(plan.strategy(), expected)
+          << "n " << n << ", one_shot " << one_shot << ", " << per_rank << " bytes sent per rank";
+      differed = differed || (one_shot && nranks > 1 && per_rank >= (std::int64_t(1) << 20) &&
+                              plan.strategy() == exchange_strategy::point_to_point);
+      plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+      EXPECT_EQ(global_sum(count_errors(d)), 0) << "n " << n << ", one_shot " << one_shot;
+    }
+    if (n == 1448 && nranks > 1) EXPECT_TRUE(differed);
+  }
+}
+
+// The automatic chunk of shared-memory streams: 256 KiB per thread, 2 MiB where the node runs more threads than
+// it has CPUs, but not for a one-shot plan (its rings are fresh memory, costly to fault in).
+TEST(Transform, OneShotStreamsInSmallChunks) {
+  const int nranks = world_size(), me = world_rank();
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
+  int node_ranks = 0;
+  MPI_Comm_size(node, &node_ranks);
+  MPI_Comm_free(&node);
+  const bool node_oversubscribed = node_ranks > sysconf(_SC_NPROCESSORS_ONLN);
+  const auto [pb, pa] = paper_blocks(200, nranks);
   for (const bool one_shot : {false, true}) {
     job_data<double> d;
     d.a_layout = block_cyclic(pa, me);
     d.b_layout = block_cyclic(pb, me);
-    d.operation = op::transpose;
     d.alpha = 1.0;
-    d.beta = 0.0;
-    fill(d, 5, 6, true);
+    fill(d, 7, 8, true);
     transform_options opt;
+    opt.strategy = exchange_strategy::shared_memory;
+    opt.num_threads = 1;
     opt.one_shot = one_shot;
     auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
-    const std::int64_t per_rank = global_sum(plan.statistics().bytes_sent) / nranks;
-    const std::int64_t shared_from = one_shot ? one_shot_window_bytes : std::int64_t(1) << 20;
-    const exchange_strategy expected =
-        nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory : exchange_strategy::point_to_point;
-    EXPECT_EQ(plan.strategy(), expected) << "one_shot " << one_shot << ", " << per_rank << " bytes sent per rank";
-    differed = differed || (one_shot && nranks > 1 && per_rank >= (std::int64_t(1) << 20) &&
-                            plan.strategy() == exchange_strategy::point_to_point);
+    const std::int64_t expected = std::int64_t(node_oversubscribed && !one_shot ? 2048 : 256) << 10;
+    EXPECT_EQ(plan.statistics().stream_chunk_bytes, expected) << "one_shot " << one_shot;
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
     EXPECT_EQ(global_sum(count_errors(d)), 0) << "one_shot " << one_shot;
   }
-  // The case is sized so that the two choices differ whenever ranks exchange at all.
-  if (nranks > 1) EXPECT_TRUE(differed);
 }
 
 // B in a node_buffer: node peers read it directly (one copy) when every rank of the node has its B in
@@ -465,6 +530,67 @@ TEST(Transform, SharedWindowHoldsChunksNotMessages) {
   std::vector<double> B2(B.size(), -1.0);
   back.execute(B2.data(), A.data(), 1.0, 0.0);
   EXPECT_TRUE(all_ranks(B2 == B));
+}
+
+// shared_memory plans made from one communicator cut their segments from one window per node: the first plan
+// makes it (twice its request), a second alike finds room, a larger one makes a new window while the old one
+// lives on in the plans cut from it; plans and the communicator are destroyed in any order (the last holder
+// frees the window). Every plan is executed interleaved with the others and checked against the reference.
+TEST(Transform, SharedMemoryPlansShareTheCommunicatorsWindow) {
+  const int nranks = world_size(), me = world_rank();
+  rng_t g(test_seed(2003));
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  const auto job = [&](std::uint64_t salt, std::int64_t n) {
+    auto d = std::make_unique<job_data<double>>();
+    auto [pb, pa] = paper_blocks(n, nranks);
+    pb.mb = pb.nb = uniform(g, 1, 9);
+    pa.mb = pa.nb = uniform(g, 5, 20);
+    d->a_layout = block_cyclic(pa, me);
+    d->b_layout = block_cyclic(pb, me);
+    d->operation = op::transpose;
+    d->alpha = 1.5;
+    d->beta = 0.5;
+    fill(*d, salt, salt + 1, false);
+    return d;
+  };
+  const auto plan_for = [&](const job_data<double>& d, MPI_Comm c, std::int64_t chunk_bytes) {
+    transform_options o;
+    o.strategy = exchange_strategy::shared_memory;
+    o.stream_chunk_bytes = chunk_bytes;
+    return std::make_unique<transform_plan>(make_plan(c, d.a_layout, d.b_layout, d.operation, element_type::f64, o));
+  };
+  const auto reused_everywhere = [](const transform_plan& p) { return all_ranks(p.statistics().window_reused); };
+  const auto reused_nowhere = [](const transform_plan& p) { return all_ranks(!p.statistics().window_reused); };
+  const auto run = [&](const transform_plan& p, job_data<double>& d, const char* what) {
+    fill(d, d.a_id + 2, d.b_id + 2, false);
+    p.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+    EXPECT_EQ(global_sum(count_errors(d)), 0) << what;
+  };
+  // 600^2 doubles: at least 360 KB sent per rank at 2-8 ranks, in one chunk per peer with 4 MiB chunks, where a
+  // window for 4 KiB chunks holds at most 2 x 4 slots x 4 KiB per node peer.
+  auto d1 = job(10, uniform(g, 40, 90)), d2 = job(20, uniform(g, 40, 90)), d3 = job(30, 600),
+       d4 = job(40, uniform(g, 40, 90));
+  auto first = plan_for(*d1, comm, 4096);
+  EXPECT_TRUE(reused_nowhere(*first));
+  auto alike = plan_for(*d2, comm, 4096);  // no larger than the first where the layouts' tiles are
+  auto larger = plan_for(*d3, comm, std::int64_t(4) << 20);
+  if (nranks > 1) EXPECT_TRUE(reused_nowhere(*larger));
+  for (int round = 0; round < 2; ++round) {
+    run(*first, *d1, "first");
+    run(*larger, *d3, "larger");
+    run(*alike, *d2, "alike");
+  }
+  first.reset();  // the first window: still held by `alike` where it fitted there
+  run(*larger, *d3, "larger after the first plan is gone");
+  alike.reset();  // now freed
+  auto after = plan_for(*d4, comm, 4096);  // room in the larger plan's window
+  EXPECT_TRUE(reused_everywhere(*after));
+  MPI_Comm_free(&comm);  // the cache lets go; the plans still hold their window
+  run(*after, *d4, "after the communicator is freed");
+  run(*larger, *d3, "larger after the communicator is freed");
+  after.reset();
+  larger.reset();
 }
 
 TEST(Transform, PlanExecutedRepeatedlyWithNewData) {

@@ -83,12 +83,20 @@ comm_handle split_shared(MPI_Comm comm);
 // Every rank must make the same calls on the same communicator, so that all find the cache or all make it (make
 // is usually collective). The result stays owned by the attribute.
 int new_comm_cache_keyval();
+// A keyval whose attributes `on_free` deletes when their communicator is freed; `at_finalize` runs once at the start
+// of MPI_Finalize (an attribute of MPI_COMM_SELF, deleted before MPI shuts anything down) for what is still cached.
+int new_comm_keyval_with_finalize(MPI_Comm_delete_attr_function* on_free, MPI_Comm_delete_attr_function* at_finalize);
 MPI_Comm cached_comm(MPI_Comm comm, int keyval, comm_handle (*make)(MPI_Comm));
 
 // A private duplicate of split_shared(comm), the split made once per comm (cached_comm): later calls pay one
 // duplicate instead (MPI_Comm_split_type gathers every rank's node: 40-80 ms against 5 ms for a duplicate with 4
 // ranks on 2 cores). Collective over comm.
 comm_handle node_duplicate(MPI_Comm comm);
+
+// Whether some host runs more ranks of comm than it has online CPUs (ranks grouped by host name, not by
+// MPI_Comm_split_type, whose simulated nodes may share one host's CPUs). The same on every rank; gathered once
+// per comm and cached on it as an attribute. Collective over comm.
+bool hosts_oversubscribed(MPI_Comm comm);
 
 // Completes `request` (MPI_Test in a loop), giving the core away between tests after a few: on a node with
 // more ranks than cores, a rank spinning in a blocking collective holds the core its peers need to reach it,

@@ -60,7 +60,7 @@ struct transform_options {
   // shared_memory: bytes per chunk of the messages streamed to node peers (each message goes through a
   // ring of 4 chunk slots in the sender's window, so a chunk is unpacked while it is still in the cache).
   // 0 = automatic: 256 KiB per OpenMP thread, 2 MiB per thread on a node running more threads than it
-  // has CPUs. Must be the same on all ranks.
+  // has CPUs unless the plan is one_shot. Must be the same on all ranks.
   std::int64_t stream_chunk_bytes = 0;
   // torus_routed: the network and which node each rank runs on (build it with the torus headers,
   // redist/torus/exchange.hpp), and how the rounds are routed. Must be the same on all ranks.
@@ -68,18 +68,22 @@ struct transform_options {
   torus::routing_options torus_routing{};
   // The plan is expected to run once (plan + one execution, as transform() and the ScaLAPACK drop-in's first
   // call of a key do): `automatic` then weighs set-up against that one execution. It takes point_to_point
-  // below one_shot_window_bytes per rank (on average), where a node communicator and a shared window cost
-  // more to create than they save in one execution, and otherwise what it takes for repeated executions.
-  // Must be the same on all ranks.
+  // below one_shot_window_bytes per rank (on average; one_shot_window_bytes_oversubscribed when some host runs
+  // more ranks than it has CPUs), where a node communicator and a shared window cost more to create than they
+  // save in one execution, and otherwise what it takes for repeated executions. Must be the same on all ranks.
   bool one_shot = false;
 };
 
-// Bytes per rank from which a one-shot `automatic` plan still streams through a shared window: below it, the
-// window's mostly fixed set-up (a node communicator and MPI_Win_allocate_shared, 0.12-0.26 s on 4 ranks
-// sharing 2 cores) costs more than point_to_point's private buffers (on huge pages 0.01-0.02 s for 24 MB sent
-// per rank). At 96 MB per rank the drop-in's first call was slower with point_to_point (pdgemr2d N = 8000:
-// 0.90 s against 0.61 s), whose buffers are then twice the data; bench/results/first_call.md.
-inline constexpr std::int64_t one_shot_window_bytes = std::int64_t(32) << 20;
+// Bytes per rank from which a one-shot `automatic` plan still streams through a shared window. With a CPU per
+// rank the window's set-up is small (node communicator and MPI_Win_allocate_shared: 6-7 ms on 4 ranks of a
+// 16-core Xeon) and one execution through it saves 0.4 ms per MB sent, plus point_to_point's fresh buffers
+// (twice the data, 0.1-0.3 ms per MB to fault in): it wins from about 12 MB per rank. Measured at 24 MB per rank
+// (N = 4000 on 4 ranks): plan + first execution 22-36 ms against 29-49 ms; bench/results/side_by_side.md. Where ranks share CPUs, MPICH's collectives inside the window's creation
+// spin against each other (0.12-0.26 s on 4 ranks sharing 2 cores) and point_to_point's private buffers (on
+// huge pages 0.01-0.02 s for 24 MB sent per rank) win below 32 MiB; at 96 MB per rank point_to_point was slower
+// there too (pdgemr2d N = 8000: 0.90 s against 0.61 s; bench/results/first_call.md).
+inline constexpr std::int64_t one_shot_window_bytes = std::int64_t(12) << 20;
+inline constexpr std::int64_t one_shot_window_bytes_oversubscribed = std::int64_t(32) << 20;
 
 // The elements of A a job writes (and of op(B) it reads): all of them, or a trapezoid cut by a diagonal,
 // in A's global indices i (row) and j (column), 0-based: `upper` keeps j - i >= diagonal, `lower` keeps
@@ -129,6 +133,12 @@ struct plan_statistics {
   std::int64_t peers_on_node = 0;     // send peers sharing this rank's node
   bool streaming_stores = false;      // this rank writes messages or A with streaming stores (see store_policy)
   std::int64_t window_bytes = 0;      // shared_memory: this rank's segment of the plan's shared window
+  // shared_memory: the segment was cut from a window that an earlier plan on the same communicator made (no
+  // MPI_Win_allocate_shared: src/transform/node_arena.cpp)
+  bool window_reused = false;
+  // transform_options::one_shot changed an automatic choice of this rank's plan (point_to_point below the window
+  // threshold; smaller stream chunks on an oversubscribed node): a plan for repeated executions would differ.
+  bool one_shot_choices = false;
   std::int64_t stream_chunk_bytes = 0;  // shared_memory: the chunk size in use (options' or automatic)
   // Where this rank's make_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
   // call pays before the first byte moves.

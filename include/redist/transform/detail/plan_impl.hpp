@@ -11,6 +11,7 @@
 
 #include "redist/mpi/checked.hpp"
 #include "redist/torus/exchange.hpp"
+#include "redist/transform/detail/node_arena.hpp"
 #include "redist/transform/detail/node_buffer_registry.hpp"
 #include "redist/transform/detail/plan_data.hpp"
 #include "redist/transform/kernels.hpp"
@@ -67,7 +68,8 @@ struct transform_plan::impl {
     std::int64_t* consumed = nullptr;   // chunks read, likewise (receiver's segment)
   };
   mpi::comm_handle node_comm;
-  MPI_Win window = MPI_WIN_NULL;
+  detail::arena_segment segment;  // this rank's segment, cut from the window of the caller's node (node_arena.hpp)
+  MPI_Win window = MPI_WIN_NULL;  // that window (not owned)
   std::vector<char> send_on_node, recv_on_node;  // per sends[i] / recvs[i]: the peer shares this node
   std::vector<message_stream> send_streams;      // per sends[i] (empty for peers on other nodes)
   std::vector<message_stream> recv_streams;      // per recvs[i]
@@ -121,7 +123,7 @@ struct transform_plan::impl {
   // resolves the store policy (collective when automatic). caller: the communicator make_plan was given (its
   // node communicator is split once and cached on it: mpi::node_duplicate).
   void setup_exchange(MPI_Comm caller);
-  void setup_streams(const std::vector<int>& node_ranks);
+  void setup_streams(MPI_Comm caller, const std::vector<int>& node_ranks);
   void choose_stores();
   // caller_problem: what the caller found wrong on this rank (empty: nothing), agreed with the buffers' checks.
   void execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem = {}) const;

@@ -1,0 +1,153 @@
+// Shared windows cut into the segments of shared_memory plans (redist/transform/detail/node_arena.hpp).
+#include "redist/transform/detail/node_arena.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+#include "redist/mpi/checked.hpp"
+
+namespace redist::detail {
+
+namespace {
+
+constexpr std::int64_t line = 64;
+std::int64_t round_to_line(std::int64_t bytes) { return (std::max<std::int64_t>(bytes, 1) + line - 1) / line * line; }
+
+// The arena cached on a communicator, numbered in the order this process cached them.
+struct cached_arena {
+  std::shared_ptr<node_arena> arena;
+  std::uint64_t order = 0;
+};
+std::mutex cached_mutex;
+std::uint64_t next_order = 0;
+std::map<std::uint64_t, cached_arena*>& live_cached() {
+  static std::map<std::uint64_t, cached_arena*> live;
+  return live;
+}
+
+// The communicator is freed: the cache lets go (the last holder frees the window, collectively over the node).
+int delete_cached_arena(MPI_Comm, int, void* value, void*) {
+  auto* cached = static_cast<cached_arena*>(value);
+  {
+    std::lock_guard<std::mutex> lock(cached_mutex);
+    live_cached().erase(cached->order);
+  }
+  delete cached;
+  return MPI_SUCCESS;
+}
+
+// MPI_Finalize deletes MPI_COMM_SELF's attributes first, with MPI still whole: the caches of communicators still
+// alive (MPI_COMM_WORLD's, whose attributes may be deleted late in MPI_Finalize or never) let go there, in the
+// order they were made, which the ranks of a node share.
+int release_all_at_finalize(MPI_Comm, int, void*, void*) {
+  std::lock_guard<std::mutex> lock(cached_mutex);
+  for (auto& [order, cached] : live_cached()) cached->arena.reset();
+  live_cached().clear();
+  return MPI_SUCCESS;
+}
+
+int arena_keyval() {
+  static const int keyval = mpi::new_comm_keyval_with_finalize(delete_cached_arena, release_all_at_finalize);
+  return keyval;
+}
+
+}  // namespace
+
+node_arena::node_arena(MPI_Comm node, std::int64_t bytes) : bytes_(round_to_line(bytes)) {
+  MPI_Info info;
+  REDIST_MPI_CHECK(MPI_Info_create(&info));
+  REDIST_MPI_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
+  std::byte* base = nullptr;
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes_), 1, info, node, &base, &window_);
+  MPI_Info_free(&info);
+  REDIST_MPI_CHECK(rc);
+  REDIST_MPI_CHECK(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
+  REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
+  segments_.resize(static_cast<std::size_t>(mpi::size(node)));
+  for (int r = 0; r < node_size(); ++r) {
+    MPI_Aint size = 0;
+    int disp = 0;
+    REDIST_MPI_CHECK(MPI_Win_shared_query(window_, r, &size, &disp, &segments_[static_cast<std::size_t>(r)]));
+  }
+  free_[0] = bytes_;
+}
+
+node_arena::~node_arena() {
+  if (window_ != MPI_WIN_NULL && !mpi::finalized()) {
+    MPI_Win_unlock_all(window_);
+    MPI_Win_free(&window_);
+  }
+}
+
+std::int64_t node_arena::reserve(std::int64_t bytes) {
+  const std::int64_t need = round_to_line(bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto it = free_.begin(); it != free_.end(); ++it) {
+    if (it->second < need) continue;
+    const std::int64_t offset = it->first, rest = it->second - need;
+    free_.erase(it);
+    if (rest > 0) free_[offset + need] = rest;
+    used_[offset] = need;
+    return offset;
+  }
+  return -1;
+}
+
+void node_arena::release(std::int64_t offset) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto used = used_.find(offset);
+  if (used == used_.end()) return;
+  std::int64_t begin = offset, size = used->second;
+  used_.erase(used);
+  // Merged with the free neighbours, so that a plan as large as the window fits again once the others are gone.
+  const auto next = free_.find(begin + size);
+  if (next != free_.end()) {
+    size += next->second;
+    free_.erase(next);
+  }
+  const auto after = free_.lower_bound(begin);
+  if (after != free_.begin()) {
+    const auto before = std::prev(after);
+    if (before->first + before->second == begin) {
+      begin = before->first;
+      size += before->second;
+      free_.erase(before);
+    }
+  }
+  free_[begin] = size;
+}
+
+void reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, arena_segment& out) {
+  const int keyval = arena_keyval();
+  void* value = nullptr;
+  int found = 0;
+  REDIST_MPI_CHECK(MPI_Comm_get_attr(caller, keyval, &value, &found));
+  auto* cached = found ? static_cast<cached_arena*>(value) : nullptr;
+  std::shared_ptr<node_arena> arena = cached ? cached->arena : nullptr;
+  std::int64_t offset = arena && arena->node_size() == mpi::size(node) ? arena->reserve(bytes) : -1;
+  // Every rank of the node must cut its segment from the same window.
+  std::int64_t everyone_fits = offset >= 0 ? 1 : 0;
+  REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &everyone_fits, 1, MPI_INT64_T, MPI_MIN, node));
+  out.reused = everyone_fits == 1;
+  if (!out.reused) {
+    if (offset >= 0) arena->release(offset);
+    // Room for a few more plans like this one: address space only until a plan touches its segment.
+    arena = std::make_shared<node_arena>(node, std::max(4 * round_to_line(bytes), arena ? 2 * arena->bytes() : 0));
+    if (cached) {
+      cached->arena = arena;  // the old window lives on in the plans cut from it
+    } else {
+      auto holder = std::make_unique<cached_arena>();
+      holder->arena = arena;
+      REDIST_MPI_CHECK(MPI_Comm_set_attr(caller, keyval, holder.get()));
+      std::lock_guard<std::mutex> lock(cached_mutex);
+      holder->order = next_order++;
+      live_cached()[holder->order] = holder.get();
+      holder.release();  // owned by the attribute from here
+    }
+    offset = arena->reserve(bytes);
+  }
+  out.arena = std::move(arena);
+  out.offset = offset;
+}
+
+}  // namespace redist::detail
