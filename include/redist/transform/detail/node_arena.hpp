@@ -1,6 +1,6 @@
 #pragma once
-// (internal) The shared-memory window of the shared_memory strategy, made once per communicator and node and cut into the
-// segments of the plans made from that communicator. MPI_Win_allocate_shared synchronises the node inside
+// (internal) The shared-memory window of the shared_memory strategy, made once per communicator and node and cut
+// into the segments of the plans made from that communicator. MPI_Win_allocate_shared synchronises the node inside
 // MPI (0.12-0.26 s on 4 ranks sharing 2 cores, 6 ms with a core each); a plan that finds room in the window
 // pays a node allreduce and allgather instead. Plans hold the window they were cut from, so it outlives both
 // the communicator's cache entry and newer windows; the last holder frees it (collective over the node: plans
