@@ -9,7 +9,7 @@
 //   case 1: N/P;  case 2: 0 for d < P/4, N/P below d = P-1, N/4 at d = P-1;
 //   case 3: 0 for d < P/2, N/P below d = P-1, N/2 at d = P-1;  case 4: N at d = P-1, else 0
 // (integer division; the paper's N is the element count, here N bytes = N/8 elements).
-// Methods: automatic, chunked (skipped with a note where it refuses the input), pairwise (its guard off, so
+// Methods: auto, chunked (skipped with a note where it refuses the input), pairwise (its guard off, so
 // pairwise itself runs), bitonic (every capacity = the largest send or receive total over the ranks, which it
 // needs; the others get max(own send total, own receive total)), mpi_alltoallv (out of place) and
 // mpi_in_place (MPI_Alltoallv with MPI_IN_PLACE: MPI's rules need symmetric counts, rank i's recvcounts[j] =
@@ -407,10 +407,10 @@ case_result run_case(std::int64_t size_bytes, int which, const bench_options& o)
   for (int i = 0; i < p; ++i)
     res.largest_total_bytes = std::max({res.largest_total_bytes, 8 * row_total(c, i), 8 * column_total(c, i)});
   // The in-place methods first, MPI's out of place last (with a working VmHWM reset the order does not matter).
-  res.methods.push_back(run_inplace("automatic", ex::inplace_algorithm::automatic, c, o));
-  res.methods.push_back(run_inplace("chunked", ex::inplace_algorithm::chunked, c, o));
-  res.methods.push_back(run_inplace("pairwise", ex::inplace_algorithm::pairwise, c, o));
-  res.methods.push_back(run_inplace("bitonic", ex::inplace_algorithm::bitonic, c, o));
+  res.methods.push_back(run_inplace(ex::to_string(ex::inplace_algorithm::automatic), ex::inplace_algorithm::automatic, c, o));
+  res.methods.push_back(run_inplace(ex::to_string(ex::inplace_algorithm::chunked), ex::inplace_algorithm::chunked, c, o));
+  res.methods.push_back(run_inplace(ex::to_string(ex::inplace_algorithm::pairwise), ex::inplace_algorithm::pairwise, c, o));
+  res.methods.push_back(run_inplace(ex::to_string(ex::inplace_algorithm::bitonic), ex::inplace_algorithm::bitonic, c, o));
   res.methods.push_back(run_mpi_in_place(c, o));
   res.methods.push_back(run_mpi_out_of_place(c, o));
   return res;
@@ -507,7 +507,7 @@ int main(int argc, char** argv) {
             verified = verified && m.wrong == 0;
             const bool in_place_method = m.name != "mpi_alltoallv" && m.name != "mpi_in_place";
             if (in_place_method) worst_inplace_rise = std::max(worst_inplace_rise, m.hwm_rise);
-            if (m.name == "automatic") {
+            if (m.name == ex::to_string(ex::inplace_algorithm::automatic)) {
               worst_auto_time_ratio = std::max(worst_auto_time_ratio, ratio(m.time.median, mpi->time.median));
               best_auto_time_ratio = std::min(best_auto_time_ratio, ratio(m.time.median, mpi->time.median));
             }
@@ -560,7 +560,7 @@ int main(int argc, char** argv) {
         }
       }
       std::printf("SUMMARY inplace_bench (%d ranks, %zu size(s) x %zu case(s), work buffer %.0f MiB): in-place peak "
-                  "rise at most %.2f MiB per rank; automatic takes %.2fx to %.2fx MPI_Alltoallv's time; verified %s\n",
+                  "rise at most %.2f MiB per rank; auto takes %.2fx to %.2fx MPI_Alltoallv's time; verified %s\n",
                   ranks, o.sizes.size(), o.cases.size(), o.work_bytes / MiB, worst_inplace_rise / MiB,
                   best_auto_time_ratio, worst_auto_time_ratio, verified ? "yes" : "NO");
       if (!verified) status = 1;

@@ -5,8 +5,8 @@
 // the intermediate choice picked per phase by simulation). Base is the baseline of the same run: gains are
 // Base's simulated completion time over the method's, minus 1.
 //
-//   bench_torus_fig3 [--nodes 32,128,256,1024,2048] [--samples 10] [--hardware uniform|dimension-order|
-//       random-direction] [--bytes-per-node 256M] [--network torus|bgp|both] [--json out.json]
+//   bench_torus_fig3 [--nodes 32,128,256,1024,2048] [--samples 10] [--hardware uniform_shortest|
+//       dimension_order|random_direction] [--bytes-per-node 256M] [--network torus|bgp|both] [--json out.json]
 //
 // The grid is the squarest P x Q = nodes with P <= Q (one rank per node); each of the (L/P)(L/Q) phases moves
 // bytes-per-node / phases from every node (the paper's matrices held 256-512 MB per node). network "bgp" makes
@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "baseline.hpp"
+#include "redist/names.hpp"
 #include "redist/torus/schedule.hpp"
 #include "redist/torus/simulator.hpp"
 
@@ -71,11 +72,7 @@ bench_options parse(int argc, char** argv) {
     } else if (a == "--bytes-per-node") {
       o.bytes_per_node = parse_bytes(next());
     } else if (a == "--hardware") {
-      const std::string h = next();
-      if (h == "uniform") o.hardware = rt::hardware_routing::uniform_shortest;
-      else if (h == "dimension-order") o.hardware = rt::hardware_routing::dimension_order;
-      else if (h == "random-direction") o.hardware = rt::hardware_routing::random_direction;
-      else throw std::invalid_argument("--hardware " + h + ": expected uniform, dimension-order or random-direction");
+      o.hardware = redist::parse_name<rt::hardware_routing>(next());
     } else if (a == "--network") {
       const std::string n = next();
       if (n == "both") o.networks = {"torus", "bgp"};

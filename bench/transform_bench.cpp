@@ -2,8 +2,8 @@
 //
 //   mpiexec.mpich -n 4 bench_transform_bench [--n 4000,8000] [--reps 5] [--json out.json] [--threads 1]
 //                                            [--cases pdgemr2d,pdgemr2d_grid,pdtran_beta0,pdtran_beta1,pdgemr2d_local]
-//                                            [--strategies automatic,point_to_point,alltoallv,shared_memory]
-//                                            [--stores automatic|cached|streaming] [--chunk-bytes 0]
+//                                            [--strategies auto,point_to_point,alltoallv,shared_memory]
+//                                            [--stores auto|cached|streaming] [--chunk-bytes 0]
 //                                            [--costa /path/to/libcosta_prefixed_scalapack.so]
 //
 // Cases (N x N doubles):
@@ -74,18 +74,6 @@ struct bench_options {
   std::string costa_path;  // empty: no COSTA
 };
 
-redist::store_policy store_policy_named(const std::string& name) {
-  for (const auto p : {redist::store_policy::automatic, redist::store_policy::cached, redist::store_policy::streaming})
-    if (name == redist::to_string(p)) return p;
-  throw std::invalid_argument("unknown store policy '" + name + "' (automatic, cached, streaming)");
-}
-
-redist::exchange_strategy strategy_named(const std::string& name) {
-  if (name == "automatic") return redist::exchange_strategy::automatic;
-  for (const auto s : all_strategies)
-    if (name == redist::to_string(s)) return s;
-  throw std::invalid_argument("unknown strategy '" + name + "' (automatic, point_to_point, alltoallv, shared_memory)");
-}
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
@@ -118,9 +106,9 @@ bench_options parse_options(int argc, char** argv) {
           throw std::invalid_argument("unknown case '" + c + "'");
     } else if (arg == "--strategies") {
       o.strategies.clear();
-      for (const auto& s : split_list(next())) o.strategies.push_back(strategy_named(s));
+      for (const auto& s : split_list(next())) o.strategies.push_back(redist::parse_name<redist::exchange_strategy>(s));
     } else if (arg == "--stores") {
-      o.stores = store_policy_named(next());
+      o.stores = redist::parse_name<redist::store_policy>(next());
     } else if (arg == "--chunk-bytes") {
       o.stream_chunk_bytes = parse_positive_int(next(), "--chunk-bytes");
     } else if (arg == "--costa") {
@@ -128,7 +116,7 @@ bench_options parse_options(int argc, char** argv) {
     } else if (arg == "--help" || arg == "-h") {
       throw std::invalid_argument(
           "usage: bench_transform_bench [--n 4000,8000] [--reps 5] [--json FILE] [--threads 1] [--cases LIST] "
-          "[--strategies LIST] [--stores automatic|cached|streaming] [--chunk-bytes BYTES] [--costa LIBRARY]");
+          "[--strategies LIST] [--stores auto|cached|streaming] [--chunk-bytes BYTES] [--costa LIBRARY]");
     } else {
       throw std::invalid_argument("unknown argument '" + arg +
                                   "' (--n, --reps, --json, --threads, --cases, --strategies, --stores, "

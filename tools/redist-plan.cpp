@@ -24,6 +24,7 @@
 
 #include "redist/error.hpp"
 #include "redist/layout/builders.hpp"
+#include "redist/names.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "memory_check.hpp"
@@ -159,15 +160,12 @@ options parse(int argc, char** argv) {
       o.to = parse_layout(next("bc:MBxNB:PxQ:row|col"), "--to");
       o.has_to = true;
     } else if (arg == "--relabel") {
-      const std::string s = next("exact, greedy or none");
-      if (s == "exact")
-        o.relabel = solver::exact;
-      else if (s == "greedy")
-        o.relabel = solver::greedy;
-      else if (s == "none")
-        o.relabel = solver::none;
-      else
-        throw usage_error{"--relabel '" + s + "' is not valid: expected exact, greedy or none"};
+      const std::string s = next(redist::spelled_choices<solver>().c_str());
+      try {
+        o.relabel = redist::parse_name<solver>(s);
+      } catch (const redist::invalid_argument&) {
+        throw usage_error{"--relabel '" + s + "' is not valid: expected " + redist::spelled_choices<solver>()};
+      }
     } else if (arg == "--op") {
       const std::string s = next("N, T or C");
       if (s == "N" || s == "n")

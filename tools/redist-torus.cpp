@@ -2,9 +2,9 @@
 // (docs/torus.md, "Command line"). Runs in one process, without MPI.
 //
 //   redist-torus simulate --dims 16x8 [--mesh] [--pattern random|transpose] [--grid PxQ]
-//                         [--mapping default|random] [--order XYZ] [--routing direct|sdr|auto]
-//                         [--alpha A] [--beta B] [--gamma G] [--delta D] [--choice auto|shortest|all-but-longest]
-//                         [--hardware dimension-order|uniform|random-direction] [--message-bytes N]
+//                         [--mapping default_order|random] [--order XYZ] [--routing direct|sdr|auto]
+//                         [--alpha A] [--beta B] [--gamma G] [--delta D] [--choice auto|shortest|all_but_longest]
+//                         [--hardware dimension_order|uniform_shortest|random_direction] [--message-bytes N]
 //                         [--samples S] [--seed N] [--json]
 //   redist-torus schedule --grid PxQ [--json]
 //
@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "redist/error.hpp"
+#include "redist/names.hpp"
 #include "redist/torus/routing.hpp"
 #include "redist/torus/schedule.hpp"
 #include "redist/torus/simulator.hpp"
@@ -44,15 +45,17 @@ constexpr const char* kUsage =
     "  --mesh             no dimension wraps (default: a torus)\n"
     "  --pattern P        random (a random permutation per sample) or transpose (default random)\n"
     "  --grid PxQ         transpose: the process grid, P * Q = nodes (default: the squarest, P <= Q)\n"
-    "  --mapping M        transpose: default (dimension ordered) or random rank placement (default default)\n"
+    "  --mapping M        transpose: default_order (dimension ordered) or random rank placement\n"
+    "                     (default default_order)\n"
     "  --order O          default mapping: dimensions from slowest to fastest, e.g. XYZ or ZXY (default XYZ)\n"
     "  --routing R        direct, sdr or auto (default sdr)\n"
     "  --alpha A          sdr: fraction of the eligible pairs routed, in [0, 1] (default 0.5)\n"
     "  --beta B           chunks per routed message, >= 1 (default 1024)\n"
     "  --gamma G          pairs nearer than G along the long dimensions go directly, >= 0 (default 2)\n"
     "  --delta D          one pair per intermediate, alternatives nearer than D; -1: no limit (default 2)\n"
-    "  --choice C         intermediates: auto, shortest or all-but-longest (default auto)\n"
-    "  --hardware H       network routing: dimension-order, uniform or random-direction (default uniform)\n"
+    "  --choice C         intermediates: auto, shortest or all_but_longest (default auto)\n"
+    "  --hardware H       network routing: dimension_order, uniform_shortest or random_direction\n"
+    "                     (default uniform_shortest)\n"
     "  --message-bytes N  bytes each node sends per permutation, >= 0 (default 268435456 = 256 MiB)\n"
     "  --samples S        random draws averaged, >= 1 (default 1)\n"
     "  --seed N           seed of the draws (default 1)\n"
@@ -74,14 +77,15 @@ long long parse_integer(const std::string& text, const std::string& option, long
   return value;
 }
 
-// One of `names`, returning its index.
-std::size_t parse_choice(const std::string& text, const std::string& option, const std::vector<std::string>& names) {
-  const auto it = std::find(names.begin(), names.end(), text);
-  if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
-  std::string expected;
-  for (std::size_t i = 0; i < names.size(); ++i)
-    expected += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-  throw usage_error{option + " '" + text + "' is not valid: expected " + expected};
+// The value an option names (redist/names.hpp: the spellings of the library and its other interfaces; an
+// earlier release's spelling still works, with a message on stderr).
+template <class E>
+E parse_choice(const std::string& text, const std::string& option) {
+  try {
+    return redist::parse_name<E>(text);
+  } catch (const redist::invalid_argument&) {
+    throw usage_error{option + " '" + text + "' is not valid: expected " + redist::spelled_choices<E>()};
+  }
 }
 
 std::array<int, 2> parse_grid(const std::string& text) {
@@ -93,12 +97,6 @@ std::array<int, 2> parse_grid(const std::string& text) {
           static_cast<int>(parse_integer(text.substr(x + 1), "--grid", 1, limit, expected))};
 }
 
-// Option values, in the order of the enumerators they name.
-const std::vector<std::string> kPatterns{"random", "transpose"};
-const std::vector<std::string> kMappings{"default", "random"};
-const std::vector<std::string> kRoutings{"direct", "sdr", "auto"};
-const std::vector<std::string> kChoices{"auto", "shortest", "all-but-longest"};
-const std::vector<std::string> kHardware{"dimension-order", "uniform", "random-direction"};
 const char kDimensionNames[] = "xyz";
 
 struct arguments {
@@ -151,14 +149,14 @@ arguments parse(int argc, char** argv) {
     } else if (arg == "--mesh") {
       a.mesh = true;
     } else if (arg == "--pattern") {
-      s.pattern = static_cast<torus::traffic_pattern>(parse_choice(value(), arg, kPatterns));
+      s.pattern = parse_choice<torus::traffic_pattern>(value(), arg);
     } else if (arg == "--mapping") {
-      s.mapping = static_cast<torus::mapping_kind>(parse_choice(value(), arg, kMappings));
+      s.mapping = parse_choice<torus::mapping_kind>(value(), arg);
     } else if (arg == "--order") {
       s.mapping_order = value();
       has_order = true;
     } else if (arg == "--routing") {
-      s.routing.mode = static_cast<torus::routing_mode>(parse_choice(value(), arg, kRoutings));
+      s.routing.mode = parse_choice<torus::routing_mode>(value(), arg);
     } else if (arg == "--alpha") {
       const std::string text = value();
       char* end = nullptr;
@@ -174,9 +172,9 @@ arguments parse(int argc, char** argv) {
       s.routing.delta = static_cast<int>(
           parse_integer(value(), arg, -1, std::numeric_limits<int>::max(), "an integer >= 0, or -1 for no limit"));
     } else if (arg == "--choice") {
-      s.routing.choice = static_cast<torus::intermediate_choice>(parse_choice(value(), arg, kChoices));
+      s.routing.choice = parse_choice<torus::intermediate_choice>(value(), arg);
     } else if (arg == "--hardware") {
-      s.hardware = static_cast<torus::hardware_routing>(parse_choice(value(), arg, kHardware));
+      s.hardware = parse_choice<torus::hardware_routing>(value(), arg);
     } else if (arg == "--message-bytes") {
       s.model.message_bytes =
           parse_integer(value(), arg, 0, std::numeric_limits<std::int64_t>::max(), "an integer >= 0");
@@ -329,15 +327,15 @@ int run_simulate(const arguments& a) {
   const torus::study_result r = torus::run_study(s);
   const torus::topology& t = s.network;
   const double gain = r.completion_time > 0 ? r.direct_completion_time / r.completion_time - 1 : 0;
-  const std::string pattern = kPatterns[static_cast<size_t>(s.pattern)];
-  const std::string routing = kRoutings[static_cast<size_t>(s.routing.mode)];
-  const std::string hardware = kHardware[static_cast<size_t>(s.hardware)];
+  const std::string pattern = torus::to_string(s.pattern);
+  const std::string routing = torus::to_string(s.routing.mode);
+  const std::string hardware = torus::to_string(s.hardware);
   if (a.json) {
     std::printf("{\n");
     std::printf("  \"dims\": \"%s\",\n  \"mesh\": %s,\n", dims_of(t).c_str(), a.mesh ? "true" : "false");
     std::printf("  \"pattern\": \"%s\",\n", pattern.c_str());
     if (s.pattern == torus::traffic_pattern::transpose)
-      std::printf("  \"mapping\": \"%s\",\n", kMappings[static_cast<size_t>(s.mapping)].c_str());
+      std::printf("  \"mapping\": \"%s\",\n", torus::to_string(s.mapping));
     std::printf("  \"routing\": \"%s\",\n  \"hardware\": \"%s\",\n", routing.c_str(), hardware.c_str());
     std::printf("  \"samples\": %d,\n  \"seed\": %llu,\n", s.samples, static_cast<unsigned long long>(s.seed));
     std::printf("  \"message_bytes\": %lld,\n", static_cast<long long>(s.model.message_bytes));

@@ -1,12 +1,14 @@
 #pragma once
 // redist: communication-optimal data movement between MPI processes. Umbrella header.
 #include "redist/error.hpp"
+#include "redist/exchange/inplace.hpp"
 #include "redist/exchange/neighbor.hpp"
 #include "redist/exchange/patterns.hpp"
 #include "redist/gemm/gemm.hpp"
 #include "redist/gemm/schedule.hpp"
 #include "redist/layout/builders.hpp"
 #include "redist/layout/grid_layout.hpp"
+#include "redist/names.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "redist/scalapack/descriptor.hpp"

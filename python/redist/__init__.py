@@ -65,7 +65,7 @@ from ._redist import (  # noqa: F401,E402
     Layout,
     MPIError,
     NeighborPlan,
-    OverflowError,
+    Overflow,
     Plan,
     alltoall_inplace,
     alltoallv_inplace,
@@ -85,6 +85,17 @@ from ._redist import (  # noqa: F401,E402
 )
 
 __version__ = _redist.__version__  # the library's (CMakeLists.txt project version)
+
+
+def __getattr__(name):
+    # The name Overflow had up to release 0.1.0, kept for one release; reached by attribute only, so that
+    # `from redist import *` no longer shadows the builtin OverflowError.
+    if name == "OverflowError":
+        import warnings
+        warnings.warn("redist.OverflowError is now redist.Overflow (it shadowed the builtin); the old name "
+                      "(redist 0.1.0) is kept for one more release", DeprecationWarning, stacklevel=2)
+        return Overflow
+    raise AttributeError(f"module 'redist' has no attribute '{name}'")
 
 
 def _agreed_even_when_refused(native, target_of):

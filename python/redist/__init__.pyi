@@ -19,7 +19,7 @@ from ._redist import (
     InvalidDatatype as InvalidDatatype,
     MPIError as MPIError,
     NeighborPlan as NeighborPlan,
-    OverflowError as OverflowError,
+    Overflow as Overflow,
     Plan as Plan,
     alltoall_inplace as alltoall_inplace,
     alltoallv_inplace as alltoallv_inplace,

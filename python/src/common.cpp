@@ -108,27 +108,22 @@ element_type element_type_of(const array_view& a, const char* name) {
 }
 
 op parse_op(const std::string& s) {
-  if (s == "N" || s == "n" || s == "identity") return op::identity;
-  if (s == "T" || s == "t" || s == "transpose") return op::transpose;
-  if (s == "C" || s == "c" || s == "conj_transpose") return op::conj_transpose;
-  throw nb::value_error(("op '" + s + "': expected 'N' (identity), 'T' (transpose) or 'C' (conjugate transpose)").c_str());
+  // BLAS's letters (as ScaLAPACK takes them), or the names C++ uses.
+  if (s == "N" || s == "n") return op::identity;
+  if (s == "T" || s == "t") return op::transpose;
+  if (s == "C" || s == "c") return op::conj_transpose;
+  std::string deprecation;
+  try {
+    return parse_name<op>(s, &deprecation);
+  } catch (const redist::invalid_argument&) {
+    throw nb::value_error(("op '" + s + "': expected 'N' (identity), 'T' (transpose) or 'C' (conjugate transpose)").c_str());
+  }
 }
 
 storage_order parse_storage(const std::string& s) {
   if (s == "F" || s == "f") return storage_order::col_major;
   if (s == "C" || s == "c") return storage_order::row_major;
   throw nb::value_error(("order '" + s + "': expected 'F' (column-major) or 'C' (row-major)").c_str());
-}
-
-exchange_strategy parse_exchange_strategy(const std::string& s) {
-  if (s == "auto" || s == "automatic") return exchange_strategy::automatic;
-  if (s == "point_to_point") return exchange_strategy::point_to_point;
-  if (s == "alltoallv") return exchange_strategy::alltoallv;
-  if (s == "shared_memory") return exchange_strategy::shared_memory;
-  if (s == "torus_routed") return exchange_strategy::torus_routed;
-  throw nb::value_error(("strategy '" + s +
-                         "': expected 'auto', 'point_to_point', 'alltoallv', 'shared_memory' or 'torus_routed'")
-                            .c_str());
 }
 
 const char* storage_name(storage_order o) { return o == storage_order::col_major ? "F" : "C"; }
@@ -315,7 +310,9 @@ void register_errors(nb::module_& m) {
   nb::exception<redist::invalid_layout>(m, "InvalidLayout", base.ptr());
   nb::exception<redist::dimension_mismatch>(m, "DimensionMismatch", base.ptr());
   nb::exception<redist::inconsistent_ranks>(m, "InconsistentRanks", base.ptr());
-  nb::exception<redist::overflow_error>(m, "OverflowError", base.ptr());
+  // Named apart from the builtin it also derives from, so that `from redist import *` shadows nothing.
+  nb::object overflow_bases = nb::make_tuple(base, nb::handle(PyExc_OverflowError));
+  nb::exception<redist::overflow_error>(m, "Overflow", overflow_bases.ptr());
   nb::exception<redist::insufficient_memory>(m, "InsufficientMemory", base.ptr());
   nb::exception<redist::mpi_error>(m, "MPIError", base.ptr());
 }

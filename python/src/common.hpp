@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "redist/error.hpp"
 #include "redist/layout/grid_layout.hpp"
+#include "redist/names.hpp"
 #include "redist/transform/plan.hpp"
 
 namespace redist::python {
@@ -41,9 +43,23 @@ op parse_op(const std::string& s);
 // 'F' (column-major) or 'C' (row-major); ValueError otherwise.
 storage_order parse_storage(const std::string& s);
 const char* storage_name(storage_order o);
-// The transform engine's exchange strategy: 'auto', 'point_to_point', 'alltoallv', 'shared_memory' or
-// 'torus_routed'.
-exchange_strategy parse_exchange_strategy(const std::string& s);
+
+// The value of an option enum by its name (redist/names.hpp, the names C++, C and the tools use). An old
+// spelling still works and warns with a DeprecationWarning; an unknown one raises ValueError("<label> 'x':
+// expected 'a', 'b' or 'c'").
+template <class E>
+E parse_option(const std::string& text, const char* label) {
+  std::string deprecation;
+  E value{};
+  try {
+    value = parse_name<E>(text, &deprecation);
+  } catch (const redist::invalid_argument&) {
+    throw nb::value_error((std::string(label) + " '" + text + "': expected " + spelled_choices<E>("'")).c_str());
+  }
+  if (!deprecation.empty() && PyErr_WarnEx(PyExc_DeprecationWarning, deprecation.c_str(), 1) != 0)
+    throw nb::python_error();
+  return value;
+}
 
 // What the checks need of an array, from either kind of ndarray.
 struct array_view {

@@ -21,22 +21,6 @@ using namespace nb::literals;
 using exchange::inplace_algorithm;
 using exchange::neighbor_strategy;
 
-neighbor_strategy parse_neighbor_strategy(const std::string& s) {
-  if (s == "auto" || s == "automatic") return neighbor_strategy::automatic;
-  if (s == "standard") return neighbor_strategy::standard;
-  if (s == "aggregate") return neighbor_strategy::aggregate;
-  if (s == "dedup") return neighbor_strategy::dedup;
-  throw nb::value_error(("strategy '" + s + "': expected 'auto', 'standard', 'aggregate' or 'dedup'").c_str());
-}
-
-inplace_algorithm parse_inplace_algorithm(const std::string& s) {
-  if (s == "auto" || s == "automatic") return inplace_algorithm::automatic;
-  if (s == "chunked") return inplace_algorithm::chunked;
-  if (s == "pairwise") return inplace_algorithm::pairwise;
-  if (s == "bitonic") return inplace_algorithm::bitonic;
-  throw nb::value_error(("algorithm '" + s + "': expected 'auto', 'chunked', 'pairwise' or 'bitonic'").c_str());
-}
-
 // The cost model's figures by name, so that a dict from calibrate_cost_model can be passed back.
 struct cost_field {
   const char* name;
@@ -87,7 +71,7 @@ exchange::exchange_options exchange_options_of(const std::string& strategy, int 
                                                std::optional<int> region_id,
                                                const std::optional<nb::dict>& cost_model) {
   exchange::exchange_options o;
-  o.strategy = parse_neighbor_strategy(strategy);
+  o.strategy = parse_option<neighbor_strategy>(strategy, "strategy");
   if (region_size < 0) throw nb::value_error("region_size must be >= 0 (0: regions are nodes)");
   o.region_size = region_size;
   o.region_id = region_id;
@@ -162,7 +146,7 @@ nb::dict inplace_report_dict(exchange::inplace_report&& r) {
 exchange::inplace_options inplace_options_of(const std::string& algorithm, std::int64_t work_bytes,
                                              double pairwise_guard) {
   exchange::inplace_options o;
-  o.algorithm = parse_inplace_algorithm(algorithm);
+  o.algorithm = parse_option<inplace_algorithm>(algorithm, "algorithm");
   o.work_bytes = work_bytes;
   o.pairwise_guard = pairwise_guard;
   return o;

@@ -13,19 +13,6 @@ namespace {
 
 using namespace nb::literals;
 
-gemm_communication parse_communication(const std::string& s) {
-  if (s == "two_sided") return gemm_communication::two_sided;
-  if (s == "one_sided") return gemm_communication::one_sided;
-  throw nb::value_error(("communication '" + s + "': expected 'two_sided' or 'one_sided'").c_str());
-}
-
-gemm_native_order parse_native_order(const std::string& s) {
-  if (s == "auto" || s == "automatic") return gemm_native_order::automatic;
-  if (s == "contiguous") return gemm_native_order::contiguous;
-  if (s == "grouped") return gemm_native_order::grouped;
-  throw nb::value_error(("native_order '" + s + "': expected 'auto', 'contiguous' or 'grouped'").c_str());
-}
-
 nb::dict gemm_statistics_dict(const gemm_statistics& s) {
   nb::dict d;
   d["schedule"] = nb::module_::import_("json").attr("loads")(s.schedule.to_json());
@@ -125,12 +112,12 @@ void register_gemm(nb::module_& m) {
           description.type = element_type_of_dtype(dtype);
           options.memory_limit_bytes = memory_limit_bytes;
           options.rounds = rounds;
-          options.communication = parse_communication(communication);
+          options.communication = parse_option<gemm_communication>(communication, "communication");
           options.overlap = overlap;
           options.relabel = relabel;
-          options.native_order = parse_native_order(native_order);
+          options.native_order = parse_option<gemm_native_order>(native_order, "native_order");
           options.max_idle_fraction = max_idle_fraction;
-          options.transform.strategy = parse_exchange_strategy(strategy);
+          options.transform.strategy = parse_option<exchange_strategy>(strategy, "strategy");
         });
         nb::gil_scoped_release release;
         return make_gemm_plan(mc, std::move(description), options);

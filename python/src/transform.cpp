@@ -41,27 +41,17 @@ void set_torus(transform_options& o, const nb::dict& torus) {
     else if (name == "mapping") mapping = nb::borrow(value);
     else if (name == "mode") {
       const std::string m = cast_argument<std::string>(value, "torus['mode']", "a string");
-      if (m == "direct") r.mode = torus::routing_mode::direct;
-      else if (m == "sdr") r.mode = torus::routing_mode::sdr;
-      else if (m == "auto" || m == "automatic") r.mode = torus::routing_mode::automatic;
-      else throw nb::value_error(("torus mode '" + m + "': expected 'direct', 'sdr' or 'auto'").c_str());
+      r.mode = parse_option<torus::routing_mode>(m, "torus mode");
     } else if (name == "alpha") r.alpha = cast_argument<double>(value, "torus['alpha']", "a float");
     else if (name == "beta") r.beta = cast_argument<std::int64_t>(value, "torus['beta']", "an int");
     else if (name == "gamma") r.gamma = cast_argument<int>(value, "torus['gamma']", "an int");
     else if (name == "delta") r.delta = cast_argument<int>(value, "torus['delta']", "an int");
     else if (name == "choice") {
       const std::string c = cast_argument<std::string>(value, "torus['choice']", "a string");
-      if (c == "auto" || c == "automatic") r.choice = torus::intermediate_choice::automatic;
-      else if (c == "shortest") r.choice = torus::intermediate_choice::shortest;
-      else if (c == "all_but_longest") r.choice = torus::intermediate_choice::all_but_longest;
-      else throw nb::value_error(("torus choice '" + c + "': expected 'auto', 'shortest' or 'all_but_longest'").c_str());
+      r.choice = parse_option<torus::intermediate_choice>(c, "torus choice");
     } else if (name == "hardware") {
       const std::string h = cast_argument<std::string>(value, "torus['hardware']", "a string");
-      if (h == "dimension_order") r.hardware = torus::hardware_routing::dimension_order;
-      else if (h == "uniform_shortest") r.hardware = torus::hardware_routing::uniform_shortest;
-      else if (h == "random_direction") r.hardware = torus::hardware_routing::random_direction;
-      else throw nb::value_error(("torus hardware '" + h +
-                                  "': expected 'dimension_order', 'uniform_shortest' or 'random_direction'").c_str());
+      r.hardware = parse_option<torus::hardware_routing>(h, "torus hardware");
     } else {
       throw nb::value_error(("torus: unknown key '" + name + "'; expected shape, mesh, mapping, mode, alpha, beta, "
                              "gamma, delta, choice, hardware").c_str());
@@ -89,7 +79,7 @@ void set_torus(transform_options& o, const nb::dict& torus) {
 transform_options make_options(const std::string& strategy, bool check_consistency, int num_threads,
                                const std::optional<nb::dict>& torus, bool one_shot) {
   transform_options o;
-  o.strategy = parse_exchange_strategy(strategy);
+  o.strategy = parse_option<exchange_strategy>(strategy, "strategy");
   o.check_consistency = check_consistency;
   o.one_shot = one_shot;
   if (num_threads < 0) throw nb::value_error("num_threads must be >= 0 (0: the OpenMP default)");
@@ -261,10 +251,7 @@ void register_transform(nb::module_& m) {
         const MPI_Comm c = communicator(comm);
         relabel::solver s = relabel::solver::exact;
         agree_on_arguments(c, [&] {
-          if (solver_name == "greedy") s = relabel::solver::greedy;
-          else if (solver_name == "none") s = relabel::solver::none;
-          else if (solver_name != "exact")
-            throw nb::value_error(("solver '" + solver_name + "': expected 'exact', 'greedy' or 'none'").c_str());
+          s = parse_option<relabel::solver>(solver_name, "solver");
         });
         relabeled_targets r;
         {

@@ -92,6 +92,32 @@ def test_bad_options_and_layouts():
         redist.make_plan(comm, layout, layout, "N", np.float64).execute(layout.empty(), layout.empty(), alpha=1j)
 
 
+def test_option_names_are_the_librarys_and_old_spellings_warn():
+    # One spelling per value (docs/names.md): the message lists them all; release 0.1.0's "automatic" still
+    # plans, with a DeprecationWarning naming "auto".
+    layout = redist.block_cyclic(4, 4, 2, 2, (1, comm.size), comm.rank)
+    with pytest.raises(ValueError, match="expected 'auto', 'point_to_point', 'alltoallv', 'shared_memory' or "
+                                         "'torus_routed'"):
+        redist.make_plan(comm, layout, layout, "N", np.float64, strategy="Auto")
+    with pytest.warns(DeprecationWarning, match="'automatic' is an old spelling of 'auto'"):
+        plan = redist.make_plan(comm, layout, layout, "N", np.float64, strategy="automatic")
+    source, target = layout.empty(), layout.empty()
+    source[...] = 1.0
+    plan.execute(target, source)  # A = op(B): the target first
+    assert np.all(target == 1.0)
+    with pytest.warns(DeprecationWarning, match="write 'auto'"):
+        redist.alltoallv_inplace(comm, np.zeros(comm.size, dtype=np.int64), [1] * comm.size, algorithm="automatic")
+
+
+def test_overflow_does_not_shadow_the_builtin():
+    namespace = {}
+    exec("from redist import *", namespace)
+    assert namespace.get("OverflowError", OverflowError) is OverflowError
+    assert issubclass(redist.Overflow, redist.Error) and issubclass(redist.Overflow, OverflowError)
+    with pytest.warns(DeprecationWarning, match="redist.Overflow"):
+        assert redist.OverflowError is redist.Overflow
+
+
 def test_layout_views_cover_the_local_array():
     layout = redist.block_cyclic(9, 7, 2, 3, (comm.size, 1), comm.rank, order="C")
     local = scatter(layout, np.arange(63, dtype=np.int64).reshape(9, 7))

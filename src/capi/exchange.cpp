@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "redist/exchange/neighbor.hpp"
+#include "redist/names.hpp"
 #include "../mpi/agreement.hpp"
 #include "../mpi/compat.hpp"
 #include "error_code.hpp"
@@ -73,11 +74,14 @@ std::string info_value(MPI_Info info, const char* key, std::string& problem) {
 exchange_options parse_info(MPI_Info info, std::string& problem) {
   exchange_options options;
   const std::string strategy = info_value(info, "redist_strategy", problem);
-  if (strategy == "standard") options.strategy = neighbor_strategy::standard;
-  else if (strategy == "aggregate") options.strategy = neighbor_strategy::aggregate;
-  else if (strategy == "dedup") options.strategy = neighbor_strategy::dedup;
-  else if (strategy == "auto" || strategy.empty()) options.strategy = neighbor_strategy::automatic;
-  else problem = "info redist_strategy = \"" + strategy + "\": expected standard, aggregate, dedup or auto";
+  if (!strategy.empty()) {
+    try {
+      options.strategy = redist::parse_name<neighbor_strategy>(strategy);
+    } catch (const redist::invalid_argument&) {
+      problem = "info redist_strategy = \"" + strategy + "\": expected " +
+                redist::spelled_choices<neighbor_strategy>();
+    }
+  }
   const std::string region_size = info_value(info, "redist_region_size", problem);
   if (!region_size.empty()) {
     char* end = nullptr;

@@ -20,16 +20,6 @@
 
 namespace redist::exchange {
 
-const char* to_string(inplace_algorithm a) noexcept {
-  switch (a) {
-    case inplace_algorithm::automatic: return "automatic";
-    case inplace_algorithm::chunked: return "chunked";
-    case inplace_algorithm::pairwise: return "pairwise";
-    case inplace_algorithm::bitonic: return "bitonic";
-  }
-  return "unknown";
-}
-
 namespace inplace_detail {
 
 namespace {
@@ -650,7 +640,7 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
     case inplace_algorithm::chunked:
       if (!(chunked = plan_chunked(p, v.symmetric, v.chunked_fits_everywhere)).fits)
         throw invalid_argument("alltoallv_inplace: chunked does not fit: in every schedule some rank "
-                                       "would hold more than its capacity (use automatic, pairwise or more capacity)");
+                                       "would hold more than its capacity (use auto, pairwise or more capacity)");
       report.reason = "requested";
       break;
     case inplace_algorithm::pairwise: {

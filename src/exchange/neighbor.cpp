@@ -28,16 +28,6 @@
 
 namespace redist::exchange {
 
-const char* to_string(neighbor_strategy s) noexcept {
-  switch (s) {
-    case neighbor_strategy::automatic: return "automatic";
-    case neighbor_strategy::standard: return "standard";
-    case neighbor_strategy::aggregate: return "aggregate";
-    case neighbor_strategy::dedup: return "dedup";
-  }
-  return "?";
-}
-
 namespace detail {
 namespace {
 

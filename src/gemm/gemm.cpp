@@ -19,6 +19,7 @@
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "redist/transform/detail/plan_impl.hpp"  // seconds_since
+#include "redist/names.hpp"
 
 extern "C" {
 // Fortran BLAS (the hidden lengths of TRANSA and TRANSB follow the declared arguments).
@@ -35,23 +36,6 @@ void zgemm_(const char*, const char*, const int*, const int*, const int*, const 
 }
 
 namespace redist {
-
-const char* to_string(gemm_communication c) {
-  switch (c) {
-    case gemm_communication::two_sided: return "two_sided";
-    case gemm_communication::one_sided: return "one_sided";
-  }
-  return "unknown";
-}
-
-const char* to_string(gemm_native_order o) {
-  switch (o) {
-    case gemm_native_order::automatic: return "automatic";
-    case gemm_native_order::contiguous: return "contiguous";
-    case gemm_native_order::grouped: return "grouped";
-  }
-  return "unknown";
-}
 
 std::int64_t gemm_memory_limit_bytes(const gemm_options& options) {
   if (options.memory_limit_bytes < 0)
@@ -604,12 +588,12 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
       if (std::string(to_string(o)) == "?")
         throw invalid_argument("make_gemm_plan: op_a or op_b is " + std::to_string(static_cast<int>(o)) +
                                "; expected op::identity, transpose or conj_transpose");
-    if (std::string(to_string(options.communication)) == "unknown")
+    if (std::string(to_string(options.communication)) == "?")
       throw invalid_argument("gemm_options::communication is " + std::to_string(static_cast<int>(options.communication)) +
-                             "; expected two_sided or one_sided");
-    if (std::string(to_string(options.native_order)) == "unknown")
+                             "; expected " + spelled_choices<gemm_communication>());
+    if (std::string(to_string(options.native_order)) == "?")
       throw invalid_argument("gemm_options::native_order is " + std::to_string(static_cast<int>(options.native_order)) +
-                             "; expected automatic, contiguous or grouped");
+                             "; expected " + spelled_choices<gemm_native_order>());
     const bool ta = d.op_a != op::identity, tb = d.op_b != op::identity;
     p->m = d.c.rows();
     p->n = d.c.cols();

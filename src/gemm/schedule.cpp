@@ -29,18 +29,6 @@
 
 namespace redist {
 
-const char* to_string(gemm_dimension d) {
-  switch (d) {
-    case gemm_dimension::m:
-      return "m";
-    case gemm_dimension::n:
-      return "n";
-    case gemm_dimension::k:
-      return "k";
-  }
-  return "unknown";
-}
-
 namespace {
 
 using gemm_detail::part_size;

@@ -170,15 +170,6 @@ std::vector<int> solve(const comm_graph& g, const cost_model& cost, solver s) {
 
 }  // namespace
 
-const char* to_string(solver s) {
-  switch (s) {
-    case solver::none: return "none";
-    case solver::exact: return "exact";
-    case solver::greedy: return "greedy";
-  }
-  return "unknown";
-}
-
 double cost_model::package_cost(int src, int dst, std::int64_t bytes) const {
   if (bytes <= 0) return 0.0;  // w(i, j, empty) = 0
   const double volume = static_cast<double>(bytes);

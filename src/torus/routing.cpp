@@ -9,40 +9,14 @@
 
 #include "redist/error.hpp"
 #include "redist/torus/simulator.hpp"
+#include "redist/names.hpp"
 
 namespace redist::torus {
-
-const char* to_string(hardware_routing r) {
-  switch (r) {
-    case hardware_routing::dimension_order: return "dimension_order";
-    case hardware_routing::uniform_shortest: return "uniform_shortest";
-    case hardware_routing::random_direction: return "random_direction";
-  }
-  return "unknown";
-}
-
-const char* to_string(routing_mode m) {
-  switch (m) {
-    case routing_mode::direct: return "direct";
-    case routing_mode::sdr: return "sdr";
-    case routing_mode::automatic: return "automatic";
-  }
-  return "unknown";
-}
-
-const char* to_string(intermediate_choice c) {
-  switch (c) {
-    case intermediate_choice::automatic: return "automatic";
-    case intermediate_choice::shortest: return "shortest";
-    case intermediate_choice::all_but_longest: return "all_but_longest";
-  }
-  return "unknown";
-}
 
 void validate(const routing_options& o) {
   auto fail = [](const std::string& what) { throw invalid_argument("torus routing options: " + what); };
   if (o.mode != routing_mode::direct && o.mode != routing_mode::sdr && o.mode != routing_mode::automatic)
-    fail("mode " + std::to_string(static_cast<int>(o.mode)) + " unknown, expected direct, sdr or automatic");
+    fail("mode " + std::to_string(static_cast<int>(o.mode)) + " unknown, expected " + spelled_choices<routing_mode>());
   if (!(o.alpha >= 0.0 && o.alpha <= 1.0)) fail("alpha = " + std::to_string(o.alpha) + ", expected 0 <= alpha <= 1");
   if (o.beta < 1) fail("beta = " + std::to_string(o.beta) + ", expected >= 1 chunks per routed message");
   if (o.gamma < 0) fail("gamma = " + std::to_string(o.gamma) + ", expected >= 0");

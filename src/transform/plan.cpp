@@ -11,6 +11,7 @@
 #include "redist/mpi/checked.hpp"
 #include "redist/torus/schedule.hpp"
 #include "redist/transform/detail/plan_impl.hpp"
+#include "redist/names.hpp"
 
 namespace redist {
 
@@ -325,7 +326,7 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
   if (std::string(to_string(options.stores)) == "?")
     agreed.fail(mpi::error_kind::invalid_argument, "transform_options::stores is " +
                                                        std::to_string(static_cast<int>(options.stores)) +
-                                                       "; expected automatic, cached or streaming");
+                                                       "; expected " + spelled_choices<store_policy>());
   if (options.num_threads < 0)
     agreed.fail(mpi::error_kind::invalid_argument, "transform_options::num_threads is " +
                                                        std::to_string(options.num_threads) +

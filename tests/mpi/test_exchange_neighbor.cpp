@@ -391,11 +391,13 @@ TEST(ExchangeNeighbor, CApiExtAndQuery) {
   MPI_Info_set(info, "redist_strategy", "dedup");
   MPI_Info_set(info, "redist_region_size", "2");
   redist_request req = REDIST_REQUEST_NULL;
-  ASSERT_EQ(redist_neighbor_alltoallv_init_ext(send.data(), r.graph.sendcounts.data(), r.graph.sdispls.data(),
-                                               r.send_ids.data(), MPI_DOUBLE, recv.data(), r.graph.recvcounts.data(),
-                                               r.graph.rdispls.data(), r.recv_ids.data(), MPI_DOUBLE, r.graph.comm,
-                                               info, &req),
-            MPI_SUCCESS);
+  const auto init = [&]() {
+    return redist_neighbor_alltoallv_init_ext(send.data(), r.graph.sendcounts.data(), r.graph.sdispls.data(),
+                                              r.send_ids.data(), MPI_DOUBLE, recv.data(), r.graph.recvcounts.data(),
+                                              r.graph.rdispls.data(), r.recv_ids.data(), MPI_DOUBLE, r.graph.comm, info,
+                                              &req);
+  };
+  ASSERT_EQ(init(), MPI_SUCCESS);
   const char *strategy = nullptr, *reason = nullptr;
   ASSERT_EQ(redist_neighbor_query(req, &strategy, &reason), MPI_SUCCESS);
   EXPECT_STREQ(strategy, "dedup");
@@ -409,22 +411,21 @@ TEST(ExchangeNeighbor, CApiExtAndQuery) {
   // A user cost model through info, and a malformed one.
   MPI_Info_set(info, "redist_strategy", "auto");
   MPI_Info_set(info, "redist_cost_model", "0,0,0,0,1e-3,1e-6,0,0");
-  ASSERT_EQ(redist_neighbor_alltoallv_init_ext(send.data(), r.graph.sendcounts.data(), r.graph.sdispls.data(),
-                                               r.send_ids.data(), MPI_DOUBLE, recv.data(), r.graph.recvcounts.data(),
-                                               r.graph.rdispls.data(), r.recv_ids.data(), MPI_DOUBLE, r.graph.comm,
-                                               info, &req),
-            MPI_SUCCESS);
+  ASSERT_EQ(init(), MPI_SUCCESS);
   ASSERT_EQ(redist_neighbor_query(req, &strategy, &reason), MPI_SUCCESS);
   if (world_size() > 2)  // else one region of two ranks: nothing to choose
     EXPECT_NE(std::string(reason).find("cost model: user"), std::string::npos) << reason;
   EXPECT_EQ(redist_request_free(&req), MPI_SUCCESS);
   MPI_Info_set(info, "redist_cost_model", "1,2,3");
-  EXPECT_EQ(redist_neighbor_alltoallv_init_ext(send.data(), r.graph.sendcounts.data(), r.graph.sdispls.data(),
-                                               r.send_ids.data(), MPI_DOUBLE, recv.data(), r.graph.recvcounts.data(),
-                                               r.graph.rdispls.data(), r.recv_ids.data(), MPI_DOUBLE, r.graph.comm,
-                                               info, &req),
-            MPI_ERR_ARG);
+  EXPECT_EQ(init(), MPI_ERR_ARG);
   EXPECT_EQ(req, REDIST_REQUEST_NULL);
+  // Release 0.1.0's other spelling of auto (docs/names.md): still chooses, with a message on stderr.
+  MPI_Info_set(info, "redist_cost_model", "defaults");
+  MPI_Info_set(info, "redist_strategy", "automatic");
+  ASSERT_EQ(init(), MPI_SUCCESS);
+  ASSERT_EQ(redist_neighbor_query(req, &strategy, &reason), MPI_SUCCESS);
+  EXPECT_EQ(std::string(reason).rfind("automatic", 0), 0u) << reason;
+  EXPECT_EQ(redist_request_free(&req), MPI_SUCCESS);
   MPI_Info_free(&info);
   MPI_Comm_free(&r.graph.comm);
 }

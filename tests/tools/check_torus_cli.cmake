@@ -3,7 +3,7 @@
 #              paper's N/8 and 3 N_Y / 8 (Theorem 1, Lemma 1) within 5%
 #   transpose: the multi-phase transpose on 4x4x2, automatic routing, random mapping; exit 0, JSON checked
 #   schedule:  the 2x4 grid's phases as JSON
-#   usage:     malformed arguments; exit 2 naming the option
+#   usage:     malformed arguments; exit 2 naming the option; old spellings accepted with a deprecation message
 #   too_large: a schedule and a transpose of about 1e6 phases on 1e6 nodes (terabytes); exit 1 at once with one line
 #              naming the memory they would need, while a small schedule still exits 0
 include(${CMAKE_CURRENT_LIST_DIR}/tool_checks.cmake)
@@ -55,8 +55,10 @@ if(CASE STREQUAL "simulate")
   endif()
 elseif(CASE STREQUAL "transpose")
   run_tool(0 simulate --dims 4x4x2 --mesh --pattern transpose --grid 4x8 --mapping random --routing auto
-             --hardware random-direction --samples 3 --json)
+             --hardware random_direction --samples 3 --json)
   expect_field("${out}" 2 phases)   # L = 8, G = 4: (8/4) * (8/8) phases
+  expect_field("${out}" "random_direction" hardware)
+  expect_field("${out}" "auto" routing)
   expect_between("${out}" 0 1 alpha)
   expect_between("${out}" 1e-9 1e9 completion_time)
   json_value("${out}" z mean_load z)
@@ -89,6 +91,19 @@ elseif(CASE STREQUAL "usage")
   endif()
   run_tool(2 simulate --dims 16q8)
   run_tool(2 simulate --dims 16x8 --routing fast)
+  if(NOT err MATCHES "--routing 'fast' is not valid: expected direct, sdr or auto")
+    message(FATAL_ERROR "the error does not list the routings:\n${err}")
+  endif()
+  # Spellings of the release before the one name table still work, with a message naming the new one.
+  run_tool(0 simulate --dims 4x4 --pattern transpose --mapping default --choice all-but-longest --hardware uniform
+             --routing automatic --json)
+  expect_field("${out}" "uniform_shortest" hardware)
+  expect_field("${out}" "default_order" mapping)
+  foreach(old automatic all-but-longest uniform default)
+    if(NOT err MATCHES "'${old}' is an old spelling of")
+      message(FATAL_ERROR "no deprecation message for '${old}':\n${err}")
+    endif()
+  endforeach()
   run_tool(2 simulate --dims 16x8 --bogus)
   run_tool(2 schedule)
   run_tool(2)

@@ -54,6 +54,8 @@ enum class traffic_pattern : std::uint8_t {
   transpose = 1,  // the multi-phase transpose of a P x Q grid, phases one after another
 };
 enum class mapping_kind : std::uint8_t { default_order = 0, random = 1 };
+const char* to_string(traffic_pattern p);
+const char* to_string(mapping_kind m);
 
 struct study {
   topology network{std::vector<int>{1}};

@@ -1,0 +1,286 @@
+#include "redist/names.hpp"
+
+#include <array>
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+#include "redist/error.hpp"
+#include "redist/exchange/inplace.hpp"
+#include "redist/exchange/neighbor.hpp"
+#include "redist/gemm/gemm.hpp"
+#include "redist/gemm/schedule.hpp"
+#include "redist/relabel/relabel.hpp"
+#include "redist/torus/routing.hpp"
+#include "redist/torus/simulator.hpp"
+#include "redist/transform/plan.hpp"
+#include "redist/transform/types.hpp"
+
+namespace redist {
+
+namespace {
+
+template <class E>
+struct spelling {
+  E value;
+  const char* name;
+};
+
+// Per enum: `option` (what it chooses), `current` (one spelling per value, in enumerator order) and `old`
+// (spellings an earlier release wrote, accepted with a deprecation message for one release).
+template <class E>
+struct table;
+
+template <>
+struct table<op> {
+  static constexpr const char* option = "op";
+  static constexpr std::array<spelling<op>, 3> current{
+      {{op::identity, "identity"}, {op::transpose, "transpose"}, {op::conj_transpose, "conj_transpose"}}};
+  static constexpr std::array<spelling<op>, 0> old{};
+};
+
+template <>
+struct table<element_type> {
+  static constexpr const char* option = "element type";
+  static constexpr std::array<spelling<element_type>, 6> current{{{element_type::f32, "float"},
+                                                                  {element_type::f64, "double"},
+                                                                  {element_type::c32, "complex<float>"},
+                                                                  {element_type::c64, "complex<double>"},
+                                                                  {element_type::i32, "int32"},
+                                                                  {element_type::i64, "int64"}}};
+  static constexpr std::array<spelling<element_type>, 0> old{};
+};
+
+template <>
+struct table<region_shape> {
+  static constexpr const char* option = "region shape";
+  static constexpr std::array<spelling<region_shape>, 3> current{
+      {{region_shape::all, "all"}, {region_shape::upper, "upper"}, {region_shape::lower, "lower"}}};
+  static constexpr std::array<spelling<region_shape>, 0> old{};
+};
+
+template <>
+struct table<exchange_strategy> {
+  static constexpr const char* option = "exchange strategy";
+  static constexpr std::array<spelling<exchange_strategy>, 5> current{
+      {{exchange_strategy::automatic, "auto"},
+       {exchange_strategy::point_to_point, "point_to_point"},
+       {exchange_strategy::alltoallv, "alltoallv"},
+       {exchange_strategy::shared_memory, "shared_memory"},
+       {exchange_strategy::torus_routed, "torus_routed"}}};
+  static constexpr std::array<spelling<exchange_strategy>, 1> old{{{exchange_strategy::automatic, "automatic"}}};
+};
+
+template <>
+struct table<store_policy> {
+  static constexpr const char* option = "store policy";
+  static constexpr std::array<spelling<store_policy>, 3> current{
+      {{store_policy::automatic, "auto"}, {store_policy::cached, "cached"}, {store_policy::streaming, "streaming"}}};
+  static constexpr std::array<spelling<store_policy>, 1> old{{{store_policy::automatic, "automatic"}}};
+};
+
+template <>
+struct table<gemm_communication> {
+  static constexpr const char* option = "gemm communication";
+  static constexpr std::array<spelling<gemm_communication>, 2> current{
+      {{gemm_communication::two_sided, "two_sided"}, {gemm_communication::one_sided, "one_sided"}}};
+  static constexpr std::array<spelling<gemm_communication>, 0> old{};
+};
+
+template <>
+struct table<gemm_native_order> {
+  static constexpr const char* option = "gemm native order";
+  static constexpr std::array<spelling<gemm_native_order>, 3> current{{{gemm_native_order::automatic, "auto"},
+                                                                       {gemm_native_order::contiguous, "contiguous"},
+                                                                       {gemm_native_order::grouped, "grouped"}}};
+  static constexpr std::array<spelling<gemm_native_order>, 1> old{{{gemm_native_order::automatic, "automatic"}}};
+};
+
+template <>
+struct table<gemm_dimension> {
+  static constexpr const char* option = "gemm dimension";
+  static constexpr std::array<spelling<gemm_dimension>, 3> current{
+      {{gemm_dimension::m, "m"}, {gemm_dimension::n, "n"}, {gemm_dimension::k, "k"}}};
+  static constexpr std::array<spelling<gemm_dimension>, 0> old{};
+};
+
+template <>
+struct table<exchange::neighbor_strategy> {
+  using E = exchange::neighbor_strategy;
+  static constexpr const char* option = "neighbor strategy";
+  static constexpr std::array<spelling<E>, 4> current{
+      {{E::automatic, "auto"}, {E::standard, "standard"}, {E::aggregate, "aggregate"}, {E::dedup, "dedup"}}};
+  static constexpr std::array<spelling<E>, 1> old{{{E::automatic, "automatic"}}};
+};
+
+template <>
+struct table<exchange::inplace_algorithm> {
+  using E = exchange::inplace_algorithm;
+  static constexpr const char* option = "in-place algorithm";
+  static constexpr std::array<spelling<E>, 4> current{
+      {{E::automatic, "auto"}, {E::chunked, "chunked"}, {E::pairwise, "pairwise"}, {E::bitonic, "bitonic"}}};
+  static constexpr std::array<spelling<E>, 1> old{{{E::automatic, "automatic"}}};
+};
+
+template <>
+struct table<relabel::solver> {
+  using E = relabel::solver;
+  static constexpr const char* option = "relabeling solver";
+  static constexpr std::array<spelling<E>, 3> current{{{E::none, "none"}, {E::exact, "exact"}, {E::greedy, "greedy"}}};
+  static constexpr std::array<spelling<E>, 0> old{};
+};
+
+template <>
+struct table<torus::hardware_routing> {
+  using E = torus::hardware_routing;
+  static constexpr const char* option = "hardware routing";
+  static constexpr std::array<spelling<E>, 3> current{{{E::dimension_order, "dimension_order"},
+                                                       {E::uniform_shortest, "uniform_shortest"},
+                                                       {E::random_direction, "random_direction"}}};
+  // redist-torus and bench_torus_fig3 wrote these.
+  static constexpr std::array<spelling<E>, 3> old{
+      {{E::dimension_order, "dimension-order"}, {E::uniform_shortest, "uniform"}, {E::random_direction, "random-direction"}}};
+};
+
+template <>
+struct table<torus::routing_mode> {
+  using E = torus::routing_mode;
+  static constexpr const char* option = "torus routing mode";
+  static constexpr std::array<spelling<E>, 3> current{{{E::direct, "direct"}, {E::sdr, "sdr"}, {E::automatic, "auto"}}};
+  static constexpr std::array<spelling<E>, 1> old{{{E::automatic, "automatic"}}};
+};
+
+template <>
+struct table<torus::intermediate_choice> {
+  using E = torus::intermediate_choice;
+  static constexpr const char* option = "torus intermediate choice";
+  static constexpr std::array<spelling<E>, 3> current{
+      {{E::automatic, "auto"}, {E::shortest, "shortest"}, {E::all_but_longest, "all_but_longest"}}};
+  static constexpr std::array<spelling<E>, 2> old{{{E::automatic, "automatic"}, {E::all_but_longest, "all-but-longest"}}};
+};
+
+template <>
+struct table<torus::traffic_pattern> {
+  using E = torus::traffic_pattern;
+  static constexpr const char* option = "traffic pattern";
+  static constexpr std::array<spelling<E>, 2> current{{{E::random, "random"}, {E::transpose, "transpose"}}};
+  static constexpr std::array<spelling<E>, 0> old{};
+};
+
+template <>
+struct table<torus::mapping_kind> {
+  using E = torus::mapping_kind;
+  static constexpr const char* option = "rank mapping";
+  static constexpr std::array<spelling<E>, 2> current{{{E::default_order, "default_order"}, {E::random, "random"}}};
+  static constexpr std::array<spelling<E>, 1> old{{{E::default_order, "default"}}};  // redist-torus --mapping
+};
+
+template <class E>
+const char* name_in_table(E value) {
+  for (const auto& s : table<E>::current)
+    if (s.value == value) return s.name;
+  return "?";
+}
+
+// Each old spelling is announced once per process (a loop over plans would otherwise repeat it).
+void announce_once(const std::string& message) {
+  static std::mutex lock;
+  static std::set<std::string> said;
+  const std::lock_guard<std::mutex> hold(lock);
+  if (said.insert(message).second) std::fprintf(stderr, "redist: %s\n", message.c_str());
+}
+
+}  // namespace
+
+template <class E>
+E parse_name(std::string_view text, std::string* deprecation) {
+  for (const auto& s : table<E>::current)
+    if (text == s.name) return s.value;
+  for (const auto& s : table<E>::old) {
+    if (text != s.name) continue;
+    const std::string message = std::string("the ") + table<E>::option + " '" + s.name + "' is an old spelling of '" +
+                                name_in_table(s.value) + "' (redist 0.1.0), accepted for one more release; write '" +
+                                name_in_table(s.value) + "'";
+    if (deprecation)
+      *deprecation = message;
+    else
+      announce_once(message);
+    return s.value;
+  }
+  throw invalid_argument(std::string("unknown ") + table<E>::option + " '" + std::string(text) + "': expected " +
+                         spelled_choices<E>("'"));
+}
+
+template <class E>
+std::vector<std::string> names_of() {
+  std::vector<std::string> names;
+  for (const auto& s : table<E>::current) names.emplace_back(s.name);
+  return names;
+}
+
+template <class E>
+const char* option_of() {
+  return table<E>::option;
+}
+
+template <class E>
+std::string spelled_choices(const char* quote) {
+  std::string text;
+  const auto& current = table<E>::current;
+  for (size_t i = 0; i < current.size(); ++i) {
+    if (i > 0) text += i + 1 < current.size() ? ", " : " or ";
+    text += std::string(quote) + current[i].name + quote;
+  }
+  return text;
+}
+
+#define REDIST_NAMED_ENUM(E)                                                        \
+  template E parse_name<E>(std::string_view, std::string*);                         \
+  template std::vector<std::string> names_of<E>();                                  \
+  template const char* option_of<E>();                                              \
+  template std::string spelled_choices<E>(const char*);
+REDIST_NAMED_ENUM(op)
+REDIST_NAMED_ENUM(element_type)
+REDIST_NAMED_ENUM(region_shape)
+REDIST_NAMED_ENUM(exchange_strategy)
+REDIST_NAMED_ENUM(store_policy)
+REDIST_NAMED_ENUM(gemm_communication)
+REDIST_NAMED_ENUM(gemm_native_order)
+REDIST_NAMED_ENUM(gemm_dimension)
+REDIST_NAMED_ENUM(exchange::neighbor_strategy)
+REDIST_NAMED_ENUM(exchange::inplace_algorithm)
+REDIST_NAMED_ENUM(relabel::solver)
+REDIST_NAMED_ENUM(torus::hardware_routing)
+REDIST_NAMED_ENUM(torus::routing_mode)
+REDIST_NAMED_ENUM(torus::intermediate_choice)
+REDIST_NAMED_ENUM(torus::traffic_pattern)
+REDIST_NAMED_ENUM(torus::mapping_kind)
+#undef REDIST_NAMED_ENUM
+
+const char* to_string(op o) { return name_in_table(o); }
+const char* to_string(element_type t) { return name_in_table(t); }
+const char* to_string(region_shape s) { return name_in_table(s); }
+const char* to_string(exchange_strategy s) { return name_in_table(s); }
+const char* to_string(store_policy s) { return name_in_table(s); }
+const char* to_string(gemm_communication c) { return name_in_table(c); }
+const char* to_string(gemm_native_order o) { return name_in_table(o); }
+const char* to_string(gemm_dimension d) { return name_in_table(d); }
+
+namespace exchange {
+const char* to_string(neighbor_strategy s) noexcept { return name_in_table(s); }
+const char* to_string(inplace_algorithm a) noexcept { return name_in_table(a); }
+}  // namespace exchange
+
+namespace relabel {
+const char* to_string(solver s) { return name_in_table(s); }
+}  // namespace relabel
+
+namespace torus {
+const char* to_string(hardware_routing r) { return name_in_table(r); }
+const char* to_string(routing_mode m) { return name_in_table(m); }
+const char* to_string(intermediate_choice c) { return name_in_table(c); }
+const char* to_string(traffic_pattern p) { return name_in_table(p); }
+const char* to_string(mapping_kind m) { return name_in_table(m); }
+}  // namespace torus
+
+}  // namespace redist
