@@ -66,7 +66,7 @@ from ._redist import (  # noqa: F401,E402
     MPIError,
     NeighborPlan,
     Overflow,
-    Plan,
+    TransformPlan,
     alltoall_inplace,
     alltoallv_inplace,
     alltoallv_inplace_symmetric,
@@ -88,13 +88,16 @@ __version__ = _redist.__version__  # the library's (CMakeLists.txt project versi
 
 
 def __getattr__(name):
-    # The name Overflow had up to release 0.1.0, kept for one release; reached by attribute only, so that
-    # `from redist import *` no longer shadows the builtin OverflowError.
-    if name == "OverflowError":
+    # Names of release 0.1.0, kept for one release; reached by attribute only, so that `from redist import *`
+    # no longer shadows the builtin OverflowError.
+    renamed = {"OverflowError": ("Overflow", "it shadowed the builtin"),
+               "Plan": ("TransformPlan", "the C++ name, next to GemmPlan and NeighborPlan")}
+    if name in renamed:
         import warnings
-        warnings.warn("redist.OverflowError is now redist.Overflow (it shadowed the builtin); the old name "
-                      "(redist 0.1.0) is kept for one more release", DeprecationWarning, stacklevel=2)
-        return Overflow
+        new, why = renamed[name]
+        warnings.warn(f"redist.{name} is now redist.{new} ({why}); the old name (redist 0.1.0) is kept for one "
+                      "more release", DeprecationWarning, stacklevel=2)
+        return globals()[new]
     raise AttributeError(f"module 'redist' has no attribute '{name}'")
 
 
@@ -135,7 +138,8 @@ def _plan_itself(args, kwargs):
 for _name in ("make_plan", "make_batch_plan", "relabel_targets", "make_gemm_plan", "neighbor_alltoallv_init",
               "calibrate_cost_model", "alltoallv_inplace", "alltoall_inplace", "alltoallv_inplace_symmetric"):
     globals()[_name] = _agreed_even_when_refused(getattr(_redist, _name), _comm_argument)
-for _cls, _name in ((Plan, "execute"), (Plan, "execute_batch"), (Plan, "inverse"), (GemmPlan, "execute")):
+for _cls, _name in ((TransformPlan, "execute"), (TransformPlan, "execute_batch"), (TransformPlan, "inverse"),
+                    (GemmPlan, "execute")):
     setattr(_cls, _name, _agreed_even_when_refused(getattr(_cls, _name), _plan_itself))
 del _cls, _name
 

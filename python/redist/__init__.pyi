@@ -20,7 +20,7 @@ from ._redist import (
     MPIError as MPIError,
     NeighborPlan as NeighborPlan,
     Overflow as Overflow,
-    Plan as Plan,
+    TransformPlan as TransformPlan,
     alltoall_inplace as alltoall_inplace,
     alltoallv_inplace as alltoallv_inplace,
     alltoallv_inplace_symmetric as alltoallv_inplace_symmetric,

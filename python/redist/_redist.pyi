@@ -103,11 +103,11 @@ class Job:
     @property
     def dtype(self) -> np.dtype[Any]: ...
 
-class Plan:
+class TransformPlan:
     """An immutable, reusable transform plan."""
     def execute(self, a: np.ndarray, b: np.ndarray, alpha: complex = 1.0, beta: complex = 0.0) -> None: ...
     def execute_batch(self, jobs: Sequence[tuple]) -> None: ...
-    def inverse(self) -> "Plan": ...
+    def inverse(self) -> "TransformPlan": ...
     @property
     def jobs(self) -> list[Job]: ...
     @property
@@ -116,13 +116,13 @@ class Plan:
 
 def make_plan(comm: MPI.Comm, a: Layout, b: Layout, op: str = "N", dtype: DTypeLike = None, *,
               region: Region = None, strategy: str = "auto", check_consistency: bool = True,
-              num_threads: int = 0, torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> Plan:
+              num_threads: int = 0, torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> TransformPlan:
     """strategy 'torus_routed' needs torus={'shape': '4x2', ...} (mesh, mapping, mode, alpha, beta, gamma,
     delta, choice, hardware; docs/torus.md). one_shot: the plan runs once ('auto' weighs set-up against one
     execution)."""
 def make_batch_plan(comm: MPI.Comm, jobs: Sequence[Job], *, strategy: str = "auto",
                     check_consistency: bool = True, num_threads: int = 0,
-                    torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> Plan: ...
+                    torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> TransformPlan: ...
 def relabel_targets(comm: MPI.Comm, jobs: Sequence[Job], solver: str = "exact"
                     ) -> Tuple[list[Layout], list[int], dict[str, Union[int, float]]]: ...
 

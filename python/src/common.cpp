@@ -173,18 +173,6 @@ void check_local_array(const array_view& a, const grid_layout& layout, element_t
   }
 }
 
-MPI_Datatype mpi_datatype(element_type t) {
-  switch (t) {
-    case element_type::f32: return MPI_FLOAT;
-    case element_type::f64: return MPI_DOUBLE;
-    case element_type::c32: return MPI_C_FLOAT_COMPLEX;
-    case element_type::c64: return MPI_C_DOUBLE_COMPLEX;
-    case element_type::i32: return MPI_INT32_T;
-    case element_type::i64: return MPI_INT64_T;
-  }
-  throw nb::value_error("unknown element type");
-}
-
 flat_buffer flat_buffer_of(const array_view& a, const char* name) {
   const element_type t = element_type_of(a, name);
   if (!a.c_contiguous() && !a.f_contiguous())

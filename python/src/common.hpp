@@ -125,11 +125,8 @@ T cast_argument(nb::handle value, const std::string& where, const char* expected
 // the others raise redist.InvalidArgument naming the lowest failing rank and its message. One allreduce.
 void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check);
 
-// What a plan moves from this rank per execution, as a dict (Plan.statistics, gemm's transform_in/out).
+// What a plan moves from this rank per execution, as a dict (TransformPlan.statistics, gemm's transform_in/out).
 nb::dict plan_statistics_dict(const plan_statistics& s);
-
-// The MPI datatype of an element type (the irregular exchanges move NumPy arrays of these).
-MPI_Datatype mpi_datatype(element_type t);
 
 // A whole array as a flat buffer of its elements: supported dtype and C- or Fortran-contiguous (any shape),
 // else TypeError/ValueError naming `name`.

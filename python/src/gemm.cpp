@@ -80,7 +80,7 @@ void register_gemm(nb::module_& m) {
       .def("statistics", [](const gemm_plan& p) { return gemm_statistics_dict(p.statistics()); },
            "This rank's view of the plan: schedule (grid, rounds, memory, communicated elements, lower bound, as a "
            "dict), schedule_summary, idle, position (m, n, k), multiply_bytes_received, transform_in, "
-           "transform_out (Plan.statistics dicts), relabel_volume_before/after.");
+           "transform_out (TransformPlan.statistics dicts), relabel_volume_before/after.");
 
   m.def(
       "_gemm_execute_repeatedly",

@@ -117,7 +117,7 @@ void register_transform(nb::module_& m) {
       .def_prop_ro("op", [](const job_description& j) { return std::string(to_string(j.operation)); })
       .def_prop_ro("dtype", [](const job_description& j) { return numpy_dtype(j.type); });
 
-  nb::class_<transform_plan>(m, "Plan",
+  nb::class_<transform_plan>(m, "TransformPlan",
                              "An immutable, reusable transform plan (collective to build, cheap to execute).")
       .def(
           "execute",

@@ -109,13 +109,15 @@ def test_option_names_are_the_librarys_and_old_spellings_warn():
         redist.alltoallv_inplace(comm, np.zeros(comm.size, dtype=np.int64), [1] * comm.size, algorithm="automatic")
 
 
-def test_overflow_does_not_shadow_the_builtin():
+def test_renamed_classes_keep_their_old_names_for_one_release():
     namespace = {}
     exec("from redist import *", namespace)
     assert namespace.get("OverflowError", OverflowError) is OverflowError
     assert issubclass(redist.Overflow, redist.Error) and issubclass(redist.Overflow, OverflowError)
     with pytest.warns(DeprecationWarning, match="redist.Overflow"):
         assert redist.OverflowError is redist.Overflow
+    with pytest.warns(DeprecationWarning, match="redist.TransformPlan"):
+        assert redist.Plan is redist.TransformPlan
 
 
 def test_layout_views_cover_the_local_array():

@@ -1,6 +1,6 @@
 """Hostile arguments: an error anywhere is an error everywhere.
 
-Every public collective entry point of the package (make_plan, Plan.execute, Plan.inverse, make_batch_plan,
+Every public collective entry point of the package (make_plan, TransformPlan.execute, TransformPlan.inverse, make_batch_plan,
 Plan.execute_batch, relabel_targets, transform, make_gemm_plan, GemmPlan.execute, gemm,
 neighbor_alltoallv_init, NeighborPlan.start/wait, alltoallv_inplace, alltoall_inplace,
 alltoallv_inplace_symmetric) gets each of its arguments made invalid, in two modes: on every rank ("all") and
@@ -319,7 +319,7 @@ def torus_with(**changes):
 
 
 class PlanExecute(Entry):
-    name = "Plan.execute"
+    name = "TransformPlan.execute"
 
     def setup(self):
         ctx = Ctx()
@@ -339,7 +339,7 @@ class PlanExecute(Entry):
 
 
 class PlanInverse(Entry):
-    name = "Plan.inverse"
+    name = "TransformPlan.inverse"
 
     def setup(self):
         ctx = Ctx()
@@ -405,7 +405,7 @@ class MakeBatchPlan(Entry):
 
 
 class ExecuteBatch(Entry):
-    name = "Plan.execute_batch"
+    name = "TransformPlan.execute_batch"
 
     def setup(self):
         ctx = Ctx()
@@ -1146,7 +1146,8 @@ def test_every_collective_entry_point_is_covered():
                    "neighbor_alltoallv_init", "alltoallv_inplace", "alltoall_inplace",
                    "alltoallv_inplace_symmetric"}
     assert all(callable(getattr(redist, name)) for name in collectives)
-    methods = {"Plan.execute", "Plan.execute_batch", "Plan.inverse", "GemmPlan.execute", "NeighborPlan.start/wait"}
+    methods = {"TransformPlan.execute", "TransformPlan.execute_batch", "TransformPlan.inverse", "GemmPlan.execute",
+               "NeighborPlan.start/wait"}
     assert set(COUNTS) == collectives | methods, set(COUNTS) ^ (collectives | methods)
     for entry in ENTRIES.values():
         modes = {p.values[2] for p in PARAMS if p.values[0] is entry}

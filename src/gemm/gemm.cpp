@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -236,24 +237,20 @@ bool held_alike(const grid_layout& native, const grid_layout& user) {
   return true;
 }
 
-// MPI datatype and BLAS call of each element type.
-MPI_Datatype mpi_type_of(element_type t) {
-  switch (t) {
-    case element_type::f32: return MPI_FLOAT;
-    case element_type::f64: return MPI_DOUBLE;
-    case element_type::c32: return MPI_C_FLOAT_COMPLEX;
-    case element_type::c64: return MPI_C_DOUBLE_COMPLEX;
-    default: break;
-  }
-  throw invalid_argument(std::string("no multiply for element type ") + to_string(t));
+// C (m x n, ld ldc) = alpha * A (m x k, ld lda) * B (k x n, ld ldb) + beta * C, all column-major.
+// A size as BLAS takes it (32-bit). make_gemm_plan refuses schedules whose local multiplies do not fit, so this
+// only guards against a narrowing that would otherwise be silent.
+int blas_size(std::int64_t v) {
+  if (v > std::numeric_limits<int>::max())
+    throw overflow_error("local multiply size " + std::to_string(v) + " exceeds the 32-bit sizes BLAS takes");
+  return static_cast<int>(v);
 }
 
-// C (m x n, ld ldc) = alpha * A (m x k, ld lda) * B (k x n, ld ldb) + beta * C, all column-major.
 void local_gemm(element_type t, std::int64_t m, std::int64_t n, std::int64_t k, scalar alpha, const void* a,
                 std::int64_t lda, const void* b, std::int64_t ldb, scalar beta, void* c, std::int64_t ldc) {
-  const int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
-  const int ia = static_cast<int>(std::max<std::int64_t>(lda, 1)), ib = static_cast<int>(std::max<std::int64_t>(ldb, 1)),
-            ic = static_cast<int>(std::max<std::int64_t>(ldc, 1));
+  const int im = blas_size(m), in = blas_size(n), ik = blas_size(k);
+  const int ia = blas_size(std::max<std::int64_t>(lda, 1)), ib = blas_size(std::max<std::int64_t>(ldb, 1)),
+            ic = blas_size(std::max<std::int64_t>(ldc, 1));
   switch (t) {
     case element_type::f32: {
       const float al = static_cast<float>(alpha.real()), be = static_cast<float>(beta.real());
@@ -607,7 +604,7 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
                                std::to_string(b_rows) + "x" + std::to_string(b_cols) +
                                "; expected op(A) m x k and op(B) k x n for C m x n");
     p->element_bytes = element_size(d.type);
-    p->mpi_type = mpi_type_of(d.type);
+    p->mpi_type = mpi_datatype(d.type);
     const std::int64_t limit_bytes = gemm_memory_limit_bytes(options);
     gemm_schedule_options so;
     so.memory_limit_elements = limit_bytes / static_cast<std::int64_t>(p->element_bytes);
@@ -621,6 +618,16 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
       throw insufficient_memory(std::string(e.what()) + " (elements of " + std::to_string(p->element_bytes) +
                                 " bytes; memory limit " + std::to_string(limit_bytes) + " bytes)");
     }
+    // BLAS takes 32-bit sizes: the largest local multiply's rows, columns and depth (its leading dimensions
+    // too) must fit. Parts are balanced, so the first of each is the largest.
+    const cuts parts{p->stats.schedule};
+    const std::int64_t largest = std::max({parts.m_sub(0, 0).size, parts.n_sub(0, 0).size, parts.k_round(0, 0).size});
+    if (largest > std::numeric_limits<int>::max())
+      throw overflow_error("make_gemm_plan: the schedule's local multiplies are " +
+                           std::to_string(parts.m_sub(0, 0).size) + " x " + std::to_string(parts.n_sub(0, 0).size) +
+                           " x " + std::to_string(parts.k_round(0, 0).size) + "; BLAS takes sizes up to " +
+                           std::to_string(std::numeric_limits<int>::max()) +
+                           " (more ranks, more rounds or a memory limit cut them smaller)");
     for (std::uint64_t v : {std::uint64_t(p->m), std::uint64_t(p->n), std::uint64_t(p->k), std::uint64_t(d.op_a),
                             std::uint64_t(d.op_b), std::uint64_t(d.type), std::uint64_t(limit_bytes),
                             std::uint64_t(options.rounds), std::uint64_t(options.communication),

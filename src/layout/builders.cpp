@@ -1,6 +1,8 @@
 #include "redist/layout/builders.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "redist/error.hpp"
 
@@ -52,6 +54,17 @@ void sub_range(const cyclic_dim& d, std::int64_t s, std::int64_t len, std::vecto
     splits.push_back(block_end - s);
     g = block_end;
   }
+}
+
+// Blocks along one dimension of a blocked or custom layout, where each block is its own grid row (column):
+// the grid's coordinates are ints, so at most 2^31 - 1 blocks (checked, not narrowed).
+int blocks_along(const std::vector<std::int64_t>& splits, const char* dimension, const char* builder) {
+  const std::int64_t blocks = static_cast<std::int64_t>(splits.size()) - 1;
+  if (blocks > std::numeric_limits<int>::max())
+    throw invalid_layout(std::string(builder) + " layout with " + std::to_string(blocks) + " blocks along its " +
+                         dimension + "s; expected at most " + std::to_string(std::numeric_limits<int>::max()) +
+                         " (merge neighbouring blocks of the same owner)");
+  return static_cast<int>(blocks);
 }
 
 }  // namespace
@@ -128,8 +141,8 @@ grid_layout blocked(std::vector<std::int64_t> row_splits, std::vector<std::int64
                     int my_rank, std::int64_t lld, storage_order order) {
   if (row_splits.empty() || col_splits.empty())
     throw invalid_layout("blocked layout needs non-empty row and column splits");
-  const int nbr = static_cast<int>(row_splits.size()) - 1;
-  const int nbc = static_cast<int>(col_splits.size()) - 1;
+  const int nbr = blocks_along(row_splits, "row", "blocked");
+  const int nbc = blocks_along(col_splits, "column", "blocked");
   std::vector<int> row_proc(static_cast<size_t>(nbr)), col_proc(static_cast<size_t>(nbc));
   for (int i = 0; i < nbr; ++i) row_proc[static_cast<size_t>(i)] = i;
   for (int j = 0; j < nbc; ++j) col_proc[static_cast<size_t>(j)] = j;
@@ -156,8 +169,8 @@ grid_layout custom(std::vector<std::int64_t> row_splits, std::vector<std::int64_
                    std::vector<local_block> my_blocks, int my_rank, storage_order packing_order) {
   if (row_splits.empty() || col_splits.empty())
     throw invalid_layout("custom layout needs non-empty row and column splits");
-  const int nbr = static_cast<int>(row_splits.size()) - 1;
-  const int nbc = static_cast<int>(col_splits.size()) - 1;
+  const int nbr = blocks_along(row_splits, "row", "custom");
+  const int nbc = blocks_along(col_splits, "column", "custom");
   if (owners.size() != static_cast<size_t>(nbr) * static_cast<size_t>(nbc))
     throw invalid_layout("custom layout with " + std::to_string(nbr) + "x" + std::to_string(nbc) + " blocks needs " +
                          std::to_string(static_cast<long long>(nbr) * nbc) + " owners, got " +

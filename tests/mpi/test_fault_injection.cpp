@@ -202,8 +202,7 @@ TEST(FaultInjection, Gemm) {
            C.assign(static_cast<std::size_t>(c.local_elements()), -1.0);
          },
          [&] {
-           multiply(MPI_COMM_WORLD, op::identity, op::identity, 1.0, a, A.data(), b, B.data(), 0.0, c, C.data(),
-                    options);
+           gemm(MPI_COMM_WORLD, a, A.data(), b, B.data(), c, C.data(), 1.0, 0.0, op::identity, op::identity, options);
          },
          [&] { return C; }});
   }

@@ -216,15 +216,24 @@ TEST(Gemm, RandomCasesFloat) { random_cases<float>(8102, 6); }
 TEST(Gemm, RandomCasesComplexFloat) { random_cases<std::complex<float>>(8103, 6); }
 TEST(Gemm, RandomCasesComplexDouble) { random_cases<std::complex<double>>(8104, 6); }
 
+// Random layouts of op(A), op(B) and C for one problem (op(A) stored transposed when op_a is not identity).
+struct random_operands {
+  grid_layout la, lb, lc;
+  random_operands(std::uint64_t seed, const problem& pb) {
+    rng_t g(test_seed(seed));
+    la = operand_layout<double>(g, pb.m, pb.k, pb.op_a != op::identity);
+    lb = operand_layout<double>(g, pb.k, pb.n, pb.op_b != op::identity);
+    lc = random_layout(g, pb.m, pb.n, world_size(), world_rank());
+  }
+};
+
 // One problem through every combination of communication, overlap, memory limit and relabeling (contiguous
 // native order without it, grouped with it; the random cases mix the two freely): each must give the
 // reference result, and the limited schedules must really cut the problem in time.
 TEST(Gemm, EveryCombinationGivesTheSameResult) {
-  rng_t g(test_seed(8105));
   const problem pb{37, 29, 61, op::transpose, op::identity};
-  const grid_layout la = operand_layout<double>(g, pb.m, pb.k, true);
-  const grid_layout lb = operand_layout<double>(g, pb.k, pb.n, false);
-  const grid_layout lc = random_layout(g, pb.m, pb.n, world_size(), world_rank());
+  const random_operands operands(8105, pb);
+  const grid_layout &la = operands.la, &lb = operands.lb, &lc = operands.lc;
   for (gemm_communication communication : {gemm_communication::two_sided, gemm_communication::one_sided})
     for (bool overlap : {false, true})
       for (bool limited : {false, true})
@@ -333,6 +342,24 @@ TEST(Gemm, IdleRanksStillGiveTheResult) {
   EXPECT_EQ(global_sum(stats.idle ? 1 : 0), world_size() - stats.schedule.ranks_used);
 }
 
+// The one-shot gemm() (the argument order of transform() and of Python's redist.gemm) plans and executes the
+// same multiply as a plan: C identical to the last bit.
+TEST(Gemm, OneShotGemmIsThePlansMultiply) {
+  const problem pb{37, 29, 41, op::transpose, op::identity};
+  const random_operands operands(8107, pb);
+  const grid_layout &la = operands.la, &lb = operands.lb, &lc = operands.lc;
+  std::vector<double> a(static_cast<size_t>(la.local_elements())), b(static_cast<size_t>(lb.local_elements()));
+  std::vector<double> c0(static_cast<size_t>(lc.local_elements()));
+  for_each_local_element(la, [&](std::int64_t off, std::int64_t i, std::int64_t j) { a[static_cast<size_t>(off)] = element_value<double>(21, i, j); });
+  for_each_local_element(lb, [&](std::int64_t off, std::int64_t i, std::int64_t j) { b[static_cast<size_t>(off)] = element_value<double>(22, i, j); });
+  for_each_local_element(lc, [&](std::int64_t off, std::int64_t i, std::int64_t j) { c0[static_cast<size_t>(off)] = element_value<double>(23, i, j); });
+  std::vector<double> by_plan = c0, one_shot = c0;
+  make_gemm_plan(MPI_COMM_WORLD, {la, lb, lc, pb.op_a, pb.op_b, element_type::f64}).execute(by_plan.data(), a.data(), b.data(), 0.5, 2.0);
+  gemm(MPI_COMM_WORLD, la, a.data(), lb, b.data(), lc, one_shot.data(), 0.5, 2.0, pb.op_a, pb.op_b);
+  EXPECT_TRUE(all_ranks(one_shot == by_plan));
+  EXPECT_TRUE(all_ranks(c0.empty() || one_shot != c0)) << "gemm() left C as it was";
+}
+
 TEST(Gemm, BadInputIsRejectedBeforeAnythingMoves) {
   const int p = world_size(), me = world_rank();
   const grid_layout a = blocked(even_splits(10, 1), even_splits(7, 1), {p - 1}, me);
@@ -362,6 +389,16 @@ TEST(Gemm, BadInputIsRejectedBeforeAnythingMoves) {
   if (p > 1)
     EXPECT_THROW(make_gemm_plan(MPI_COMM_WORLD, {a, b_ok, c, op::identity, op::identity, element_type::f64}, differs),
                  inconsistent_ranks);
+  // A column of 3e9 rows per rank: no schedule cuts it below BLAS's 32-bit sizes without a memory limit, and
+  // the plan says so on every rank before anything is allocated (nothing here stores the elements).
+  const std::int64_t tall = std::int64_t{3000000000} * p;
+  const grid_layout a_tall = blocked({0, tall}, {0, 1}, {0}, me), b_one = blocked({0, 1}, {0, 1}, {0}, me);
+  try {
+    make_gemm_plan(MPI_COMM_WORLD, {a_tall, b_one, a_tall, op::identity, op::identity, element_type::f64});
+    ADD_FAILURE() << "a local multiply of more than 2^31 rows was planned";
+  } catch (const overflow_error& e) {
+    EXPECT_NE(std::string(e.what()).find("BLAS takes sizes up to"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Gemm, MemoryLimitFromTheEnvironment) {

@@ -63,6 +63,22 @@ TEST(MpiCompat, TypeQueries) {
 }
 
 // Derived types of large counts, copied out with MPI's own contiguous receive.
+// One element type -> MPI datatype map: sizes agree with element_size, and the neighbor exchange's typed
+// buffers of the same C++ types use the same datatypes.
+TEST(MpiCompat, OneDatatypePerElementType) {
+  using namespace redist;
+  for (const element_type t : {element_type::f32, element_type::f64, element_type::c32, element_type::c64,
+                               element_type::i32, element_type::i64}) {
+    int size = 0;
+    ASSERT_EQ(MPI_Type_size(mpi_datatype(t), &size), MPI_SUCCESS) << to_string(t);
+    EXPECT_EQ(static_cast<std::size_t>(size), element_size(t)) << to_string(t);
+  }
+  EXPECT_EQ(exchange::mpi_datatype_of<std::complex<float>>(), mpi_datatype(element_type::c32));
+  EXPECT_EQ(exchange::mpi_datatype_of<std::complex<double>>(), mpi_datatype(element_type::c64));
+  EXPECT_EQ(exchange::mpi_datatype_of<double>(), mpi_datatype(element_type::f64));
+  EXPECT_THROW(mpi_datatype(static_cast<element_type>(77)), invalid_argument);
+}
+
 TEST(MpiCompat, DerivedTypesAndLocalCopies) {
   private_comm c;
   const std::vector<double> in = iota_doubles(300, 1.0);

@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "redist/transform/types.hpp"
+
 namespace redist::exchange {
 
 enum class neighbor_strategy {
@@ -152,7 +154,8 @@ neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std
                                       const neighbor_buffers& buffers, MPI_Comm comm,
                                       const exchange_options& options = {});
 
-// The MPI datatype of an arithmetic element type (and std::complex of float / double).
+// The MPI datatype of an arithmetic element type (and std::complex of float / double, mapped as the engine's
+// element types are: redist::mpi_datatype).
 template <class T>
 MPI_Datatype mpi_datatype_of() {
   if constexpr (std::is_same_v<T, char>) return MPI_CHAR;
@@ -170,8 +173,8 @@ MPI_Datatype mpi_datatype_of() {
   else if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
   else if constexpr (std::is_same_v<T, long double>) return MPI_LONG_DOUBLE;
   else if constexpr (std::is_same_v<T, bool>) return MPI_CXX_BOOL;
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return MPI_CXX_FLOAT_COMPLEX;
-  else if constexpr (std::is_same_v<T, std::complex<double>>) return MPI_CXX_DOUBLE_COMPLEX;
+  else if constexpr (std::is_same_v<T, std::complex<float>>) return mpi_datatype(element_type::c32);
+  else if constexpr (std::is_same_v<T, std::complex<double>>) return mpi_datatype(element_type::c64);
   else static_assert(sizeof(T) == 0, "no MPI datatype for this element type: use neighbor_buffers");
 }
 

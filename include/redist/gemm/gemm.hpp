@@ -138,13 +138,24 @@ class gemm_plan {
 // fits the memory limit.
 gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options = {});
 
-// One-shot convenience: plan, execute once, discard.
+// One-shot convenience: plan, execute once, discard. The arguments in the order of transform() and of
+// Python's redist.gemm: the operands with their layouts, then alpha, beta and the ops.
 template <class T>
-void multiply(MPI_Comm comm, op op_a, op op_b, T alpha, const grid_layout& a_layout, const T* a,
-              const grid_layout& b_layout, const T* b, T beta, const grid_layout& c_layout, T* c,
-              const gemm_options& options = {}) {
+void gemm(MPI_Comm comm, const grid_layout& a_layout, const T* a, const grid_layout& b_layout, const T* b,
+          const grid_layout& c_layout, T* c, T alpha, T beta, op op_a = op::identity, op op_b = op::identity,
+          const gemm_options& options = {}) {
   make_gemm_plan(comm, gemm_description{a_layout, b_layout, c_layout, op_a, op_b, element_type_v<T>}, options)
       .execute(c, a, b, alpha, beta);
+}
+
+// Release 0.1.0's name and argument order of gemm(), kept for one release.
+template <class T>
+[[deprecated("redist::multiply is now redist::gemm(comm, a_layout, a, b_layout, b, c_layout, c, alpha, beta, op_a, "
+             "op_b, options)")]] void
+multiply(MPI_Comm comm, op op_a, op op_b, T alpha, const grid_layout& a_layout, const T* a,
+         const grid_layout& b_layout, const T* b, T beta, const grid_layout& c_layout, T* c,
+         const gemm_options& options = {}) {
+  gemm(comm, a_layout, a, b_layout, b, c_layout, c, alpha, beta, op_a, op_b, options);
 }
 
 // S in bytes from gemm_options / REDIST_GEMM_MEMORY (0 = no limit). Throws invalid_argument for a malformed

@@ -19,8 +19,9 @@ namespace redist {
 
 // Storage order of a 2-D block in memory.
 enum class storage_order : std::uint8_t { col_major = 0, row_major = 1 };
-// Numbering of ranks on a process grid (BLACS "R" or "C").
-enum class grid_order : std::uint8_t { row_major = 0, col_major = 1 };
+// Numbering of ranks on a process grid (BLACS "R" or "C"); numbered as storage_order (builders default to
+// row_major, BLACS's default).
+enum class grid_order : std::uint8_t { col_major = 0, row_major = 1 };
 
 // Coordinates of a block in the block grid (block units).
 struct block_coord {

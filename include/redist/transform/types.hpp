@@ -1,4 +1,6 @@
 #pragma once
+#include <mpi.h>
+
 #include <complex>
 #include <cstdint>
 #include <string>
@@ -14,6 +16,10 @@ enum class op : std::uint8_t { identity = 0, transpose = 1, conj_transpose = 2 }
 enum class element_type : std::uint8_t { f32 = 0, f64 = 1, c32 = 2, c64 = 3, i32 = 4, i64 = 5 };
 
 std::size_t element_size(element_type t);
+// The MPI datatype of an element type, the one map the library uses everywhere: MPI_C_FLOAT_COMPLEX and
+// MPI_C_DOUBLE_COMPLEX for the complex types (C's, which every MPI's C interface has), MPI_INT32_T and
+// MPI_INT64_T for the integers. Throws invalid_argument for a value outside the enum.
+MPI_Datatype mpi_datatype(element_type t);
 const char* to_string(element_type t);
 const char* to_string(op o);
 
