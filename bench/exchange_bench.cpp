@@ -36,7 +36,7 @@
 
 #include "baseline.hpp"
 #include "redist/exchange/neighbor.hpp"
-#include "redist/exchange/patterns.hpp"
+#include "redist_tools/patterns.hpp"
 
 namespace {
 
@@ -155,6 +155,7 @@ struct variant_result {
   std::vector<double> per_exchange;  // per round, slowest rank
   double median = 0, best = 0;
   per_rank inter_messages, inter_bytes, intra_messages, intra_bytes;
+  per_rank bytes_sent, bytes_received, messages_sent, messages_received, bytes_local;
   std::int64_t wrong = 0;
 };
 
@@ -266,12 +267,22 @@ pattern_result run_pattern(const std::string& name, const bench_options& o) {
     x.r.inter_bytes = reduce(s.inter_region_bytes);
     x.r.intra_messages = reduce(s.intra_region_messages);
     x.r.intra_bytes = reduce(s.intra_region_bytes);
+    x.r.bytes_sent = reduce(s.bytes_sent);
+    x.r.bytes_received = reduce(s.bytes_received);
+    x.r.messages_sent = reduce(s.messages_sent);
+    x.r.messages_received = reduce(s.messages_received);
+    x.r.bytes_local = reduce(s.bytes_local);
   }
   // MPICH's neighborhood collective is point-to-point per neighbor: the standard strategy's messages.
   runners[0].r.inter_messages = runners[1].r.inter_messages;
   runners[0].r.inter_bytes = runners[1].r.inter_bytes;
   runners[0].r.intra_messages = runners[1].r.intra_messages;
   runners[0].r.intra_bytes = runners[1].r.intra_bytes;
+  runners[0].r.bytes_sent = runners[1].r.bytes_sent;
+  runners[0].r.bytes_received = runners[1].r.bytes_received;
+  runners[0].r.messages_sent = runners[1].r.messages_sent;
+  runners[0].r.messages_received = runners[1].r.messages_received;
+  runners[0].r.bytes_local = runners[1].r.bytes_local;
 
   for (runner& x : runners) {
     x.start();
@@ -392,6 +403,11 @@ int main(int argc, char** argv) {
           write_per_rank(json, "inter_region_bytes", v.inter_bytes);
           write_per_rank(json, "intra_region_messages", v.intra_messages);
           write_per_rank(json, "intra_region_bytes", v.intra_bytes);
+          write_per_rank(json, "bytes_sent", v.bytes_sent);
+          write_per_rank(json, "bytes_received", v.bytes_received);
+          write_per_rank(json, "messages_sent", v.messages_sent);
+          write_per_rank(json, "messages_received", v.messages_received);
+          write_per_rank(json, "bytes_local", v.bytes_local);
           json.field("wrong_elements", v.wrong);
           json.end_object();
         }

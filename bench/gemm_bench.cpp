@@ -251,7 +251,7 @@ result run_shape(const blacs_grid& grid, const cosma_library& cosma, const shape
   out.phases = {phases[0], phases[1], phases[2], phases[3], phases[4], phases[5]};
   const std::int64_t transform_bytes = out.stats.transform_in.bytes_sent + out.stats.transform_out.bytes_sent;
   MPI_Allreduce(&transform_bytes, &out.transform_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Allreduce(&out.stats.multiply_bytes_received, &out.multiply_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&out.stats.multiply.bytes_received, &out.multiply_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   const double p = grid.proc_rows(), q = grid.proc_cols();
   out.scalapack_elements_per_rank =
       static_cast<double>(s.m) / p * s.k * (q - 1) / q + static_cast<double>(s.k) * s.n / q * (p - 1) / p;

@@ -25,7 +25,7 @@
 #include "baseline.hpp"
 #include "redist/names.hpp"
 #include "redist/torus/schedule.hpp"
-#include "redist/torus/simulator.hpp"
+#include "redist_tools/torus_study.hpp"
 
 namespace {
 

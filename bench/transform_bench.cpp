@@ -488,13 +488,13 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
       json.field("first_call_speedup_vs_costa", c.first_call_speedup_vs_costa());
       json.field("one_shot_speedup_vs_costa", c.one_shot_speedup_vs_costa());
     }
-    json.field("bytes_moved", sum(head.bytes_sent));
-    json.field("bytes_moved_max_rank", max_of(head.bytes_sent));
+    json.field("bytes_sent", sum(head.bytes_sent));
+    json.field("bytes_sent_max_rank", max_of(head.bytes_sent));
     json.array_field("bytes_sent_per_rank", head.bytes_sent);
     json.array_field("bytes_received_per_rank", head.bytes_received);
     json.array_field("bytes_local_per_rank", head.bytes_local);
-    json.field("messages", sum(head.messages_sent));
-    json.array_field("messages_per_rank", head.messages_sent);
+    json.field("messages_sent", sum(head.messages_sent));
+    json.array_field("messages_sent_per_rank", head.messages_sent);
     json.key("strategies").begin_array();
     for (const auto& s : c.strategies) {
       json.begin_object();
@@ -509,8 +509,8 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
       json.field("first_call_seconds", s.first_call_seconds());
       json.array_field("execute_seconds_per_rep", s.execute.seconds);
       json.field("speedup_vs_scalapack", c.scalapack.best / s.execute.best);
-      json.field("bytes_moved", sum(s.bytes_sent));
-      json.field("messages", sum(s.messages_sent));
+      json.field("bytes_sent", sum(s.bytes_sent));
+      json.field("messages_sent", sum(s.messages_sent));
       json.field("window_bytes_max_rank", s.window_bytes_max_rank);
       json.field("window_reused", s.window_reused);
       json.field("stream_chunk_bytes", s.stream_chunk_bytes);

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "redist/exchange/patterns.hpp"
+#include "redist_tools/patterns.hpp"
 #include "redist/redist.h"
 
 int main(int argc, char** argv) {

@@ -1,35 +1,21 @@
 #include "redist/names.hpp"
 
-#include <array>
 #include <cstdio>
 #include <mutex>
 #include <set>
 
-#include "redist/error.hpp"
+#include "names_table.hpp"
 #include "redist/exchange/inplace.hpp"
 #include "redist/exchange/neighbor.hpp"
 #include "redist/gemm/gemm.hpp"
 #include "redist/gemm/schedule.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "redist/torus/routing.hpp"
-#include "redist/torus/simulator.hpp"
 #include "redist/transform/plan.hpp"
 #include "redist/transform/types.hpp"
 
 namespace redist {
-
-namespace {
-
-template <class E>
-struct spelling {
-  E value;
-  const char* name;
-};
-
-// Per enum: `option` (what it chooses), `current` (one spelling per value, in enumerator order) and `old`
-// (spellings an earlier release wrote, accepted with a deprecation message for one release).
-template <class E>
-struct table;
+namespace names_detail {
 
 template <>
 struct table<op> {
@@ -159,30 +145,6 @@ struct table<torus::intermediate_choice> {
   static constexpr std::array<spelling<E>, 2> old{{{E::automatic, "automatic"}, {E::all_but_longest, "all-but-longest"}}};
 };
 
-template <>
-struct table<torus::traffic_pattern> {
-  using E = torus::traffic_pattern;
-  static constexpr const char* option = "traffic pattern";
-  static constexpr std::array<spelling<E>, 2> current{{{E::random, "random"}, {E::transpose, "transpose"}}};
-  static constexpr std::array<spelling<E>, 0> old{};
-};
-
-template <>
-struct table<torus::mapping_kind> {
-  using E = torus::mapping_kind;
-  static constexpr const char* option = "rank mapping";
-  static constexpr std::array<spelling<E>, 2> current{{{E::default_order, "default_order"}, {E::random, "random"}}};
-  static constexpr std::array<spelling<E>, 1> old{{{E::default_order, "default"}}};  // redist-torus --mapping
-};
-
-template <class E>
-const char* name_in_table(E value) {
-  for (const auto& s : table<E>::current)
-    if (s.value == value) return s.name;
-  return "?";
-}
-
-// Each old spelling is announced once per process (a loop over plans would otherwise repeat it).
 void announce_once(const std::string& message) {
   static std::mutex lock;
   static std::set<std::string> said;
@@ -190,55 +152,10 @@ void announce_once(const std::string& message) {
   if (said.insert(message).second) std::fprintf(stderr, "redist: %s\n", message.c_str());
 }
 
-}  // namespace
+}  // namespace names_detail
 
-template <class E>
-E parse_name(std::string_view text, std::string* deprecation) {
-  for (const auto& s : table<E>::current)
-    if (text == s.name) return s.value;
-  for (const auto& s : table<E>::old) {
-    if (text != s.name) continue;
-    const std::string message = std::string("the ") + table<E>::option + " '" + s.name + "' is an old spelling of '" +
-                                name_in_table(s.value) + "' (redist 0.1.0), accepted for one more release; write '" +
-                                name_in_table(s.value) + "'";
-    if (deprecation)
-      *deprecation = message;
-    else
-      announce_once(message);
-    return s.value;
-  }
-  throw invalid_argument(std::string("unknown ") + table<E>::option + " '" + std::string(text) + "': expected " +
-                         spelled_choices<E>("'"));
-}
+using names_detail::name_in_table;
 
-template <class E>
-std::vector<std::string> names_of() {
-  std::vector<std::string> names;
-  for (const auto& s : table<E>::current) names.emplace_back(s.name);
-  return names;
-}
-
-template <class E>
-const char* option_of() {
-  return table<E>::option;
-}
-
-template <class E>
-std::string spelled_choices(const char* quote) {
-  std::string text;
-  const auto& current = table<E>::current;
-  for (size_t i = 0; i < current.size(); ++i) {
-    if (i > 0) text += i + 1 < current.size() ? ", " : " or ";
-    text += std::string(quote) + current[i].name + quote;
-  }
-  return text;
-}
-
-#define REDIST_NAMED_ENUM(E)                                                        \
-  template E parse_name<E>(std::string_view, std::string*);                         \
-  template std::vector<std::string> names_of<E>();                                  \
-  template const char* option_of<E>();                                              \
-  template std::string spelled_choices<E>(const char*);
 REDIST_NAMED_ENUM(op)
 REDIST_NAMED_ENUM(element_type)
 REDIST_NAMED_ENUM(region_shape)
@@ -253,9 +170,6 @@ REDIST_NAMED_ENUM(relabel::solver)
 REDIST_NAMED_ENUM(torus::hardware_routing)
 REDIST_NAMED_ENUM(torus::routing_mode)
 REDIST_NAMED_ENUM(torus::intermediate_choice)
-REDIST_NAMED_ENUM(torus::traffic_pattern)
-REDIST_NAMED_ENUM(torus::mapping_kind)
-#undef REDIST_NAMED_ENUM
 
 const char* to_string(op o) { return name_in_table(o); }
 const char* to_string(element_type t) { return name_in_table(t); }
@@ -279,8 +193,6 @@ namespace torus {
 const char* to_string(hardware_routing r) { return name_in_table(r); }
 const char* to_string(routing_mode m) { return name_in_table(m); }
 const char* to_string(intermediate_choice c) { return name_in_table(c); }
-const char* to_string(traffic_pattern p) { return name_in_table(p); }
-const char* to_string(mapping_kind m) { return name_in_table(m); }
 }  // namespace torus
 
 }  // namespace redist

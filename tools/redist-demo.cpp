@@ -123,7 +123,7 @@ std::int64_t sum_over_ranks(std::int64_t mine) {
 struct row {
   std::string operation;
   double scalapack_seconds = 0, redist_seconds = 0, plan_seconds = 0;  // plan: first call's extra time
-  std::int64_t bytes_moved = 0, messages = 0;
+  std::int64_t bytes_sent = 0, messages_sent = 0;  // summed over the ranks
   std::string strategy;
   bool verified = false;
 };
@@ -189,8 +189,8 @@ row compare(const std::string& name, bool transpose, const distributed_matrix& s
                            .best;
     r.plan_seconds = std::max(0.0, first_call - r.redist_seconds);
     const redist::plan_statistics stats = drop_in_traffic(redist_target, source, transpose);
-    r.bytes_moved = sum_over_ranks(stats.bytes_sent);
-    r.messages = sum_over_ranks(stats.messages_sent);
+    r.bytes_sent = sum_over_ranks(stats.bytes_sent);
+    r.messages_sent = sum_over_ranks(stats.messages_sent);
     r.strategy = std::string("drop-in ") + (transpose ? "pdtran_" : "pdgemr2d_");
   } else {
     redist::transform_options options;
@@ -211,8 +211,8 @@ row compare(const std::string& name, bool transpose, const distributed_matrix& s
             [&] { plan.execute(redist_target.data(), shared_source.as<double>(), alpha, beta); })
             .best;
     const redist::plan_statistics stats = plan.statistics();
-    r.bytes_moved = sum_over_ranks(stats.bytes_sent);
-    r.messages = sum_over_ranks(stats.messages_sent);
+    r.bytes_sent = sum_over_ranks(stats.bytes_sent);
+    r.messages_sent = sum_over_ranks(stats.messages_sent);
     r.strategy = "C++ API, B in node_buffer";
   }
   r.verified = count_wrong_elements(scalapack_target, expected) == 0 &&
@@ -293,8 +293,8 @@ void write_json(const std::string& path, const demo_options& opt, const std::vec
     json.field("redist_seconds", r.redist_seconds);
     json.field("speedup", r.scalapack_seconds / r.redist_seconds);
     json.field("redist_first_call_extra_seconds", r.plan_seconds);
-    json.field("bytes_moved", r.bytes_moved);
-    json.field("messages", r.messages);
+    json.field("bytes_sent", r.bytes_sent);
+    json.field("messages_sent", r.messages_sent);
     json.field("verified", r.verified);
     json.end_object();
   }
@@ -347,7 +347,7 @@ int run(int argc, char** argv) {
     for (const auto& r : rows)
       std::printf("%-28s %10.4f s %10.4f s %7.2fx %12s %9lld %9.4f s  %-26s %s\n", r.operation.c_str(),
                   r.scalapack_seconds, r.redist_seconds, r.scalapack_seconds / r.redist_seconds,
-                  bytes_text(static_cast<double>(r.bytes_moved)).c_str(), static_cast<long long>(r.messages),
+                  bytes_text(static_cast<double>(r.bytes_sent)).c_str(), static_cast<long long>(r.messages_sent),
                   r.plan_seconds, r.strategy.c_str(), r.verified ? "yes" : "NO");
     std::printf("\n%s\n", relabel.line.c_str());
     if (!opt.json_path.empty()) {

@@ -28,7 +28,7 @@
 #include "redist/names.hpp"
 #include "redist/torus/routing.hpp"
 #include "redist/torus/schedule.hpp"
-#include "redist/torus/simulator.hpp"
+#include "redist_tools/torus_study.hpp"
 #include "redist/torus/topology.hpp"
 #include "memory_check.hpp"
 

@@ -1,9 +1,9 @@
 #pragma once
 // redist: communication-optimal data movement between MPI processes. Umbrella header.
+#include "redist/cost_model.hpp"
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
 #include "redist/exchange/neighbor.hpp"
-#include "redist/exchange/patterns.hpp"
 #include "redist/gemm/gemm.hpp"
 #include "redist/gemm/schedule.hpp"
 #include "redist/layout/builders.hpp"
@@ -12,6 +12,7 @@
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "redist/scalapack/descriptor.hpp"
+#include "redist/statistics.hpp"
 #include "redist/torus/exchange.hpp"
 #include "redist/torus/routing.hpp"
 #include "redist/torus/schedule.hpp"

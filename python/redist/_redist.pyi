@@ -185,8 +185,9 @@ class GemmPlan:
     @property
     def dtype(self) -> np.dtype[Any]: ...
     def statistics(self) -> dict[str, Any]:
-        """schedule (dict), schedule_summary, idle, position, multiply_bytes_received, transform_in,
-        transform_out, relabel_volume_before, relabel_volume_after."""
+        """schedule (dict), schedule_summary, idle, position, multiply (bytes_sent, bytes_received,
+        messages_sent, messages_received, bytes_local), transform_in, transform_out (TransformPlan.statistics
+        dicts), c_in_place, relabel_volume_before, relabel_volume_after, last_execution (seconds)."""
 
 def make_gemm_plan(comm: MPI.Comm, a: Layout, b: Layout, c: Layout, op_a: str = "N", op_b: str = "N",
                    dtype: DTypeLike = None, *, memory_limit_bytes: int = 0, rounds: int = 0,

@@ -8,7 +8,7 @@
 
 #include "redist/error.hpp"
 #include "mpi/agreement.hpp"
-#include "redist/mpi/checked.hpp"
+#include "mpi/checked.hpp"
 #include "redist/gemm/gemm.hpp"
 
 namespace redist::python {
@@ -188,13 +188,18 @@ void check_real_scalars(element_type t, std::complex<double> alpha, std::complex
     throw nb::type_error((where + "complex alpha or beta for " + what + " of " + dtype_name(t)).c_str());
 }
 
-nb::dict plan_statistics_dict(const plan_statistics& s) {
+nb::dict traffic_dict(const traffic_statistics& s) {
   nb::dict d;
   d["bytes_sent"] = s.bytes_sent;
   d["bytes_received"] = s.bytes_received;
-  d["bytes_local"] = s.bytes_local;
   d["messages_sent"] = s.messages_sent;
   d["messages_received"] = s.messages_received;
+  d["bytes_local"] = s.bytes_local;
+  return d;
+}
+
+nb::dict plan_statistics_dict(const plan_statistics& s) {
+  nb::dict d = traffic_dict(s);
   d["peers_on_node"] = s.peers_on_node;
   d["streaming_stores"] = s.streaming_stores;
   d["window_bytes"] = s.window_bytes;

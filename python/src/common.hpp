@@ -126,6 +126,8 @@ T cast_argument(nb::handle value, const std::string& where, const char* expected
 void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check);
 
 // What a plan moves from this rank per execution, as a dict (TransformPlan.statistics, gemm's transform_in/out).
+// The fields of redist/statistics.hpp under the same names (the base of every statistics dict).
+nb::dict traffic_dict(const traffic_statistics& s);
 nb::dict plan_statistics_dict(const plan_statistics& s);
 
 // A whole array as a flat buffer of its elements: supported dtype and C- or Fortran-contiguous (any shape),

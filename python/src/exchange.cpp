@@ -9,7 +9,7 @@
 
 #include "common.hpp"
 #include "redist/error.hpp"
-#include "redist/mpi/checked.hpp"
+#include "mpi/checked.hpp"
 #include "redist/exchange/inplace.hpp"
 #include "redist/exchange/neighbor.hpp"
 
@@ -111,7 +111,7 @@ struct neighbor_exchange {
 };
 
 nb::dict neighbor_statistics_dict(const exchange::exchange_statistics& s) {
-  nb::dict d;
+  nb::dict d = traffic_dict(s);
   d["strategy"] = std::string(exchange::to_string(s.strategy));
   d["reason"] = s.reason;
   d["regions"] = s.regions;

@@ -19,7 +19,7 @@ nb::dict gemm_statistics_dict(const gemm_statistics& s) {
   d["schedule_summary"] = s.schedule.describe();
   d["idle"] = s.idle;
   d["position"] = nb::make_tuple(s.position_m, s.position_n, s.position_k);
-  d["multiply_bytes_received"] = s.multiply_bytes_received;
+  d["multiply"] = traffic_dict(s.multiply);
   d["transform_in"] = plan_statistics_dict(s.transform_in);
   d["transform_out"] = plan_statistics_dict(s.transform_out);
   d["c_in_place"] = s.c_in_place;
@@ -79,7 +79,7 @@ void register_gemm(nb::module_& m) {
       .def_prop_ro("dtype", [](const gemm_plan& p) { return numpy_dtype(p.description().type); })
       .def("statistics", [](const gemm_plan& p) { return gemm_statistics_dict(p.statistics()); },
            "This rank's view of the plan: schedule (grid, rounds, memory, communicated elements, lower bound, as a "
-           "dict), schedule_summary, idle, position (m, n, k), multiply_bytes_received, transform_in, "
+           "dict), schedule_summary, idle, position (m, n, k), multiply (bytes_sent, bytes_received, messages_sent, messages_received, bytes_local), transform_in, "
            "transform_out (TransformPlan.statistics dicts), relabel_volume_before/after.");
 
   m.def(

@@ -84,7 +84,10 @@ def test_plan_is_reusable_and_reports_its_schedule():
     assert (schedule["m"], schedule["n"], schedule["k"]) == (m, n, k)
     assert schedule["ranks"] == comm.size and "grid" in stats["schedule_summary"]
     assert stats["idle"] == (stats["position"] == (-1, -1, -1))
-    assert stats["transform_in"]["bytes_sent"] >= 0 and stats["multiply_bytes_received"] >= 0
+    assert stats["transform_in"]["bytes_sent"] >= 0 and stats["multiply"]["bytes_received"] >= 0
+    for key in ("bytes", "messages"):  # every byte and message the multiply sends is received somewhere
+        assert (comm.allreduce(stats["multiply"][key + "_sent"]) ==
+                comm.allreduce(stats["multiply"][key + "_received"]))
     assert stats["relabel_volume_after"] <= stats["relabel_volume_before"]
     last = stats["last_execution"]
     parts = ("transform_in", "multiply", "panel_wait", "reduction", "transform_out")

@@ -13,7 +13,7 @@
 #include "../mpi/agreement.hpp"
 #include "../mpi/compat.hpp"
 #include "error_code.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 #include "redist/redist.h"
 
 namespace {

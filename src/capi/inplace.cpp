@@ -6,7 +6,7 @@
 
 #include "redist/exchange/inplace.hpp"
 #include "error_code.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 #include "redist/redist.h"
 
 namespace {

@@ -14,9 +14,10 @@
 
 #include "../memory/pages.hpp"
 #include "../mpi/agreement.hpp"
+#include "../mpi/comm_attribute.hpp"
 #include "inplace_detail.hpp"
 #include "redist/error.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 
 namespace redist::exchange {
 
@@ -461,8 +462,8 @@ namespace {
 // later calls pay no MPI_Comm_dup, a collective that costs a few rounds. Every rank makes the same call on the
 // same communicator, so all find the cache or all duplicate.
 MPI_Comm private_comm(MPI_Comm comm) {
-  static const int keyval = mpi::new_comm_cache_keyval();
-  return mpi::cached_comm(comm, keyval, [](MPI_Comm c) { return mpi::duplicate(c); });
+  static const mpi::comm_attribute<mpi::comm_handle> duplicate;
+  return duplicate.get(comm, [&] { return mpi::duplicate(comm); }).get();
 }
 
 bool fits_bytes(std::int64_t elements, std::int64_t extent) {

@@ -15,7 +15,7 @@
 
 #include "inplace_detail.hpp"
 #include "inplace_slots.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 
 namespace redist::exchange::inplace_detail {
 namespace {

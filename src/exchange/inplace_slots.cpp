@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 
 namespace redist::exchange::inplace_detail::slots {
 

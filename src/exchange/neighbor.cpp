@@ -24,7 +24,7 @@
 #include "redist/error.hpp"
 #include "../mpi/agreement.hpp"
 #include "../mpi/compat.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 
 namespace redist::exchange {
 
@@ -287,35 +287,6 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
   return {};
 }
 
-// Per rank of comm, the lowest rank of comm on its node. Splitting a communicator is among the costliest
-// parts of a plan's setup, so the answer is cached on the communicator (an attribute, which every rank sets in
-// the same call and which a duplicate does not inherit): later plans on it skip the split.
-std::vector<int> node_keys(MPI_Comm comm) {
-  static int keyval = MPI_KEYVAL_INVALID;
-  static std::once_flag created;
-  std::call_once(created, [] {
-    const auto forget = [](MPI_Comm, int, void* value, void*) -> int {
-      delete static_cast<std::vector<int>*>(value);
-      return MPI_SUCCESS;
-    };
-    REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, forget, &keyval, nullptr));
-  });
-  void* cached = nullptr;
-  int found = 0;
-  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &cached, &found));
-  if (found) return *static_cast<std::vector<int>*>(cached);
-  const int me = mpi::rank(comm);
-  mpi::comm_handle node = mpi::split_shared(comm);
-  int lowest = me;
-  REDIST_MPI_CHECK(MPI_Allreduce(&me, &lowest, 1, MPI_INT, MPI_MIN, node.get()));
-  auto keys = std::make_unique<std::vector<int>>(static_cast<size_t>(mpi::size(comm)));
-  REDIST_MPI_CHECK(MPI_Allgather(&lowest, 1, MPI_INT, keys->data(), 1, MPI_INT, comm));
-  std::vector<int> result = *keys;
-  REDIST_MPI_CHECK(MPI_Comm_set_attr(comm, keyval, keys.get()));
-  keys.release();  // owned by the attribute now
-  return result;
-}
-
 layout_facts find_regions(MPI_Comm comm, const exchange_options& options) {
   layout_facts f;
   f.me = mpi::rank(comm);
@@ -341,7 +312,7 @@ layout_facts find_regions(MPI_Comm comm, const exchange_options& options) {
   } else if (mode == 1) {
     for (int r = 0; r < f.nranks; ++r) key[r] = r / options.region_size;
   } else {
-    key = node_keys(comm);
+    key = mpi::node_leaders(comm);
   }
   std::map<int, int> dense;  // ranks ascending: regions numbered by their lowest rank
   f.region_of.resize(key.size());
@@ -1281,7 +1252,14 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
     s.inter_region_bytes += ph[inter][outbound].bytes;
     s.intra_region_messages += ph[intra][outbound].messages;
     s.intra_region_bytes += ph[intra][outbound].bytes;
+    for (int where : {intra, inter}) {
+      s.messages_sent += ph[where][outbound].messages;
+      s.bytes_sent += ph[where][outbound].bytes;
+      s.messages_received += ph[where][inbound].messages;
+      s.bytes_received += ph[where][inbound].bytes;
+    }
   }
+  for (const auto& copy : p->self_copies) s.bytes_local += p->sends[static_cast<size_t>(copy.first)].bytes;
   return p;
 }
 

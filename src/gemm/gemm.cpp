@@ -16,10 +16,10 @@
 #include "../mpi/agreement.hpp"
 #include "../mpi/compat.hpp"
 #include "redist/error.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
-#include "redist/transform/detail/plan_impl.hpp"  // seconds_since
+#include "../transform/detail/plan_impl.hpp"  // seconds_since
 #include "redist/names.hpp"
 
 extern "C" {
@@ -881,12 +881,36 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
     else p->a_panel_capacity = 0;
     if (s.grid_m > 1) p->b_panels = buffer(slots * p->b_panel_capacity * eb);
     else p->b_panel_capacity = 0;
-    std::int64_t received = 0;
-    for (const round_step& step : p->steps)
-      received += (s.grid_n > 1 ? step.a.total - step.a.my_count : 0) + (s.grid_m > 1 ? step.b.total - step.b.my_count : 0);
+    // Elements and messages per execution. Received: every panel piece but this rank's own, and the reduction's
+    // partial sums as the schedule counts them (its communicated_elements). Sent: each of this rank's pieces
+    // once to every rank of the line that needs it. Messages as if each piece went straight to its destination
+    // (the MPI's collective algorithms may route them otherwise).
+    traffic_statistics& t = p->stats.multiply;
+    const auto others_with_data = [](const std::vector<std::int64_t>& counts, std::int64_t mine) {
+      const auto with_data = std::count_if(counts.begin(), counts.end(), [](std::int64_t c) { return c > 0; });
+      return static_cast<std::int64_t>(with_data) - (mine > 0 ? 1 : 0);
+    };
+    const auto gathered = [&](const panel_gather& g, int line) {
+      if (line <= 1) return;
+      t.bytes_received += g.total - g.my_count;
+      t.bytes_sent += g.my_count * (line - 1);
+      t.messages_received += others_with_data(g.counts, g.my_count);
+      t.messages_sent += g.my_count > 0 ? line - 1 : 0;
+    };
+    for (const round_step& step : p->steps) {
+      gathered(step.a, s.grid_n);
+      gathered(step.b, s.grid_m);
+    }
     if (s.grid_k > 1)
-      for (const c_block& cb : p->c_blocks) received += cb.rows * cb.cols - cb.counts[static_cast<size_t>(at.l)];
-    p->stats.multiply_bytes_received = received * eb;
+      for (const c_block& cb : p->c_blocks) {
+        const std::int64_t mine = cb.counts[static_cast<size_t>(at.l)];
+        t.bytes_received += cb.rows * cb.cols - mine;
+        t.bytes_sent += cb.rows * cb.cols - mine;
+        t.messages_received += mine > 0 ? s.grid_k - 1 : 0;
+        t.messages_sent += others_with_data(cb.counts, mine);
+      }
+    t.bytes_received *= static_cast<std::int64_t>(eb);
+    t.bytes_sent *= static_cast<std::int64_t>(eb);
   }
   if (options.communication == gemm_communication::one_sided) {
     const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed, MPI_Win& window) {

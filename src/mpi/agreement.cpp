@@ -3,7 +3,7 @@
 #include <limits>
 #include <new>
 
-#include "redist/mpi/checked.hpp"
+#include "checked.hpp"
 
 namespace redist::mpi {
 

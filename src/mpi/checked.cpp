@@ -1,4 +1,4 @@
-#include "redist/mpi/checked.hpp"
+#include "checked.hpp"
 
 #include <sched.h>
 #include <unistd.h>
@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "comm_attribute.hpp"
 #include "fault_injection.hpp"
 
 namespace redist {
@@ -172,20 +173,6 @@ comm_handle split_shared(MPI_Comm comm) {
   return owned;
 }
 
-namespace {
-int free_cached_comm(MPI_Comm, int, void* value, void*) {
-  MPI_Comm cached;
-  std::memcpy(&cached, &value, sizeof(cached));
-  return MPI_Comm_free(&cached);
-}
-}  // namespace
-
-int new_comm_cache_keyval() {
-  int keyval = MPI_KEYVAL_INVALID;
-  REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_cached_comm, &keyval, nullptr));
-  return keyval;
-}
-
 int new_comm_keyval_with_finalize(MPI_Comm_delete_attr_function* on_free, MPI_Comm_delete_attr_function* at_finalize) {
   int keyval = MPI_KEYVAL_INVALID;
   REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_free, &keyval, nullptr));
@@ -195,63 +182,50 @@ int new_comm_keyval_with_finalize(MPI_Comm_delete_attr_function* on_free, MPI_Co
   return keyval;
 }
 
-MPI_Comm cached_comm(MPI_Comm comm, int keyval, comm_handle (*make)(MPI_Comm)) {
-  static_assert(sizeof(MPI_Comm) <= sizeof(void*), "the cached communicator is stored in the attribute's value");
-  void* value = nullptr;
-  int found = 0;
-  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &value, &found));
-  MPI_Comm cached = MPI_COMM_NULL;
-  if (found) {
-    std::memcpy(&cached, &value, sizeof(cached));
-    return cached;
-  }
-  comm_handle made = make(comm);
-  cached = made.get();
-  value = nullptr;
-  std::memcpy(&value, &cached, sizeof(cached));
-  REDIST_MPI_CHECK(MPI_Comm_set_attr(comm, keyval, value));
-  return made.release();  // owned by the attribute from here
+comm_handle node_duplicate(MPI_Comm comm) {
+  static const comm_attribute<comm_handle> node;
+  // The split is made from a duplicate, whose calls return errors whatever comm's error handler is.
+  return duplicate(node.get(comm, [&] { return split_shared(duplicate(comm).get()); }).get());
 }
 
-comm_handle node_duplicate(MPI_Comm comm) {
-  static const int keyval = new_comm_cache_keyval();
-  // The split is made from a duplicate, whose calls return errors whatever comm's error handler is.
-  return duplicate(cached_comm(comm, keyval, [](MPI_Comm c) { return split_shared(duplicate(c).get()); }));
+std::vector<int> node_leaders(MPI_Comm comm) {
+  static const comm_attribute<std::vector<int>> leaders;
+  return leaders.get(comm, [&] {
+    const int me = rank(comm);
+    const comm_handle node = split_shared(comm);
+    int lowest = me;
+    REDIST_MPI_CHECK(MPI_Allreduce(&me, &lowest, 1, MPI_INT, MPI_MIN, node.get()));
+    std::vector<int> leader_of(static_cast<size_t>(size(comm)));
+    REDIST_MPI_CHECK(MPI_Allgather(&lowest, 1, MPI_INT, leader_of.data(), 1, MPI_INT, comm));
+    return leader_of;
+  });
 }
 
 bool hosts_oversubscribed(MPI_Comm comm) {
-  static const int keyval = [] {
-    int k = MPI_KEYVAL_INVALID;
-    REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &k, nullptr));
-    return k;
-  }();
-  // Cached as 1 (no) or 2 (yes) in the attribute's pointer value.
-  void* value = nullptr;
-  int found = 0;
-  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &value, &found));
-  if (found) return reinterpret_cast<std::intptr_t>(value) == 2;
-  char host[256] = {};
-  if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "?");
-  std::uint64_t key = 1469598103934665603ull;  // FNV-1a of the host name: equal names, equal keys
-  for (const char* c = host; *c != 0; ++c) key = (key ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
-  // Every rank's host key and CPU count, so that every rank decides alike without a second collective.
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  const std::uint64_t mine[2] = {key, static_cast<std::uint64_t>(std::max(cpus, 1L))};
-  const size_t ranks = static_cast<size_t>(size(comm));
-  std::vector<std::uint64_t> all(2 * ranks);
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int started = MPI_Iallgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm, &request);
-  check(started != MPI_SUCCESS ? started : wait_yielding(request), "MPI_Iallgather(host name keys) and its completion");
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> hosts(ranks);  // (host key, CPUs), sorted: runs = hosts
-  for (size_t r = 0; r < ranks; ++r) hosts[r] = {all[2 * r], all[2 * r + 1]};
-  std::sort(hosts.begin(), hosts.end());
-  bool any = false;
-  for (size_t first = 0, last = 0; first < ranks && !any; first = last) {
-    while (last < ranks && hosts[last].first == hosts[first].first) ++last;
-    any = last - first > hosts[first].second;
-  }
-  REDIST_MPI_CHECK(MPI_Comm_set_attr(comm, keyval, reinterpret_cast<void*>(std::intptr_t(any ? 2 : 1))));
-  return any;
+  static const comm_attribute<bool> oversubscribed;
+  return oversubscribed.get(comm, [&] {
+    char host[256] = {};
+    if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "?");
+    std::uint64_t key = 1469598103934665603ull;  // FNV-1a of the host name: equal names, equal keys
+    for (const char* c = host; *c != 0; ++c) key = (key ^ static_cast<unsigned char>(*c)) * 1099511628211ull;
+    // Every rank's host key and CPU count, so that every rank decides alike without a second collective.
+    const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    const std::uint64_t mine[2] = {key, static_cast<std::uint64_t>(std::max(cpus, 1L))};
+    const size_t ranks = static_cast<size_t>(size(comm));
+    std::vector<std::uint64_t> all(2 * ranks);
+    MPI_Request request = MPI_REQUEST_NULL;
+    const int started = MPI_Iallgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm, &request);
+    check(started != MPI_SUCCESS ? started : wait_yielding(request), "MPI_Iallgather(host name keys) and its completion");
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> hosts(ranks);  // (host key, CPUs), sorted: runs = hosts
+    for (size_t r = 0; r < ranks; ++r) hosts[r] = {all[2 * r], all[2 * r + 1]};
+    std::sort(hosts.begin(), hosts.end());
+    bool any = false;
+    for (size_t first = 0, last = 0; first < ranks && !any; first = last) {
+      while (last < ranks && hosts[last].first == hosts[first].first) ++last;
+      any = last - first > hosts[first].second;
+    }
+    return any;
+  });
 }
 
 }  // namespace mpi

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "redist/mpi/checked.hpp"
+#include "checked.hpp"
 
 namespace redist::mpi {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "redist/error.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 #include "redist/relabel/relabel.hpp"
 
 namespace redist::relabel {
@@ -29,7 +29,7 @@ void check_graph(const comm_graph& g) {
                              std::to_string(g.nranks) + ") or has a negative volume");
 }
 
-double graph_cost(const comm_graph& g, const cost_model& cost) {
+double graph_cost(const comm_graph& g, const relabel_cost& cost) {
   double total = 0;
   for (const auto& e : g.edges) total += cost.package_cost(e.src, e.dst, e.volume);
   return total;
@@ -56,7 +56,7 @@ std::vector<weighted_edge> locally_free_gains(const comm_graph& g) {
 //   i == y:                  w(i, y) = 0               -> contributes the far price
 //   same node as y, i != y:  intra-node price          -> contributes far - intra
 // so only ranks on nodes that hold a sender of x get a non-zero gain.
-std::vector<weighted_edge> node_aware_gains(const comm_graph& g, const cost_model& cost) {
+std::vector<weighted_edge> node_aware_gains(const comm_graph& g, const relabel_cost& cost) {
   const int n = g.nranks;
   std::vector<int> node_of = cost.node_of;
   if (node_of.empty()) {  // no node information: every rank on its own node
@@ -64,7 +64,7 @@ std::vector<weighted_edge> node_aware_gains(const comm_graph& g, const cost_mode
     for (int r = 0; r < n; ++r) node_of[r] = r;
   }
   if (node_of.size() != static_cast<size_t>(n))
-    throw invalid_argument("find_relabeling: cost_model::node_of has " + std::to_string(node_of.size()) +
+    throw invalid_argument("find_relabeling: relabel_cost::node_of has " + std::to_string(node_of.size()) +
                            " entries, expected one per rank (" + std::to_string(n) + ")");
   // Dense node ids and the ranks of each node (ascending).
   std::vector<int> node_ids = node_of;
@@ -77,9 +77,9 @@ std::vector<weighted_edge> node_aware_gains(const comm_graph& g, const cost_mode
     ranks_on_node[node[r]].push_back(r);
   }
 
-  const double far_latency = cost.latency_inter, far_per_byte = cost.seconds_per_byte_inter;
-  const double saved_latency = cost.latency_inter - cost.latency_intra;
-  const double saved_per_byte = cost.seconds_per_byte_inter - cost.seconds_per_byte_intra;
+  const double far_latency = cost.prices.inter_latency, far_per_byte = cost.prices.inter_seconds_per_byte;
+  const double saved_latency = cost.prices.inter_latency - cost.prices.intra_latency;
+  const double saved_per_byte = cost.prices.inter_seconds_per_byte - cost.prices.intra_seconds_per_byte;
 
   // Senders of each label x (edges sorted by (src, dst): bucket them by dst).
   std::vector<std::vector<const edge*>> senders(static_cast<size_t>(n));
@@ -118,10 +118,10 @@ std::vector<weighted_edge> node_aware_gains(const comm_graph& g, const cost_mode
 }
 
 // User-supplied pair costs: cost of putting label x on rank y, C[x][y] = sum_i w(i, y, S_ix), dense.
-std::vector<double> dense_label_costs(const comm_graph& g, const cost_model& cost) {
+std::vector<double> dense_label_costs(const comm_graph& g, const relabel_cost& cost) {
   const int n = g.nranks;
   if (n > dense_assignment_limit)
-    throw invalid_argument("find_relabeling: a cost_model with pair_cost is solved densely and is limited to " +
+    throw invalid_argument("find_relabeling: a relabel_cost with pair_cost is solved densely and is limited to " +
                            std::to_string(dense_assignment_limit) + " ranks, got " + std::to_string(n) +
                            "; use the node-aware or locally-free-volume model");
   std::vector<double> costs(static_cast<size_t>(n) * n, 0.0);
@@ -140,17 +140,17 @@ std::vector<int> identity_permutation(int n) {
   return id;
 }
 
-std::vector<int> solve(const comm_graph& g, const cost_model& cost, solver s) {
+std::vector<int> solve(const comm_graph& g, const relabel_cost& cost, solver s) {
   const int n = g.nranks;
   if (s == solver::none) return identity_permutation(n);
   if (s != solver::exact && s != solver::greedy)
     throw invalid_argument("find_relabeling: unknown solver " + std::to_string(static_cast<int>(s)) +
                            "; expected none, exact or greedy");
-  if (cost.model == cost_model::kind::locally_free_volume) {
+  if (cost.model == relabel_cost::kind::locally_free_volume) {
     const auto gains = locally_free_gains(g);
     return s == solver::exact ? max_weight_assignment(n, gains) : greedy_assignment(n, gains);
   }
-  if (cost.model != cost_model::kind::latency_bandwidth)
+  if (cost.model != relabel_cost::kind::latency_bandwidth)
     throw invalid_argument("find_relabeling: unknown cost model " + std::to_string(static_cast<int>(cost.model)));
   if (!cost.pair_cost) {
     const auto gains = node_aware_gains(g, cost);
@@ -170,43 +170,35 @@ std::vector<int> solve(const comm_graph& g, const cost_model& cost, solver s) {
 
 }  // namespace
 
-double cost_model::package_cost(int src, int dst, std::int64_t bytes) const {
+double relabel_cost::package_cost(int src, int dst, std::int64_t bytes) const {
   if (bytes <= 0) return 0.0;  // w(i, j, empty) = 0
   const double volume = static_cast<double>(bytes);
-  const double transform = transformed ? transform_seconds_per_byte * volume : 0.0;
+  const double transform = transformed ? prices.transform_seconds_per_byte * volume : 0.0;
   if (src == dst) return transform;
   if (model == kind::locally_free_volume) return volume + transform;
   if (pair_cost) return pair_cost(src, dst, bytes) + transform;
   bool same_node = false;
   if (!node_of.empty()) {
     if (src < 0 || dst < 0 || static_cast<size_t>(src) >= node_of.size() || static_cast<size_t>(dst) >= node_of.size())
-      throw invalid_argument("cost_model::package_cost: rank " + std::to_string(std::max(src, dst)) +
+      throw invalid_argument("relabel_cost::package_cost: rank " + std::to_string(std::max(src, dst)) +
                              " has no entry in node_of (" + std::to_string(node_of.size()) + " entries)");
     same_node = node_of[src] == node_of[dst];
   }
-  return same_node ? latency_intra + volume * seconds_per_byte_intra + transform
-                   : latency_inter + volume * seconds_per_byte_inter + transform;
+  return same_node ? prices.intra_latency + volume * prices.intra_seconds_per_byte + transform
+                   : prices.inter_latency + volume * prices.inter_seconds_per_byte + transform;
 }
 
-cost_model node_aware_cost(MPI_Comm comm) {
-  int rank = 0, size = 0;
-  REDIST_MPI_CHECK(MPI_Comm_rank(comm, &rank));
-  REDIST_MPI_CHECK(MPI_Comm_size(comm, &size));
-  const mpi::comm_handle node_handle = mpi::split_shared(comm);  // freed on every exit path
+relabel_cost node_aware_cost(MPI_Comm comm) {
   // A node is named by the lowest rank of comm on it, so every rank derives the same numbering.
-  int node_leader = rank;
-  REDIST_MPI_CHECK(MPI_Allreduce(&rank, &node_leader, 1, MPI_INT, MPI_MIN, node_handle.get()));
-  std::vector<int> leader_of(static_cast<size_t>(size));
-  REDIST_MPI_CHECK(MPI_Allgather(&node_leader, 1, MPI_INT, leader_of.data(), 1, MPI_INT, comm));
-
-  cost_model model;
-  model.model = cost_model::kind::latency_bandwidth;
+  const std::vector<int> leader_of = mpi::node_leaders(comm);
+  relabel_cost model;
+  model.model = relabel_cost::kind::latency_bandwidth;
   // Dense node ids in the order of the leaders: node 0 holds rank 0.
   std::vector<int> leaders = leader_of;
   std::sort(leaders.begin(), leaders.end());
   leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
-  model.node_of.resize(static_cast<size_t>(size));
-  for (int r = 0; r < size; ++r)
+  model.node_of.resize(leader_of.size());
+  for (size_t r = 0; r < leader_of.size(); ++r)
     model.node_of[r] =
         static_cast<int>(std::lower_bound(leaders.begin(), leaders.end(), leader_of[r]) - leaders.begin());
   return model;
@@ -218,7 +210,7 @@ double relabeling::reduction_percent() const {
          static_cast<double>(remote_volume_before);
 }
 
-relabeling find_relabeling(const comm_graph& g, const cost_model& cost, solver s) {
+relabeling find_relabeling(const comm_graph& g, const relabel_cost& cost, solver s) {
   check_graph(g);
   relabeling out;
   const auto started = std::chrono::steady_clock::now();

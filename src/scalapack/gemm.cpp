@@ -19,7 +19,7 @@
 #include "staging.hpp"
 #include "redist/error.hpp"
 #include "redist/gemm/gemm.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
 

@@ -14,7 +14,7 @@
 
 #include "blacs.hpp"
 #include "first_error.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 #include "redist/scalapack/descriptor.hpp"
 
 namespace redist::scalapack {

@@ -5,7 +5,8 @@
 #include <map>
 #include <utility>
 
-#include "redist/mpi/checked.hpp"
+#include "../mpi/comm_attribute.hpp"
+#include "../mpi/checked.hpp"
 
 namespace redist::scalapack {
 

@@ -16,7 +16,7 @@
 #include "plan_cache.hpp"
 #include "staging.hpp"
 #include "redist/error.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
 #include "redist/transform/plan.hpp"

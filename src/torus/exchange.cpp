@@ -9,7 +9,7 @@
 
 #include "redist/error.hpp"
 #include "../mpi/agreement.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 
 namespace redist::torus {
 
@@ -446,6 +446,24 @@ std::int64_t routed_permutation_plan::forwarded_pairs() const {
   return static_cast<std::int64_t>(state_of(state_).forwards.size());
 }
 std::int64_t routed_permutation_plan::forwarded_bytes() const { return state_of(state_).forwarded_bytes; }
+traffic_statistics routed_permutation_plan::statistics() const {
+  const detail::routed_exchange& s = state_of(state_);
+  traffic_statistics t;
+  const auto forwarded = static_cast<std::int64_t>(s.forwards.size());
+  t.bytes_sent = t.bytes_received = s.forwarded_bytes;
+  t.messages_sent = t.messages_received = forwarded;
+  if (s.destination == s.rank) {
+    t.bytes_local = s.send_bytes;
+  } else if (s.send_bytes > 0) {
+    t.bytes_sent += s.send_bytes;
+    t.messages_sent += 1;
+  }
+  if (s.source != s.rank && s.receive_bytes > 0) {
+    t.bytes_received += s.receive_bytes;
+    t.messages_received += 1;
+  }
+  return t;
+}
 MPI_Comm routed_permutation_plan::communicator() const { return state_of(state_).comm->get(); }
 
 routed_permutation_plan make_routed_permutation(MPI_Comm comm, const machine& m, int destination_rank,

@@ -18,8 +18,8 @@
 #include "../memory/pages.hpp"
 #include "../mpi/compat.hpp"
 #include "redist/error.hpp"
-#include "redist/transform/detail/node_buffer_registry.hpp"
-#include "redist/transform/detail/plan_impl.hpp"
+#include "detail/node_buffer_registry.hpp"
+#include "detail/plan_impl.hpp"
 #include "redist/transform/kernels.hpp"
 
 namespace redist {

@@ -1,10 +1,11 @@
 // Shared windows cut into the segments of shared_memory plans (redist/transform/detail/node_arena.hpp).
-#include "redist/transform/detail/node_arena.hpp"
+#include "detail/node_arena.hpp"
 
 #include <algorithm>
 #include <iterator>
 
-#include "redist/mpi/checked.hpp"
+#include "../mpi/comm_attribute.hpp"
+#include "../mpi/checked.hpp"
 
 namespace redist::detail {
 

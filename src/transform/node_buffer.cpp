@@ -12,8 +12,8 @@
 
 #include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
-#include "redist/mpi/checked.hpp"
-#include "redist/transform/detail/node_buffer_registry.hpp"
+#include "../mpi/checked.hpp"
+#include "detail/node_buffer_registry.hpp"
 
 namespace redist {
 

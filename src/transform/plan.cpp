@@ -8,9 +8,9 @@
 
 #include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 #include "redist/torus/schedule.hpp"
-#include "redist/transform/detail/plan_impl.hpp"
+#include "detail/plan_impl.hpp"
 #include "redist/names.hpp"
 
 namespace redist {

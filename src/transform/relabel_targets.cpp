@@ -4,12 +4,12 @@
 
 #include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
-#include "redist/mpi/checked.hpp"
+#include "../mpi/checked.hpp"
 
 namespace redist {
 
 relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_description>& jobs,
-                                  const relabel::cost_model& cost, relabel::solver solver) {
+                                  const relabel::relabel_cost& cost, relabel::solver solver) {
   const int nranks = mpi::size(comm);
   relabeled_targets out;
   // Every rank solves the same problem (rank 0's answer is the one used); a rank whose inputs or solver fail

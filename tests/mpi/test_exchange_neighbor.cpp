@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <numeric>
 #include <random>
 #include <set>
 #include <vector>
@@ -90,6 +91,15 @@ void check_against_mpi(exchange_options options, std::uint64_t seed) {
     mpi_reference(r, send, expected, MPI_DOUBLE);
     EXPECT_TRUE(all_ranks(recv == expected)) << "strategy " << to_string(plan.statistics().strategy);
   }
+  // Every byte and message sent is received somewhere; what the exchange delivers is either sent or local.
+  const exchange_statistics& s = plan.statistics();
+  EXPECT_EQ(global_sum(s.bytes_sent), global_sum(s.bytes_received)) << to_string(s.strategy);
+  EXPECT_EQ(global_sum(s.messages_sent), global_sum(s.messages_received)) << to_string(s.strategy);
+  EXPECT_EQ(s.bytes_sent, s.inter_region_bytes + s.intra_region_bytes);
+  if (s.strategy == exchange::neighbor_strategy::standard)
+    EXPECT_EQ(s.bytes_sent + s.bytes_local,
+              static_cast<std::int64_t>(sizeof(double)) * std::accumulate(r.sendcounts.begin(), r.sendcounts.end(),
+                                                                          std::int64_t{0}));
   MPI_Comm_free(&r.comm);
 }
 

@@ -5,6 +5,7 @@
 // redist-test-ranks: 1 3 4 8
 // redist-test-nodes: 8:4
 // redist-test-labels: fast
+// redist-test-needs: tools
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,7 +17,7 @@
 
 #include "mpi_test_support.hpp"
 #include "redist/exchange/neighbor.hpp"
-#include "redist/exchange/patterns.hpp"
+#include "redist_tools/patterns.hpp"
 
 using namespace redist::exchange;
 using namespace redist::testing;

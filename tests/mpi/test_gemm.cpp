@@ -204,7 +204,12 @@ void random_cases(std::uint64_t seed, int cases) {
     // The schedule counts what the rank at grid position (0, 0, 0) receives in the multiply.
     const bool origin = stats.position_m == 0 && stats.position_n == 0 && stats.position_k == 0;
     const std::int64_t counted = pb.m * pb.n > 0 && pb.k > 0 ? stats.schedule.communicated_elements : 0;
-    EXPECT_TRUE(all_ranks(!origin || stats.multiply_bytes_received == counted * static_cast<std::int64_t>(sizeof(T))))
+    EXPECT_TRUE(all_ranks(!origin || stats.multiply.bytes_received == counted * static_cast<std::int64_t>(sizeof(T))))
+        << stats.schedule.describe();
+    // Every byte and message the multiply sends is received somewhere.
+    EXPECT_EQ(global_sum(stats.multiply.bytes_sent), global_sum(stats.multiply.bytes_received))
+        << stats.schedule.describe();
+    EXPECT_EQ(global_sum(stats.multiply.messages_sent), global_sum(stats.multiply.messages_received))
         << stats.schedule.describe();
   }
 }

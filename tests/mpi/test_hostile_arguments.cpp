@@ -187,7 +187,7 @@ TEST(HostileCpp, RelabelTargets) {
   guarded_buffer permutation(static_cast<std::size_t>(p) * sizeof(int));
   const auto call = [&](bool bad, int which) {
     std::vector<job_description> jobs{{a, b, op::identity, element_type::f64}};
-    relabel::cost_model cost;
+    relabel::relabel_cost cost;
     relabel::solver solver = relabel::solver::exact;
     if (bad && which == 0) jobs[0].region = element_region{region_shape::lower, 0};
     if (bad && which == 2) solver = static_cast<relabel::solver>(42);

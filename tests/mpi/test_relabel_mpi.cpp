@@ -37,9 +37,9 @@ bool same_on_all_ranks(std::int64_t value) {
 }
 
 TEST(NodeAwareCost, NodeMapIsConsistentAndDense) {
-  const cost_model model = node_aware_cost(MPI_COMM_WORLD);
+  const relabel_cost model = node_aware_cost(MPI_COMM_WORLD);
   const int size = world_size(), rank = world_rank();
-  bool ok = model.model == cost_model::kind::latency_bandwidth && model.node_of.size() == static_cast<size_t>(size);
+  bool ok = model.model == relabel_cost::kind::latency_bandwidth && model.node_of.size() == static_cast<size_t>(size);
   ok = ok && !model.pair_cost;
   if (ok) {
     // Dense ids in order of first appearance: rank 0 is on node 0, and ids grow by at most one.
@@ -62,7 +62,7 @@ TEST(NodeAwareCost, NodeMapIsConsistentAndDense) {
 }
 
 TEST(NodeAwareCost, RelabelingIsIdenticalOnAllRanks) {
-  const cost_model model = node_aware_cost(MPI_COMM_WORLD);
+  const relabel_cost model = node_aware_cost(MPI_COMM_WORLD);
   const int size = world_size();
   // Same blocks on a 1 x P grid, target owners reversed: the optimum makes everything local.
   std::vector<int> reversed(static_cast<size_t>(size));

@@ -106,6 +106,13 @@ std::vector<std::byte> exchange(const machine& m, const std::vector<int>& permut
   if (forwarded) *forwarded = plan.forwarded_bytes();
   EXPECT_EQ(plan.receive_bytes(), message_size(plan.source(), seed));
   EXPECT_EQ(permutation[static_cast<std::size_t>(plan.source())], me);
+  // The statistics: a message to itself is local; every byte and message sent is received somewhere, and a rank
+  // receives its own message plus what it forwards.
+  const redist::traffic_statistics t = plan.statistics();
+  EXPECT_EQ(t.bytes_local, plan.destination() == me ? bytes : 0);
+  EXPECT_EQ(t.bytes_received, (plan.source() == me ? 0 : plan.receive_bytes()) + plan.forwarded_bytes());
+  EXPECT_EQ(global_sum(t.bytes_sent), global_sum(t.bytes_received));
+  EXPECT_EQ(global_sum(t.messages_sent), global_sum(t.messages_received));
   return recv;
 }
 

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "redist/error.hpp"
-#include "redist/exchange/patterns.hpp"
+#include "redist_tools/patterns.hpp"
 
 using namespace redist::exchange;
 

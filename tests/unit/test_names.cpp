@@ -9,6 +9,7 @@
 #include <string>
 
 #include "redist/redist.hpp"
+#include "redist_tools/torus_study.hpp"
 
 namespace {
 

@@ -452,8 +452,8 @@ TEST(Relabel, NodeAwareCostPrefersSameNode) {
   comm_graph g;
   g.nranks = 4;
   g.edges = {{1, 0, 100}, {2, 0, 1}, {3, 3, 10}};
-  cost_model node_aware;
-  node_aware.model = cost_model::kind::latency_bandwidth;
+  relabel_cost node_aware;
+  node_aware.model = relabel_cost::kind::latency_bandwidth;
   node_aware.node_of = {0, 0, 1, 1};
   const relabeling r = find_relabeling(g, node_aware);
   EXPECT_EQ(r.new_rank_of[0], 1);
@@ -468,11 +468,11 @@ TEST(Relabel, NodeAwareCostPrefersSameNode) {
     for (int s = 0; s < n; ++s)
       for (int d = 0; d < n; ++d)
         if (rng() % 3 == 0) h.edges.push_back({s, d, static_cast<std::int64_t>(1 + rng() % 100000)});
-    cost_model sparse_model;
-    sparse_model.model = cost_model::kind::latency_bandwidth;
+    relabel_cost sparse_model;
+    sparse_model.model = relabel_cost::kind::latency_bandwidth;
     sparse_model.node_of.resize(static_cast<size_t>(n));
     for (int& nd : sparse_model.node_of) nd = static_cast<int>(rng() % 3);
-    cost_model dense_model = sparse_model;
+    relabel_cost dense_model = sparse_model;
     dense_model.pair_cost = [&](int s, int d, std::int64_t bytes) {
       return sparse_model.package_cost(s, d, bytes);
     };
@@ -494,17 +494,17 @@ TEST(Relabel, NodeAwareCostPrefersSameNode) {
 }
 
 TEST(Relabel, PackageCost) {
-  cost_model volume;
+  relabel_cost volume;
   EXPECT_EQ(volume.package_cost(0, 0, 100), 0.0);
   EXPECT_EQ(volume.package_cost(0, 1, 100), 100.0);
   EXPECT_EQ(volume.package_cost(0, 1, 0), 0.0);
-  cost_model lb;
-  lb.model = cost_model::kind::latency_bandwidth;
+  relabel_cost lb;
+  lb.model = relabel_cost::kind::latency_bandwidth;
   lb.node_of = {0, 0, 1};
-  EXPECT_DOUBLE_EQ(lb.package_cost(0, 1, 1000), lb.latency_intra + 1000 * lb.seconds_per_byte_intra);
-  EXPECT_DOUBLE_EQ(lb.package_cost(0, 2, 1000), lb.latency_inter + 1000 * lb.seconds_per_byte_inter);
+  EXPECT_DOUBLE_EQ(lb.package_cost(0, 1, 1000), lb.prices.intra_latency + 1000 * lb.prices.intra_seconds_per_byte);
+  EXPECT_DOUBLE_EQ(lb.package_cost(0, 2, 1000), lb.prices.inter_latency + 1000 * lb.prices.inter_seconds_per_byte);
   lb.transformed = true;
-  lb.transform_seconds_per_byte = 1e-9;
+  lb.prices.transform_seconds_per_byte = 1e-9;
   EXPECT_DOUBLE_EQ(lb.package_cost(2, 2, 1000), 1e-6);
   EXPECT_THROW(lb.package_cost(0, 5, 10), invalid_argument);
 }

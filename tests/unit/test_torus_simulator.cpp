@@ -12,7 +12,7 @@
 
 #include "redist/error.hpp"
 #include "redist/torus/routing.hpp"
-#include "redist/torus/simulator.hpp"
+#include "redist_tools/torus_study.hpp"
 #include "redist/torus/topology.hpp"
 #include "test_seed.hpp"
 

@@ -12,6 +12,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "redist/cost_model.hpp"
+#include "redist/statistics.hpp"
 #include "redist/transform/types.hpp"
 
 namespace redist::exchange {
@@ -24,22 +26,8 @@ enum class neighbor_strategy {
 };
 const char* to_string(neighbor_strategy s) noexcept;
 
-// The postal model of a phase of messages (Bar-Noy and Kipnis): a rank posts its messages one after another,
-// `seconds_per_message` apart, and they arrive `latency` later, so a phase costs one latency plus a gap per
-// message plus its bytes over the bandwidth; separate figures inside a region and between regions. A max-rate
-// limit: all bytes that the ranks of a region send to other regions share `region_seconds_per_byte` (the
-// node's injection). Packing and unpacking cost `copy_seconds_per_byte`. Seconds.
-struct cost_model {
-  double intra_latency = 0.5e-6;
-  double intra_seconds_per_message = 0.1e-6;
-  double intra_seconds_per_byte = 1.0 / 8e9;
-  double inter_latency = 2.0e-6;
-  double inter_seconds_per_message = 0.5e-6;
-  double inter_seconds_per_byte = 1.0 / 10e9;
-  double region_seconds_per_byte = 1.0 / 12e9;
-  double copy_seconds_per_byte = 1.0 / 5e9;
-  std::string source = "built-in defaults";  // where the figures come from: defaults, calibrated, user
-};
+// The figures behind automatic: the one cost model type (redist/cost_model.hpp).
+using redist::cost_model;
 
 // How ranks are grouped into regions (the unit of locality). The first that is set wins:
 // region_id (every rank passes its own; equal ids share a region), region_size (consecutive blocks of that
@@ -64,14 +52,17 @@ struct strategy_estimate {
   double seconds = 0;  // predicted time of one start()/wait() cycle (the slowest rank)
 };
 
-// Per rank, what one start()/wait() cycle sends. Copies from a rank to itself are not messages.
-struct exchange_statistics {
+// Per rank, what one start()/wait() cycle moves, in the vocabulary of redist/statistics.hpp (bytes_sent, ...:
+// every message of the chosen strategy, the gathers and scatters inside a region included); copies from a rank
+// to itself are bytes_local, not messages.
+struct exchange_statistics : traffic_statistics {
   neighbor_strategy strategy = neighbor_strategy::standard;  // the one used (never automatic)
   std::string reason;                                        // one line: why that strategy
   int regions = 0;                                           // number of regions of the communicator
-  std::int64_t inter_region_messages = 0;                    // messages to ranks of another region
+  // The messages sent, by locality: to ranks of another region, to other ranks of this rank's region.
+  std::int64_t inter_region_messages = 0;
   std::int64_t inter_region_bytes = 0;
-  std::int64_t intra_region_messages = 0;  // messages to other ranks of this rank's region
+  std::int64_t intra_region_messages = 0;
   std::int64_t intra_region_bytes = 0;
   std::vector<strategy_estimate> estimates;  // automatic only: every candidate's predicted time
 };

@@ -79,7 +79,10 @@ struct gemm_statistics {
   gemm_schedule schedule;               // the same on every rank
   bool idle = false;                    // this rank holds no grid position
   int position_m = -1, position_n = -1, position_k = -1;  // this rank's grid position (-1 when idle)
-  std::int64_t multiply_bytes_received = 0;  // bytes this rank receives in the multiply (panels + reduction)
+  // What the multiply moves per execution (panels and the reduction along k; the transforms are below): bytes
+  // received as the schedule counts them (every panel piece but this rank's own, the reduction's partial sums),
+  // bytes sent as each piece reaching every rank that needs it. Release 0.1.0: multiply_bytes_received.
+  traffic_statistics multiply;
   plan_statistics transform_in;         // moving op(A) and op(B) into the native layouts
   plan_statistics transform_out;        // moving C out of the native layout (none when c_in_place)
   // C's layout is the native one on every rank (grid_k = 1 and a grid that matches C's, as a ScaLAPACK C on a

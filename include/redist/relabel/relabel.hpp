@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "redist/cost_model.hpp"
 #include "redist/relabel/graph.hpp"
 
 namespace redist::relabel {
@@ -20,31 +21,31 @@ enum class solver : std::uint8_t {
 };
 const char* to_string(solver s);
 
-// Cost of sending a package of V bytes from rank i to rank j.
-struct cost_model {
+// What the relabeling minimises: the cost of sending a package of V bytes from rank i to rank j.
+struct relabel_cost {
   enum class kind : std::uint8_t {
     locally_free_volume = 0,  // w = V for i != j, 0 for i == j (paper Eq. 1)
     latency_bandwidth = 1,    // w = latency(i,j) + V * seconds_per_byte(i,j) for i != j, 0 for i == j
   };
   kind model = kind::locally_free_volume;
 
-  // latency_bandwidth, node-aware form: node_of[rank]; intra-node and inter-node parameters. Empty
-  // node_of = every rank on its own node (all packages between distinct ranks pay the inter-node price).
-  // The relabeling gains are taken relative to a rank on a node with no sender, so only ranks on nodes
-  // holding a sender of a label get a non-zero gain and the assignment stays sparse.
+  // latency_bandwidth: the intra_/inter_latency and intra_/inter_seconds_per_byte of the machine's prices (the
+  // one cost model type of redist/cost_model.hpp; its other figures are the neighbor exchange's). Node-aware
+  // form: node_of[rank] says which ranks pay the intra-region price; empty node_of = every rank on its own node
+  // (all packages between distinct ranks pay the inter-node price). The relabeling gains are taken relative to a
+  // rank on a node with no sender, so only ranks on nodes holding a sender of a label get a non-zero gain and the
+  // assignment stays sparse.
+  cost_model prices;
   std::vector<int> node_of;
-  double latency_intra = 0.5e-6, latency_inter = 2e-6;
-  double seconds_per_byte_intra = 1.0 / 10e9, seconds_per_byte_inter = 1.0 / 5e9;
 
   // latency_bandwidth, user-supplied form (overrides node_of when set): any per-pair cost of a package
   // of V bytes between distinct ranks. Solved densely: meant for P up to a few thousand.
   std::function<double(int src, int dst, std::int64_t bytes)> pair_cost;
 
-  // Per-byte cost of transforming data on receipt (e.g. a transpose costs more than a copy). Every
-  // byte is transformed exactly once wherever it lands, so this term does not change the optimal
-  // relabeling; it is part of the reported cost.
-  double transform_seconds_per_byte = 0.0;
-  bool transformed = false;  // whether the movement transforms (op != identity)
+  // Whether the movement transforms (op != identity): then every package, local or not, also pays
+  // prices.transform_seconds_per_byte. Every byte is transformed exactly once wherever it lands, so this term
+  // does not change the optimal relabeling; it is part of the reported cost.
+  bool transformed = false;
 
   // w(src, dst, bytes): 0 for an empty package; the transform term (when `transformed`) for src == dst;
   // otherwise the model's price plus the transform term. Throws invalid_argument when node_of is set and
@@ -52,11 +53,11 @@ struct cost_model {
   double package_cost(int src, int dst, std::int64_t bytes) const;
 };
 
-// A node-aware latency/bandwidth model for the ranks of comm (nodes found with
+// A node-aware latency/bandwidth objective for the ranks of comm (nodes found with
 // MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)). Collective. Node ids are dense and numbered in the order of
-// their lowest rank (rank 0 is on node 0), identical on every rank. Default intra/inter parameters.
+// their lowest rank (rank 0 is on node 0), identical on every rank. Default prices.
 // Throws redist::mpi_error when an MPI call fails.
-cost_model node_aware_cost(MPI_Comm comm);
+relabel_cost node_aware_cost(MPI_Comm comm);
 
 struct relabeling {
   std::vector<int> new_rank_of;  // target label x is held by rank new_rank_of[x] after relabeling
@@ -75,7 +76,7 @@ struct relabeling {
 // sparse graph (P = 10 000 in well under a second); a user pair_cost is solved densely, P <= 5000.
 // Throws invalid_argument for edges outside [0, nranks), a node_of of the wrong size or a dense problem
 // above the limit.
-relabeling find_relabeling(const comm_graph& g, const cost_model& cost = {}, solver s = solver::exact);
+relabeling find_relabeling(const comm_graph& g, const relabel_cost& cost = {}, solver s = solver::exact);
 
 // ---- assignment solvers (exposed for tests and other capabilities) ----
 struct weighted_edge {

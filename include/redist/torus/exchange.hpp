@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "redist/statistics.hpp"
 #include "redist/torus/routing.hpp"
 #include "redist/torus/topology.hpp"
 
@@ -74,6 +75,10 @@ class routed_permutation_plan {
   // Pairs (other ranks' messages) this rank forwards as an intermediate, and their bytes.
   std::int64_t forwarded_pairs() const;
   std::int64_t forwarded_bytes() const;
+  // What one execute() moves at this rank (redist/statistics.hpp): its own message and the pairs it forwards;
+  // a leg of a message counts as one message however many chunks pipeline it; a message to itself is
+  // bytes_local.
+  traffic_statistics statistics() const;
   MPI_Comm communicator() const;  // owned by the plan (shared with the other phases of a routed_phases_plan)
 
  private:

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "redist/layout/grid_layout.hpp"
+#include "redist/statistics.hpp"
 #include "redist/torus/routing.hpp"
 #include "redist/transform/types.hpp"
 
@@ -125,12 +126,9 @@ struct job_buffers {
 };
 
 // What a plan moves, seen from this rank (and, summed, globally).
-struct plan_statistics {
-  std::int64_t bytes_sent = 0;        // bytes this rank sends to other ranks per execution
-  std::int64_t bytes_received = 0;    // bytes this rank receives from other ranks
-  std::int64_t bytes_local = 0;       // bytes that stay on this rank (copied directly)
-  std::int64_t messages_sent = 0;     // messages this rank sends (one per peer)
-  std::int64_t messages_received = 0;
+// bytes_sent, bytes_received, messages_sent (one per peer), messages_received and bytes_local (bytes that stay on
+// this rank, copied directly) per execution: redist/statistics.hpp.
+struct plan_statistics : traffic_statistics {
   std::int64_t peers_on_node = 0;     // send peers sharing this rank's node
   bool streaming_stores = false;      // this rank writes messages or A with streaming stores (see store_policy)
   std::int64_t window_bytes = 0;      // shared_memory: this rank's segment of the plan's shared window

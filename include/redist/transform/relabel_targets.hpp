@@ -20,7 +20,7 @@ struct relabeled_targets {
 // broadcast so that all ranks use an identical answer. Jobs must cover all of A (element_region
 // region_shape::all; throws invalid_argument otherwise).
 relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_description>& jobs,
-                                  const relabel::cost_model& cost = {},
+                                  const relabel::relabel_cost& cost = {},
                                   relabel::solver solver = relabel::solver::exact);
 
 }  // namespace redist

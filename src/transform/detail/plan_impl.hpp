@@ -9,11 +9,11 @@
 #include <memory>
 #include <vector>
 
-#include "redist/mpi/checked.hpp"
+#include "../../mpi/checked.hpp"
 #include "redist/torus/exchange.hpp"
-#include "redist/transform/detail/node_arena.hpp"
-#include "redist/transform/detail/node_buffer_registry.hpp"
-#include "redist/transform/detail/plan_data.hpp"
+#include "node_arena.hpp"
+#include "node_buffer_registry.hpp"
+#include "plan_data.hpp"
 #include "redist/transform/kernels.hpp"
 #include "redist/transform/plan.hpp"
 

@@ -1,6 +1,6 @@
 // Workloads of the neighborhood exchange: Matrix Market input, the rotated anisotropic diffusion matrix, the
 // halo pattern of a row-partitioned SpMV.
-#include "redist/exchange/patterns.hpp"
+#include "redist_tools/patterns.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -78,20 +78,16 @@ comm_handle duplicate(MPI_Comm comm);
 // The communicator of the ranks that share memory with this one (MPI_COMM_TYPE_SHARED), returning errors.
 comm_handle split_shared(MPI_Comm comm);
 
-// A communicator derived from comm once and cached on comm as an attribute (freed when comm is freed): the first
-// call with `keyval` (from new_comm_cache_keyval) and comm returns make(comm), later calls the same communicator.
-// Every rank must make the same calls on the same communicator, so that all find the cache or all make it (make
-// is usually collective). The result stays owned by the attribute.
-int new_comm_cache_keyval();
-// A keyval whose attributes `on_free` deletes when their communicator is freed; `at_finalize` runs once at the start
-// of MPI_Finalize (an attribute of MPI_COMM_SELF, deleted before MPI shuts anything down) for what is still cached.
-int new_comm_keyval_with_finalize(MPI_Comm_delete_attr_function* on_free, MPI_Comm_delete_attr_function* at_finalize);
-MPI_Comm cached_comm(MPI_Comm comm, int keyval, comm_handle (*make)(MPI_Comm));
-
-// A private duplicate of split_shared(comm), the split made once per comm (cached_comm): later calls pay one
+// A private duplicate of split_shared(comm), the split made once per comm (cached on it): later calls pay one
 // duplicate instead (MPI_Comm_split_type gathers every rank's node: 40-80 ms against 5 ms for a duplicate with 4
 // ranks on 2 cores). Collective over comm.
 comm_handle node_duplicate(MPI_Comm comm);
+
+// Per rank of comm, the lowest rank of comm on its node (MPI_COMM_TYPE_SHARED): the library's one node discovery
+// (the neighbor exchange's regions, the relabeling's node-aware cost). Splitting a communicator is among the
+// costliest parts of a plan's set-up, so the answer is cached on comm (an attribute, which every rank sets in the
+// same call and which a duplicate does not inherit). Collective over comm.
+std::vector<int> node_leaders(MPI_Comm comm);
 
 // Whether some host runs more ranks of comm than it has online CPUs (ranks grouped by host name, not by
 // MPI_Comm_split_type, whose simulated nodes may share one host's CPUs). The same on every rank; gathered once

@@ -1,0 +1,88 @@
+#pragma once
+// The machinery behind redist/names.hpp: a table per option enum and the four functions over it, instantiated
+// for an enum with REDIST_NAMED_ENUM where its table is defined (src/names.cpp for the library's options, the
+// redist_tools library for the options of the tools' workloads). Internal: never installed.
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "redist/error.hpp"
+#include "redist/names.hpp"
+
+namespace redist {
+namespace names_detail {
+
+template <class E>
+struct spelling {
+  E value;
+  const char* name;
+};
+
+// Per enum: `option` (what it chooses), `current` (one spelling per value, in enumerator order) and `old`
+// (spellings an earlier release wrote, accepted with a deprecation message for one release).
+template <class E>
+struct table;
+
+template <class E>
+const char* name_in_table(E value) {
+  for (const auto& s : table<E>::current)
+    if (s.value == value) return s.name;
+  return "?";
+}
+
+// Says `message` on stderr, once per process and message (a loop over plans would otherwise repeat it).
+void announce_once(const std::string& message);
+
+}  // namespace names_detail
+
+template <class E>
+E parse_name(std::string_view text, std::string* deprecation) {
+  for (const auto& s : names_detail::table<E>::current)
+    if (text == s.name) return s.value;
+  for (const auto& s : names_detail::table<E>::old) {
+    if (text != s.name) continue;
+    const std::string message = std::string("the ") + names_detail::table<E>::option + " '" + s.name + "' is an old spelling of '" +
+                                names_detail::name_in_table(s.value) + "' (redist 0.1.0), accepted for one more release; write '" +
+                                names_detail::name_in_table(s.value) + "'";
+    if (deprecation)
+      *deprecation = message;
+    else
+      names_detail::announce_once(message);
+    return s.value;
+  }
+  throw invalid_argument(std::string("unknown ") + names_detail::table<E>::option + " '" + std::string(text) + "': expected " +
+                         spelled_choices<E>("'"));
+}
+
+template <class E>
+std::vector<std::string> names_of() {
+  std::vector<std::string> names;
+  for (const auto& s : names_detail::table<E>::current) names.emplace_back(s.name);
+  return names;
+}
+
+template <class E>
+const char* option_of() {
+  return names_detail::table<E>::option;
+}
+
+template <class E>
+std::string spelled_choices(const char* quote) {
+  std::string text;
+  const auto& current = names_detail::table<E>::current;
+  for (size_t i = 0; i < current.size(); ++i) {
+    if (i > 0) text += i + 1 < current.size() ? ", " : " or ";
+    text += std::string(quote) + current[i].name + quote;
+  }
+  return text;
+}
+
+
+#define REDIST_NAMED_ENUM(E)                                                        \
+  template E parse_name<E>(std::string_view, std::string*);                         \
+  template std::vector<std::string> names_of<E>();                                  \
+  template const char* option_of<E>();                                              \
+  template std::string spelled_choices<E>(const char*);
+
+}  // namespace redist

@@ -1,0 +1,28 @@
+# docs/architecture.md names where each concern lives: every path it quotes (`src/...`, `include/...`,
+# `python/...`, `tools/...`, `tests/...`, with a trailing * for a family of files) must exist in the source tree,
+# so that moving a concern without updating the page fails here. Run with -DSOURCE_DIR=<project root>.
+file(READ "${SOURCE_DIR}/docs/architecture.md" page)
+string(REGEX MATCHALL "(src|include|python|tools|tests)/[A-Za-z0-9_./*-]+" quoted "${page}")
+list(REMOVE_DUPLICATES quoted)
+list(LENGTH quoted count)
+if(count LESS 20)
+  message(FATAL_ERROR "docs/architecture.md quotes ${count} paths; expected the map of the source tree (20 or more)")
+endif()
+set(missing "")
+foreach(path IN LISTS quoted)
+  string(REGEX REPLACE "[.]$" "" path "${path}")  # the end of a sentence
+  if(path MATCHES "[*]")
+    file(GLOB found "${SOURCE_DIR}/${path}")
+  elseif(EXISTS "${SOURCE_DIR}/${path}")
+    set(found yes)
+  else()
+    set(found "")
+  endif()
+  if(NOT found)
+    list(APPEND missing "${path}")
+  endif()
+endforeach()
+if(missing)
+  message(FATAL_ERROR "docs/architecture.md names paths that do not exist: ${missing}")
+endif()
+message(STATUS "docs/architecture.md: ${count} paths, all present")
