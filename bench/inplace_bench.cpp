@@ -29,8 +29,10 @@
 // that are already resident, which VmHWM cannot see), and malloc_trim runs before each probe: so every
 // method's temporaries (the work buffer, MPI's) count in every probe, not only in the first one of the run.
 // Where clear_refs is refused, the rise is reported as -1.
-// Also: bytes and messages this rank sent (max and total over ranks; for MPI's calls the payload that leaves
-// each rank and the non-empty off-rank blocks, what a pairwise MPI_Alltoallv sends), the report's fields, and
+// Also: bytes and messages this rank sent and received (max and total over ranks; for MPI's calls the payload
+// that leaves / reaches each rank and the non-empty off-rank blocks, what a pairwise MPI_Alltoallv sends), the
+// report's fields (the statistics vocabulary: bytes_sent, bytes_received, messages_sent, messages_received,
+// bytes_local), and
 // every result checked element by element.
 // Output: JSON (stdout, or --json FILE with a table on stdout), then one SUMMARY line. Exit status 1 when a
 // verification fails, 2 on errors.
@@ -229,7 +231,7 @@ struct method_result {
   timing time;
   std::int64_t hwm_rise = -1;  // bytes, max over ranks; -1 unknown
   std::int64_t capacity_bytes = 0;  // max over ranks
-  per_rank bytes_sent, messages, bytes_moved_locally, metadata_bytes;
+  per_rank bytes_sent, bytes_received, messages, messages_received, bytes_local, metadata_bytes;
   std::int64_t work_bytes = 0;
   std::int64_t wrong = 0;
 };
@@ -316,8 +318,10 @@ method_result run_inplace(const std::string& name, ex::inplace_algorithm a, cons
   r.algorithm = ex::to_string(report.algorithm);
   r.reason = report.reason;
   r.bytes_sent = reduce(report.bytes_sent);
+  r.bytes_received = reduce(report.bytes_received);
   r.messages = reduce(report.messages_sent);
-  r.bytes_moved_locally = reduce(report.bytes_moved_locally);
+  r.messages_received = reduce(report.messages_received);
+  r.bytes_local = reduce(report.bytes_local);
   r.metadata_bytes = reduce(report.metadata_bytes);
   r.work_bytes = report.work_bytes;
   return r;
@@ -326,14 +330,21 @@ method_result run_inplace(const std::string& name, ex::inplace_algorithm a, cons
 // MPI's calls: the payload that leaves this rank and its non-empty off-rank blocks.
 void mpi_traffic(method_result& r, const counts_matrix& c) {
   const int me = world_rank();
-  std::int64_t bytes = 0, messages = 0;
-  for (int j = 0; j < static_cast<int>(c.size()); ++j)
+  std::int64_t bytes = 0, messages = 0, bytes_in = 0, messages_in = 0;
+  for (int j = 0; j < static_cast<int>(c.size()); ++j) {
     if (j != me && c[static_cast<size_t>(me)][static_cast<size_t>(j)] > 0) {
       bytes += 8 * c[static_cast<size_t>(me)][static_cast<size_t>(j)];
       ++messages;
     }
+    if (j != me && c[static_cast<size_t>(j)][static_cast<size_t>(me)] > 0) {
+      bytes_in += 8 * c[static_cast<size_t>(j)][static_cast<size_t>(me)];
+      ++messages_in;
+    }
+  }
   r.bytes_sent = reduce(bytes);
+  r.bytes_received = reduce(bytes_in);
   r.messages = reduce(messages);
+  r.messages_received = reduce(messages_in);
 }
 
 std::vector<int> int_counts(const std::vector<std::int64_t>& v) {
@@ -522,9 +533,12 @@ int main(int argc, char** argv) {
                        ratio(static_cast<double>(m.hwm_rise), static_cast<double>(mpi->hwm_rise)));
             json.field("capacity_bytes", m.capacity_bytes);
             write_per_rank(json, "bytes_sent", m.bytes_sent);
+            write_per_rank(json, "bytes_received", m.bytes_received);
             write_per_rank(json, "messages_sent", m.messages);
+            write_per_rank(json, "messages_received", m.messages_received);
             if (in_place_method) {
-              write_per_rank(json, "bytes_moved_locally", m.bytes_moved_locally);
+              // Called bytes_moved_locally before the statistics vocabulary (results in bench/results).
+              write_per_rank(json, "bytes_local", m.bytes_local);
               write_per_rank(json, "metadata_bytes", m.metadata_bytes);
               json.field("work_bytes", m.work_bytes);
             }

@@ -27,6 +27,21 @@ LABELS = {
 MiB = 1024.0 * 1024.0
 
 
+# Per-rank statistics renamed to the project's vocabulary (docs/names.md); older result files are read with
+# the new names.
+RENAMED_FIELDS = {"bytes_moved_locally": "bytes_local"}
+
+
+def load(path):
+    run = json.loads(path.read_text())
+    for case in run["cases"]:
+        for m in case["methods"]:
+            for old, new in RENAMED_FIELDS.items():
+                if old in m and new not in m:
+                    m[new] = m.pop(old)
+    return run
+
+
 def method(case, name):
     # Results before the one name table called auto "automatic".
     names = {name, "automatic"} if name == "auto" else {name}
@@ -61,7 +76,7 @@ def main() -> None:
     parser.add_argument("result", type=Path)
     parser.add_argument("--out", type=Path, default=Path("inplace_bench.png"))
     args = parser.parse_args()
-    run = json.loads(args.result.read_text())
+    run = load(args.result)
     numbers = sorted({c["case"] for c in run["cases"]})
     figure, axes = plt.subplots(len(numbers), 2, figsize=(14, 3.6 * len(numbers)), squeeze=False)
     where = f"{run['ranks']} ranks, {run['element_bytes']}-byte elements"

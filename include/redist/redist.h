@@ -179,7 +179,8 @@ typedef struct redist_inplace_report {
   int64_t received_elements;          /* the result's length: what all ranks sent here */
   int64_t bytes_sent;                 /* this rank's payload bytes sent */
   int64_t messages_sent;
-  int64_t bytes_moved_locally;        /* copies and rotations inside the buffer */
+  int64_t bytes_moved_locally;        /* copies and rotations inside the buffer (C++: inplace_report::bytes_local;
+                                         this C name stays, the struct's layout is ABI) */
   int64_t work_bytes;                 /* the work buffer allocated */
   int64_t metadata_bytes;             /* peak bookkeeping, O(P) */
 } redist_inplace_report;
@@ -193,6 +194,26 @@ typedef struct redist_inplace_options {
 } redist_inplace_options;
 int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
                              MPI_Datatype type, MPI_Comm comm, const redist_inplace_options* opts);
+/* The same as a plan: redist_alltoallv_inplace checks its arguments with collectives on every call; a plan
+ * checks, agrees, chooses the algorithm and allocates the work buffer once (collective over comm, the same
+ * arguments and error codes as redist_alltoallv_inplace, on every rank, and MPI_ERR_ARG for a NULL plan
+ * pointer), and redist_inplace_execute then only moves data: collective, the buffer of `capacity` elements
+ * holding the send blocks (its address and contents may change from call to call, the counts may not).
+ * opts->recvcounts_out is filled at creation, opts->report with what executions will do (algorithm, reason,
+ * received_elements, work_bytes; counters zero); execute's report (NULL: none) has the call's counters.
+ * redist_inplace_execute checks only locally, on the calling rank alone (no collective): MPI_ERR_ARG for a NULL,
+ * freed or unknown plan, MPI_ERR_BUFFER for a NULL buf with capacity > 0. redist_inplace_plan_free (local)
+ * releases the plan and sets *plan to REDIST_INPLACE_PLAN_NULL (already REDIST_INPLACE_PLAN_NULL: nothing to do;
+ * a NULL pointer, a freed or unknown handle: MPI_ERR_ARG). Handles are never reused, so a copy kept past free is
+ * refused, as redist_request handles are. One thread per plan at a time; free comm after the plan (executions
+ * communicate on a private duplicate cached on comm and freed with it). */
+typedef struct redist_inplace_plan_s* redist_inplace_plan;
+#define REDIST_INPLACE_PLAN_NULL ((redist_inplace_plan)0)
+int redist_alltoallv_inplace_plan_create(int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
+                                         MPI_Datatype type, MPI_Comm comm, const redist_inplace_options* opts,
+                                         redist_inplace_plan* plan);
+int redist_inplace_execute(redist_inplace_plan plan, void* buf, redist_inplace_report* report);
+int redist_inplace_plan_free(redist_inplace_plan* plan);
 /* MPI_Alltoallv and MPI_Alltoall with MPI's arguments. With sendbuf == MPI_IN_PLACE the exchange runs in
  * place with the 4 MiB work buffer (MPI's rules: counts symmetric, i.e. rank i's recvcounts[j] equals rank
  * j's recvcounts[i], and receive areas disjoint; checked, MPI_ERR_ARG); otherwise MPI's own call runs. */

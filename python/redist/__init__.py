@@ -54,6 +54,7 @@ from ._redist import (  # noqa: F401,E402
     Error,
     GemmPlan,
     InconsistentRanks,
+    InplacePlan,
     InsufficientMemory,
     InvalidArgument,
     InvalidBuffer,
@@ -77,7 +78,10 @@ from ._redist import (  # noqa: F401,E402
     even_splits,
     get_argument_agreement,
     make_batch_plan,
+    make_alltoall_inplace_plan,
     make_gemm_plan,
+    make_inplace_plan,
+    make_inplace_plan_symmetric,
     make_plan,
     neighbor_alltoallv_init,
     relabel_targets,
@@ -136,7 +140,8 @@ def _plan_itself(args, kwargs):
 
 
 for _name in ("make_plan", "make_batch_plan", "relabel_targets", "make_gemm_plan", "neighbor_alltoallv_init",
-              "calibrate_cost_model", "alltoallv_inplace", "alltoall_inplace", "alltoallv_inplace_symmetric"):
+              "calibrate_cost_model", "alltoallv_inplace", "alltoall_inplace", "alltoallv_inplace_symmetric",
+              "make_inplace_plan", "make_alltoall_inplace_plan", "make_inplace_plan_symmetric"):
     globals()[_name] = _agreed_even_when_refused(getattr(_redist, _name), _comm_argument)
 for _cls, _name in ((TransformPlan, "execute"), (TransformPlan, "execute_batch"), (TransformPlan, "inverse"),
                     (GemmPlan, "execute")):

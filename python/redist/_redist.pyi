@@ -153,7 +153,9 @@ def neighbor_alltoallv_init(comm: MPI.Comm, send: np.ndarray, sendcounts: Sequen
 def calibrate_cost_model(comm: MPI.Comm, *, region_size: int = 0, region_id: Optional[int] = None
                          ) -> dict[str, Union[float, str]]: ...
 
-InplaceReport = dict[str, Any]  # algorithm, reason, recvcounts (int64 array), received_elements, bytes_sent, ...
+# algorithm, reason, recvcounts (int64 array), received_elements, bytes_sent, bytes_received, messages_sent,
+# messages_received, bytes_local (release 0.1.0: bytes_moved_locally), work_bytes, metadata_bytes
+InplaceReport = dict[str, Any]
 
 def alltoallv_inplace(comm: MPI.Comm, buf: np.ndarray, sendcounts: Sequence[int],
                       recvcounts: Optional[Sequence[int]] = None, *, algorithm: str = "auto",
@@ -167,6 +169,29 @@ def alltoall_inplace(comm: MPI.Comm, buf: np.ndarray, count: int, *, algorithm: 
 def alltoallv_inplace_symmetric(comm: MPI.Comm, buf: np.ndarray, counts: Sequence[int], displs: Sequence[int], *,
                                 work_bytes: int = 4 << 20) -> InplaceReport:
     """MPI_Alltoallv(MPI_IN_PLACE, ...) semantics (symmetric counts, blocks at displs)."""
+
+class InplacePlan:
+    """An in-place alltoallv checked, agreed and set up once; execute(buf) only moves data."""
+    def execute(self, buf: np.ndarray) -> InplaceReport:
+        """Collective; buf must have the plan's dtype and size (else ValueError, on this rank only)."""
+    @property
+    def report(self) -> InplaceReport:
+        """What execute() does (algorithm, reason, recvcounts, ...); the counters are per execution (0 here)."""
+    @property
+    def dtype(self) -> np.dtype[Any]: ...
+    @property
+    def size(self) -> int: ...
+
+def make_inplace_plan(comm: MPI.Comm, buf: np.ndarray, sendcounts: Sequence[int],
+                      recvcounts: Optional[Sequence[int]] = None, *, algorithm: str = "auto",
+                      work_bytes: int = 4 << 20, pairwise_guard: float = 4.0) -> InplacePlan:
+    """Plans alltoallv_inplace once (collective): buf gives the dtype and the capacity (its size); not kept."""
+
+def make_alltoall_inplace_plan(comm: MPI.Comm, buf: np.ndarray, count: int, *, algorithm: str = "auto",
+                               work_bytes: int = 4 << 20, pairwise_guard: float = 4.0) -> InplacePlan: ...
+
+def make_inplace_plan_symmetric(comm: MPI.Comm, buf: np.ndarray, counts: Sequence[int], displs: Sequence[int], *,
+                                work_bytes: int = 4 << 20) -> InplacePlan: ...
 
 class GemmPlan:
     """An immutable, reusable plan of C = alpha * op(A) * op(B) + beta * C."""

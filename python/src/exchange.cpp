@@ -128,16 +128,13 @@ nb::dict neighbor_statistics_dict(const exchange::exchange_statistics& s) {
 // recvcounts becomes a NumPy array that owns the report's vector (no copy, no call into NumPy's Python API:
 // this dict is built on every call).
 nb::dict inplace_report_dict(exchange::inplace_report&& r) {
-  nb::dict d;
+  nb::dict d = traffic_dict(r);
   d["algorithm"] = std::string(exchange::to_string(r.algorithm));
   d["reason"] = std::move(r.reason);
   auto* counts = new std::vector<std::int64_t>(std::move(r.recvcounts));
   nb::capsule owner(counts, [](void* p) noexcept { delete static_cast<std::vector<std::int64_t>*>(p); });
   d["recvcounts"] = nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(counts->data(), {counts->size()}, owner);
   d["received_elements"] = r.received_elements;
-  d["bytes_sent"] = r.bytes_sent;
-  d["messages_sent"] = r.messages_sent;
-  d["bytes_moved_locally"] = r.bytes_moved_locally;
   d["work_bytes"] = r.work_bytes;
   d["metadata_bytes"] = r.metadata_bytes;
   return d;
@@ -158,6 +155,66 @@ void check_count_length(std::size_t length, MPI_Comm comm, const char* name) {
   if (length != static_cast<std::size_t>(size))
     throw nb::value_error((std::string(name) + " has " + std::to_string(length) + " entries; expected one per rank (" +
                            std::to_string(size) + ")").c_str());
+}
+
+void check_alltoall_length(const flat_buffer& b, std::int64_t count, MPI_Comm comm) {
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  if (count < 0 || b.elements < count * size)
+    throw nb::value_error(("buf has " + std::to_string(b.elements) + " elements; count " + std::to_string(count) +
+                           " on " + std::to_string(size) + " ranks needs " + std::to_string(count * size) +
+                           " (count >= 0)").c_str());
+}
+
+// The MPI_IN_PLACE form's counts and displacements as MPI's ints, every block inside buf.
+void check_symmetric_areas(const flat_buffer& b, const std::vector<std::int64_t>& counts,
+                           const std::vector<std::int64_t>& displs, MPI_Comm comm, std::vector<int>& count32,
+                           std::vector<int>& displ32) {
+  check_count_length(counts.size(), comm, "counts");
+  check_count_length(displs.size(), comm, "displs");
+  count32 = int_vector(counts, "counts");
+  displ32 = int_vector(displs, "displs");
+  for (std::size_t j = 0; j < counts.size(); ++j)
+    if (counts[j] > 0 && (displs[j] < 0 || displs[j] + counts[j] > b.elements))
+      throw nb::value_error(("block " + std::to_string(j) + " (displs " + std::to_string(displs[j]) + ", counts " +
+                             std::to_string(counts[j]) + ") lies outside buf's " + std::to_string(b.elements) +
+                             " elements").c_str());
+}
+
+// The Python object of an in-place plan: the C++ plan and the dtype and length of the arrays it is executed on,
+// taken from the array given at planning (the plan itself holds no array: each execution gets its own).
+struct inplace_plan_object {
+  exchange::inplace_plan plan;
+  element_type type = element_type::f64;
+  std::int64_t elements = 0;
+};
+
+// Checks at execution are this rank's alone (ValueError, no collective): a plan is executed without re-checking.
+void* plan_buffer(const inplace_plan_object& o, writable_array& buf) {
+  const flat_buffer b = flat_buffer_of(view_of(buf), "buf");
+  if (b.type != o.type)
+    throw nb::value_error(("buf is " + std::string(dtype_name(b.type)) + "; the plan was made for " +
+                           dtype_name(o.type)).c_str());
+  if (b.elements != o.elements)
+    throw nb::value_error(("buf has " + std::to_string(b.elements) + " elements; the plan was made for " +
+                           std::to_string(o.elements)).c_str());
+  return b.data;
+}
+
+// The common part of the plan makers: the template array's checks agreed with `more`, then `make` (collective).
+template <class More, class Make>
+inplace_plan_object make_plan_object(nb::handle comm, readable_array& buf, More&& more, Make&& make) {
+  const MPI_Comm c = communicator(comm);
+  inplace_plan_object o;
+  agree_on_arguments(c, [&] {
+    const flat_buffer b = flat_buffer_of(view_of(buf), "buf");
+    o.type = b.type;
+    o.elements = b.elements;
+    more(c, b);
+  });
+  nb::gil_scoped_release release;
+  o.plan = make(c, mpi_datatype(o.type), o.elements);
+  return o;
 }
 
 }  // namespace
@@ -328,6 +385,92 @@ void register_exchange(nb::module_& m) {
       "Measures the neighborhood exchange's cost model inside and between regions (collective, a few ms); the "
       "dict can be passed as cost_model= to neighbor_alltoallv_init.");
 
+  nb::class_<inplace_plan_object>(m, "InplacePlan",
+                                  "An in-place alltoallv planned once (checked, agreed, algorithm chosen, work buffer "
+                                  "allocated): execute(buf) moves the data of each new buffer.")
+      .def(
+          "execute",
+          [](const inplace_plan_object& o, writable_array buf) {
+            void* data = plan_buffer(o, buf);
+            exchange::inplace_report report;
+            {
+              nb::gil_scoped_release release;
+              report = o.plan.execute(data);
+            }
+            return inplace_report_dict(std::move(report));
+          },
+          "buf"_a,
+          "Runs the exchange on buf (collective; every rank calls it): buf must have the dtype and the number of "
+          "elements of the array the plan was made with (checked on this rank only: ValueError). Returns the "
+          "report dict of alltoallv_inplace with this call's counters.")
+      .def_prop_ro(
+          "report", [](const inplace_plan_object& o) { return inplace_report_dict(exchange::inplace_report(o.plan.report())); },
+          "What execute() does: algorithm, reason, recvcounts, received_elements, work_bytes (the counters, per "
+          "execution, are 0 here).")
+      .def_prop_ro("dtype", [](const inplace_plan_object& o) { return numpy_dtype(o.type); },
+                   "The dtype execute() expects.")
+      .def_prop_ro("size", [](const inplace_plan_object& o) { return o.elements; },
+                   "The number of elements execute() expects.");
+
+  m.def(
+      "make_inplace_plan",
+      [](nb::handle comm, readable_array buf, const std::vector<std::int64_t>& sendcounts,
+         std::optional<std::vector<std::int64_t>> recvcounts, const std::string& algorithm, std::int64_t work_bytes,
+         double pairwise_guard) {
+        exchange::inplace_options options;
+        return make_plan_object(
+            comm, buf,
+            [&](MPI_Comm c, const flat_buffer&) {
+              check_count_length(sendcounts.size(), c, "sendcounts");
+              if (recvcounts) check_count_length(recvcounts->size(), c, "recvcounts");
+              options = inplace_options_of(algorithm, work_bytes, pairwise_guard);
+            },
+            [&](MPI_Comm c, MPI_Datatype type, std::int64_t capacity) {
+              return exchange::make_inplace_plan(capacity, sendcounts.data(),
+                                                 recvcounts ? recvcounts->data() : nullptr, type, c, options);
+            });
+      },
+      "comm"_a, "buf"_a, "sendcounts"_a, "recvcounts"_a = nb::none(), nb::kw_only(), "algorithm"_a = "auto",
+      "work_bytes"_a = std::int64_t{4} << 20, "pairwise_guard"_a = 4.0,
+      "Plans alltoallv_inplace once (collective; the same arguments, errors raised on every rank): buf gives the "
+      "dtype and the capacity (its length) of the arrays the plan is executed on; it is not kept. "
+      "plan.execute(buf) then moves the data without re-checking.");
+
+  m.def(
+      "make_alltoall_inplace_plan",
+      [](nb::handle comm, readable_array buf, std::int64_t count, const std::string& algorithm,
+         std::int64_t work_bytes, double pairwise_guard) {
+        exchange::inplace_options options;
+        return make_plan_object(
+            comm, buf,
+            [&](MPI_Comm c, const flat_buffer& b) {
+              check_alltoall_length(b, count, c);
+              options = inplace_options_of(algorithm, work_bytes, pairwise_guard);
+            },
+            [&](MPI_Comm c, MPI_Datatype type, std::int64_t) {
+              return exchange::make_alltoall_inplace_plan(count, type, c, options);
+            });
+      },
+      "comm"_a, "buf"_a, "count"_a, nb::kw_only(), "algorithm"_a = "auto", "work_bytes"_a = std::int64_t{4} << 20,
+      "pairwise_guard"_a = 4.0, "Plans alltoall_inplace once (collective); buf gives the dtype and length.");
+
+  m.def(
+      "make_inplace_plan_symmetric",
+      [](nb::handle comm, readable_array buf, const std::vector<std::int64_t>& counts,
+         const std::vector<std::int64_t>& displs, std::int64_t work_bytes) {
+        std::vector<int> count32, displ32;
+        return make_plan_object(
+            comm, buf,
+            [&](MPI_Comm c, const flat_buffer& b) {
+              check_symmetric_areas(b, counts, displs, c, count32, displ32);
+            },
+            [&](MPI_Comm c, MPI_Datatype type, std::int64_t) {
+              return exchange::make_inplace_plan_symmetric(count32.data(), displ32.data(), type, c, work_bytes);
+            });
+      },
+      "comm"_a, "buf"_a, "counts"_a, "displs"_a, nb::kw_only(), "work_bytes"_a = std::int64_t{4} << 20,
+      "Plans alltoallv_inplace_symmetric once (collective); buf gives the dtype and length.");
+
   m.def(
       "alltoallv_inplace",
       [](nb::handle comm, writable_array buf, const std::vector<std::int64_t>& sendcounts,
@@ -357,8 +500,9 @@ void register_exchange(nb::module_& m) {
       "another (sendcounts[j] elements for rank j), on exit the blocks from ranks 0..P-1 (report['recvcounts']). "
       "buf (contiguous, any supported dtype) must hold max(sum sent, sum received) elements; extra memory is "
       "O(P) plus one work buffer of work_bytes. algorithm: 'auto', 'chunked', 'pairwise', 'bitonic'. Returns a "
-      "dict: algorithm, reason, recvcounts, received_elements, bytes_sent, messages_sent, bytes_moved_locally, "
-      "work_bytes, metadata_bytes.");
+      "dict: algorithm, reason, recvcounts, received_elements, bytes_sent, bytes_received, messages_sent, "
+      "messages_received, bytes_local, work_bytes, metadata_bytes. Checks with collectives on every call: for "
+      "repeated exchanges of the same counts, make_inplace_plan.");
 
   m.def(
       "alltoall_inplace",
@@ -369,12 +513,7 @@ void register_exchange(nb::module_& m) {
         exchange::inplace_options options;
         agree_on_arguments(c, [&] {
           b = flat_buffer_of(view_of(buf), "buf");
-          int size = 0;
-          MPI_Comm_size(c, &size);
-          if (count < 0 || b.elements < count * size)
-            throw nb::value_error(("buf has " + std::to_string(b.elements) + " elements; count " +
-                                   std::to_string(count) + " on " + std::to_string(size) + " ranks needs " +
-                                   std::to_string(count * size) + " (count >= 0)").c_str());
+          check_alltoall_length(b, count, c);
           options = inplace_options_of(algorithm, work_bytes, pairwise_guard);
         });
         exchange::inplace_report report;
@@ -397,15 +536,7 @@ void register_exchange(nb::module_& m) {
         std::vector<int> count32, displ32;
         agree_on_arguments(c, [&] {
           b = flat_buffer_of(view_of(buf), "buf");
-          check_count_length(counts.size(), c, "counts");
-          check_count_length(displs.size(), c, "displs");
-          count32 = int_vector(counts, "counts");
-          displ32 = int_vector(displs, "displs");
-          for (std::size_t j = 0; j < counts.size(); ++j)
-            if (counts[j] > 0 && (displs[j] < 0 || displs[j] + counts[j] > b.elements))
-              throw nb::value_error(("block " + std::to_string(j) + " (displs " + std::to_string(displs[j]) +
-                                     ", counts " + std::to_string(counts[j]) + ") lies outside buf's " +
-                                     std::to_string(b.elements) + " elements").c_str());
+          check_symmetric_areas(b, counts, displs, c, count32, displ32);
         });
         exchange::inplace_report report;
         {

@@ -102,6 +102,91 @@ def test_alltoallv_inplace_symmetric_swaps_blocks_and_leaves_gaps():
     assert (buf[outside] == -1).all(), "elements outside the blocks were touched"
 
 
+STATISTICS = ("bytes_sent", "bytes_received", "messages_sent", "messages_received", "bytes_local")
+
+
+@pytest.mark.parametrize("algorithm", ["auto", "chunked", "pairwise", "bitonic"])
+def test_inplace_plan_repeats_and_matches_mpi_and_the_one_call(algorithm):
+    rng = seeded_rng(41 + ["auto", "chunked", "pairwise", "bitonic"].index(algorithm))
+    counts = random_count_matrix(rng, 40)
+    if algorithm == "chunked":  # chunked needs room beyond the totals unless the counts are symmetric
+        counts = np.triu(counts) + np.triu(counts, 1).T
+    sendcounts = counts[RANK]
+    capacity = int(max(counts.sum(axis=0).max(), counts.sum(axis=1).max())) + 2
+    options = dict(algorithm=algorithm, work_bytes=64 << 10, pairwise_guard=1e30)
+    plan = redist.make_inplace_plan(comm, np.zeros(capacity, dtype=np.float64), sendcounts, **options)
+    assert plan.size == capacity and plan.dtype == np.float64
+    assert np.array_equal(plan.report["recvcounts"], counts[:, RANK])
+    assert all(plan.report[key] == 0 for key in STATISTICS), "the plan's report has no counters"
+    first = None
+    for execution in range(3):
+        send = values(np.float64, 1000 * RANK + 10**6 * execution + rng.permutation(int(sendcounts.sum())))
+        expected = mpi_alltoallv(send, counts)
+        buf = np.full(capacity, -1.0)  # a new array each time: another address
+        buf[:send.size] = send
+        once = buf.copy()
+        report = plan.execute(buf)
+        one_call = redist.alltoallv_inplace(comm, once, sendcounts, **options)
+        assert np.array_equal(buf[:expected.size], expected), f"execution {execution}, counts {counts.tolist()}"
+        assert np.array_equal(buf[:expected.size], once[:expected.size])
+        assert report["algorithm"] == one_call["algorithm"] == plan.report["algorithm"]
+        if algorithm != "auto":
+            assert report["algorithm"] == algorithm
+        for key in ("bytes_sent", "bytes_received", "bytes_local"):
+            assert report[key] == one_call[key], key
+        assert "bytes_moved_locally" not in report  # renamed bytes_local (docs/names.md)
+        assert comm.allreduce(report["bytes_sent"]) == comm.allreduce(report["bytes_received"])
+        assert comm.allreduce(report["messages_sent"]) == comm.allreduce(report["messages_received"])
+        if first is None:
+            first = report
+        assert all(report[key] == first[key] for key in STATISTICS), "every execution moves the same"
+
+
+def test_inplace_plan_checks_the_array_on_this_rank_only():
+    plan = redist.make_alltoall_inplace_plan(comm, np.zeros(3 * P, dtype=np.int32), 3)
+    with pytest.raises(ValueError, match="plan was made for int32"):
+        plan.execute(np.zeros(3 * P, dtype=np.int64))
+    with pytest.raises(ValueError, match="elements; the plan was made for"):
+        plan.execute(np.zeros(3 * P + 1, dtype=np.int32))
+    with pytest.raises(ValueError, match="not contiguous"):
+        plan.execute(np.zeros((3 * P, 2), dtype=np.int32)[:, 0])
+    buf = values(np.int32, 100 * RANK + np.arange(3 * P))  # the plan still works after the refusals
+    expected = np.empty_like(buf)
+    comm.Alltoall(buf.copy(), expected)
+    plan.execute(buf)
+    assert np.array_equal(buf, expected)
+
+
+def test_symmetric_inplace_plan_repeats_and_leaves_gaps():
+    rng = seeded_rng(47)
+    upper = rng.integers(0, 6, size=(P, P))
+    counts = (np.triu(upper) + np.triu(upper, 1).T)[RANK]
+    displs = np.concatenate([[2], np.cumsum(counts + 2)[:-1] + 2])
+    size = int(displs[-1] + counts[-1] + 2)
+    plan = redist.make_inplace_plan_symmetric(comm, np.zeros(size, dtype=np.int64), counts, displs)
+    for execution in range(2):
+        buf = np.full(size, -7, dtype=np.int64)
+        for j in range(P):
+            buf[displs[j]:displs[j] + counts[j]] = 10**6 * execution + 1000 * RANK + 10 * j + np.arange(counts[j])
+        plan.execute(buf)
+        outside = np.ones(size, dtype=bool)
+        for j in range(P):
+            block = buf[displs[j]:displs[j] + counts[j]]
+            assert np.array_equal(block, 10**6 * execution + 1000 * j + 10 * RANK + np.arange(counts[j]))
+            outside[displs[j]:displs[j] + counts[j]] = False
+        assert np.all(buf[outside] == -7)
+
+
+@pytest.mark.skipif(P == 1, reason="needs a second rank")
+def test_inplace_plan_bad_input_on_one_rank_raises_on_every_rank():
+    last = P - 1
+    counts = [1] * P
+    if RANK == last:
+        counts[0] = -1
+    with pytest.raises(redist.InvalidArgument, match=f"rank {last}"):
+        redist.make_inplace_plan(comm, np.zeros(2 * P), counts)
+
+
 def random_graph(rng, edge_probability=0.6):
     """adjacency[i][j]: rank i sends to rank j (self edges included), counts per edge, the same on every rank."""
     adjacency = rng.random((P, P)) < edge_probability

@@ -1,10 +1,16 @@
-// C entry points of the in-place alltoallv: options, the report, error codes (never throw).
+// C entry points of the in-place alltoallv: options, the report, plan handles, error codes (never throw).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "redist/exchange/inplace.hpp"
+#include "../mpi/agreement.hpp"
 #include "error_code.hpp"
 #include "../mpi/checked.hpp"
 #include "redist/redist.h"
@@ -12,6 +18,7 @@
 namespace {
 
 using redist::exchange::inplace_algorithm;
+using redist::exchange::inplace_plan;
 using redist::exchange::inplace_report;
 
 static_assert(static_cast<int>(inplace_algorithm::automatic) == REDIST_INPLACE_AUTO &&
@@ -30,9 +37,62 @@ void fill(redist_inplace_report* out, const inplace_report& r) {
   out->received_elements = r.received_elements;
   out->bytes_sent = r.bytes_sent;
   out->messages_sent = r.messages_sent;
-  out->bytes_moved_locally = r.bytes_moved_locally;
+  out->bytes_moved_locally = r.bytes_local;  // the C field keeps its name (ABI)
   out->work_bytes = r.work_bytes;
   out->metadata_bytes = r.metadata_bytes;
+}
+
+redist::exchange::inplace_options options_of(const redist_inplace_options* opts) {
+  redist::exchange::inplace_options options;
+  if (opts == nullptr) return options;
+  // A C caller may store any int there: read it as an int (a C++ load of an out-of-range value of the
+  // unscoped enum is undefined); an unknown value goes through and validation reports it on every rank.
+  static_assert(sizeof(opts->algorithm) == sizeof(int), "redist_inplace_algorithm is int-sized");
+  int algorithm = 0;
+  std::memcpy(&algorithm, &opts->algorithm, sizeof algorithm);
+  options.algorithm = static_cast<inplace_algorithm>(algorithm);
+  if (opts->work_bytes != 0) options.work_bytes = opts->work_bytes;
+  if (opts->pairwise_guard != 0) options.pairwise_guard = opts->pairwise_guard;
+  return options;
+}
+
+void fill_outputs(const redist_inplace_options* opts, const inplace_report& r) {
+  if (opts == nullptr) return;
+  fill(opts->report, r);
+  if (opts->recvcounts_out != nullptr) std::copy(r.recvcounts.begin(), r.recvcounts.end(), opts->recvcounts_out);
+}
+
+// Live plans by handle: a number never reused (not an address), so a handle kept past
+// redist_inplace_plan_free, or any value create never returned, is refused instead of touching freed memory
+// (as the neighbor exchange's redist_request handles, src/capi/exchange.cpp).
+class plan_registry {
+ public:
+  redist_inplace_plan add(std::unique_ptr<inplace_plan> plan) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::uintptr_t id = next_++;
+    plans_.emplace(id, std::move(plan));
+    return reinterpret_cast<redist_inplace_plan>(id);
+  }
+  // The plan of a live handle, or null; used outside the lock (one thread per plan at a time).
+  const inplace_plan* find(redist_inplace_plan plan) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = plans_.find(reinterpret_cast<std::uintptr_t>(plan));
+    return it == plans_.end() ? nullptr : it->second.get();
+  }
+  bool remove(redist_inplace_plan plan) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return plans_.erase(reinterpret_cast<std::uintptr_t>(plan)) > 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::uintptr_t next_ = 1;  // 0 is REDIST_INPLACE_PLAN_NULL
+  std::map<std::uintptr_t, std::unique_ptr<inplace_plan>> plans_;
+};
+
+plan_registry& plans() {
+  static plan_registry* registry = new plan_registry;  // never destroyed: usable from atexit code
+  return *registry;
 }
 
 }  // namespace
@@ -42,28 +102,50 @@ extern "C" {
 int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
                              MPI_Datatype type, MPI_Comm comm, const redist_inplace_options* opts) {
   try {
-    redist::exchange::inplace_options options;
-    redist_inplace_report* report = nullptr;
-    if (opts != nullptr) {
-      // A C caller may store any int there: read it as an int (a C++ load of an out-of-range value of the
-      // unscoped enum is undefined); an unknown value goes through and validation reports it on every rank.
-      static_assert(sizeof(opts->algorithm) == sizeof(int), "redist_inplace_algorithm is int-sized");
-      int algorithm = 0;
-      std::memcpy(&algorithm, &opts->algorithm, sizeof algorithm);
-      options.algorithm = static_cast<inplace_algorithm>(algorithm);
-      if (opts->work_bytes != 0) options.work_bytes = opts->work_bytes;
-      if (opts->pairwise_guard != 0) options.pairwise_guard = opts->pairwise_guard;
-      report = opts->report;
-    }
-    const inplace_report r =
-        redist::exchange::alltoallv_inplace(buf, capacity, sendcounts, recvcounts, type, comm, options);
-    fill(report, r);
-    if (opts != nullptr && opts->recvcounts_out != nullptr)
-      std::copy(r.recvcounts.begin(), r.recvcounts.end(), opts->recvcounts_out);
+    const inplace_report r = redist::exchange::alltoallv_inplace(buf, capacity, sendcounts, recvcounts, type, comm,
+                                                                 options_of(opts));
+    fill_outputs(opts, r);
     return MPI_SUCCESS;
   } catch (...) {
     return redist::capi::current_error_code();
   }
+}
+
+int redist_alltoallv_inplace_plan_create(int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
+                                         MPI_Datatype type, MPI_Comm comm, const redist_inplace_options* opts,
+                                         redist_inplace_plan* plan) {
+  try {
+    // Agreed like every argument, so that a rank passing no place for the handle fails with the others.
+    redist::mpi::agree_on(comm, redist::mpi::error_kind::invalid_argument,
+                          plan == nullptr ? "plan is a null pointer" : "");
+    auto made = std::make_unique<inplace_plan>(
+        redist::exchange::make_inplace_plan(capacity, sendcounts, recvcounts, type, comm, options_of(opts)));
+    fill_outputs(opts, made->report());
+    *plan = plans().add(std::move(made));
+    return MPI_SUCCESS;
+  } catch (...) {
+    if (plan != nullptr) *plan = REDIST_INPLACE_PLAN_NULL;
+    return redist::capi::current_error_code();
+  }
+}
+
+int redist_inplace_execute(redist_inplace_plan plan, void* buf, redist_inplace_report* report) {
+  try {
+    const inplace_plan* p = plans().find(plan);
+    if (p == nullptr) return MPI_ERR_ARG;
+    fill(report, p->execute(buf));
+    return MPI_SUCCESS;
+  } catch (...) {
+    return redist::capi::current_error_code();
+  }
+}
+
+int redist_inplace_plan_free(redist_inplace_plan* plan) {
+  if (plan == nullptr) return MPI_ERR_ARG;
+  if (*plan == REDIST_INPLACE_PLAN_NULL) return MPI_SUCCESS;
+  const bool known = plans().remove(*plan);
+  *plan = REDIST_INPLACE_PLAN_NULL;
+  return known ? MPI_SUCCESS : MPI_ERR_ARG;
 }
 
 int redist_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,

@@ -1,5 +1,6 @@
 // In-place variable-size alltoallv: validation and agreement, the streamed in-place step every algorithm
-// uses, the chunked (direct) algorithm, and the choice among the algorithms (docs/inplace.md).
+// uses, the chunked (direct) algorithm and the MPI_IN_PLACE swaps (docs/inplace.md). Plans, the choice among
+// the algorithms and the public entry points: inplace_plan.cpp.
 #include "redist/exchange/inplace.hpp"
 
 #include <algorithm>
@@ -12,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "../memory/pages.hpp"
 #include "../mpi/agreement.hpp"
 #include "../mpi/comm_attribute.hpp"
 #include "inplace_detail.hpp"
@@ -118,6 +118,8 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
         g.free_type = std::make_unique<scatter_type>(s.in_free);
         REDIST_MPI_CHECK(MPI_Irecv(MPI_BOTTOM, 1, g.free_type->type.get(), s.source, tag + 1, comm,
                                    &requests[6 * i + 4]));
+        c.bytes_received += in_direct;
+        ++c.messages_received;
       }
       if (s.in_region > 0) {
         g.slot[0] = base + (2 * staged) * slot_bytes;
@@ -155,6 +157,8 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
     const std::int64_t len = std::min(piece_in, s.in_region - k * piece_in);
     REDIST_MPI_CHECK(MPI_Irecv(g.slot[k % 2] + g.source_offset % unit, static_cast<int>(len), MPI_BYTE, s.source, tag,
                                comm, &requests[6 * i + static_cast<std::size_t>(k % 2)]));
+    c.bytes_received += len;
+    ++c.messages_received;
   };
   for (std::size_t i = 0; i < n; ++i) {
     const stream& s = streams[i];
@@ -200,7 +204,7 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
         const std::int64_t end = k * piece_in + len;
         if (std::min(end, g.out_to_region) > region_left || (end > g.out_to_region && !direct_left)) break;
         std::memcpy(s.out + k * piece_in, g.slot[k % 2] + g.source_offset % unit, static_cast<std::size_t>(len));
-        c.bytes_moved_locally += len;
+        c.bytes_local += len;
         ++g.copied;
         moved = true;
         if (g.receives_posted < g.in_pieces) post_receive(i);
@@ -422,7 +426,7 @@ void run_chunked(const problem& p, const chunked_plan& plan, counters& c) {
   std::vector<block> blocks;
   blocks.reserve(segs.size());
   for (const segment& s : segs) blocks.push_back({s.key, s.bytes});
-  c.bytes_moved_locally += sort_blocks(p.buf, blocks, p.work, p.work_bytes);
+  c.bytes_local += sort_blocks(p.buf, blocks, p.work, p.work_bytes);
   c.metadata_bytes = std::max(c.metadata_bytes, peak_segments * static_cast<std::int64_t>(sizeof(segment)));
 }
 
@@ -433,53 +437,31 @@ void run_chunked(const problem& p, const chunked_plan& plan, counters& c) {
 namespace redist::exchange {
 namespace inplace_detail {
 
-namespace {
-
-constexpr std::int64_t min_work_bytes = std::int64_t{64} << 10;
-constexpr std::int64_t max_work_bytes = std::int64_t{1} << 30;
-
-}  // namespace
-
-// The work buffer, left uninitialised (zeroing would only add a pass), on huge pages where it can be: a call
-// touches its whole buffer, which on 4 KiB pages costs about as much as streaming the data through it.
-class work_buffer {
- public:
-  explicit work_buffer(std::int64_t bytes) : data_(memory::allocate_pages(bytes)) {}
-  std::byte* get() const { return data_.get(); }
-
- private:
-  memory::page_buffer data_;
-};
-
 validated::validated() = default;
 validated::validated(validated&&) noexcept = default;
+validated& validated::operator=(validated&&) noexcept = default;
 validated::~validated() = default;
 
-namespace {
-
 // A private duplicate of the caller's communicator, so that our messages never match the application's: made on
-// the first call with a communicator and cached on it as an attribute (freed when the caller frees it), so that
-// later calls pay no MPI_Comm_dup, a collective that costs a few rounds. Every rank makes the same call on the
-// same communicator, so all find the cache or all duplicate.
-MPI_Comm private_comm(MPI_Comm comm) {
-  static const mpi::comm_attribute<mpi::comm_handle> duplicate;
-  return duplicate.get(comm, [&] { return mpi::duplicate(comm); }).get();
+// the first call with a communicator and cached on it as an attribute, so that later calls pay no MPI_Comm_dup, a
+// collective that costs a few rounds. Every rank makes the same call on the same communicator, so all find the
+// cache or all duplicate. Plans share it with the cache: it is freed with the last of them and the caller's.
+std::shared_ptr<const mpi::comm_handle> private_comm(MPI_Comm comm) {
+  static const mpi::comm_attribute<std::shared_ptr<const mpi::comm_handle>> duplicate;
+  return duplicate.get(comm, [&] { return std::make_shared<const mpi::comm_handle>(mpi::duplicate(comm)); });
 }
 
 bool fits_bytes(std::int64_t elements, std::int64_t extent) {
   return elements <= std::numeric_limits<std::int64_t>::max() / extent;
 }
 
-}  // namespace
-
-validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcounts,
+validated validate(const void* buf, bool check_buf, std::int64_t capacity, const std::int64_t* sendcounts,
                    const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm,
                    const inplace_options& options) {
   validated v;
   problem& p = v.p;
   p.rank = mpi::rank(comm);
   p.size = mpi::size(comm);
-  p.buf = static_cast<std::byte*>(buf);
   p.capacity = capacity;
   p.work_bytes = options.work_bytes;  // the schedules depend on it; the buffer comes once the checks pass
   const auto P = static_cast<std::size_t>(p.size);
@@ -487,7 +469,10 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
   const auto fail = [&](mpi::error_kind kind, const std::string& m) { agreed.fail(kind, m); };
   // The private communicator (collective, made once per communicator) comes before the agreement, so that
   // a failure to make it reaches every rank.
-  agreed.collective([&] { p.comm = private_comm(comm); });
+  agreed.collective([&] {
+    v.comm = private_comm(comm);
+    p.comm = v.comm->get();
+  });
 
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   // MPI_DATATYPE_NULL is refused before MPI sees it: datatype calls report through MPI_COMM_WORLD's error
@@ -511,7 +496,7 @@ validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcou
   if (!(options.pairwise_guard > 0))
     fail(mpi::error_kind::invalid_argument, "pairwise_guard must be positive, got " + std::to_string(options.pairwise_guard));
   if (sendcounts == nullptr) fail(mpi::error_kind::invalid_count, "sendcounts is null");
-  if (buf == nullptr && capacity > 0) fail(mpi::error_kind::invalid_buffer, "buf is null with capacity " + std::to_string(capacity));
+  if (check_buf && buf == nullptr && capacity > 0) fail(mpi::error_kind::invalid_buffer, "buf is null with capacity " + std::to_string(capacity));
 
   p.sendcounts.assign(P, 0);
   if (sendcounts != nullptr) std::copy(sendcounts, sendcounts + P, p.sendcounts.begin());
@@ -602,182 +587,26 @@ void compute_offsets_in_dest(problem& p) {
   if (p.rank == 0) std::fill(p.offset_in_dest.begin(), p.offset_in_dest.end(), 0);
 }
 
-}  // namespace inplace_detail
-
-inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::int64_t* sendcounts,
-                                 const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm,
-                                 const inplace_options& options) {
-  using namespace inplace_detail;
-  validated v = validate(buf, capacity, sendcounts, recvcounts, type, comm, options);
-  problem& p = v.p;
-
-  inplace_report report;
-  const std::int64_t largest =
-      std::max(*std::max_element(p.send_totals.begin(), p.send_totals.end()),
-               *std::max_element(p.recv_totals.begin(), p.recv_totals.end())) * p.extent;
-  inplace_algorithm chosen = options.algorithm;
-  chunked_plan chunked;
-  switch (options.algorithm) {
-    case inplace_algorithm::automatic: {
-      if (v.symmetric) {
-        chosen = inplace_algorithm::chunked;
-        chunked = plan_chunked(p, true, v.chunked_fits_everywhere);
-        report.reason = "symmetric counts: every block swaps in place with its partner";
-      } else if ((chunked = plan_chunked(p, false, v.chunked_fits_everywhere)).fits) {
-        chosen = inplace_algorithm::chunked;
-        report.reason = "every block fits a direct step within the capacities";
-      } else {
-        compute_offsets_in_dest(p);
-        const std::int64_t pairwise_bytes = pairwise_max_bytes(p);
-        const bool bitonic_ok = bitonic_fits(p);
-        const std::int64_t bitonic_bytes = bitonic_ok ? bitonic_max_bytes(p) : 0;
-        chosen = bitonic_ok && bitonic_bytes < pairwise_bytes ? inplace_algorithm::bitonic
-                                                              : inplace_algorithm::pairwise;
-        report.reason = "direct steps exceed a capacity; pairwise would send " + std::to_string(pairwise_bytes) +
-                        " bytes, bitonic " + (bitonic_ok ? "at most " + std::to_string(bitonic_bytes) : "does not fit");
-      }
-      break;
-    }
-    case inplace_algorithm::chunked:
-      if (!(chunked = plan_chunked(p, v.symmetric, v.chunked_fits_everywhere)).fits)
-        throw invalid_argument("alltoallv_inplace: chunked does not fit: in every schedule some rank "
-                                       "would hold more than its capacity (use auto, pairwise or more capacity)");
-      report.reason = "requested";
-      break;
-    case inplace_algorithm::pairwise: {
-      compute_offsets_in_dest(p);
-      const std::int64_t pairwise_bytes = pairwise_max_bytes(p);
-      report.reason = "requested";
-      if (static_cast<double>(pairwise_bytes) > options.pairwise_guard * static_cast<double>(largest)) {
-        if (bitonic_fits(p)) {
-          chosen = inplace_algorithm::bitonic;
-          report.reason = "pairwise would send " + std::to_string(pairwise_bytes) + " bytes, past the guard of " +
-                          std::to_string(options.pairwise_guard) + " x " + std::to_string(largest) + ": bitonic";
-        } else {
-          report.reason = "pairwise past its guard, but bitonic does not fit the capacities";
-        }
-      }
-      break;
-    }
-    case inplace_algorithm::bitonic:
-      if (!bitonic_fits(p))
-        throw invalid_argument("alltoallv_inplace: bitonic needs every capacity >= the largest send or "
-                                       "receive total over the ranks (" + std::to_string(largest / p.extent) +
-                                       " elements)");
-      report.reason = "requested";
-      break;
-  }
-
-  counters c;
-  c.metadata_bytes = static_cast<std::int64_t>(6 * p.size * sizeof(std::int64_t));
-  switch (chosen) {
-    case inplace_algorithm::chunked: run_chunked(p, chunked, c); break;
-    case inplace_algorithm::pairwise:
-      compute_offsets_in_dest(p);
-      run_pairwise(p, c);
-      break;
-    case inplace_algorithm::bitonic:
-      compute_offsets_in_dest(p);
-      run_bitonic(p, c);
-      break;
-    case inplace_algorithm::automatic: break;
-  }
-  report.algorithm = chosen;
-  report.recvcounts = p.recvcounts;
-  report.received_elements = std::accumulate(p.recvcounts.begin(), p.recvcounts.end(), std::int64_t{0});
-  report.bytes_sent = c.bytes_sent;
-  report.messages_sent = c.messages_sent;
-  report.bytes_moved_locally = c.bytes_moved_locally;
-  report.work_bytes = options.work_bytes;
-  report.metadata_bytes = c.metadata_bytes;
-  return report;
-}
-
-}  // namespace redist::exchange
-
-namespace redist::exchange {
-
-inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const int* displs, MPI_Datatype type,
-                                           MPI_Comm comm, std::int64_t work_bytes) {
-  using namespace inplace_detail;
+void run_symmetric_swaps(MPI_Comm comm, std::byte* buf, const std::vector<int>& counts, const std::vector<int>& displs,
+                         std::int64_t extent, std::byte* work, std::int64_t work_bytes, counters& c) {
   const int rank = mpi::rank(comm);
   const int size = mpi::size(comm);
-  const auto P = static_cast<std::size_t>(size);
-  mpi::agreement agreed(comm);
-  const auto fail = [&](mpi::error_kind kind, const std::string& m) { agreed.fail(kind, m); };
-  MPI_Comm own = MPI_COMM_NULL;
-  agreed.collective([&] { own = private_comm(comm); });
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  // MPI_DATATYPE_NULL is refused before MPI sees it: datatype calls report through MPI_COMM_WORLD's error
-  // handler, which aborts by default.
-  if (type == MPI_DATATYPE_NULL) fail(mpi::error_kind::invalid_datatype, "the datatype is MPI_DATATYPE_NULL");
-  agreed.attempt([&] {
-    REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
-    REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
-  });
-  if (!agreed.failed() && (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent))
-    fail(mpi::error_kind::invalid_datatype, "the datatype needs lower bound 0, a positive extent and its data within the extent");
-  if (work_bytes < (std::int64_t{64} << 10) || work_bytes > (std::int64_t{1} << 30))
-    fail(mpi::error_kind::invalid_argument, "work_bytes " + std::to_string(work_bytes) + " is outside [65536, 2^30]");
-  if (counts == nullptr || displs == nullptr) fail(mpi::error_kind::invalid_argument, "counts or displs is null");
-  std::vector<int> mine(P, 0), theirs(P, 0);
-  if (counts != nullptr) std::copy(counts, counts + P, mine.begin());
-  agreed.collective([&] { REDIST_MPI_CHECK(MPI_Alltoall(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, comm)); });
-  std::vector<std::pair<std::int64_t, std::int64_t>> areas;  // [first, last) in elements
-  for (std::size_t j = 0; j < P && !agreed.failed(); ++j) {
-    if (mine[j] < 0 || displs[j] < 0) {
-      fail(mpi::error_kind::invalid_argument, "counts[" + std::to_string(j) + "] or displs[" + std::to_string(j) + "] is negative");
-    } else if (mine[j] != theirs[j]) {
-      fail(mpi::error_kind::invalid_argument, "MPI_IN_PLACE needs symmetric counts: counts[" + std::to_string(j) + "] = " +
-                            std::to_string(mine[j]) + " but rank " + std::to_string(j) + " has " +
-                            std::to_string(theirs[j]) + " for this rank");
-    } else if (mine[j] > 0) {
-      areas.emplace_back(displs[j], std::int64_t{displs[j]} + mine[j]);
-    }
-  }
-  std::sort(areas.begin(), areas.end());
-  for (std::size_t k = 1; k < areas.size() && !agreed.failed(); ++k)
-    if (areas[k].first < areas[k - 1].second) fail(mpi::error_kind::invalid_argument, "the receive areas overlap");
-  std::unique_ptr<work_buffer> work;
-  agreed.attempt([&] { work = std::make_unique<work_buffer>(work_bytes); });
-  agreed.conclude();
-
-  counters c;
-  auto* base = static_cast<std::byte*>(buf);
   const auto batch = static_cast<int>(streams_at_once(work_bytes, size));
   for (int first = 0; first < size; first += batch) {
     std::vector<stream> streams;
     for (int round = first; round < std::min(size, first + batch); ++round) {
       const int partner = round_partner(rank, size, round);
-      if (partner == rank || mine[partner] == 0) continue;  // both sides skip an empty pair
+      const auto j = static_cast<std::size_t>(partner);
+      if (partner == rank || counts[j] == 0) continue;  // both sides skip an empty pair
       stream s;
       s.dest = s.source = partner;
-      s.out = base + std::int64_t{displs[partner]} * extent;
-      s.out_bytes = s.in_region = std::int64_t{mine[partner]} * extent;
+      s.out = buf + std::int64_t{displs[j]} * extent;
+      s.out_bytes = s.in_region = std::int64_t{counts[j]} * extent;
       streams.push_back(std::move(s));
     }
-    run_streams(own, 0, streams, work->get(), work_bytes, c);
+    run_streams(comm, 0, streams, work, work_bytes, c);
   }
-  inplace_report report;
-  report.algorithm = inplace_algorithm::chunked;
-  report.reason = "MPI_IN_PLACE: symmetric counts, each pair of blocks swaps in place";
-  report.recvcounts.assign(mine.begin(), mine.end());
-  report.received_elements = std::accumulate(report.recvcounts.begin(), report.recvcounts.end(), std::int64_t{0});
-  report.bytes_sent = c.bytes_sent;
-  report.messages_sent = c.messages_sent;
-  report.bytes_moved_locally = c.bytes_moved_locally;
-  report.work_bytes = work_bytes;
-  report.metadata_bytes = static_cast<std::int64_t>(2 * P * sizeof(int));
-  return report;
 }
 
-inplace_report alltoall_inplace(void* buf, std::int64_t count, MPI_Datatype type, MPI_Comm comm,
-                                const inplace_options& options) {
-  const int size = mpi::size(comm);
-  const std::vector<std::int64_t> counts(static_cast<std::size_t>(size), count);
-  const std::int64_t capacity =
-      count >= 0 && count <= std::numeric_limits<std::int64_t>::max() / size ? count * size : -1;
-  return alltoallv_inplace(buf, capacity, counts.data(), counts.data(), type, comm, options);
-}
-
+}  // namespace inplace_detail
 }  // namespace redist::exchange

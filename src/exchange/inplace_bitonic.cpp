@@ -95,7 +95,7 @@ void merge_split(bitonic_state& s, int peer, counters& c) {
   const std::int64_t give_bytes = slots::real_bytes(given, p.extent);
   const std::int64_t take_bytes = slots::real_bytes(taken, p.extent);
   if (!lower && give_bytes > 0 && kept_bytes > 0)  // the head goes to the tail to be swapped
-    c.bytes_moved_locally += rotate_bytes(p.buf, give_bytes, kept_bytes, p.work, p.work_bytes);
+    c.bytes_local += rotate_bytes(p.buf, give_bytes, kept_bytes, p.work, p.work_bytes);
   if (give_bytes > 0 || take_bytes > 0)
     swap_in_place(p.comm, peer, data_tag, p.buf + kept_bytes, give_bytes, take_bytes, p.work, p.work_bytes, c);
 
@@ -106,9 +106,9 @@ void merge_split(bitonic_state& s, int peer, counters& c) {
   if (middle > 0 && middle < blocks.size()) {
     if (blocks[middle - 1].key > blocks[middle].key) {
       if (blocks.back().key < blocks.front().key)  // the taken run precedes all kept: one rotation
-        c.bytes_moved_locally += rotate_bytes(p.buf, kept_bytes, take_bytes, p.work, p.work_bytes);
+        c.bytes_local += rotate_bytes(p.buf, kept_bytes, take_bytes, p.work, p.work_bytes);
       else
-        c.bytes_moved_locally += merge_blocks(p.buf, blocks, middle, p.work, p.work_bytes);
+        c.bytes_local += merge_blocks(p.buf, blocks, middle, p.work, p.work_bytes);
     }
   }
   s.peak.note(theirs.size() + kept.size() + given.size() + taken.size() + rest.size() + blocks.size());

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "../memory/pages.hpp"
+#include "../mpi/checked.hpp"
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
 
@@ -62,29 +64,55 @@ struct problem {
 };
 
 using chunked_fit_flags = std::array<std::int64_t, 6>;  // see chunked_fits_here
-class work_buffer;  // inplace.cpp
+
+// The work buffer, left uninitialised (zeroing would only add a pass), on huge pages where it can be: an
+// execution touches its whole buffer, which on 4 KiB pages costs about as much as streaming the data through
+// it. A plan faults it in once when it is made (touch), so that executions pay no faults.
+class work_buffer {
+ public:
+  explicit work_buffer(std::int64_t bytes) : data_(memory::allocate_pages(bytes)), bytes_(bytes) {}
+  std::byte* get() const { return data_.get(); }
+  void touch() { memory::touch_pages(data_.get(), bytes_); }
+
+ private:
+  memory::page_buffer data_;
+  std::int64_t bytes_;
+};
+
 struct validated {
   validated();
   validated(validated&&) noexcept;
+  validated& operator=(validated&&) noexcept;
   ~validated();
   problem p;               // offset_in_dest still unset
+  std::shared_ptr<const mpi::comm_handle> comm;  // p.comm's owner, shared with the cache on the caller's
   std::unique_ptr<work_buffer> work;  // p.work_bytes of it, p.work points into it
   bool symmetric = false;  // s(i,j) == s(j,i) for every pair
   chunked_fit_flags chunked_fits_everywhere{};
 };
 // Collective: checks everything (the same redist::invalid_argument subclass on every rank when anything is
 // wrong), acquires the private communicator and the work buffer, learns the peers' counts.
-// Three collectives: an Alltoall of the counts, an Allgather of six words, one Allreduce.
-validated validate(void* buf, std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
+// Three collectives: an Alltoall of the counts, an Allgather of six words, one Allreduce. buf is only checked
+// (not null when capacity > 0) where check_buf says so: a plan gets its buffer at each execution.
+validated validate(const void* buf, bool check_buf, std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
                    MPI_Datatype type, MPI_Comm comm, const inplace_options& options);
 // One MPI_Exscan on p.comm, once.
 void compute_offsets_in_dest(problem& p);
+// A private duplicate of comm, cached on it (made by the first call with comm): collective. Shared, so that a
+// plan keeps it alive when the caller frees comm first.
+std::shared_ptr<const mpi::comm_handle> private_comm(MPI_Comm comm);
+// Whether elements * extent bytes fit in 64 bits.
+bool fits_bytes(std::int64_t elements, std::int64_t extent);
+constexpr std::int64_t min_work_bytes = std::int64_t{64} << 10;
+constexpr std::int64_t max_work_bytes = std::int64_t{1} << 30;
 
-// This rank's counters, summed into the report.
+// This rank's counters, summed into the report (inplace_report's vocabulary).
 struct counters {
   std::int64_t bytes_sent = 0;
+  std::int64_t bytes_received = 0;
   std::int64_t messages_sent = 0;
-  std::int64_t bytes_moved_locally = 0;
+  std::int64_t messages_received = 0;
+  std::int64_t bytes_local = 0;
   std::int64_t metadata_bytes = 0;
 };
 
@@ -97,6 +125,12 @@ struct counters {
 // `tag` .. `tag + 3`. Blocking; counts into c. peer == own rank: the sizes must be equal, no-op.
 void swap_in_place(MPI_Comm comm, int peer, int tag, std::byte* region, std::int64_t send_bytes,
                    std::int64_t recv_bytes, std::byte* work, std::int64_t work_bytes, counters& c);
+
+// The MPI_IN_PLACE form (alltoallv_inplace_symmetric): with symmetric counts every pair of areas swaps in place,
+// the rounds of a 1-factorization in batches of concurrent streams. comm: a private communicator; counts and
+// displs in elements of `extent` bytes, already checked.
+void run_symmetric_swaps(MPI_Comm comm, std::byte* buf, const std::vector<int>& counts, const std::vector<int>& displs,
+                         std::int64_t extent, std::byte* work, std::int64_t work_bytes, counters& c);
 
 // ---- Algorithms -----------------------------------------------------------------------------------------
 // Each is collective over problem.comm and leaves buf as the result (s(0,rank) .. s(P-1,rank)).

@@ -104,14 +104,14 @@ std::int64_t pairwise_schedule(const problem& p, counters& c, bool move_data) {
       // Upper side: hand over everything the lower rank owns; it needs our list to choose its filler.
       give.resize(list.size());
       for (std::size_t k = 0; k < list.size(); ++k) give[k] = l.owner(list[k].key) == peer ? 1 : 0;
-      c.bytes_moved_locally +=
+      c.bytes_local +=
           slots::move_to_tail(p.buf, p.extent, list, give, given, p.work, p.work_bytes, move_data, l);
       slots::send_list(p.comm, peer, meta_tag, given, c);
-      taken = slots::recv_list(p.comm, peer, meta_tag);
+      taken = slots::recv_list(p.comm, peer, meta_tag, c);
     } else {
-      taken = slots::recv_list(p.comm, peer, meta_tag);
+      taken = slots::recv_list(p.comm, peer, meta_tag, c);
       give = choose_filler(list, slots::slot_count(taken), me, peer, l);
-      c.bytes_moved_locally +=
+      c.bytes_local +=
           slots::move_to_tail(p.buf, p.extent, list, give, given, p.work, p.work_bytes, move_data, l);
       slots::send_list(p.comm, peer, meta_tag, given, c);
     }
@@ -136,7 +136,7 @@ std::int64_t pairwise_schedule(const problem& p, counters& c, bool move_data) {
   if (move_data) {
     auto blocks = slots::real_blocks(list, p.extent);
     if (!std::is_sorted(blocks.begin(), blocks.end(), [](const block& a, const block& b) { return a.key < b.key; }))
-      c.bytes_moved_locally += sort_blocks(p.buf, blocks, p.work, p.work_bytes);
+      c.bytes_local += sort_blocks(p.buf, blocks, p.work, p.work_bytes);
   }
   c.metadata_bytes += peak.peak();
   return sent;

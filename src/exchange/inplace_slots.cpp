@@ -192,7 +192,10 @@ void send_list(MPI_Comm comm, int peer, int tag, const fragment_list& list, coun
   c.messages_sent += 1;
 }
 
-fragment_list recv_list(MPI_Comm comm, int peer, int tag) { return receive_words(comm, peer, tag); }
+fragment_list recv_list(MPI_Comm comm, int peer, int tag, counters& c) {
+  c.messages_received += 1;
+  return receive_words(comm, peer, tag);
+}
 
 fragment_list exchange_lists(MPI_Comm comm, int peer, int tag, const fragment_list& mine, counters& c) {
   const auto words = encode(mine);
@@ -201,6 +204,7 @@ fragment_list exchange_lists(MPI_Comm comm, int peer, int tag, const fragment_li
   auto theirs = receive_words(comm, peer, tag);
   REDIST_MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
   c.messages_sent += 1;
+  c.messages_received += 1;
   return theirs;
 }
 

@@ -76,10 +76,10 @@ std::int64_t move_to_tail(std::byte* buf, std::int64_t extent, fragment_list& li
 // Blocks of the real fragments, key = the fragment's key (dummies have no bytes and no block).
 std::vector<block> real_blocks(const fragment_list& list, std::int64_t extent);
 
-// Fragment metadata messages on `tag` (one message each; counted in c.messages_sent, not in bytes_sent, which
-// is payload). exchange_lists sends and receives at once.
+// Fragment metadata messages on `tag` (one message each; counted in c.messages_sent / messages_received, not in
+// bytes_sent / bytes_received, which are payload). exchange_lists sends and receives at once.
 void send_list(MPI_Comm comm, int peer, int tag, const fragment_list& list, counters& c);
-fragment_list recv_list(MPI_Comm comm, int peer, int tag);
+fragment_list recv_list(MPI_Comm comm, int peer, int tag, counters& c);
 fragment_list exchange_lists(MPI_Comm comm, int peer, int tag, const fragment_list& mine, counters& c);
 
 // Tracks the peak bookkeeping of an algorithm run (fragment lists live at once, plus the layout).

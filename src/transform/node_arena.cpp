@@ -1,4 +1,4 @@
-// Shared windows cut into the segments of shared_memory plans (redist/transform/detail/node_arena.hpp).
+// Shared windows cut into the segments of shared_memory plans (detail/node_arena.hpp).
 #include "detail/node_arena.hpp"
 
 #include <algorithm>

@@ -5,7 +5,9 @@
  * MPI_IN_PLACE (MPI's own call); redist_alltoall with MPI_IN_PLACE; and the error codes, the same on every
  * rank with nothing moved: MPI_ERR_COUNT (a negative count, a capacity too small, recvcounts not matching the
  * senders), MPI_ERR_TYPE (lower bound != 0), MPI_ERR_ARG (a work buffer size out of range, an unknown
- * algorithm, bitonic without its capacity, asymmetric or overlapping MPI_IN_PLACE areas). The verdict is
+ * algorithm, bitonic without its capacity, asymmetric or overlapping MPI_IN_PLACE areas); a plan
+ * (redist_alltoallv_inplace_plan_create, redist_inplace_execute, redist_inplace_plan_free) executed several
+ * times on new data, its handle rules and its refusals. The verdict is
  * agreed over all ranks: exit status 0 on every rank iff every check passed on every rank. */
 #include <mpi.h>
 #include <stdint.h>
@@ -67,7 +69,8 @@ typedef struct {
   double *buf, *original, *expected;
 } problem;
 
-static problem make_problem(const int64_t* c, int64_t slack) {
+/* shift: added to every value, so that each execution of a plan gets new data. */
+static problem make_problem_shifted(const int64_t* c, int64_t slack, double shift) {
   problem x;
   x.sendcounts = malloc(sizeof(int64_t) * (size_t)nranks);
   x.recvcounts = malloc(sizeof(int64_t) * (size_t)nranks);
@@ -84,7 +87,7 @@ static problem make_problem(const int64_t* c, int64_t slack) {
   x.expected = malloc(sizeof(double) * (size_t)(x.recv_total + 1));
   int64_t at = 0;
   for (int j = 0; j < nranks; ++j)
-    for (int64_t k = 0; k < x.sendcounts[j]; ++k) x.buf[at++] = value_of(rank, j, k);
+    for (int64_t k = 0; k < x.sendcounts[j]; ++k) x.buf[at++] = value_of(rank, j, k) + shift;
   for (; at < x.capacity + 1; ++at) x.buf[at] = -1.0;
   memcpy(x.original, x.buf, sizeof(double) * (size_t)(x.capacity + 1));
   /* The reference: MPI_Alltoallv out of place. */
@@ -108,6 +111,8 @@ static problem make_problem(const int64_t* c, int64_t slack) {
   free(rd);
   return x;
 }
+
+static problem make_problem(const int64_t* c, int64_t slack) { return make_problem_shifted(c, slack, 0.0); }
 
 static void reset(problem* x) { memcpy(x->buf, x->original, sizeof(double) * (size_t)(x->capacity + 1)); }
 
@@ -292,6 +297,84 @@ static void test_inplace_errors(void) {
   }
 }
 
+/* A plan: created once (recvcounts_out and the plan's report filled), executed three times on new data in new
+ * buffers, each result compared with MPI_Alltoallv and each report's counters with the first; then the handle
+ * rules (freed, stale copy, NULL buf) and bad input at creation (the same code on every rank, no handle). */
+static void test_inplace_plan(void) {
+  int64_t* c = random_matrix(300, 0);
+  problem x = make_problem(c, 1);
+  redist_inplace_options opts;
+  redist_inplace_report report, first;
+  memset(&opts, 0, sizeof opts);
+  memset(&report, 0xff, sizeof report);
+  memset(&first, 0, sizeof first);
+  opts.work_bytes = 65536;
+  opts.report = &report;
+  int64_t* received = (int64_t*)malloc((size_t)nranks * sizeof(int64_t));
+  for (int j = 0; j < nranks; ++j) received[j] = -1;
+  opts.recvcounts_out = received;
+  redist_inplace_plan plan = REDIST_INPLACE_PLAN_NULL;
+  int code = redist_alltoallv_inplace_plan_create(x.capacity, x.sendcounts, NULL, MPI_DOUBLE, MPI_COMM_WORLD, &opts,
+                                                  &plan);
+  CHECK(code == MPI_SUCCESS && plan != REDIST_INPLACE_PLAN_NULL, "plan create: returned %d", code);
+  if (code != MPI_SUCCESS) {
+    free(received);
+    free_problem(&x);
+    free(c);
+    return;
+  }
+  for (int j = 0; j < nranks; ++j)
+    CHECK(received[j] == x.recvcounts[j], "plan create: recvcounts_out[%d] = %lld, expected %lld", j,
+          (long long)received[j], (long long)x.recvcounts[j]);
+  CHECK(report.work_bytes == 65536 && report.bytes_sent == 0 && report.messages_sent == 0 &&
+            report.algorithm != REDIST_INPLACE_AUTO && report.reason[0] != '\0',
+        "plan create: the plan's report (work_bytes %lld, bytes_sent %lld, algorithm %d)", (long long)report.work_bytes,
+        (long long)report.bytes_sent, (int)report.algorithm);
+  free_problem(&x);
+  for (int round = 0; round < 3; ++round) {
+    problem y = make_problem_shifted(c, 1, 0.25 * (round + 1)); /* new data, new buffer */
+    memset(&report, 0, sizeof report);
+    code = redist_inplace_execute(plan, y.buf, round == 1 ? NULL : &report);
+    CHECK(code == MPI_SUCCESS && same_everywhere(code), "plan execute, round %d: returned %d", round, code);
+    if (code == MPI_SUCCESS) compare_result(&y, "plan execute");
+    if (round == 0) first = report;
+    if (round == 2)
+      CHECK(report.bytes_sent == first.bytes_sent && report.messages_sent == first.messages_sent &&
+                report.bytes_moved_locally == first.bytes_moved_locally && report.algorithm == first.algorithm,
+            "plan execute: round 2 reports other counters than round 0");
+    free_problem(&y);
+  }
+  /* Local misuse: refused on this rank, nothing collective. */
+  code = redist_inplace_execute(plan, NULL, NULL); /* the capacity is at least 1 (slack) */
+  CHECK(code == MPI_ERR_BUFFER, "execute with a NULL buf: returned %d", code);
+  redist_inplace_plan copy = plan;
+  code = redist_inplace_plan_free(&plan);
+  CHECK(code == MPI_SUCCESS && plan == REDIST_INPLACE_PLAN_NULL, "plan free: returned %d", code);
+  CHECK(redist_inplace_plan_free(&plan) == MPI_SUCCESS, "freeing REDIST_INPLACE_PLAN_NULL must do nothing");
+  double one = 0;
+  CHECK(redist_inplace_execute(copy, &one, NULL) == MPI_ERR_ARG, "execute on a freed plan must be refused");
+  CHECK(redist_inplace_execute(REDIST_INPLACE_PLAN_NULL, &one, NULL) == MPI_ERR_ARG, "execute on a NULL plan");
+  CHECK(redist_inplace_plan_free(&copy) == MPI_ERR_ARG, "freeing a stale copy must be refused");
+  CHECK(redist_inplace_plan_free(NULL) == MPI_ERR_ARG, "redist_inplace_plan_free(NULL)");
+
+  /* Bad input at creation, on the last rank only: the same code everywhere and no handle. */
+  problem z = make_problem(c, 0);
+  if (rank == nranks - 1) z.sendcounts[0] = -1;
+  plan = (redist_inplace_plan)(uintptr_t)12345;
+  code = redist_alltoallv_inplace_plan_create(z.capacity, z.sendcounts, NULL, MPI_DOUBLE, MPI_COMM_WORLD, NULL, &plan);
+  CHECK(code == MPI_ERR_COUNT && plan == REDIST_INPLACE_PLAN_NULL,
+        "plan create with a negative count on the last rank: returned %d, expected MPI_ERR_COUNT (%d)", code,
+        MPI_ERR_COUNT);
+  if (rank == nranks - 1) z.sendcounts[0] = 0;
+  code = redist_alltoallv_inplace_plan_create(z.capacity, z.sendcounts, NULL, MPI_DOUBLE, MPI_COMM_WORLD, NULL,
+                                              rank == nranks - 1 ? NULL : &plan);
+  CHECK(code == MPI_ERR_ARG, "plan create with a NULL plan pointer on the last rank: returned %d, expected "
+        "MPI_ERR_ARG (%d)", code, MPI_ERR_ARG);
+  free_problem(&z);
+  free(received);
+  free(c);
+}
+
 /* redist_alltoallv with MPI's arguments. Symmetric counts; block j at rdispls[j] in reverse rank order with a
  * gap of 1 + j % 3 elements before each, the gaps holding -5 (must stay). */
 static void test_mpi_signature(void) {
@@ -403,6 +486,7 @@ int main(int argc, char** argv) {
 
   test_inplace();
   test_inplace_errors();
+  test_inplace_plan();
   test_mpi_signature();
 
   int failed_anywhere = 0;

@@ -12,408 +12,12 @@
 // data beyond its extent, bitonic without its capacity, an unknown algorithm, ranks asking for different
 // algorithms) is refused with redist::invalid_argument on every rank, also when only one rank is wrong, with
 // nothing moved; also ranks passing different pairwise guards. The cached private communicator is freed with
-// the caller's.
-#include <gtest/gtest.h>
-#include <mpi.h>
-
-#include <algorithm>
-#include <cstddef>
-#include <cstdint>
-#include <cstdio>
-#include <cstring>
-#include <functional>
-#include <limits>
-#include <random>
-#include <string>
-#include <vector>
-
-#include "mpi_test_support.hpp"
-#include "test_seed.hpp"
-#include "redist/error.hpp"
-#include "redist/exchange/inplace.hpp"
-
-namespace ex = redist::exchange;
-using namespace redist::testing;
+// the caller's. Plans (make_inplace_plan, make_alltoall_inplace_plan, make_inplace_plan_symmetric): executed
+// several times on new random data in new buffers, each result matches MPI and the one-call form, the counters
+// repeat; bad input refused at make time on every rank with the same message; an empty plan refused locally.
+#include "inplace_test_cases.hpp"
 
 namespace {
-
-// c[i][j] = |s(i, j)|, elements rank i sends to rank j; the same matrix on every rank of the communicator.
-using counts_matrix = std::vector<std::vector<std::int64_t>>;
-
-int comm_rank(MPI_Comm comm) {
-  int r = 0;
-  MPI_Comm_rank(comm, &r);
-  return r;
-}
-int comm_size(MPI_Comm comm) {
-  int s = 0;
-  MPI_Comm_size(comm, &s);
-  return s;
-}
-std::int64_t sum_over(MPI_Comm comm, std::int64_t v) { return global_sum(v, comm); }
-
-std::int64_t row_total(const counts_matrix& c, int i) {
-  std::int64_t s = 0;
-  for (std::int64_t x : c[static_cast<size_t>(i)]) s += x;
-  return s;
-}
-std::int64_t column_total(const counts_matrix& c, int j) {
-  std::int64_t s = 0;
-  for (const auto& row : c) s += row[static_cast<size_t>(j)];
-  return s;
-}
-// The largest send or receive total over all ranks (bitonic's capacity).
-std::int64_t largest_total(const counts_matrix& c) {
-  std::int64_t m = 0;
-  for (int i = 0; i < static_cast<int>(c.size()); ++i) m = std::max({m, row_total(c, i), column_total(c, i)});
-  return m;
-}
-bool symmetric(const counts_matrix& c) {
-  for (size_t i = 0; i < c.size(); ++i)
-    for (size_t j = 0; j < c.size(); ++j)
-      if (c[i][j] != c[j][i]) return false;
-  return true;
-}
-
-// ---- count patterns ----------------------------------------------------------------------------------------
-
-// The paper's Section 4, with N elements per rank and integer division (P need not be a power of two):
-// d = (j - i) mod P;
-//   case 1: N/P everywhere
-//   case 2: 0 for d < P/4, N/P for P/4 <= d < P-1, N/4 for d = P-1
-//   case 3: 0 for d < P/2, N/P for P/2 <= d < P-1, N/2 for d = P-1
-//   case 4: N for d = P-1, else 0
-counts_matrix paper_case(int which, int p, std::int64_t n) {
-  counts_matrix c(static_cast<size_t>(p), std::vector<std::int64_t>(static_cast<size_t>(p), 0));
-  for (int i = 0; i < p; ++i)
-    for (int j = 0; j < p; ++j) {
-      const int d = ((j - i) % p + p) % p;
-      std::int64_t v = 0;
-      switch (which) {
-        case 1: v = n / p; break;
-        case 2: v = d < p / 4 ? 0 : d < p - 1 ? n / p : n / 4; break;
-        case 3: v = d < p / 2 ? 0 : d < p - 1 ? n / p : n / 2; break;
-        case 4: v = d == p - 1 ? n : 0; break;
-        default: ADD_FAILURE() << "no paper case " << which;
-      }
-      c[static_cast<size_t>(i)][static_cast<size_t>(j)] = v;
-    }
-  return c;
-}
-
-// Random counts 0 .. max_count, about a quarter of them zero; rows and columns of unequal totals. The seed
-// must be the same on every rank.
-counts_matrix random_counts(int p, std::uint64_t seed, std::int64_t max_count) {
-  std::mt19937_64 g(seed);
-  counts_matrix c(static_cast<size_t>(p), std::vector<std::int64_t>(static_cast<size_t>(p), 0));
-  for (auto& row : c) {
-    // Some rows much heavier than others, so that send and receive totals differ per rank.
-    const std::int64_t row_max = 1 + static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(max_count));
-    for (auto& x : row) x = g() % 4 == 0 ? 0 : static_cast<std::int64_t>(g() % static_cast<std::uint64_t>(row_max + 1));
-  }
-  return c;
-}
-
-// Rank 0 sends all of its n elements to rank P-1 (itself at P = 1); the others send random counts.
-counts_matrix one_rank_to_one_peer(int p, std::uint64_t seed, std::int64_t n) {
-  counts_matrix c = random_counts(p, seed, std::max<std::int64_t>(1, n / p));
-  std::fill(c[0].begin(), c[0].end(), 0);
-  c[0][static_cast<size_t>(p - 1)] = n;
-  return c;
-}
-
-// Everybody sends n elements to rank 0 only (a gather: rank 0 receives P*n).
-counts_matrix all_to_rank_zero(int p, std::int64_t n) {
-  counts_matrix c(static_cast<size_t>(p), std::vector<std::int64_t>(static_cast<size_t>(p), 0));
-  for (auto& row : c) row[0] = n;
-  return c;
-}
-
-// ---- element types ----------------------------------------------------------------------------------------
-
-struct element_type {
-  std::string name;
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  std::int64_t extent = 0;
-  std::int64_t size = 0;
-  std::vector<char> data_byte;  // per byte of the extent: whether it carries data (compared)
-  bool owned = false;
-
-  void release() {
-    if (owned && type != MPI_DATATYPE_NULL) MPI_Type_free(&type);
-    type = MPI_DATATYPE_NULL;
-  }
-};
-
-element_type predefined(const char* name, MPI_Datatype t) {
-  element_type e;
-  e.name = name;
-  e.type = t;
-  MPI_Aint lb = 0, extent = 0;
-  MPI_Type_get_extent(t, &lb, &extent);
-  int size = 0;
-  MPI_Type_size(t, &size);
-  e.extent = extent;
-  e.size = size;
-  e.data_byte.assign(static_cast<size_t>(extent), 1);
-  return e;
-}
-
-// 16 bytes: two uint64 in a row.
-element_type sixteen_bytes() {
-  element_type e;
-  e.name = "16 bytes";
-  MPI_Type_contiguous(2, MPI_UINT64_T, &e.type);
-  MPI_Type_commit(&e.type);
-  e.owned = true;
-  e.extent = 16;
-  e.size = 16;
-  e.data_byte.assign(16, 1);
-  return e;
-}
-
-// struct { int32 a; /* 4-byte hole */ double b; char c; /* 7-byte hole */ }: size 13, extent 24, lb 0.
-element_type struct_with_holes() {
-  element_type e;
-  e.name = "struct with holes";
-  const int lengths[3] = {1, 1, 1};
-  const MPI_Aint displacements[3] = {0, 8, 16};
-  const MPI_Datatype types[3] = {MPI_INT32_T, MPI_DOUBLE, MPI_CHAR};
-  MPI_Datatype s = MPI_DATATYPE_NULL;
-  MPI_Type_create_struct(3, lengths, displacements, types, &s);
-  MPI_Type_create_resized(s, 0, 24, &e.type);
-  MPI_Type_free(&s);
-  MPI_Type_commit(&e.type);
-  e.owned = true;
-  e.extent = 24;
-  int size = 0;
-  MPI_Type_size(e.type, &size);
-  e.size = size;
-  e.data_byte.assign(24, 0);
-  for (int b = 0; b < 4; ++b) e.data_byte[static_cast<size_t>(b)] = 1;
-  for (int b = 8; b < 17; ++b) e.data_byte[static_cast<size_t>(b)] = 1;
-  return e;
-}
-
-// ---- data ---------------------------------------------------------------------------------------------------
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15u;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9u;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebu;
-  return x ^ (x >> 31);
-}
-
-// Byte b of element k of s(i, j): distinct enough that any misplaced element or byte shows.
-unsigned char data_value(int i, int j, std::int64_t k, std::int64_t b) {
-  const std::uint64_t h = mix((static_cast<std::uint64_t>(i) << 48) ^ (static_cast<std::uint64_t>(j) << 32) ^
-                              static_cast<std::uint64_t>(k) ^ (static_cast<std::uint64_t>(b / 8) << 40));
-  return static_cast<unsigned char>(h >> (8 * (b % 8)));
-}
-
-// This rank's buffer: s(me, 0) .. s(me, P-1) in the first S elements (holes of the type and the rest of the
-// capacity hold garbage).
-std::vector<unsigned char> make_buffer(const counts_matrix& c, int me, const element_type& t, std::int64_t capacity,
-                                       std::uint64_t garbage_seed) {
-  std::vector<unsigned char> buf(static_cast<size_t>(std::max<std::int64_t>(1, capacity * t.extent)));
-  std::mt19937_64 g(garbage_seed);
-  for (auto& x : buf) x = static_cast<unsigned char>(g());
-  std::int64_t at = 0;
-  for (int j = 0; j < static_cast<int>(c.size()); ++j)
-    for (std::int64_t k = 0; k < c[static_cast<size_t>(me)][static_cast<size_t>(j)]; ++k, ++at)
-      for (std::int64_t b = 0; b < t.extent; ++b)
-        if (t.data_byte[static_cast<size_t>(b)]) buf[static_cast<size_t>(at * t.extent + b)] = data_value(me, j, k, b);
-  return buf;
-}
-
-std::vector<int> to_int(const std::vector<std::int64_t>& v) {
-  std::vector<int> out;
-  for (std::int64_t x : v) {
-    EXPECT_LE(x, std::numeric_limits<int>::max());
-    out.push_back(static_cast<int>(x));
-  }
-  return out;
-}
-std::vector<int> prefix(const std::vector<int>& v) {
-  std::vector<int> d(v.size(), 0);
-  for (size_t k = 1; k < v.size(); ++k) d[k] = d[k - 1] + v[k - 1];
-  return d;
-}
-
-// MPICH's out-of-place MPI_Alltoallv of the send part of `send`: the reference result (R elements).
-std::vector<unsigned char> mpi_reference(const counts_matrix& c, const std::vector<unsigned char>& send,
-                                         const element_type& t, MPI_Comm comm) {
-  const int me = comm_rank(comm), p = comm_size(comm);
-  std::vector<std::int64_t> sc(c[static_cast<size_t>(me)]), rc(static_cast<size_t>(p));
-  for (int i = 0; i < p; ++i) rc[static_cast<size_t>(i)] = c[static_cast<size_t>(i)][static_cast<size_t>(me)];
-  const std::vector<int> sci = to_int(sc), rci = to_int(rc), sd = prefix(sci), rd = prefix(rci);
-  std::vector<unsigned char> recv(static_cast<size_t>(std::max<std::int64_t>(1, column_total(c, me) * t.extent)), 0xEE);
-  MPI_Alltoallv(send.data(), sci.data(), sd.data(), t.type, recv.data(), rci.data(), rd.data(), t.type, comm);
-  return recv;
-}
-
-// Data bytes of the first `elements` elements that differ; the first few are printed.
-std::int64_t count_wrong_bytes(const std::vector<unsigned char>& got, const std::vector<unsigned char>& expected,
-                               std::int64_t elements, const element_type& t, const std::string& what) {
-  std::int64_t wrong = 0;
-  for (std::int64_t e = 0; e < elements; ++e)
-    for (std::int64_t b = 0; b < t.extent; ++b) {
-      const size_t at = static_cast<size_t>(e * t.extent + b);
-      if (t.data_byte[static_cast<size_t>(b)] && got[at] != expected[at]) {
-        if (wrong < 3)
-          ADD_FAILURE() << what << ": element " << e << " byte " << b << " is " << int(got[at]) << ", MPI_Alltoallv gives "
-                        << int(expected[at]);
-        ++wrong;
-      }
-    }
-  return wrong;
-}
-
-// ---- one call, agreed over the ranks -------------------------------------------------------------------------
-
-struct call_result {
-  bool ok = false;       // returned
-  bool refused = false;  // threw redist::invalid_argument
-  bool other = false;    // threw anything else
-  std::string message;
-  ex::inplace_report report;
-};
-
-call_result call_inplace(const std::function<ex::inplace_report()>& call) {
-  call_result r;
-  try {
-    r.report = call();
-    r.ok = true;
-  } catch (const redist::invalid_argument& e) {
-    r.refused = true;
-    r.message = e.what();
-  } catch (const std::exception& e) {
-    r.other = true;
-    r.message = e.what();
-  }
-  return r;
-}
-
-struct agreement {
-  std::int64_t ok = 0, refused = 0, other = 0;
-};
-agreement agree(const call_result& r, MPI_Comm comm) {
-  return {sum_over(comm, r.ok), sum_over(comm, r.refused), sum_over(comm, r.other)};
-}
-
-enum class verdict { done, refused, failed };
-
-struct case_options {
-  ex::inplace_options options;
-  bool pass_recvcounts = true;
-  bool full_capacity = false;   // every rank's capacity = the largest total over all ranks (bitonic needs it)
-  std::int64_t slack = 0;       // elements of capacity beyond what is needed
-  std::uint64_t garbage_seed = test_seed(7);
-};
-
-// Runs the in-place call on counts `c` and compares with MPI_Alltoallv. Collective over comm.
-verdict check_case(const counts_matrix& c, const element_type& t, const case_options& co, MPI_Comm comm,
-                   const std::string& label) {
-  SCOPED_TRACE(label + ", " + t.name + ", algorithm " + ex::to_string(co.options.algorithm) +
-               ", work " + std::to_string(co.options.work_bytes) + (co.pass_recvcounts ? ", recvcounts" : ", no recvcounts"));
-  const int me = comm_rank(comm), p = comm_size(comm);
-  const std::int64_t send_total = row_total(c, me), recv_total = column_total(c, me);
-  const std::int64_t capacity = (co.full_capacity ? largest_total(c) : std::max(send_total, recv_total)) + co.slack;
-  std::vector<unsigned char> buf = make_buffer(c, me, t, capacity, co.garbage_seed + static_cast<std::uint64_t>(me));
-  const std::vector<unsigned char> original = buf;
-  const std::vector<unsigned char> expected = mpi_reference(c, original, t, comm);
-  std::vector<std::int64_t> sendcounts(c[static_cast<size_t>(me)]), recvcounts(static_cast<size_t>(p));
-  for (int i = 0; i < p; ++i) recvcounts[static_cast<size_t>(i)] = c[static_cast<size_t>(i)][static_cast<size_t>(me)];
-
-  const call_result r = call_inplace([&] {
-    return ex::alltoallv_inplace(buf.data(), capacity, sendcounts.data(), co.pass_recvcounts ? recvcounts.data() : nullptr,
-                                 t.type, comm, co.options);
-  });
-  const agreement a = agree(r, comm);
-  if (a.other > 0) {
-    ADD_FAILURE() << "unexpected exception on " << a.other << " rank(s)" << (r.other ? ": " + r.message : "");
-    return verdict::failed;
-  }
-  if (a.refused > 0) {
-    EXPECT_EQ(a.refused, p) << "the refusal must be collective: refused on " << a.refused << " of " << p
-                            << " ranks" << (r.refused ? " (here: " + r.message + ")" : "");
-    EXPECT_TRUE(buf == original) << "a refused call changed the buffer";
-    const bool may_refuse = co.options.algorithm == ex::inplace_algorithm::chunked;
-    EXPECT_TRUE(may_refuse) << "refused valid input: " << r.message;
-    return a.refused == p && may_refuse && buf == original ? verdict::refused : verdict::failed;
-  }
-
-  // The result.
-  const std::int64_t wrong = count_wrong_bytes(buf, expected, recv_total, t, label);
-  EXPECT_EQ(wrong, 0);
-
-  // The report: one algorithm everywhere, the one asked for, counters.
-  const ex::inplace_report& rep = r.report;
-  const std::int64_t alg = static_cast<std::int64_t>(rep.algorithm);
-  EXPECT_EQ(global_max(alg, comm), -global_max(-alg, comm)) << "ranks report different algorithms";
-  if (co.options.algorithm == ex::inplace_algorithm::automatic) {
-    EXPECT_NE(rep.algorithm, ex::inplace_algorithm::automatic) << "the report must name the algorithm that ran";
-    EXPECT_FALSE(rep.reason.empty()) << "automatic should say why";
-  } else {
-    EXPECT_EQ(rep.algorithm, co.options.algorithm) << "reason: " << rep.reason;
-  }
-  EXPECT_EQ(rep.work_bytes, co.options.work_bytes);
-  std::int64_t off_rank = 0;
-  for (int j = 0; j < p; ++j)
-    if (j != me) off_rank += c[static_cast<size_t>(me)][static_cast<size_t>(j)];
-  if (off_rank > 0) {
-    EXPECT_GE(rep.bytes_sent, off_rank * t.size) << "every element that leaves the rank is sent at least once";
-    EXPECT_GT(rep.messages_sent, 0);
-  }
-  if (rep.algorithm == ex::inplace_algorithm::chunked)  // each block straight to its owner, once
-    EXPECT_LE(rep.bytes_sent, off_rank * t.extent);
-  EXPECT_GE(rep.bytes_moved_locally, 0);
-  EXPECT_GE(rep.metadata_bytes, 0);
-  EXPECT_LE(rep.metadata_bytes, std::int64_t{1} << 20) << "bookkeeping should be O(P) words";
-  return all_ranks(wrong == 0, comm) ? verdict::done : verdict::failed;
-}
-
-const ex::inplace_algorithm all_algorithms[] = {ex::inplace_algorithm::automatic, ex::inplace_algorithm::chunked,
-                                                ex::inplace_algorithm::pairwise, ex::inplace_algorithm::bitonic};
-
-case_options options_for(ex::inplace_algorithm a, std::int64_t work_bytes, bool pass_recvcounts) {
-  case_options co;
-  co.options.algorithm = a;
-  co.options.work_bytes = work_bytes;
-  co.pass_recvcounts = pass_recvcounts;
-  co.full_capacity = a == ex::inplace_algorithm::bitonic;
-  // pairwise's guard would run bitonic instead on the paper's worst cases; here we want pairwise itself.
-  if (a == ex::inplace_algorithm::pairwise) co.options.pairwise_guard = 1e30;
-  return co;
-}
-
-// Every algorithm on one input; chunked may refuse (collectively, nothing moved), automatic may not.
-// Returns the number of chunked refusals (0 or 1).
-int check_every_algorithm(const counts_matrix& c, const element_type& t, std::int64_t work_bytes, bool pass_recvcounts,
-                          MPI_Comm comm, const std::string& label) {
-  int refusals = 0;
-  for (ex::inplace_algorithm a : all_algorithms) {
-    const verdict v = check_case(c, t, options_for(a, work_bytes, pass_recvcounts), comm, label);
-    if (v == verdict::refused) ++refusals;
-  }
-  return refusals;
-}
-
-constexpr std::int64_t small_work = std::int64_t{64} << 10;
-constexpr std::int64_t default_work = std::int64_t{4} << 20;
-
-struct owned_types {
-  std::vector<element_type> list;
-  owned_types() {
-    list.push_back(predefined("1 byte", MPI_UINT8_T));
-    list.push_back(predefined("8 bytes", MPI_UINT64_T));
-    list.push_back(sixteen_bytes());
-    list.push_back(struct_with_holes());
-  }
-  ~owned_types() {
-    for (auto& t : list) t.release();
-  }
-};
 
 // ---- the tests -------------------------------------------------------------------------------------------------
 
@@ -789,6 +393,198 @@ TEST(InplaceAlltoallvErrors, CountsWhoseSumOverflows) {
         return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD);
       },
       x.buf, x.original, "sendcounts summing past 2^63 on the last rank");
+}
+
+// ---- plans ------------------------------------------------------------------------------------------------
+
+// Random bytes for the send part (the rest of the capacity too): new data for each execution.
+std::vector<unsigned char> random_buffer(std::int64_t capacity, const element_type& t, std::uint64_t seed) {
+  std::vector<unsigned char> buf(static_cast<size_t>(std::max<std::int64_t>(1, capacity * t.extent)));
+  std::mt19937_64 g(seed);
+  for (auto& x : buf) x = static_cast<unsigned char>(g());
+  return buf;
+}
+
+bool same_on_every_rank(const std::string& text, MPI_Comm comm = MPI_COMM_WORLD) {
+  const auto h = static_cast<std::int64_t>(std::hash<std::string>{}(text) >> 1);
+  return global_max(h, comm) == -global_max(-h, comm);
+}
+
+// One plan per algorithm on random counts, executed three times on fresh random data in fresh buffers (so the
+// address changes): every result matches MPI_Alltoallv and the one-call form on the same data, and every
+// execution reports the same counters (the plan is repeatable). chunked may refuse at make time (collectively).
+TEST(InplacePlan, RepeatedExecutionsMatchMpiAndTheOneCall) {
+  owned_types types;
+  const int me = world_rank(), p = world_size();
+  for (int seed = 0; seed < 2; ++seed) {
+    const counts_matrix c = random_counts(p, test_seed(6000 + static_cast<std::uint64_t>(seed)), 2000);
+    for (const element_type& t : {types.list[1], types.list[3]})
+      for (ex::inplace_algorithm a : all_algorithms) {
+        const case_options co = options_for(a, small_work, seed == 0);
+        SCOPED_TRACE("seed " + std::to_string(seed) + ", " + t.name + ", " + ex::to_string(a));
+        const std::int64_t capacity =
+            (co.full_capacity ? largest_total(c) : std::max(row_total(c, me), column_total(c, me))) + 3;
+        std::vector<std::int64_t> sendcounts(c[static_cast<size_t>(me)]), recvcounts(static_cast<size_t>(p));
+        for (int i = 0; i < p; ++i) recvcounts[static_cast<size_t>(i)] = c[static_cast<size_t>(i)][static_cast<size_t>(me)];
+        ex::inplace_plan plan;
+        const call_result made = call_inplace([&] {
+          plan = ex::make_inplace_plan(capacity, sendcounts.data(), co.pass_recvcounts ? recvcounts.data() : nullptr,
+                                       t.type, MPI_COMM_WORLD, co.options);
+          return plan.report();
+        });
+        const agreement agreed = agree(made, MPI_COMM_WORLD);
+        if (agreed.refused == p && a == ex::inplace_algorithm::chunked) continue;  // chunked cannot schedule it
+        ASSERT_EQ(agreed.ok, p) << "make_inplace_plan failed: " << made.message;
+        ASSERT_TRUE(plan.valid());
+        EXPECT_EQ(plan.capacity(), capacity);
+        EXPECT_NE(plan.report().algorithm, ex::inplace_algorithm::automatic);
+        EXPECT_EQ(plan.report().recvcounts, recvcounts);
+        EXPECT_EQ(plan.report().bytes_sent, 0) << "the plan's report has no counters";
+        ex::inplace_report first;
+        for (int round = 0; round < 3; ++round) {
+          const std::uint64_t data_seed = test_seed(7000 + 97 * static_cast<std::uint64_t>(round)) + static_cast<std::uint64_t>(me);
+          std::vector<unsigned char> buf = random_buffer(capacity, t, data_seed);
+          std::vector<unsigned char> once = buf;
+          const std::vector<unsigned char> expected = mpi_reference(c, buf, t, MPI_COMM_WORLD);
+          const call_result r = call_inplace([&] { return plan.execute(buf.data()); });
+          ASSERT_EQ(agree(r, MPI_COMM_WORLD).ok, p) << "execute failed: " << r.message;
+          const call_result one = call_inplace(
+              [&] { return ex::alltoallv_inplace(once.data(), capacity, sendcounts.data(), nullptr, t.type, MPI_COMM_WORLD, co.options); });
+          ASSERT_EQ(agree(one, MPI_COMM_WORLD).ok, p) << "alltoallv_inplace failed: " << one.message;
+          const std::string label = "round " + std::to_string(round);
+          EXPECT_EQ(count_wrong_bytes(buf, expected, column_total(c, me), t, label + ": plan vs MPI"), 0);
+          EXPECT_EQ(count_wrong_bytes(buf, once, column_total(c, me), t, label + ": plan vs one call"), 0);
+          EXPECT_EQ(r.report.algorithm, one.report.algorithm);
+          EXPECT_EQ(r.report.reason, one.report.reason);
+          EXPECT_EQ(r.report.recvcounts, one.report.recvcounts);
+          EXPECT_EQ(r.report.bytes_sent, one.report.bytes_sent);
+          EXPECT_EQ(r.report.bytes_received, one.report.bytes_received);
+          EXPECT_EQ(r.report.bytes_local, one.report.bytes_local);
+          if (round == 0) {
+            first = r.report;
+            continue;
+          }
+          EXPECT_EQ(r.report.bytes_sent, first.bytes_sent) << label;
+          EXPECT_EQ(r.report.bytes_received, first.bytes_received) << label;
+          EXPECT_EQ(r.report.messages_sent, first.messages_sent) << label;
+          EXPECT_EQ(r.report.messages_received, first.messages_received) << label;
+          EXPECT_EQ(r.report.bytes_local, first.bytes_local) << label;
+        }
+      }
+  }
+}
+
+TEST(InplacePlan, FixedSizeAndSymmetricPlansRepeat) {
+  const int me = world_rank(), p = world_size();
+  const std::int64_t count = 300;
+  ex::inplace_plan fixed = ex::make_alltoall_inplace_plan(count, MPI_UINT64_T, MPI_COMM_WORLD);
+  EXPECT_EQ(fixed.capacity(), count * p);
+  // Symmetric counts, areas in reverse rank order with gaps of 3 that must stay untouched.
+  counts_matrix c = random_counts(p, test_seed(7500), 400);
+  for (int i = 0; i < p; ++i)
+    for (int j = 0; j < i; ++j) c[static_cast<size_t>(i)][static_cast<size_t>(j)] = c[static_cast<size_t>(j)][static_cast<size_t>(i)];
+  std::vector<int> counts(static_cast<size_t>(p)), displs(static_cast<size_t>(p));
+  int end = 3;
+  for (int j = p - 1; j >= 0; --j) {
+    counts[static_cast<size_t>(j)] = static_cast<int>(c[static_cast<size_t>(me)][static_cast<size_t>(j)]);
+    displs[static_cast<size_t>(j)] = end;
+    end += counts[static_cast<size_t>(j)] + 3;
+  }
+  ex::inplace_plan sym = ex::make_inplace_plan_symmetric(counts.data(), displs.data(), MPI_UINT64_T, MPI_COMM_WORLD);
+  for (int round = 0; round < 3; ++round) {
+    std::mt19937_64 g(test_seed(7600 + static_cast<std::uint64_t>(round)) + static_cast<std::uint64_t>(me));
+    std::vector<std::uint64_t> a(static_cast<size_t>(count * p)), a_expected(a.size());
+    for (auto& x : a) x = g();
+    MPI_Alltoall(a.data(), static_cast<int>(count), MPI_UINT64_T, a_expected.data(), static_cast<int>(count), MPI_UINT64_T,
+                 MPI_COMM_WORLD);
+    fixed.execute(a.data());
+    EXPECT_TRUE(a == a_expected) << "fixed-size plan, round " << round;
+
+    std::vector<std::uint64_t> b(static_cast<size_t>(end) + 1);
+    for (auto& x : b) x = g();
+    const std::vector<std::uint64_t> before = b;
+    // Rank j's area for me travels here: the reference from MPI_Alltoallv with the same areas, out of place.
+    std::vector<std::uint64_t> b_expected = b;
+    MPI_Alltoallv(before.data(), counts.data(), displs.data(), MPI_UINT64_T, b_expected.data(), counts.data(),
+                  displs.data(), MPI_UINT64_T, MPI_COMM_WORLD);
+    const ex::inplace_report r = sym.execute(b.data());
+    EXPECT_TRUE(b == b_expected) << "symmetric plan, round " << round << " (gaps included)";
+    EXPECT_EQ(global_sum(r.bytes_sent), global_sum(r.bytes_received));
+  }
+}
+
+// A plan keeps its private communicator (shared with the cache on the caller's) when the caller frees its
+// communicator first, as transform and neighbor plans keep their duplicates.
+TEST(InplacePlan, OutlivesTheCallersCommunicator) {
+  const int p = world_size();
+  const std::int64_t count = 5;
+  MPI_Comm own = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &own), MPI_SUCCESS);
+  ex::inplace_plan plan = ex::make_alltoall_inplace_plan(count, MPI_UINT64_T, own);
+  ASSERT_EQ(MPI_Comm_free(&own), MPI_SUCCESS);
+  std::vector<std::uint64_t> a(static_cast<size_t>(count * p)), expected(a.size());
+  for (size_t k = 0; k < a.size(); ++k) a[k] = static_cast<std::uint64_t>(world_rank()) * 1000 + k;
+  MPI_Alltoall(a.data(), static_cast<int>(count), MPI_UINT64_T, expected.data(), static_cast<int>(count),
+               MPI_UINT64_T, MPI_COMM_WORLD);
+  for (int round = 0; round < 2; ++round) {
+    std::vector<std::uint64_t> b = a;
+    ASSERT_NO_THROW(plan.execute(b.data()));
+    EXPECT_TRUE(all_ranks(b == expected)) << "round " << round;
+  }
+}
+
+// Misuse of a plan is this rank's alone: thrown locally, before any message (so every rank may do it here).
+TEST(InplacePlan, EmptyPlanAndNullBufferThrowLocally) {
+  ex::inplace_plan plan = ex::make_alltoall_inplace_plan(4, MPI_UINT64_T, MPI_COMM_WORLD);
+  ex::inplace_plan moved = std::move(plan);
+  EXPECT_TRUE(moved.valid());
+  EXPECT_FALSE(plan.valid());  // NOLINT(bugprone-use-after-move): the moved-from state is what is tested
+  std::vector<std::uint64_t> buf(static_cast<size_t>(4 * world_size()));
+  EXPECT_THROW(plan.execute(buf.data()), redist::invalid_argument);
+  EXPECT_THROW((void)plan.report(), redist::invalid_argument);
+  EXPECT_THROW((void)ex::inplace_plan().execute(buf.data()), redist::invalid_argument);
+  EXPECT_THROW(moved.execute(nullptr), redist::invalid_buffer);
+  EXPECT_NO_THROW(moved.execute(buf.data()));  // the plan still works after the refusals
+}
+
+// Bad input is refused by make_inplace_plan on every rank, with the same error and message, when one rank is
+// wrong; make_alltoall_inplace_plan and make_inplace_plan_symmetric likewise.
+TEST(InplacePlan, BadInputRefusedAtMakeOnEveryRank) {
+  const int p = world_size();
+  const auto refused_alike = [&](const std::function<void()>& make, const std::string& what) {
+    SCOPED_TRACE(what);
+    std::string message = "(returned)";
+    int kind = 0;
+    try {
+      make();
+    } catch (const redist::invalid_count& e) {
+      message = e.what(), kind = 1;
+    } catch (const redist::invalid_argument& e) {
+      message = e.what(), kind = 2;
+    }
+    EXPECT_EQ(global_sum(kind > 0 ? 1 : 0), p) << "refused on some ranks only; here: " << message;
+    EXPECT_TRUE(same_on_every_rank(message + std::to_string(kind))) << "different errors; here: " << message;
+    if (p > 1) EXPECT_NE(message.find("rank " + std::to_string(p - 1)), std::string::npos) << message;
+  };
+  problem x(8000);
+  const auto make = [&] {
+    (void)ex::make_inplace_plan(x.capacity, x.sendcounts.data(), x.recvcounts.data(), x.t.type, MPI_COMM_WORLD);
+  };
+  if (x.last()) x.sendcounts[0] = -1;
+  refused_alike(make, "negative count on the last rank");
+  x = problem(8001);
+  if (x.last()) --x.capacity;
+  refused_alike(make, "capacity too small on the last rank");
+  x = problem(8002);
+  if (x.last()) x.recvcounts[0] += 1;
+  refused_alike(make, "recvcounts not matching the senders on the last rank");
+  refused_alike([&] { (void)ex::make_alltoall_inplace_plan(x.last() ? -1 : 4, MPI_UINT64_T, MPI_COMM_WORLD); },
+                "negative count for the fixed-size plan on the last rank");
+  std::vector<int> counts(static_cast<size_t>(p), 0), displs(static_cast<size_t>(p), 0);
+  refused_alike([&] {
+    (void)ex::make_inplace_plan_symmetric(counts.data(), displs.data(), MPI_UINT64_T, MPI_COMM_WORLD,
+                                          x.last() ? 1000 : std::int64_t{4} << 20);
+  }, "work_bytes out of range for the symmetric plan on the last rank");
 }
 
 }  // namespace

@@ -8,8 +8,11 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "redist/statistics.hpp"
 
 namespace redist::exchange {
 
@@ -34,15 +37,15 @@ struct inplace_options {
   double pairwise_guard = 4.0;
 };
 
-// What a call did, the same algorithm on every rank; counters are this rank's.
-struct inplace_report {
+// What a call did, the same algorithm on every rank; counters are this rank's (the project's statistics
+// vocabulary: bytes_sent, bytes_received, messages_sent, messages_received, bytes_local).
+// The traffic (redist/statistics.hpp): messages count pieces and block lists; bytes_local is every byte copied or
+// rotated inside the buffer, staging included (release 0.1.0 called it bytes_moved_locally).
+struct inplace_report : traffic_statistics {
   inplace_algorithm algorithm = inplace_algorithm::automatic;
   std::string reason;                    // why this algorithm (automatic, fallbacks)
   std::vector<std::int64_t> recvcounts;  // what each rank sent here: the layout of the result
   std::int64_t received_elements = 0;    // their sum: the result's length
-  std::int64_t bytes_sent = 0;           // payload bytes this rank sent
-  std::int64_t messages_sent = 0;        // point-to-point messages this rank sent (pieces included)
-  std::int64_t bytes_moved_locally = 0;  // bytes copied or rotated inside the buffer (staging included)
   std::int64_t work_bytes = 0;           // the work buffer it allocated
   std::int64_t metadata_bytes = 0;       // peak bookkeeping (count vectors, block lists), O(P)
 };
@@ -67,5 +70,59 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
 // The fixed-size case: `count` elements to and from every rank, buf holding P*count.
 inplace_report alltoall_inplace(void* buf, std::int64_t count, MPI_Datatype type, MPI_Comm comm,
                                 const inplace_options& options = {});
+
+// ---- Plans: check and agree once, execute many times -------------------------------------------------------
+// The one-call forms above check everything with collectives on every call (an Alltoall of the counts, an
+// Allgather, an Allreduce), choose the algorithm (pairwise's dry run included), and allocate the work buffer.
+// A plan does all of that once; execute() then only moves data. The one-call forms are a plan and one execute.
+
+namespace inplace_plan_detail {
+struct state;  // src/exchange/inplace_plan.cpp
+}
+
+class inplace_plan {
+ public:
+  inplace_plan() noexcept;  // empty: valid() is false
+  explicit inplace_plan(std::unique_ptr<inplace_plan_detail::state> state) noexcept;  // make_inplace_plan*
+  inplace_plan(inplace_plan&&) noexcept;
+  inplace_plan& operator=(inplace_plan&&) noexcept;
+  inplace_plan(const inplace_plan&) = delete;
+  inplace_plan& operator=(const inplace_plan&) = delete;
+  ~inplace_plan();
+
+  // Collective over the plan's communicator: every rank calls it with its buffer, which holds the data as the
+  // one-call form's buf (the plan's capacity in elements of its type). The pointer may differ from call to call
+  // and the contents change; the counts are the plan's. Nothing is re-checked collectively (that is the point
+  // of a plan), so misuse is this rank's alone: an empty (moved-from) plan throws redist::invalid_argument, a
+  // null buf with a capacity > 0 redist::invalid_buffer, here only and before any message (the other ranks'
+  // execute then waits, as with any mismatched MPI call). One thread at a time (the plan owns its work buffer).
+  inplace_report execute(void* buf) const;
+
+  bool valid() const noexcept { return state_ != nullptr; }
+  // What execute() will do: algorithm, reason, recvcounts, received_elements, work_bytes. The traffic counters
+  // (bytes_*, messages_*, metadata_bytes) are per execution and zero here: each execute()'s report has them.
+  // Empty plan: redist::invalid_argument.
+  const inplace_report& report() const;
+  std::int64_t capacity() const;  // elements of buf that execute() uses (symmetric plans: the areas' end)
+
+ private:
+  std::unique_ptr<inplace_plan_detail::state> state_;
+};
+
+// Collective: the checks, the agreement (every rank throws the lowest failing rank's error, the same subclass
+// of redist::invalid_argument as alltoallv_inplace, before anything moves), the choice of algorithm, the count
+// exchanges its schedule needs, and the work buffer (allocated and faulted in here). Arguments as
+// alltoallv_inplace's, without the buffer; sendcounts and recvcounts are read during the call only. Executions
+// communicate on the private duplicate cached on comm, which is freed with comm: free comm after the plan.
+inplace_plan make_inplace_plan(std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
+                               MPI_Datatype type, MPI_Comm comm, const inplace_options& options = {});
+
+// The fixed-size case: count elements to and from every rank (capacity P*count).
+inplace_plan make_alltoall_inplace_plan(std::int64_t count, MPI_Datatype type, MPI_Comm comm,
+                                        const inplace_options& options = {});
+
+// MPI_IN_PLACE semantics (alltoallv_inplace_symmetric): counts and displs read during the call only.
+inplace_plan make_inplace_plan_symmetric(const int* counts, const int* displs, MPI_Datatype type, MPI_Comm comm,
+                                         std::int64_t work_bytes = std::int64_t{4} << 20);
 
 }  // namespace redist::exchange
