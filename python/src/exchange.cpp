@@ -264,7 +264,6 @@ void register_exchange(nb::module_& m) {
          const std::string& strategy, int region_size, std::optional<int> region_id,
          std::optional<nb::dict> cost_model) {
         const MPI_Comm c = communicator(comm);
-        std::vector<int> scounts, sdisp, rcounts, rdisp;
         std::vector<std::int64_t> sids, rids;
         exchange::neighbor_buffers buffers;
         exchange::exchange_options options;
@@ -293,22 +292,21 @@ void register_exchange(nb::module_& m) {
           }
           if (send_ids.is_none() != recv_ids.is_none())
             throw nb::value_error("pass both send_ids and recv_ids (global ids) or neither");
-          scounts = int_vector(sendcounts, "sendcounts");
-          sdisp = int_vector(sdispls, "sdispls");
-          rcounts = int_vector(recvcounts, "recvcounts");
-          rdisp = int_vector(rdispls, "rdispls");
+          // 64-bit counts and displacements (MPI-4's large-count form): an edge may move 2^31 elements or more.
           buffers.sendbuf = s.data;
-          buffers.sendcounts = scounts.data();
-          buffers.sdispls = sdisp.data();
+          buffers.sendcounts = sendcounts.data();
+          buffers.sdispls = sdispls.data();
           buffers.sendtype = mpi_datatype(s.type);
           buffers.recvbuf = r.data;
-          buffers.recvcounts = rcounts.data();
-          buffers.rdispls = rdisp.data();
+          buffers.recvcounts = recvcounts.data();
+          buffers.rdispls = rdispls.data();
           buffers.recvtype = buffers.sendtype;
           buffers.send_capacity = s.elements;
           buffers.recv_capacity = r.elements;
-          buffers.send_entries = scounts.size() == sdisp.size() ? static_cast<std::int64_t>(scounts.size()) : -2;
-          buffers.recv_entries = rcounts.size() == rdisp.size() ? static_cast<std::int64_t>(rcounts.size()) : -2;
+          buffers.send_entries =
+              sendcounts.size() == sdispls.size() ? static_cast<std::int64_t>(sendcounts.size()) : -2;
+          buffers.recv_entries =
+              recvcounts.size() == rdispls.size() ? static_cast<std::int64_t>(recvcounts.size()) : -2;
           if (!send_ids.is_none()) {
             sids = ids_of(send_ids, "send_ids");
             rids = ids_of(recv_ids, "recv_ids");

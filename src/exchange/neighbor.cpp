@@ -37,7 +37,7 @@ int tag_of(std::int64_t k, phase_tag phase) { return static_cast<int>(4 * k + ph
 // One edge of the caller's send or receive side.
 struct edge {
   int peer = 0;
-  int count = 0;
+  std::int64_t count = 0;
   std::int64_t displacement = 0;  // in elements of the datatype's extent, as the caller gave it
   std::int64_t offset = 0;        // bytes from the buffer's start: displacement * extent
   std::int64_t bytes = 0;         // signature bytes: count * MPI_Type_size
@@ -224,8 +224,8 @@ struct layout_facts {
   int receiver(int b, int a) const { return members[b][a % members[b].size()]; }
 };
 
-std::string check_side(const char* side, const char* counts_name, const std::vector<int>& peers, const int* counts,
-                       const int* displs, MPI_Datatype type, const void* buf, std::int64_t capacity,
+std::string check_side(const char* side, const char* counts_name, const std::vector<int>& peers,
+                       const edge_array& counts, const edge_array& displs, MPI_Datatype type, const void* buf, std::int64_t capacity,
                        std::int64_t entries, int nranks, std::vector<edge>& edges, bool check_overlap) {
   const auto degree = static_cast<std::int64_t>(peers.size());
   if (entries == -2)
@@ -233,7 +233,7 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
   if (entries >= 0 && entries != degree)
     return std::string(side) + ": " + std::to_string(entries) + " counts for " + std::to_string(degree) +
            " neighbors";
-  if (degree > 0 && (counts == nullptr || displs == nullptr))
+  if (degree > 0 && (counts.empty() || displs.empty()))
     return std::string(side) + ": null counts or displacements for " + std::to_string(degree) + " neighbors";
   if (type == MPI_DATATYPE_NULL) return std::string(side) + ": datatype is MPI_DATATYPE_NULL";
   const datatype_info t = describe(type);
@@ -251,9 +251,9 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
     e.displacement = displs[i];
     // Byte sizes and offsets in 64 bits: a datatype of a huge size or extent can overflow them.
     std::int64_t last_element = 0, end = 0;
-    if (__builtin_mul_overflow(static_cast<std::int64_t>(displs[i]), static_cast<std::int64_t>(t.extent), &e.offset) ||
-        __builtin_mul_overflow(static_cast<std::int64_t>(e.count), static_cast<std::int64_t>(t.size), &e.bytes) ||
-        __builtin_mul_overflow(static_cast<std::int64_t>(std::max(e.count, 1) - 1), static_cast<std::int64_t>(t.extent),
+    if (__builtin_mul_overflow(displs[i], static_cast<std::int64_t>(t.extent), &e.offset) ||
+        __builtin_mul_overflow(e.count, static_cast<std::int64_t>(t.size), &e.bytes) ||
+        __builtin_mul_overflow(std::max<std::int64_t>(e.count, 1) - 1, static_cast<std::int64_t>(t.extent),
                                &last_element) ||
         __builtin_add_overflow(e.offset, last_element, &end) ||
         __builtin_add_overflow(end, static_cast<std::int64_t>(t.true_lb + t.true_extent), &end))
@@ -595,9 +595,9 @@ struct dedup_tables {
 
 enum id_block : std::int64_t { distinct_block = 0, needs_block = 1, edge_hash_block = 2 };
 
-std::uint64_t hash_ids(const std::int64_t* ids, int count) {
+std::uint64_t hash_ids(const std::int64_t* ids, std::int64_t count) {
   std::uint64_t h = 1469598103934665603ull ^ static_cast<std::uint64_t>(count);
-  for (int k = 0; k < count; ++k) {
+  for (std::int64_t k = 0; k < count; ++k) {
     h ^= static_cast<std::uint64_t>(ids[k]);
     h *= 1099511628211ull;
     h ^= h >> 29;
@@ -638,7 +638,7 @@ dedup_tables share_ids(MPI_Comm comm, const layout_facts& f, const plan_state& p
     const int theirs = f.region_of[e.peer];
     if (theirs == mine || ids == nullptr) continue;
     auto& list = by_region[theirs];
-    for (int k = 0; k < e.count; ++k) list.emplace_back(ids[k], e.offset + k * send_type.extent);
+    for (std::int64_t k = 0; k < e.count; ++k) list.emplace_back(ids[k], e.offset + k * send_type.extent);
   }
   for (auto& [region, list] : by_region) {
     std::stable_sort(list.begin(), list.end(), [](auto& x, auto& y) { return x.first < y.first; });
@@ -658,7 +658,7 @@ dedup_tables share_ids(MPI_Comm comm, const layout_facts& f, const plan_state& p
     std::vector<std::int64_t> needs;
     for (int j : receive_order(p.recvs, f, a)) {
       const std::int64_t* ids = ids_of(p.recvs[j], b.recv_ids, b.recv_ids_size, "receive");
-      for (int k = 0; ids && k < p.recvs[j].count; ++k) {
+      for (std::int64_t k = 0; ids && k < p.recvs[j].count; ++k) {
         needs.push_back(p.recvs[j].peer);
         needs.push_back(ids[k]);
       }
@@ -783,7 +783,7 @@ void build_dedup(plan_state& p, const layout_facts& f, const dedup_tables& t) {
     if (a == mine) continue;
     std::vector<std::int64_t> offsets;
     for (int j : receive_order(p.recvs, f, a))
-      for (int k = 0; k < p.recvs[j].count; ++k) offsets.push_back(p.recvs[j].offset + k * recv_extent);
+      for (std::int64_t k = 0; k < p.recvs[j].count; ++k) offsets.push_back(p.recvs[j].offset + k * recv_extent);
     if (!offsets.empty())
       receive_places[a] = {element_places(p, offsets, p.bytes->recv.get()), static_cast<std::int64_t>(offsets.size())};
   }

@@ -5,6 +5,7 @@
 #include <mpi.h>
 
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -67,18 +68,34 @@ struct exchange_statistics : traffic_statistics {
   std::vector<strategy_estimate> estimates;  // automatic only: every candidate's predicted time
 };
 
+// Counts or displacements, one per edge: MPI's int form (MPI_Neighbor_alltoallv) or the 64-bit form of MPI-4's
+// large-count calls (MPI_Neighbor_alltoallv_c), read through one interface. Not owning.
+class edge_array {
+ public:
+  edge_array() = default;
+  edge_array(std::nullptr_t) {}
+  edge_array(const int* values) : narrow_(values) {}            // NOLINT: implicit, as the pointer it stands for
+  edge_array(const std::int64_t* values) : wide_(values) {}     // NOLINT
+  std::int64_t operator[](std::size_t i) const { return wide_ ? wide_[i] : narrow_[i]; }
+  bool empty() const noexcept { return narrow_ == nullptr && wide_ == nullptr; }
+
+ private:
+  const int* narrow_ = nullptr;
+  const std::int64_t* wide_ = nullptr;
+};
+
 // MPI_Neighbor_alltoallv's buffer arguments: edge i of the send (receive) side moves counts[i] elements of
 // the datatype starting at buf + displs[i] * extent(datatype). Counts and displacements are copied; the
 // buffers must stay valid while the plan lives. Capacities (in elements of the datatype's extent) enable
 // bounds checks; -1 means unknown.
 struct neighbor_buffers {
   const void* sendbuf = nullptr;
-  const int* sendcounts = nullptr;
-  const int* sdispls = nullptr;
+  edge_array sendcounts;  // int or 64-bit counts and displacements (edge_array)
+  edge_array sdispls;
   MPI_Datatype sendtype = MPI_DATATYPE_NULL;
   void* recvbuf = nullptr;
-  const int* recvcounts = nullptr;
-  const int* rdispls = nullptr;
+  edge_array recvcounts;
+  edge_array rdispls;
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
   std::int64_t send_capacity = -1;
   std::int64_t recv_capacity = -1;
@@ -169,12 +186,15 @@ MPI_Datatype mpi_datatype_of() {
   else static_assert(sizeof(T) == 0, "no MPI datatype for this element type: use neighbor_buffers");
 }
 
-// Typed forms: counts and displacements in elements of T, bounds checked against the vectors' sizes. The
-// vectors must not be resized while the plan lives.
-template <class T>
-neighbor_buffers typed_buffers(const std::vector<T>& send, const std::vector<int>& sendcounts,
-                               const std::vector<int>& sdispls, std::vector<T>& recv,
-                               const std::vector<int>& recvcounts, const std::vector<int>& rdispls) {
+// Typed forms: counts and displacements in elements of T, as int (MPI's form) or std::int64_t (MPI-4's large-count
+// form: an edge may move more than 2^31-1 elements), bounds checked against the vectors' sizes. The vectors must not
+// be resized while the plan lives.
+template <class T, class Count>
+neighbor_buffers typed_buffers(const std::vector<T>& send, const std::vector<Count>& sendcounts,
+                               const std::vector<Count>& sdispls, std::vector<T>& recv,
+                               const std::vector<Count>& recvcounts, const std::vector<Count>& rdispls) {
+  static_assert(std::is_same_v<Count, int> || std::is_same_v<Count, std::int64_t>,
+                "counts and displacements are int or std::int64_t");
   neighbor_buffers b;
   b.sendbuf = send.data();
   b.sendcounts = sendcounts.data();
@@ -192,21 +212,21 @@ neighbor_buffers typed_buffers(const std::vector<T>& send, const std::vector<int
 }
 
 // Graph communicator: sendcounts/sdispls must have the outdegree's length, recvcounts/rdispls the indegree's.
-template <class T>
-neighbor_plan neighbor_alltoallv_init(const std::vector<T>& send, const std::vector<int>& sendcounts,
-                                      const std::vector<int>& sdispls, std::vector<T>& recv,
-                                      const std::vector<int>& recvcounts, const std::vector<int>& rdispls,
+template <class T, class Count>
+neighbor_plan neighbor_alltoallv_init(const std::vector<T>& send, const std::vector<Count>& sendcounts,
+                                      const std::vector<Count>& sdispls, std::vector<T>& recv,
+                                      const std::vector<Count>& recvcounts, const std::vector<Count>& rdispls,
                                       MPI_Comm graph_comm, const exchange_options& options = {}) {
   return neighbor_alltoallv_init(typed_buffers(send, sendcounts, sdispls, recv, recvcounts, rdispls), graph_comm,
                                  options);
 }
 
 // Light path: one count and displacement per entry of destinations (sources).
-template <class T>
+template <class T, class Count>
 neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std::vector<int>& destinations,
-                                      const std::vector<T>& send, const std::vector<int>& sendcounts,
-                                      const std::vector<int>& sdispls, std::vector<T>& recv,
-                                      const std::vector<int>& recvcounts, const std::vector<int>& rdispls,
+                                      const std::vector<T>& send, const std::vector<Count>& sendcounts,
+                                      const std::vector<Count>& sdispls, std::vector<T>& recv,
+                                      const std::vector<Count>& recvcounts, const std::vector<Count>& rdispls,
                                       MPI_Comm comm, const exchange_options& options = {}) {
   return neighbor_alltoallv_init(sources, destinations,
                                  typed_buffers(send, sendcounts, sdispls, recv, recvcounts, rdispls), comm, options);
