@@ -189,11 +189,6 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
   }
 }
 
-template <class T>
-T scalar_at(const void* p) {
-  return *static_cast<const T*>(p);
-}
-
 }  // namespace
 }  // namespace redist::scalapack
 

@@ -127,4 +127,10 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
   return call;
 }
 
+// The scalar behind a prefixed twin's `const void*` alpha or beta (one element of the routine's type).
+template <class T>
+T scalar_at(const void* p) {
+  return *static_cast<const T*>(p);
+}
+
 }  // namespace redist::scalapack

@@ -117,11 +117,6 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
   }
 }
 
-template <class T>
-T scalar_at(const void* p) {
-  return *static_cast<const T*>(p);
-}
-
 }  // namespace
 }  // namespace redist::scalapack
 
