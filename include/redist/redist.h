@@ -205,8 +205,8 @@ int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcoun
  * freed or unknown plan, MPI_ERR_BUFFER for a NULL buf with capacity > 0. redist_inplace_plan_free (local)
  * releases the plan and sets *plan to REDIST_INPLACE_PLAN_NULL (already REDIST_INPLACE_PLAN_NULL: nothing to do;
  * a NULL pointer, a freed or unknown handle: MPI_ERR_ARG). Handles are never reused, so a copy kept past free is
- * refused, as redist_request handles are. One thread per plan at a time; free comm after the plan (executions
- * communicate on a private duplicate cached on comm and freed with it). */
+ * refused, as redist_request handles are. One thread per plan at a time. Executions communicate on a private
+ * duplicate cached on comm, which the plan shares: comm may be freed before the plan. */
 typedef struct redist_inplace_plan_s* redist_inplace_plan;
 #define REDIST_INPLACE_PLAN_NULL ((redist_inplace_plan)0)
 int redist_alltoallv_inplace_plan_create(int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],

@@ -37,10 +37,9 @@ struct inplace_options {
   double pairwise_guard = 4.0;
 };
 
-// What a call did, the same algorithm on every rank; counters are this rank's (the project's statistics
-// vocabulary: bytes_sent, bytes_received, messages_sent, messages_received, bytes_local).
-// The traffic (redist/statistics.hpp): messages count pieces and block lists; bytes_local is every byte copied or
-// rotated inside the buffer, staging included (release 0.1.0 called it bytes_moved_locally).
+// What a call did, the same algorithm on every rank; counters are this rank's, in the vocabulary of
+// redist/statistics.hpp: messages count pieces and block lists; bytes_local is every byte copied or rotated inside
+// the buffer, staging included (release 0.1.0 called it bytes_moved_locally).
 struct inplace_report : traffic_statistics {
   inplace_algorithm algorithm = inplace_algorithm::automatic;
   std::string reason;                    // why this algorithm (automatic, fallbacks)
@@ -113,7 +112,7 @@ class inplace_plan {
 // of redist::invalid_argument as alltoallv_inplace, before anything moves), the choice of algorithm, the count
 // exchanges its schedule needs, and the work buffer (allocated and faulted in here). Arguments as
 // alltoallv_inplace's, without the buffer; sendcounts and recvcounts are read during the call only. Executions
-// communicate on the private duplicate cached on comm, which is freed with comm: free comm after the plan.
+// communicate on the private duplicate cached on comm, which the plan shares: comm may be freed before the plan.
 inplace_plan make_inplace_plan(std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
                                MPI_Datatype type, MPI_Comm comm, const inplace_options& options = {});
 
