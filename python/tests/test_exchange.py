@@ -255,6 +255,13 @@ def test_neighbor_alltoallv_delivers_every_edge_and_is_reusable(dtype, strategy)
         remote = [(j, c) for j, c in zip(destinations, sendcounts) if j != RANK and c > 0]
         assert stats["inter_region_messages"] + stats["intra_region_messages"] == len(remote)
         assert stats["inter_region_bytes"] + stats["intra_region_bytes"] == itemsize * sum(c for _, c in remote)
+    # The statistics vocabulary (docs/names.md): what is sent is received somewhere; sends split by locality.
+    assert stats["bytes_sent"] == stats["inter_region_bytes"] + stats["intra_region_bytes"]
+    for key in ("bytes", "messages"):
+        assert comm.allreduce(stats[key + "_sent"]) == comm.allreduce(stats[key + "_received"])
+    if stats["strategy"] == "standard":
+        local = sum(c for j, c in zip(destinations, sendcounts) if j == RANK)
+        assert stats["bytes_local"] == itemsize * local
 
 
 def test_neighbor_alltoallv_on_a_distributed_graph_communicator():
