@@ -451,6 +451,28 @@ std::shared_ptr<const mpi::comm_handle> private_comm(MPI_Comm comm) {
   return duplicate.get(comm, [&] { return std::make_shared<const mpi::comm_handle>(mpi::duplicate(comm)); });
 }
 
+std::int64_t agree_on_start(mpi::agreement& agreed, MPI_Comm comm, MPI_Datatype type,
+                            std::shared_ptr<const mpi::comm_handle>& owned_comm) {
+  // The private communicator (collective, made once per communicator) comes before the agreement, so that
+  // a failure to make it reaches every rank.
+  agreed.collective([&] { owned_comm = private_comm(comm); });
+  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  // MPI_DATATYPE_NULL is refused before MPI sees it: datatype calls report through MPI_COMM_WORLD's error
+  // handler, which aborts by default.
+  if (type == MPI_DATATYPE_NULL)
+    agreed.fail(mpi::error_kind::invalid_datatype, "the datatype is MPI_DATATYPE_NULL");
+  agreed.attempt([&] {
+    REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
+    REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
+  });
+  if (!agreed.failed() && (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent))
+    agreed.fail(mpi::error_kind::invalid_datatype,
+                "the datatype needs lower bound 0, a positive extent and its data within the extent (lb " +
+                    std::to_string(lb) + ", extent " + std::to_string(extent) + ", true lb " +
+                    std::to_string(true_lb) + ", true extent " + std::to_string(true_extent) + ")");
+  return extent > 0 ? extent : 1;
+}
+
 bool fits_bytes(std::int64_t elements, std::int64_t extent) {
   return elements <= std::numeric_limits<std::int64_t>::max() / extent;
 }
@@ -467,26 +489,8 @@ validated validate(const void* buf, bool check_buf, std::int64_t capacity, const
   const auto P = static_cast<std::size_t>(p.size);
   mpi::agreement agreed(comm);
   const auto fail = [&](mpi::error_kind kind, const std::string& m) { agreed.fail(kind, m); };
-  // The private communicator (collective, made once per communicator) comes before the agreement, so that
-  // a failure to make it reaches every rank.
-  agreed.collective([&] {
-    v.comm = private_comm(comm);
-    p.comm = v.comm->get();
-  });
-
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  // MPI_DATATYPE_NULL is refused before MPI sees it: datatype calls report through MPI_COMM_WORLD's error
-  // handler, which aborts by default.
-  if (type == MPI_DATATYPE_NULL) fail(mpi::error_kind::invalid_datatype, "the datatype is MPI_DATATYPE_NULL");
-  agreed.attempt([&] {
-    REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
-    REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
-  });
-  if (!agreed.failed() && (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent))
-    fail(mpi::error_kind::invalid_datatype, "the datatype needs lower bound 0, a positive extent and its data within the extent (lb " +
-                           std::to_string(lb) + ", extent " + std::to_string(extent) + ", true lb " +
-                           std::to_string(true_lb) + ", true extent " + std::to_string(true_extent) + ")");
-  p.extent = extent > 0 ? extent : 1;
+  p.extent = agree_on_start(agreed, comm, type, v.comm);
+  p.comm = v.comm ? v.comm->get() : MPI_COMM_NULL;
   if (options.work_bytes < min_work_bytes || options.work_bytes > max_work_bytes)
     fail(mpi::error_kind::invalid_argument, "work_bytes " + std::to_string(options.work_bytes) + " is outside [65536, 2^30]");
   const auto algorithm = static_cast<int>(options.algorithm);

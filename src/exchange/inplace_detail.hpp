@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../memory/pages.hpp"
+#include "../mpi/agreement.hpp"
 #include "../mpi/checked.hpp"
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
@@ -101,6 +102,10 @@ void compute_offsets_in_dest(problem& p);
 // A private duplicate of comm, cached on it (made by the first call with comm): collective. Shared, so that a
 // plan keeps it alive when the caller frees comm first.
 std::shared_ptr<const mpi::comm_handle> private_comm(MPI_Comm comm);
+// The start of every in-place plan, collective: the private communicator, then the datatype's checks (lower
+// bound 0, data within a positive extent) as failures of `agreed`. Returns the extent (1 for a refused type).
+std::int64_t agree_on_start(mpi::agreement& agreed, MPI_Comm comm, MPI_Datatype type,
+                            std::shared_ptr<const mpi::comm_handle>& owned_comm);
 // Whether elements * extent bytes fit in 64 bits.
 bool fits_bytes(std::int64_t elements, std::int64_t extent);
 constexpr std::int64_t min_work_bytes = std::int64_t{64} << 10;

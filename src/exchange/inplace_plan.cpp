@@ -136,20 +136,8 @@ std::unique_ptr<state> make_symmetric(const void* buf, bool check_buf, const int
   const auto fail = [&](mpi::error_kind kind, const std::string& m) { agreed.fail(kind, m); };
   auto s = std::make_unique<state>();
   s->symmetric_form = true;
-  agreed.collective([&] {
-    s->owned_comm = private_comm(comm);
-    s->comm = s->owned_comm->get();
-  });
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  // MPI_DATATYPE_NULL is refused before MPI sees it: datatype calls report through MPI_COMM_WORLD's error
-  // handler, which aborts by default.
-  if (type == MPI_DATATYPE_NULL) fail(mpi::error_kind::invalid_datatype, "the datatype is MPI_DATATYPE_NULL");
-  agreed.attempt([&] {
-    REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
-    REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
-  });
-  if (!agreed.failed() && (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent))
-    fail(mpi::error_kind::invalid_datatype, "the datatype needs lower bound 0, a positive extent and its data within the extent");
+  const std::int64_t extent = agree_on_start(agreed, comm, type, s->owned_comm);
+  s->comm = s->owned_comm ? s->owned_comm->get() : MPI_COMM_NULL;
   if (work_bytes < min_work_bytes || work_bytes > max_work_bytes)
     fail(mpi::error_kind::invalid_argument, "work_bytes " + std::to_string(work_bytes) + " is outside [65536, 2^30]");
   if (counts == nullptr || displs == nullptr) fail(mpi::error_kind::invalid_argument, "counts or displs is null");
