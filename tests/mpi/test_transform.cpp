@@ -533,7 +533,7 @@ TEST(Transform, SharedWindowHoldsChunksNotMessages) {
 }
 
 // shared_memory plans made from one communicator cut their segments from one window per node: the first plan
-// makes it (twice its request), a second alike finds room, a larger one makes a new window while the old one
+// makes it (four times its request), a second alike finds room, a larger one makes a new window while the old one
 // lives on in the plans cut from it; plans and the communicator are destroyed in any order (the last holder
 // frees the window). Every plan is executed interleaved with the others and checked against the reference.
 TEST(Transform, SharedMemoryPlansShareTheCommunicatorsWindow) {
