@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <sstream>
 
+#include "indices.hpp"
 #include "redist/error.hpp"
 
 namespace redist {
+
+using detail::block_index;
 
 grid_layout::grid_layout(std::vector<std::int64_t> row_splits, std::vector<std::int64_t> col_splits,
                          std::vector<int> row_proc, std::vector<int> col_proc, int proc_rows, int proc_cols,
@@ -72,11 +75,11 @@ std::vector<grid_position> grid_layout::my_positions() const {
 }
 
 std::int64_t grid_layout::local_elements() const {
+  const detail::layout_dimension rows(row_splits_, row_proc_, local_row_start_), cols(col_splits_, col_proc_, local_col_start_);
   std::int64_t need = 0;
   if (kind_ == storage_kind::explicit_blocks) {
     for (const auto& b : local_blocks_) {
-      const std::int64_t h = row_splits_[b.block.row + 1] - row_splits_[b.block.row];
-      const std::int64_t w = col_splits_[b.block.col + 1] - col_splits_[b.block.col];
+      const std::int64_t h = rows.extent(block_index(b.block.row)), w = cols.extent(block_index(b.block.col));
       if (h == 0 || w == 0) continue;
       const std::int64_t end =
           b.order == storage_order::col_major ? b.offset + (w - 1) * b.ld + h : b.offset + (h - 1) * b.ld + w;
@@ -86,12 +89,8 @@ std::int64_t grid_layout::local_elements() const {
   }
   std::int64_t rows_end = 0, cols_end = 0;
   for (const auto& pos : my_positions()) {
-    for (size_t i = 0; i < row_proc_.size(); ++i)
-      if (row_proc_[i] == pos.row)
-        rows_end = std::max(rows_end, local_row_start_[i] + row_splits_[i + 1] - row_splits_[i]);
-    for (size_t j = 0; j < col_proc_.size(); ++j)
-      if (col_proc_[j] == pos.col)
-        cols_end = std::max(cols_end, local_col_start_[j] + col_splits_[j + 1] - col_splits_[j]);
+    rows_end = std::max(rows_end, rows.local_extent_of(pos.row));
+    cols_end = std::max(cols_end, cols.local_extent_of(pos.col));
   }
   if (rows_end == 0 || cols_end == 0) return 0;
   return packing_order_ == storage_order::col_major ? (cols_end - 1) * local_ld_ + rows_end
@@ -128,17 +127,12 @@ grid_layout grid_layout::relabeled(const std::vector<int>& new_rank_of) const {
                   packing_order_, kind_, local_row_start_, local_col_start_, 1, {}, my_rank_);
   if (my_rank_ < 0) return out;
   const auto positions = out.my_positions();
+  const detail::layout_dimension rows(row_splits_, row_proc_, local_row_start_), cols(col_splits_, col_proc_, local_col_start_);
   if (kind_ == storage_kind::regular) {
     std::int64_t ld = 1;
-    for (const auto& pos : positions) {
-      if (packing_order_ == storage_order::col_major) {
-        for (size_t i = 0; i < row_proc_.size(); ++i)
-          if (row_proc_[i] == pos.row) ld = std::max(ld, local_row_start_[i] + row_splits_[i + 1] - row_splits_[i]);
-      } else {
-        for (size_t j = 0; j < col_proc_.size(); ++j)
-          if (col_proc_[j] == pos.col) ld = std::max(ld, local_col_start_[j] + col_splits_[j + 1] - col_splits_[j]);
-      }
-    }
+    for (const auto& pos : positions)
+      ld = std::max(ld, packing_order_ == storage_order::col_major ? rows.local_extent_of(pos.row)
+                                                                   : cols.local_extent_of(pos.col));
     out.local_ld_ = ld;
     return out;
   }
@@ -148,8 +142,8 @@ grid_layout grid_layout::relabeled(const std::vector<int>& new_rank_of) const {
       if (row_proc_[i] != pos.row) continue;
       for (size_t j = 0; j < col_proc_.size(); ++j) {
         if (col_proc_[j] != pos.col) continue;
-        const std::int64_t h = row_splits_[i + 1] - row_splits_[i];
-        const std::int64_t w = col_splits_[j + 1] - col_splits_[j];
+        const std::int64_t h = rows.extent(block_index(static_cast<std::int64_t>(i)));
+        const std::int64_t w = cols.extent(block_index(static_cast<std::int64_t>(j)));
         local_block b;
         b.block = {static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)};
         b.offset = offset;
@@ -200,8 +194,9 @@ void grid_layout::validate_global(int comm_size) const {
 void grid_layout::validate_local() const {
   if (my_rank_ < 0) return;
   const auto positions = my_positions();
-  auto height = [&](std::int64_t i) { return row_splits_[i + 1] - row_splits_[i]; };
-  auto width = [&](std::int64_t j) { return col_splits_[j + 1] - col_splits_[j]; };
+  const detail::layout_dimension rows(row_splits_, row_proc_, local_row_start_), cols(col_splits_, col_proc_, local_col_start_);
+  auto height = [&](std::int64_t i) { return rows.extent(block_index(i)); };
+  auto width = [&](std::int64_t j) { return cols.extent(block_index(j)); };
   if (kind_ == storage_kind::regular) {
     if (positions.empty()) return;
     const auto& pos = positions.front();
@@ -210,13 +205,13 @@ void grid_layout::validate_local() const {
       if (row_proc_[i] == pos.row) {
         if (local_row_start_[i] < 0)
           throw invalid_layout("local row start of block row " + std::to_string(i) + " is negative");
-        rows_end = std::max(rows_end, local_row_start_[i] + height(static_cast<std::int64_t>(i)));
+        rows_end = std::max(rows_end, rows.local_end(block_index(static_cast<std::int64_t>(i))).value());
       }
     for (size_t j = 0; j < col_proc_.size(); ++j)
       if (col_proc_[j] == pos.col) {
         if (local_col_start_[j] < 0)
           throw invalid_layout("local column start of block column " + std::to_string(j) + " is negative");
-        cols_end = std::max(cols_end, local_col_start_[j] + width(static_cast<std::int64_t>(j)));
+        cols_end = std::max(cols_end, cols.local_end(block_index(static_cast<std::int64_t>(j))).value());
       }
     const std::int64_t need = packing_order_ == storage_order::col_major ? rows_end : cols_end;
     if (rows_end > 0 && cols_end > 0 && local_ld_ < std::max<std::int64_t>(need, 1))

@@ -9,196 +9,28 @@
 #include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
 #include "../mpi/checked.hpp"
-#include "redist/torus/schedule.hpp"
 #include "detail/plan_impl.hpp"
+#include "overlay.hpp"
 #include "redist/names.hpp"
 
 namespace redist {
 
+using detail::block_index;
+using detail::clamped;
+using detail::dim_side;
+using detail::group_length;
+using detail::group_segments;
+using detail::make_runs;
+using detail::overlay;
+using detail::side_a;
+using detail::side_b;
 using detail::placement;
 using detail::run;
+using detail::segment;
 using detail::storage_view;
 using detail::tile;
 
-placement detail::storage_view::at(std::int64_t block_row, std::int64_t block_col, std::int64_t local_row,
-                                   std::int64_t local_col) const {
-  if (kind == storage_kind::regular) return {local_row * strides.rs + local_col * strides.cs, strides};
-  const placement& p = blocks.at(block_key(block_row, block_col));
-  return {p.offset + local_row * p.strides.rs + local_col * p.strides.cs, p.strides};
-}
-
 namespace {
-
-// One piece of the 1-D overlay of two split vectors: [lo, hi) lies in block a_block of A and block
-// b_block of op(B), whose owners sit on process-grid rows (or columns) a_proc and b_proc.
-struct segment {
-  std::int64_t lo, hi, a_block, b_block;
-  int a_proc, b_proc;
-};
-
-std::vector<segment> overlay(const std::vector<std::int64_t>& a_splits, const std::vector<int>& a_proc,
-                             const std::vector<std::int64_t>& b_splits, const std::vector<int>& b_proc) {
-  std::vector<segment> out;
-  out.reserve(a_splits.size() + b_splits.size());
-  const std::int64_t n = a_splits.back();
-  size_t i = 0, j = 0;
-  std::int64_t lo = 0;
-  while (lo < n) {
-    const std::int64_t hi = std::min(a_splits[i + 1], b_splits[j + 1]);
-    out.push_back({lo, hi, static_cast<std::int64_t>(i), static_cast<std::int64_t>(j), a_proc[i], b_proc[j]});
-    lo = hi;
-    if (a_splits[i + 1] == hi) ++i;
-    if (b_splits[j + 1] == hi) ++j;
-  }
-  return out;
-}
-
-// Segments grouped by (op(B) process row/col, A process row/col), each group in increasing order.
-using segment_groups = std::map<std::pair<int, int>, std::vector<const segment*>>;
-
-segment_groups group_segments(const std::vector<segment>& segs) {
-  segment_groups g;
-  for (const auto& s : segs) g[{s.b_proc, s.a_proc}].push_back(&s);
-  return g;
-}
-
-// How to find the local index of a global row (or column) on one side.
-struct dim_side {
-  const std::vector<std::int64_t>* splits;
-  const std::vector<std::int64_t>* local_start;  // regular storage only
-  bool regular;
-  std::int64_t local(std::int64_t block, std::int64_t g) const {
-    return (regular ? (*local_start)[static_cast<size_t>(block)] : 0) + g - (*splits)[static_cast<size_t>(block)];
-  }
-};
-
-enum side_mask : int { side_a = 1, side_b = 2 };
-
-// Maximal runs over a group of segments, contiguous in the storage of every side in `sides`
-// (explicit storage never merges across blocks).
-std::vector<run> make_runs(const std::vector<const segment*>& segs, const dim_side& a, const dim_side& b, int sides) {
-  std::vector<run> runs;
-  std::int64_t packed = 0;
-  for (const segment* s : segs) {
-    run r;
-    r.a_local = (sides & side_a) ? a.local(s->a_block, s->lo) : 0;
-    r.b_local = (sides & side_b) ? b.local(s->b_block, s->lo) : 0;
-    r.packed = packed;
-    r.length = s->hi - s->lo;
-    r.a_block = s->a_block;
-    r.b_block = s->b_block;
-    packed += r.length;
-    if (!runs.empty()) {
-      run& p = runs.back();
-      bool joins = true;
-      if (sides & side_a) joins = joins && p.a_local + p.length == r.a_local && (a.regular || p.a_block == r.a_block);
-      if (sides & side_b) joins = joins && p.b_local + p.length == r.b_local && (b.regular || p.b_block == r.b_block);
-      if (joins) {
-        p.length += r.length;
-        continue;
-      }
-    }
-    runs.push_back(r);
-  }
-  return runs;
-}
-
-std::int64_t group_length(const std::vector<const segment*>& segs) {
-  std::int64_t n = 0;
-  for (const segment* s : segs) n += s->hi - s->lo;
-  return n;
-}
-
-// The segments covering positions [first, first + count) of a group's concatenated index, clipped.
-std::vector<segment> clip(const std::vector<const segment*>& segs, std::int64_t first, std::int64_t count) {
-  std::vector<segment> out;
-  std::int64_t at = 0;  // concatenated index of the current segment's first element
-  for (const segment* s : segs) {
-    const std::int64_t lo = std::max(first, at), hi = std::min(first + count, at + (s->hi - s->lo));
-    if (lo < hi) {
-      segment c = *s;
-      c.lo = s->lo + (lo - at);
-      c.hi = s->lo + (hi - at);
-      out.push_back(c);
-    }
-    at += s->hi - s->lo;
-  }
-  return out;
-}
-
-std::vector<const segment*> pointers_to(const std::vector<segment>& segs) {
-  std::vector<const segment*> out;
-  out.reserve(segs.size());
-  for (const segment& s : segs) out.push_back(&s);
-  return out;
-}
-
-// The region's diagonal moved into [-rows, cols]: beyond that an upper or lower region is all of the
-// matrix or none of it either way, and index arithmetic cannot overflow.
-element_region clamped(element_region r, std::int64_t rows, std::int64_t cols) {
-  r.diagonal = std::clamp(r.diagonal, -rows, cols);
-  return r;
-}
-
-// Calls emit(row segments, column segments) for each rectangle of the tile rsegs x csegs inside the
-// region, in an order that depends only on global knowledge (sender and receiver cut alike). The cut is a
-// staircase: along the outer dimension (columns when `columns_outer`), each outer index keeps a prefix
-// (upper) or suffix (lower) of the inner indices, so consecutive outer indices keeping the same inner
-// range form one rectangle: the tile's part away from the diagonal stays whole, and at most one
-// rectangle per outer index crosses it (the fewest rectangles that cover a staircase exactly).
-template <class Emit>
-void for_each_piece(const std::vector<const segment*>& rsegs, const std::vector<const segment*>& csegs,
-                    const element_region& region, bool columns_outer, Emit&& emit) {
-  if (region.shape == region_shape::all) {
-    emit(rsegs, csegs);
-    return;
-  }
-  const std::vector<const segment*>& inner = columns_outer ? rsegs : csegs;
-  const std::vector<const segment*>& outer = columns_outer ? csegs : rsegs;
-  // In (inner x, outer y) coordinates the region keeps y - x >= d (upper) or y - x <= d (lower).
-  const element_region r = columns_outer ? region : region.transposed();
-  const bool upper = r.shape == region_shape::upper;
-  // Outer index y keeps the inner indices x <= y - d (upper: a prefix) or x >= y - d, i.e. all but those
-  // x <= y - d - 1 (lower: a suffix); `shift` is d or d + 1 accordingly.
-  const std::int64_t shift = upper ? r.diagonal : r.diagonal + 1;
-  const std::int64_t inner_total = group_length(inner);
-  struct piece {
-    std::int64_t first, count;  // inner range, in the concatenated index
-    std::vector<segment> outer;
-  };
-  std::vector<piece> pieces;
-  size_t cursor = 0;          // first inner segment not entirely <= the current threshold
-  std::int64_t before = 0;    // inner indices in the segments before `cursor`
-  for (const segment* o : outer) {
-    for (std::int64_t y = o->lo; y < o->hi;) {
-      const std::int64_t v = y - shift;  // threshold: inner indices <= v are counted
-      for (; cursor < inner.size() && inner[cursor]->hi - 1 <= v; ++cursor)
-        before += inner[cursor]->hi - inner[cursor]->lo;
-      std::int64_t counted = before, y_end = o->hi;
-      if (cursor < inner.size()) {
-        const segment* s = inner[cursor];
-        if (s->lo <= v) counted += v - s->lo + 1;
-        y_end = std::min(y_end, std::max(v + 1, s->lo) + shift);  // where the next inner index is counted
-      }
-      const std::int64_t first = upper ? 0 : counted, count = upper ? counted : inner_total - counted;
-      if (count > 0) {
-        // Equal ranges are consecutive: the counts are monotone in y.
-        if (pieces.empty() || pieces.back().first != first || pieces.back().count != count)
-          pieces.push_back({first, count, {}});
-        pieces.back().outer.push_back(segment{y, y_end, o->a_block, o->b_block, o->a_proc, o->b_proc});
-      }
-      y = y_end;
-    }
-  }
-  for (const piece& p : pieces) {
-    const std::vector<segment> inner_part = clip(inner, p.first, p.count);
-    const std::vector<const segment*> inner_ptrs = pointers_to(inner_part), outer_ptrs = pointers_to(p.outer);
-    if (columns_outer)
-      emit(inner_ptrs, outer_ptrs);
-    else
-      emit(outer_ptrs, inner_ptrs);
-  }
-}
 
 storage_view make_view(const grid_layout& l) {
   storage_view v;
@@ -208,7 +40,7 @@ storage_view make_view(const grid_layout& l) {
     v.strides = kernels::strides(l.packing_order(), l.local_ld());
   } else {
     for (const auto& b : l.local_blocks())
-      v.blocks[v.block_key(b.block.row, b.block.col)] = placement{b.offset, kernels::strides(b.order, b.ld)};
+      v.blocks[v.block_key(block_index(b.block.row), block_index(b.block.col))] = placement{b.offset, kernels::strides(b.order, b.ld)};
   }
   return v;
 }
@@ -397,10 +229,10 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
     const auto col_segs = overlay(A.col_splits(), A.col_proc(), Bt.col_splits(), Bt.col_proc());
     const auto row_groups = group_segments(row_segs);
     const auto col_groups = group_segments(col_segs);
-    const dim_side a_rows{&A.row_splits(), &A.local_row_start(), A.kind() == storage_kind::regular};
-    const dim_side a_cols{&A.col_splits(), &A.local_col_start(), A.kind() == storage_kind::regular};
-    const dim_side b_rows{&Bt.row_splits(), &Bt.local_row_start(), Bt.kind() == storage_kind::regular};
-    const dim_side b_cols{&Bt.col_splits(), &Bt.local_col_start(), Bt.kind() == storage_kind::regular};
+    const dim_side a_rows{{A.row_splits(), A.row_proc(), A.local_row_start()}, A.kind() == storage_kind::regular};
+    const dim_side a_cols{{A.col_splits(), A.col_proc(), A.local_col_start()}, A.kind() == storage_kind::regular};
+    const dim_side b_rows{{Bt.row_splits(), Bt.row_proc(), Bt.local_row_start()}, Bt.kind() == storage_kind::regular};
+    const dim_side b_cols{{Bt.col_splits(), Bt.col_proc(), Bt.local_col_start()}, Bt.kind() == storage_kind::regular};
     const element_region region = clamped(j.region, A.rows(), A.cols());
     // Pieces of a tile cut by the region are whole lines of op(B)'s packing order where possible.
     const bool columns_outer = Bt.packing_order() == storage_order::col_major;
@@ -414,7 +246,7 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
           const grid_position ap{rkey.second, ckey.second};
           const int dest = A.grid_rank(ap);
           std::int64_t piece = 0;
-          for_each_piece(rsegs, csegs, region, columns_outer, [&](const auto& prows, const auto& pcols) {
+          detail::for_each_region_rectangle(rsegs, csegs, region, columns_outer, [&](const auto& prows, const auto& pcols) {
             tile t;
             t.job = job;
             t.rows = group_length(prows);
@@ -442,7 +274,7 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
           const int src = Bt.grid_rank(bp);
           if (src == me) continue;  // a local tile, planned above
           std::int64_t piece = 0;
-          for_each_piece(rsegs, csegs, region, columns_outer, [&](const auto& prows, const auto& pcols) {
+          detail::for_each_region_rectangle(rsegs, csegs, region, columns_outer, [&](const auto& prows, const auto& pcols) {
             tile t;
             t.job = job;
             t.rows = group_length(prows);
@@ -499,90 +331,9 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
   p->stats.plan_messages_seconds = messages_started.elapsed();
 
   p->jobs = std::move(jobs);
-  if (options.strategy == exchange_strategy::torus_routed) p->setup_torus_rounds();
   p->setup_exchange(comm);
   p->stats.plan_seconds = started.elapsed();
   return transform_plan(std::move(p));
-}
-
-void transform_plan::impl::setup_torus_rounds() {
-  // What torus_routed needs, checked on every rank and agreed before anything is built: a torus, one
-  // P x Q grid of all ranks under every layout, and this rank's messages only between pairs of the
-  // multi-phase transpose schedule of that grid, whose rounds then carry them.
-  const std::string needs = "; exchange_strategy::torus_routed needs a transpose between block-cyclic layouts with "
-                            "equal blocks on one P x Q grid of all ranks (A = op(B), both on that grid)";
-  std::string problem;
-  const grid_layout* grid = jobs.empty() ? nullptr : &jobs.front().a;
-  if (!options.torus)
-    problem = "exchange_strategy::torus_routed needs transform_options::torus (the torus network and the node "
-              "of every rank); it is null";
-  for (std::size_t k = 0; k < jobs.size() && problem.empty(); ++k)
-    for (const grid_layout* l : {&jobs[k].a, &jobs[k].b})
-      if (problem.empty() && (l->proc_rows() != grid->proc_rows() || l->proc_cols() != grid->proc_cols() ||
-                              l->grid_ranks() != grid->grid_ranks()))
-        problem = "job " + std::to_string(k) + ": the layouts of A and B are on different process grids (" +
-                  std::to_string(l->proc_rows()) + " x " + std::to_string(l->proc_cols()) + " vs " +
-                  std::to_string(grid->proc_rows()) + " x " + std::to_string(grid->proc_cols()) +
-                  " or other rank placement)" + needs;
-  std::vector<int> grid_index(static_cast<std::size_t>(nranks), -1);  // by rank: its row-major grid position
-  if (problem.empty() && grid) {
-    const std::vector<int>& ranks = grid->grid_ranks();
-    for (std::size_t g = 0; g < ranks.size() && problem.empty(); ++g) {
-      const int r = ranks[g];
-      if (r < 0 || r >= nranks || grid_index[static_cast<std::size_t>(r)] >= 0)
-        problem = "the process grid places rank " + std::to_string(r) + " twice or outside the communicator" + needs;
-      else
-        grid_index[static_cast<std::size_t>(r)] = static_cast<int>(g);
-    }
-    if (problem.empty() && static_cast<std::int64_t>(ranks.size()) != nranks)
-      problem = "the process grid is " + std::to_string(grid->proc_rows()) + " x " + std::to_string(grid->proc_cols()) +
-                " but the communicator has " + std::to_string(nranks) + " ranks" + needs;
-  }
-  std::vector<int> destination;
-  std::vector<std::int64_t> bytes;
-  if (problem.empty() && grid) {
-    const torus::transpose_schedule schedule = torus::multiphase_transpose_schedule(grid->proc_rows(), grid->proc_cols());
-    const auto me = static_cast<std::size_t>(grid_index[static_cast<std::size_t>(rank)]);
-    const std::vector<int>& ranks = grid->grid_ranks();
-    std::vector<std::size_t> send_of(static_cast<std::size_t>(nranks), no_message), recv_of = send_of;  // by peer
-    for (std::size_t i = 0; i < sends.size(); ++i) send_of[static_cast<std::size_t>(sends[i].rank)] = i;
-    for (std::size_t i = 0; i < recvs.size(); ++i) recv_of[static_cast<std::size_t>(recvs[i].rank)] = i;
-    std::size_t carried_sends = 0, carried_recvs = 0;
-    for (int k = 0; k < schedule.phases(); ++k) {
-      const int to = ranks[static_cast<std::size_t>(schedule.send_to[static_cast<std::size_t>(k)][me])];
-      const int from = ranks[static_cast<std::size_t>(schedule.receive_from[static_cast<std::size_t>(k)][me])];
-      const std::size_t s = to == rank ? no_message : send_of[static_cast<std::size_t>(to)];
-      const std::size_t r = from == rank ? no_message : recv_of[static_cast<std::size_t>(from)];
-      carried_sends += s != no_message;
-      carried_recvs += r != no_message;
-      destination.push_back(to);
-      bytes.push_back(s == no_message ? 0 : sends[s].bytes);
-      round_send.push_back(s);
-      round_recv.push_back(r);
-    }
-    auto position = [&](int r) {
-      const int g = grid_index[static_cast<std::size_t>(r)];
-      return "(" + std::to_string(g / grid->proc_cols()) + ", " + std::to_string(g % grid->proc_cols()) + ")";
-    };
-    // A message the schedule does not carry: name the first such peer.
-    auto unscheduled = [&](const std::vector<detail::peer_message>& messages, const std::vector<std::size_t>& carried,
-                           const char* verb) {
-      for (std::size_t i = 0; i < messages.size(); ++i)
-        if (std::find(carried.begin(), carried.end(), i) == carried.end())
-          return "rank " + std::to_string(rank) + " at grid position " + position(rank) + " " + verb + " rank " +
-                 std::to_string(messages[i].rank) + " at " + position(messages[i].rank) +
-                 ", a pair the multi-phase transpose schedule of the " + std::to_string(grid->proc_rows()) + " x " +
-                 std::to_string(grid->proc_cols()) + " grid never forms ((p, q) and (p', q') exchange only when p = q' "
-                 "and q = p' mod gcd(P, Q))" + needs;
-      return std::string();
-    };
-    if (carried_sends != sends.size())
-      problem = unscheduled(sends, round_send, "sends to");
-    else if (carried_recvs != recvs.size())
-      problem = unscheduled(recvs, round_recv, "receives from");
-  }
-  mpi::agree_on(comm.get(), mpi::error_kind::invalid_argument, problem);
-  torus_rounds = torus::make_routed_phases(comm.get(), *options.torus, destination, bytes, options.torus_routing);
 }
 
 }  // namespace redist

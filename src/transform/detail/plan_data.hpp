@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "../../layout/indices.hpp"
 #include "redist/layout/grid_layout.hpp"
 #include "redist/transform/kernels.hpp"
 #include "redist/transform/types.hpp"
@@ -14,12 +15,12 @@ namespace redist::detail {
 // A maximal 1-D run of consecutive rows (or columns) of a tile that is contiguous in the local storage
 // of the side(s) that touch it. `packed` is the run's first index inside the packed tile.
 struct run {
-  std::int64_t a_local = 0;  // first local index in A's storage (receiver / local tiles)
-  std::int64_t b_local = 0;  // first local index in op(B)'s storage (sender / local tiles)
+  local_index a_local;  // first local index in A's storage (receiver / local tiles)
+  local_index b_local;  // first local index in op(B)'s storage (sender / local tiles)
   std::int64_t packed = 0;
   std::int64_t length = 0;
-  std::int64_t a_block = 0;  // block row/column of A the run lies in (explicit storage lookup)
-  std::int64_t b_block = 0;  // block row/column of op(B) the run lies in
+  block_index a_block;  // block row/column of A the run lies in (explicit storage lookup)
+  block_index b_block;  // block row/column of op(B) the run lies in
 };
 
 // Where one rectangle of a layout lives: offset from the job's base pointer and strides.
@@ -34,12 +35,13 @@ struct storage_view {
   kernels::strided strides{1, 1};                          // regular storage
   std::unordered_map<std::uint64_t, placement> blocks;     // explicit storage: block_key -> placement
   std::int64_t block_cols = 0;
-  std::uint64_t block_key(std::int64_t block_row, std::int64_t block_col) const {
-    return static_cast<std::uint64_t>(block_row) * static_cast<std::uint64_t>(block_cols) +
-           static_cast<std::uint64_t>(block_col);
+  std::uint64_t block_key(block_index block_row, block_index block_col) const {
+    return static_cast<std::uint64_t>(block_row.value()) * static_cast<std::uint64_t>(block_cols) +
+           static_cast<std::uint64_t>(block_col.value());
   }
-  placement at(std::int64_t block_row, std::int64_t block_col, std::int64_t local_row,
-               std::int64_t local_col) const;
+  // The element (local_row, local_col) of block (block_row, block_col): explicit storage numbers local indices
+  // from the block's first element, regular storage from the local array's.
+  placement at(block_index block_row, block_index block_col, local_index local_row, local_index local_col) const;
 };
 
 // A rectangle of A moved from one rank to another (or within a rank): rows x cols in A's coordinates,

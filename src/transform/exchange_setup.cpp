@@ -1,0 +1,109 @@
+// Plan assembly after the messages are known: the exchange strategy (resolved and set up through the registry,
+// src/transform/strategies/), the private message buffers, and the store policy.
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "../memory/pages.hpp"
+#include "detail/plan_impl.hpp"
+#include "strategies/strategy.hpp"
+
+namespace redist {
+
+namespace {
+
+// This core's share of the largest cache it uses: the cache's size over the CPUs sharing it, read from
+// Linux's sysfs (glibc's sysconf reports the whole package's L3 on some virtual machines). 1 MiB where
+// the system does not say.
+std::int64_t read_cache_share() {
+  std::int64_t best = 0;
+  for (int index = 0; index < 16; ++index) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+    std::ifstream size_file(dir + "size"), type_file(dir + "type"), shared_file(dir + "shared_cpu_list");
+    if (!size_file) break;
+    std::string size_text, type, shared;
+    size_file >> size_text;
+    type_file >> type;
+    shared_file >> shared;
+    if (type == "Instruction" || size_text.empty()) continue;
+    std::int64_t bytes = std::strtoll(size_text.c_str(), nullptr, 10);
+    if (size_text.back() == 'K') bytes <<= 10;
+    if (size_text.back() == 'M') bytes <<= 20;
+    // "0-7,64-71": count the CPUs.
+    std::int64_t cpus = 0;
+    std::istringstream ranges(shared);
+    for (std::string range; std::getline(ranges, range, ',');) {
+      const auto dash = range.find('-');
+      cpus += dash == std::string::npos
+                  ? 1
+                  : std::strtoll(range.c_str() + dash + 1, nullptr, 10) - std::strtoll(range.c_str(), nullptr, 10) + 1;
+    }
+    if (bytes > 0) best = std::max(best, bytes / std::max<std::int64_t>(cpus, 1));
+  }
+  return best > 0 ? best : std::int64_t(1) << 20;
+}
+
+std::int64_t cache_share_bytes() {
+  static const std::int64_t share = read_cache_share();
+  return share;
+}
+
+}  // namespace
+
+transform_plan::impl::impl() = default;
+transform_plan::impl::~impl() = default;
+
+void transform_plan::impl::setup_exchange(MPI_Comm caller) {
+  const seconds_since started;
+  send_on_node.assign(sends.size(), 0);
+  recv_on_node.assign(recvs.size(), 0);
+  strategy = detail::resolve_strategy(*this, caller);
+  executor = detail::make_executor(strategy, *this, caller);
+  stats.plan_exchange_seconds = started.elapsed();
+  const seconds_since buffers_started;
+  lay_out_private_buffers();
+  stats.plan_buffers_seconds = buffers_started.elapsed();
+  choose_stores();
+}
+
+void transform_plan::impl::lay_out_private_buffers() {
+  // Message offsets inside the private buffers skip messages that go through node memory.
+  std::int64_t private_send_bytes = 0, private_recv_bytes = 0;
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    if (send_on_node[i]) continue;
+    sends[i].byte_offset = private_send_bytes;
+    private_send_bytes += sends[i].bytes;
+  }
+  for (std::size_t i = 0; i < recvs.size(); ++i) {
+    if (recv_on_node[i]) continue;
+    recvs[i].byte_offset = private_recv_bytes;
+    private_recv_bytes += recvs[i].bytes;
+  }
+  // Touched here so that page faults are paid by planning, not by the first execution.
+  send_buffer = memory::allocate_pages(private_send_bytes);
+  memory::touch_pages(send_buffer.get(), private_send_bytes);
+  recv_buffer = memory::allocate_pages(private_recv_bytes);
+  memory::touch_pages(recv_buffer.get(), private_recv_bytes);
+}
+
+void transform_plan::impl::choose_stores() {
+  switch (options.stores) {
+    case store_policy::cached: pack_stores = result_stores = kernels::store_hint::cached; break;
+    case store_policy::streaming: pack_stores = result_stores = kernels::store_hint::streaming; break;
+    case store_policy::automatic:
+      // Streaming stores skip the read of every destination line (packing a whole message ran 1.6x faster
+      // in isolation), but what they write comes from memory when it is read back. Only message buffers
+      // far larger than this core's share of the last-level cache are written that way: A is written
+      // with ordinary stores (streaming its runs made 4-rank identity redistributions of 8000^2 doubles
+      // 1.4-1.9x slower on a 16-core Xeon), and shared-memory ring slots always are. Decided per rank,
+      // no communication: the choice does not change results.
+      result_stores = kernels::store_hint::cached;
+      pack_stores = send_bytes > 8 * cache_share_bytes() ? kernels::store_hint::streaming : kernels::store_hint::cached;
+      break;
+  }
+  stats.streaming_stores = pack_stores == kernels::store_hint::streaming || result_stores == kernels::store_hint::streaming;
+}
+
+}  // namespace redist

@@ -1,0 +1,488 @@
+// The shared_memory strategy: messages to node peers stream through rings in a shared window (node_arena.hpp),
+// chunk by chunk, while off-node messages go point-to-point (point_to_point.hpp); where every node rank's B lies
+// in one node_buffer, node peers read it in place instead.
+#include <omp.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "../../mpi/agreement.hpp"
+#include "../../mpi/compat.hpp"
+#include "../detail/node_arena.hpp"
+#include "../detail/node_buffer_registry.hpp"
+#include "point_to_point.hpp"
+#include "strategy.hpp"
+
+namespace redist::detail {
+namespace {
+
+// Pieces, ring slots and counters start on cache lines: aligned vector access, and no line written by two ranks.
+constexpr std::int64_t cache_line = 64;
+
+std::int64_t align_to_line(std::int64_t bytes) {
+  return (bytes + cache_line - 1) / cache_line * cache_line;
+}
+
+// Trims runs to [first, first + count) of the tile's packed index and rebases them to the piece.
+std::vector<run> trim_runs(const std::vector<run>& runs, std::int64_t first, std::int64_t count) {
+  std::vector<run> out;
+  for (const run& r : runs) {
+    const std::int64_t lo = std::max(first, r.packed), hi = std::min(first + count, r.packed + r.length);
+    if (lo >= hi) continue;
+    run piece_run = sub_run(r, lo - r.packed, hi - lo);
+    piece_run.packed -= first;
+    out.push_back(piece_run);
+  }
+  return out;
+}
+
+// Cuts a tile into pieces of at most `max_elements` (at least one element), each a tile of its own
+// (packed compactly in the job's packing order; byte_offset left to the caller), visited along A's
+// order. When op(B)'s packing order and A's agree, a piece is a run of whole lines (long contiguous
+// runs on both sides); when they differ the unpack transposes, and pieces are near-square blocks so
+// that both its reads and its writes have runs of some length.
+void cut_tile(const tile& t, const job_plan& jp, std::int64_t max_elements, std::vector<tile>& out) {
+  if (t.rows * t.cols <= max_elements) {
+    out.push_back(t);
+    return;
+  }
+  const bool a_col_major = jp.a_order == storage_order::col_major;
+  std::int64_t piece_rows, piece_cols;
+  if (jp.packed_order == jp.a_order) {
+    // Whole lines of A's contiguous dimension where they fit.
+    if (a_col_major) {
+      piece_rows = std::min(t.rows, max_elements);
+      piece_cols = std::max<std::int64_t>(1, max_elements / piece_rows);
+    } else {
+      piece_cols = std::min(t.cols, max_elements);
+      piece_rows = std::max<std::int64_t>(1, max_elements / piece_cols);
+    }
+  } else {
+    const auto side = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::sqrt(static_cast<double>(max_elements))));
+    const std::int64_t cols0 = std::min(t.cols, side);
+    piece_rows = std::min(t.rows, std::max<std::int64_t>(1, max_elements / cols0));
+    piece_cols = std::max<std::int64_t>(1, max_elements / piece_rows);
+  }
+  piece_rows = std::min(piece_rows, t.rows);
+  piece_cols = std::min(piece_cols, t.cols);
+  auto one_piece = [&](std::int64_t r0, std::int64_t c0) {
+    tile p;
+    p.job = t.job;
+    p.rows = std::min(piece_rows, t.rows - r0);
+    p.cols = std::min(piece_cols, t.cols - c0);
+    p.row_runs = trim_runs(t.row_runs, r0, p.rows);
+    p.col_runs = trim_runs(t.col_runs, c0, p.cols);
+    out.push_back(std::move(p));
+  };
+  if (a_col_major) {
+    for (std::int64_t c0 = 0; c0 < t.cols; c0 += piece_cols)
+      for (std::int64_t r0 = 0; r0 < t.rows; r0 += piece_rows) one_piece(r0, c0);
+  } else {
+    for (std::int64_t r0 = 0; r0 < t.rows; r0 += piece_rows)
+      for (std::int64_t c0 = 0; c0 < t.cols; c0 += piece_cols) one_piece(r0, c0);
+  }
+}
+
+std::int64_t load_acquire(const std::int64_t* counter) { return __atomic_load_n(counter, __ATOMIC_ACQUIRE); }
+void store_release(std::int64_t* counter, std::int64_t value) { __atomic_store_n(counter, value, __ATOMIC_RELEASE); }
+
+// Messages to and from node peers stream through a ring of `ring_slots` slots in the sender's window segment,
+// chunk by chunk: the receiver unpacks a chunk while it is still in the cache, the sender refills the slot once it
+// is read (counters, no barrier), and the window stays small whatever the message sizes. A chunk is a run of whole
+// pieces (tiles cut along their packing order's outer dimension); sender and receiver cut their copies of a message
+// identically.
+class shared_memory_executor final : public transform_executor {
+ public:
+  shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller);
+  // Publishes where this rank's B of each job is (window header); the minima decide which jobs node peers read in
+  // place.
+  std::vector<std::uint64_t> before_agreement(const std::vector<job_buffers>* buffers) const override;
+  void reduce_without_agreement(std::vector<std::uint64_t>& values) const override;
+  void execute(const tile_ops& ops, const std::vector<std::uint64_t>& agreed) const override;
+
+ private:
+  static constexpr std::int64_t ring_slots = 4;
+  struct stream_chunk {
+    std::size_t first_piece = 0, end_piece = 0;
+  };
+  struct message_stream {
+    std::vector<tile> pieces;  // byte_offset: from the start of the piece's chunk
+    std::vector<stream_chunk> chunks;
+    std::int64_t slot_bytes = 0;
+    std::int64_t slots = 0;             // min(ring_slots, chunks): a short message needs no more
+    std::byte* ring = nullptr;          // in the sender's segment
+    std::int64_t* published = nullptr;  // chunks written, counted over all executions (sender's segment)
+    std::int64_t* consumed = nullptr;   // chunks read, likewise (receiver's segment)
+  };
+
+  void set_up_streams(transform_plan::impl& plan, MPI_Comm caller, const std::vector<int>& node_ranks);
+  // The node part of an execution: streams chunks to and from node peers and runs the local pieces, calling
+  // poll_off_node (true when it unpacked a message) while it waits.
+  void stream_on_node(const tile_ops& ops, const std::vector<char>& direct,
+                      const std::function<bool()>& poll_off_node) const;
+  // Per job read in place, where a node peer's B is and how it is stored.
+  void locate_peer_sources(const std::byte* peer_segment_base, const std::vector<char>& direct,
+                           std::vector<const void*>& peer_b, std::vector<storage_view>& peer_view) const;
+
+  // Segment layout of every rank: a header of int64 words (per node rank d: where my ring for d starts or -1, and
+  // how many chunks my message to d has; per job its op(B) storage strides (rs, cs; fixed at planning); per job
+  // where its B is this execution (rank in its node_buffer's window, byte offset in that segment; read by peers
+  // only for jobs agreed to be read directly)), then one cache line per node rank for `published`, one per node
+  // rank for `consumed`, then the rings.
+  std::int64_t header_words() const { return 2 * node_size + 4 * static_cast<std::int64_t>(plan_.job_plans.size()); }
+  std::size_t ring_offset_slot(int node_rank) const { return static_cast<std::size_t>(node_rank); }
+  std::size_t chunk_count_slot(int node_rank) const { return static_cast<std::size_t>(node_size + node_rank); }
+  std::size_t storage_slot(std::size_t job) const { return static_cast<std::size_t>(2 * node_size) + 2 * job; }
+  std::size_t location_slot(std::size_t job) const {
+    return static_cast<std::size_t>(2 * node_size) + 2 * plan_.job_plans.size() + 2 * job;
+  }
+  template <class Byte>
+  static Byte* header_slot(Byte* segment, std::size_t word) {
+    return segment + word * sizeof(std::int64_t);
+  }
+  std::int64_t counters_offset() const { return (header_words() * 8 + cache_line - 1) / cache_line * cache_line; }
+  std::int64_t* published_counter(std::byte* segment, int to_node_rank) const {
+    return reinterpret_cast<std::int64_t*>(segment + counters_offset() + to_node_rank * cache_line);
+  }
+  std::int64_t* consumed_counter(std::byte* segment, int from_node_rank) const {
+    return reinterpret_cast<std::int64_t*>(segment + counters_offset() + (node_size + from_node_rank) * cache_line);
+  }
+
+  const transform_plan::impl& plan_;
+  mpi::comm_handle node_comm;
+  int node_size = 0;
+  // This rank's segment, cut from the window of the caller's node; it goes back to the window with the executor
+  // (the last plan holding a window the communicator's cache no longer does frees it, collectively over the node:
+  // plans are destroyed in the same order on every rank, as any MPI object shared by a communicator).
+  arena_segment segment;
+  MPI_Win window = MPI_WIN_NULL;             // that window (not owned)
+  std::vector<message_stream> send_streams;  // per sends[i] (empty for peers on other nodes)
+  std::vector<message_stream> recv_streams;  // per recvs[i]
+  std::vector<tile> local_pieces;            // local tiles cut likewise: work between chunks
+  mutable std::int64_t executions = 0;       // completed executions: the counters' base
+  std::byte* my_segment = nullptr;
+  std::vector<const std::byte*> recv_segment;  // per recvs[i]: the sender's segment (nullptr off node)
+  // Where this rank's B of each job is this execution: from before_agreement to execute (a plan is not executed by
+  // two threads at once).
+  mutable std::vector<node_segment> my_b_segment_;
+};
+
+shared_memory_executor::shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller) : plan_(plan) {
+  node_comm = mpi::node_duplicate(caller);
+  // Node rank of every rank of comm (or MPI_UNDEFINED): O(P) per rank, computed once.
+  MPI_Group world_group, node_group;
+  REDIST_MPI_CHECK(MPI_Comm_group(plan.comm.get(), &world_group));
+  REDIST_MPI_CHECK(MPI_Comm_group(node_comm.get(), &node_group));
+  std::vector<int> world_ranks(static_cast<size_t>(plan.nranks)), node_ranks(static_cast<size_t>(plan.nranks));
+  for (int r = 0; r < plan.nranks; ++r) world_ranks[static_cast<size_t>(r)] = r;
+  REDIST_MPI_CHECK(MPI_Group_translate_ranks(world_group, plan.nranks, world_ranks.data(), node_group, node_ranks.data()));
+  REDIST_MPI_CHECK(MPI_Group_free(&world_group));
+  REDIST_MPI_CHECK(MPI_Group_free(&node_group));
+  set_up_streams(plan, caller, node_ranks);
+}
+
+void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm caller, const std::vector<int>& node_ranks) {
+  node_size = mpi::size(node_comm.get());
+  const int node_rank = mpi::rank(node_comm.get());
+  std::int64_t chunk_bytes = plan.options.stream_chunk_bytes;
+  if (chunk_bytes == 0) {
+    // Both ends of a stream must cut it alike, so the inputs are agreed over the node: the largest thread
+    // count, and the CPUs the node's ranks may run on (the union of their affinity masks).
+    std::int64_t threads = plan.options.num_threads > 0 ? plan.options.num_threads : omp_get_max_threads();
+    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &threads, 1, MPI_INT64_T, MPI_MAX, node_comm.get()));
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) CPU_ZERO(&cpus);
+    static_assert(sizeof(cpu_set_t) % sizeof(unsigned long) == 0, "cpu_set_t is a bit array of longs");
+    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof(cpus) / sizeof(unsigned long)),
+                                   MPI_UNSIGNED_LONG, MPI_BOR, node_comm.get()));
+    const std::int64_t node_cpus = CPU_COUNT(&cpus);
+    // 256 KiB per thread keeps a chunk in the cache between packing and unpacking. When the node runs
+    // more threads than it has CPUs, a rank waiting for a descheduled peer gives its core away, and each
+    // such switch costs more than small chunks save: 2 MiB per thread (measured on 4 ranks sharing 2 cores:
+    // 256 KiB chunks took 1.15-1.2x as long as whole messages, 2 MiB chunks 1.0-1.05x). Not for a one-shot
+    // plan: its rings are mostly fresh shared memory, and faulting in 4 slots of 2 MiB per node peer cost more
+    // than small chunks lose in one execution (pdgemr2d N = 8000 there: 0.2 s against 0.03 s).
+    const bool oversubscribed = node_cpus > 0 && node_size * threads > node_cpus;
+    chunk_bytes = (std::int64_t(oversubscribed && !plan.options.one_shot ? 2048 : 256) << 10) * threads;
+    plan.stats.one_shot_choices = plan.stats.one_shot_choices || (oversubscribed && plan.options.one_shot);
+  }
+  plan.stats.stream_chunk_bytes = chunk_bytes;
+  auto elem_size_of = [&](const tile& t) {
+    return static_cast<std::int64_t>(plan.job_plans[static_cast<size_t>(t.job)].elem_size);
+  };
+  // A stream's own format: the message's tiles cut into pieces, each packed compactly, 64-byte aligned,
+  // in chunks of consecutive pieces up to chunk_bytes (at least one piece). Sender and receiver derive it
+  // from the same global knowledge (tile extents, runs, orders), so they cut alike.
+  auto elements_in = [&](const tile& t) { return std::max<std::int64_t>(1, chunk_bytes / elem_size_of(t)); };
+  auto make_stream = [&](const peer_message& m) {
+    message_stream st;
+    for (const tile& t : m.tiles) cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], elements_in(t), st.pieces);
+    for (size_t first = 0; first < st.pieces.size();) {
+      std::int64_t offset = 0;
+      size_t last = first;
+      while (last < st.pieces.size()) {
+        tile& p = st.pieces[last];
+        const std::int64_t bytes = p.rows * p.cols * elem_size_of(p);
+        if (last > first && offset + bytes > chunk_bytes) break;
+        p.byte_offset = offset;
+        offset = align_to_line(offset + bytes);
+        ++last;
+      }
+      st.chunks.push_back({first, last});
+      st.slot_bytes = std::max(st.slot_bytes, offset);
+      first = last;
+    }
+    st.slots = std::min<std::int64_t>(ring_slots, static_cast<std::int64_t>(st.chunks.size()));
+    return st;
+  };
+  send_streams.assign(plan.sends.size(), message_stream{});
+  recv_streams.assign(plan.recvs.size(), message_stream{});
+  std::vector<std::int64_t> ring_offset(static_cast<size_t>(node_size), -1), chunk_count(static_cast<size_t>(node_size), 0);
+  std::int64_t segment_bytes = counters_offset() + 2 * node_size * cache_line;
+  for (size_t i = 0; i < plan.sends.size(); ++i) {
+    const int d = node_ranks[static_cast<size_t>(plan.sends[i].rank)];
+    if (d == MPI_UNDEFINED) continue;
+    plan.send_on_node[i] = 1;
+    ++plan.stats.peers_on_node;
+    send_streams[i] = make_stream(plan.sends[i]);
+    ring_offset[static_cast<size_t>(d)] = segment_bytes;
+    chunk_count[static_cast<size_t>(d)] = static_cast<std::int64_t>(send_streams[i].chunks.size());
+    segment_bytes += send_streams[i].slots * send_streams[i].slot_bytes;
+  }
+  for (size_t i = 0; i < plan.recvs.size(); ++i) {
+    if (node_ranks[static_cast<size_t>(plan.recvs[i].rank)] == MPI_UNDEFINED) continue;
+    plan.recv_on_node[i] = 1;
+    recv_streams[i] = make_stream(plan.recvs[i]);
+  }
+  for (const tile& t : plan.local_tiles) cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], elements_in(t), local_pieces);
+
+  reserve_node_segment(caller, node_comm.get(), segment_bytes, segment);
+  window = segment.arena->window();
+  std::byte* base = segment.arena->segment(node_rank) + segment.offset;
+  // Touched here so that page faults are paid by planning, not by the first execution; counters start at 0.
+  std::memset(base, 0, static_cast<size_t>(segment_bytes));
+  for (int d = 0; d < node_size; ++d) {
+    std::memcpy(header_slot(base, ring_offset_slot(d)), &ring_offset[static_cast<size_t>(d)], sizeof(std::int64_t));
+    std::memcpy(header_slot(base, chunk_count_slot(d)), &chunk_count[static_cast<size_t>(d)], sizeof(std::int64_t));
+  }
+  for (size_t j = 0; j < plan.job_plans.size(); ++j) {
+    const storage_view& v = plan.job_plans[j].b_view;
+    const std::int64_t storage[2] = {v.strides.rs, v.strides.cs};
+    std::memcpy(header_slot(base, storage_slot(j)), storage, sizeof(storage));
+  }
+  my_segment = base;
+  plan.stats.window_bytes = segment_bytes;
+  plan.stats.window_reused = segment.reused;
+  // Where every node rank's segment starts in its part of the window; gathered once every header is written.
+  REDIST_MPI_CHECK(MPI_Win_sync(window));
+  std::vector<std::int64_t> segment_offsets(static_cast<size_t>(node_size));
+  MPI_Request gathered = MPI_REQUEST_NULL;
+  REDIST_MPI_CHECK(MPI_Iallgather(&segment.offset, 1, MPI_INT64_T, segment_offsets.data(), 1, MPI_INT64_T,
+                                  node_comm.get(), &gathered));
+  REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
+  REDIST_MPI_CHECK(MPI_Win_sync(window));
+
+  auto segment_of = [&](int peer_node_rank) {
+    return segment.arena->segment(peer_node_rank) + segment_offsets[static_cast<size_t>(peer_node_rank)];
+  };
+  for (size_t i = 0; i < plan.sends.size(); ++i) {
+    if (!plan.send_on_node[i]) continue;
+    const int d = node_ranks[static_cast<size_t>(plan.sends[i].rank)];
+    message_stream& st = send_streams[i];
+    st.ring = base + ring_offset[static_cast<size_t>(d)];
+    st.published = published_counter(base, d);
+    st.consumed = consumed_counter(segment_of(d), node_rank);
+  }
+  recv_segment.assign(plan.recvs.size(), nullptr);
+  std::string mismatch;
+  for (size_t i = 0; i < plan.recvs.size(); ++i) {
+    if (!plan.recv_on_node[i]) continue;
+    const int s = node_ranks[static_cast<size_t>(plan.recvs[i].rank)];
+    std::byte* peer = segment_of(s);
+    std::int64_t offset = -1, chunks = 0;
+    std::memcpy(&offset, header_slot(peer, ring_offset_slot(node_rank)), sizeof(offset));
+    std::memcpy(&chunks, header_slot(peer, chunk_count_slot(node_rank)), sizeof(chunks));
+    message_stream& st = recv_streams[i];
+    if (offset < 0 || chunks != static_cast<std::int64_t>(st.chunks.size()))
+      mismatch = "node peer " + std::to_string(plan.recvs[i].rank) + " streams " + std::to_string(chunks) +
+                 " chunks to this rank, which expects " + std::to_string(st.chunks.size()) +
+                 " (were ranks given different transform_options::stream_chunk_bytes?)";
+    st.ring = peer + offset;
+    st.published = published_counter(peer, node_rank);
+    st.consumed = consumed_counter(base, s);
+    recv_segment[i] = peer;
+  }
+  mpi::agree_on(plan.comm.get(), mpi::error_kind::invalid_argument, mismatch);
+}
+
+void shared_memory_executor::reduce_without_agreement(std::vector<std::uint64_t>& values) const {
+  // Node peers must agree on which jobs they read in place; the node is whom that concerns.
+  REDIST_MPI_CHECK(MPI_Win_sync(window));
+  REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T,
+                                           MPI_MIN, node_comm.get()));
+}
+
+void shared_memory_executor::execute(const tile_ops& ops, const std::vector<std::uint64_t>& agreed) const {
+  // Jobs whose B sits in one node_buffer on every rank: node peers read it directly.
+  std::vector<char> direct(plan_.job_plans.size(), 0);
+  bool any_direct = false;
+  REDIST_MPI_CHECK(MPI_Win_sync(window));  // peers' headers are visible from here
+  for (size_t j = 0; j < plan_.job_plans.size(); ++j) {
+    const std::uint64_t lowest = agreed[2 * j], highest = ~agreed[2 * j + 1];
+    direct[j] = lowest != 0 && lowest == highest;
+    any_direct = any_direct || direct[j];
+  }
+  posted_messages off_node(plan_, ops);
+  stream_on_node(ops, direct, [&] { return off_node.unpack_next_arrival(false); });
+  off_node.finish();
+  if (any_direct) {
+    // Node peers read this rank's B until here: the caller may modify B once execute returns.
+    REDIST_MPI_CHECK(MPI_Win_sync(window));
+    REDIST_MPI_CHECK(mpi::barrier_yielding(node_comm.get()));
+  }
+}
+
+void shared_memory_executor::stream_on_node(const tile_ops& ops, const std::vector<char>& direct,
+                                            const std::function<bool()>& poll_off_node) const {
+  // Packing into a ring slot uses ordinary stores whatever the policy: the point is that the receiver
+  // finds the chunk in the cache.
+  const tile_ops ring_ops{ops.plans, ops.buffers, kernels::store_hint::cached, ops.result_stores};
+  const bool any_direct = std::any_of(direct.begin(), direct.end(), [](char d) { return d != 0; });
+  std::vector<std::vector<const void*>> peer_b(plan_.recvs.size());
+  std::vector<std::vector<storage_view>> peer_view(plan_.recvs.size());
+  if (any_direct)
+    for (size_t i = 0; i < plan_.recvs.size(); ++i) {
+      if (!plan_.recv_on_node[i]) continue;
+      peer_b[i].assign(plan_.job_plans.size(), nullptr);
+      peer_view[i].resize(plan_.job_plans.size());
+      locate_peer_sources(recv_segment[i], direct, peer_b[i], peer_view[i]);
+    }
+  // A chunk whose pieces are all read directly from B carries no data: it needs no slot. Without direct
+  // jobs every chunk carries data; with them the answer is kept per stream until the stream moves on, so
+  // that waiting passes do not rescan the chunk's pieces.
+  std::vector<signed char> send_data(plan_.sends.size(), -1), recv_data(plan_.recvs.size(), -1);
+  auto carries_data = [&](const message_stream& st, const stream_chunk& ch, signed char& known) {
+    if (!any_direct) return true;
+    if (known < 0) {
+      known = 0;
+      for (size_t k = ch.first_piece; k < ch.end_piece && !known; ++k)
+        known = !direct[static_cast<size_t>(st.pieces[k].job)];
+    }
+    return known != 0;
+  };
+  auto slot_of = [](const message_stream& st, std::int64_t serial) {
+    return st.ring + (serial % st.slots) * st.slot_bytes;
+  };
+  std::vector<std::size_t> produced(plan_.sends.size(), 0), consumed(plan_.recvs.size(), 0);
+  std::size_t next_local = 0;
+  // Every rank of the node runs this loop in the same execution; each pass moves at most one chunk per
+  // stream, so that what a peer packs is read soon after. Nothing here blocks: a sender waits for a free
+  // slot and a receiver for a published chunk by polling, doing local work or off-node messages instead.
+  for (;;) {
+    bool progress = false, pending = false;
+    for (size_t i : plan_.send_order) {
+      if (!plan_.send_on_node[i] || produced[i] == send_streams[i].chunks.size()) continue;
+      pending = true;
+      const message_stream& st = send_streams[i];
+      const stream_chunk& ch = st.chunks[produced[i]];
+      const std::int64_t serial = executions * static_cast<std::int64_t>(st.chunks.size()) +
+                                  static_cast<std::int64_t>(produced[i]);
+      const bool data = carries_data(st, ch, send_data[i]);
+      if (data && serial - load_acquire(st.consumed) >= st.slots) continue;  // the ring is full
+      if (data) {
+        std::byte* slot = slot_of(st, serial);
+        for (size_t k = ch.first_piece; k < ch.end_piece; ++k)
+          if (!direct[static_cast<size_t>(st.pieces[k].job)]) ring_ops.pack(st.pieces[k], slot);
+      }
+      store_release(st.published, serial + 1);
+      ++produced[i];
+      send_data[i] = -1;
+      progress = true;
+    }
+    for (size_t i = 0; i < plan_.recvs.size(); ++i) {
+      if (!plan_.recv_on_node[i] || consumed[i] == recv_streams[i].chunks.size()) continue;
+      pending = true;
+      const message_stream& st = recv_streams[i];
+      const stream_chunk& ch = st.chunks[consumed[i]];
+      const std::int64_t serial = executions * static_cast<std::int64_t>(st.chunks.size()) +
+                                  static_cast<std::int64_t>(consumed[i]);
+      const bool data = carries_data(st, ch, recv_data[i]);
+      if (data && load_acquire(st.published) <= serial) continue;  // not written yet
+      const std::byte* slot = slot_of(st, serial);
+      for (size_t k = ch.first_piece; k < ch.end_piece; ++k) {
+        const tile& piece = st.pieces[k];
+        const auto j = static_cast<size_t>(piece.job);
+        if (direct[j])
+          ops.direct(piece, peer_b[i][j], peer_view[i][j]);
+        else
+          ops.unpack(piece, slot);
+      }
+      store_release(st.consumed, serial + 1);
+      ++consumed[i];
+      recv_data[i] = -1;
+      progress = true;
+    }
+    if (!progress && next_local < local_pieces.size()) {
+      ops.local(local_pieces[next_local++]);
+      progress = true;
+    }
+    if (!pending && next_local == local_pieces.size()) break;
+    // Oversubscribed nodes: let the peer this rank waits for run.
+    if (!progress && !poll_off_node()) sched_yield();
+  }
+  ++executions;
+}
+
+std::vector<std::uint64_t> shared_memory_executor::before_agreement(const std::vector<job_buffers>* buffers) const {
+  // Per job, where this rank's B is (rank in its node_buffer's window, offset) goes into the segment
+  // header, and (token, ~token) into the values whose minimum over the ranks is taken: min(token) and
+  // ~max(token). A job is read directly when they agree on a nonzero token: every rank's B is in the same
+  // allocation (so every rank also holds its window). Token 0: B not in a node_buffer, irregular
+  // storage, alpha == 0 (B not read) or bad buffers (the execution throws anyway).
+  const size_t jobs_count = plan_.job_plans.size();
+  std::vector<std::uint64_t> tokens(2 * jobs_count, 0);
+  my_b_segment_.assign(jobs_count, node_segment{});
+  for (size_t j = 0; j < jobs_count; ++j) {
+    std::int64_t location[2] = {0, 0};
+    node_segment& seg = my_b_segment_[j];
+    const bool readable = buffers != nullptr && (*buffers)[j].alpha != scalar(0.0, 0.0) &&
+                          plan_.job_plans[j].b_view.kind == storage_kind::regular &&
+                          find_node_segment((*buffers)[j].b, seg);
+    if (readable) {
+      location[0] = seg.rank_in_window;
+      location[1] = static_cast<const std::byte*>((*buffers)[j].b) - seg.begin;
+    }
+    std::memcpy(header_slot(my_segment, location_slot(j)), location, sizeof(location));
+    tokens[2 * j] = readable ? seg.token : 0;
+    tokens[2 * j + 1] = ~tokens[2 * j];
+  }
+  return tokens;
+}
+
+void shared_memory_executor::locate_peer_sources(const std::byte* peer_segment_base, const std::vector<char>& direct,
+                                                 std::vector<const void*>& peer_b,
+                                                 std::vector<storage_view>& peer_view) const {
+  for (size_t j = 0; j < plan_.job_plans.size(); ++j) {
+    if (!direct[j]) continue;
+    std::int64_t storage[2], location[2];
+    std::memcpy(storage, header_slot(peer_segment_base, storage_slot(j)), sizeof(storage));
+    std::memcpy(location, header_slot(peer_segment_base, location_slot(j)), sizeof(location));
+    // Every rank of the node found its B in the same allocation, so this rank holds its window too.
+    peer_b[j] = peer_segment(my_b_segment_[j], static_cast<int>(location[0])) + location[1];
+    peer_view[j].kind = storage_kind::regular;
+    peer_view[j].strides = kernels::strided{storage[0], storage[1]};
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<transform_executor> make_shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller) {
+  return std::make_unique<shared_memory_executor>(plan, caller);
+}
+
+}  // namespace redist::detail

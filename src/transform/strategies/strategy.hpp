@@ -1,0 +1,38 @@
+#pragma once
+// (internal) The exchange strategies of a transform plan as objects. A strategy moves the plan's messages its own
+// way: its constructor does the set-up at plan time (collective where it must be), execute() runs at every
+// execution. The one registry (registry.cpp) maps exchange_strategy to a strategy: adding one touches its own
+// file and that table.
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "../detail/plan_impl.hpp"
+#include "../tile_ops.hpp"
+
+namespace redist::detail {
+
+class transform_executor {
+ public:
+  virtual ~transform_executor() = default;
+  // On every rank before the agreement that precedes each execution: values the strategy needs minimised over
+  // the ranks (shared_memory: whether every rank's B lies in one node_buffer). buffers: null where this rank's
+  // buffers are wrong (the execution then throws on every rank after the agreement).
+  virtual std::vector<std::uint64_t> before_agreement(const std::vector<job_buffers>* /*buffers*/) const { return {}; }
+  // Where the plan skips that agreement (transform_options::check_consistency off), the strategy reduces its
+  // values itself, over whom it needs.
+  virtual void reduce_without_agreement(std::vector<std::uint64_t>& /*values*/) const {}
+  // Moves every message and applies every tile. agreed: before_agreement's values, minimised over the ranks.
+  virtual void execute(const tile_ops& ops, const std::vector<std::uint64_t>& agreed) const = 0;
+};
+
+// The automatic choice (collective): shared_memory or point_to_point by message volume; any other value as is.
+exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller);
+// The registry: the executor of a resolved strategy, set up (collective). caller: the communicator make_plan was
+// given (node-level state is cached on it).
+std::unique_ptr<transform_executor> make_executor(exchange_strategy strategy, transform_plan::impl& plan,
+                                                  MPI_Comm caller);
+
+}  // namespace redist::detail
