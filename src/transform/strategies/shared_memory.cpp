@@ -378,6 +378,10 @@ void shared_memory_executor::stream_on_node(const tile_ops& ops, const std::vect
   auto slot_of = [](const message_stream& st, std::int64_t serial) {
     return st.ring + (serial % st.slots) * st.slot_bytes;
   };
+  // A chunk's number over all executions, which the counters count.
+  auto serial_of = [&](const message_stream& st, std::size_t chunk) {
+    return executions * static_cast<std::int64_t>(st.chunks.size()) + static_cast<std::int64_t>(chunk);
+  };
   std::vector<std::size_t> produced(plan_.sends.size(), 0), consumed(plan_.recvs.size(), 0);
   std::size_t next_local = 0;
   // Every rank of the node runs this loop in the same execution; each pass moves at most one chunk per
@@ -390,8 +394,7 @@ void shared_memory_executor::stream_on_node(const tile_ops& ops, const std::vect
       pending = true;
       const message_stream& st = send_streams[i];
       const stream_chunk& ch = st.chunks[produced[i]];
-      const std::int64_t serial = executions * static_cast<std::int64_t>(st.chunks.size()) +
-                                  static_cast<std::int64_t>(produced[i]);
+      const std::int64_t serial = serial_of(st, produced[i]);
       const bool data = carries_data(st, ch, send_data[i]);
       if (data && serial - load_acquire(st.consumed) >= st.slots) continue;  // the ring is full
       if (data) {
@@ -409,8 +412,7 @@ void shared_memory_executor::stream_on_node(const tile_ops& ops, const std::vect
       pending = true;
       const message_stream& st = recv_streams[i];
       const stream_chunk& ch = st.chunks[consumed[i]];
-      const std::int64_t serial = executions * static_cast<std::int64_t>(st.chunks.size()) +
-                                  static_cast<std::int64_t>(consumed[i]);
+      const std::int64_t serial = serial_of(st, consumed[i]);
       const bool data = carries_data(st, ch, recv_data[i]);
       if (data && load_acquire(st.published) <= serial) continue;  // not written yet
       const std::byte* slot = slot_of(st, serial);
