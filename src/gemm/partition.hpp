@@ -14,8 +14,8 @@
 //          rank (i, j, l).
 //   C:     rows of sub-part (i, s) x the columns of sub-part (j, t), those split into grid_k pieces: piece l
 //          on rank (i, j, l) (where the sum over the grid_k layers is scattered).
-// Ranges are positions in an order of each dimension (gemm.cpp's dimension_order: the input's blocks grouped by
-// owner), so a native part may be several global runs; the schedule only needs the sizes.
+// Ranges are positions in an order of each dimension (native_layout.hpp's dimension_order: the input's blocks
+// grouped by owner), so a native part may be several global runs; the schedule only needs the sizes.
 // Each native block is stored column-major with its own row count as leading dimension, blocks one after
 // another, so a piece of a panel is always one contiguous run of memory.
 #include <algorithm>

@@ -1,0 +1,72 @@
+#pragma once
+// The state of a gemm_plan: built by make_gemm_plan (gemm.cpp), the round loop's part laid out and run by
+// rounds.cpp.
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "native_layout.hpp"
+#include "rounds.hpp"
+#include "../mpi/checked.hpp"
+#include "redist/gemm/gemm.hpp"
+
+namespace redist {
+
+struct gemm_plan::impl {
+  gemm_description description;
+  gemm_options options;
+  gemm_statistics stats;
+  mpi::comm_handle comm;
+  std::int64_t m = 0, n = 0, k = 0;
+  std::size_t element_bytes = 0;
+  MPI_Datatype mpi_type = MPI_DATATYPE_NULL;
+
+  // Native layouts and the transforms through them.
+  grid_layout a_native, b_native, c_native;
+  transform_plan into_native;    // op(A) -> A native, op(B) -> B native (absent when k == 0 or C is empty)
+  transform_plan out_of_native;  // C = C native + beta * C (absent when C is empty or written in place)
+  bool has_into = false, has_out = false;
+  // C's layout is the native one on every rank (grid_k = 1): the multiply writes the user's C with beta.
+  bool c_in_place = false;
+
+  // The multiply (this rank's part; empty when idle).
+  bool idle = true;
+  gemm_detail::grid_coordinates me;
+  mpi::comm_handle row_comm;    // ranks (i, *, l): gather op(A) panels
+  mpi::comm_handle col_comm;    // ranks (*, j, l): gather op(B) panels
+  mpi::comm_handle layer_comm;  // ranks (i, j, *): sum C along k
+  std::vector<gemm_detail::round_step> steps;
+  std::vector<gemm_detail::c_block> c_blocks;  // in (s, t) order
+  std::int64_t a_panel_capacity = 0, b_panel_capacity = 0, accumulator_elements = 0;
+  mutable gemm_detail::buffer a_store, b_store, c_store, accumulator, a_panels, b_panels;
+  mutable gemm_execution_profile last_execution;
+  MPI_Win a_window = MPI_WIN_NULL, b_window = MPI_WIN_NULL;
+
+  ~impl() {
+    if (mpi::finalized()) return;
+    if (a_window != MPI_WIN_NULL) MPI_Win_free(&a_window);
+    if (b_window != MPI_WIN_NULL) MPI_Win_free(&b_window);
+  }
+
+  std::byte* at(gemm_detail::buffer& b, std::int64_t elements) const {
+    return b.data() + elements * static_cast<std::int64_t>(element_bytes);
+  }
+
+  // Plan time, on a rank with a grid position: the steps and C blocks in execution order with the panel and
+  // accumulator buffers (`parts` and `mine` place this rank's native blocks), then the statistics' counts of
+  // the traffic they cause.
+  void lay_out_rounds(const gemm_detail::cuts& cut, const gemm_detail::native_parts& parts,
+                      const gemm_detail::part_orders& mine);
+  void count_multiply_traffic();
+  // Plan time, collective over comm: the one-sided panel windows.
+  void make_panel_windows();
+
+  // Fills last_execution's multiply, panel_wait and reduction. `c` and beta: the user's C (c_in_place only).
+  void multiply(void* c, scalar alpha, scalar beta) const;
+  void start_gather(const gemm_detail::round_step& step, int slot, std::vector<MPI_Request>& requests) const;
+  void put_panels(const gemm_detail::round_step& step, int slot) const;
+};
+
+}  // namespace redist

@@ -1,0 +1,278 @@
+// The round loop: laid out at plan time (steps, C blocks, buffers, windows, traffic counts) and run by every
+// execution (panels gathered along the grid lines, BLAS on each step, partial C summed along k).
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "local_blas.hpp"
+#include "plan_impl.hpp"
+#include "../mpi/agreement.hpp"
+#include "../mpi/compat.hpp"
+#include "../mpi/checked.hpp"
+#include "../transform/detail/plan_impl.hpp"  // seconds_since
+
+namespace redist {
+
+using gemm_detail::buffer;
+using gemm_detail::c_block;
+using gemm_detail::local_gemm;
+using gemm_detail::panel_gather;
+using gemm_detail::range;
+using gemm_detail::round_step;
+using gemm_detail::sub_range;
+
+namespace {
+
+// The gather of a panel of `height` rows whose `columns` are cut into one piece per member of a grid line
+// (partition.hpp): piece x is `height` x its columns, at its place in the column-major panel.
+panel_gather gather_of(std::int64_t height, range columns, int members, int mine, std::int64_t my_offset) {
+  panel_gather g;
+  g.my_offset = my_offset;
+  g.my_count = height * sub_range(columns, members, mine).size;
+  for (int x = 0; x < members; ++x) {
+    const range piece = sub_range(columns, members, x);
+    g.counts.push_back(height * piece.size);
+    g.displacements.push_back(height * (piece.begin - columns.begin));
+  }
+  g.total = height * columns.size;
+  return g;
+}
+
+}  // namespace
+
+void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_detail::native_parts& parts,
+                                     const gemm_detail::part_orders& mine) {
+  const gemm_schedule& s = cut.s;
+  const gemm_detail::grid_coordinates at = me;
+  // Native offsets of this rank's blocks (sub, r) of op(A), (r, sub) of op(B) and (sm, sn) of C.
+  const std::vector<std::int64_t> a_offsets = gemm_detail::part_offsets(parts.a, mine.a),
+                                  b_offsets = gemm_detail::part_offsets(parts.b, mine.b),
+                                  c_offsets = gemm_detail::part_offsets(parts.c, mine.c);
+  const auto rounds = static_cast<std::size_t>(s.rounds), seq_n = static_cast<std::size_t>(s.sequential_n);
+  for (int sm = 0; sm < s.sequential_m; ++sm)
+    for (int sn = 0; sn < s.sequential_n; ++sn) {
+      const range rows = cut.m_sub(at.i, sm), cols = cut.n_sub(at.j, sn);
+      c_block cb;
+      cb.rows = rows.size;
+      cb.cols = cols.size;
+      for (int l = 0; l < s.grid_k; ++l) cb.counts.push_back(rows.size * sub_range(cols, s.grid_k, l).size);
+      cb.native_offset = c_offsets[c_blocks.size()];
+      c_blocks.push_back(cb);
+      accumulator_elements = std::max(accumulator_elements, rows.size * cols.size);
+      for (std::int64_t r = 0; r < s.rounds; ++r) {
+        const range depth = cut.k_round(at.l, r);
+        const auto round = static_cast<std::size_t>(r);
+        round_step step;
+        step.block = c_blocks.size() - 1;
+        step.rows = rows.size;
+        step.cols = cols.size;
+        step.depth = depth.size;
+        step.a = gather_of(rows.size, depth, s.grid_n, at.j, a_offsets[static_cast<std::size_t>(sm) * rounds + round]);
+        step.b = gather_of(depth.size, cols, s.grid_m, at.i, b_offsets[round * seq_n + static_cast<std::size_t>(sn)]);
+        step.last_of_block = r + 1 == s.rounds;
+        a_panel_capacity = std::max(a_panel_capacity, step.a.total);
+        b_panel_capacity = std::max(b_panel_capacity, step.b.total);
+        steps.push_back(std::move(step));
+      }
+    }
+  if (options.communication == gemm_communication::two_sided) {
+    const auto prepare = [&](panel_gather& g) {
+      g.gather = mpi::allgatherv_args(g.my_count, g.counts, g.displacements, mpi_type);
+    };
+    for (round_step& step : steps) {
+      if (s.grid_n > 1) prepare(step.a);
+      if (s.grid_m > 1) prepare(step.b);
+    }
+  }
+  const int slots = options.overlap ? 2 : 1;
+  const auto eb = static_cast<std::int64_t>(element_bytes);
+  if (s.grid_k > 1) accumulator = buffer(accumulator_elements * eb);
+  if (s.grid_n > 1) a_panels = buffer(slots * a_panel_capacity * eb);
+  else a_panel_capacity = 0;
+  if (s.grid_m > 1) b_panels = buffer(slots * b_panel_capacity * eb);
+  else b_panel_capacity = 0;
+}
+
+// Elements and messages per execution. Received: every panel piece but this rank's own, and the reduction's
+// partial sums as the schedule counts them (its communicated_elements). Sent: each of this rank's pieces
+// once to every rank of the line that needs it. Messages as if each piece went straight to its destination
+// (the MPI's collective algorithms may route them otherwise).
+void gemm_plan::impl::count_multiply_traffic() {
+  const gemm_schedule& s = stats.schedule;
+  traffic_statistics& t = stats.multiply;
+  const auto others_with_data = [](const std::vector<std::int64_t>& counts, std::int64_t mine) {
+    const auto with_data = std::count_if(counts.begin(), counts.end(), [](std::int64_t c) { return c > 0; });
+    return static_cast<std::int64_t>(with_data) - (mine > 0 ? 1 : 0);
+  };
+  const auto gathered = [&](const panel_gather& g, int line) {
+    if (line <= 1) return;
+    t.bytes_received += g.total - g.my_count;
+    t.bytes_sent += g.my_count * (line - 1);
+    t.messages_received += others_with_data(g.counts, g.my_count);
+    t.messages_sent += g.my_count > 0 ? line - 1 : 0;
+  };
+  for (const round_step& step : steps) {
+    gathered(step.a, s.grid_n);
+    gathered(step.b, s.grid_m);
+  }
+  if (s.grid_k > 1)
+    for (const c_block& cb : c_blocks) {
+      const std::int64_t mine = cb.counts[static_cast<size_t>(me.l)];
+      t.bytes_received += cb.rows * cb.cols - mine;
+      t.bytes_sent += cb.rows * cb.cols - mine;
+      t.messages_received += mine > 0 ? s.grid_k - 1 : 0;
+      t.messages_sent += others_with_data(cb.counts, mine);
+    }
+  t.bytes_received *= static_cast<std::int64_t>(element_bytes);
+  t.bytes_sent *= static_cast<std::int64_t>(element_bytes);
+}
+
+void gemm_plan::impl::make_panel_windows() {
+  const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed, MPI_Win& window) {
+    if (!needed || line == MPI_COMM_NULL) return;
+    MPI_Win made = MPI_WIN_NULL;
+    const int created = MPI_Win_create(panels.data(), static_cast<MPI_Aint>(panels.bytes()),
+                                       static_cast<int>(element_bytes), MPI_INFO_NULL, line, &made);
+    // Owned before the check: a window that exists on every rank is freed by the plan on every rank, also
+    // when the check fails on one of them (the others would wait in MPI_Win_free otherwise).
+    window = made;
+    mpi::check(created, "MPI_Win_create(panels, line)");
+    REDIST_MPI_CHECK(MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN));  // fences report, as calls on comms
+  };
+  // Made by every rank and agreed on: an MPI may fail to make a window on some ranks only (Open MPI 4.1's
+  // osc/rdma, docs/mpi.md), and the others would then wait in the first fence.
+  const gemm_schedule& s = stats.schedule;
+  mpi::agreement windows(comm.get());
+  windows.collective([&] { window_over(a_panels, row_comm.get(), s.grid_n > 1, a_window); });
+  windows.collective([&] { window_over(b_panels, col_comm.get(), s.grid_m > 1, b_window); });
+  windows.conclude();
+}
+
+void gemm_plan::impl::start_gather(const round_step& step, int slot, std::vector<MPI_Request>& requests) const {
+  const auto gather = [&](const panel_gather& g, buffer& store, buffer& panels, std::int64_t capacity,
+                          MPI_Comm line) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    g.gather.start(at(store, g.my_offset), at(panels, slot * capacity), line, &request);
+    requests.push_back(request);
+  };
+  if (stats.schedule.grid_n > 1) gather(step.a, a_store, a_panels, a_panel_capacity, row_comm.get());
+  if (stats.schedule.grid_m > 1) gather(step.b, b_store, b_panels, b_panel_capacity, col_comm.get());
+}
+
+void gemm_plan::impl::put_panels(const round_step& step, int slot) const {
+  const auto put = [&](const panel_gather& g, buffer& store, std::int64_t capacity, MPI_Comm line, MPI_Win window) {
+    const int members = mpi::size(line), mine = mpi::rank(line);
+    if (g.my_count == 0) return;
+    for (int target = 0; target < members; ++target)
+      mpi::put(at(store, g.my_offset), g.my_count, mpi_type, target,
+               slot * capacity + g.displacements[static_cast<size_t>(mine)], window);
+  };
+  if (stats.schedule.grid_n > 1) put(step.a, a_store, a_panel_capacity, row_comm.get(), a_window);
+  if (stats.schedule.grid_m > 1) put(step.b, b_store, b_panel_capacity, col_comm.get(), b_window);
+}
+
+// Narrowest column strip of a multiply that is cut so that pending gathers progress between strips (BLAS
+// keeps its rate on strips this wide).
+constexpr std::int64_t progress_strip_columns = 128;
+
+void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
+  last_execution.multiply = last_execution.panel_wait = last_execution.reduction = 0;
+  if (idle || steps.empty()) return;
+  const gemm_schedule& s = stats.schedule;
+  const bool gather_a = s.grid_n > 1, gather_b = s.grid_m > 1;
+  const bool one_sided = options.communication == gemm_communication::one_sided;
+  const int slots = options.overlap ? 2 : 1;
+  const auto fence_all = [&](int assertions) {
+    if (gather_a) REDIST_MPI_CHECK(MPI_Win_fence(assertions, a_window));
+    if (gather_b) REDIST_MPI_CHECK(MPI_Win_fence(assertions, b_window));
+  };
+  std::vector<MPI_Request> pending;
+  // Brings step q's panels into slot q % slots; with overlap the next step's travel while this one multiplies.
+  const auto issue = [&](size_t q) {
+    const int slot = static_cast<int>(q % static_cast<size_t>(slots));
+    if (one_sided) put_panels(steps[q], slot);
+    else start_gather(steps[q], slot, pending);
+  };
+  const auto complete = [&]() {
+    const seconds_since waiting;
+    if (one_sided) {
+      fence_all(0);
+    } else if (!pending.empty()) {
+      REDIST_MPI_CHECK(mpi::wait_all_yielding(static_cast<int>(pending.size()), pending.data()));
+      pending.clear();
+    }
+    last_execution.panel_wait += waiting.elapsed();
+  };
+  const bool communicates = gather_a || gather_b;
+  if (one_sided && communicates) fence_all(MPI_MODE_NOPRECEDE);
+  if (communicates && options.overlap) {
+    issue(0);
+    complete();
+  }
+  bool block_started = false;
+  for (size_t q = 0; q < steps.size(); ++q) {
+    const round_step& step = steps[q];
+    const int slot = static_cast<int>(q % static_cast<size_t>(slots));
+    if (communicates) {
+      if (options.overlap) {
+        if (q + 1 < steps.size()) issue(q + 1);
+      } else {
+        // One buffer: a target may still multiply step q - 1 out of it until everyone passes a fence.
+        if (one_sided && q > 0) fence_all(0);
+        issue(q);
+        complete();
+      }
+    }
+    const c_block& cb = c_blocks[step.block];
+    std::byte* c_target = s.grid_k > 1 ? at(accumulator, 0)
+                          : c_in_place ? static_cast<std::byte*>(c) + cb.native_offset * static_cast<std::int64_t>(element_bytes)
+                                       : at(c_store, cb.native_offset);
+    // The first round of a block overwrites it (or, in place, scales the user's C by beta), later ones add.
+    const scalar first_beta = c_in_place ? beta : scalar(0.0);
+    if (step.depth > 0 && step.rows > 0 && step.cols > 0) {
+      const std::byte* a_panel =
+          gather_a ? at(a_panels, slot * a_panel_capacity) : at(a_store, step.a.my_offset);
+      const std::byte* b_panel =
+          gather_b ? at(b_panels, slot * b_panel_capacity) : at(b_store, step.b.my_offset);
+      // An MPI without asynchronous progress moves the next step's panels only inside MPI calls: the multiply
+      // goes in column strips with a test of the gathers between them, so that their hand-shakes and copies
+      // advance while this step computes instead of after it.
+      const bool progress = !one_sided && !pending.empty();
+      const std::int64_t strip = progress ? std::max<std::int64_t>(progress_strip_columns, (step.cols + 7) / 8) : step.cols;
+      for (std::int64_t c0 = 0; c0 < step.cols; c0 += strip) {
+        const seconds_since multiplying;
+        local_gemm(description.type, step.rows, std::min(strip, step.cols - c0), step.depth, alpha, a_panel, step.rows,
+                   b_panel + c0 * step.depth * static_cast<std::int64_t>(element_bytes), step.depth,
+                   block_started ? scalar(1.0) : first_beta,
+                   c_target + c0 * step.rows * static_cast<std::int64_t>(element_bytes), step.rows);
+        last_execution.multiply += multiplying.elapsed();
+        if (progress && c0 + strip < step.cols) {
+          const seconds_since testing;
+          int done = 0;
+          REDIST_MPI_CHECK(MPI_Testall(static_cast<int>(pending.size()), pending.data(), &done, MPI_STATUSES_IGNORE));
+          last_execution.panel_wait += testing.elapsed();
+        }
+      }
+      block_started = true;
+    }
+    if (communicates && options.overlap) complete();  // the next step's panels (and, one-sided, the epoch)
+    if (step.last_of_block) {
+      if (!block_started && cb.rows * cb.cols > 0) {  // no round of this layer had any k: the product is 0
+        if (c_in_place)
+          local_gemm(description.type, cb.rows, cb.cols, 0, alpha, nullptr, cb.rows, nullptr, 1, beta, c_target, cb.rows);
+        else
+          std::memset(c_target, 0, static_cast<size_t>(cb.rows * cb.cols) * element_bytes);
+      }
+      if (s.grid_k > 1) {
+        const seconds_since reducing;
+        mpi::reduce_scatter(c_target, at(c_store, cb.native_offset), cb.counts.data(), mpi_type, MPI_SUM,
+                            layer_comm.get());
+        last_execution.reduction += reducing.elapsed();
+      }
+      block_started = false;
+    }
+  }
+  if (one_sided && communicates) fence_all(MPI_MODE_NOSUCCEED);
+}
+
+}  // namespace redist

@@ -1,0 +1,53 @@
+#pragma once
+// What the round loop works through (rounds.cpp): per step, the panels gathered along the grid lines and the
+// local multiply; per C block, its reduction along k. Laid out once per plan, reused by every execution.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "../mpi/compat.hpp"
+
+namespace redist::gemm_detail {
+
+// Allocated once per plan and reused by every execution (paper Section 7.5). 64-byte aligned.
+class buffer {
+ public:
+  buffer() = default;
+  explicit buffer(std::int64_t bytes) : storage_(static_cast<size_t>((bytes + 63) / 64)) {}
+  std::byte* data() { return storage_.empty() ? nullptr : reinterpret_cast<std::byte*>(storage_.data()); }
+  std::int64_t bytes() const { return static_cast<std::int64_t>(storage_.size()) * 64; }
+
+ private:
+  struct alignas(64) line {
+    std::byte b[64];
+  };
+  std::vector<line> storage_;
+};
+
+// One gather of a panel along a grid line: this rank's piece and every member's piece (counts and
+// displacements in elements within the panel).
+struct panel_gather {
+  std::int64_t my_offset = 0;  // of this rank's piece in its native storage: the panel itself when no gather is needed
+  std::int64_t my_count = 0;
+  std::vector<std::int64_t> counts;
+  std::vector<std::int64_t> displacements;
+  std::int64_t total = 0;  // elements of the panel
+  mpi::allgatherv_args gather;  // two-sided: the counts in the form the MPI takes
+};
+
+// One step of the round loop: the panels of sub-parts (s, t) and one round.
+struct round_step {
+  std::size_t block = 0;  // the C block (s, t): index into the plan's c_blocks
+  std::int64_t rows = 0, cols = 0, depth = 0;  // the local multiply: rows x depth times depth x cols
+  panel_gather a, b;
+  bool last_of_block = false;  // the C block is complete after this step
+};
+
+// Where C block (s, t) lives and how it is scattered along k.
+struct c_block {
+  std::int64_t rows = 0, cols = 0;
+  std::int64_t native_offset = 0;    // this rank's piece in the native C storage
+  std::vector<std::int64_t> counts;  // per layer l: rows * piece columns (the reduce-scatter's counts)
+};
+
+}  // namespace redist::gemm_detail
