@@ -20,11 +20,10 @@
 namespace redist::exchange::inplace_detail {
 namespace {
 
+using slots::data_tag;
 using slots::fragment;
 using slots::fragment_list;
-
-constexpr int meta_tag = 1;  // fragment lists
-constexpr int data_tag = 2;  // swap_in_place (it also uses data_tag + 1)
+using slots::list_tag;
 
 std::int64_t common_slots(const problem& p) {
   std::int64_t m = 0;
@@ -77,7 +76,7 @@ std::int64_t lower_share(const fragment_list& lower, const fragment_list& upper,
 void merge_split(bitonic_state& s, int peer, counters& c) {
   const problem& p = s.p;
   const bool lower = p.rank < peer;
-  const auto theirs = slots::exchange_lists(p.comm, peer, meta_tag, s.list, c);
+  const auto theirs = slots::exchange_lists(p.comm, peer, list_tag, s.list, c);
   const std::int64_t x = lower ? lower_share(s.list, theirs, s.m) : lower_share(theirs, s.list, s.m);
   s.peak.note(s.list.size() + theirs.size());
   if (x == s.m) return;  // already split: the lower block's slots all precede the upper block's

@@ -18,11 +18,10 @@
 namespace redist::exchange::inplace_detail {
 namespace {
 
+using slots::data_tag;
 using slots::fragment;
 using slots::fragment_list;
-
-constexpr int meta_tag = 1;  // fragment lists
-constexpr int data_tag = 2;  // swap_in_place (it also uses data_tag + 1)
+using slots::list_tag;
 
 // Owner j has max(S_j, R_j) slots: enough to start with its sends and to end with its receives.
 slots::layout pairwise_layout(const problem& p) {
@@ -106,14 +105,14 @@ std::int64_t pairwise_schedule(const problem& p, counters& c, bool move_data) {
       for (std::size_t k = 0; k < list.size(); ++k) give[k] = l.owner(list[k].key) == peer ? 1 : 0;
       c.bytes_local +=
           slots::move_to_tail(p.buf, p.extent, list, give, given, p.work, p.work_bytes, move_data, l);
-      slots::send_list(p.comm, peer, meta_tag, given, c);
-      taken = slots::recv_list(p.comm, peer, meta_tag, c);
+      slots::send_list(p.comm, peer, list_tag, given, c);
+      taken = slots::recv_list(p.comm, peer, list_tag, c);
     } else {
-      taken = slots::recv_list(p.comm, peer, meta_tag, c);
+      taken = slots::recv_list(p.comm, peer, list_tag, c);
       give = choose_filler(list, slots::slot_count(taken), me, peer, l);
       c.bytes_local +=
           slots::move_to_tail(p.buf, p.extent, list, give, given, p.work, p.work_bytes, move_data, l);
-      slots::send_list(p.comm, peer, meta_tag, given, c);
+      slots::send_list(p.comm, peer, list_tag, given, c);
     }
     assert(slots::slot_count(given) == slots::slot_count(taken));
     peak.note(list.size() + given.size() + taken.size());

@@ -20,6 +20,10 @@
 
 namespace redist::exchange::inplace_detail::slots {
 
+// The tags of the slot algorithms (pairwise, bitonic) on the plan's private communicator.
+constexpr int list_tag = 1;  // fragment lists
+constexpr int data_tag = 2;  // swap_in_place (it also uses data_tag + 1)
+
 struct fragment {
   std::int64_t key = 0;    // key of its first slot; its slots have keys [key, key + count)
   std::int64_t count = 0;  // slots (elements)

@@ -2,9 +2,12 @@
 // Agreement on a ScaLAPACK-style error code (internal).
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <vector>
+
+#include "redist/scalapack/descriptor.hpp"
 
 namespace redist::scalapack {
 
@@ -21,6 +24,15 @@ struct global_argument {
   int word;
   int info;
 };
+// The index of a record's word at byte `offset` (the records are gathered and compared as int64 words).
+constexpr int word_at(std::size_t offset) { return static_cast<int>(offset / sizeof(std::int64_t)); }
+// The entries of a descriptor stored at byte `offset` of the records that every process must pass alike (all but
+// DTYPE, CTXT and LLD, each process's own), reported as PBLAS reports entry e of argument `position`.
+inline void add_descriptor_arguments(std::vector<global_argument>& out, std::size_t offset, int position) {
+  for (const desc_entry e : {desc_entry::m, desc_entry::n, desc_entry::imb, desc_entry::inb, desc_entry::mb,
+                             desc_entry::nb, desc_entry::rsrc, desc_entry::csrc})
+    out.push_back({word_at(offset) + static_cast<int>(e), -(position * 100 + static_cast<int>(e) + 1)});
+}
 // The first (as first_error ranks them) of `arguments` whose value differs between the processes for which
 // `takes_part(rank, info)` holds, 0 when they agree; `differing_rank` is then set to a process that differs
 // from the first participant. `records` holds record_words words per process. Local: every process computes

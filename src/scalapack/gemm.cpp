@@ -37,7 +37,6 @@ struct rank_record {
   std::int64_t info;
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
-constexpr int word_at(std::size_t offset) { return static_cast<int>(offset / sizeof(std::int64_t)); }
 
 // Argument positions: TRANSA=1 TRANSB=2 M=3 N=4 K=5 ALPHA=6 A=7 IA=8 JA=9 DESCA=10 B=11 IB=12 JB=13 DESCB=14
 // BETA=15 C=16 IC=17 JC=18 DESCC=19.
@@ -61,12 +60,9 @@ std::vector<global_argument> global_arguments() {
                                    {word_at(offsetof(rank_record, beta)) + 1, -15},
                                    {word_at(offsetof(rank_record, ic)), -17},
                                    {word_at(offsetof(rank_record, jc)), -18}};
-  for (const auto& [offset, position] :
-       {std::pair{offsetof(rank_record, a), desca_pos}, std::pair{offsetof(rank_record, b), descb_pos},
-        std::pair{offsetof(rank_record, c), descc_pos}})
-    for (const desc_entry e : {desc_entry::m, desc_entry::n, desc_entry::imb, desc_entry::inb, desc_entry::mb,
-                               desc_entry::nb, desc_entry::rsrc, desc_entry::csrc})
-      out.push_back({word_at(offset) + static_cast<int>(e), -(position * 100 + static_cast<int>(e) + 1)});
+  add_descriptor_arguments(out, offsetof(rank_record, a), desca_pos);
+  add_descriptor_arguments(out, offsetof(rank_record, b), descb_pos);
+  add_descriptor_arguments(out, offsetof(rank_record, c), descc_pos);
   return out;
 }
 

@@ -46,8 +46,6 @@ struct rank_record {
   std::int64_t info;                           // this process's own argument error (0: none)
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
-// The index of a record's word at byte `offset` (the records are gathered and compared as words).
-constexpr int word_at(std::size_t offset) { return static_cast<int>(offset / sizeof(std::int64_t)); }
 int operand_word(bool a, std::size_t offset) {
   return word_at((a ? offsetof(rank_record, a) : offsetof(rank_record, b)) + offset);
 }

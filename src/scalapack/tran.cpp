@@ -35,7 +35,6 @@ struct rank_record {
   std::int64_t info;
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
-constexpr int word_at(std::size_t offset) { return static_cast<int>(offset / sizeof(std::int64_t)); }
 
 // Argument positions: M=1 N=2 ALPHA=3 A=4 IA=5 JA=6 DESCA=7 BETA=8 C=9 IC=10 JC=11 DESCC=12.
 constexpr int desca_pos = 7, descc_pos = 12;
@@ -53,11 +52,8 @@ std::vector<global_argument> global_arguments() {
                                    {word_at(offsetof(rank_record, beta)) + 1, -8},
                                    {word_at(offsetof(rank_record, ic)), -10},
                                    {word_at(offsetof(rank_record, jc)), -11}};
-  for (const auto& [offset, position] : {std::pair{offsetof(rank_record, a), desca_pos},
-                                         std::pair{offsetof(rank_record, c), descc_pos}})
-    for (const desc_entry e : {desc_entry::m, desc_entry::n, desc_entry::imb, desc_entry::inb, desc_entry::mb,
-                               desc_entry::nb, desc_entry::rsrc, desc_entry::csrc})
-      out.push_back({word_at(offset) + static_cast<int>(e), -(position * 100 + static_cast<int>(e) + 1)});
+  add_descriptor_arguments(out, offsetof(rank_record, a), desca_pos);
+  add_descriptor_arguments(out, offsetof(rank_record, c), descc_pos);
   return out;
 }
 

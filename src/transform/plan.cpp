@@ -236,6 +236,20 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
     const element_region region = clamped(j.region, A.rows(), A.cols());
     // Pieces of a tile cut by the region are whole lines of op(B)'s packing order where possible.
     const bool columns_outer = Bt.packing_order() == storage_order::col_major;
+    using segments = std::vector<const segment*>;
+    const auto for_each_rectangle = [&](const segments& rsegs, const segments& csegs, const auto& emit) {
+      detail::for_each_region_rectangle(rsegs, csegs, region, columns_outer, emit);
+    };
+    // The tile of rectangle prows x pcols, its runs contiguous in the storage of `sides`.
+    const auto make_tile = [&](const segments& prows, const segments& pcols, int sides) {
+      tile t;
+      t.job = job;
+      t.rows = group_length(prows);
+      t.cols = group_length(pcols);
+      t.row_runs = make_runs(prows, a_rows, b_rows, sides);
+      t.col_runs = make_runs(pcols, a_cols, b_cols, sides);
+      return t;
+    };
 
     // Sender side (and local tiles): my positions in op(B).
     for (const grid_position bp : Bt.my_positions())
@@ -246,14 +260,8 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
           const grid_position ap{rkey.second, ckey.second};
           const int dest = A.grid_rank(ap);
           std::int64_t piece = 0;
-          detail::for_each_region_rectangle(rsegs, csegs, region, columns_outer, [&](const auto& prows, const auto& pcols) {
-            tile t;
-            t.job = job;
-            t.rows = group_length(prows);
-            t.cols = group_length(pcols);
-            const int sides = dest == me ? (side_a | side_b) : side_b;
-            t.row_runs = make_runs(prows, a_rows, b_rows, sides);
-            t.col_runs = make_runs(pcols, a_cols, b_cols, sides);
+          for_each_rectangle(rsegs, csegs, [&](const segments& prows, const segments& pcols) {
+            tile t = make_tile(prows, pcols, dest == me ? (side_a | side_b) : side_b);
             const std::int64_t bytes = t.rows * t.cols * static_cast<std::int64_t>(jp.elem_size);
             if (dest == me) {
               p->stats.bytes_local += bytes;
@@ -274,16 +282,10 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
           const int src = Bt.grid_rank(bp);
           if (src == me) continue;  // a local tile, planned above
           std::int64_t piece = 0;
-          detail::for_each_region_rectangle(rsegs, csegs, region, columns_outer, [&](const auto& prows, const auto& pcols) {
-            tile t;
-            t.job = job;
-            t.rows = group_length(prows);
-            t.cols = group_length(pcols);
+          for_each_rectangle(rsegs, csegs, [&](const segments& prows, const segments& pcols) {
             // With regular B storage the runs also address the sender's B (local indices are global
             // knowledge), so that node peers can read it directly from a node_buffer.
-            const int sides = Bt.kind() == storage_kind::regular ? (side_a | side_b) : side_a;
-            t.row_runs = make_runs(prows, a_rows, b_rows, sides);
-            t.col_runs = make_runs(pcols, a_cols, b_cols, sides);
+            tile t = make_tile(prows, pcols, Bt.kind() == storage_kind::regular ? (side_a | side_b) : side_a);
             recvs[src][{job, ap.row, ap.col, bp.row, bp.col, piece++}] = std::move(t);
           });
         }
