@@ -16,11 +16,11 @@ namespace {
 
 // Problems with the buffers of one execution on this rank (empty when fine).
 std::string check_buffers(const transform_plan::impl& p, const std::vector<job_buffers>& buffers) {
-  if (buffers.size() != p.jobs.size())
+  if (buffers.size() != p.reshape_jobs.size())
     return "execute got " + std::to_string(buffers.size()) + " job buffers for a plan of " +
-           std::to_string(p.jobs.size()) + " jobs";
+           std::to_string(p.reshape_jobs.size()) + " jobs";
   for (size_t k = 0; k < buffers.size(); ++k) {
-    const auto& j = p.jobs[k];
+    const auto& j = p.reshape_jobs[k];
     const auto& b = buffers[k];
     const std::string where = "job " + std::to_string(k) + ": ";
     if ((j.type == element_type::i32 || j.type == element_type::i64) &&

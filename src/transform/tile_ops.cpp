@@ -4,17 +4,25 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <complex>
 #include <cstdint>
 #include <type_traits>
 
 namespace redist::detail {
 
-placement storage_view::at(block_index block_row, block_index block_col, local_index local_row,
-                           local_index local_col) const {
-  if (kind == storage_kind::regular) return {local_row.value() * strides.rs + local_col.value() * strides.cs, strides};
-  const placement& p = blocks.at(block_key(block_row, block_col));
-  return {p.offset + local_row.value() * p.strides.rs + local_col.value() * p.strides.cs, p.strides};
+std::int64_t storage_view::at(const block_index* block, const local_index* local,
+                                const std::int64_t*& strides_out) const {
+  std::int64_t offset = 0;
+  const std::int64_t* s = strides.data();
+  if (kind != storage_kind::regular) {
+    const placement& p = blocks.at(block_key(block));
+    offset = p.offset;
+    s = p.strides.data();
+  }
+  for (int k = 0; k < ndim; ++k) offset += local[k].value() * s[k];
+  strides_out = s;
+  return offset;
 }
 
 run sub_run(const run& r, std::int64_t skip, std::int64_t length) {
@@ -50,63 +58,156 @@ void with_type(element_type t, F&& f) {
   }
 }
 
-// Strides of a packed tile (rows x cols in op(B)'s orientation, op(B)'s packing order).
-kernels::strided packed_strides(storage_order order, std::int64_t rows, std::int64_t cols) {
-  return order == storage_order::col_major ? kernels::strided{1, rows} : kernels::strided{cols, 1};
+// Strides of a packed tile: dense in op(B)'s packing order over the tile's extents.
+axis_values packed_strides(const job_plan& jp, const tile& t) {
+  axis_values s{};
+  std::int64_t stride = 1;
+  for (int i = 0; i < jp.ndim; ++i) {
+    const int k = jp.packed_order[static_cast<size_t>(i)];
+    s[static_cast<size_t>(k)] = stride;
+    stride *= t.extent(k);
+  }
+  return s;
 }
 
-// Visits every (row run, column run) piece of a tile, walking the destination along its contiguous
-// dimension: for a column-major destination the column runs are cut into panels of a few columns and,
-// within a panel, the row runs go down the columns (so reads and writes advance through memory
-// instead of striding across whole local arrays); row-major symmetrically. Panels are independent,
-// so large tiles spread them over OpenMP threads.
+// The axes a piece hands to the 2-D kernels: x, along which the destination is contiguous, and y, along which the
+// source is (the destination's next axis when both are contiguous along x; none for d = 1). The other axes are
+// walked one index at a time, the destination's slowest outermost.
+struct kernel_axes {
+  int x = 0, y = -1;
+  int outer_count = 0;
+  std::array<int, max_axes> outer{};
+};
+
+kernel_axes choose_axes(int ndim, const axis_order& dst, const axis_order& src) {
+  kernel_axes ka;
+  ka.x = dst[0];
+  if (ndim >= 2) ka.y = src[0] != dst[0] ? src[0] : dst[1];
+  for (int i = ndim; i-- > 0;) {
+    const int k = dst[static_cast<size_t>(i)];
+    if (k != ka.x && k != ka.y) ka.outer[static_cast<size_t>(ka.outer_count++)] = k;
+  }
+  return ka;
+}
+
+// One piece: a run per axis (length 1 on the outer axes).
+using piece_runs = std::array<const run*, max_axes>;
+
+// Visits every piece of a tile, walking the destination along its contiguous axis x: the runs along y are cut
+// into panels of a few indices and, within a panel, the x runs go along it (so reads and writes advance through
+// memory instead of striding across whole local arrays). Panels and outer indices are independent, so large
+// tiles spread them over OpenMP threads.
 constexpr std::int64_t panel_width = 64;
 
 template <class F>
-void for_each_piece(const tile& t, storage_order dst_order, F&& piece) {
-  const bool col_major = dst_order == storage_order::col_major;
-  const std::vector<run>& outer = col_major ? t.col_runs : t.row_runs;
-  const std::vector<run>& inner = col_major ? t.row_runs : t.col_runs;
+void for_each_piece(const tile& t, const kernel_axes& ka, F&& piece) {
   std::vector<run> panels;
-  for (const run& o : outer)
-    for (std::int64_t k = 0; k < o.length; k += panel_width) panels.push_back(sub_run(o, k, std::min(panel_width, o.length - k)));
-  auto one_panel = [&](const run& o) {
-    for (const run& i : inner) {
-      if (col_major)
-        piece(i, o);
-      else
-        piece(o, i);
+  if (ka.y >= 0) {
+    for (const run& o : t.runs(ka.y))
+      for (std::int64_t k = 0; k < o.length; k += panel_width)
+        panels.push_back(sub_run(o, k, std::min(panel_width, o.length - k)));
+  } else {
+    panels.push_back(run{});  // d = 1: one panel, unused
+  }
+  std::array<std::vector<run>, max_axes> singles;  // per outer axis: its indices one by one
+  std::int64_t combinations = 1;
+  for (int i = 0; i < ka.outer_count; ++i) {
+    std::vector<run>& s = singles[static_cast<size_t>(i)];
+    for (const run& r : t.runs(ka.outer[static_cast<size_t>(i)]))
+      for (std::int64_t k = 0; k < r.length; ++k) s.push_back(sub_run(r, k, 1));
+    combinations *= static_cast<std::int64_t>(s.size());
+  }
+  const auto panel_count = static_cast<std::int64_t>(panels.size());
+  const run_range inner = t.runs(ka.x);
+  auto one_item = [&](std::int64_t item) {
+    piece_runs at{};
+    std::int64_t combination = item / panel_count;
+    for (int i = ka.outer_count; i-- > 0;) {
+      const std::vector<run>& s = singles[static_cast<size_t>(i)];
+      const auto n = static_cast<std::int64_t>(s.size());
+      at[static_cast<size_t>(ka.outer[static_cast<size_t>(i)])] = &s[static_cast<size_t>(combination % n)];
+      combination /= n;
+    }
+    if (ka.y >= 0) at[static_cast<size_t>(ka.y)] = &panels[static_cast<size_t>(item % panel_count)];
+    for (const run& r : inner) {
+      at[static_cast<size_t>(ka.x)] = &r;
+      piece(at);
     }
   };
-  if (panels.size() >= 2 && t.rows * t.cols >= kernels::parallel_threshold && !omp_in_parallel() &&
-      omp_get_max_threads() > 1) {
+  const std::int64_t items = combinations * panel_count;
+  if (items >= 2 && t.elements() >= kernels::parallel_threshold && !omp_in_parallel() && omp_get_max_threads() > 1) {
 #pragma omp parallel for schedule(dynamic)
-    for (std::size_t k = 0; k < panels.size(); ++k) one_panel(panels[k]);
+    for (std::int64_t w = 0; w < items; ++w) one_item(w);
   } else {
-    for (const run& o : panels) one_panel(o);
+    for (std::int64_t w = 0; w < items; ++w) one_item(w);
   }
 }
 
-// A(i,j) = alpha * op(B)(i,j) + beta * A(i,j) where op(B) is given in A's orientation by `bt`/`bt_s`:
-// the kernel takes B in its own orientation, so the strides are swapped back for (conj-)transposes.
+// A piece's extent along the kernel's two axes and the strides of one side there (for d = 1, y is a dummy axis
+// of extent 1 whose stride continues x's).
+struct plane {
+  std::int64_t x_length, y_length;
+};
+plane plane_of(const piece_runs& at, const kernel_axes& ka) {
+  return {at[static_cast<size_t>(ka.x)]->length, ka.y >= 0 ? at[static_cast<size_t>(ka.y)]->length : 1};
+}
+kernels::strided strides_of(const std::int64_t* s, const kernel_axes& ka, const plane& p) {
+  const std::int64_t sx = s[ka.x];
+  return {sx, ka.y >= 0 ? s[ka.y] : sx * p.x_length};
+}
+
+// Block and local indices of a piece's first element on one side.
+struct side_indices {
+  std::array<block_index, max_axes> block;
+  std::array<local_index, max_axes> local;
+};
+side_indices a_side(const piece_runs& at, int ndim) {
+  side_indices s;
+  for (int k = 0; k < ndim; ++k) {
+    s.block[static_cast<size_t>(k)] = at[static_cast<size_t>(k)]->a_block;
+    s.local[static_cast<size_t>(k)] = at[static_cast<size_t>(k)]->a_local;
+  }
+  return s;
+}
+side_indices b_side(const piece_runs& at, int ndim) {
+  side_indices s;
+  for (int k = 0; k < ndim; ++k) {
+    s.block[static_cast<size_t>(k)] = at[static_cast<size_t>(k)]->b_block;
+    s.local[static_cast<size_t>(k)] = at[static_cast<size_t>(k)]->b_local;
+  }
+  return s;
+}
+std::int64_t packed_offset(const piece_runs& at, const axis_values& ps, int ndim) {
+  std::int64_t off = 0;
+  for (int k = 0; k < ndim; ++k) off += at[static_cast<size_t>(k)]->packed * ps[static_cast<size_t>(k)];
+  return off;
+}
+
+// A = alpha * op(B) + beta * A on one piece, op(B)'s element (i, j) lying at bt[i * bt_s.rs + j * bt_s.cs]: the
+// axis permutation is already in the strides, so only conjugation is left to the kernel, which applies it with
+// a transpose (the strides are swapped back for it).
 template <class T>
-void apply(const job_plan& jp, T* dst, kernels::strided dst_s, const T* bt, kernels::strided bt_s, std::int64_t rows,
-           std::int64_t cols, T alpha, T beta, kernels::store_hint stores) {
-  if (jp.operation == op::identity)
-    kernels::transform_block(dst, dst_s, bt, bt_s, rows, cols, op::identity, alpha, beta, stores);
+void apply(const job_plan& jp, T* dst, kernels::strided dst_s, const T* bt, kernels::strided bt_s, const plane& p,
+           T alpha, T beta, kernels::store_hint stores) {
+  if (!jp.conjugate)
+    kernels::transform_block(dst, dst_s, bt, bt_s, p.x_length, p.y_length, op::identity, alpha, beta, stores);
   else
-    kernels::transform_block(dst, dst_s, bt, kernels::strided{bt_s.cs, bt_s.rs}, rows, cols, jp.operation, alpha,
-                             beta, stores);
+    kernels::transform_block(dst, dst_s, bt, kernels::strided{bt_s.cs, bt_s.rs}, p.x_length, p.y_length,
+                             op::conj_transpose, alpha, beta, stores);
 }
 
 template <class T>
 void pack_tile(const job_plan& jp, const tile& t, const T* b_base, std::byte* message, kernels::store_hint stores) {
   T* packed = reinterpret_cast<T*>(message + t.byte_offset);
-  const kernels::strided ps = packed_strides(jp.packed_order, t.rows, t.cols);
-  for_each_piece(t, jp.packed_order, [&](const run& r, const run& c) {
-    const placement src = jp.b_view.at(r.b_block, c.b_block, r.b_local, c.b_local);
-    kernels::copy_block(packed + r.packed * ps.rs + c.packed * ps.cs, ps, b_base + src.offset, src.strides, r.length,
-                        c.length, stores);
+  const axis_values ps = packed_strides(jp, t);
+  const kernel_axes ka = choose_axes(jp.ndim, jp.packed_order, jp.packed_order);
+  for_each_piece(t, ka, [&](const piece_runs& at) {
+    const side_indices b = b_side(at, jp.ndim);
+    const std::int64_t* bs = nullptr;
+    const std::int64_t src = jp.b_view.at(b.block.data(), b.local.data(), bs);
+    const plane p = plane_of(at, ka);
+    kernels::copy_block(packed + packed_offset(at, ps, jp.ndim), strides_of(ps.data(), ka, p), b_base + src,
+                        strides_of(bs, ka, p), p.x_length, p.y_length, stores);
   });
 }
 
@@ -114,11 +215,15 @@ template <class T>
 void unpack_tile(const job_plan& jp, const tile& t, T* a_base, const std::byte* message, T alpha, T beta,
                  kernels::store_hint stores) {
   const T* packed = reinterpret_cast<const T*>(message + t.byte_offset);
-  const kernels::strided ps = packed_strides(jp.packed_order, t.rows, t.cols);
-  for_each_piece(t, jp.a_order, [&](const run& r, const run& c) {
-    const placement dst = jp.a_view.at(r.a_block, c.a_block, r.a_local, c.a_local);
-    apply(jp, a_base + dst.offset, dst.strides, packed + r.packed * ps.rs + c.packed * ps.cs, ps, r.length, c.length,
-          alpha, beta, stores);
+  const axis_values ps = packed_strides(jp, t);
+  const kernel_axes ka = choose_axes(jp.ndim, jp.a_order, jp.packed_order);
+  for_each_piece(t, ka, [&](const piece_runs& at) {
+    const side_indices a = a_side(at, jp.ndim);
+    const std::int64_t* as = nullptr;
+    const std::int64_t dst = jp.a_view.at(a.block.data(), a.local.data(), as);
+    const plane p = plane_of(at, ka);
+    apply(jp, a_base + dst, strides_of(as, ka, p), packed + packed_offset(at, ps, jp.ndim),
+          strides_of(ps.data(), ka, p), p, alpha, beta, stores);
   });
 }
 
@@ -127,12 +232,16 @@ void unpack_tile(const job_plan& jp, const tile& t, T* a_base, const std::byte* 
 template <class T>
 void direct_tile(const job_plan& jp, const tile& t, T* a_base, const T* b_base, const storage_view& b_view, T alpha,
                  T beta, kernels::store_hint stores) {
-  for_each_piece(t, jp.a_order, [&](const run& r, const run& c) {
-    const placement dst = jp.a_view.at(r.a_block, c.a_block, r.a_local, c.a_local);
-    const placement src = b_view.at(r.b_block, c.b_block, r.b_local, c.b_local);
+  const kernel_axes ka = choose_axes(jp.ndim, jp.a_order, jp.packed_order);
+  for_each_piece(t, ka, [&](const piece_runs& at) {
+    const side_indices a = a_side(at, jp.ndim), b = b_side(at, jp.ndim);
+    const std::int64_t *as = nullptr, *bs = nullptr;
+    const std::int64_t dst = jp.a_view.at(a.block.data(), a.local.data(), as);
+    const std::int64_t src = b_view.at(b.block.data(), b.local.data(), bs);
+    const plane p = plane_of(at, ka);
     // alpha == 0 allows a null B: the kernel does not read it, so no address is formed from it.
-    const T* b = b_base ? b_base + src.offset : nullptr;
-    apply(jp, a_base + dst.offset, dst.strides, b, src.strides, r.length, c.length, alpha, beta, stores);
+    const T* bp = b_base ? b_base + src : nullptr;
+    apply(jp, a_base + dst, strides_of(as, ka, p), bp, strides_of(bs, ka, p), p, alpha, beta, stores);
   });
 }
 

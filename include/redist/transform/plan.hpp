@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "redist/layout/grid_layout.hpp"
+#include "redist/layout/nd_layout.hpp"
 #include "redist/statistics.hpp"
 #include "redist/torus/routing.hpp"
 #include "redist/transform/types.hpp"
@@ -117,6 +118,19 @@ struct job_description {
   element_region region{};
 };
 
+// One N-dimensional job: A = alpha * permute(B, axes) + beta * A, where axis i of A is axis axes[i] of B (empty:
+// the identity), conjugated when `conjugate` (complex types; integers and reals are unchanged by it). A matrix job
+// is the case d = 2 (rows axis 0, columns axis 1): op::transpose is axes {1, 0}, conj_transpose adds conjugate.
+// `region` cuts A's elements as for matrices and needs d = 2 (axis 0 = i, axis 1 = j).
+struct reshape_job {
+  nd_layout a;
+  nd_layout b;
+  std::vector<int> axes;
+  bool conjugate = false;
+  element_type type = element_type::f64;
+  element_region region{};
+};
+
 // The buffers and scalars of one job at execution: base pointers of this rank's local storage.
 struct job_buffers {
   void* a = nullptr;
@@ -174,7 +188,10 @@ class transform_plan {
   // becomes the same elements of B). Collective.
   transform_plan inverse() const;
 
+  // The jobs as planned: matrix jobs (plans from make_plan; empty for make_reshape_plan), and every plan's jobs in
+  // the engine's N-dimensional form.
   const std::vector<job_description>& jobs() const;
+  const std::vector<reshape_job>& reshape_jobs() const;
   plan_statistics statistics() const;                 // this rank
   exchange_strategy strategy() const;                 // the strategy chosen (never automatic)
   MPI_Comm communicator() const;                      // duplicate owned by the plan
@@ -189,6 +206,7 @@ class transform_plan {
   void execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const;
   std::unique_ptr<impl> impl_;
   friend transform_plan make_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
+  friend transform_plan make_reshape_plan(MPI_Comm, std::vector<reshape_job>, const transform_options&);
   friend class gemm_plan;  // runs its transforms with execute_agreed
 };
 
@@ -199,6 +217,21 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
 // Single job.
 transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation, element_type type,
                          const transform_options& options = {});
+
+// Builds a plan for a batch of N-dimensional jobs (collective over comm), with the same checks and agreement as
+// make_plan: every layout, axis permutation and shape is validated and a problem on any rank throws on every rank
+// before anything moves.
+transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, const transform_options& options = {});
+
+// One-shot N-dimensional convenience: A = alpha * permute(B, axes) + beta * A, planned, executed once, discarded.
+template <class T>
+void reshape(MPI_Comm comm, const nd_layout& a_layout, T* a, const nd_layout& b_layout, const T* b,
+             const std::vector<int>& axes, T alpha = T(1), T beta = T(0), const transform_options& options = {}) {
+  transform_options o = options;
+  o.one_shot = true;
+  make_reshape_plan(comm, std::vector<reshape_job>{{a_layout, b_layout, axes, false, element_type_v<T>, {}}}, o)
+      .execute(a, b, alpha, beta);
+}
 
 // One-shot convenience: plan, execute once, discard (planned with transform_options::one_shot).
 template <class T>

@@ -35,7 +35,8 @@ struct transform_plan::impl {
   int nranks = 1;
   transform_options options;
   exchange_strategy strategy = exchange_strategy::point_to_point;  // resolved (never automatic)
-  std::vector<job_description> jobs;
+  std::vector<job_description> jobs;         // matrix jobs (make_plan); empty for make_reshape_plan
+  std::vector<reshape_job> reshape_jobs;     // every job in the engine's N-d form
   std::vector<detail::job_plan> job_plans;
 
   std::vector<detail::tile> local_tiles;       // op(B) -> A on this rank, no buffer

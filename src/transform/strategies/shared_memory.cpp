@@ -28,7 +28,7 @@ std::int64_t align_to_line(std::int64_t bytes) {
 }
 
 // Trims runs to [first, first + count) of the tile's packed index and rebases them to the piece.
-std::vector<run> trim_runs(const std::vector<run>& runs, std::int64_t first, std::int64_t count) {
+std::vector<run> trim_runs(run_range runs, std::int64_t first, std::int64_t count) {
   std::vector<run> out;
   for (const run& r : runs) {
     const std::int64_t lo = std::max(first, r.packed), hi = std::min(first + count, r.packed + r.length);
@@ -42,48 +42,52 @@ std::vector<run> trim_runs(const std::vector<run>& runs, std::int64_t first, std
 
 // Cuts a tile into pieces of at most `max_elements` (at least one element), each a tile of its own
 // (packed compactly in the job's packing order; byte_offset left to the caller), visited along A's
-// order. When op(B)'s packing order and A's agree, a piece is a run of whole lines (long contiguous
-// runs on both sides); when they differ the unpack transposes, and pieces are near-square blocks so
-// that both its reads and its writes have runs of some length.
+// order. When op(B)'s packing order and A's agree on the contiguous axis, a piece is a run of whole lines (long
+// contiguous runs on both sides); when they differ the unpack transposes, and pieces are near-square on the two
+// contiguous axes so that both its reads and its writes have runs of some length.
 void cut_tile(const tile& t, const job_plan& jp, std::int64_t max_elements, std::vector<tile>& out) {
-  if (t.rows * t.cols <= max_elements) {
+  if (t.elements() <= max_elements) {
     out.push_back(t);
     return;
   }
-  const bool a_col_major = jp.a_order == storage_order::col_major;
-  std::int64_t piece_rows, piece_cols;
-  if (jp.packed_order == jp.a_order) {
-    // Whole lines of A's contiguous dimension where they fit.
-    if (a_col_major) {
-      piece_rows = std::min(t.rows, max_elements);
-      piece_cols = std::max<std::int64_t>(1, max_elements / piece_rows);
-    } else {
-      piece_cols = std::min(t.cols, max_elements);
-      piece_rows = std::max<std::int64_t>(1, max_elements / piece_cols);
-    }
-  } else {
+  const int d = t.ndim();
+  axis_values piece{};
+  std::int64_t room = max_elements;  // elements a piece may still take, per index of the axes already sized
+  const auto take = [&](int k, std::int64_t wanted) {
+    piece[static_cast<size_t>(k)] = std::max<std::int64_t>(1, std::min(wanted, t.extent(k)));
+    room = std::max<std::int64_t>(1, room / piece[static_cast<size_t>(k)]);
+  };
+  const int x = jp.a_order[0], y = jp.packed_order[0];
+  if (x != y) {
+    const int u = std::min(x, y), v = std::max(x, y);
     const auto side = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::sqrt(static_cast<double>(max_elements))));
-    const std::int64_t cols0 = std::min(t.cols, side);
-    piece_rows = std::min(t.rows, std::max<std::int64_t>(1, max_elements / cols0));
-    piece_cols = std::max<std::int64_t>(1, max_elements / piece_rows);
+    take(u, max_elements / std::min(t.extent(v), side));
+    take(v, room);
   }
-  piece_rows = std::min(piece_rows, t.rows);
-  piece_cols = std::min(piece_cols, t.cols);
-  auto one_piece = [&](std::int64_t r0, std::int64_t c0) {
+  // Whole lines of A's contiguous axes where they fit.
+  for (int i = 0; i < d; ++i) {
+    const int k = jp.a_order[static_cast<size_t>(i)];
+    if (x == y || (k != x && k != y)) take(k, room);
+  }
+  // Pieces in A's order: its fastest axis varies fastest.
+  axis_values start{};
+  while (true) {
     tile p;
     p.job = t.job;
-    p.rows = std::min(piece_rows, t.rows - r0);
-    p.cols = std::min(piece_cols, t.cols - c0);
-    p.row_runs = trim_runs(t.row_runs, r0, p.rows);
-    p.col_runs = trim_runs(t.col_runs, c0, p.cols);
+    for (int k = 0; k < d; ++k) {
+      const size_t ks = static_cast<size_t>(k);
+      const std::int64_t extent = std::min(piece[ks], t.extent(k) - start[ks]);
+      p.add_axis(extent, trim_runs(t.runs(k), start[ks], extent));
+    }
     out.push_back(std::move(p));
-  };
-  if (a_col_major) {
-    for (std::int64_t c0 = 0; c0 < t.cols; c0 += piece_cols)
-      for (std::int64_t r0 = 0; r0 < t.rows; r0 += piece_rows) one_piece(r0, c0);
-  } else {
-    for (std::int64_t r0 = 0; r0 < t.rows; r0 += piece_rows)
-      for (std::int64_t c0 = 0; c0 < t.cols; c0 += piece_cols) one_piece(r0, c0);
+    int i = 0;
+    for (; i < d; ++i) {
+      const size_t k = static_cast<size_t>(jp.a_order[static_cast<size_t>(i)]);
+      start[k] += piece[k];
+      if (start[k] < t.extent(static_cast<int>(k))) break;
+      start[k] = 0;
+    }
+    if (i == d) return;
   }
 }
 
@@ -129,16 +133,18 @@ class shared_memory_executor final : public transform_executor {
                            std::vector<const void*>& peer_b, std::vector<storage_view>& peer_view) const;
 
   // Segment layout of every rank: a header of int64 words (per node rank d: where my ring for d starts or -1, and
-  // how many chunks my message to d has; per job its op(B) storage strides (rs, cs; fixed at planning); per job
+  // how many chunks my message to d has; per job its op(B) storage strides (max_axes words; fixed at planning); per job
   // where its B is this execution (rank in its node_buffer's window, byte offset in that segment; read by peers
   // only for jobs agreed to be read directly)), then one cache line per node rank for `published`, one per node
   // rank for `consumed`, then the rings.
-  std::int64_t header_words() const { return 2 * node_size + 4 * static_cast<std::int64_t>(plan_.job_plans.size()); }
+  std::int64_t header_words() const {
+    return 2 * node_size + (max_axes + 2) * static_cast<std::int64_t>(plan_.job_plans.size());
+  }
   std::size_t ring_offset_slot(int node_rank) const { return static_cast<std::size_t>(node_rank); }
   std::size_t chunk_count_slot(int node_rank) const { return static_cast<std::size_t>(node_size + node_rank); }
-  std::size_t storage_slot(std::size_t job) const { return static_cast<std::size_t>(2 * node_size) + 2 * job; }
+  std::size_t storage_slot(std::size_t job) const { return static_cast<std::size_t>(2 * node_size) + max_axes * job; }
   std::size_t location_slot(std::size_t job) const {
-    return static_cast<std::size_t>(2 * node_size) + 2 * plan_.job_plans.size() + 2 * job;
+    return static_cast<std::size_t>(2 * node_size) + max_axes * plan_.job_plans.size() + 2 * job;
   }
   template <class Byte>
   static Byte* header_slot(Byte* segment, std::size_t word) {
@@ -227,7 +233,7 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
       size_t last = first;
       while (last < st.pieces.size()) {
         tile& p = st.pieces[last];
-        const std::int64_t bytes = p.rows * p.cols * elem_size_of(p);
+        const std::int64_t bytes = p.elements() * elem_size_of(p);
         if (last > first && offset + bytes > chunk_bytes) break;
         p.byte_offset = offset;
         offset = align_to_line(offset + bytes);
@@ -272,8 +278,7 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
   }
   for (size_t j = 0; j < plan.job_plans.size(); ++j) {
     const storage_view& v = plan.job_plans[j].b_view;
-    const std::int64_t storage[2] = {v.strides.rs, v.strides.cs};
-    std::memcpy(header_slot(base, storage_slot(j)), storage, sizeof(storage));
+    std::memcpy(header_slot(base, storage_slot(j)), v.strides.data(), sizeof(v.strides));
   }
   my_segment = base;
   plan.stats.window_bytes = segment_bytes;
@@ -471,13 +476,14 @@ void shared_memory_executor::locate_peer_sources(const std::byte* peer_segment_b
                                                  std::vector<storage_view>& peer_view) const {
   for (size_t j = 0; j < plan_.job_plans.size(); ++j) {
     if (!direct[j]) continue;
-    std::int64_t storage[2], location[2];
-    std::memcpy(storage, header_slot(peer_segment_base, storage_slot(j)), sizeof(storage));
+    std::int64_t location[2];
+    std::memcpy(peer_view[j].strides.data(), header_slot(peer_segment_base, storage_slot(j)),
+                sizeof(peer_view[j].strides));
     std::memcpy(location, header_slot(peer_segment_base, location_slot(j)), sizeof(location));
     // Every rank of the node found its B in the same allocation, so this rank holds its window too.
     peer_b[j] = peer_segment(my_b_segment_[j], static_cast<int>(location[0])) + location[1];
     peer_view[j].kind = storage_kind::regular;
-    peer_view[j].strides = kernels::strided{storage[0], storage[1]};
+    peer_view[j].ndim = plan_.job_plans[j].ndim;
   }
 }
 
