@@ -117,6 +117,43 @@ void check_layout(const grid_layout& l, const char* which, int nranks) {
       fail("owner rank " + std::to_string(r) + " is outside [0, " + std::to_string(nranks) + ")");
 }
 
+// The packages of source -> target, both in the target's axes: per axis the overlay of the two position lists, and
+// one package per combination of the axes' (source position, target position) pairs.
+void add_edges(const nd_layout& target, const nd_layout& source, std::int64_t element_size, std::vector<edge>& edges,
+               size_t& compact_at) {
+  const size_t d = static_cast<size_t>(target.ndim());
+  std::vector<std::vector<position_overlap>> axes(d);
+  for (size_t k = 0; k < d; ++k) {
+    const int ak = static_cast<int>(k);
+    axes[k] = overlay(source.splits(ak), source.procs(ak), source.grid_shape()[k], target.splits(ak),
+                      target.procs(ak), target.grid_shape()[k]);
+    if (axes[k].empty()) return;  // an axis of extent 0: nothing moves
+  }
+  std::vector<size_t> pick(d, 0);
+  std::vector<int> src(d), dst(d);
+  while (true) {
+    std::int64_t volume = element_size;
+    for (size_t k = 0; k < d; ++k) {
+      const position_overlap& o = axes[k][pick[k]];
+      volume *= o.length;
+      src[k] = o.src_pos;
+      dst[k] = o.dst_pos;
+    }
+    edges.push_back({source.grid_rank(src.data()), target.grid_rank(dst.data()), volume});
+    // Layouts where a rank holds many positions produce many duplicates: keep the buffer bounded.
+    if (edges.size() >= compact_at) {
+      sort_and_merge(edges);
+      compact_at = std::max(compact_at, 2 * edges.size());
+    }
+    size_t k = d;
+    while (k-- > 0) {
+      if (++pick[k] < axes[k].size()) break;
+      pick[k] = 0;
+    }
+    if (k == static_cast<size_t>(-1)) return;
+  }
+}
+
 void add_pair(const layout_pair& pair, int nranks, std::vector<edge>& edges, size_t& compact_at) {
   if (pair.a == nullptr || pair.b == nullptr)
     throw invalid_argument("communication_graph: a layout pair has a null layout; expected both A and B");
@@ -142,23 +179,32 @@ void add_pair(const layout_pair& pair, int nranks, std::vector<edge>& edges, siz
       __builtin_mul_overflow(total_bytes, static_cast<std::int64_t>(pair.element_size), &total_bytes))
     throw overflow_error("communication_graph: the matrix size in bytes does not fit in 64 bits");
 
-  const auto rows = overlay(source->row_splits(), source->row_proc(), source->proc_rows(), target.row_splits(),
-                            target.row_proc(), target.proc_rows());
-  const auto cols = overlay(source->col_splits(), source->col_proc(), source->proc_cols(), target.col_splits(),
-                            target.col_proc(), target.proc_cols());
-  const auto elem = static_cast<std::int64_t>(pair.element_size);
-  for (const auto& r : rows) {
-    const std::int64_t row_bytes = r.length * elem;
-    for (const auto& c : cols) {
-      edges.push_back({source->grid_rank({r.src_pos, c.src_pos}), target.grid_rank({r.dst_pos, c.dst_pos}),
-                       row_bytes * c.length});
-    }
-    // Layouts where a rank holds many positions produce many duplicates: keep the buffer bounded.
-    if (edges.size() >= compact_at) {
-      sort_and_merge(edges);
-      compact_at = std::max(compact_at, 2 * edges.size());
-    }
-  }
+  add_edges(to_nd_layout(target), to_nd_layout(*source), static_cast<std::int64_t>(pair.element_size), edges,
+            compact_at);
+}
+
+void add_pair(const nd_layout_pair& pair, int nranks, std::vector<edge>& edges, size_t& compact_at) {
+  if (pair.a == nullptr || pair.b == nullptr)
+    throw invalid_argument("communication_graph: a layout pair has a null layout; expected both A and B");
+  if (pair.element_size == 0)
+    throw invalid_argument("communication_graph: element_size must be > 0 bytes");
+  const nd_layout& target = *pair.a;
+  target.validate_global(nranks);
+  pair.b->validate_global(nranks);
+  const int d = target.ndim();
+  if (pair.b->ndim() != d)
+    throw dimension_mismatch("communication_graph: A has " + std::to_string(d) + " axes but B has " +
+                             std::to_string(pair.b->ndim()) + "; expected the same number");
+  // permuted() checks that axes is a permutation.
+  const nd_layout source = pair.axes.empty() ? *pair.b : pair.b->permuted(pair.axes);
+  if (target.shape() != source.shape())
+    throw dimension_mismatch("communication_graph: A is " + target.describe() + " but permute(B, axes) is " +
+                             source.describe() + "; expected equal shapes");
+  std::int64_t total_bytes = static_cast<std::int64_t>(pair.element_size);
+  for (int k = 0; k < d; ++k)
+    if (__builtin_mul_overflow(total_bytes, target.extent(k), &total_bytes))
+      throw overflow_error("communication_graph: the array size in bytes does not fit in 64 bits");
+  add_edges(target, source, static_cast<std::int64_t>(pair.element_size), edges, compact_at);
 }
 
 }  // namespace
@@ -198,6 +244,16 @@ std::int64_t comm_graph::max_rank_volume() const {
 }
 
 comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks) {
+  if (nranks < 1) throw invalid_argument("communication_graph: nranks must be >= 1, got " + std::to_string(nranks));
+  comm_graph g;
+  g.nranks = nranks;
+  size_t compact_at = size_t{1} << 21;
+  for (const auto& pair : pairs) add_pair(pair, nranks, g.edges, compact_at);
+  sort_and_merge(g.edges);
+  return g;
+}
+
+comm_graph communication_graph(const std::vector<nd_layout_pair>& pairs, int nranks) {
   if (nranks < 1) throw invalid_argument("communication_graph: nranks must be >= 1, got " + std::to_string(nranks));
   comm_graph g;
   g.nranks = nranks;

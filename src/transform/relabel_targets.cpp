@@ -41,4 +41,35 @@ relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_descripti
   return out;
 }
 
+relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vector<reshape_job>& jobs,
+                                                  const relabel::relabel_cost& cost, relabel::solver solver) {
+  const int nranks = mpi::size(comm);
+  relabeled_reshape_targets out;
+  mpi::agreement agreed(comm);
+  std::uint64_t hash = jobs.size();
+  for (const auto& j : jobs) {
+    hash = hash * 1000003u ^ j.a.global_hash() ^ (j.b.global_hash() * 31u) ^ static_cast<std::uint64_t>(j.type);
+    for (int a : j.axes) hash = hash * 1000003u ^ static_cast<std::uint64_t>(a + 1);
+  }
+  agreed.require_same(hash, "ranks passed different jobs (layouts, axes or element types) to relabel_reshape_targets; "
+                            "every rank must describe the same jobs");
+  agreed.attempt([&] {
+    std::vector<relabel::nd_layout_pair> pairs;
+    pairs.reserve(jobs.size());
+    for (const auto& j : jobs) {
+      if (j.region.shape != region_shape::all)
+        throw invalid_argument("relabel_reshape_targets: jobs with an element_region other than region_shape::all are "
+                               "not supported (relabel the full job, then plan with the region)");
+      pairs.push_back({&j.a, &j.b, j.axes, element_size(j.type)});
+    }
+    out.result = relabel::find_relabeling(relabel::communication_graph(pairs, nranks), cost, solver);
+  });
+  agreed.conclude();
+  auto& perm = out.result.new_rank_of;
+  perm.resize(static_cast<size_t>(nranks));
+  REDIST_MPI_CHECK(MPI_Bcast(perm.data(), nranks, MPI_INT, 0, comm));
+  for (const auto& j : jobs) out.a_layouts.push_back(j.a.relabeled(perm));
+  return out;
+}
+
 }  // namespace redist

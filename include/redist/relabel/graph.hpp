@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "redist/layout/grid_layout.hpp"
+#include "redist/layout/nd_layout.hpp"
 #include "redist/transform/types.hpp"
 
 namespace redist::relabel {
@@ -42,6 +43,18 @@ struct layout_pair {
 // Throws invalid_argument (null layout, element_size 0, nranks < 1), invalid_layout (an owner outside
 // [0, nranks), decreasing splits), dimension_mismatch (op(B) not the shape of A) and overflow_error.
 comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks);
+
+// One N-dimensional movement A <- permute(B, axes) (axis i of A is axis axes[i] of B; empty: the identity).
+struct nd_layout_pair {
+  const nd_layout* a = nullptr;
+  const nd_layout* b = nullptr;
+  std::vector<int> axes;
+  std::size_t element_size = 8;
+};
+
+// The same for N-d pairs (a matrix pair is the case d = 2): per axis the overlay of the position lists, and one
+// package per combination of the axes' position pairs. Throws as above (invalid_layout from validate_global).
+comm_graph communication_graph(const std::vector<nd_layout_pair>& pairs, int nranks);
 
 // The graph after relabeling target labels: label x becomes rank new_rank_of[x] (a permutation of
 // [0, nranks), else invalid_argument). Equal to communication_graph() of A.relabeled(new_rank_of).

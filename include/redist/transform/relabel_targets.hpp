@@ -23,4 +23,14 @@ relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_descripti
                                   const relabel::relabel_cost& cost = {},
                                   relabel::solver solver = relabel::solver::exact);
 
+// The same for N-dimensional jobs: every A layout's owners permuted by one communication-optimal permutation (the
+// same solver, any d). Collective, rank 0's answer broadcast. Jobs must cover all of A (region all).
+struct relabeled_reshape_targets {
+  std::vector<nd_layout> a_layouts;  // one per job, owners relabeled, local storage of this rank rebuilt
+  relabel::relabeling result;
+};
+relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vector<reshape_job>& jobs,
+                                                  const relabel::relabel_cost& cost = {},
+                                                  relabel::solver solver = relabel::solver::exact);
+
 }  // namespace redist
