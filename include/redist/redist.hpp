@@ -8,6 +8,8 @@
 #include "redist/gemm/schedule.hpp"
 #include "redist/layout/builders.hpp"
 #include "redist/layout/grid_layout.hpp"
+#include "redist/layout/nd_builders.hpp"
+#include "redist/layout/nd_layout.hpp"
 #include "redist/names.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
