@@ -223,6 +223,46 @@ int redist_alltoallv(const void* sendbuf, const int sendcounts[], const int sdis
 int redist_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm);
 
+/* ---- N-d reshape: out = alpha * permute(in) + beta * out between per-rank boxes (docs/transform.md) ----
+ * Each rank passes its input box and its output box: lo inclusive, hi exclusive, ndim entries each (1 <= ndim
+ * <= 8). order: the axes from fastest-varying (stride 1) to slowest; NULL = C order (last axis fastest); every
+ * rank must pass the same in_order (and the same out_order). axes: output axis i is input axis axes[i]; NULL =
+ * identity. The local arrays are dense in their box. An empty box (lo[i] == hi[i] for some i) is allowed and
+ * may lie anywhere. The input space is the bounding box of the non-empty input boxes (its lo may be nonzero),
+ * which they must cover without overlap; the output boxes likewise cover that space permuted by axes. type:
+ * MPI_FLOAT, MPI_DOUBLE, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX (MPI_INT32_T, MPI_INT64_T: copies only).
+ * Info keys: "redist_strategy" = "auto" (default) | "point_to_point" | "alltoallv" | "shared_memory" |
+ * "torus_routed" (docs/names.md); "redist_relabel" = "none" (default: each rank holds the output box it passed)
+ * | "exact" (the plan may permute which rank holds which output box, to move less data: ask
+ * redist_reshape_output_box, and pass an out array dense in the box held). ndim, axes, type and the info values
+ * must be the same on every rank. Collective; returns MPI_SUCCESS or, on every rank alike, MPI_ERR_ARG (a NULL
+ * array or plan pointer, lo > hi, an order or axes that is not a permutation, boxes that overlap or leave a
+ * gap, output space not the input's permuted, a bad or differing info value, ranks disagreeing), MPI_ERR_TYPE,
+ * MPI_ERR_NO_MEM or an MPI call's error class; *plan is then REDIST_RESHAPE_PLAN_NULL.
+ * redist_reshape_execute: alpha and beta point to one value of the plan's type (NULL alpha = 1, NULL beta = 0;
+ * beta = 0 does not read out). Collective; errors (a NULL buffer of a non-empty box, integer alpha != 1 or
+ * beta != 0) are agreed and nothing is written; a NULL, freed or unknown plan is refused with MPI_ERR_ARG on the
+ * calling rank alone. redist_reshape_output_box (local): the output box this rank holds, in the caller's
+ * coordinates, and the rank that passed it to create (the calling rank without relabeling); passed_by may be
+ * NULL. redist_reshape_plan_free (local) sets *plan to REDIST_RESHAPE_PLAN_NULL (already NULL: nothing to do; a
+ * NULL pointer, freed or unknown handle: MPI_ERR_ARG). Handles are never reused, as redist_inplace_plan's. */
+typedef struct redist_reshape_plan_s* redist_reshape_plan;
+#define REDIST_RESHAPE_PLAN_NULL ((redist_reshape_plan)0)
+int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], const int64_t in_hi[],
+                               const int in_order[], const int64_t out_lo[], const int64_t out_hi[],
+                               const int out_order[], const int axes[], MPI_Datatype type, MPI_Info info,
+                               redist_reshape_plan* plan);
+int redist_reshape_execute(redist_reshape_plan plan, const void* in, void* out, const void* alpha,
+                           const void* beta);
+int redist_reshape_output_box(redist_reshape_plan plan, int64_t lo[], int64_t hi[], int* passed_by);
+int redist_reshape_plan_free(redist_reshape_plan* plan);
+
+/* The reason of the last failing redist C call on the calling thread, or "" when none failed yet: set by the
+ * reshape entry points on every failure, and by the other entry points that return an MPI error code for the
+ * library errors they report (not for a refused handle). Not cleared by successful calls; valid until the
+ * thread's next failing call. */
+const char* redist_last_error_message(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,12 +2,23 @@
 
 #include <mpi.h>
 
+#include <string>
+
 #include "../mpi/agreement.hpp"
+#include "redist/redist.h"
 
 namespace redist::capi {
+namespace {
+thread_local std::string last_error;  // redist_last_error_message
+}
 
 int current_error_code() noexcept {
   const mpi::failure f = mpi::current_failure();
+  try {
+    last_error = f.message;
+  } catch (...) {
+    last_error.clear();  // no memory for the text: at least no stale reason
+  }
   switch (f.kind) {
     case mpi::error_kind::invalid_topology: return MPI_ERR_TOPOLOGY;
     case mpi::error_kind::invalid_count:
@@ -30,3 +41,5 @@ int current_error_code() noexcept {
 }
 
 }  // namespace redist::capi
+
+extern "C" const char* redist_last_error_message(void) { return redist::capi::last_error.c_str(); }

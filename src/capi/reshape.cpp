@@ -1,0 +1,368 @@
+// C entry points of the N-d reshape: per-rank boxes gathered into box layouts, info keys, plan handles, error codes
+// (never throw).
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "redist/layout/nd_builders.hpp"
+#include "redist/names.hpp"
+#include "redist/transform/plan.hpp"
+#include "redist/transform/relabel_targets.hpp"
+#include "../mpi/agreement.hpp"
+#include "../mpi/checked.hpp"
+#include "../mpi/compat.hpp"
+#include "error_code.hpp"
+#include "redist/redist.h"
+
+namespace {
+
+using redist::box;
+using redist::element_type;
+using redist::max_axes;
+
+struct reshape_handle {
+  redist::transform_plan plan;
+  element_type type;
+  std::vector<std::int64_t> held_lo, held_hi;  // the output box this rank holds, caller's coordinates
+  int passed_by;
+};
+
+// Live plans by handle: a number never reused (not an address), so a handle kept past free, or any value create
+// never returned, is refused instead of touching freed memory (as src/capi/inplace.cpp's plans).
+class plan_registry {
+ public:
+  redist_reshape_plan add(std::unique_ptr<reshape_handle> plan) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const std::uintptr_t id = next_++;
+    plans_.emplace(id, std::move(plan));
+    return reinterpret_cast<redist_reshape_plan>(id);
+  }
+  // The plan of a live handle; used outside the lock (one thread per plan at a time). Throws for any other value.
+  const reshape_handle& find(redist_reshape_plan plan) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = plans_.find(reinterpret_cast<std::uintptr_t>(plan));
+    if (it == plans_.end()) throw redist::invalid_argument("the reshape plan is null, freed or unknown");
+    return *it->second;
+  }
+  bool remove(redist_reshape_plan plan) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return plans_.erase(reinterpret_cast<std::uintptr_t>(plan)) > 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::uintptr_t next_ = 1;  // 0 is REDIST_RESHAPE_PLAN_NULL
+  std::map<std::uintptr_t, std::unique_ptr<reshape_handle>> plans_;
+};
+
+plan_registry& plans() {
+  static plan_registry* registry = new plan_registry;  // never destroyed: usable from atexit code
+  return *registry;
+}
+
+constexpr element_type all_types[] = {element_type::f32, element_type::f64, element_type::c32,
+                                      element_type::c64, element_type::i32, element_type::i64};
+
+// One value of the plan's type at `p`.
+redist::scalar read_scalar(element_type t, const void* p) {
+  const auto load = [p](auto v) {
+    std::memcpy(&v, p, sizeof v);
+    return redist::to_scalar(v);
+  };
+  switch (t) {
+    case element_type::f32: return load(float{});
+    case element_type::f64: return load(double{});
+    case element_type::c32: return load(std::complex<float>{});
+    case element_type::c64: return load(std::complex<double>{});
+    case element_type::i32: return load(std::int32_t{});
+    case element_type::i64: return load(std::int64_t{});
+  }
+  throw redist::invalid_argument("unknown element type");
+}
+
+// A permutation of 0..n-1 from a C array (NULL: `fallback`); throws naming `what`.
+std::vector<int> permutation(const int* p, int n, const std::vector<int>& fallback, const char* what) {
+  if (p == nullptr) return fallback;
+  std::vector<int> v(p, p + n), sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  for (int k = 0; k < n; ++k)
+    if (sorted[static_cast<size_t>(k)] != k)
+      throw redist::invalid_argument(std::string(what) + " must be a permutation of 0.." + std::to_string(n - 1) +
+                                     "; axis " + std::to_string(sorted[static_cast<size_t>(k)]) +
+                                     " is out of range or repeated");
+  return v;
+}
+
+std::string info_value(MPI_Info info, const char* key) {
+  std::string value;
+  if (info != MPI_INFO_NULL) redist::mpi::info_get(info, key, value);
+  return value;
+}
+
+std::string text(const std::vector<std::int64_t>& v) {
+  std::string s = "(";
+  for (size_t k = 0; k < v.size(); ++k) s += (k ? "," : "") + std::to_string(v[k]);
+  return s + ")";
+}
+
+// What each rank passed, gathered: in_lo, in_hi, out_lo, out_hi, in_order, out_order, max_axes entries each.
+constexpr int fields = 6;
+using record = std::vector<std::int64_t>;
+
+// Whether the box at l (lo; hi max_axes further) is non-empty.
+bool non_empty(const std::int64_t* l, int ndim) {
+  return std::equal(l, l + ndim, l + max_axes, [](std::int64_t a, std::int64_t b) { return a < b; });
+}
+
+// The bounding box of the non-empty boxes of `field` (lo, then hi) over all ranks; zeros when all are empty.
+std::vector<std::int64_t> bounds(const std::vector<record>& all, int field, int ndim) {
+  std::vector<std::int64_t> lo(static_cast<size_t>(ndim), 0), hi = lo;
+  bool any = false;
+  for (const record& r : all) {
+    const std::int64_t* l = &r[static_cast<size_t>(field * max_axes)];
+    const std::int64_t* h = l + max_axes;
+    if (non_empty(l, ndim)) {
+      for (int k = 0; k < ndim; ++k) {
+        lo[static_cast<size_t>(k)] = any ? std::min(lo[static_cast<size_t>(k)], l[k]) : l[k];
+        hi[static_cast<size_t>(k)] = any ? std::max(hi[static_cast<size_t>(k)], h[k]) : h[k];
+      }
+      any = true;
+    }
+  }
+  lo.insert(lo.end(), hi.begin(), hi.end());
+  return lo;
+}
+
+// Rank r's box of `field` in [0, shape) coordinates (origin subtracted); an empty box as all zeros, wherever it was.
+box local_box(const record& r, int field, int ndim, const std::vector<std::int64_t>& origin) {
+  box b{std::vector<std::int64_t>(static_cast<size_t>(ndim), 0), std::vector<std::int64_t>(static_cast<size_t>(ndim), 0)};
+  const std::int64_t* l = &r[static_cast<size_t>(field * max_axes)];
+  if (!non_empty(l, ndim)) return b;
+  for (int k = 0; k < ndim; ++k) {
+    b.lo[static_cast<size_t>(k)] = l[k] - origin[static_cast<size_t>(k)];
+    b.hi[static_cast<size_t>(k)] = l[k + max_axes] - origin[static_cast<size_t>(k)];
+  }
+  return b;
+}
+
+// Every rank's order of `field` must be rank 0's: a box layout has one storage order for all ranks.
+std::vector<int> common_order(const std::vector<record>& all, int field, int ndim, const char* name) {
+  const auto order_of = [&](size_t r) {
+    const std::int64_t* o = &all[r][static_cast<size_t>(field * max_axes)];
+    return std::vector<std::int64_t>(o, o + ndim);
+  };
+  for (size_t r = 1; r < all.size(); ++r)
+    if (order_of(r) != order_of(0))
+      throw redist::invalid_argument(std::string("ranks disagree on ") + name + ": rank 0 passes " +
+                                     text(order_of(0)) + ", rank " + std::to_string(r) + " passes " +
+                                     text(order_of(r)) + "; every rank must pass the same " + name +
+                                     " (one storage order per layout)");
+  const auto o = order_of(0);
+  return std::vector<int>(o.begin(), o.end());
+}
+
+}  // namespace
+
+extern "C" {
+
+int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], const int64_t in_hi[],
+                               const int in_order[], const int64_t out_lo[], const int64_t out_hi[],
+                               const int out_order[], const int axes[], MPI_Datatype type, MPI_Info info,
+                               redist_reshape_plan* plan) {
+  try {
+    using redist::mpi::error_kind;
+    // Local checks, agreed: every rank returns the same code before anything is gathered.
+    record mine(static_cast<size_t>(fields * max_axes), 0);
+    std::vector<int> axis_map;
+    element_type etype = element_type::f64;
+    redist::transform_options options;
+    bool relabel = false;
+    {
+      redist::mpi::agreement agreed(comm);
+      std::uint64_t hash = 14695981039346656037ull;
+      const auto mix = [&hash](std::int64_t v) { hash = (hash ^ static_cast<std::uint64_t>(v)) * 1099511628211ull; };
+      agreed.attempt([&] {
+        if (plan == nullptr) throw redist::invalid_argument("plan is a null pointer");
+        if (ndim < 1 || ndim > max_axes)
+          throw redist::invalid_argument("ndim = " + std::to_string(ndim) + ", expected 1 to " + std::to_string(max_axes));
+        const std::int64_t* arrays[] = {in_lo, in_hi, out_lo, out_hi};
+        const char* names[] = {"in_lo", "in_hi", "out_lo", "out_hi"};
+        for (int f = 0; f < 4; ++f) {
+          if (arrays[f] == nullptr) throw redist::invalid_argument(std::string(names[f]) + " is a null pointer");
+          std::copy(arrays[f], arrays[f] + ndim, &mine[static_cast<size_t>(f * max_axes)]);
+        }
+        for (int f = 0; f < 4; f += 2)
+          for (int k = 0; k < ndim; ++k)
+            if (arrays[f][k] > arrays[f + 1][k])
+              throw redist::invalid_argument(std::string(f ? "output" : "input") + " box: axis " + std::to_string(k) +
+                                             " has lo = " + std::to_string(arrays[f][k]) + " > hi = " +
+                                             std::to_string(arrays[f + 1][k]));
+        const std::vector<int> c = redist::c_order(ndim);
+        const std::vector<int> orders[] = {permutation(in_order, ndim, c, "in_order"),
+                                           permutation(out_order, ndim, c, "out_order")};
+        for (int f = 0; f < 2; ++f)
+          std::copy(orders[f].begin(), orders[f].end(), &mine[static_cast<size_t>((4 + f) * max_axes)]);
+        std::vector<int> identity(static_cast<size_t>(ndim));
+        for (int k = 0; k < ndim; ++k) identity[static_cast<size_t>(k)] = k;
+        axis_map = permutation(axes, ndim, identity, "axes");
+        const auto t = std::find_if(std::begin(all_types), std::end(all_types),
+                                    [type](element_type e) { return redist::mpi_datatype(e) == type; });
+        if (t == std::end(all_types))
+          throw redist::invalid_datatype("type is not one of MPI_FLOAT, MPI_DOUBLE, MPI_C_FLOAT_COMPLEX, "
+                                         "MPI_C_DOUBLE_COMPLEX, MPI_INT32_T, MPI_INT64_T");
+        etype = *t;
+        const std::string strategy = info_value(info, "redist_strategy");
+        if (!strategy.empty()) {
+          try {
+            options.strategy = redist::parse_name<redist::exchange_strategy>(strategy);
+          } catch (const redist::invalid_argument&) {
+            throw redist::invalid_argument("info redist_strategy = \"" + strategy + "\": expected " +
+                                           redist::spelled_choices<redist::exchange_strategy>());
+          }
+        }
+        const std::string relabeling = info_value(info, "redist_relabel");
+        if (relabeling != "" && relabeling != "none" && relabeling != "exact")
+          throw redist::invalid_argument("info redist_relabel = \"" + relabeling + "\": expected none or exact");
+        relabel = relabeling == "exact";
+        // The arguments every rank must pass alike (the boxes and orders are compared once gathered).
+        mix(ndim);
+        for (int a : axis_map) mix(a);
+        mix(static_cast<std::int64_t>(etype));
+        mix(static_cast<std::int64_t>(options.strategy));
+        mix(relabel);
+      });
+      agreed.require_same(hash, "ranks passed different ndim, axes, type or info values to redist_reshape_plan_create; "
+                                "every rank must pass the same");
+      agreed.conclude();
+    }
+
+    const int nranks = redist::mpi::size(comm), me = redist::mpi::rank(comm);
+    std::vector<record> all(static_cast<size_t>(nranks), record(mine.size()));
+    std::vector<std::int64_t> flat(mine.size() * static_cast<size_t>(nranks));
+    REDIST_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, flat.data(),
+                                   static_cast<int>(mine.size()), MPI_INT64_T, comm));
+    for (size_t r = 0; r < all.size(); ++r)
+      std::copy(flat.begin() + static_cast<std::ptrdiff_t>(r * mine.size()),
+                flat.begin() + static_cast<std::ptrdiff_t>((r + 1) * mine.size()), all[r].begin());
+
+    // Every rank sees the same gathered data and so fails alike; agreed all the same (a rank may run out of memory).
+    redist::reshape_job job;
+    job.axes = axis_map;
+    job.type = etype;
+    std::vector<box> out_boxes;  // from the output space's origin
+    {
+      redist::mpi::agreement agreed(comm);
+      agreed.attempt([&] {
+        const auto in_bounds = bounds(all, 0, ndim), out_bounds = bounds(all, 2, ndim);
+        const std::vector<std::int64_t> in_origin(in_bounds.begin(), in_bounds.begin() + ndim);
+        const std::vector<std::int64_t> in_end(in_bounds.begin() + ndim, in_bounds.end());
+        std::vector<std::int64_t> expected(static_cast<size_t>(2 * ndim));
+        for (int k = 0; k < ndim; ++k) {
+          expected[static_cast<size_t>(k)] = in_origin[static_cast<size_t>(axis_map[static_cast<size_t>(k)])];
+          expected[static_cast<size_t>(ndim + k)] = in_end[static_cast<size_t>(axis_map[static_cast<size_t>(k)])];
+        }
+        if (out_bounds != expected)
+          throw redist::invalid_argument(
+              "the output boxes span [" + text({out_bounds.begin(), out_bounds.begin() + ndim}) + ", " +
+              text({out_bounds.begin() + ndim, out_bounds.end()}) + "), expected the input's space [" +
+              text(in_origin) + ", " + text(in_end) + ") permuted by axes: [" +
+              text({expected.begin(), expected.begin() + ndim}) + ", " + text({expected.begin() + ndim, expected.end()}) +
+              ")");
+        const std::vector<std::int64_t> out_origin(expected.begin(), expected.begin() + ndim);
+        std::vector<box> in_boxes;
+        for (const record& r : all) {
+          in_boxes.push_back(local_box(r, 0, ndim, in_origin));
+          out_boxes.push_back(local_box(r, 2, ndim, out_origin));
+        }
+        // box_layout's errors (overlap, gap) say which side they are about.
+        const auto layout = [me](const std::vector<box>& boxes, const std::vector<int>& order, const char* side) {
+          try {
+            return redist::box_layout(boxes, me, order);
+          } catch (...) {
+            redist::mpi::failure f = redist::mpi::current_failure();
+            f.message = side + f.message;
+            redist::mpi::raise(f);
+          }
+        };
+        job.b = layout(in_boxes, common_order(all, 4, ndim, "in_order"), "input boxes: ");
+        job.a = layout(out_boxes, common_order(all, 5, ndim, "out_order"), "output boxes: ");
+      });
+      agreed.conclude();
+    }
+
+    auto made = std::make_unique<reshape_handle>();
+    made->type = etype;
+    made->passed_by = me;
+    if (relabel) {
+      // The output box passed by rank r is held by rank new_rank_of[r]. A is rebuilt from the moved boxes rather
+      // than taken from relabel_reshape_targets: relabeled() stores explicit (non-product) boxes block by block,
+      // and the caller's array must stay dense in the box it holds.
+      const auto new_rank_of = redist::relabel_reshape_targets(comm, {job}).result.new_rank_of;
+      made->passed_by = static_cast<int>(std::find(new_rank_of.begin(), new_rank_of.end(), me) - new_rank_of.begin());
+      redist::mpi::agreement agreed(comm);
+      agreed.attempt([&] {
+        std::vector<box> moved(out_boxes.size());
+        for (size_t r = 0; r < moved.size(); ++r) moved[static_cast<size_t>(new_rank_of[r])] = out_boxes[r];
+        job.a = redist::box_layout(moved, me, job.a.packing_order());
+      });
+      agreed.conclude();
+    }
+    // In the caller's coordinates, an empty box as it was passed.
+    const std::int64_t* held = &all[static_cast<size_t>(made->passed_by)][static_cast<size_t>(2 * max_axes)];
+    made->held_lo.assign(held, held + ndim);
+    made->held_hi.assign(held + max_axes, held + max_axes + ndim);
+    made->plan = redist::make_reshape_plan(comm, {std::move(job)}, options);
+    *plan = plans().add(std::move(made));
+    return MPI_SUCCESS;
+  } catch (...) {
+    if (plan != nullptr) *plan = REDIST_RESHAPE_PLAN_NULL;
+    return redist::capi::current_error_code();
+  }
+}
+
+int redist_reshape_execute(redist_reshape_plan plan, const void* in, void* out, const void* alpha, const void* beta) {
+  try {
+    const reshape_handle& h = plans().find(plan);
+    const redist::scalar a = alpha ? read_scalar(h.type, alpha) : redist::scalar(1.0, 0.0);
+    const redist::scalar b = beta ? read_scalar(h.type, beta) : redist::scalar(0.0, 0.0);
+    // The engine agrees on the buffers (null ones, alpha and beta the type cannot take) before anything moves.
+    h.plan.execute({redist::job_buffers{out, in, a, b}});
+    return MPI_SUCCESS;
+  } catch (...) {
+    return redist::capi::current_error_code();
+  }
+}
+
+int redist_reshape_output_box(redist_reshape_plan plan, int64_t lo[], int64_t hi[], int* passed_by) {
+  try {
+    const reshape_handle& h = plans().find(plan);
+    if (lo == nullptr || hi == nullptr) throw redist::invalid_argument("lo or hi is a null pointer");
+    std::copy(h.held_lo.begin(), h.held_lo.end(), lo);
+    std::copy(h.held_hi.begin(), h.held_hi.end(), hi);
+    if (passed_by != nullptr) *passed_by = h.passed_by;
+    return MPI_SUCCESS;
+  } catch (...) {
+    return redist::capi::current_error_code();
+  }
+}
+
+int redist_reshape_plan_free(redist_reshape_plan* plan) {
+  try {
+    if (plan == nullptr) throw redist::invalid_argument("redist_reshape_plan_free: plan is a null pointer");
+    if (*plan == REDIST_RESHAPE_PLAN_NULL) return MPI_SUCCESS;
+    const bool known = plans().remove(*plan);
+    *plan = REDIST_RESHAPE_PLAN_NULL;
+    if (!known) throw redist::invalid_argument("redist_reshape_plan_free: the plan is freed or unknown");
+    return MPI_SUCCESS;
+  } catch (...) {
+    return redist::capi::current_error_code();
+  }
+}
+
+}  // extern "C"

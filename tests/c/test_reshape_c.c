@@ -1,0 +1,317 @@
+/* The N-d reshape's C API from plain C99: a 3-D brick -> pencil reshape with permuted axes, a non-C input order
+ * and a Fortran output order, at the origin and offset by +5 on every axis, with an empty input box on the last
+ * rank, checked element-wise against the global index function; NULL alpha/beta and explicit alpha/beta with
+ * beta != 0; redist_relabel=exact (undoing output boxes passed in reverse: the held boxes a permutation of the
+ * passed ones, the data right for the box held); and every bad input returning the same code on every rank with
+ * a reason, writing nothing. The verdict is agreed over all ranks: exit status 0 on every rank iff every check
+ * passed on every rank. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "redist/redist.h"
+
+static int rank, nranks;
+static int failures; /* checks failed on this rank */
+
+#define CHECK(condition, ...)                                        \
+  do {                                                               \
+    if (!(condition)) {                                              \
+      ++failures;                                                    \
+      fprintf(stderr, "[rank %d] %s:%d: ", rank, __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                                  \
+      fputc('\n', stderr);                                           \
+    }                                                                \
+  } while (0)
+
+typedef struct {
+  int64_t lo[3], hi[3];
+} box3;
+
+static const int64_t shape[3] = {6, 5, 7};          /* the input space */
+static const int axes[3] = {2, 0, 1};               /* output axis i = input axis axes[i] */
+static const int in_order[3] = {1, 0, 2};           /* axis 1 fastest: neither C nor Fortran order */
+static const int out_order[3] = {0, 1, 2};          /* Fortran order */
+static const double sentinel = -12345.0;
+
+static int64_t elements(box3 b) {
+  int64_t n = 1;
+  for (int k = 0; k < 3; ++k) n *= b.hi[k] - b.lo[k];
+  return n;
+}
+
+/* Where index idx of box b lies in its dense array of the given order. */
+static int64_t offset(box3 b, const int* order, const int64_t* idx) {
+  int64_t at = 0, stride = 1;
+  for (int m = 0; m < 3; ++m) {
+    const int k = order[m];
+    at += (idx[k] - b.lo[k]) * stride;
+    stride *= b.hi[k] - b.lo[k];
+  }
+  return at;
+}
+
+/* idx over every index of b, C order. */
+#define FOR_EACH_INDEX(b, idx) \
+  for (idx[0] = b.lo[0]; idx[0] < b.hi[0]; ++idx[0]) \
+    for (idx[1] = b.lo[1]; idx[1] < b.hi[1]; ++idx[1]) \
+      for (idx[2] = b.lo[2]; idx[2] < b.hi[2]; ++idx[2])
+
+static double input_value(const int64_t* i) { return 10000.0 * i[0] + 100.0 * i[1] + i[2] + 0.25; }
+static double old_output_value(const int64_t* j) { return (double)(j[0] + 2 * j[1] + 3 * j[2]); }
+
+/* Part p of n cut into `parts` near-equal parts, from origin. */
+static void cut(int64_t n, int p, int parts, int64_t origin, int64_t* lo, int64_t* hi) {
+  *lo = origin + n * p / parts;
+  *hi = origin + n * (p + 1) / parts;
+}
+
+/* a x b = n, a >= b as close as they go (4: 2 x 2; 3: 3 x 1). */
+static void grid2(int n, int* a, int* b) {
+  *b = 1;
+  for (int d = 1; d * d <= n; ++d)
+    if (n % d == 0) *b = d;
+  *a = n / *b;
+}
+
+/* Rank r's brick of `parts` ranks (r >= parts: empty, placed far outside the space). */
+static box3 brick(int r, int parts, int64_t origin) {
+  box3 b;
+  if (r >= parts) {
+    for (int k = 0; k < 3; ++k) b.lo[k] = b.hi[k] = 1000;
+    return b;
+  }
+  int g0, g1;
+  grid2(parts, &g0, &g1);
+  cut(shape[0], r / g1, g0, origin, &b.lo[0], &b.hi[0]);
+  cut(shape[1], r % g1, g1, origin, &b.lo[1], &b.hi[1]);
+  cut(shape[2], 0, 1, origin, &b.lo[2], &b.hi[2]);
+  return b;
+}
+
+/* Pencil p of the output space (input space permuted by axes): output axis 2 whole, axes 0 and 1 cut. */
+static box3 pencil(int p, int64_t origin) {
+  box3 b;
+  int g0, g1;
+  grid2(nranks, &g0, &g1);
+  cut(shape[axes[0]], p / g1, g0, origin, &b.lo[0], &b.hi[0]);
+  cut(shape[axes[1]], p % g1, g1, origin, &b.lo[1], &b.hi[1]);
+  cut(shape[axes[2]], 0, 1, origin, &b.lo[2], &b.hi[2]);
+  return b;
+}
+
+static double* input_of(box3 in) {
+  double* a = malloc(sizeof(double) * (size_t)(elements(in) + 1));
+  int64_t i[3];
+  FOR_EACH_INDEX(in, i) a[offset(in, in_order, i)] = input_value(i);
+  return a;
+}
+
+/* out (the box `held`) == alpha * in permuted + beta * old_output_value? */
+static int check_output(const double* out, box3 held, double alpha, double beta) {
+  int bad = 0;
+  int64_t j[3], i[3];
+  FOR_EACH_INDEX(held, j) {
+    for (int k = 0; k < 3; ++k) i[axes[k]] = j[k];
+    const double want = alpha * input_value(i) + beta * old_output_value(j);
+    if (out[offset(held, out_order, j)] != want) ++bad;
+  }
+  return bad;
+}
+
+static void fill_old_output(double* out, box3 held) {
+  int64_t j[3];
+  FOR_EACH_INDEX(held, j) out[offset(held, out_order, j)] = old_output_value(j);
+}
+
+/* The same code on every rank? */
+static int same_everywhere(int code) {
+  int lo = 0, hi = 0;
+  MPI_Allreduce(&code, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&code, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi;
+}
+
+static void test_reshape(int64_t origin, int empty_last) {
+  const int parts = empty_last && nranks > 1 ? nranks - 1 : nranks;
+  const box3 in = brick(rank, parts, origin), out_box = pencil(rank, origin);
+  double* a = input_of(in);
+  double* b = malloc(sizeof(double) * (size_t)(elements(out_box) + 1));
+  redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
+  int code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in.lo, in.hi, in_order, out_box.lo, out_box.hi, out_order,
+                                        axes, MPI_DOUBLE, MPI_INFO_NULL, &plan);
+  CHECK(code == MPI_SUCCESS, "origin %lld: create returned %d: %s", (long long)origin, code,
+        redist_last_error_message());
+  if (code == MPI_SUCCESS) {
+    CHECK(redist_reshape_execute(plan, a, b, NULL, NULL) == MPI_SUCCESS, "execute: %s", redist_last_error_message());
+    CHECK(check_output(b, out_box, 1.0, 0.0) == 0, "origin %lld: wrong values (alpha, beta NULL)", (long long)origin);
+    const double alpha = 2.0, beta = 3.0;
+    fill_old_output(b, out_box);
+    CHECK(redist_reshape_execute(plan, a, b, &alpha, &beta) == MPI_SUCCESS, "execute: %s", redist_last_error_message());
+    CHECK(check_output(b, out_box, alpha, beta) == 0, "origin %lld: wrong values (alpha 2, beta 3)", (long long)origin);
+    int64_t lo[3], hi[3];
+    int passed_by = -1;
+    CHECK(redist_reshape_output_box(plan, lo, hi, &passed_by) == MPI_SUCCESS && passed_by == rank &&
+              memcmp(lo, out_box.lo, sizeof lo) == 0 && memcmp(hi, out_box.hi, sizeof hi) == 0,
+          "without relabeling every rank holds its own output box");
+    /* A NULL input on one rank (of a non-empty box): agreed, nothing written anywhere. */
+    for (int64_t k = 0; k < elements(out_box); ++k) b[k] = sentinel;
+    code = redist_reshape_execute(plan, rank == nranks - 1 && elements(in) > 0 ? NULL : a, b, NULL, NULL);
+    if (parts == nranks) CHECK(code == MPI_ERR_ARG, "NULL input: %d", code);
+    CHECK(same_everywhere(code), "NULL input: codes differ");
+    for (int64_t k = 0; code != MPI_SUCCESS && k < elements(out_box); ++k)
+      CHECK(b[k] == sentinel, "NULL input: out written");
+  }
+  CHECK(redist_reshape_plan_free(&plan) == MPI_SUCCESS && plan == REDIST_RESHAPE_PLAN_NULL, "free");
+  free(a);
+  free(b);
+}
+
+static void test_relabel(void) {
+  /* Each rank's input is the pre-image of its pencil and the pencils are passed in reverse: relabeling back makes
+   * every move local. */
+  const box3 mine = pencil(rank, 5), passed = pencil(nranks - 1 - rank, 5);
+  box3 in;
+  for (int k = 0; k < 3; ++k) {
+    in.lo[axes[k]] = mine.lo[k];
+    in.hi[axes[k]] = mine.hi[k];
+  }
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "redist_relabel", "exact");
+  MPI_Info_set(info, "redist_strategy", "alltoallv");
+  redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
+  int code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in.lo, in.hi, in_order, passed.lo, passed.hi, out_order,
+                                        axes, MPI_DOUBLE, info, &plan);
+  MPI_Info_free(&info);
+  CHECK(code == MPI_SUCCESS, "relabel: create returned %d: %s", code, redist_last_error_message());
+  if (code != MPI_SUCCESS) return;
+  box3 held;
+  int passed_by = -1;
+  CHECK(redist_reshape_output_box(plan, held.lo, held.hi, &passed_by) == MPI_SUCCESS, "output_box");
+  /* The held boxes are the passed ones, permuted: rank passed_by passed the box this rank holds. */
+  box3* all_passed = malloc(sizeof(box3) * (size_t)nranks);
+  int* all_by = malloc(sizeof(int) * (size_t)nranks);
+  int* seen = calloc((size_t)nranks, sizeof(int));
+  MPI_Allgather(&passed, 6, MPI_INT64_T, all_passed, 6, MPI_INT64_T, MPI_COMM_WORLD);
+  MPI_Allgather(&passed_by, 1, MPI_INT, all_by, 1, MPI_INT, MPI_COMM_WORLD);
+  for (int r = 0; r < nranks; ++r) {
+    CHECK(all_by[r] >= 0 && all_by[r] < nranks && !seen[all_by[r]], "passed_by is not a permutation");
+    if (all_by[r] >= 0 && all_by[r] < nranks) seen[all_by[r]] = 1;
+  }
+  int moved = 0;
+  for (int r = 0; r < nranks; ++r) moved += all_by[r] != r;
+  CHECK(moved == nranks / 2 * 2, "redist_relabel=exact moved %d of %d output boxes, expected the reversal", moved,
+        nranks);
+  CHECK(passed_by >= 0 && passed_by < nranks && memcmp(&all_passed[passed_by], &held, sizeof held) == 0,
+        "the held box is not the box rank %d passed", passed_by);
+  double* a = input_of(in);
+  double* b = malloc(sizeof(double) * (size_t)(elements(held) + 1));
+  CHECK(redist_reshape_execute(plan, a, b, NULL, NULL) == MPI_SUCCESS, "relabel: execute: %s",
+        redist_last_error_message());
+  CHECK(check_output(b, held, 1.0, 0.0) == 0, "relabel: wrong values in the held box");
+  CHECK(redist_reshape_plan_free(&plan) == MPI_SUCCESS, "free");
+  free(a);
+  free(b);
+  free(all_passed);
+  free(all_by);
+  free(seen);
+}
+
+/* Every bad input: the same code on every rank, a reason, a NULL plan, nothing written. */
+static void expect_error(const char* what, int expected, int ndim, box3 in, const int* in_ord, box3 out,
+                         const int* out_ord, const int* ax, MPI_Datatype type, MPI_Info info, int null_plan) {
+  redist_reshape_plan plan = (redist_reshape_plan)1; /* overwritten with REDIST_RESHAPE_PLAN_NULL */
+  const int code = redist_reshape_plan_create(MPI_COMM_WORLD, ndim, in.lo, in.hi, in_ord, out.lo, out.hi, out_ord, ax,
+                                              type, info, null_plan ? NULL : &plan);
+  CHECK(code == expected, "%s: returned %d, expected %d (%s)", what, code, expected, redist_last_error_message());
+  CHECK(same_everywhere(code), "%s: codes differ over the ranks", what);
+  CHECK(code == MPI_SUCCESS || redist_last_error_message()[0] != '\0', "%s: no reason", what);
+  CHECK(null_plan || plan == REDIST_RESHAPE_PLAN_NULL, "%s: plan not set to REDIST_RESHAPE_PLAN_NULL", what);
+  if (rank == 0 && code != MPI_SUCCESS) printf("  %s: %s\n", what, redist_last_error_message());
+}
+
+static void test_errors(void) {
+  const int last = rank == nranks - 1;
+  const box3 in = brick(rank, nranks, 0), out = pencil(rank, 0);
+  const int bad_axes[3] = {0, 0, 1}, bad_order[3] = {0, 1, 3};
+  box3 overlap = out, gap = out, backwards = in;
+  if (rank == 0) overlap.hi[0] += 1; /* into the neighbour's box (one rank: past the space) */
+  if (rank == 0) gap.hi[2] -= 1;     /* a hole (one rank: the space shrinks) */
+  if (last) backwards.lo[1] = backwards.hi[1] + 1;
+  expect_error("overlapping output boxes", MPI_ERR_ARG, 3, in, in_order, overlap, out_order, axes, MPI_DOUBLE,
+               MPI_INFO_NULL, 0);
+  expect_error("a gap in the output boxes", MPI_ERR_ARG, 3, in, in_order, gap, out_order, axes, MPI_DOUBLE,
+               MPI_INFO_NULL, 0);
+  expect_error("output space not the permuted input space", MPI_ERR_ARG, 3, in, in_order, out, out_order, NULL,
+               MPI_DOUBLE, MPI_INFO_NULL, 0);
+  expect_error("axes not a permutation (last rank)", MPI_ERR_ARG, 3, in, in_order, out, out_order,
+               last ? bad_axes : axes, MPI_DOUBLE, MPI_INFO_NULL, 0);
+  expect_error("in_order not a permutation (rank 0)", MPI_ERR_ARG, 3, in, rank == 0 ? bad_order : in_order, out,
+               out_order, axes, MPI_DOUBLE, MPI_INFO_NULL, 0);
+  if (nranks > 1)
+    expect_error("ranks disagree on in_order", MPI_ERR_ARG, 3, in, rank == 0 ? NULL : in_order, out, out_order, axes,
+                 MPI_DOUBLE, MPI_INFO_NULL, 0);
+  expect_error("lo > hi (last rank)", MPI_ERR_ARG, 3, backwards, in_order, out, out_order, axes, MPI_DOUBLE,
+               MPI_INFO_NULL, 0);
+  expect_error("ndim 0", MPI_ERR_ARG, 0, in, in_order, out, out_order, axes, MPI_DOUBLE, MPI_INFO_NULL, 0);
+  expect_error("ndim 9", MPI_ERR_ARG, 9, in, in_order, out, out_order, axes, MPI_DOUBLE, MPI_INFO_NULL, 0);
+  expect_error("unsupported type", MPI_ERR_TYPE, 3, in, in_order, out, out_order, axes, MPI_CHAR, MPI_INFO_NULL, 0);
+  expect_error("NULL plan pointer (last rank)", MPI_ERR_ARG, 3, in, in_order, out, out_order, axes, MPI_DOUBLE,
+               MPI_INFO_NULL, last);
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "redist_strategy", last ? "bogus" : "auto");
+  expect_error("bad redist_strategy (last rank)", MPI_ERR_ARG, 3, in, in_order, out, out_order, axes, MPI_DOUBLE,
+               info, 0);
+  MPI_Info_delete(info, "redist_strategy");
+  MPI_Info_set(info, "redist_relabel", "maybe");
+  expect_error("bad redist_relabel", MPI_ERR_ARG, 3, in, in_order, out, out_order, axes, MPI_DOUBLE, info, 0);
+  MPI_Info_free(&info);
+
+  /* A NULL array, through its own call (the box3 helpers cannot pass one). */
+  redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
+  int code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, last ? NULL : in.lo, in.hi, in_order, out.lo, out.hi,
+                                        out_order, axes, MPI_DOUBLE, MPI_INFO_NULL, &plan);
+  CHECK(code == MPI_ERR_ARG && same_everywhere(code) && plan == REDIST_RESHAPE_PLAN_NULL, "NULL in_lo: %d", code);
+
+  /* NULL, freed and made-up plans: refused, nothing written. */
+  double a[1] = {1.0}, b[1] = {sentinel};
+  code = redist_reshape_execute(REDIST_RESHAPE_PLAN_NULL, a, b, NULL, NULL);
+  CHECK(code == MPI_ERR_ARG && same_everywhere(code) && b[0] == sentinel, "NULL plan: %d", code);
+  CHECK(redist_last_error_message()[0] != '\0', "NULL plan: no reason");
+  int64_t lo[3] = {-1, -1, -1}, hi[3] = {-1, -1, -1};
+  CHECK(redist_reshape_output_box((redist_reshape_plan)77, lo, hi, NULL) == MPI_ERR_ARG && lo[0] == -1 && hi[0] == -1,
+        "made-up plan");
+  code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in.lo, in.hi, in_order, out.lo, out.hi, out_order, axes,
+                                    MPI_DOUBLE, MPI_INFO_NULL, &plan);
+  CHECK(code == MPI_SUCCESS, "create: %s", redist_last_error_message());
+  redist_reshape_plan copy = plan;
+  CHECK(redist_reshape_plan_free(&plan) == MPI_SUCCESS && plan == REDIST_RESHAPE_PLAN_NULL, "free");
+  CHECK(redist_reshape_plan_free(&plan) == MPI_SUCCESS, "freeing REDIST_RESHAPE_PLAN_NULL does nothing");
+  CHECK(redist_reshape_execute(copy, a, b, NULL, NULL) == MPI_ERR_ARG && b[0] == sentinel, "a freed plan executed");
+  CHECK(redist_reshape_plan_free(&copy) == MPI_ERR_ARG, "a freed plan freed again");
+  CHECK(redist_reshape_plan_free(NULL) == MPI_ERR_ARG, "redist_reshape_plan_free(NULL)");
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+
+  test_reshape(0, 0);
+  test_reshape(5, 0);
+  test_reshape(5, 1);
+  test_relabel();
+  test_errors();
+
+  int failed_anywhere = 0;
+  MPI_Allreduce(&failures, &failed_anywhere, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("test_reshape_c on %d ranks: %s (%d failed checks)\n", nranks, failed_anywhere ? "FAILED" : "passed",
+           failed_anywhere);
+  MPI_Finalize();
+  return failed_anywhere ? 1 : 0;
+}
