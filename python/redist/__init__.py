@@ -1,6 +1,7 @@
 """redist for mpi4py + NumPy: distributed matrix layouts, transforms A = alpha*op(B) + beta*A between them
-(reusable plans, batches, relabeling), distributed GEMM, persistent neighborhood alltoallv and in-place
-alltoallv, with the C++ library's speed and no copies of your arrays.
+(reusable plans, batches, relabeling), N-d layouts and reshapes A = alpha*permute(B, axes) + beta*A between them,
+distributed GEMM, persistent neighborhood alltoallv and in-place alltoallv, with the C++ library's speed and no
+copies of your arrays.
 
     from mpi4py import MPI
     import numpy as np
@@ -12,6 +13,12 @@ alltoallv, with the C++ library's speed and no copies of your arrays.
     b = b_layout.empty(np.float64)          # this rank's local part, Fortran order
     a = a_layout.empty(np.float64)
     redist.transform(comm, a_layout, a, b_layout, b, op="T")   # A = B^T
+
+    shape = (64, 64, 64)                      # a 3-D FFT's bricks to x-pencils, axes kept
+    bricks = redist.box_layout(redist.brick_boxes(shape, (2, 2, 1)), comm.rank)    # 4 ranks
+    pencils = redist.box_layout(redist.pencil_boxes(shape, 0, (2, 2)), comm.rank, order="F")
+    x = pencils.empty(np.complex128)          # this rank's pencil, strided as stored (x fastest)
+    redist.reshape(comm, pencils, x, bricks, bricks.empty(np.complex128))
 """
 import functools
 import os
@@ -65,27 +72,37 @@ from ._redist import (  # noqa: F401,E402
     Job,
     Layout,
     MPIError,
+    NdLayout,
     NeighborPlan,
     Overflow,
+    ReshapeJob,
     TransformPlan,
     alltoall_inplace,
     alltoallv_inplace,
     alltoallv_inplace_symmetric,
     block_cyclic,
+    block_cyclic_nd,
     blocked,
+    box_layout,
+    brick_boxes,
     calibrate_cost_model,
     custom,
     even_splits,
     get_argument_agreement,
     make_batch_plan,
+    make_batch_reshape_plan,
     make_alltoall_inplace_plan,
     make_gemm_plan,
     make_inplace_plan,
     make_inplace_plan_symmetric,
     make_plan,
+    make_reshape_plan,
     neighbor_alltoallv_init,
+    pencil_boxes,
+    relabel_reshape_targets,
     relabel_targets,
     set_argument_agreement,
+    slab_boxes,
 )
 
 __version__ = _redist.__version__  # the library's (CMakeLists.txt project version)
@@ -139,7 +156,8 @@ def _plan_itself(args, kwargs):
     return args[0]
 
 
-for _name in ("make_plan", "make_batch_plan", "relabel_targets", "make_gemm_plan", "neighbor_alltoallv_init",
+for _name in ("make_plan", "make_batch_plan", "relabel_targets", "make_reshape_plan", "make_batch_reshape_plan",
+              "relabel_reshape_targets", "make_gemm_plan", "neighbor_alltoallv_init",
               "calibrate_cost_model", "alltoallv_inplace", "alltoall_inplace", "alltoallv_inplace_symmetric",
               "make_inplace_plan", "make_alltoall_inplace_plan", "make_inplace_plan_symmetric"):
     globals()[_name] = _agreed_even_when_refused(getattr(_redist, _name), _comm_argument)
@@ -164,6 +182,20 @@ def transform(comm, a_layout, a, b_layout, b, op="N", alpha=1.0, beta=0.0, *, re
     """
     plan = make_plan(comm, a_layout, b_layout, op, _dtype_of(a, "a"), region=region, strategy=strategy,
                      one_shot=True)
+    plan.execute(a, b, alpha, beta)
+    return a
+
+
+def reshape(comm, a_layout, a, b_layout, b, axes=None, alpha=1.0, beta=0.0, *, conjugate=False, strategy="auto"):
+    """A = alpha * permute(B, axes) + beta * A in one call (plans, executes, discards the plan): axis i of A is
+    axis axes[i] of B (None: the same axes).
+
+    a and b are this rank's local arrays of the N-d layouts a_layout and b_layout (NdLayout.empty,
+    NdLayout.local_view; their dtype sets the element type). Planned as a one-shot call (make_reshape_plan's
+    one_shot=True, as C++ reshape()); for repeated reshapes keep the plan from make_reshape_plan instead.
+    """
+    plan = make_reshape_plan(comm, a_layout, b_layout, axes, _dtype_of(a, "a"), conjugate=conjugate,
+                             strategy=strategy, one_shot=True)
     plan.execute(a, b, alpha, beta)
     return a
 

@@ -1,4 +1,4 @@
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 from mpi4py import MPI
@@ -18,24 +18,34 @@ from ._redist import (
     InvalidBuffer as InvalidBuffer,
     InvalidDatatype as InvalidDatatype,
     MPIError as MPIError,
+    NdLayout as NdLayout,
     NeighborPlan as NeighborPlan,
     Overflow as Overflow,
+    ReshapeJob as ReshapeJob,
     TransformPlan as TransformPlan,
     alltoall_inplace as alltoall_inplace,
     alltoallv_inplace as alltoallv_inplace,
     alltoallv_inplace_symmetric as alltoallv_inplace_symmetric,
     block_cyclic as block_cyclic,
+    block_cyclic_nd as block_cyclic_nd,
     blocked as blocked,
+    box_layout as box_layout,
+    brick_boxes as brick_boxes,
     calibrate_cost_model as calibrate_cost_model,
     custom as custom,
     even_splits as even_splits,
     get_argument_agreement as get_argument_agreement,
     make_batch_plan as make_batch_plan,
+    make_batch_reshape_plan as make_batch_reshape_plan,
     make_gemm_plan as make_gemm_plan,
     make_plan as make_plan,
+    make_reshape_plan as make_reshape_plan,
     neighbor_alltoallv_init as neighbor_alltoallv_init,
+    pencil_boxes as pencil_boxes,
+    relabel_reshape_targets as relabel_reshape_targets,
     relabel_targets as relabel_targets,
     set_argument_agreement as set_argument_agreement,
+    slab_boxes as slab_boxes,
 )
 
 __version__: str
@@ -43,6 +53,10 @@ __version__: str
 def transform(comm: MPI.Comm, a_layout: Layout, a: np.ndarray, b_layout: Layout, b: np.ndarray, op: str = "N",
               alpha: complex = 1.0, beta: complex = 0.0, *, region: Optional[Tuple[str, int]] = None,
               strategy: str = "auto") -> np.ndarray: ...
+
+def reshape(comm: MPI.Comm, a_layout: NdLayout, a: np.ndarray, b_layout: NdLayout, b: np.ndarray,
+            axes: Optional[Sequence[int]] = None, alpha: complex = 1.0, beta: complex = 0.0, *,
+            conjugate: bool = False, strategy: str = "auto") -> np.ndarray: ...
 
 def gemm(comm: MPI.Comm, a_layout: Layout, a: np.ndarray, b_layout: Layout, b: np.ndarray, c_layout: Layout,
          c: np.ndarray, alpha: complex = 1.0, beta: complex = 0.0, op_a: str = "N", op_b: str = "N",

@@ -145,20 +145,38 @@ std::vector<std::int64_t> local_shape(const grid_layout& layout) {
   return {rows, std::max(layout.local_ld(), cols)};
 }
 
-void check_local_array(const array_view& a, const grid_layout& layout, element_type t, const char* name) {
+namespace {
+
+void check_dtype(const array_view& a, element_type t, const char* name) {
   const element_type got = element_type_of(a, name);
   if (got != t)
     throw nb::type_error((std::string(name) + ": dtype " + dtype_name(got) + " does not match the transform's " +
                           dtype_name(t)).c_str());
-  const bool c = a.c_contiguous(), f = a.f_contiguous();
-  if (!c && !f)
+}
+
+// A contiguous array holding at least `needed` elements.
+void check_flat_storage(const array_view& a, std::int64_t needed, const char* name) {
+  if (!a.c_contiguous() && !a.f_contiguous())
     throw nb::value_error((std::string(name) + ": the array is not contiguous; redist works on the array's memory "
                            "without copying, so pass a C- or Fortran-contiguous array (numpy.ascontiguousarray or "
                            "numpy.asfortranarray make one)").c_str());
-  const std::int64_t needed = layout.local_elements();
   if (a.size() < needed)
     throw nb::value_error((std::string(name) + ": the array has " + std::to_string(a.size()) +
                            " elements, the layout stores " + std::to_string(needed) + " on this rank").c_str());
+}
+
+std::string tuple_text(const std::vector<std::int64_t>& v) {
+  std::string s;
+  for (std::int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return "(" + s + (v.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+void check_local_array(const array_view& a, const grid_layout& layout, element_type t, const char* name) {
+  check_dtype(a, t, name);
+  check_flat_storage(a, layout.local_elements(), name);
+  const bool c = a.c_contiguous(), f = a.f_contiguous();
   if (a.shape.size() == 2 && layout.kind() == storage_kind::regular && a.size() > 0) {
     const std::vector<std::int64_t> expected = local_shape(layout);
     const bool col_major = layout.packing_order() == storage_order::col_major;
@@ -171,6 +189,41 @@ void check_local_array(const array_view& a, const grid_layout& layout, element_t
                              std::to_string(expected[0]) + ", " + std::to_string(expected[1]) +
                              ") (Layout.local_shape, Layout.empty)").c_str());
   }
+}
+
+nd_local_form local_form(const nd_layout& l) {
+  if (l.kind() == storage_kind::explicit_blocks) return {{l.local_elements()}, {1}, l.local_elements()};
+  const auto d = static_cast<std::size_t>(l.ndim());
+  nd_local_form f{std::vector<std::int64_t>(d, 0), l.local_strides(), 0};
+  for (const std::vector<int>& p : l.my_positions())
+    for (std::size_t k = 0; k < d; ++k) {
+      const auto& s = l.splits(static_cast<int>(k));
+      for (std::size_t b = 0; b + 1 < s.size(); ++b)
+        if (l.procs(static_cast<int>(k))[b] == p[k])
+          f.shape[k] = std::max(f.shape[k], l.local_start(static_cast<int>(k))[b] + s[b + 1] - s[b]);
+    }
+  if (std::find(f.shape.begin(), f.shape.end(), 0) == f.shape.end()) {
+    f.elements = 1;
+    for (std::size_t k = 0; k < d; ++k) f.elements += (f.shape[k] - 1) * f.strides[k];
+  }
+  return f;
+}
+
+void check_local_nd_array(const array_view& a, const nd_layout& layout, element_type t, const char* name) {
+  check_dtype(a, t, name);
+  const nd_local_form f = local_form(layout);
+  if (layout.kind() == storage_kind::regular && a.shape.size() == f.shape.size() && a.size() > 0) {
+    bool same = a.shape == f.shape;
+    for (std::size_t k = 0; same && k < f.shape.size(); ++k) same = f.shape[k] == 1 || a.strides[k] == f.strides[k];
+    if (!same)
+      throw nb::value_error((std::string(name) + ": an array of shape " + tuple_text(a.shape) + " and strides " +
+                             tuple_text(a.strides) + " (elements) is not the layout's local storage, expected shape " +
+                             tuple_text(f.shape) + " and strides " + tuple_text(f.strides) +
+                             " (NdLayout.empty, NdLayout.local_view), or a contiguous array of at least " +
+                             std::to_string(f.elements) + " elements of another shape").c_str());
+    return;
+  }
+  check_flat_storage(a, std::max(f.elements, layout.local_elements()), name);
 }
 
 flat_buffer flat_buffer_of(const array_view& a, const char* name) {

@@ -13,6 +13,7 @@
 
 #include "redist/error.hpp"
 #include "redist/layout/grid_layout.hpp"
+#include "redist/layout/nd_layout.hpp"
 #include "redist/names.hpp"
 #include "redist/transform/plan.hpp"
 
@@ -93,6 +94,20 @@ void check_local_array(const array_view& a, const grid_layout& layout, element_t
 // column-major regular storage, (local rows, lld) for row-major, (local_elements,) for explicit blocks.
 std::vector<std::int64_t> local_shape(const grid_layout& layout);
 
+// This rank's local storage of an N-d layout as one NumPy array: regular storage is an array of `shape` (one
+// extent per axis, in axis order) with `strides` (elements), whatever the storage order; explicit blocks are a
+// flat array of local_elements (shape (local_elements,), stride 1). `elements`: the memory that array spans.
+struct nd_local_form {
+  std::vector<std::int64_t> shape, strides;
+  std::int64_t elements = 0;
+};
+nd_local_form local_form(const nd_layout& layout);
+
+// check_local_array for N-d layouts: dtype, and either an array of the layout's local form (NdLayout.empty,
+// NdLayout.local_view: its shape and strides) or a C- or Fortran-contiguous array of any other shape holding at
+// least the local elements (a flat buffer).
+void check_local_nd_array(const array_view& a, const nd_layout& layout, element_type t, const char* name);
+
 // TypeError "<where>complex alpha or beta for <what> of <dtype>" when alpha or beta has an imaginary part and t
 // is not complex (where: "" or e.g. "job 2: "; what: "a transform", "a multiply").
 void check_real_scalars(element_type t, std::complex<double> alpha, std::complex<double> beta,
@@ -142,6 +157,7 @@ flat_buffer flat_buffer_of(const array_view& a, const char* name);
 void register_settings(nb::module_& m);
 void register_errors(nb::module_& m);
 void register_layout(nb::module_& m);
+void register_nd_layout(nb::module_& m);
 void register_transform(nb::module_& m);
 void register_exchange(nb::module_& m);
 void register_gemm(nb::module_& m);

@@ -9,6 +9,7 @@ NB_MODULE(_redist, m) {
   redist::python::register_errors(m);
   redist::python::register_settings(m);
   redist::python::register_layout(m);
+  redist::python::register_nd_layout(m);
   redist::python::register_transform(m);
   redist::python::register_exchange(m);
   redist::python::register_gemm(m);

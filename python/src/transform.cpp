@@ -88,15 +88,43 @@ transform_options make_options(const std::string& strategy, bool check_consisten
   return o;
 }
 
-// One job's buffers from Python arrays, checked against the job (nothing moves if any is wrong).
-job_buffers buffers_of(const job_description& job, const writable_array& a, const readable_array& b,
-                       std::complex<double> alpha, std::complex<double> beta, std::size_t index, bool batch) {
-  const std::string where = batch ? "job " + std::to_string(index) + ": " : std::string();
+// Job k's buffers from Python arrays, checked against the job (nothing moves if any is wrong): against its
+// matrix layouts for plans from make_plan, else its N-d layouts.
+job_buffers buffers_of(const transform_plan& p, std::size_t k, const writable_array& a, const readable_array& b,
+                       std::complex<double> alpha, std::complex<double> beta, bool batch) {
+  const std::string where = batch ? "job " + std::to_string(k) + ": " : std::string();
   const array_view av = view_of(a), bv = view_of(b);
-  check_local_array(av, job.a, job.type, (where + "A").c_str());
-  check_local_array(bv, job.b, job.type, (where + "B").c_str());
-  check_real_scalars(job.type, alpha, beta, where, "a transform");
+  const element_type type = p.reshape_jobs()[k].type;
+  if (!p.jobs().empty()) {
+    check_local_array(av, p.jobs()[k].a, type, (where + "A").c_str());
+    check_local_array(bv, p.jobs()[k].b, type, (where + "B").c_str());
+  } else {
+    check_local_nd_array(av, p.reshape_jobs()[k].a, type, (where + "A").c_str());
+    check_local_nd_array(bv, p.reshape_jobs()[k].b, type, (where + "B").c_str());
+  }
+  check_real_scalars(type, alpha, beta, where, "a transform");
   return job_buffers{av.data, bv.data, alpha, beta};
+}
+
+// The one job of a single-job plan; ValueError pointing batch plans to execute_batch.
+job_buffers single_job_buffers(const transform_plan& p, const writable_array& a, const readable_array& b,
+                               std::complex<double> alpha, std::complex<double> beta) {
+  if (p.reshape_jobs().size() != 1)
+    throw nb::value_error(("the plan has " + std::to_string(p.reshape_jobs().size()) +
+                           " jobs; use execute_batch with one (a, b, alpha, beta) per job").c_str());
+  return buffers_of(p, 0, a, b, alpha, beta, false);
+}
+
+nb::dict relabeling_dict(const relabel::relabeling& r) {
+  nb::dict stats;
+  stats["remote_volume_before"] = r.remote_volume_before;
+  stats["remote_volume_after"] = r.remote_volume_after;
+  stats["messages_before"] = r.messages_before;
+  stats["messages_after"] = r.messages_after;
+  stats["max_rank_volume_before"] = r.max_rank_volume_before;
+  stats["max_rank_volume_after"] = r.max_rank_volume_after;
+  stats["reduction_percent"] = r.reduction_percent();
+  return stats;
 }
 
 }  // namespace
@@ -117,6 +145,30 @@ void register_transform(nb::module_& m) {
       .def_prop_ro("op", [](const job_description& j) { return std::string(to_string(j.operation)); })
       .def_prop_ro("dtype", [](const job_description& j) { return numpy_dtype(j.type); });
 
+  nb::class_<reshape_job>(m, "ReshapeJob",
+                          "One N-d transform of a batch: A = alpha * permute(B, axes) + beta * A, for A in layout a "
+                          "and B in layout b.")
+      .def("__init__",
+           [](reshape_job* self, const nd_layout& a, const nd_layout& b, std::optional<std::vector<int>> axes,
+              nb::handle dtype, bool conjugate, std::optional<std::pair<std::string, std::int64_t>> region) {
+             new (self) reshape_job{a, b, axes.value_or(std::vector<int>{}), conjugate, element_type_of_dtype(dtype),
+                                    parse_region(region)};
+           },
+           "a"_a, "b"_a, "axes"_a = nb::none(), "dtype"_a = nb::none(), nb::kw_only(), "conjugate"_a = false,
+           "region"_a = nb::none(),
+           "Axis i of A is axis axes[i] of B (None: the same axes); B conjugated when `conjugate` (complex dtypes); "
+           "dtype float64 unless given; region as for Job (2-D only).")
+      .def_ro("a", &reshape_job::a)
+      .def_ro("b", &reshape_job::b)
+      .def_prop_ro("axes", [](const reshape_job& j) {
+                     if (!j.axes.empty()) return j.axes;
+                     std::vector<int> identity(static_cast<std::size_t>(j.a.ndim()));
+                     for (std::size_t k = 0; k < identity.size(); ++k) identity[k] = static_cast<int>(k);
+                     return identity;
+                   }, "Axis i of A is axis axes[i] of B.")
+      .def_ro("conjugate", &reshape_job::conjugate)
+      .def_prop_ro("dtype", [](const reshape_job& j) { return numpy_dtype(j.type); });
+
   nb::class_<transform_plan>(m, "TransformPlan",
                              "An immutable, reusable transform plan (collective to build, cheap to execute).")
       .def(
@@ -124,12 +176,7 @@ void register_transform(nb::module_& m) {
           [](const transform_plan& p, writable_array a, readable_array b, std::complex<double> alpha,
              std::complex<double> beta) {
             job_buffers buffers;
-            agree_on_arguments(p.communicator(), [&] {
-              if (p.jobs().size() != 1)
-                throw nb::value_error(("the plan has " + std::to_string(p.jobs().size()) +
-                                       " jobs; use execute_batch with one (a, b, alpha, beta) per job").c_str());
-              buffers = buffers_of(p.jobs().front(), a, b, alpha, beta, 0, false);
-            });
+            agree_on_arguments(p.communicator(), [&] { buffers = single_job_buffers(p, a, b, alpha, beta); });
             nb::gil_scoped_release release;
             p.execute(std::vector<job_buffers>{buffers});
           },
@@ -142,9 +189,9 @@ void register_transform(nb::module_& m) {
             std::vector<job_buffers> buffers;
             std::vector<nb::object> keep;  // the arrays, alive until the transform is done
             agree_on_arguments(p.communicator(), [&] {
-              if (jobs.size() != p.jobs().size())
-                throw nb::value_error(("execute_batch got " + std::to_string(jobs.size()) +
-                                       " jobs' buffers, the plan has " + std::to_string(p.jobs().size()) + " jobs")
+              if (jobs.size() != p.reshape_jobs().size())
+                throw nb::value_error(("execute_batch got " + std::to_string(jobs.size()) + " jobs' buffers, the plan "
+                                       "has " + std::to_string(p.reshape_jobs().size()) + " jobs")
                                           .c_str());
               for (std::size_t k = 0; k < jobs.size(); ++k) {
                 const nb::tuple& t = jobs[k];
@@ -162,7 +209,7 @@ void register_transform(nb::module_& m) {
                     t.size() > 2 ? cast_argument<std::complex<double>>(t[2], job + ": alpha", "a number") : 1.0;
                 const std::complex<double> beta =
                     t.size() > 3 ? cast_argument<std::complex<double>>(t[3], job + ": beta", "a number") : 0.0;
-                buffers.push_back(buffers_of(p.jobs()[k], a, b, alpha, beta, k, true));
+                buffers.push_back(buffers_of(p, k, a, b, alpha, beta, true));
               }
             });
             nb::gil_scoped_release release;
@@ -179,7 +226,9 @@ void register_transform(nb::module_& m) {
             return p.inverse();
           },
           "The plan of the way back (B = op(A) for every job). Collective.")
-      .def_prop_ro("jobs", &transform_plan::jobs)
+      .def_prop_ro("jobs", &transform_plan::jobs, "The matrix jobs (empty for plans of N-d jobs).")
+      .def_prop_ro("reshape_jobs", &transform_plan::reshape_jobs,
+                   "Every job as an N-d ReshapeJob (a matrix job is the case d = 2).")
       .def_prop_ro("strategy", [](const transform_plan& p) { return std::string(to_string(p.strategy())); })
       .def("statistics", [](const transform_plan& p) { return plan_statistics_dict(p.statistics()); },
            "What the plan moves from this rank per execution: bytes_sent, bytes_received, bytes_local, "
@@ -190,9 +239,8 @@ void register_transform(nb::module_& m) {
       [](const transform_plan& p, writable_array a, readable_array b, int repetitions) {
         job_buffers buffers;
         agree_on_arguments(p.communicator(), [&] {
-          if (p.jobs().size() != 1 || repetitions < 1)
-            throw nb::value_error("_execute_repeatedly needs a single-job plan and repetitions >= 1");
-          buffers = buffers_of(p.jobs().front(), a, b, 1.0, 0.0, 0, false);
+          if (repetitions < 1) throw nb::value_error("_execute_repeatedly needs repetitions >= 1");
+          buffers = single_job_buffers(p, a, b, 1.0, 0.0);
         });
         const std::vector<job_buffers> all{buffers};
         return mean_seconds_per_call(repetitions, [&] { p.execute(all); });
@@ -246,6 +294,62 @@ void register_transform(nb::module_& m) {
       "Plans a batch of Jobs moved in one communication round (collective).");
 
   m.def(
+      "make_reshape_plan",
+      [](nb::handle comm, const nd_layout& a, const nd_layout& b, std::optional<std::vector<int>> axes,
+         nb::handle dtype, bool conjugate, std::optional<std::pair<std::string, std::int64_t>> region,
+         const std::string& strategy, bool check_consistency, int num_threads, std::optional<nb::dict> torus,
+         bool one_shot) {
+        const MPI_Comm c = communicator(comm);
+        std::vector<reshape_job> jobs;
+        transform_options options;
+        agree_on_arguments(c, [&] {
+          jobs.push_back(reshape_job{a, b, axes.value_or(std::vector<int>{}), conjugate, element_type_of_dtype(dtype),
+                                     parse_region(region)});
+          options = make_options(strategy, check_consistency, num_threads, torus, one_shot);
+        });
+        nb::gil_scoped_release release;
+        return redist::make_reshape_plan(c, std::move(jobs), options);
+      },
+      "comm"_a, "a"_a, "b"_a, "axes"_a = nb::none(), "dtype"_a = nb::none(), nb::kw_only(), "conjugate"_a = false,
+      "region"_a = nb::none(), "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
+      "torus"_a = nb::none(), "one_shot"_a = false,
+      "Plans A = alpha * permute(B, axes) + beta * A from N-d layout b to N-d layout a (collective over the mpi4py "
+      "communicator): axis i of A is axis axes[i] of B (None: the same axes), B conjugated when `conjugate`. "
+      "Options as for make_plan; execute with this rank's local arrays (NdLayout.empty, NdLayout.local_view).");
+
+  m.def(
+      "make_batch_reshape_plan",
+      [](nb::handle comm, std::vector<reshape_job> jobs, const std::string& strategy, bool check_consistency,
+         int num_threads, std::optional<nb::dict> torus, bool one_shot) {
+        const MPI_Comm c = communicator(comm);
+        transform_options options;
+        agree_on_arguments(c, [&] {
+          options = make_options(strategy, check_consistency, num_threads, torus, one_shot);
+        });
+        nb::gil_scoped_release release;
+        return redist::make_reshape_plan(c, std::move(jobs), options);
+      },
+      "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
+      "torus"_a = nb::none(), "one_shot"_a = false,
+      "Plans a batch of ReshapeJobs moved in one communication round (collective).");
+
+  m.def(
+      "relabel_reshape_targets",
+      [](nb::handle comm, const std::vector<reshape_job>& jobs, const std::string& solver_name) {
+        const MPI_Comm c = communicator(comm);
+        relabel::solver s = relabel::solver::exact;
+        agree_on_arguments(c, [&] { s = parse_option<relabel::solver>(solver_name, "solver"); });
+        relabeled_reshape_targets r;
+        {
+          nb::gil_scoped_release release;
+          r = relabel_reshape_targets(c, jobs, {}, s);
+        }
+        return nb::make_tuple(r.a_layouts, r.result.new_rank_of, relabeling_dict(r.result));
+      },
+      "comm"_a, "jobs"_a, "solver"_a = "exact",
+      "relabel_targets for ReshapeJobs (collective): returns (new A NdLayouts, new_rank_of, statistics).");
+
+  m.def(
       "relabel_targets",
       [](nb::handle comm, const std::vector<job_description>& jobs, const std::string& solver_name) {
         const MPI_Comm c = communicator(comm);
@@ -258,15 +362,7 @@ void register_transform(nb::module_& m) {
           nb::gil_scoped_release release;
           r = relabel_targets(c, jobs, {}, s);
         }
-        nb::dict stats;
-        stats["remote_volume_before"] = r.result.remote_volume_before;
-        stats["remote_volume_after"] = r.result.remote_volume_after;
-        stats["messages_before"] = r.result.messages_before;
-        stats["messages_after"] = r.result.messages_after;
-        stats["max_rank_volume_before"] = r.result.max_rank_volume_before;
-        stats["max_rank_volume_after"] = r.result.max_rank_volume_after;
-        stats["reduction_percent"] = r.result.reduction_percent();
-        return nb::make_tuple(r.a_layouts, r.result.new_rank_of, stats);
+        return nb::make_tuple(r.a_layouts, r.result.new_rank_of, relabeling_dict(r.result));
       },
       "comm"_a, "jobs"_a, "solver"_a = "exact",
       "Communication-optimal relabeling of the jobs' target layouts (collective): returns (new A layouts, "
