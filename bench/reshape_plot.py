@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Plots reshape_bench JSON files, one file per run (e.g. 2, 4, 8, 16 ranks): one panel per case (the 3-D FFT
+reshapes), the median time of redist, MPI_Alltoallw with subarray types and pack + MPI_Alltoallv + unpack
+against the number of ranks (log-log), with each rank's memcpy floor dotted. Runs of different N are drawn as
+separate lines (one line style per N).
+
+    python3 bench/reshape_plot.py np2.json np4.json np8.json --out bench/results/reshape_bench.png
+"""
+import argparse
+import json
+from pathlib import Path
+
+import matplotlib
+import matplotlib.ticker
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+CASES = ["brick_to_x_pencil", "x_to_y_pencil", "x_to_y_pencil_contiguous", "y_to_z_pencil", "z_pencil_to_brick"]
+METHODS = [("redist", "redist", "C0"), ("alltoallw", "MPI_Alltoallw (subarrays)", "C1"),
+           ("alltoallv", "pack + MPI_Alltoallv + unpack", "C2")]
+LINE_STYLES = ["-", "--", "-.", ":"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("json_paths", nargs="+", help="reshape_bench JSON outputs, one per run")
+    parser.add_argument("--out", default=None, help="PNG path (default: the first JSON path with .png)")
+    args = parser.parse_args()
+    runs = [json.loads(Path(p).read_text()) for p in args.json_paths]
+    sizes = sorted({run["n"] for run in runs})
+    present = [c for c in CASES if any(case["case"] == c for run in runs for case in run["cases"])]
+    fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present), 4.2), squeeze=False)
+    for axis, name in zip(axes[0], present):
+        for s, n in enumerate(sizes):
+            points = sorted((run["ranks"], case) for run in runs if run["n"] == n
+                            for case in run["cases"] if case["case"] == name)
+            if not points:
+                continue
+            ranks = [r for r, _ in points]
+            style = LINE_STYLES[s % len(LINE_STYLES)]
+            suffix = f" N={n}" if len(sizes) > 1 else ""
+            for key, label, color in METHODS:
+                axis.plot(ranks, [c[key + "_seconds"] for _, c in points], style, marker="o", color=color,
+                          label=label + suffix)
+            axis.plot(ranks, [c["memcpy_seconds"] for _, c in points], ":", color="0.5",
+                      label="memcpy floor" + suffix)
+        axis.set_xscale("log", base=2)
+        all_ranks = sorted({run["ranks"] for run in runs})
+        axis.set_xticks(all_ranks)
+        axis.set_xticklabels([str(r) for r in all_ranks])
+        axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        axis.set_yscale("log")
+        axis.set_xlabel("MPI ranks")
+        axis.set_title(name, fontsize=9)
+        axis.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("median seconds per reshape (slowest rank)")
+    axes[0][0].legend(fontsize=7)
+    n_text = ", ".join(str(n) for n in sizes)
+    fig.suptitle(f"3-D FFT reshapes of N^3 complex doubles (N = {n_text}): redist vs MPI baselines")
+    fig.tight_layout()
+    out = args.out or args.json_paths[0].rsplit(".", 1)[0] + ".png"
+    fig.savefig(out, dpi=120)
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
