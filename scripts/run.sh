@@ -83,7 +83,7 @@ case "$what" in
     done
     echo "== Python: an mpi4py binary wheel is refused at import, with the command that fixes it"
     bash "$root/python/tests/check_mpi4py_wheel_refused.sh" "$venv" "$root/build/mpi4py-wheel-venv"
-    for example in transpose exchange_and_gemm; do
+    for example in transpose exchange_and_gemm reshape_fft; do
       OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 4 "$venv/bin/python" "$root/examples/python/$example.py"
     done
     # The overhead benchmark must keep running (tiny sizes: this checks the program, not the figures).
