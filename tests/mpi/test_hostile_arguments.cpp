@@ -209,6 +209,59 @@ TEST(HostileCpp, RelabelTargets) {
   count(run_hostile("relabel_targets", {&permutation}, cases, [&] { return call(false, -1); }));
 }
 
+TEST(HostileCpp, ReshapePlanAndExecute) {
+  const int me = world_rank(), p = world_size();
+  const std::vector<std::int64_t> shape{6, 4, 5};
+  const nd_layout b = box_layout(brick_boxes(shape, {1, 1, p}), me);
+  const std::vector<double> B(static_cast<std::size_t>(b.local_elements()), me + 0.5);
+  const nd_layout a_valid = box_layout(pencil_boxes({4, 6, 5}, 2, {1, p}), me, {1, 0, 2});
+  guarded_buffer A(static_cast<std::size_t>(a_valid.local_elements()) * sizeof(double));
+  // Plans and executes A = permute(B, {1, 0, 2}) with the job and options `change` leaves.
+  const auto call_with = [&](const std::function<void(reshape_job&, transform_options&)>& change) {
+    return [&, change](bool bad) {
+      reshape_job job{a_valid, b, {1, 0, 2}, false, element_type::f64, {}};
+      transform_options options;
+      if (bad) change(job, options);
+      return outcome_of([&] { make_reshape_plan(MPI_COMM_WORLD, {job}, options).execute(A.as<double>(), B.data()); });
+    };
+  };
+  using J = reshape_job;
+  using T = transform_options;
+  const std::vector<hostile_case> cases = {
+      {"axes not a permutation", call_with([](J& j, T&) { j.axes = {1, 1, 2}; })},
+      {"axes too short", call_with([](J& j, T&) { j.axes = {1, 0}; })},
+      {"axes identity (A is not B's shape then)", call_with([](J& j, T&) { j.axes.clear(); })},
+      {"axes {2, 0, 1} on one rank", call_with([](J& j, T&) { j.axes = {2, 0, 1}; }), invalid_on::one_rank_only},
+      {"A of another dimension", call_with([me](J& j, T&) { j.a = box_layout(slab_boxes({4, 30}, 0, 1), me); })},
+      {"B's boxes cut elsewhere on one rank",
+       call_with([me, p](J& j, T&) { j.b = box_layout(pencil_boxes({6, 4, 5}, 2, {p, 1}), me); }),
+       invalid_on::one_rank_only},
+      {"B's strides alias", call_with([&](J& j, T&) {
+         j.b = nd_layout({b.splits(0), b.splits(1), b.splits(2)}, {b.procs(0), b.procs(1), b.procs(2)}, b.grid_shape(),
+                         b.grid_ranks(), b.packing_order(), storage_kind::regular,
+                         {b.local_start(0), b.local_start(1), b.local_start(2)}, {1, 1, 1}, {}, me);
+       })},
+      {"A's owner outside the communicator", call_with([&](J& j, T&) {
+         std::vector<int> ranks = a_valid.grid_ranks();
+         ranks.back() = p;
+         j.a = nd_layout({a_valid.splits(0), a_valid.splits(1), a_valid.splits(2)},
+                         {a_valid.procs(0), a_valid.procs(1), a_valid.procs(2)}, a_valid.grid_shape(), ranks,
+                         a_valid.packing_order(), storage_kind::regular,
+                         {a_valid.local_start(0), a_valid.local_start(1), a_valid.local_start(2)},
+                         a_valid.local_strides(), {}, me);
+       })},
+      {"element type not a type", call_with([](J& j, T&) { j.type = static_cast<element_type>(77); })},
+      {"element type c64 (execute passes double)", call_with([](J& j, T&) { j.type = element_type::c64; })},
+      {"region upper for d = 3", call_with([](J& j, T&) { j.region = {region_shape::upper, 0}; })},
+      {"options.strategy torus_routed (matrix jobs only)",
+       call_with([](J&, T& o) { o.strategy = exchange_strategy::torus_routed; })},
+      {"options.strategy alltoallv on one rank", call_with([](J&, T& o) { o.strategy = exchange_strategy::alltoallv; }),
+       invalid_on::one_rank_only},
+  };
+  const auto valid = call_with([](J&, T&) {});
+  count(run_hostile("make_reshape_plan + execute", {&A}, cases, [&] { return valid(false); }));
+}
+
 TEST(HostileCpp, NodeBuffer) {
   guarded_buffer seen(sizeof(std::int64_t));
   const auto call = [&](bool bad, std::int64_t bytes) {
@@ -695,6 +748,70 @@ TEST(HostileC, AlltoallvInPlaceOfMpi) {
   };
   if (p > 1) cases.push_back({"counts not symmetric", [&](bool bad) { return call(bad, 3); }, invalid_on::one_rank_only});
   count(run_hostile("redist_alltoallv (MPI_IN_PLACE)", {&buf}, cases, [&] { return call(false, -1); }));
+}
+
+TEST(HostileC, ReshapePlanCreateAndExecute) {
+  const int me = world_rank(), p = world_size();
+  // Input: slabs of 6 x 4 x p*2 along axis 2; output: the same space with axes {1, 0, 2}, slabs along axis 0.
+  guarded_buffer out(static_cast<std::size_t>(4 * 6 * 2) * sizeof(double));
+  std::vector<double> in(6 * 4 * 2, me + 0.25);
+  struct args {
+    int ndim = 3;
+    std::int64_t in_lo[3], in_hi[3], out_lo[3], out_hi[3];
+    std::vector<int> in_order{2, 1, 0}, out_order{2, 1, 0}, axes{1, 0, 2};
+    const std::int64_t* in_lo_ptr = in_lo;
+    MPI_Datatype type = MPI_DOUBLE;
+    std::string strategy, relabel;
+    void* out = nullptr;
+  };
+  const auto call_with = [&](const std::function<void(args&)>& change) {
+    return [&, change](bool bad) {
+      args a;
+      const std::int64_t in_lo[3] = {0, 0, 2 * me}, in_hi[3] = {6, 4, 2 * me + 2};
+      const std::int64_t out_lo[3] = {0, 0, 2 * me}, out_hi[3] = {4, 6, 2 * me + 2};
+      std::copy(in_lo, in_lo + 3, a.in_lo);
+      std::copy(in_hi, in_hi + 3, a.in_hi);
+      std::copy(out_lo, out_lo + 3, a.out_lo);
+      std::copy(out_hi, out_hi + 3, a.out_hi);
+      a.out = out.as<double>();
+      if (bad) change(a);
+      MPI_Info info = MPI_INFO_NULL;
+      if (!a.strategy.empty() || !a.relabel.empty()) {
+        MPI_Info_create(&info);
+        if (!a.strategy.empty()) MPI_Info_set(info, "redist_strategy", a.strategy.c_str());
+        if (!a.relabel.empty()) MPI_Info_set(info, "redist_relabel", a.relabel.c_str());
+      }
+      redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
+      int rc = redist_reshape_plan_create(MPI_COMM_WORLD, a.ndim, a.in_lo_ptr, a.in_hi, a.in_order.data(), a.out_lo,
+                                          a.out_hi, a.out_order.data(), a.axes.data(), a.type, info, &plan);
+      if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+      if (rc == MPI_SUCCESS) rc = redist_reshape_execute(plan, in.data(), a.out, nullptr, nullptr);
+      // A refused execute is local to its rank: the others' codes must say so too for the outcome to agree.
+      int worst = rc;
+      MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      redist_reshape_plan_free(&plan);
+      return code_outcome(worst);
+    };
+  };
+  const std::vector<hostile_case> cases = {
+      {"ndim 0", call_with([](args& a) { a.ndim = 0; })},
+      {"ndim 9", call_with([](args& a) { a.ndim = 9; })},
+      {"in_lo null", call_with([](args& a) { a.in_lo_ptr = nullptr; })},
+      {"in_lo > in_hi", call_with([](args& a) { a.in_lo[0] = 7; })},
+      {"input boxes overlap", call_with([](args& a) { a.in_hi[2] += 1; })},
+      {"output boxes leave a gap", call_with([](args& a) { a.out_hi[0] = 3; })},
+      {"in_order not a permutation", call_with([](args& a) { a.in_order = {2, 2, 0}; })},
+      {"out_order differs on one rank", call_with([](args& a) { a.out_order = {0, 1, 2}; }), invalid_on::one_rank_only},
+      {"axes not a permutation", call_with([](args& a) { a.axes = {0, 0, 2}; })},
+      {"axes identity (output space is not the input's permuted)", call_with([](args& a) { a.axes = {0, 1, 2}; })},
+      {"type MPI_CHAR", call_with([](args& a) { a.type = MPI_CHAR; })},
+      {"info redist_strategy unknown", call_with([](args& a) { a.strategy = "fastest"; })},
+      {"info redist_relabel unknown", call_with([](args& a) { a.relabel = "sometimes"; })},
+      {"info redist_strategy alltoallv on one rank", call_with([](args& a) { a.strategy = "alltoallv"; }),
+       invalid_on::one_rank_only},
+      {"out null (execute)", call_with([](args& a) { a.out = nullptr; })},
+  };
+  count(run_hostile("redist_reshape_plan_create + execute", {&out}, cases, [&] { return call_with([](args&) {})(false); }));
 }
 
 TEST(HostileSummary, CasesCounted) {
