@@ -243,7 +243,10 @@ std::int64_t comm_graph::max_rank_volume() const {
   return worst;
 }
 
-comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks) {
+namespace {
+
+template <class Pair>
+comm_graph graph_of(const std::vector<Pair>& pairs, int nranks) {
   if (nranks < 1) throw invalid_argument("communication_graph: nranks must be >= 1, got " + std::to_string(nranks));
   comm_graph g;
   g.nranks = nranks;
@@ -253,14 +256,12 @@ comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks
   return g;
 }
 
+}  // namespace
+
+comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks) { return graph_of(pairs, nranks); }
+
 comm_graph communication_graph(const std::vector<nd_layout_pair>& pairs, int nranks) {
-  if (nranks < 1) throw invalid_argument("communication_graph: nranks must be >= 1, got " + std::to_string(nranks));
-  comm_graph g;
-  g.nranks = nranks;
-  size_t compact_at = size_t{1} << 21;
-  for (const auto& pair : pairs) add_pair(pair, nranks, g.edges, compact_at);
-  sort_and_merge(g.edges);
-  return g;
+  return graph_of(pairs, nranks);
 }
 
 comm_graph relabel_graph(const comm_graph& g, const std::vector<int>& new_rank_of) {

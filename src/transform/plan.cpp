@@ -97,6 +97,19 @@ struct job_check {
 constexpr std::int64_t tile_alignment = 64;  // bytes; keeps every packed tile aligned for vector loads
 std::int64_t align_up(std::int64_t v) { return (v + tile_alignment - 1) / tile_alignment * tile_alignment; }
 
+// The first problem with A's or B's local storage on this rank (kind none: fine).
+template <class Layout>
+std::pair<mpi::error_kind, std::string> local_storage_problem(const Layout& a, const Layout& b, const std::string& where) {
+  for (const auto& [layout, name] : {std::pair<const Layout*, const char*>{&a, "A: "}, {&b, "B: "}}) {
+    try {
+      layout->validate_local();
+    } catch (const error& e) {
+      return {mpi::error_kind::invalid_layout, where + name + e.what()};
+    }
+  }
+  return {mpi::error_kind::none, {}};
+}
+
 // Validates one job locally; returns the kind and text of the first problem.
 std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, size_t index, int comm_size) {
   const std::string where = "job " + std::to_string(index) + ": ";
@@ -120,16 +133,7 @@ std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, s
             where + "A is " + std::to_string(j.a.rows()) + "x" + std::to_string(j.a.cols()) + " but op(B) = " +
                 to_string(j.operation) + "(B) is " + std::to_string(b_rows) + "x" + std::to_string(b_cols) +
                 "; they must have the same shape"};
-  try {
-    j.a.validate_local();
-  } catch (const error& e) {
-    return {mpi::error_kind::invalid_layout, where + "A: " + e.what()};
-  }
-  try {
-    j.b.validate_local();
-  } catch (const error& e) {
-    return {mpi::error_kind::invalid_layout, where + "B: " + e.what()};
-  }
+  if (auto problem = local_storage_problem(j.a, j.b, where); problem.first != mpi::error_kind::none) return problem;
   if (j.region.shape != region_shape::all && j.region.shape != region_shape::upper &&
       j.region.shape != region_shape::lower)
     return {mpi::error_kind::invalid_argument,
@@ -190,16 +194,7 @@ std::pair<mpi::error_kind, std::string> validate_reshape_job(const reshape_job& 
             where + "element_region::shape is " + std::to_string(static_cast<int>(j.region.shape)) +
                 (d == 2 ? "; expected region_shape::all, upper or lower"
                         : "; triangular regions need d = 2 (this job has " + std::to_string(d) + " axes): expected all")};
-  try {
-    j.a.validate_local();
-  } catch (const error& e) {
-    return {mpi::error_kind::invalid_layout, where + "A: " + e.what()};
-  }
-  try {
-    j.b.validate_local();
-  } catch (const error& e) {
-    return {mpi::error_kind::invalid_layout, where + "B: " + e.what()};
-  }
+  if (auto problem = local_storage_problem(j.a, j.b, where); problem.first != mpi::error_kind::none) return problem;
   if (j.a.my_rank() < 0 || j.b.my_rank() < 0)
     return {mpi::error_kind::invalid_argument,
             where + "layouts passed to make_reshape_plan must describe this rank's storage (built with my_rank >= 0)"};
