@@ -140,32 +140,48 @@ void transpose_lanes(typename Lanes::value* dst, index d_out, const typename Lan
   }
 }
 
-// 16-byte lanes (complex<double>): a lane is a pair of doubles, a 2x2 block of lanes is two registers.
+// 16-byte lanes (complex<double>): a lane is a pair of doubles. Blocks of 2 source rows x 4 columns (four
+// registers): each source row's 64 bytes are a whole cache line used at once, so nothing depends on source lines
+// surviving in the cache between columns (with power-of-two leading dimensions the rows of a tile share a few
+// cache sets and evict each other); two columns at a time at the right edge.
+template <lane_op Op>
+REDIST_AVX2 inline void store_16byte_pair(double* dst, __m256d c) {
+  // conj_copy flips the sign of the imaginary parts (odd doubles).
+  if constexpr (Op == lane_op::conj_copy) c = _mm256_xor_pd(c, _mm256_set_pd(-0.0, 0.0, -0.0, 0.0));
+  _mm256_storeu_pd(dst, c);
+}
+
 template <lane_op Op>
 REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
                                       row_prefetch next) {
-  // Flips the sign of the imaginary parts (odd doubles).
-  const __m256d conj_mask = _mm256_set_pd(-0.0, 0.0, -0.0, 0.0);
-  prefetcher pf(next, nj / 2);
+  prefetcher pf(next, (nj + 3) / 4);
   struct lane16 {
     double re, im;
   };
   lane16* const lanes = reinterpret_cast<lane16*>(dst);
-  prefetch_columns_for_write(lanes, d_out, std::min<index>(nj, 2), ni);
-  for (index j = 0; j < nj; j += 2) {
+  prefetch_columns_for_write(lanes, d_out, std::min<index>(nj, 4), ni);
+  index j = 0;
+  for (; j + 4 <= nj; j += 4) {
     pf.step();
-    if (j + 2 < nj)
-      prefetch_columns_for_write(lanes + (j + 2) * d_out, d_out, std::min<index>(nj - j - 2, 2), ni);
+    if (j + 4 < nj)
+      prefetch_columns_for_write(lanes + (j + 4) * d_out, d_out, std::min<index>(nj - j - 4, 4), ni);
+    for (index i = 0; i < ni; i += 2) {
+      const double* s = src + 2 * (i * s_in + j);
+      const __m256d a0 = _mm256_loadu_pd(s), a1 = _mm256_loadu_pd(s + 4);
+      const __m256d b0 = _mm256_loadu_pd(s + 2 * s_in), b1 = _mm256_loadu_pd(s + 2 * s_in + 4);
+      store_16byte_pair<Op>(dst + 2 * (i + (j) * d_out), _mm256_permute2f128_pd(a0, b0, 0x20));
+      store_16byte_pair<Op>(dst + 2 * (i + (j + 1) * d_out), _mm256_permute2f128_pd(a0, b0, 0x31));
+      store_16byte_pair<Op>(dst + 2 * (i + (j + 2) * d_out), _mm256_permute2f128_pd(a1, b1, 0x20));
+      store_16byte_pair<Op>(dst + 2 * (i + (j + 3) * d_out), _mm256_permute2f128_pd(a1, b1, 0x31));
+    }
+  }
+  for (; j < nj; j += 2) {
+    pf.step();
     for (index i = 0; i < ni; i += 2) {
       const double* s = src + 2 * (i * s_in + j);
       const __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + 2 * s_in);
-      __m256d c0 = _mm256_permute2f128_pd(r0, r1, 0x20), c1 = _mm256_permute2f128_pd(r0, r1, 0x31);
-      if constexpr (Op == lane_op::conj_copy) {
-        c0 = _mm256_xor_pd(c0, conj_mask);
-        c1 = _mm256_xor_pd(c1, conj_mask);
-      }
-      _mm256_storeu_pd(dst + 2 * (i + j * d_out), c0);
-      _mm256_storeu_pd(dst + 2 * (i + (j + 1) * d_out), c1);
+      store_16byte_pair<Op>(dst + 2 * (i + (j) * d_out), _mm256_permute2f128_pd(r0, r1, 0x20));
+      store_16byte_pair<Op>(dst + 2 * (i + (j + 1) * d_out), _mm256_permute2f128_pd(r0, r1, 0x31));
     }
   }
 }
