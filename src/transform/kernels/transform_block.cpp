@@ -333,7 +333,7 @@ void for_each_tile(index n_inner, index n_outer, const tiling& t, bool parallel,
 //    their lines are used up (4K aliasing). Such tiles are first copied row by row into a contiguous
 //    buffer, then transposed from there (n = 4096: about 1.4x faster). Not for 16-byte elements: their register
 //    blocks read whole source lines at once (simd.cpp), so no line has to survive, and staging only added a copy
-//    (complex<double> 2048 x 2048: 0.025 s against 0.034 s; 128 planes of 256 x 256: 0.039 s against 0.046 s).
+//    (complex<double> 2048 x 2048: 0.021 s against 0.034 s; 128 planes of 256 x 256: 0.033 s against 0.046 s).
 
 // True when rows `stride_bytes` apart map to at most 4 distinct 64-byte slots of a 4 KiB page, i.e.
 // at most 4 sets of a typical L1 (64 sets of 64 bytes) and few sets of L2.
