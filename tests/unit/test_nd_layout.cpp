@@ -176,14 +176,14 @@ TEST(BlockCyclicNd, MatchesBruteForce) {
 
 // A random cut of [0, shape) into boxes (k-d tree), dealt to random ranks, with some empty boxes mixed in.
 std::vector<std::vector<box>> random_boxes(const index& shape, int nranks, std::mt19937_64& rng) {
-  std::vector<box> todo{{index(shape.size(), 0), shape}}, leaves;
-  while (!todo.empty()) {
-    box b = todo.back();
-    todo.pop_back();
+  std::vector<box> to_cut{{index(shape.size(), 0), shape}}, leaves;
+  while (!to_cut.empty()) {
+    box b = to_cut.back();
+    to_cut.pop_back();
     std::vector<size_t> cuttable;
     for (size_t k = 0; k < shape.size(); ++k)
       if (b.hi[k] - b.lo[k] >= 2) cuttable.push_back(k);
-    if (cuttable.empty() || leaves.size() + todo.size() >= 12 || rng() % 4 == 0) {
+    if (cuttable.empty() || leaves.size() + to_cut.size() >= 12 || rng() % 4 == 0) {
       leaves.push_back(b);
       continue;
     }
@@ -191,8 +191,8 @@ std::vector<std::vector<box>> random_boxes(const index& shape, int nranks, std::
     const i64 cut = b.lo[k] + 1 + static_cast<i64>(rng() % static_cast<std::uint64_t>(b.hi[k] - b.lo[k] - 1));
     box upper = b;
     b.hi[k] = upper.lo[k] = cut;
-    todo.push_back(b);
-    todo.push_back(upper);
+    to_cut.push_back(b);
+    to_cut.push_back(upper);
   }
   std::vector<std::vector<box>> of_rank(static_cast<size_t>(nranks));
   for (const box& b : leaves) of_rank[rng() % static_cast<size_t>(nranks)].push_back(b);
