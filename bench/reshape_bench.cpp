@@ -2,7 +2,7 @@
 // ways FFT codes reshape distributed 3-D arrays today, on the reshapes of a 3-D FFT, in the same run.
 //
 //   mpiexec.mpich -n 4 bench_reshape_bench [--n 256] [--reps 5] [--json out.json] [--strategy NAME]
-//                                          [--cases brick_to_x_pencil,x_to_y_pencil,...]
+//                                          [--stores auto|cached|streaming] [--cases brick_to_x_pencil,...]
 //
 // Data: a global N x N x N array of complex doubles (MPI_C_DOUBLE_COMPLEX), element (i, j, k) = (v, -v) with
 // v = i*N*N + j*N + k. Decompositions (boxes computed here, ranks numbered in C order over the process grid; an
@@ -20,7 +20,8 @@
 // interleaved: in repetition r the methods start at a rotated position, each after an MPI_Barrier, so that the
 // noise of a shared machine hits all alike; per repetition the slowest rank's time; medians reported.
 //   redist     redist_reshape_plan_create once (plan_seconds, timed on its own), then redist_reshape_execute
-//              (alpha, beta NULL); --strategy sets the info key "redist_strategy" (default: none given)
+//              (alpha, beta NULL); --strategy and --stores set the info keys "redist_strategy" and
+//              "redist_stores" (default: none given)
 //   alltoallw  MPI_Alltoallw with MPI_Type_create_subarray types per peer, created once outside the timing (what
 //              mpi4py-fft and several FFT libraries do); the receive subarray describes the output's storage order
 //              (dimensions listed slowest to fastest by out_order); where that differs from the input's (case
@@ -76,6 +77,7 @@ struct bench_options {
   int repetitions = 5;
   std::string json_path;
   std::string strategy;  // empty: no "redist_strategy" info key
+  std::string stores;    // empty: no "redist_stores" info key
   std::vector<std::string> cases = all_case_names;
 };
 
@@ -103,6 +105,8 @@ bench_options parse_options(int argc, char** argv) {
       o.json_path = next();
     } else if (arg == "--strategy") {
       o.strategy = next();
+    } else if (arg == "--stores") {
+      o.stores = next();
     } else if (arg == "--cases") {
       o.cases = split_list(next());
       for (const auto& c : o.cases)
@@ -110,9 +114,10 @@ bench_options parse_options(int argc, char** argv) {
           throw std::invalid_argument("unknown case '" + c + "'");
     } else if (arg == "--help" || arg == "-h") {
       throw std::invalid_argument(
-          "usage: bench_reshape_bench [--n 256] [--reps 5] [--json FILE] [--strategy NAME] [--cases LIST]");
+          "usage: bench_reshape_bench [--n 256] [--reps 5] [--json FILE] [--strategy NAME] "
+          "[--stores auto|cached|streaming] [--cases LIST]");
     } else {
-      throw std::invalid_argument("unknown argument '" + arg + "' (--n, --reps, --json, --strategy, --cases)");
+      throw std::invalid_argument("unknown argument '" + arg + "' (--n, --reps, --json, --strategy, --stores, --cases)");
     }
   }
   if (o.cases.empty()) throw std::invalid_argument("--cases needs at least one case");
@@ -367,6 +372,7 @@ void measure_relabeling(const case_spec& spec, const bench_options& opt, const s
   BASELINE_MPI_CHECK(MPI_Info_create(&info));
   BASELINE_MPI_CHECK(MPI_Info_set(info, "redist_relabel", "exact"));
   if (!opt.strategy.empty()) BASELINE_MPI_CHECK(MPI_Info_set(info, "redist_strategy", opt.strategy.c_str()));
+  if (!opt.stores.empty()) BASELINE_MPI_CHECK(MPI_Info_set(info, "redist_stores", opt.stores.c_str()));
   const box& passed = spec.to.boxes[static_cast<size_t>(rank)];
   redist_reshape_plan plan = nullptr;
   REDIST_CHECK(redist_reshape_plan_create(MPI_COMM_WORLD, 3, in_box.lo.data(), in_box.hi.data(), spec.in_order.data(),
@@ -452,9 +458,10 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
 
   // ---- a. redist: the plan, timed on its own ----
   MPI_Info info = MPI_INFO_NULL;
-  if (!opt.strategy.empty()) {
+  if (!opt.strategy.empty() || !opt.stores.empty()) {
     BASELINE_MPI_CHECK(MPI_Info_create(&info));
-    BASELINE_MPI_CHECK(MPI_Info_set(info, "redist_strategy", opt.strategy.c_str()));
+    if (!opt.strategy.empty()) BASELINE_MPI_CHECK(MPI_Info_set(info, "redist_strategy", opt.strategy.c_str()));
+    if (!opt.stores.empty()) BASELINE_MPI_CHECK(MPI_Info_set(info, "redist_stores", opt.stores.c_str()));
   }
   redist_reshape_plan plan = nullptr;
   r.plan_seconds = time_once(MPI_COMM_WORLD, [&] {
@@ -598,6 +605,7 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
   json.field("element", "MPI_C_DOUBLE_COMPLEX (16 bytes)");
   json.field("array_bytes", n * n * n * element_bytes);
   json.field("redist_strategy", opt.strategy.empty() ? "(not set)" : opt.strategy.c_str());
+  json.field("redist_stores", opt.stores.empty() ? "(not set)" : opt.stores.c_str());
   json.field("redist_relabel", "brick <-> pencil cases also planned with redist_relabel = exact (relabeled_*)");
   json.field("timing",
              "median of the repetitions; each method after MPI_Barrier, slowest rank; methods interleaved, the "

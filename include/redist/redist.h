@@ -232,7 +232,9 @@ int redist_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
  * which they must cover without overlap; the output boxes likewise cover that space permuted by axes. type:
  * MPI_FLOAT, MPI_DOUBLE, MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX (MPI_INT32_T, MPI_INT64_T: copies only).
  * Info keys: "redist_strategy" = "auto" (default) | "point_to_point" | "alltoallv" | "shared_memory" |
- * "torus_routed" (docs/names.md); "redist_relabel" = "none" (default: each rank holds the output box it passed)
+ * "torus_routed" (docs/names.md); "redist_stores" = "auto" (default) | "cached" | "streaming" (how out is
+ * written: ordinary or non-temporal stores, docs/transform.md); "redist_relabel" = "none" (default: each rank
+ * holds the output box it passed)
  * | "exact" (the plan may permute which rank holds which output box, to move less data: ask
  * redist_reshape_output_box, and pass an out array dense in the box held). ndim, axes, type and the info values
  * must be the same on every rank. Collective; returns MPI_SUCCESS or, on every rank alike, MPI_ERR_ARG (a NULL

@@ -226,6 +226,15 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
                                            redist::spelled_choices<redist::exchange_strategy>());
           }
         }
+        const std::string stores = info_value(info, "redist_stores");
+        if (!stores.empty()) {
+          try {
+            options.stores = redist::parse_name<redist::store_policy>(stores);
+          } catch (const redist::invalid_argument&) {
+            throw redist::invalid_argument("info redist_stores = \"" + stores + "\": expected " +
+                                           redist::spelled_choices<redist::store_policy>());
+          }
+        }
         const std::string relabeling = info_value(info, "redist_relabel");
         if (relabeling != "" && relabeling != "none" && relabeling != "exact")
           throw redist::invalid_argument("info redist_relabel = \"" + relabeling + "\": expected none or exact");
@@ -235,6 +244,7 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
         for (int a : axis_map) mix(a);
         mix(static_cast<std::int64_t>(etype));
         mix(static_cast<std::int64_t>(options.strategy));
+        mix(static_cast<std::int64_t>(options.stores));
         mix(relabel);
       });
       agreed.require_same(hash, "ranks passed different ndim, axes, type or info values to redist_reshape_plan_create; "

@@ -14,20 +14,23 @@ namespace redist {
 
 namespace {
 
-// This core's share of the largest cache it uses: the cache's size over the CPUs sharing it, read from
-// Linux's sysfs (glibc's sysconf reports the whole package's L3 on some virtual machines). 1 MiB where
-// the system does not say.
-std::int64_t read_cache_share() {
+// Per CPU, the size of the cache at `level` (0: the largest one this CPU uses) over the CPUs sharing it, read from
+// Linux's sysfs (glibc's sysconf reports the whole package's L3 on some virtual machines). 1 MiB where the system
+// does not say.
+std::int64_t read_cache_share(int level) {
   std::int64_t best = 0;
   for (int index = 0; index < 16; ++index) {
     const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
-    std::ifstream size_file(dir + "size"), type_file(dir + "type"), shared_file(dir + "shared_cpu_list");
+    std::ifstream size_file(dir + "size"), type_file(dir + "type"), shared_file(dir + "shared_cpu_list"),
+        level_file(dir + "level");
     if (!size_file) break;
     std::string size_text, type, shared;
+    int cache_level = 0;
     size_file >> size_text;
     type_file >> type;
     shared_file >> shared;
-    if (type == "Instruction" || size_text.empty()) continue;
+    level_file >> cache_level;
+    if (type == "Instruction" || size_text.empty() || (level != 0 && cache_level != level)) continue;
     std::int64_t bytes = std::strtoll(size_text.c_str(), nullptr, 10);
     if (size_text.back() == 'K') bytes <<= 10;
     if (size_text.back() == 'M') bytes <<= 20;
@@ -45,8 +48,13 @@ std::int64_t read_cache_share() {
   return best > 0 ? best : std::int64_t(1) << 20;
 }
 
+// This core's share of the last-level cache, and of its level-2 cache (its own on most CPUs).
 std::int64_t cache_share_bytes() {
-  static const std::int64_t share = read_cache_share();
+  static const std::int64_t share = read_cache_share(0);
+  return share;
+}
+std::int64_t level2_share_bytes() {
+  static const std::int64_t share = read_cache_share(2);
   return share;
 }
 
@@ -89,21 +97,42 @@ void transform_plan::impl::lay_out_private_buffers() {
 }
 
 void transform_plan::impl::choose_stores() {
+  const auto all = [&](kernels::store_hint hint) {
+    pack_stores = hint;
+    for (detail::job_plan& jp : job_plans) jp.result_stores = hint;
+  };
   switch (options.stores) {
-    case store_policy::cached: pack_stores = result_stores = kernels::store_hint::cached; break;
-    case store_policy::streaming: pack_stores = result_stores = kernels::store_hint::streaming; break;
-    case store_policy::automatic:
+    case store_policy::cached: all(kernels::store_hint::cached); break;
+    case store_policy::streaming: all(kernels::store_hint::streaming); break;
+    case store_policy::automatic: {
       // Streaming stores skip the read of every destination line (packing a whole message ran 1.6x faster
-      // in isolation), but what they write comes from memory when it is read back. Only message buffers
-      // far larger than this core's share of the last-level cache are written that way: A is written
-      // with ordinary stores (streaming its runs made 4-rank identity redistributions of 8000^2 doubles
-      // 1.4-1.9x slower on a 16-core Xeon), and shared-memory ring slots always are. Decided per rank,
-      // no communication: the choice does not change results.
-      result_stores = kernels::store_hint::cached;
+      // in isolation), but what they write comes from memory when it is read back. Messages are packed that way
+      // only when far larger than this core's share of the last-level cache; shared-memory ring slots never are.
+      // A's contiguous runs are written with ordinary stores (streaming them made 4-rank identity redistributions
+      // of 8000^2 doubles 1.4-1.9x slower on a 16-core Xeon: runs of a few lines, not lined up on cache lines).
+      // Transposed complex<double> writes are the exception: their whole-line register blocks hit columns a
+      // leading dimension apart, whose reads for ownership no prefetcher hides, so once a job writes more into A
+      // than this core's caches keep (8x its level-2 share) they stream (one core, 64-256 MiB of 256^3 pencil
+      // planes: 1.6-2x faster; 16 MiB: the same).
       pack_stores = send_bytes > 8 * cache_share_bytes() ? kernels::store_hint::streaming : kernels::store_hint::cached;
+      std::vector<std::int64_t> written(job_plans.size(), 0);
+      for (const detail::tile& t : local_tiles) written[static_cast<std::size_t>(t.job)] += t.elements();
+      for (const detail::peer_message& m : recvs)
+        for (const detail::tile& t : m.tiles) written[static_cast<std::size_t>(t.job)] += t.elements();
+      for (std::size_t j = 0; j < job_plans.size(); ++j) {
+        detail::job_plan& jp = job_plans[j];
+        const bool transposes = jp.a_order[0] != jp.packed_order[0];
+        const std::int64_t bytes = written[j] * static_cast<std::int64_t>(jp.elem_size);
+        jp.result_stores = jp.elem_size == 16 && transposes && bytes > 8 * level2_share_bytes()
+                               ? kernels::store_hint::streaming
+                               : kernels::store_hint::cached;
+      }
       break;
+    }
   }
-  stats.streaming_stores = pack_stores == kernels::store_hint::streaming || result_stores == kernels::store_hint::streaming;
+  stats.streaming_stores = pack_stores == kernels::store_hint::streaming;
+  for (const detail::job_plan& jp : job_plans)
+    stats.streaming_stores = stats.streaming_stores || jp.result_stores == kernels::store_hint::streaming;
 }
 
 }  // namespace redist

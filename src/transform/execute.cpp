@@ -76,7 +76,7 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
     int n;
     ~restore_threads() { omp_set_num_threads(n); }
   } restore{saved_threads};
-  executor->execute(detail::tile_ops{job_plans, buffers, pack_stores, result_stores}, agreed);
+  executor->execute(detail::tile_ops{job_plans, buffers, pack_stores}, agreed);
 }
 
 }  // namespace redist

@@ -264,7 +264,7 @@ void tile_ops::unpack(const tile& t, const std::byte* message) const {
   with_type(jp.type, [&](auto tag) {
     using T = decltype(tag);
     unpack_tile<T>(jp, t, static_cast<T*>(jb.a), message, from_scalar<T>(jb.alpha), from_scalar<T>(jb.beta),
-                   result_stores);
+                   jp.result_stores);
   });
 }
 
@@ -279,7 +279,7 @@ void tile_ops::direct(const tile& t, const void* b, const storage_view& b_view) 
   with_type(jp.type, [&](auto tag) {
     using T = decltype(tag);
     direct_tile<T>(jp, t, static_cast<T*>(jb.a), static_cast<const T*>(b), b_view, from_scalar<T>(jb.alpha),
-                   from_scalar<T>(jb.beta), result_stores);
+                   from_scalar<T>(jb.beta), jp.result_stores);
   });
 }
 

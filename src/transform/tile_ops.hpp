@@ -15,12 +15,12 @@ namespace redist::detail {
 // The part [skip, skip + length) of a run.
 run sub_run(const run& r, std::int64_t skip, std::int64_t length);
 
-// The tile operations of one execution: the plan's jobs with this execution's buffers and store policies.
+// The tile operations of one execution: the plan's jobs with this execution's buffers and store policies (A's
+// per job: job_plan::result_stores).
 struct tile_ops {
   const std::vector<job_plan>& plans;
   const std::vector<job_buffers>& buffers;
-  kernels::store_hint pack_stores;    // writing messages
-  kernels::store_hint result_stores;  // writing A
+  kernels::store_hint pack_stores;  // writing messages
 
   // alpha == 0: B is not read (packing writes nothing; the receiver does not read the bytes either).
   bool skips_source(int job) const;

@@ -267,6 +267,15 @@ static void test_errors(void) {
   expect_error("bad redist_strategy (last rank)", MPI_ERR_ARG, 3, in, in_order, out, out_order, axes, MPI_DOUBLE,
                info, 0);
   MPI_Info_delete(info, "redist_strategy");
+  MPI_Info_set(info, "redist_stores", last ? "fast" : "streaming");
+  expect_error("bad redist_stores (last rank)", MPI_ERR_ARG, 3, in, in_order, out, out_order, axes, MPI_DOUBLE, info,
+               0);
+  if (nranks > 1) {
+    MPI_Info_set(info, "redist_stores", rank == 0 ? "cached" : "streaming");
+    expect_error("ranks disagree on redist_stores", MPI_ERR_ARG, 3, in, in_order, out, out_order, axes, MPI_DOUBLE,
+                 info, 0);
+  }
+  MPI_Info_delete(info, "redist_stores");
   MPI_Info_set(info, "redist_relabel", "maybe");
   expect_error("bad redist_relabel", MPI_ERR_ARG, 3, in, in_order, out, out_order, axes, MPI_DOUBLE, info, 0);
   MPI_Info_free(&info);

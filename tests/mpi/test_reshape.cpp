@@ -269,7 +269,9 @@ void one_random_case(rng_t& g, int round) {
   transform_options o;
   o.strategy = random_strategy(g);
   o.stream_chunk_bytes = uniform(g, 0, 1) ? 0 : uniform(g, 16, 4096);
-  const std::string context = "round " + std::to_string(round) + " type " + to_string(data.job.type) + " d " +
+  o.stores = static_cast<store_policy>(uniform(g, 0, 2));  // streaming: non-temporal complex<double> transposes too
+  const std::string context = "round " + std::to_string(round) + " type " + to_string(data.job.type) + " stores " +
+                              to_string(o.stores) + " d " +
                               std::to_string(d) + " axes " + text(data.job.axes) + " conj " +
                               std::to_string(data.job.conjugate) + "\nA: " + data.job.a.describe() + " (" + a_how +
                               ")\nB: " + data.job.b.describe() + " (" + b_how + ")";

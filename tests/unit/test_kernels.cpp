@@ -488,4 +488,46 @@ TEST(KernelsComplex, ConjTransposeTwiceIsIdentity) {
   EXPECT_EQ(back, a);
 }
 
+// Streaming transposes of complex<double> write whole lines with 32-byte non-temporal stores and the lanes around
+// them with 16-byte ones: every offset of dst within a cache line, leading dimensions that keep rows on one offset
+// (multiples of 4 lanes) and one that does not (the ordinary path), block edges of every remainder, and threads.
+TEST(KernelsComplex, StreamingTransposesAtEveryLineOffset) {
+  using T = std::complex<double>;
+  fast_rng gen(test_seed(64));
+  const std::pair<index, index> sizes[] = {{1, 1}, {3, 5}, {4, 4}, {5, 7}, {8, 3}, {17, 9}, {64, 64}, {130, 67}};
+  for (int threads : {1, 3}) {
+    omp_set_num_threads(threads);
+    for (const auto& [rows, cols] : sizes)
+      for (index pad : {0, 1, 4})
+        for (index offset = 0; offset < 4; ++offset)
+          for (op o : {op::transpose, op::conj_transpose}) {
+            // dst column-major (contiguous along i), src column-major in its own orientation (cols x rows, so
+            // op(src) is contiguous along j): the kernel transposes. ld_dst = rows rounded up to 4 lanes, plus pad.
+            const index ld_dst = (rows + 3) / 4 * 4 + pad, ld_src = cols + 1;
+            // 64-byte aligned storage, dst starting `offset` lanes into a line.
+            std::vector<T> storage(static_cast<size_t>(ld_dst * cols + 8 + 4));
+            T* const base = storage.data() + (4 - reinterpret_cast<std::uintptr_t>(storage.data()) % 64 / 16) % 4;
+            T* const dst = base + offset;
+            std::vector<T> src(static_cast<size_t>(ld_src * rows));
+            for (auto& v : src) v = random_value<T>(gen);
+            for (auto& v : storage) v = T(-7.0, 7.0);
+            redist::kernels::transform_block(dst, strided{1, ld_dst}, src.data(), strided{1, ld_src}, rows, cols, o, T(1),
+                                             T(0), store_hint::streaming);
+            for (index k = 0; k < static_cast<index>(storage.size()); ++k) {
+              const index at = &storage[static_cast<size_t>(k)] - dst;
+              const index i = at >= 0 ? at % ld_dst : -1, j = at >= 0 ? at / ld_dst : -1;
+              T want = T(-7.0, 7.0);
+              if (at >= 0 && i < rows && j < cols) {
+                want = src[static_cast<size_t>(j + i * ld_src)];  // op(src)(i, j) = src(j, i)
+                if (o == op::conj_transpose) want = std::conj(want);
+              }
+              ASSERT_EQ(storage[static_cast<size_t>(k)], want)
+                  << rows << "x" << cols << " ld " << ld_dst << " offset " << offset << " lanes, "
+                  << redist::to_string(o) << ", " << threads << " threads: storage element " << k;
+            }
+          }
+  }
+  omp_set_num_threads(1);
+}
+
 }  // namespace

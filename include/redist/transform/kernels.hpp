@@ -18,11 +18,13 @@
 // 4- and 8-byte elements and 2x2 for 16-byte ones); otherwise a tiled strided loop.
 //
 // store_hint::streaming asks for non-temporal stores on plain copies of contiguous runs (packing, and
-// unpacking without transposition): the written data bypasses the caches, which saves the read-for-
-// ownership of every destination line when the destination is far larger than the last-level cache
-// and will not be read again soon. (Transposes store normally: streaming their short column pieces was
-// slower in multi-rank runs.) The stores are fenced before the call returns, so the data is visible to
-// other processes (shared-memory peers) as after ordinary stores.
+// unpacking without transposition) and on copy transposes of complex<double> (whole destination lines,
+// wherever the rows all start at the same offset within a cache line): the written data bypasses the
+// caches, which saves the read-for-ownership of every destination line when the destination is far larger
+// than the last-level cache and will not be read again soon. (Transposes of smaller elements store
+// normally: streaming their short column pieces was slower in multi-rank runs.) The stores are fenced
+// before the call returns, so the data is visible to other processes (shared-memory peers) as after
+// ordinary stores.
 // Blocks of at least `parallel_threshold` elements are split over the OpenMP threads (tiles, or
 // chunks of the contiguous runs) when called outside a parallel region; inside one, or below the
 // threshold, the call is serial, so callers may parallelise over many small blocks themselves.

@@ -114,6 +114,8 @@ struct job_plan {
   storage_view b_view;       // op(B)'s storage on this rank (axes already permuted into A's)
   axis_order packed_order{};  // op(B)'s packing order
   axis_order a_order{};       // A's (predominant) storage order
+  // How this rank writes A for the job (the store policy resolved per job: transform_plan::impl::choose_stores).
+  kernels::store_hint result_stores = kernels::store_hint::cached;
 };
 
 }  // namespace redist::detail

@@ -56,9 +56,8 @@ struct transform_plan::impl {
   // no place in the private buffers.
   std::vector<char> send_on_node, recv_on_node;
 
-  // options.stores resolved for this rank: for messages this rank packs, and for its A.
+  // options.stores resolved for this rank for the messages it packs (for A: job_plan::result_stores).
   kernels::store_hint pack_stores = kernels::store_hint::cached;
-  kernels::store_hint result_stores = kernels::store_hint::cached;
 
   // How the messages travel (src/transform/strategies/): set up at plan time, run by execute().
   std::unique_ptr<detail::transform_executor> executor;

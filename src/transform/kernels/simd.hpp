@@ -41,6 +41,10 @@ void transpose_8byte(double* dst, index d_out, const double* src, index s_in, in
 // copy and conj_copy only.
 void transpose_16byte(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
                       row_prefetch next) noexcept;
+// The same with non-temporal stores, for any ni, nj >= 0: dst 16-byte aligned and d_out a multiple of 4 lanes (every
+// row starts at the same offset within a cache line). The caller fences (store_fence) before anyone reads dst.
+void transpose_16byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
+                                lane_op o) noexcept;
 
 // memcpy whose stores bypass the caches (a plain memcpy for sizes where that cannot pay off).
 void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept;

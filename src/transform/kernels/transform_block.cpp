@@ -172,7 +172,7 @@ struct plane {
   const T* src;
   index n_inner, n_outer;
   index d_in, d_out, s_in, s_out;
-  bool streaming;  // non-temporal stores for plain copies of contiguous runs
+  bool streaming;  // non-temporal stores: plain copies of contiguous runs, and 16-byte register transposes
 };
 
 // `src_s` are the strides of op(src) (transposition already folded in).
@@ -391,6 +391,22 @@ void transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, ind
   }
 }
 
+// A tile of 16-byte lanes written with non-temporal stores (simd::transpose_16byte_streaming); false (nothing
+// done) where that kernel does not apply: other lane sizes or operations, or rows that start at different offsets
+// within a cache line.
+template <class T, class Op>
+bool streaming_transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, index nj) {
+  if constexpr (sizeof(T) != 16 || !simd_lane<T, Op>::supported) {
+    return false;
+  } else {
+    if (reinterpret_cast<std::uintptr_t>(dst) % 16 != 0 || d_out % 4 != 0 || !simd::available()) return false;
+    simd::transpose_16byte_streaming(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src), s_in,
+                                     ni, nj, simd_lane<T, Op>::op());
+    simd::store_fence();  // by the thread that stored (tiles may run on several)
+    return true;
+  }
+}
+
 template <class T, class Op>
 void transpose(const plane<T>& p, const Op& apply) {
   const bool parallel = go_parallel(p.n_inner * p.n_outer);
@@ -412,6 +428,7 @@ void transpose(const plane<T>& p, const Op& apply) {
       transpose_tile(d, d_out, buf, width, i1 - i0, width, apply, simd::row_prefetch{});
       return;
     }
+    if (p.streaming && streaming_transpose_tile<T, Op>(d, d_out, p.src + i0 * s_in + j0, s_in, i1 - i0, j1 - j0)) return;
     // The first line of each source row of the next tile.
     const index next = tile + 1;
     simd::row_prefetch rows;

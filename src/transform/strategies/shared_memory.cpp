@@ -356,7 +356,7 @@ void shared_memory_executor::stream_on_node(const tile_ops& ops, const std::vect
                                             const std::function<bool()>& poll_off_node) const {
   // Packing into a ring slot uses ordinary stores whatever the policy: the point is that the receiver
   // finds the chunk in the cache.
-  const tile_ops ring_ops{ops.plans, ops.buffers, kernels::store_hint::cached, ops.result_stores};
+  const tile_ops ring_ops{ops.plans, ops.buffers, kernels::store_hint::cached};
   const bool any_direct = std::any_of(direct.begin(), direct.end(), [](char d) { return d != 0; });
   std::vector<std::vector<const void*>> peer_b(plan_.recvs.size());
   std::vector<std::vector<storage_view>> peer_view(plan_.recvs.size());
