@@ -2,9 +2,10 @@
 """Plots reshape_bench JSON files, one file per run (e.g. 2, 4, 8, 16 ranks): one panel per case (the 3-D FFT
 reshapes), the median time of redist, MPI_Alltoallw with subarray types and pack + MPI_Alltoallv + unpack
 against the number of ranks (log-log), with each rank's memcpy floor dotted. Runs of different N are drawn as
-separate lines (one line style per N).
+separate lines (one line style per N). With --table it also prints the ratio and storage-order tables of
+bench/results/reshape.md (Markdown) for the same files.
 
-    python3 bench/reshape_plot.py np2.json np4.json np8.json --out bench/results/reshape_bench.png
+    python3 bench/reshape_plot.py np2.json np4.json np8.json --out bench/results/reshape_bench.png [--table]
 """
 import argparse
 import json
@@ -22,12 +23,48 @@ METHODS = [("redist", "redist", "C0"), ("alltoallw", "MPI_Alltoallw (subarrays)"
 LINE_STYLES = ["-", "--", "-.", ":"]
 
 
+def print_tables(runs):
+    """Ratios are baseline median / redist median (> 1: redist faster); the floor ratio is redist / memcpy."""
+    runs = sorted(runs, key=lambda run: (run["n"], run["ranks"]))
+    print("| N | ranks | case | redist s | alltoallw / redist | alltoallv / redist | redist / memcpy floor "
+          "| bytes off rank | messages |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for run in runs:
+        for c in run["cases"]:
+            print(f"| {run['n']} | {run['ranks']} | {c['case']} | {c['redist_seconds']:.4f} "
+                  f"| {c['alltoallw_over_redist']:.2f} | {c['alltoallv_over_redist']:.2f} "
+                  f"| {c['redist_seconds'] / c['memcpy_seconds']:.2f} | {c['bytes_off_rank'] >> 20} MiB "
+                  f"| {c['messages']} |")
+    print()
+    print("| N | ranks | storage-order change / plain reshape: redist | MPI_Alltoallw | pack + alltoallv |")
+    print("|---|---|---|---|---|")
+    for run in runs:
+        cost = run.get("storage_order_cost")
+        if cost:
+            print(f"| {run['n']} | {run['ranks']} | {cost['redist']:.2f} | {cost['alltoallw']:.2f} "
+                  f"| {cost['alltoallv']:.2f} |")
+    print()
+    print("| N | ranks | case | bytes off rank, fixed output boxes | with redist_relabel = exact "
+          "| time fixed / relabeled |")
+    print("|---|---|---|---|---|---|")
+    for run in runs:
+        for c in run["cases"]:
+            if "relabeled_redist_seconds" in c:
+                print(f"| {run['n']} | {run['ranks']} | {c['case']} | {c['bytes_off_rank'] >> 20} MiB "
+                      f"({c['messages']} messages) | {c['relabeled_bytes_off_rank'] >> 20} MiB "
+                      f"({c['relabeled_messages']}) | {c['redist_seconds'] / c['relabeled_redist_seconds']:.2f} |")
+    print()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("json_paths", nargs="+", help="reshape_bench JSON outputs, one per run")
     parser.add_argument("--out", default=None, help="PNG path (default: the first JSON path with .png)")
+    parser.add_argument("--table", action="store_true", help="print the Markdown tables too")
     args = parser.parse_args()
     runs = [json.loads(Path(p).read_text()) for p in args.json_paths]
+    if args.table:
+        print_tables(runs)
     sizes = sorted({run["n"] for run in runs})
     present = [c for c in CASES if any(case["case"] == c for run in runs for case in run["cases"])]
     fig, axes = plt.subplots(1, len(present), figsize=(4.2 * len(present), 4.2), squeeze=False)

@@ -34,25 +34,40 @@ struct reshape_handle {
 };
 
 // Live plans by handle: a number never reused (not an address), so a handle kept past free, or any value create
-// never returned, is refused instead of touching freed memory (as src/capi/inplace.cpp's plans).
+// never returned, is refused instead of touching freed memory (as src/capi/inplace.cpp's plans). A slot is reserved
+// (empty) before the collective planning, which can fail on one rank alone, and filled after it, which cannot.
 class plan_registry {
  public:
-  redist_reshape_plan add(std::unique_ptr<reshape_handle> plan) {
+  std::uintptr_t reserve() {
     std::lock_guard<std::mutex> lock(mutex_);
     const std::uintptr_t id = next_++;
-    plans_.emplace(id, std::move(plan));
-    return reinterpret_cast<redist_reshape_plan>(id);
+    plans_.emplace(id, nullptr);
+    return id;
+  }
+  redist_reshape_plan fill(std::uintptr_t slot, std::unique_ptr<reshape_handle> plan) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    plans_.find(slot)->second = std::move(plan);
+    return reinterpret_cast<redist_reshape_plan>(slot);
+  }
+  void release(std::uintptr_t slot) noexcept {
+    std::lock_guard<std::mutex> lock(mutex_);
+    plans_.erase(slot);
   }
   // The plan of a live handle; used outside the lock (one thread per plan at a time). Throws for any other value.
   const reshape_handle& find(redist_reshape_plan plan) {
     std::lock_guard<std::mutex> lock(mutex_);
     const auto it = plans_.find(reinterpret_cast<std::uintptr_t>(plan));
-    if (it == plans_.end()) throw redist::invalid_argument("the reshape plan is null, freed or unknown");
+    if (it == plans_.end() || it->second == nullptr)
+      throw redist::invalid_argument("the reshape plan is null, freed or unknown");
     return *it->second;
   }
+  // False for a value that is not a live handle (a reserved slot is not one yet).
   bool remove(redist_reshape_plan plan) {
     std::lock_guard<std::mutex> lock(mutex_);
-    return plans_.erase(reinterpret_cast<std::uintptr_t>(plan)) > 0;
+    const auto it = plans_.find(reinterpret_cast<std::uintptr_t>(plan));
+    if (it == plans_.end() || it->second == nullptr) return false;
+    plans_.erase(it);
+    return true;
   }
 
  private:
@@ -175,10 +190,15 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
                                const int in_order[], const int64_t out_lo[], const int64_t out_hi[],
                                const int out_order[], const int axes[], MPI_Datatype type, MPI_Info info,
                                redist_reshape_plan* plan) {
+  std::uintptr_t slot = 0;  // the handle's registry slot, once reserved
   try {
     using redist::mpi::error_kind;
-    // Local checks, agreed: every rank returns the same code before anything is gathered.
+    const int nranks = redist::mpi::size(comm), me = redist::mpi::rank(comm);
+    // Local checks, agreed: every rank returns the same code before anything is gathered. What can fail on one
+    // rank alone (memory) is acquired inside the agreed steps, up to the handle's registry slot.
     record mine(static_cast<size_t>(fields * max_axes), 0);
+    std::vector<record> all;
+    std::vector<std::int64_t> flat;
     std::vector<int> axis_map;
     element_type etype = element_type::f64;
     redist::transform_options options;
@@ -246,15 +266,14 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
         mix(static_cast<std::int64_t>(options.strategy));
         mix(static_cast<std::int64_t>(options.stores));
         mix(relabel);
+        all.assign(static_cast<size_t>(nranks), record(mine.size()));
+        flat.resize(mine.size() * static_cast<size_t>(nranks));
       });
       agreed.require_same(hash, "ranks passed different ndim, axes, type or info values to redist_reshape_plan_create; "
                                 "every rank must pass the same");
       agreed.conclude();
     }
 
-    const int nranks = redist::mpi::size(comm), me = redist::mpi::rank(comm);
-    std::vector<record> all(static_cast<size_t>(nranks), record(mine.size()));
-    std::vector<std::int64_t> flat(mine.size() * static_cast<size_t>(nranks));
     REDIST_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, flat.data(),
                                    static_cast<int>(mine.size()), MPI_INT64_T, comm));
     for (size_t r = 0; r < all.size(); ++r)
@@ -266,6 +285,7 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
     job.axes = axis_map;
     job.type = etype;
     std::vector<box> out_boxes;  // from the output space's origin
+    std::unique_ptr<reshape_handle> made;
     {
       redist::mpi::agreement agreed(comm);
       agreed.attempt([&] {
@@ -302,11 +322,14 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
         };
         job.b = layout(in_boxes, common_order(all, 4, ndim, "in_order"), "input boxes: ");
         job.a = layout(out_boxes, common_order(all, 5, ndim, "out_order"), "output boxes: ");
+        made = std::make_unique<reshape_handle>();
+        made->held_lo.resize(static_cast<size_t>(ndim));
+        made->held_hi.resize(static_cast<size_t>(ndim));
+        slot = plans().reserve();
       });
       agreed.conclude();
     }
 
-    auto made = std::make_unique<reshape_handle>();
     made->type = etype;
     made->passed_by = me;
     if (relabel) {
@@ -325,12 +348,13 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
     }
     // In the caller's coordinates, an empty box as it was passed.
     const std::int64_t* held = &all[static_cast<size_t>(made->passed_by)][static_cast<size_t>(2 * max_axes)];
-    made->held_lo.assign(held, held + ndim);
-    made->held_hi.assign(held + max_axes, held + max_axes + ndim);
+    std::copy(held, held + ndim, made->held_lo.begin());
+    std::copy(held + max_axes, held + max_axes + ndim, made->held_hi.begin());
     made->plan = redist::make_reshape_plan(comm, {std::move(job)}, options);
-    *plan = plans().add(std::move(made));
+    *plan = plans().fill(slot, std::move(made));
     return MPI_SUCCESS;
   } catch (...) {
+    if (slot != 0) plans().release(slot);
     if (plan != nullptr) *plan = REDIST_RESHAPE_PLAN_NULL;
     return redist::capi::current_error_code();
   }

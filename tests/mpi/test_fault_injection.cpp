@@ -281,6 +281,38 @@ TEST(FaultInjection, InplaceEveryAlgorithm) {
        [&] { return buf; }});
 }
 
+// The C reshape: create (with relabeling: every agreed step, the registry slot), execute and free; a failing code
+// is thrown on with the reason redist_last_error_message() gives.
+TEST(FaultInjection, ReshapeC) {
+  const int me = world_rank(), p = world_size();
+  // A 6 x 4 x p array: input slabs along axis 2, output slabs along axis 0 of the permuted (axes {2, 0, 1}) space.
+  const std::int64_t in_lo[3] = {0, 0, me}, in_hi[3] = {6, 4, me + 1};
+  const std::int64_t out_lo[3] = {me, 0, 0}, out_hi[3] = {me + 1, 6, 4};
+  const int axes[3] = {2, 0, 1};
+  std::vector<double> in, out;
+  const auto check = [](int code) {
+    if (code != MPI_SUCCESS) throw error(redist_last_error_message());
+  };
+  run({"redist_reshape", [&] {
+         in = pattern(24, me);
+         out.assign(24, -1.0);
+       },
+       [&] {
+         MPI_Info info;
+         MPI_Info_create(&info);
+         MPI_Info_set(info, "redist_relabel", "exact");
+         redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
+         const int code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in_lo, in_hi, nullptr, out_lo, out_hi, nullptr,
+                                                     axes, MPI_DOUBLE, info, &plan);
+         MPI_Info_free(&info);
+         check(code);
+         const int executed = redist_reshape_execute(plan, in.data(), out.data(), nullptr, nullptr);
+         check(redist_reshape_plan_free(&plan));
+         check(executed);
+       },
+       [&] { return out; }});
+}
+
 TEST(FaultInjection, NodeBuffer) {
   std::vector<double> seen;
   run({"node_buffer", [&] { seen.clear(); },

@@ -210,6 +210,17 @@ REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* s
   }
 }
 
+// Lanes [i0, i1) of row j, one 16-byte non-temporal store each.
+template <lane_op Op>
+REDIST_AVX2 void stream_16byte_lanes(double* dst, index d_out, const double* src, index s_in, index j, index i0,
+                                     index i1) {
+  for (index i = i0; i < i1; ++i) {
+    __m128d v = _mm_loadu_pd(src + 2 * (i * s_in + j));
+    if constexpr (Op == lane_op::conj_copy) v = _mm_xor_pd(v, _mm_set_pd(-0.0, 0.0));
+    _mm_stream_pd(dst + 2 * (i + j * d_out), v);
+  }
+}
+
 // The same transpose with non-temporal stores, for any ni and nj: dst is 16-byte aligned and d_out a multiple of 4
 // lanes, so every row's lanes start at the same offset within a cache line. Between a row's first and last line
 // boundary the 4 x 4 blocks write whole lines (two 32-byte stores each); the lanes before and after, and the last
@@ -217,26 +228,21 @@ REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* s
 // stores there would each wait for a read for ownership of a line a leading dimension away (1.3x the time of the
 // whole transpose on 256^3 pencil planes 16 bytes off a line).
 template <lane_op Op>
-REDIST_AVX2 inline void stream_16byte_lane(double* dst, const double* src) {
-  __m128d v = _mm_loadu_pd(src);
-  if constexpr (Op == lane_op::conj_copy) v = _mm_xor_pd(v, _mm_set_pd(-0.0, 0.0));
-  _mm_stream_pd(dst, v);
-}
-
-template <lane_op Op>
 REDIST_AVX2 void transpose_16byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni,
                                            index nj) {
   const auto address = reinterpret_cast<std::uintptr_t>(dst);
   const index lead = std::min<index>(ni, static_cast<index>((64 - address % 64) % 64 / 16));
   const index body_end = lead + (ni - lead) / 4 * 4;
-  const auto lanes = [&](index j, index i0, index i1) {
-    for (index i = i0; i < i1; ++i) stream_16byte_lane<Op>(dst + 2 * (i + j * d_out), src + 2 * (i * s_in + j));
-  };
   index j = 0;
   for (; j + 4 <= nj; j += 4) {
-    for (index q = 0; q < 4; ++q) lanes(j + q, 0, lead);
+    for (index q = 0; q < 4; ++q) stream_16byte_lanes<Op>(dst, d_out, src, s_in, j + q, 0, lead);
+    const bool more_columns = j + 4 < nj;
     for (index i = lead; i < body_end; i += 4) {
       const double* s = src + 2 * (i * s_in + j);
+      // The next line of these 4 source rows, read by the next 4 columns: the rows lie a leading dimension apart,
+      // which the hardware prefetchers do not follow (8 KiB rows: 0.049 -> 0.038 s per 256 MiB, memcpy 0.027 s).
+      if (more_columns)
+        for (index q = 0; q < 4; ++q) _mm_prefetch(reinterpret_cast<const char*>(s + 8 + 2 * q * s_in), _MM_HINT_T0);
       const __m256d a0 = _mm256_loadu_pd(s), a1 = _mm256_loadu_pd(s + 4);
       const __m256d b0 = _mm256_loadu_pd(s + 2 * s_in), b1 = _mm256_loadu_pd(s + 2 * s_in + 4);
       const __m256d c0 = _mm256_loadu_pd(s + 4 * s_in), c1 = _mm256_loadu_pd(s + 4 * s_in + 4);
@@ -254,9 +260,9 @@ REDIST_AVX2 void transpose_16byte_streaming(double* dst, index d_out, const doub
       store_16byte_pair<Op, true>(d, _mm256_permute2f128_pd(a1, b1, 0x31));
       store_16byte_pair<Op, true>(d + 4, _mm256_permute2f128_pd(c1, e1, 0x31));
     }
-    for (index q = 0; q < 4; ++q) lanes(j + q, body_end, ni);
+    for (index q = 0; q < 4; ++q) stream_16byte_lanes<Op>(dst, d_out, src, s_in, j + q, body_end, ni);
   }
-  for (; j < nj; ++j) lanes(j, 0, ni);
+  for (; j < nj; ++j) stream_16byte_lanes<Op>(dst, d_out, src, s_in, j, 0, ni);
 }
 
 REDIST_AVX2 void streaming_copy_avx2(void* dst, const void* src, std::size_t bytes) {
