@@ -120,6 +120,19 @@ std::string info_value(MPI_Info info, const char* key) {
   return value;
 }
 
+// The named choice an info key gives (docs/names.md); left as it is when the key is absent.
+template <class Choice>
+void read_info_choice(MPI_Info info, const char* key, Choice& choice) {
+  const std::string value = info_value(info, key);
+  if (value.empty()) return;
+  try {
+    choice = redist::parse_name<Choice>(value);
+  } catch (const redist::invalid_argument&) {
+    throw redist::invalid_argument(std::string("info ") + key + " = \"" + value + "\": expected " +
+                                   redist::spelled_choices<Choice>());
+  }
+}
+
 std::string text(const std::vector<std::int64_t>& v) {
   std::string s = "(";
   for (size_t k = 0; k < v.size(); ++k) s += (k ? "," : "") + std::to_string(v[k]);
@@ -237,24 +250,8 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
           throw redist::invalid_datatype("type is not one of MPI_FLOAT, MPI_DOUBLE, MPI_C_FLOAT_COMPLEX, "
                                          "MPI_C_DOUBLE_COMPLEX, MPI_INT32_T, MPI_INT64_T");
         etype = *t;
-        const std::string strategy = info_value(info, "redist_strategy");
-        if (!strategy.empty()) {
-          try {
-            options.strategy = redist::parse_name<redist::exchange_strategy>(strategy);
-          } catch (const redist::invalid_argument&) {
-            throw redist::invalid_argument("info redist_strategy = \"" + strategy + "\": expected " +
-                                           redist::spelled_choices<redist::exchange_strategy>());
-          }
-        }
-        const std::string stores = info_value(info, "redist_stores");
-        if (!stores.empty()) {
-          try {
-            options.stores = redist::parse_name<redist::store_policy>(stores);
-          } catch (const redist::invalid_argument&) {
-            throw redist::invalid_argument("info redist_stores = \"" + stores + "\": expected " +
-                                           redist::spelled_choices<redist::store_policy>());
-          }
-        }
+        read_info_choice(info, "redist_strategy", options.strategy);
+        read_info_choice(info, "redist_stores", options.stores);
         const std::string relabeling = info_value(info, "redist_relabel");
         if (relabeling != "" && relabeling != "none" && relabeling != "exact")
           throw redist::invalid_argument("info redist_relabel = \"" + relabeling + "\": expected none or exact");
