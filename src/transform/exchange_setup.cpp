@@ -123,16 +123,18 @@ void transform_plan::impl::choose_stores() {
         detail::job_plan& jp = job_plans[j];
         const bool transposes = jp.a_order[0] != jp.packed_order[0];
         const std::int64_t bytes = written[j] * static_cast<std::int64_t>(jp.elem_size);
-        const std::int64_t threshold =
-            jp.elem_size == 16 && transposes ? std::min(8 * level2_share_bytes(), cache_share_bytes()) : cache_share_bytes();
+        const std::int64_t threshold = jp.elem_size == 16 && transposes
+                                           ? std::min(8 * level2_share_bytes(), cache_share_bytes())
+                                           : cache_share_bytes();
         jp.result_stores = bytes > threshold ? kernels::store_hint::streaming : kernels::store_hint::cached;
       }
       break;
     }
   }
-  stats.streaming_stores = pack_stores == kernels::store_hint::streaming;
-  for (const detail::job_plan& jp : job_plans)
-    stats.streaming_stores = stats.streaming_stores || jp.result_stores == kernels::store_hint::streaming;
+  stats.streaming_stores =
+      pack_stores == kernels::store_hint::streaming ||
+      std::any_of(job_plans.begin(), job_plans.end(),
+                  [](const detail::job_plan& jp) { return jp.result_stores == kernels::store_hint::streaming; });
 }
 
 }  // namespace redist

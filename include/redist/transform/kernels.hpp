@@ -19,9 +19,9 @@
 //
 // store_hint::streaming asks for non-temporal stores on plain copies of contiguous runs (packing, and
 // unpacking without transposition: runs that follow each other in dst, or of at least 1 KiB) and on copy
-// transposes of complex<double> (wherever the rows all start at the same offset within a cache line): the written data bypasses the
-// caches, which saves the read-for-ownership of every destination line when the destination is far larger
-// than the last-level cache and will not be read again soon. (Transposes of smaller elements store
+// transposes of complex<double> (wherever the rows all start at the same offset within a cache line): the
+// written data bypasses the caches, which saves the read-for-ownership of every destination line when the
+// destination is far larger than the last-level cache and will not be read again soon. (Transposes of smaller elements store
 // normally: streaming their short column pieces was slower in multi-rank runs.) The stores are fenced
 // before the call returns, so the data is visible to other processes (shared-memory peers) as after
 // ordinary stores.

@@ -244,12 +244,12 @@ constexpr index min_streaming_run_bytes = 1024;
 
 template <class T, class Op>
 void stream(const plane<T>& p, const Op& apply) {
-  const bool streaming = Op::plain_copy && p.streaming &&
-                         (p.d_out == p.n_inner || p.n_inner * static_cast<index>(sizeof(T)) >= min_streaming_run_bytes);
-  const bool fence = streaming;
+  const bool streaming =
+      Op::plain_copy && p.streaming &&
+      (p.d_out == p.n_inner || p.n_inner * static_cast<index>(sizeof(T)) >= min_streaming_run_bytes);
   if (!go_parallel(p.n_inner * p.n_outer)) {
     for (index j = 0; j < p.n_outer; ++j) stream_run(p, j, 0, p.n_inner, apply, streaming);
-    if (fence) simd::store_fence();
+    if (streaming) simd::store_fence();
     return;
   }
   // Work items are (column, chunk of the column); columns are cut only when there are too few of them
@@ -271,7 +271,7 @@ void stream(const plane<T>& p, const Op& apply) {
       const index i_begin = (item % chunks) * chunk;
       stream_run(p, j, i_begin, std::min(p.n_inner, i_begin + chunk), apply, streaming);
     }
-    if (fence) simd::store_fence();
+    if (streaming) simd::store_fence();
   }
 }
 
@@ -435,7 +435,8 @@ void transpose(const plane<T>& p, const Op& apply) {
       transpose_tile(d, d_out, buf, width, i1 - i0, width, apply, simd::row_prefetch{});
       return;
     }
-    if (p.streaming && streaming_transpose_tile<T, Op>(d, d_out, p.src + i0 * s_in + j0, s_in, i1 - i0, j1 - j0)) return;
+    if (p.streaming && streaming_transpose_tile<T, Op>(d, d_out, p.src + i0 * s_in + j0, s_in, i1 - i0, j1 - j0))
+      return;
     // The first line of each source row of the next tile.
     const index next = tile + 1;
     simd::row_prefetch rows;
