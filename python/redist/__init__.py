@@ -173,7 +173,8 @@ def _dtype_of(array, name):
     return getattr(array, "dtype", f"of {name}, a {type(array).__name__} (not a NumPy array)")
 
 
-def transform(comm, a_layout, a, b_layout, b, op="N", alpha=1.0, beta=0.0, *, region=None, strategy="auto"):
+def transform(comm, a_layout, a, b_layout, b, op="N", alpha=1.0, beta=0.0, *, region=None, strategy="auto",
+              stores="auto"):
     """A = alpha * op(B) + beta * A in one call (plans, executes, discards the plan).
 
     a and b are this rank's local arrays of a_layout and b_layout (their dtype sets the element type). Planned
@@ -181,12 +182,13 @@ def transform(comm, a_layout, a, b_layout, b, op="N", alpha=1.0, beta=0.0, *, re
     from make_plan instead.
     """
     plan = make_plan(comm, a_layout, b_layout, op, _dtype_of(a, "a"), region=region, strategy=strategy,
-                     one_shot=True)
+                     stores=stores, one_shot=True)
     plan.execute(a, b, alpha, beta)
     return a
 
 
-def reshape(comm, a_layout, a, b_layout, b, axes=None, alpha=1.0, beta=0.0, *, conjugate=False, strategy="auto"):
+def reshape(comm, a_layout, a, b_layout, b, axes=None, alpha=1.0, beta=0.0, *, conjugate=False, strategy="auto",
+            stores="auto"):
     """A = alpha * permute(B, axes) + beta * A in one call (plans, executes, discards the plan): axis i of A is
     axis axes[i] of B (None: the same axes).
 
@@ -195,7 +197,7 @@ def reshape(comm, a_layout, a, b_layout, b, axes=None, alpha=1.0, beta=0.0, *, c
     one_shot=True, as C++ reshape()); for repeated reshapes keep the plan from make_reshape_plan instead.
     """
     plan = make_reshape_plan(comm, a_layout, b_layout, axes, _dtype_of(a, "a"), conjugate=conjugate,
-                             strategy=strategy, one_shot=True)
+                             strategy=strategy, stores=stores, one_shot=True)
     plan.execute(a, b, alpha, beta)
     return a
 

@@ -52,11 +52,11 @@ __version__: str
 
 def transform(comm: MPI.Comm, a_layout: Layout, a: np.ndarray, b_layout: Layout, b: np.ndarray, op: str = "N",
               alpha: complex = 1.0, beta: complex = 0.0, *, region: Optional[Tuple[str, int]] = None,
-              strategy: str = "auto") -> np.ndarray: ...
+              strategy: str = "auto", stores: str = "auto") -> np.ndarray: ...
 
 def reshape(comm: MPI.Comm, a_layout: NdLayout, a: np.ndarray, b_layout: NdLayout, b: np.ndarray,
             axes: Optional[Sequence[int]] = None, alpha: complex = 1.0, beta: complex = 0.0, *,
-            conjugate: bool = False, strategy: str = "auto") -> np.ndarray: ...
+            conjugate: bool = False, strategy: str = "auto", stores: str = "auto") -> np.ndarray: ...
 
 def gemm(comm: MPI.Comm, a_layout: Layout, a: np.ndarray, b_layout: Layout, b: np.ndarray, c_layout: Layout,
          c: np.ndarray, alpha: complex = 1.0, beta: complex = 0.0, op_a: str = "N", op_b: str = "N",

@@ -183,12 +183,12 @@ class TransformPlan:
     def statistics(self) -> dict[str, Union[int, bool]]: ...
 
 def make_plan(comm: MPI.Comm, a: Layout, b: Layout, op: str = "N", dtype: DTypeLike = None, *,
-              region: Region = None, strategy: str = "auto", check_consistency: bool = True,
+              region: Region = None, strategy: str = "auto", stores: str = "auto", check_consistency: bool = True,
               num_threads: int = 0, torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> TransformPlan:
     """strategy 'torus_routed' needs torus={'shape': '4x2', ...} (mesh, mapping, mode, alpha, beta, gamma,
     delta, choice, hardware; docs/torus.md). one_shot: the plan runs once ('auto' weighs set-up against one
-    execution)."""
-def make_batch_plan(comm: MPI.Comm, jobs: Sequence[Job], *, strategy: str = "auto",
+    execution). stores: 'auto', 'cached' or 'streaming' (non-temporal stores; docs/transform.md)."""
+def make_batch_plan(comm: MPI.Comm, jobs: Sequence[Job], *, strategy: str = "auto", stores: str = "auto",
                     check_consistency: bool = True, num_threads: int = 0,
                     torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> TransformPlan: ...
 def relabel_targets(comm: MPI.Comm, jobs: Sequence[Job], solver: str = "exact"
@@ -196,11 +196,12 @@ def relabel_targets(comm: MPI.Comm, jobs: Sequence[Job], solver: str = "exact"
 
 def make_reshape_plan(comm: MPI.Comm, a: NdLayout, b: NdLayout, axes: Optional[Sequence[int]] = None,
                       dtype: DTypeLike = None, *, conjugate: bool = False, region: Region = None,
-                      strategy: str = "auto", check_consistency: bool = True, num_threads: int = 0,
-                      torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> TransformPlan:
+                      strategy: str = "auto", stores: str = "auto", check_consistency: bool = True,
+                      num_threads: int = 0, torus: Optional[dict[str, Any]] = None,
+                      one_shot: bool = False) -> TransformPlan:
     """A = alpha * permute(B, axes) + beta * A: axis i of A is axis axes[i] of B; options as for make_plan."""
 def make_batch_reshape_plan(comm: MPI.Comm, jobs: Sequence[ReshapeJob], *, strategy: str = "auto",
-                            check_consistency: bool = True, num_threads: int = 0,
+                            stores: str = "auto", check_consistency: bool = True, num_threads: int = 0,
                             torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> TransformPlan: ...
 def relabel_reshape_targets(comm: MPI.Comm, jobs: Sequence[ReshapeJob], solver: str = "exact"
                             ) -> Tuple[list[NdLayout], list[int], dict[str, Union[int, float]]]: ...

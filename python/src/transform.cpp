@@ -76,10 +76,11 @@ void set_torus(transform_options& o, const nb::dict& torus) {
   o.torus = std::make_shared<const torus::machine>(torus::machine{network, std::move(placement)});
 }
 
-transform_options make_options(const std::string& strategy, bool check_consistency, int num_threads,
-                               const std::optional<nb::dict>& torus, bool one_shot) {
+transform_options make_options(const std::string& strategy, const std::string& stores, bool check_consistency,
+                               int num_threads, const std::optional<nb::dict>& torus, bool one_shot) {
   transform_options o;
   o.strategy = parse_option<exchange_strategy>(strategy, "strategy");
+  o.stores = parse_option<store_policy>(stores, "stores");
   o.check_consistency = check_consistency;
   o.one_shot = one_shot;
   if (num_threads < 0) throw nb::value_error("num_threads must be >= 0 (0: the OpenMP default)");
@@ -253,20 +254,22 @@ void register_transform(nb::module_& m) {
       "make_plan",
       [](nb::handle comm, const grid_layout& a, const grid_layout& b, const std::string& operation, nb::handle dtype,
          std::optional<std::pair<std::string, std::int64_t>> region, const std::string& strategy,
-         bool check_consistency, int num_threads, std::optional<nb::dict> torus, bool one_shot) {
+         const std::string& stores, bool check_consistency, int num_threads, std::optional<nb::dict> torus,
+         bool one_shot) {
         const MPI_Comm c = communicator(comm);
         std::vector<job_description> jobs;
         transform_options options;
         agree_on_arguments(c, [&] {
-          jobs.push_back(job_description{a, b, parse_op(operation), element_type_of_dtype(dtype), parse_region(region)});
-          options = make_options(strategy, check_consistency, num_threads, torus, one_shot);
+          jobs.push_back(
+              job_description{a, b, parse_op(operation), element_type_of_dtype(dtype), parse_region(region)});
+          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot);
         });
         nb::gil_scoped_release release;
         return redist::make_plan(c, std::move(jobs), options);
       },
       "comm"_a, "a"_a, "b"_a, "op"_a = "N", "dtype"_a = nb::none(), nb::kw_only(), "region"_a = nb::none(),
-      "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0, "torus"_a = nb::none(),
-      "one_shot"_a = false,
+      "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
+      "torus"_a = nb::none(), "one_shot"_a = false,
       "Plans A = alpha * op(B) + beta * A from layout b to layout a (collective over the mpi4py communicator). "
       "strategy: 'auto', 'point_to_point', 'alltoallv', 'shared_memory', or 'torus_routed' (a transpose of "
       "block-cyclic layouts with equal blocks on one P x Q grid of all ranks, moved in the multi-phase "
@@ -275,62 +278,63 @@ void register_transform(nb::module_& m) {
       "an int seed for a random placement, or node_of_rank), 'mode' ('sdr', 'direct', 'auto'), 'alpha', "
       "'beta', 'gamma', 'delta', 'choice', 'hardware' (docs/torus.md)). one_shot: the plan runs once, so 'auto' "
       "weighs set-up against one execution (point_to_point below 12 MiB sent per rank, 32 MiB where a host runs "
-      "more ranks than CPUs; transform() sets it).");
+      "more ranks than CPUs; transform() sets it). stores: 'auto' (non-temporal stores where a job writes more "
+      "than the cache holds), 'cached' or 'streaming' (docs/transform.md, store policy).");
 
   m.def(
       "make_batch_plan",
-      [](nb::handle comm, std::vector<job_description> jobs, const std::string& strategy, bool check_consistency,
-         int num_threads, std::optional<nb::dict> torus, bool one_shot) {
+      [](nb::handle comm, std::vector<job_description> jobs, const std::string& strategy, const std::string& stores,
+         bool check_consistency, int num_threads, std::optional<nb::dict> torus, bool one_shot) {
         const MPI_Comm c = communicator(comm);
         transform_options options;
         agree_on_arguments(c, [&] {
-          options = make_options(strategy, check_consistency, num_threads, torus, one_shot);
+          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot);
         });
         nb::gil_scoped_release release;
         return redist::make_plan(c, std::move(jobs), options);
       },
-      "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
-      "torus"_a = nb::none(), "one_shot"_a = false,
+      "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true,
+      "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false,
       "Plans a batch of Jobs moved in one communication round (collective).");
 
   m.def(
       "make_reshape_plan",
       [](nb::handle comm, const nd_layout& a, const nd_layout& b, std::optional<std::vector<int>> axes,
          nb::handle dtype, bool conjugate, std::optional<std::pair<std::string, std::int64_t>> region,
-         const std::string& strategy, bool check_consistency, int num_threads, std::optional<nb::dict> torus,
-         bool one_shot) {
+         const std::string& strategy, const std::string& stores, bool check_consistency, int num_threads,
+         std::optional<nb::dict> torus, bool one_shot) {
         const MPI_Comm c = communicator(comm);
         std::vector<reshape_job> jobs;
         transform_options options;
         agree_on_arguments(c, [&] {
           jobs.push_back(reshape_job{a, b, axes.value_or(std::vector<int>{}), conjugate, element_type_of_dtype(dtype),
                                      parse_region(region)});
-          options = make_options(strategy, check_consistency, num_threads, torus, one_shot);
+          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot);
         });
         nb::gil_scoped_release release;
         return redist::make_reshape_plan(c, std::move(jobs), options);
       },
       "comm"_a, "a"_a, "b"_a, "axes"_a = nb::none(), "dtype"_a = nb::none(), nb::kw_only(), "conjugate"_a = false,
-      "region"_a = nb::none(), "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
-      "torus"_a = nb::none(), "one_shot"_a = false,
+      "region"_a = nb::none(), "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true,
+      "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false,
       "Plans A = alpha * permute(B, axes) + beta * A from N-d layout b to N-d layout a (collective over the mpi4py "
       "communicator): axis i of A is axis axes[i] of B (None: the same axes), B conjugated when `conjugate`. "
       "Options as for make_plan; execute with this rank's local arrays (NdLayout.empty, NdLayout.local_view).");
 
   m.def(
       "make_batch_reshape_plan",
-      [](nb::handle comm, std::vector<reshape_job> jobs, const std::string& strategy, bool check_consistency,
-         int num_threads, std::optional<nb::dict> torus, bool one_shot) {
+      [](nb::handle comm, std::vector<reshape_job> jobs, const std::string& strategy, const std::string& stores,
+         bool check_consistency, int num_threads, std::optional<nb::dict> torus, bool one_shot) {
         const MPI_Comm c = communicator(comm);
         transform_options options;
         agree_on_arguments(c, [&] {
-          options = make_options(strategy, check_consistency, num_threads, torus, one_shot);
+          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot);
         });
         nb::gil_scoped_release release;
         return redist::make_reshape_plan(c, std::move(jobs), options);
       },
-      "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
-      "torus"_a = nb::none(), "one_shot"_a = false,
+      "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true,
+      "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false,
       "Plans a batch of ReshapeJobs moved in one communication round (collective).");
 
   m.def(

@@ -296,13 +296,13 @@ class MakePlan(Entry):
     def setup(self):
         ctx = Ctx()
         a, b = t_layouts()
-        ctx.args = dict(comm=WORK, a=a, b=b, op="T", dtype=np.float64, region=None, strategy="auto",
+        ctx.args = dict(comm=WORK, a=a, b=b, op="T", dtype=np.float64, region=None, strategy="auto", stores="auto",
                         check_consistency=True, num_threads=0, torus=None)
         return ctx
 
     def call(self, x):
         return redist.make_plan(x["comm"], x["a"], x["b"], x["op"], x["dtype"], region=x["region"],
-                                strategy=x["strategy"], check_consistency=x["check_consistency"],
+                                strategy=x["strategy"], stores=x["stores"], check_consistency=x["check_consistency"],
                                 num_threads=x["num_threads"], torus=x["torus"])
 
     def verify(self, ctx, plan):
@@ -744,6 +744,8 @@ CASES = {
         Case("region_unknown", put("region", ("diagonal", 0)), (ValueError,)),
         Case("strategy_unknown", put("strategy", "fastest"), (ValueError,)),
         refused("strategy_wrong_type", put("strategy", 5)),
+        Case("stores_unknown", put("stores", "nontemporal"), (ValueError,)),
+        refused("stores_wrong_type", put("stores", True)),
         Case("num_threads_negative", put("num_threads", -1), (ValueError,)),
         refused("torus_wrong_type", put("torus", ["4x2"]), base=torus_base),
         Case("torus_unknown_key", torus_with(size=4), (ValueError,), base=torus_base),

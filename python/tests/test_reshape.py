@@ -113,13 +113,15 @@ def test_random_reshapes_match_numpy(dtype, d):
         a_global = global_array(a_shape, dtype, salt=trial + 100)
         b, a = scatter(b_layout, b_global), scatter(a_layout, a_global)
         b_before = b.copy()
+        stores = ("auto", "cached", "streaming")[rng.integers(3)]
         plan = redist.make_reshape_plan(comm, a_layout, b_layout, axes if rng.integers(4) else tuple(axes), dtype,
-                                        conjugate=conjugate)
+                                        conjugate=conjugate, stores=stores)
         plan.execute(a, b, alpha, beta)
         moved = np.transpose(b_global, axes)
         expected = (alpha * (moved.conj() if conjugate else moved) + beta * a_global).astype(dtype)
         assert np.array_equal(gather(a_layout, a), expected), \
-            f"trial {trial}: {a_layout} <- permute({b_layout}, {axes}), conjugate {conjugate}, {alpha}, {beta}"
+            f"trial {trial}: {a_layout} <- permute({b_layout}, {axes}), conjugate {conjugate}, {alpha}, {beta}, " \
+            f"stores {stores}"
         assert np.array_equal(b, b_before), "B was modified"
 
 
@@ -199,6 +201,26 @@ def test_one_shot_reshape_and_batch():
     plan.execute_batch([(a, b, 1.0, 1.0), (c, scatter(b_layout, c_global))])
     assert np.array_equal(gather(a_layout, a), 3.0 * np.transpose(b_global, (2, 0, 1)))
     assert np.array_equal(gather(b_layout, c), c_global.conj())
+
+
+def test_store_policy_is_an_option():
+    """stores= picks the kernels' store instructions: the statistics say which, the result is the same, and an
+    unknown policy is refused on every rank."""
+    b_layout = redist.box_layout(redist.pencil_boxes((8, 8, 16), 2, (comm.size, 1)), comm.rank)
+    a_layout = redist.box_layout(redist.pencil_boxes((16, 8, 8), 0, (1, comm.size)), comm.rank)
+    b_global = global_array((8, 8, 16), np.complex128, salt=9)
+    expected = np.transpose(b_global, (2, 1, 0))
+    for stores in ("cached", "streaming"):
+        plan = redist.make_reshape_plan(comm, a_layout, b_layout, (2, 1, 0), np.complex128, stores=stores)
+        assert plan.statistics()["streaming_stores"] == (stores == "streaming")
+        a = a_layout.empty(np.complex128)
+        plan.execute(a, scatter(b_layout, b_global))
+        assert np.array_equal(gather(a_layout, a), expected), stores
+        a = a_layout.empty(np.complex128)
+        redist.reshape(comm, a_layout, a, b_layout, scatter(b_layout, b_global), (2, 1, 0), stores=stores)
+        assert np.array_equal(gather(a_layout, a), expected), stores
+    with pytest.raises(ValueError, match="stores 'nontemporal': expected 'auto', 'cached' or 'streaming'"):
+        redist.make_reshape_plan(comm, a_layout, b_layout, (2, 1, 0), stores="nontemporal")
 
 
 def test_fft_cycle_returns_the_input_exactly():
