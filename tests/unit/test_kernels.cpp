@@ -490,11 +490,14 @@ TEST(KernelsComplex, ConjTransposeTwiceIsIdentity) {
 
 // Streaming transposes of complex<double> write whole lines with 32-byte non-temporal stores and the lanes around
 // them with 16-byte ones: every offset of dst within a cache line, leading dimensions that keep rows on one offset
-// (multiples of 4 lanes) and one that does not (the ordinary path), block edges of every remainder, and threads.
+// (multiples of 4 lanes) and one that does not (the ordinary path), block edges of every remainder, strips and
+// tiles, and threads.
 TEST(KernelsComplex, StreamingTransposesAtEveryLineOffset) {
   using T = std::complex<double>;
   fast_rng gen(test_seed(64));
-  const std::pair<index, index> sizes[] = {{1, 1}, {3, 5}, {4, 4}, {5, 7}, {8, 3}, {17, 9}, {64, 64}, {130, 67}};
+  // {290, 1030}: several strips and wide tiles (and threads' tiles cut in both directions).
+  const std::pair<index, index> sizes[] = {{1, 1},   {3, 5},   {4, 4},    {5, 7},     {8, 3},
+                                           {17, 9},  {64, 64}, {130, 67}, {290, 1030}};
   for (int threads : {1, 3}) {
     omp_set_num_threads(threads);
     for (const auto& [rows, cols] : sizes)

@@ -42,7 +42,9 @@ void transpose_8byte(double* dst, index d_out, const double* src, index s_in, in
 void transpose_16byte(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
                       row_prefetch next) noexcept;
 // The same with non-temporal stores, for any ni, nj >= 0: dst 16-byte aligned and d_out a multiple of 4 lanes (every
-// row starts at the same offset within a cache line). The caller fences (store_fence) before anyone reads dst.
+// row starts at the same offset within a cache line). The caller fences (store_fence) before anyone reads dst. It
+// goes in strips of streaming_strip_lanes rows of src across all nj columns: give it wide tiles.
+constexpr index streaming_strip_lanes = 16;
 void transpose_16byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
                                 lane_op o) noexcept;
 

@@ -398,25 +398,38 @@ void transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, ind
   }
 }
 
-// A tile of 16-byte lanes written with non-temporal stores (simd::transpose_16byte_streaming); false (nothing
-// done) where that kernel does not apply: other lane sizes or operations, or rows that start at different offsets
-// within a cache line.
+// Whether a streaming plane's transpose goes through simd::transpose_16byte_streaming (non-temporal stores); other
+// lane sizes and operations, and rows that start at different offsets within a cache line, keep ordinary stores.
 template <class T, class Op>
-bool streaming_transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, index nj) {
-  if constexpr (sizeof(T) != 16 || !simd_lane<T, Op>::supported) {
+bool streaming_transpose_applies(const plane<T>& p) {
+  if constexpr (sizeof(T) != 16 || !simd_lane<T, Op>::supported)
     return false;
-  } else {
-    if (reinterpret_cast<std::uintptr_t>(dst) % 16 != 0 || d_out % 4 != 0 || !simd::available()) return false;
+  else
+    return p.streaming && reinterpret_cast<std::uintptr_t>(p.dst) % 16 == 0 && p.d_out % 4 == 0 && simd::available();
+}
+
+// One tile of such a plane.
+template <class T, class Op>
+void streaming_transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, index nj) {
+  if constexpr (sizeof(T) == 16 && simd_lane<T, Op>::supported) {
     simd::transpose_16byte_streaming(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src), s_in,
                                      ni, nj, simd_lane<T, Op>::op());
     simd::store_fence();  // by the thread that stored (tiles may run on several)
-    return true;
   }
 }
 
 template <class T, class Op>
 void transpose(const plane<T>& p, const Op& apply) {
   const bool parallel = go_parallel(p.n_inner * p.n_outer);
+  if (streaming_transpose_applies<T, Op>(p)) {
+    // Wide tiles: the kernel walks each in strips of a few rows across all its columns.
+    const tiling t = make_tiling(p.n_inner, p.n_outer, 256, 1024, parallel);
+    for_each_tile(p.n_inner, p.n_outer, t, parallel, [&](index i0, index i1, index j0, index j1, index) {
+      streaming_transpose_tile<T, Op>(p.dst + i0 + j0 * p.d_out, p.d_out, p.src + i0 * p.s_in + j0, p.s_in, i1 - i0,
+                                      j1 - j0);
+    });
+    return;
+  }
   constexpr index dst_run = std::max<index>(8, 2048 / static_cast<index>(sizeof(T)));
   constexpr index src_run = std::max<index>(8, 1024 / static_cast<index>(sizeof(T)));
   const tiling t = make_tiling(p.n_inner, p.n_outer, dst_run, src_run, parallel);
@@ -435,8 +448,6 @@ void transpose(const plane<T>& p, const Op& apply) {
       transpose_tile(d, d_out, buf, width, i1 - i0, width, apply, simd::row_prefetch{});
       return;
     }
-    if (p.streaming && streaming_transpose_tile<T, Op>(d, d_out, p.src + i0 * s_in + j0, s_in, i1 - i0, j1 - j0))
-      return;
     // The first line of each source row of the next tile.
     const index next = tile + 1;
     simd::row_prefetch rows;
