@@ -8,6 +8,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -488,49 +489,68 @@ TEST(KernelsComplex, ConjTransposeTwiceIsIdentity) {
   EXPECT_EQ(back, a);
 }
 
-// Streaming transposes of complex<double> write whole lines with 32-byte non-temporal stores and the lanes around
-// them with 16-byte ones: every offset of dst within a cache line, leading dimensions that keep rows on one offset
-// (multiples of 4 lanes) and one that does not (the ordinary path), block edges of every remainder, strips and
-// tiles, and threads.
-TEST(KernelsComplex, StreamingTransposesAtEveryLineOffset) {
-  using T = std::complex<double>;
-  fast_rng gen(test_seed(64));
+// Streaming transposes write whole lines with 32-byte non-temporal stores (4 x 4 blocks of complex<double>, 8 x 4
+// blocks of 8-byte lanes) and the lanes around them one by one: every offset of dst within a cache line, leading
+// dimensions that keep rows on one offset (multiples of a line's lanes) and one that does not (the ordinary path),
+// block edges of every remainder, strips and tiles, scaling, and threads.
+template <class T>
+void check_streaming_transposes(std::uint64_t seed, std::initializer_list<op> ops, std::initializer_list<T> alphas) {
+  constexpr index lanes_per_line = 64 / static_cast<index>(sizeof(T));
+  fast_rng gen(seed);
   // {290, 1030}: several strips and wide tiles (and threads' tiles cut in both directions).
-  const std::pair<index, index> sizes[] = {{1, 1},   {3, 5},   {4, 4},    {5, 7},     {8, 3},
+  const std::pair<index, index> sizes[] = {{1, 1},   {3, 5},   {4, 4},    {5, 7},     {8, 3},    {9, 4},
                                            {17, 9},  {64, 64}, {130, 67}, {290, 1030}};
   for (int threads : {1, 3}) {
     omp_set_num_threads(threads);
     for (const auto& [rows, cols] : sizes)
-      for (index pad : {0, 1, 4})
-        for (index offset = 0; offset < 4; ++offset)
-          for (op o : {op::transpose, op::conj_transpose}) {
-            // dst column-major (contiguous along i), src column-major in its own orientation (cols x rows, so
-            // op(src) is contiguous along j): the kernel transposes. ld_dst = rows rounded up to 4 lanes, plus pad.
-            const index ld_dst = (rows + 3) / 4 * 4 + pad, ld_src = cols + 1;
-            // 64-byte aligned storage, dst starting `offset` lanes into a line.
-            std::vector<T> storage(static_cast<size_t>(ld_dst * cols + 8 + 4));
-            T* const base = storage.data() + (4 - reinterpret_cast<std::uintptr_t>(storage.data()) % 64 / 16) % 4;
-            T* const dst = base + offset;
-            std::vector<T> src(static_cast<size_t>(ld_src * rows));
-            for (auto& v : src) v = random_value<T>(gen);
-            for (auto& v : storage) v = T(-7.0, 7.0);
-            redist::kernels::transform_block(dst, strided{1, ld_dst}, src.data(), strided{1, ld_src}, rows, cols, o, T(1),
-                                             T(0), store_hint::streaming);
-            for (index k = 0; k < static_cast<index>(storage.size()); ++k) {
-              const index at = &storage[static_cast<size_t>(k)] - dst;
-              const index i = at >= 0 ? at % ld_dst : -1, j = at >= 0 ? at / ld_dst : -1;
-              T want = T(-7.0, 7.0);
-              if (at >= 0 && i < rows && j < cols) {
-                want = src[static_cast<size_t>(j + i * ld_src)];  // op(src)(i, j) = src(j, i)
-                if (o == op::conj_transpose) want = std::conj(want);
+      for (index pad : {index{0}, index{1}, lanes_per_line})
+        for (index offset = 0; offset < lanes_per_line; ++offset)
+          for (op o : ops)
+            for (T alpha : alphas) {
+              // dst column-major (contiguous along i), src column-major in its own orientation (cols x rows, so
+              // op(src) is contiguous along j): the kernel transposes. ld_dst = rows rounded up to a line, plus pad.
+              const index ld_dst = (rows + lanes_per_line - 1) / lanes_per_line * lanes_per_line + pad,
+                          ld_src = cols + 1;
+              // 64-byte aligned storage, dst starting `offset` lanes into a line.
+              std::vector<T> storage(static_cast<size_t>(ld_dst * cols + 2 * lanes_per_line));
+              const auto misalignment = reinterpret_cast<std::uintptr_t>(storage.data()) % 64 / sizeof(T);
+              T* const base = storage.data() + (lanes_per_line - static_cast<index>(misalignment)) % lanes_per_line;
+              T* const dst = base + offset;
+              std::vector<T> src(static_cast<size_t>(ld_src * rows));
+              for (auto& v : src) v = random_value<T>(gen);
+              const T guard = T(-7);
+              for (auto& v : storage) v = guard;
+              redist::kernels::transform_block(dst, strided{1, ld_dst}, src.data(), strided{1, ld_src}, rows, cols,
+                                               o, alpha, T(0), store_hint::streaming);
+              for (index k = 0; k < static_cast<index>(storage.size()); ++k) {
+                const index at = &storage[static_cast<size_t>(k)] - dst;
+                const index i = at >= 0 ? at % ld_dst : -1, j = at >= 0 ? at / ld_dst : -1;
+                T want = guard;
+                if (at >= 0 && i < rows && j < cols) {
+                  want = src[static_cast<size_t>(j + i * ld_src)];  // op(src)(i, j) = src(j, i)
+                  if constexpr (is_complex<T>::value)
+                    if (o == op::conj_transpose) want = std::conj(want);
+                  if (alpha != T(1)) want = alpha * want;
+                }
+                ASSERT_EQ(storage[static_cast<size_t>(k)], want)
+                    << rows << "x" << cols << " ld " << ld_dst << " offset " << offset << " lanes, "
+                    << redist::to_string(o) << ", " << threads << " threads: storage element " << k;
               }
-              ASSERT_EQ(storage[static_cast<size_t>(k)], want)
-                  << rows << "x" << cols << " ld " << ld_dst << " offset " << offset << " lanes, "
-                  << redist::to_string(o) << ", " << threads << " threads: storage element " << k;
             }
-          }
   }
   omp_set_num_threads(1);
+}
+
+TEST(KernelsComplex, StreamingTransposesAtEveryLineOffset) {
+  using T = std::complex<double>;
+  check_streaming_transposes<T>(test_seed(64), {op::transpose, op::conj_transpose}, {T(1)});
+}
+
+TEST(Kernels8Byte, StreamingTransposesAtEveryLineOffset) {
+  check_streaming_transposes<double>(test_seed(65), {op::transpose}, {1.0, -2.5});
+  check_streaming_transposes<std::int64_t>(test_seed(66), {op::transpose}, {1});
+  using C = std::complex<float>;
+  check_streaming_transposes<C>(test_seed(67), {op::transpose, op::conj_transpose}, {C(1)});
 }
 
 }  // namespace

@@ -2,9 +2,10 @@
 //
 // Why registers: measured on 32x32 double pieces scattered into a 4000x4000 matrix (the unpack of a
 // 32x32 -> 128x128 block-cyclic transpose), a 4x4 AVX2 transpose was 1.4-1.8x faster than the scalar
-// tiled loop. Non-temporal stores made it faster still in a single process, but 1.15-1.2x slower in the
-// benchmark's 4-rank transposes (4 ranks on 2 cores, N = 8000), so transposes store normally; packing
-// contiguous runs with non-temporal stores was 1.6x faster than memcpy of the runs, and is kept. The
+// tiled loop. Non-temporal stores of those 32-byte column pieces (half lines) made it faster still in a single
+// process, but 1.15-1.2x slower in the benchmark's 4-rank transposes (4 ranks on 2 cores, N = 8000), so the
+// streaming transposes below write whole lines only (8 x 4 blocks of 8-byte lanes, 4 x 4 of 16-byte ones); packing
+// contiguous runs with non-temporal stores was 1.6x faster than memcpy of the runs. The
 // functions are compiled for AVX2 through target attributes and chosen at run time, so the library still
 // runs on any x86-64 CPU (and builds elsewhere, where available() is false).
 #include "simd.hpp"
@@ -261,6 +262,68 @@ REDIST_AVX2 void transpose_16byte_streaming(double* dst, index d_out, const doub
   for (index j = nj4; j < nj; ++j) stream_16byte_lanes<Op>(dst, d_out, src, s_in, j, 0, ni);
 }
 
+// 8-byte lanes with non-temporal stores (copy and scale): blocks of 8 source rows x 4 columns, two 4x4 register
+// transposes, give each of 4 destination rows 8 lanes, one whole line; the rest as transpose_16byte_streaming.
+// Lanes [i0, i1) of row j, one 8-byte non-temporal store each (copies move the bytes: any 8-byte element).
+template <lane_op Op>
+REDIST_AVX2 void stream_8byte_lanes(double* dst, index d_out, const double* src, index s_in, index j, index i0,
+                                    index i1, double alpha) {
+  for (index i = i0; i < i1; ++i) {
+    long long bits;
+    if constexpr (Op == lane_op::scale) {
+      const double v = alpha * src[i * s_in + j];
+      std::memcpy(&bits, &v, sizeof bits);
+    } else {
+      std::memcpy(&bits, src + i * s_in + j, sizeof bits);
+    }
+    _mm_stream_si64(reinterpret_cast<long long*>(dst + i + j * d_out), bits);
+  }
+}
+
+template <lane_op Op>
+REDIST_AVX2 inline void transpose_8byte_block_streaming(double* d, index d_out, const double* s, index s_in,
+                                                        __m256d alpha) {
+  __m256d top[4] = {_mm256_loadu_pd(s), _mm256_loadu_pd(s + s_in), _mm256_loadu_pd(s + 2 * s_in),
+                    _mm256_loadu_pd(s + 3 * s_in)};
+  __m256d bottom[4] = {_mm256_loadu_pd(s + 4 * s_in), _mm256_loadu_pd(s + 5 * s_in), _mm256_loadu_pd(s + 6 * s_in),
+                       _mm256_loadu_pd(s + 7 * s_in)};
+  lanes_8byte::transpose(top);
+  lanes_8byte::transpose(bottom);
+  for (int q = 0; q < 4; ++q) {
+    if constexpr (Op == lane_op::scale) {
+      top[q] = _mm256_mul_pd(alpha, top[q]);
+      bottom[q] = _mm256_mul_pd(alpha, bottom[q]);
+    }
+    _mm256_stream_pd(d + q * d_out, top[q]);
+    _mm256_stream_pd(d + q * d_out + 4, bottom[q]);
+  }
+}
+
+template <lane_op Op>
+REDIST_AVX2 void transpose_8byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
+                                          double alpha) {
+  constexpr index strip = streaming_strip_lanes;
+  const __m256d va = _mm256_set1_pd(alpha);
+  const auto address = reinterpret_cast<std::uintptr_t>(dst);
+  const index lead = std::min<index>(ni, static_cast<index>((64 - address % 64) % 64 / 8));
+  const index body_end = lead + (ni - lead) / 8 * 8;
+  const index nj4 = nj / 4 * 4;
+  for (index i0 = lead; i0 < body_end; i0 += strip) {
+    const index i1 = std::min(i0 + strip, body_end);
+    for (index j = 0; j < nj4; j += 4) {
+      if (i0 == lead)
+        for (index q = 0; q < 4; ++q) stream_8byte_lanes<Op>(dst, d_out, src, s_in, j + q, 0, lead, alpha);
+      for (index i = i0; i < i1; i += 8)
+        transpose_8byte_block_streaming<Op>(dst + i + j * d_out, d_out, src + i * s_in + j, s_in, va);
+      if (i1 == body_end)
+        for (index q = 0; q < 4; ++q) stream_8byte_lanes<Op>(dst, d_out, src, s_in, j + q, body_end, ni, alpha);
+    }
+  }
+  if (lead == body_end)  // no whole line in any row
+    for (index j = 0; j < nj4; ++j) stream_8byte_lanes<Op>(dst, d_out, src, s_in, j, 0, ni, alpha);
+  for (index j = nj4; j < nj; ++j) stream_8byte_lanes<Op>(dst, d_out, src, s_in, j, 0, ni, alpha);
+}
+
 REDIST_AVX2 void streaming_copy_avx2(void* dst, const void* src, std::size_t bytes) {
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
@@ -314,6 +377,14 @@ void transpose_16byte_streaming(double* dst, index d_out, const double* src, ind
     transpose_16byte_streaming<lane_op::copy>(dst, d_out, src, s_in, ni, nj);
 }
 
+void transpose_8byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
+                               double alpha) noexcept {
+  if (o == lane_op::scale)
+    transpose_8byte_streaming<lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha);
+  else
+    transpose_8byte_streaming<lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha);
+}
+
 void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept {
   // Below a few cache lines the head/tail handling costs more than the saved line reads.
   if (bytes < 256 || !available()) {
@@ -332,6 +403,7 @@ void transpose_8byte(double*, index, const double*, index, index, index, lane_op
                      row_prefetch) noexcept {}
 void transpose_16byte(double*, index, const double*, index, index, index, lane_op, row_prefetch) noexcept {}
 void transpose_16byte_streaming(double*, index, const double*, index, index, index, lane_op) noexcept {}
+void transpose_8byte_streaming(double*, index, const double*, index, index, index, lane_op, double) noexcept {}
 void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept { std::memcpy(dst, src, bytes); }
 
 #endif

@@ -47,6 +47,9 @@ void transpose_16byte(double* dst, index d_out, const double* src, index s_in, i
 constexpr index streaming_strip_lanes = 16;
 void transpose_16byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
                                 lane_op o) noexcept;
+// 8-byte lanes with non-temporal stores (copy and scale), the same way: d_out a multiple of 8 lanes.
+void transpose_8byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
+                               double alpha) noexcept;
 
 // memcpy whose stores bypass the caches (a plain memcpy for sizes where that cannot pay off).
 void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept;

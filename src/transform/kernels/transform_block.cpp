@@ -172,7 +172,7 @@ struct plane {
   const T* src;
   index n_inner, n_outer;
   index d_in, d_out, s_in, s_out;
-  bool streaming;  // non-temporal stores: plain copies of contiguous runs, and 16-byte register transposes
+  bool streaming;  // non-temporal stores: plain copies of contiguous runs, and 16- and 8-byte register transposes
 };
 
 // `src_s` are the strides of op(src) (transposition already folded in).
@@ -398,22 +398,35 @@ void transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, ind
   }
 }
 
-// Whether a streaming plane's transpose goes through simd::transpose_16byte_streaming (non-temporal stores); other
-// lane sizes and operations, and rows that start at different offsets within a cache line, keep ordinary stores.
+// Whether a streaming plane's transpose goes through simd::transpose_16byte_streaming or
+// transpose_8byte_streaming (non-temporal stores, whole lines): 16- and 8-byte lanes, copies (and scaling of
+// doubles), rows that all start at one offset within a cache line. The rest keep ordinary stores.
 template <class T, class Op>
 bool streaming_transpose_applies(const plane<T>& p) {
-  if constexpr (sizeof(T) != 16 || !simd_lane<T, Op>::supported)
+  if constexpr ((sizeof(T) != 16 && sizeof(T) != 8) || !simd_lane<T, Op>::supported) {
     return false;
-  else
-    return p.streaming && reinterpret_cast<std::uintptr_t>(p.dst) % 16 == 0 && p.d_out % 4 == 0 && simd::available();
+  } else {
+    constexpr index lanes_per_line = 64 / static_cast<index>(sizeof(T));
+    return p.streaming && simd_lane<T, Op>::op() != simd::lane_op::axpby &&  // (beta != 0 never streams)
+           reinterpret_cast<std::uintptr_t>(p.dst) % sizeof(T) == 0 && p.d_out % lanes_per_line == 0 &&
+           simd::available();
+  }
 }
 
 // One tile of such a plane.
 template <class T, class Op>
-void streaming_transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, index nj) {
-  if constexpr (sizeof(T) == 16 && simd_lane<T, Op>::supported) {
-    simd::transpose_16byte_streaming(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src), s_in,
-                                     ni, nj, simd_lane<T, Op>::op());
+void streaming_transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, index nj, const Op& apply) {
+  if constexpr ((sizeof(T) == 16 || sizeof(T) == 8) && simd_lane<T, Op>::supported) {
+    using lane = simd_lane<T, Op>;
+    auto* d = reinterpret_cast<double*>(dst);
+    const auto* s = reinterpret_cast<const double*>(src);
+    if constexpr (sizeof(T) == 16) {
+      simd::transpose_16byte_streaming(d, d_out, s, s_in, ni, nj, lane::op());
+    } else {
+      double alpha = 1.0;
+      if constexpr (std::is_same_v<T, double>) alpha = lane::alpha(apply);
+      simd::transpose_8byte_streaming(d, d_out, s, s_in, ni, nj, lane::op(), alpha);
+    }
     simd::store_fence();  // by the thread that stored (tiles may run on several)
   }
 }
@@ -426,7 +439,7 @@ void transpose(const plane<T>& p, const Op& apply) {
     const tiling t = make_tiling(p.n_inner, p.n_outer, 256, 1024, parallel);
     for_each_tile(p.n_inner, p.n_outer, t, parallel, [&](index i0, index i1, index j0, index j1, index) {
       streaming_transpose_tile<T, Op>(p.dst + i0 + j0 * p.d_out, p.d_out, p.src + i0 * p.s_in + j0, p.s_in, i1 - i0,
-                                      j1 - j0);
+                                      j1 - j0, apply);
     });
     return;
   }
