@@ -490,7 +490,7 @@ TEST(KernelsComplex, ConjTransposeTwiceIsIdentity) {
 }
 
 // Streaming transposes write whole lines with 32-byte non-temporal stores (4 x 4 blocks of complex<double>, 8 x 4
-// blocks of 8-byte lanes) and the lanes around them one by one: every offset of dst within a cache line, leading
+// blocks of 8-byte lanes, 16 x 4 of 4-byte ones) and the lanes around them one by one: every offset of dst within a cache line, leading
 // dimensions that keep rows on one offset (multiples of a line's lanes) and one that does not (the ordinary path),
 // block edges of every remainder, strips and tiles, scaling, and threads.
 template <class T>
@@ -551,6 +551,11 @@ TEST(Kernels8Byte, StreamingTransposesAtEveryLineOffset) {
   check_streaming_transposes<std::int64_t>(test_seed(66), {op::transpose}, {1});
   using C = std::complex<float>;
   check_streaming_transposes<C>(test_seed(67), {op::transpose, op::conj_transpose}, {C(1)});
+}
+
+TEST(Kernels4Byte, StreamingTransposesAtEveryLineOffset) {
+  check_streaming_transposes<float>(test_seed(68), {op::transpose}, {1.0f, -2.5f});
+  check_streaming_transposes<std::int32_t>(test_seed(69), {op::transpose}, {1});
 }
 
 }  // namespace

@@ -19,10 +19,10 @@
 //
 // store_hint::streaming asks for non-temporal stores on plain copies of contiguous runs (packing, and
 // unpacking without transposition: runs that follow each other in dst, or of at least 1 KiB) and on transposes
-// of 16- and 8-byte elements (copies, and alpha-scaling of doubles, wherever the rows all start at the same
-// offset within a cache line; register blocks that fill whole destination lines): the written data bypasses
+// (copies, alpha-scaling of doubles and floats, conjugation of complex<double>, wherever the rows all start at the
+// same offset within a cache line; register blocks that fill whole destination lines): the written data bypasses
 // the caches, which saves the read-for-ownership of every destination line when the destination is far larger
-// than the last-level cache and will not be read again soon. (4-byte transposes store normally.) The stores are fenced
+// than the last-level cache and will not be read again soon. The stores are fenced
 // before the call returns, so the data is visible to other processes (shared-memory peers) as after
 // ordinary stores.
 // Blocks of at least `parallel_threshold` elements are split over the OpenMP threads (tiles, or

@@ -43,15 +43,15 @@ const char* to_string(exchange_strategy s);
 // How packing and unpacking write memory.
 enum class store_policy : std::uint8_t {
   automatic = 0,  // streaming for packing messages when a rank sends more than 8x its core's share of
-                  // the last-level cache; into A when a job writes more there than that share (transposes of
-                  // 16- and 8-byte elements: than 8x the core's level-2 share, if less); ordinary stores
-                  // otherwise, and always into shared-memory ring slots
+                  // the last-level cache; into A when a job writes more there than that share (transposes: than
+                  // 8x the core's level-2 share, if less); ordinary stores otherwise, and always into
+                  // shared-memory ring slots
   cached = 1,     // ordinary stores
   streaming = 2,  // non-temporal stores for plain copies of contiguous runs (packing; unpacking without
-                  // transposition, alpha = 1, beta = 0; runs of A of at least 1 KiB) and transposes of 16- and
-                  // 8-byte elements (beta = 0; copies, and alpha-scaling of doubles): they skip reading every
-                  // destination cache line first and leave the cache to other data (ring slots, read at once
-                  // by node peers, always use ordinary stores)
+                  // transposition, alpha = 1, beta = 0; runs of A of at least 1 KiB) and transposes (beta = 0;
+                  // copies, alpha-scaling of doubles and floats, conjugation of complex<double>): they skip
+                  // reading every destination cache line first and leave the cache to other data (ring slots,
+                  // read at once by node peers, always use ordinary stores)
 };
 const char* to_string(store_policy s);
 

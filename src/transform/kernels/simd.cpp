@@ -4,14 +4,15 @@
 // 32x32 -> 128x128 block-cyclic transpose), a 4x4 AVX2 transpose was 1.4-1.8x faster than the scalar
 // tiled loop. Non-temporal stores of those 32-byte column pieces (half lines) made it faster still in a single
 // process, but 1.15-1.2x slower in the benchmark's 4-rank transposes (4 ranks on 2 cores, N = 8000), so the
-// streaming transposes below write whole lines only (8 x 4 blocks of 8-byte lanes, 4 x 4 of 16-byte ones); packing
-// contiguous runs with non-temporal stores was 1.6x faster than memcpy of the runs. The
+// streaming transposes below write whole lines only (16 x 4 blocks of 4-byte lanes, 8 x 4 of 8-byte ones, 4 x 4
+// of 16-byte ones); packing contiguous runs with non-temporal stores was 1.6x faster than memcpy of the runs. The
 // functions are compiled for AVX2 through target attributes and chosen at run time, so the library still
 // runs on any x86-64 CPU (and builds elsewhere, where available() is false).
 #include "simd.hpp"
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define REDIST_HAVE_X86_SIMD 1
@@ -216,112 +217,146 @@ REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* s
   }
 }
 
-// Lanes [i0, i1) of row j, one 16-byte non-temporal store each.
-template <lane_op Op>
-REDIST_AVX2 void stream_16byte_lanes(double* dst, index d_out, const double* src, index s_in, index j, index i0,
-                                     index i1) {
-  for (index i = i0; i < i1; ++i) {
-    __m128d v = _mm_loadu_pd(src + 2 * (i * s_in + j));
-    if constexpr (Op == lane_op::conj_copy) v = _mm_xor_pd(v, _mm_set_pd(-0.0, 0.0));
-    _mm_stream_pd(dst + 2 * (i + j * d_out), v);
-  }
-}
-
-// The same transpose with non-temporal stores, for any ni and nj: dst is 16-byte aligned and d_out a multiple of 4
-// lanes, so every row's lanes start at the same offset within a cache line. Between a row's first and last line
-// boundary the 4 x 4 blocks write whole lines (two 32-byte stores each); the lanes before and after, and the last
-// nj % 4 rows, are written lane by lane with 16-byte non-temporal stores, next to the blocks of the same rows:
-// ordinary stores there would each wait for a read for ownership of a line a leading dimension away (1.3x the time
-// of the whole transpose on 256^3 pencil planes 16 bytes off a line).
-// The blocks go in strips of streaming_strip_lanes destination lanes (source rows), each strip across all nj
-// columns: the strip's source lines stay in the level-1 cache from one 4-column step to the next, and each
-// destination row receives whole consecutive lines. Caller's tiles should be wide (>= 256 columns): one thread,
-// 128 planes of 512^2 lanes, 128 x 64 tiles in 4-column steps down 128 rows ran at 1.5x memcpy, strips of 16 rows
-// across 512 columns at 0.9-1.0x (256- and 1024-lane planes alike).
-template <lane_op Op>
-REDIST_AVX2 void transpose_16byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni,
-                                           index nj) {
-  constexpr index strip = streaming_strip_lanes;
+// ---- transposes with non-temporal stores ----
+// dst(i, j) = op(src(i, j)) as above, for any ni and nj, with dst rows that all start at one offset within a cache
+// line (d_out a multiple of a line's lanes). Register blocks of one line's lanes of source rows x 4 columns write
+// whole destination lines; the lanes before a row's first line boundary and after its last, and the last nj % 4
+// rows, go out lane by lane as non-temporal stores next to the blocks of the same rows: ordinary stores there would
+// each wait for a read for ownership of a line a leading dimension away (1.3x the time of the whole transpose on
+// 256^3 complex pencil planes 16 bytes off a line). The blocks go in strips of streaming_strip_lanes source rows,
+// each across all nj columns: a strip's source lines stay in the level-1 cache from one 4-column step to the next
+// and each destination row receives whole consecutive lines. Callers' tiles should be wide (>= 256 columns): one
+// thread, 128 planes of 512^2 complex lanes, 128 x 64 tiles in 4-column steps down 128 rows ran at 1.5x memcpy,
+// strips of 16 rows across 512 columns at 0.9-1.0x (256- and 1024-lane planes alike).
+//
+// A lane kernel K knows its buffers and provides line_lanes, lane_bytes, block(i, j) (lanes i .. i + line_lanes of
+// rows j .. j + 3) and lanes(j, i0, i1) (lanes [i0, i1) of row j, one by one).
+template <class K>
+REDIST_AVX2 inline void streaming_transpose(const K& k, const void* dst, index ni, index nj) {
+  constexpr index line = K::line_lanes;
+  constexpr index strip = std::max<index>(streaming_strip_lanes, line);
   const auto address = reinterpret_cast<std::uintptr_t>(dst);
-  const index lead = std::min<index>(ni, static_cast<index>((64 - address % 64) % 64 / 16));
-  const index body_end = lead + (ni - lead) / 4 * 4;
+  const index lead = std::min<index>(ni, static_cast<index>((64 - address % 64) % 64 / K::lane_bytes));
+  const index body_end = lead + (ni - lead) / line * line;
   const index nj4 = nj / 4 * 4;
   for (index i0 = lead; i0 < body_end; i0 += strip) {
     const index i1 = std::min(i0 + strip, body_end);
     for (index j = 0; j < nj4; j += 4) {
       if (i0 == lead)
-        for (index q = 0; q < 4; ++q) stream_16byte_lanes<Op>(dst, d_out, src, s_in, j + q, 0, lead);
-      for (index i = i0; i < i1; i += 4)
-        transpose_16byte_block<Op, true>(dst + 2 * (i + j * d_out), d_out, src + 2 * (i * s_in + j), s_in);
+        for (index q = 0; q < 4; ++q) k.lanes(j + q, 0, lead);
+      for (index i = i0; i < i1; i += line) k.block(i, j);
       if (i1 == body_end)
-        for (index q = 0; q < 4; ++q) stream_16byte_lanes<Op>(dst, d_out, src, s_in, j + q, body_end, ni);
+        for (index q = 0; q < 4; ++q) k.lanes(j + q, body_end, ni);
     }
   }
   if (lead == body_end)  // no whole line in any row
-    for (index j = 0; j < nj4; ++j) stream_16byte_lanes<Op>(dst, d_out, src, s_in, j, 0, ni);
-  for (index j = nj4; j < nj; ++j) stream_16byte_lanes<Op>(dst, d_out, src, s_in, j, 0, ni);
+    for (index j = 0; j < nj4; ++j) k.lanes(j, 0, ni);
+  for (index j = nj4; j < nj; ++j) k.lanes(j, 0, ni);
 }
 
-// 8-byte lanes with non-temporal stores (copy and scale): blocks of 8 source rows x 4 columns, two 4x4 register
-// transposes, give each of 4 destination rows 8 lanes, one whole line; the rest as transpose_16byte_streaming.
-// Lanes [i0, i1) of row j, one 8-byte non-temporal store each (copies move the bytes: any 8-byte element).
+// 16-byte lanes (copy, conj_copy): transpose_16byte_block's 4 x 4 blocks.
 template <lane_op Op>
-REDIST_AVX2 void stream_8byte_lanes(double* dst, index d_out, const double* src, index s_in, index j, index i0,
-                                    index i1, double alpha) {
-  for (index i = i0; i < i1; ++i) {
-    long long bits;
-    if constexpr (Op == lane_op::scale) {
-      const double v = alpha * src[i * s_in + j];
-      std::memcpy(&bits, &v, sizeof bits);
-    } else {
-      std::memcpy(&bits, src + i * s_in + j, sizeof bits);
-    }
-    _mm_stream_si64(reinterpret_cast<long long*>(dst + i + j * d_out), bits);
+struct streaming_16byte {
+  static constexpr index line_lanes = 4, lane_bytes = 16;
+  double* dst;
+  index d_out;
+  const double* src;
+  index s_in;
+  REDIST_AVX2 void block(index i, index j) const {
+    transpose_16byte_block<Op, true>(dst + 2 * (i + j * d_out), d_out, src + 2 * (i * s_in + j), s_in);
   }
-}
+  REDIST_AVX2 void lanes(index j, index i0, index i1) const {
+    for (index i = i0; i < i1; ++i) {
+      __m128d v = _mm_loadu_pd(src + 2 * (i * s_in + j));
+      if constexpr (Op == lane_op::conj_copy) v = _mm_xor_pd(v, _mm_set_pd(-0.0, 0.0));
+      _mm_stream_pd(dst + 2 * (i + j * d_out), v);
+    }
+  }
+};
 
-template <lane_op Op>
-REDIST_AVX2 inline void transpose_8byte_block_streaming(double* d, index d_out, const double* s, index s_in,
-                                                        __m256d alpha) {
-  __m256d top[4] = {_mm256_loadu_pd(s), _mm256_loadu_pd(s + s_in), _mm256_loadu_pd(s + 2 * s_in),
-                    _mm256_loadu_pd(s + 3 * s_in)};
-  __m256d bottom[4] = {_mm256_loadu_pd(s + 4 * s_in), _mm256_loadu_pd(s + 5 * s_in), _mm256_loadu_pd(s + 6 * s_in),
-                       _mm256_loadu_pd(s + 7 * s_in)};
-  lanes_8byte::transpose(top);
-  lanes_8byte::transpose(bottom);
-  for (int q = 0; q < 4; ++q) {
-    if constexpr (Op == lane_op::scale) {
-      top[q] = _mm256_mul_pd(alpha, top[q]);
-      bottom[q] = _mm256_mul_pd(alpha, bottom[q]);
+// What the 8- and 4-byte lane kernels share: their buffers, and the lanes stored one by one (copies move the
+// bytes: any element of the lane's size; scale multiplies the lane's real type).
+template <class V, lane_op Op>
+struct streaming_real_lanes {
+  V* dst;
+  index d_out;
+  const V* src;
+  index s_in;
+  V alpha;
+  REDIST_AVX2 void lanes(index j, index i0, index i1) const {
+    using bits_type = std::conditional_t<sizeof(V) == 8, long long, int>;
+    for (index i = i0; i < i1; ++i) {
+      bits_type bits;
+      if constexpr (Op == lane_op::scale) {
+        const V v = alpha * src[i * s_in + j];
+        std::memcpy(&bits, &v, sizeof bits);
+      } else {
+        std::memcpy(&bits, src + i * s_in + j, sizeof bits);
+      }
+      if constexpr (sizeof(V) == 8)
+        _mm_stream_si64(reinterpret_cast<long long*>(dst + i + j * d_out), bits);
+      else
+        _mm_stream_si32(reinterpret_cast<int*>(dst + i + j * d_out), bits);
     }
-    _mm256_stream_pd(d + q * d_out, top[q]);
-    _mm256_stream_pd(d + q * d_out + 4, bottom[q]);
   }
-}
+};
 
+// 8-byte lanes: 8 x 4 blocks, two 4 x 4 register transposes.
 template <lane_op Op>
-REDIST_AVX2 void transpose_8byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
-                                          double alpha) {
-  constexpr index strip = streaming_strip_lanes;
-  const __m256d va = _mm256_set1_pd(alpha);
-  const auto address = reinterpret_cast<std::uintptr_t>(dst);
-  const index lead = std::min<index>(ni, static_cast<index>((64 - address % 64) % 64 / 8));
-  const index body_end = lead + (ni - lead) / 8 * 8;
-  const index nj4 = nj / 4 * 4;
-  for (index i0 = lead; i0 < body_end; i0 += strip) {
-    const index i1 = std::min(i0 + strip, body_end);
-    for (index j = 0; j < nj4; j += 4) {
-      if (i0 == lead)
-        for (index q = 0; q < 4; ++q) stream_8byte_lanes<Op>(dst, d_out, src, s_in, j + q, 0, lead, alpha);
-      for (index i = i0; i < i1; i += 8)
-        transpose_8byte_block_streaming<Op>(dst + i + j * d_out, d_out, src + i * s_in + j, s_in, va);
-      if (i1 == body_end)
-        for (index q = 0; q < 4; ++q) stream_8byte_lanes<Op>(dst, d_out, src, s_in, j + q, body_end, ni, alpha);
+struct streaming_8byte : streaming_real_lanes<double, Op> {
+  static constexpr index line_lanes = 8, lane_bytes = 8;
+  REDIST_AVX2 void block(index i, index j) const {
+    const double* s = this->src + i * this->s_in + j;
+    double* d = this->dst + i + j * this->d_out;
+    __m256d top[4], bottom[4];
+    for (int q = 0; q < 4; ++q) {
+      top[q] = _mm256_loadu_pd(s + q * this->s_in);
+      bottom[q] = _mm256_loadu_pd(s + (q + 4) * this->s_in);
+    }
+    lanes_8byte::transpose(top);
+    lanes_8byte::transpose(bottom);
+    for (int q = 0; q < 4; ++q) {
+      if constexpr (Op == lane_op::scale) {
+        top[q] = _mm256_mul_pd(_mm256_set1_pd(this->alpha), top[q]);
+        bottom[q] = _mm256_mul_pd(_mm256_set1_pd(this->alpha), bottom[q]);
+      }
+      _mm256_stream_pd(d + q * this->d_out, top[q]);
+      _mm256_stream_pd(d + q * this->d_out + 4, bottom[q]);
     }
   }
-  if (lead == body_end)  // no whole line in any row
-    for (index j = 0; j < nj4; ++j) stream_8byte_lanes<Op>(dst, d_out, src, s_in, j, 0, ni, alpha);
-  for (index j = nj4; j < nj; ++j) stream_8byte_lanes<Op>(dst, d_out, src, s_in, j, 0, ni, alpha);
+};
+
+// 4-byte lanes: 16 x 4 blocks, four 4 x 4 register transposes.
+template <lane_op Op>
+struct streaming_4byte : streaming_real_lanes<float, Op> {
+  static constexpr index line_lanes = 16, lane_bytes = 4;
+  REDIST_AVX2 void block(index i, index j) const {
+    const float* s = this->src + i * this->s_in + j;
+    __m128 r[4][4];  // r[b]: rows 4b .. 4b + 3, transposed into columns j .. j + 3
+    for (int b = 0; b < 4; ++b) {
+      for (int q = 0; q < 4; ++q) r[b][q] = _mm_loadu_ps(s + (4 * b + q) * this->s_in);
+      lanes_4byte::transpose(r[b]);
+    }
+    for (int q = 0; q < 4; ++q) {
+      __m256 low = _mm256_set_m128(r[1][q], r[0][q]), high = _mm256_set_m128(r[3][q], r[2][q]);
+      if constexpr (Op == lane_op::scale) {
+        low = _mm256_mul_ps(_mm256_set1_ps(this->alpha), low);
+        high = _mm256_mul_ps(_mm256_set1_ps(this->alpha), high);
+      }
+      float* d = this->dst + i + (j + q) * this->d_out;
+      _mm256_stream_ps(d, low);
+      _mm256_stream_ps(d + 8, high);
+    }
+  }
+};
+
+// The 8- and 4-byte entry points: copy (conj_copy is a copy for real lanes) or scale.
+template <template <lane_op> class Kernel, class V>
+void streaming_real_transpose(V* dst, index d_out, const V* src, index s_in, index ni, index nj, lane_op o, V alpha) {
+  if (o == lane_op::scale)
+    streaming_transpose(Kernel<lane_op::scale>{{dst, d_out, src, s_in, alpha}}, dst, ni, nj);
+  else
+    streaming_transpose(Kernel<lane_op::copy>{{dst, d_out, src, s_in, alpha}}, dst, ni, nj);
 }
 
 REDIST_AVX2 void streaming_copy_avx2(void* dst, const void* src, std::size_t bytes) {
@@ -372,17 +407,19 @@ void transpose_16byte(double* dst, index d_out, const double* src, index s_in, i
 void transpose_16byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
                                 lane_op o) noexcept {
   if (o == lane_op::conj_copy)
-    transpose_16byte_streaming<lane_op::conj_copy>(dst, d_out, src, s_in, ni, nj);
+    streaming_transpose(streaming_16byte<lane_op::conj_copy>{dst, d_out, src, s_in}, dst, ni, nj);
   else
-    transpose_16byte_streaming<lane_op::copy>(dst, d_out, src, s_in, ni, nj);
+    streaming_transpose(streaming_16byte<lane_op::copy>{dst, d_out, src, s_in}, dst, ni, nj);
 }
 
 void transpose_8byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
                                double alpha) noexcept {
-  if (o == lane_op::scale)
-    transpose_8byte_streaming<lane_op::scale>(dst, d_out, src, s_in, ni, nj, alpha);
-  else
-    transpose_8byte_streaming<lane_op::copy>(dst, d_out, src, s_in, ni, nj, alpha);
+  streaming_real_transpose<streaming_8byte>(dst, d_out, src, s_in, ni, nj, o, alpha);
+}
+
+void transpose_4byte_streaming(float* dst, index d_out, const float* src, index s_in, index ni, index nj, lane_op o,
+                               float alpha) noexcept {
+  streaming_real_transpose<streaming_4byte>(dst, d_out, src, s_in, ni, nj, o, alpha);
 }
 
 void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept {
@@ -404,6 +441,7 @@ void transpose_8byte(double*, index, const double*, index, index, index, lane_op
 void transpose_16byte(double*, index, const double*, index, index, index, lane_op, row_prefetch) noexcept {}
 void transpose_16byte_streaming(double*, index, const double*, index, index, index, lane_op) noexcept {}
 void transpose_8byte_streaming(double*, index, const double*, index, index, index, lane_op, double) noexcept {}
+void transpose_4byte_streaming(float*, index, const float*, index, index, index, lane_op, float) noexcept {}
 void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept { std::memcpy(dst, src, bytes); }
 
 #endif

@@ -47,9 +47,12 @@ void transpose_16byte(double* dst, index d_out, const double* src, index s_in, i
 constexpr index streaming_strip_lanes = 16;
 void transpose_16byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
                                 lane_op o) noexcept;
-// 8-byte lanes with non-temporal stores (copy and scale), the same way: d_out a multiple of 8 lanes.
+// 8- and 4-byte lanes with non-temporal stores (copy and scale), the same way: d_out a multiple of a line's lanes
+// (8, 16).
 void transpose_8byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj, lane_op o,
                                double alpha) noexcept;
+void transpose_4byte_streaming(float* dst, index d_out, const float* src, index s_in, index ni, index nj, lane_op o,
+                               float alpha) noexcept;
 
 // memcpy whose stores bypass the caches (a plain memcpy for sizes where that cannot pay off).
 void streaming_copy(void* dst, const void* src, std::size_t bytes) noexcept;

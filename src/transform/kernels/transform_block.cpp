@@ -172,7 +172,7 @@ struct plane {
   const T* src;
   index n_inner, n_outer;
   index d_in, d_out, s_in, s_out;
-  bool streaming;  // non-temporal stores: plain copies of contiguous runs, and 16- and 8-byte register transposes
+  bool streaming;  // non-temporal stores: plain copies of contiguous runs, and register transposes
 };
 
 // `src_s` are the strides of op(src) (transposition already folded in).
@@ -398,12 +398,12 @@ void transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, ind
   }
 }
 
-// Whether a streaming plane's transpose goes through simd::transpose_16byte_streaming or
-// transpose_8byte_streaming (non-temporal stores, whole lines): 16- and 8-byte lanes, copies (and scaling of
-// doubles), rows that all start at one offset within a cache line. The rest keep ordinary stores.
+// Whether a streaming plane's transpose goes through simd::transpose_{16,8,4}byte_streaming (non-temporal stores,
+// whole lines): copies (and scaling of doubles and floats), rows that all start at one offset within a cache line.
+// The rest keep ordinary stores.
 template <class T, class Op>
 bool streaming_transpose_applies(const plane<T>& p) {
-  if constexpr ((sizeof(T) != 16 && sizeof(T) != 8) || !simd_lane<T, Op>::supported) {
+  if constexpr (!simd_lane<T, Op>::supported) {
     return false;
   } else {
     constexpr index lanes_per_line = 64 / static_cast<index>(sizeof(T));
@@ -416,16 +416,21 @@ bool streaming_transpose_applies(const plane<T>& p) {
 // One tile of such a plane.
 template <class T, class Op>
 void streaming_transpose_tile(T* dst, index d_out, const T* src, index s_in, index ni, index nj, const Op& apply) {
-  if constexpr ((sizeof(T) == 16 || sizeof(T) == 8) && simd_lane<T, Op>::supported) {
+  if constexpr (simd_lane<T, Op>::supported) {
     using lane = simd_lane<T, Op>;
-    auto* d = reinterpret_cast<double*>(dst);
-    const auto* s = reinterpret_cast<const double*>(src);
     if constexpr (sizeof(T) == 16) {
-      simd::transpose_16byte_streaming(d, d_out, s, s_in, ni, nj, lane::op());
-    } else {
+      simd::transpose_16byte_streaming(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src),
+                                       s_in, ni, nj, lane::op());
+    } else if constexpr (sizeof(T) == 8) {
       double alpha = 1.0;
       if constexpr (std::is_same_v<T, double>) alpha = lane::alpha(apply);
-      simd::transpose_8byte_streaming(d, d_out, s, s_in, ni, nj, lane::op(), alpha);
+      simd::transpose_8byte_streaming(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src),
+                                      s_in, ni, nj, lane::op(), alpha);
+    } else {
+      float alpha = 1.0f;
+      if constexpr (std::is_same_v<T, float>) alpha = lane::alpha(apply);
+      simd::transpose_4byte_streaming(reinterpret_cast<float*>(dst), d_out, reinterpret_cast<const float*>(src), s_in,
+                                      ni, nj, lane::op(), alpha);
     }
     simd::store_fence();  // by the thread that stored (tiles may run on several)
   }
