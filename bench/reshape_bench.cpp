@@ -30,6 +30,9 @@
 //   alltoallv  pack each peer's intersection into one contiguous send buffer (loops in the input's storage order),
 //              one MPI_Alltoallv, unpack into the output array in its own storage order; buffers allocated once
 //   memcpy     the floor: one memcpy of the bytes this rank sends and keeps (max over ranks)
+//   redist_node_buffer  the same redist plan with the input array in a node buffer (redist_node_buffer_create,
+//              filled once outside the timing): node peers read it in place, one copy per element instead of two,
+//              under the shared-memory strategy (what an FFT code gets by allocating its pencils there)
 // Per case also: bytes sent off rank and kept (summed over ranks, MPI_Reduce), messages (non-empty intersections
 // with other ranks' boxes, summed), and for redist the storage-order cost x_to_y_pencil_contiguous / x_to_y_pencil.
 // Relabeling: for brick <-> pencil (brick_to_x_pencil, z_pencil_to_brick) a second redist plan with info
@@ -69,8 +72,15 @@ constexpr std::int64_t element_bytes = static_cast<std::int64_t>(sizeof(complex)
 
 const std::vector<std::string> all_case_names = {"brick_to_x_pencil", "x_to_y_pencil", "x_to_y_pencil_contiguous",
                                                   "y_to_z_pencil", "z_pencil_to_brick"};
-enum method : int { m_redist = 0, m_alltoallw = 1, m_alltoallv = 2, m_memcpy = 3, method_count = 4 };
-const char* const method_names[method_count] = {"redist", "alltoallw", "alltoallv", "memcpy"};
+enum method : int {
+  m_redist = 0,
+  m_alltoallw = 1,
+  m_alltoallv = 2,
+  m_memcpy = 3,
+  m_redist_node_buffer = 4,
+  method_count = 5
+};
+const char* const method_names[method_count] = {"redist", "alltoallw", "alltoallv", "memcpy", "redist_node_buffer"};
 
 struct bench_options {
   std::int64_t n = 256;
@@ -471,6 +481,15 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
   });
   if (info != MPI_INFO_NULL) BASELINE_MPI_CHECK(MPI_Info_free(&info));
   auto run_redist = [&] { REDIST_CHECK(redist_reshape_execute(plan, in.data(), out.data(), nullptr, nullptr)); };
+  // The same plan reading its input from a node buffer (one copy).
+  redist_node_buffer in_node_buffer = REDIST_NODE_BUFFER_NULL;
+  REDIST_CHECK(redist_node_buffer_create(MPI_COMM_WORLD, in_box.count() * element_bytes, &in_node_buffer));
+  auto* const in_shared = static_cast<complex*>(redist_node_buffer_data(in_node_buffer));
+  if (in_box.count() > 0) std::copy(in.begin(), in.begin() + in_box.count(), in_shared);
+  const complex* const in_one_copy = in_box.count() > 0 ? in_shared : in.data();  // (an empty box: any address)
+  auto run_redist_node_buffer = [&] {
+    REDIST_CHECK(redist_reshape_execute(plan, in_one_copy, out.data(), nullptr, nullptr));
+  };
 
   // ---- b. MPI_Alltoallw with subarray types, created here, outside the timing ----
   std::vector<int> w_send_counts(static_cast<size_t>(ranks), 0), w_receive_counts(static_cast<size_t>(ranks), 0);
@@ -544,8 +563,11 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
   run_alltoallv();
   verify_or_abort(spec.name + " alltoallv", n, out_box, out_view, out.data());
   run_memcpy();
+  reset_output();
+  run_redist_node_buffer();
+  verify_or_abort(spec.name + " redist_node_buffer", n, out_box, out_view, out.data());
 
-  // ---- timing, interleaved: repetition k starts at method k mod 4 ----
+  // ---- timing, interleaved: repetition k starts at method k mod method_count ----
   std::vector<double> seconds[method_count];
   for (int k = 0; k < opt.repetitions; ++k) {
     for (int step = 0; step < method_count; ++step) {
@@ -556,7 +578,8 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
         case m_redist: run_redist(); break;
         case m_alltoallw: run_alltoallw(); break;
         case m_alltoallv: run_alltoallv(); break;
-        default: run_memcpy(); break;
+        case m_memcpy: run_memcpy(); break;
+        default: run_redist_node_buffer(); break;
       }
       seconds[m].push_back(MPI_Wtime() - start);
     }
@@ -567,6 +590,7 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
   verify_or_abort(spec.name + " (after timing)", n, out_box, out_view, out.data());
 
   REDIST_CHECK(redist_reshape_plan_free(&plan));
+  REDIST_CHECK(redist_node_buffer_free(&in_node_buffer));
   if (spec.name == "brick_to_x_pencil" || spec.name == "z_pencil_to_brick") measure_relabeling(spec, opt, in, in_box, r);
   for (int p = 0; p < ranks; ++p) {
     const size_t q = static_cast<size_t>(p);
@@ -577,9 +601,11 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
   char line[320];
   std::snprintf(line, sizeof line,
                 "  %-26s redist %.4f s (plan %.4f s), alltoallw %.4f s (%.2fx), alltoallv %.4f s (%.2fx), "
-                "memcpy %.4f s, verified",
+                "memcpy %.4f s, input in a node buffer %.4f s (alltoallw %.2fx), verified",
                 spec.name.c_str(), r.times[m_redist].median, r.plan_seconds, r.times[m_alltoallw].median,
-                r.ratio(m_alltoallw), r.times[m_alltoallv].median, r.ratio(m_alltoallv), r.times[m_memcpy].median);
+                r.ratio(m_alltoallw), r.times[m_alltoallv].median, r.ratio(m_alltoallv), r.times[m_memcpy].median,
+                r.times[m_redist_node_buffer].median,
+                r.times[m_alltoallw].median / r.times[m_redist_node_buffer].median);
   progress(line);
   return r;
 }
@@ -637,6 +663,8 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
     json.field("alltoallw_over_redist", c.ratio(m_alltoallw));
     json.field("alltoallv_over_redist", c.ratio(m_alltoallv));
     json.field("memcpy_over_redist", c.ratio(m_memcpy));
+    json.field("alltoallw_over_redist_node_buffer", c.times[m_alltoallw].median / c.times[m_redist_node_buffer].median);
+    json.field("alltoallv_over_redist_node_buffer", c.times[m_alltoallv].median / c.times[m_redist_node_buffer].median);
     json.field("bytes_off_rank", c.bytes_off_rank);
     json.field("bytes_off_rank_max_rank", c.bytes_sent_max_rank);
     if (c.relabel_measured) {
@@ -658,8 +686,8 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
   if (plain && contiguous) {
     json.key("storage_order_cost").begin_object();
     json.field("what", "x_to_y_pencil_contiguous / x_to_y_pencil, median times");
-    for (int m = 0; m < m_memcpy; ++m)
-      json.field(method_names[m], contiguous->times[m].median / plain->times[m].median);
+    for (int m = 0; m < method_count; ++m)
+      if (m != m_memcpy) json.field(method_names[m], contiguous->times[m].median / plain->times[m].median);
     json.end_object();
   }
   json.field("verified", true);
@@ -700,6 +728,13 @@ std::string summary_line(const std::vector<case_result>& results, const bench_op
                   contiguous->times[m_redist].median / plain->times[m_redist].median,
                   contiguous->times[m_alltoallw].median / plain->times[m_alltoallw].median,
                   contiguous->times[m_alltoallv].median / plain->times[m_alltoallv].median);
+    out << item;
+  }
+  out << "; input in a node buffer (alltoallw/redist):";
+  for (size_t k = 0; k < results.size(); ++k) {
+    const auto& c = results[k];
+    std::snprintf(item, sizeof item, "%s %s %.2fx", k ? "," : "", c.name.c_str(),
+                  c.times[m_alltoallw].median / c.times[m_redist_node_buffer].median);
     out << item;
   }
   out << "; verified yes";

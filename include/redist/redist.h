@@ -259,6 +259,26 @@ int redist_reshape_execute(redist_reshape_plan plan, const void* in, void* out, 
 int redist_reshape_output_box(redist_reshape_plan plan, int64_t lo[], int64_t hi[], int* passed_by);
 int redist_reshape_plan_free(redist_reshape_plan* plan);
 
+/* ---- Node-shared input arrays: the one-copy path of the shared-memory strategy (docs/transform.md) ----
+ * redist_node_buffer_create (collective over comm): `bytes` bytes for this rank (any count per rank, 0 included)
+ * that the ranks of its node can read, from MPI_Win_allocate_shared. Use redist_node_buffer_data(buffer) as this
+ * rank's `in` array of redist_reshape_execute, on every rank of the plan: node peers then read it in place, one
+ * copy per element instead of two (packing into shared memory, unpacking from it), whenever the plan runs the
+ * shared_memory strategy (the automatic choice for large data); otherwise the usual path, with the same result.
+ * Do not modify it while an execution that reads it runs on any rank of the node: redist_reshape_execute returns
+ * once the node's peers are done with it. Returns MPI_SUCCESS or, on every rank alike, MPI_ERR_ARG (a NULL
+ * buffer pointer, bytes < 0), MPI_ERR_NO_MEM (more than the node's memory) or an MPI call's error class;
+ * *buffer is then REDIST_NODE_BUFFER_NULL. redist_node_buffer_data (local): this rank's bytes; NULL for
+ * REDIST_NODE_BUFFER_NULL, a freed or unknown handle (and possibly for 0 bytes). redist_node_buffer_free:
+ * collective over the comm of create (every rank passes its live handle; call it before MPI_Finalize), sets
+ * *buffer to REDIST_NODE_BUFFER_NULL (already NULL: nothing to do; a NULL pointer, freed or unknown handle:
+ * MPI_ERR_ARG on the calling rank, which then does not take part). Handles are never reused. */
+typedef struct redist_node_buffer_s* redist_node_buffer;
+#define REDIST_NODE_BUFFER_NULL ((redist_node_buffer)0)
+int redist_node_buffer_create(MPI_Comm comm, int64_t bytes, redist_node_buffer* buffer);
+void* redist_node_buffer_data(redist_node_buffer buffer);
+int redist_node_buffer_free(redist_node_buffer* buffer);
+
 /* The reason of the last failing redist C call on the calling thread, or "" when none failed yet: set by the
  * reshape entry points on every failure, and by the other entry points that return an MPI error code for the
  * library errors they report (not for a refused handle). Not cleared by successful calls; valid until the

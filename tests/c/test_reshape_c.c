@@ -2,8 +2,8 @@
  * and a Fortran output order, at the origin and offset by +5 on every axis, with an empty input box on the last
  * rank, checked element-wise against the global index function; NULL alpha/beta and explicit alpha/beta with
  * beta != 0; redist_relabel=exact (undoing output boxes passed in reverse: the held boxes a permutation of the
- * passed ones, the data right for the box held); and every bad input returning the same code on every rank with
- * a reason, writing nothing. The verdict is agreed over all ranks: exit status 0 on every rank iff every check
+ * passed ones, the data right for the box held); the input in a node buffer (redist_node_buffer_create, read in
+ * place by node peers); and every bad input returning the same code on every rank with a reason, writing nothing. The verdict is agreed over all ranks: exit status 0 on every rank iff every check
  * passed on every rank. */
 #include <mpi.h>
 #include <stdint.h>
@@ -305,6 +305,68 @@ static void test_errors(void) {
   CHECK(redist_reshape_plan_free(NULL) == MPI_ERR_ARG, "redist_reshape_plan_free(NULL)");
 }
 
+/* The input in a node buffer (node peers read it in place under the shared_memory strategy): the same results as
+ * from a private copy; bad sizes and pointers refused alike on every rank; freed and unknown handles refused. */
+static void test_node_buffer(void) {
+  const box3 in = brick(rank, nranks, 0), out_box = pencil(rank, 0);
+  const int64_t bytes = (int64_t)sizeof(double) * elements(in);
+  redist_node_buffer buffer = REDIST_NODE_BUFFER_NULL;
+  int code = redist_node_buffer_create(MPI_COMM_WORLD, bytes, &buffer);
+  CHECK(code == MPI_SUCCESS && buffer != REDIST_NODE_BUFFER_NULL, "node buffer create: %d %s", code,
+        redist_last_error_message());
+  if (code != MPI_SUCCESS) return;
+  double* shared = redist_node_buffer_data(buffer);
+  double* private_copy = input_of(in);
+  CHECK(shared != NULL || bytes == 0, "node buffer data is NULL");
+  if (bytes > 0) memcpy(shared, private_copy, (size_t)bytes);
+  MPI_Info info;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "redist_strategy", "shared_memory");
+  redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
+  code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in.lo, in.hi, in_order, out_box.lo, out_box.hi, out_order,
+                                    axes, MPI_DOUBLE, info, &plan);
+  MPI_Info_free(&info);
+  CHECK(code == MPI_SUCCESS, "create: %s", redist_last_error_message());
+  double* b = malloc(sizeof(double) * (size_t)(elements(out_box) + 1));
+  if (code == MPI_SUCCESS) {
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      for (int64_t k = 0; k < elements(out_box); ++k) b[k] = sentinel;
+      CHECK(redist_reshape_execute(plan, shared, b, NULL, NULL) == MPI_SUCCESS, "execute: %s",
+            redist_last_error_message());
+      CHECK(check_output(b, out_box, 1.0, 0.0) == 0, "input in a node buffer: wrong values");
+    }
+    const double alpha = -1.5, beta = 2.0;
+    fill_old_output(b, out_box);
+    CHECK(redist_reshape_execute(plan, shared, b, &alpha, &beta) == MPI_SUCCESS, "execute: %s",
+          redist_last_error_message());
+    CHECK(check_output(b, out_box, alpha, beta) == 0, "input in a node buffer: wrong values (alpha, beta)");
+    /* The input in the node buffer on some ranks only: the usual path, the same values. */
+    for (int64_t k = 0; k < elements(out_box); ++k) b[k] = sentinel;
+    CHECK(redist_reshape_execute(plan, rank % 2 ? private_copy : shared, b, NULL, NULL) == MPI_SUCCESS, "execute: %s",
+          redist_last_error_message());
+    CHECK(check_output(b, out_box, 1.0, 0.0) == 0, "input in a node buffer on some ranks: wrong values");
+  }
+  CHECK(redist_reshape_plan_free(&plan) == MPI_SUCCESS, "free plan");
+  redist_node_buffer copy = buffer;
+  CHECK(redist_node_buffer_free(&buffer) == MPI_SUCCESS && buffer == REDIST_NODE_BUFFER_NULL, "node buffer free");
+  CHECK(redist_node_buffer_free(&buffer) == MPI_SUCCESS, "freeing REDIST_NODE_BUFFER_NULL does nothing");
+  CHECK(redist_node_buffer_free(&copy) == MPI_ERR_ARG, "a freed node buffer freed again");
+  CHECK(redist_node_buffer_data(copy) == NULL && redist_node_buffer_data((redist_node_buffer)77) == NULL,
+        "data of a freed or made-up node buffer");
+  CHECK(redist_node_buffer_free(NULL) == MPI_ERR_ARG, "redist_node_buffer_free(NULL)");
+
+  /* A negative size or a NULL handle pointer on the last rank: every rank refuses, nothing allocated. */
+  const int last = rank == nranks - 1;
+  code = redist_node_buffer_create(MPI_COMM_WORLD, last ? -8 : 64, &buffer);
+  CHECK(code == MPI_ERR_ARG && same_everywhere(code) && buffer == REDIST_NODE_BUFFER_NULL, "negative size: %d", code);
+  CHECK(strstr(redist_last_error_message(), "-8") != NULL, "negative size: the reason names the size: %s",
+        redist_last_error_message());
+  code = redist_node_buffer_create(MPI_COMM_WORLD, 64, last ? NULL : &buffer);
+  CHECK(code == MPI_ERR_ARG && same_everywhere(code) && buffer == REDIST_NODE_BUFFER_NULL, "NULL handle: %d", code);
+  free(b);
+  free(private_copy);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -314,6 +376,7 @@ int main(int argc, char** argv) {
   test_reshape(5, 0);
   test_reshape(5, 1);
   test_relabel();
+  test_node_buffer();
   test_errors();
 
   int failed_anywhere = 0;
