@@ -323,6 +323,20 @@ TEST(FaultInjection, NodeBuffer) {
        [&] { return seen; }});
 }
 
+// The C handle: its registry slot is reserved inside an agreed step before the collective allocation.
+TEST(FaultInjection, NodeBufferC) {
+  std::vector<double> seen;
+  run({"redist_node_buffer", [&] { seen.clear(); },
+       [&] {
+         redist_node_buffer b = REDIST_NODE_BUFFER_NULL;
+         const int code = redist_node_buffer_create(MPI_COMM_WORLD, 4096, &b);
+         if (code != MPI_SUCCESS) throw error(redist_last_error_message());
+         seen.assign(1, redist_node_buffer_data(b) != nullptr ? 1.0 : 0.0);
+         if (redist_node_buffer_free(&b) != MPI_SUCCESS) throw error(redist_last_error_message());
+       },
+       [&] { return seen; }});
+}
+
 TEST(FaultInjection, TorusRouted) {
   const int me = world_rank(), p = world_size();
   const torus::topology ring = torus::topology::parse(std::to_string(p));

@@ -170,6 +170,7 @@ class shared_memory_executor final : public transform_executor {
   std::vector<message_stream> recv_streams;  // per recvs[i]
   std::vector<tile> local_pieces;            // local tiles cut likewise: work between chunks
   mutable std::int64_t executions = 0;       // completed executions: the counters' base
+  bool node_messages = false;                // any rank of the node sends to a node peer (who may read its B)
   std::byte* my_segment = nullptr;
   std::vector<const std::byte*> recv_segment;  // per recvs[i]: the sender's segment (nullptr off node)
   // Where this rank's B of each job is this execution: from before_agreement to execute (a plan is not executed by
@@ -285,15 +286,19 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
   plan.stats.window_reused = segment.reused;
   // Where every node rank's segment starts in its part of the window; gathered once every header is written.
   REDIST_MPI_CHECK(MPI_Win_sync(window));
-  std::vector<std::int64_t> segment_offsets(static_cast<size_t>(node_size));
+  // With it, whether this rank sends to node peers: where none does, no one reads another's B in place.
+  std::vector<std::int64_t> gathered_values(2 * static_cast<size_t>(node_size));
+  const std::int64_t mine[2] = {segment.offset, std::any_of(plan.send_on_node.begin(), plan.send_on_node.end(),
+                                                            [](char on_node) { return on_node != 0; })};
   MPI_Request gathered = MPI_REQUEST_NULL;
-  REDIST_MPI_CHECK(MPI_Iallgather(&segment.offset, 1, MPI_INT64_T, segment_offsets.data(), 1, MPI_INT64_T,
-                                  node_comm.get(), &gathered));
+  REDIST_MPI_CHECK(MPI_Iallgather(mine, 2, MPI_INT64_T, gathered_values.data(), 2, MPI_INT64_T, node_comm.get(),
+                                  &gathered));
   REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
   REDIST_MPI_CHECK(MPI_Win_sync(window));
+  for (int d = 0; d < node_size; ++d) node_messages = node_messages || gathered_values[2 * static_cast<size_t>(d) + 1];
 
   auto segment_of = [&](int peer_node_rank) {
-    return segment.arena->segment(peer_node_rank) + segment_offsets[static_cast<size_t>(peer_node_rank)];
+    return segment.arena->segment(peer_node_rank) + gathered_values[2 * static_cast<size_t>(peer_node_rank)];
   };
   for (size_t i = 0; i < plan.sends.size(); ++i) {
     if (!plan.send_on_node[i]) continue;
@@ -345,7 +350,7 @@ void shared_memory_executor::execute(const tile_ops& ops, const std::vector<std:
   posted_messages off_node(plan_, ops);
   stream_on_node(ops, direct, [&] { return off_node.unpack_next_arrival(false); });
   off_node.finish();
-  if (any_direct) {
+  if (any_direct && node_messages) {
     // Node peers read this rank's B until here: the caller may modify B once execute returns.
     REDIST_MPI_CHECK(MPI_Win_sync(window));
     REDIST_MPI_CHECK(mpi::barrier_yielding(node_comm.get()));
