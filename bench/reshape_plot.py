@@ -2,8 +2,8 @@
 """Plots reshape_bench JSON files, one file per run (e.g. 2, 4, 8, 16 ranks): one panel per case (the 3-D FFT
 reshapes), the median time of redist, MPI_Alltoallw with subarray types and pack + MPI_Alltoallv + unpack
 against the number of ranks (log-log), with each rank's memcpy floor dotted. Runs of different N are drawn as
-separate lines (one line style per N). With --table it also prints the ratio and storage-order tables of
-bench/results/reshape.md (Markdown) for the same files.
+separate lines (one line style per N). With --table it also prints the ratio, storage-order, relabeling and
+node-buffer tables of bench/results/reshape.md (Markdown) for the same files.
 
     python3 bench/reshape_plot.py np2.json np4.json np8.json --out bench/results/reshape_bench.png [--table]
 """
@@ -53,6 +53,16 @@ def print_tables(runs):
                 print(f"| {run['n']} | {run['ranks']} | {c['case']} | {c['bytes_off_rank'] >> 20} MiB "
                       f"({c['messages']} messages) | {c['relabeled_bytes_off_rank'] >> 20} MiB "
                       f"({c['relabeled_messages']}) | {c['redist_seconds'] / c['relabeled_redist_seconds']:.2f} |")
+    print()
+    print("| N | ranks | case | redist s, input private | input in a node buffer | alltoallw / redist "
+          "(node buffer) | alltoallv / redist (node buffer) |")
+    print("|---|---|---|---|---|---|---|")
+    for run in runs:
+        for c in run["cases"]:
+            if "redist_node_buffer_seconds" in c:
+                print(f"| {run['n']} | {run['ranks']} | {c['case']} | {c['redist_seconds']:.4f} "
+                      f"| {c['redist_node_buffer_seconds']:.4f} | {c['alltoallw_over_redist_node_buffer']:.2f} "
+                      f"| {c['alltoallv_over_redist_node_buffer']:.2f} |")
     print()
 
 
