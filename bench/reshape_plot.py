@@ -23,47 +23,39 @@ METHODS = [("redist", "redist", "C0"), ("alltoallw", "MPI_Alltoallw (subarrays)"
 LINE_STYLES = ["-", "--", "-.", ":"]
 
 
+def print_table(header, rows):
+    """One Markdown table: the header cells, then one row of cells per entry."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for row in rows:
+        print("| " + " | ".join(str(cell) for cell in row) + " |")
+    print()
+
+
 def print_tables(runs):
     """Ratios are baseline median / redist median (> 1: redist faster); the floor ratio is redist / memcpy."""
     runs = sorted(runs, key=lambda run: (run["n"], run["ranks"]))
-    print("| N | ranks | case | redist s | alltoallw / redist | alltoallv / redist | redist / memcpy floor "
-          "| bytes off rank | messages |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for run in runs:
-        for c in run["cases"]:
-            print(f"| {run['n']} | {run['ranks']} | {c['case']} | {c['redist_seconds']:.4f} "
-                  f"| {c['alltoallw_over_redist']:.2f} | {c['alltoallv_over_redist']:.2f} "
-                  f"| {c['redist_seconds'] / c['memcpy_seconds']:.2f} | {c['bytes_off_rank'] >> 20} MiB "
-                  f"| {c['messages']} |")
-    print()
-    print("| N | ranks | storage-order change / plain reshape: redist | MPI_Alltoallw | pack + alltoallv |")
-    print("|---|---|---|---|---|")
-    for run in runs:
-        cost = run.get("storage_order_cost")
-        if cost:
-            print(f"| {run['n']} | {run['ranks']} | {cost['redist']:.2f} | {cost['alltoallw']:.2f} "
-                  f"| {cost['alltoallv']:.2f} |")
-    print()
-    print("| N | ranks | case | bytes off rank, fixed output boxes | with redist_relabel = exact "
-          "| time fixed / relabeled |")
-    print("|---|---|---|---|---|---|")
-    for run in runs:
-        for c in run["cases"]:
-            if "relabeled_redist_seconds" in c:
-                print(f"| {run['n']} | {run['ranks']} | {c['case']} | {c['bytes_off_rank'] >> 20} MiB "
-                      f"({c['messages']} messages) | {c['relabeled_bytes_off_rank'] >> 20} MiB "
-                      f"({c['relabeled_messages']}) | {c['redist_seconds'] / c['relabeled_redist_seconds']:.2f} |")
-    print()
-    print("| N | ranks | case | redist s, input private | input in a node buffer | alltoallw / redist "
-          "(node buffer) | alltoallv / redist (node buffer) |")
-    print("|---|---|---|---|---|---|---|")
-    for run in runs:
-        for c in run["cases"]:
-            if "redist_node_buffer_seconds" in c:
-                print(f"| {run['n']} | {run['ranks']} | {c['case']} | {c['redist_seconds']:.4f} "
-                      f"| {c['redist_node_buffer_seconds']:.4f} | {c['alltoallw_over_redist_node_buffer']:.2f} "
-                      f"| {c['alltoallv_over_redist_node_buffer']:.2f} |")
-    print()
+    cases = [(run, c) for run in runs for c in run["cases"]]
+    print_table(["N", "ranks", "case", "redist s", "alltoallw / redist", "alltoallv / redist",
+                 "redist / memcpy floor", "bytes off rank", "messages"],
+                [[run["n"], run["ranks"], c["case"], f"{c['redist_seconds']:.4f}", f"{c['alltoallw_over_redist']:.2f}",
+                  f"{c['alltoallv_over_redist']:.2f}", f"{c['redist_seconds'] / c['memcpy_seconds']:.2f}",
+                  f"{c['bytes_off_rank'] >> 20} MiB", c["messages"]] for run, c in cases])
+    print_table(["N", "ranks", "storage-order change / plain reshape: redist", "MPI_Alltoallw", "pack + alltoallv"],
+                [[run["n"], run["ranks"], f"{cost['redist']:.2f}", f"{cost['alltoallw']:.2f}",
+                  f"{cost['alltoallv']:.2f}"] for run in runs for cost in [run.get("storage_order_cost")] if cost])
+    print_table(["N", "ranks", "case", "bytes off rank, fixed output boxes", "with redist_relabel = exact",
+                 "time fixed / relabeled"],
+                [[run["n"], run["ranks"], c["case"], f"{c['bytes_off_rank'] >> 20} MiB ({c['messages']} messages)",
+                  f"{c['relabeled_bytes_off_rank'] >> 20} MiB ({c['relabeled_messages']})",
+                  f"{c['redist_seconds'] / c['relabeled_redist_seconds']:.2f}"]
+                 for run, c in cases if "relabeled_redist_seconds" in c])
+    print_table(["N", "ranks", "case", "redist s, input private", "input in a node buffer",
+                 "alltoallw / redist (node buffer)", "alltoallv / redist (node buffer)"],
+                [[run["n"], run["ranks"], c["case"], f"{c['redist_seconds']:.4f}",
+                  f"{c['redist_node_buffer_seconds']:.4f}", f"{c['alltoallw_over_redist_node_buffer']:.2f}",
+                  f"{c['alltoallv_over_redist_node_buffer']:.2f}"]
+                 for run, c in cases if "redist_node_buffer_seconds" in c])
 
 
 def main():

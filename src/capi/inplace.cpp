@@ -2,9 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -12,6 +10,7 @@
 #include "redist/exchange/inplace.hpp"
 #include "../mpi/agreement.hpp"
 #include "error_code.hpp"
+#include "handle_registry.hpp"
 #include "../mpi/checked.hpp"
 #include "redist/redist.h"
 
@@ -62,38 +61,9 @@ void fill_outputs(const redist_inplace_options* opts, const inplace_report& r) {
   if (opts->recvcounts_out != nullptr) std::copy(r.recvcounts.begin(), r.recvcounts.end(), opts->recvcounts_out);
 }
 
-// Live plans by handle: a number never reused (not an address), so a handle kept past
-// redist_inplace_plan_free, or any value create never returned, is refused instead of touching freed memory
-// (as the neighbor exchange's redist_request handles, src/capi/exchange.cpp).
-class plan_registry {
- public:
-  redist_inplace_plan add(std::unique_ptr<inplace_plan> plan) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const std::uintptr_t id = next_++;
-    plans_.emplace(id, std::move(plan));
-    return reinterpret_cast<redist_inplace_plan>(id);
-  }
-  // The plan of a live handle, or null; used outside the lock (one thread per plan at a time).
-  const inplace_plan* find(redist_inplace_plan plan) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = plans_.find(reinterpret_cast<std::uintptr_t>(plan));
-    return it == plans_.end() ? nullptr : it->second.get();
-  }
-  bool remove(redist_inplace_plan plan) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return plans_.erase(reinterpret_cast<std::uintptr_t>(plan)) > 0;
-  }
-
- private:
-  std::mutex mutex_;
-  std::uintptr_t next_ = 1;  // 0 is REDIST_INPLACE_PLAN_NULL
-  std::map<std::uintptr_t, std::unique_ptr<inplace_plan>> plans_;
-};
-
-plan_registry& plans() {
-  static plan_registry* registry = new plan_registry;  // never destroyed: usable from atexit code
-  return *registry;
-}
+// Live plans by handle (handle_registry.hpp), as the neighbor exchange's redist_request handles
+// (src/capi/exchange.cpp).
+auto& plans() { return redist::capi::registry_of<inplace_plan, redist_inplace_plan>(); }
 
 }  // namespace
 
@@ -143,7 +113,7 @@ int redist_inplace_execute(redist_inplace_plan plan, void* buf, redist_inplace_r
 int redist_inplace_plan_free(redist_inplace_plan* plan) {
   if (plan == nullptr) return MPI_ERR_ARG;
   if (*plan == REDIST_INPLACE_PLAN_NULL) return MPI_SUCCESS;
-  const bool known = plans().remove(*plan);
+  const bool known = plans().take(*plan) != nullptr;
   *plan = REDIST_INPLACE_PLAN_NULL;
   return known ? MPI_SUCCESS : MPI_ERR_ARG;
 }

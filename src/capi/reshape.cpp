@@ -4,9 +4,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,6 +16,7 @@
 #include "../mpi/checked.hpp"
 #include "../mpi/compat.hpp"
 #include "error_code.hpp"
+#include "handle_registry.hpp"
 #include "redist/redist.h"
 
 namespace {
@@ -33,52 +32,13 @@ struct reshape_handle {
   int passed_by;
 };
 
-// Live plans by handle: a number never reused (not an address), so a handle kept past free, or any value create
-// never returned, is refused instead of touching freed memory (as src/capi/inplace.cpp's plans). A slot is reserved
-// (empty) before the collective planning, which can fail on one rank alone, and filled after it, which cannot.
-class plan_registry {
- public:
-  std::uintptr_t reserve() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const std::uintptr_t id = next_++;
-    plans_.emplace(id, nullptr);
-    return id;
-  }
-  redist_reshape_plan fill(std::uintptr_t slot, std::unique_ptr<reshape_handle> plan) noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
-    plans_.find(slot)->second = std::move(plan);
-    return reinterpret_cast<redist_reshape_plan>(slot);
-  }
-  void release(std::uintptr_t slot) noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
-    plans_.erase(slot);
-  }
-  // The plan of a live handle; used outside the lock (one thread per plan at a time). Throws for any other value.
-  const reshape_handle& find(redist_reshape_plan plan) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = plans_.find(reinterpret_cast<std::uintptr_t>(plan));
-    if (it == plans_.end() || it->second == nullptr)
-      throw redist::invalid_argument("the reshape plan is null, freed or unknown");
-    return *it->second;
-  }
-  // False for a value that is not a live handle (a reserved slot is not one yet).
-  bool remove(redist_reshape_plan plan) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = plans_.find(reinterpret_cast<std::uintptr_t>(plan));
-    if (it == plans_.end() || it->second == nullptr) return false;
-    plans_.erase(it);
-    return true;
-  }
+auto& plans() { return redist::capi::registry_of<reshape_handle, redist_reshape_plan>(); }
 
- private:
-  std::mutex mutex_;
-  std::uintptr_t next_ = 1;  // 0 is REDIST_RESHAPE_PLAN_NULL
-  std::map<std::uintptr_t, std::unique_ptr<reshape_handle>> plans_;
-};
-
-plan_registry& plans() {
-  static plan_registry* registry = new plan_registry;  // never destroyed: usable from atexit code
-  return *registry;
+// The plan of a live handle; throws for any other value.
+const reshape_handle& live_plan(redist_reshape_plan plan) {
+  const reshape_handle* h = plans().find(plan);
+  if (h == nullptr) throw redist::invalid_argument("the reshape plan is null, freed or unknown");
+  return *h;
 }
 
 constexpr element_type all_types[] = {element_type::f32, element_type::f64, element_type::c32,
@@ -359,7 +319,7 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
 
 int redist_reshape_execute(redist_reshape_plan plan, const void* in, void* out, const void* alpha, const void* beta) {
   try {
-    const reshape_handle& h = plans().find(plan);
+    const reshape_handle& h = live_plan(plan);
     const redist::scalar a = alpha ? read_scalar(h.type, alpha) : redist::scalar(1.0, 0.0);
     const redist::scalar b = beta ? read_scalar(h.type, beta) : redist::scalar(0.0, 0.0);
     // The engine agrees on the buffers (null ones, alpha and beta the type cannot take) before anything moves.
@@ -372,7 +332,7 @@ int redist_reshape_execute(redist_reshape_plan plan, const void* in, void* out, 
 
 int redist_reshape_output_box(redist_reshape_plan plan, int64_t lo[], int64_t hi[], int* passed_by) {
   try {
-    const reshape_handle& h = plans().find(plan);
+    const reshape_handle& h = live_plan(plan);
     if (lo == nullptr || hi == nullptr) throw redist::invalid_argument("lo or hi is a null pointer");
     std::copy(h.held_lo.begin(), h.held_lo.end(), lo);
     std::copy(h.held_hi.begin(), h.held_hi.end(), hi);
@@ -387,7 +347,7 @@ int redist_reshape_plan_free(redist_reshape_plan* plan) {
   try {
     if (plan == nullptr) throw redist::invalid_argument("redist_reshape_plan_free: plan is a null pointer");
     if (*plan == REDIST_RESHAPE_PLAN_NULL) return MPI_SUCCESS;
-    const bool known = plans().remove(*plan);
+    const bool known = plans().take(*plan) != nullptr;
     *plan = REDIST_RESHAPE_PLAN_NULL;
     if (!known) throw redist::invalid_argument("redist_reshape_plan_free: the plan is freed or unknown");
     return MPI_SUCCESS;
