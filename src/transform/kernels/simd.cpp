@@ -231,6 +231,8 @@ REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* s
 //
 // A lane kernel K knows its buffers and provides line_lanes, lane_bytes, block(i, j) (lanes i .. i + line_lanes of
 // rows j .. j + 3) and lanes(j, i0, i1) (lanes [i0, i1) of row j, one by one).
+constexpr index streaming_strip_lanes = 16;
+
 template <class K>
 REDIST_AVX2 inline void streaming_transpose(const K& k, const void* dst, index ni, index nj) {
   constexpr index line = K::line_lanes;

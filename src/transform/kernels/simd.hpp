@@ -43,8 +43,7 @@ void transpose_16byte(double* dst, index d_out, const double* src, index s_in, i
                       row_prefetch next) noexcept;
 // The same with non-temporal stores, for any ni, nj >= 0: dst 16-byte aligned and d_out a multiple of 4 lanes (every
 // row starts at the same offset within a cache line). The caller fences (store_fence) before anyone reads dst. It
-// goes in strips of streaming_strip_lanes rows of src across all nj columns: give it wide tiles.
-constexpr index streaming_strip_lanes = 16;
+// goes in strips of a few rows of src across all nj columns: give it wide tiles.
 void transpose_16byte_streaming(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
                                 lane_op o) noexcept;
 // 8- and 4-byte lanes with non-temporal stores (copy and scale), the same way: d_out a multiple of a line's lanes
