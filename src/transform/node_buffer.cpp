@@ -106,12 +106,15 @@ node_buffer::node_buffer(MPI_Comm comm, std::int64_t bytes) {
   else
     mpi::agree_on(comm, mpi::error_kind::invalid_argument,
                   bytes < 0 ? "node_buffer of " + std::to_string(bytes) + " bytes: the size must be >= 0" : "");
-  auto s = std::make_unique<state>();
-  // The node communicator, then the window on it, each made by every rank and agreed on before the next step
-  // uses it: a rank that fails to get its part (memory for its segment, say) makes every rank throw its error.
+  // The state, the node communicator, then the window on it, each made by every rank and agreed on before the next
+  // step uses it: a rank that fails to get its part (memory for its segment, say) makes every rank throw its error.
+  std::unique_ptr<state> s;
+  mpi::comm_handle node_comm;
   mpi::agreement split(comm);
-  split.collective([&] { s->node_comm = mpi::split_shared(comm); });
+  split.attempt([&] { s = std::make_unique<state>(); });
+  split.collective([&] { node_comm = mpi::split_shared(comm); });
   split.conclude();
+  s->node_comm = std::move(node_comm);
   mpi::agreement acquired(comm);
   // Each rank's segment on its own pages (NUMA: first touch by the owner). Only a hint: without it (the info
   // could not be made) the window is still right, and every rank must reach the allocation below.
