@@ -225,8 +225,9 @@ int redist_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
 
 /* ---- N-d reshape: out = alpha * permute(in) + beta * out between per-rank boxes (docs/transform.md) ----
  * Each rank passes its input box and its output box: lo inclusive, hi exclusive, ndim entries each (1 <= ndim
- * <= 8). order: the axes from fastest-varying (stride 1) to slowest; NULL = C order (last axis fastest); every
- * rank must pass the same in_order (and the same out_order). axes: output axis i is input axis axes[i]; NULL =
+ * <= 8). order: the axes of this rank's local array from fastest-varying (stride 1) to slowest; NULL = C order
+ * (last axis fastest); ranks may store in different orders (the order most ranks pass is the one data travels
+ * in, so the others copy with strides). axes: output axis i is input axis axes[i]; NULL =
  * identity. The local arrays are dense in their box. An empty box (lo[i] == hi[i] for some i) is allowed and
  * may lie anywhere. The input space is the bounding box of the non-empty input boxes (its lo may be nonzero),
  * which they must cover without overlap; the output boxes likewise cover that space permuted by axes. type:

@@ -133,7 +133,8 @@ def block_cyclic_nd(shape: Sequence[int], block: Sequence[int], grid: Sequence[i
                     order: AxisOrder = None, grid_ranks: Optional[npt.ArrayLike] = None) -> NdLayout:
     """Block-cyclic on a d-dimensional process grid; grid_ranks: the rank at each grid position (C order)."""
 
-def box_layout(boxes: Sequence[Union[Box, Sequence[Box]]], rank: int, *, order: AxisOrder = None) -> NdLayout:
+def box_layout(boxes: Sequence[Union[Box, Sequence[Box]]], rank: int, *, order: AxisOrder = None,
+               packing_order: AxisOrder = None) -> NdLayout:
     """boxes[r]: rank r's box (lo, hi) or list of boxes; together they cover the index space exactly."""
 
 def brick_boxes(shape: Sequence[int], grid: Sequence[int]) -> list[Box]: ...

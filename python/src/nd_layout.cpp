@@ -227,7 +227,7 @@ void register_nd_layout(nb::module_& m) {
         "array's storage order, None or 'C' (last axis fastest), 'F', or the axes fastest first.");
 
   m.def("box_layout",
-        [](const std::vector<nb::object>& boxes, int rank, nb::handle order) {
+        [](const std::vector<nb::object>& boxes, int rank, nb::handle order, nb::handle packing_order) {
           std::vector<std::vector<box>> of_rank;
           int ndim = 0;
           for (std::size_t r = 0; r < boxes.size(); ++r) {
@@ -247,13 +247,14 @@ void register_nd_layout(nb::module_& m) {
             for (const box& b : mine) ndim = static_cast<int>(b.lo.size());
             of_rank.push_back(std::move(mine));
           }
-          return box_layout(of_rank, rank, parse_axis_order(order, ndim));
+          return box_layout(of_rank, rank, parse_axis_order(order, ndim), parse_axis_order(packing_order, ndim));
         },
-        "boxes"_a, "rank"_a, nb::kw_only(), "order"_a = nb::none(),
+        "boxes"_a, "rank"_a, nb::kw_only(), "order"_a = nb::none(), "packing_order"_a = nb::none(),
         "A layout of boxes, seen from `rank`: boxes[r] is rank r's box (lo, hi) (lo inclusive, hi exclusive, one "
         "entry per axis) or a list of its boxes (possibly none). The non-empty boxes must cover the index space "
         "exactly. Each box is stored densely in `order` (None or 'C', 'F', or the axes fastest first), a rank's "
-        "boxes one after another.");
+        "boxes one after another. packing_order: how blocks travel in messages, the same on every rank (None: "
+        "`order`); ranks that store in different orders pass their own `order` and one packing_order.");
 
   m.def("brick_boxes",
         [](const std::vector<std::int64_t>& shape, const std::vector<int>& grid) {

@@ -76,7 +76,8 @@ def random_boxes(rng, shape):
 
 def random_layout(rng, shape):
     """A random N-d layout of `shape` over comm: block-cyclic (any grid of at most comm.size positions, random
-    blocks, numbering and storage order) or boxes. rng must be seeded alike on every rank."""
+    blocks, numbering and storage order) or boxes (half the time stored in an order per rank). rng must be seeded
+    alike on every rank."""
     d = len(shape)
     order = random_order(rng, d)
     if rng.integers(2):
@@ -85,7 +86,11 @@ def random_layout(rng, shape):
         block = [int(rng.integers(1, n + 1)) for n in shape]
         ranks = rng.permutation(comm.size)[:int(np.prod(grid))].reshape(grid)
         return redist.block_cyclic_nd(shape, block, grid, comm.rank, order=order, grid_ranks=ranks)
-    return redist.box_layout(random_boxes(rng, shape), comm.rank, order=order)
+    boxes = random_boxes(rng, shape)
+    if rng.integers(2):  # every rank stores in an order of its own; blocks travel in `order`
+        storage = [random_order(rng, d) for _ in range(comm.size)]
+        return redist.box_layout(boxes, comm.rank, order=storage[comm.rank], packing_order=order or "C")
+    return redist.box_layout(boxes, comm.rank, order=order)
 
 
 def scalars(rng, dtype):

@@ -4,6 +4,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -139,20 +140,23 @@ box local_box(const record& r, int field, int ndim, const std::vector<std::int64
   return b;
 }
 
-// Every rank's order of `field` must be rank 0's: a box layout has one storage order for all ranks.
-std::vector<int> common_order(const std::vector<record>& all, int field, int ndim, const char* name) {
-  const auto order_of = [&](size_t r) {
-    const std::int64_t* o = &all[r][static_cast<size_t>(field * max_axes)];
-    return std::vector<std::int64_t>(o, o + ndim);
-  };
-  for (size_t r = 1; r < all.size(); ++r)
-    if (order_of(r) != order_of(0))
-      throw redist::invalid_argument(std::string("ranks disagree on ") + name + ": rank 0 passes " +
-                                     text(order_of(0)) + ", rank " + std::to_string(r) + " passes " +
-                                     text(order_of(r)) + "; every rank must pass the same " + name +
-                                     " (one storage order per layout)");
-  const auto o = order_of(0);
-  return std::vector<int>(o.begin(), o.end());
+// Rank r's order of `field` (4: in_order, 5: out_order).
+std::vector<int> order_of(const record& r, int field, int ndim) {
+  const std::int64_t* o = &r[static_cast<size_t>(field * max_axes)];
+  return std::vector<int>(o, o + ndim);
+}
+
+// The order blocks of `field` travel in: the storage order most ranks pass (of those, the lowest rank's), so
+// that most ranks pack and unpack contiguous runs; ranks that store otherwise copy with strides.
+std::vector<int> packing_order(const std::vector<record>& all, int field, int ndim) {
+  std::map<std::vector<int>, int> ranks_passing;
+  for (const record& r : all) ++ranks_passing[order_of(r, field, ndim)];
+  std::vector<int> best = order_of(all[0], field, ndim);
+  for (const record& r : all) {
+    std::vector<int> o = order_of(r, field, ndim);
+    if (ranks_passing[o] > ranks_passing[best]) best = std::move(o);
+  }
+  return best;
 }
 
 }  // namespace
@@ -216,7 +220,7 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
         if (relabeling != "" && relabeling != "none" && relabeling != "exact")
           throw redist::invalid_argument("info redist_relabel = \"" + relabeling + "\": expected none or exact");
         relabel = relabeling == "exact";
-        // The arguments every rank must pass alike (the boxes and orders are compared once gathered).
+        // The arguments every rank must pass alike (the boxes are checked once gathered; orders are each rank's own).
         mix(ndim);
         for (int a : axis_map) mix(a);
         mix(static_cast<std::int64_t>(etype));
@@ -268,17 +272,18 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
           out_boxes.push_back(local_box(r, 2, ndim, out_origin));
         }
         // box_layout's errors (overlap, gap) say which side they are about.
-        const auto layout = [me](const std::vector<box>& boxes, const std::vector<int>& order, const char* side) {
+        const auto layout = [&](const std::vector<box>& boxes, int order_field, const char* side) {
           try {
-            return redist::box_layout(boxes, me, order);
+            return redist::box_layout(boxes, me, order_of(all[static_cast<size_t>(me)], order_field, ndim),
+                                      packing_order(all, order_field, ndim));
           } catch (...) {
             redist::mpi::failure f = redist::mpi::current_failure();
             f.message = side + f.message;
             redist::mpi::raise(f);
           }
         };
-        job.b = layout(in_boxes, common_order(all, 4, ndim, "in_order"), "input boxes: ");
-        job.a = layout(out_boxes, common_order(all, 5, ndim, "out_order"), "output boxes: ");
+        job.b = layout(in_boxes, 4, "input boxes: ");
+        job.a = layout(out_boxes, 5, "output boxes: ");
         made = std::make_unique<reshape_handle>();
         made->held_lo.resize(static_cast<size_t>(ndim));
         made->held_hi.resize(static_cast<size_t>(ndim));
@@ -299,7 +304,7 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
       agreed.attempt([&] {
         std::vector<box> moved(out_boxes.size());
         for (size_t r = 0; r < moved.size(); ++r) moved[static_cast<size_t>(new_rank_of[r])] = out_boxes[r];
-        job.a = redist::box_layout(moved, me, job.a.packing_order());
+        job.a = redist::box_layout(moved, me, order_of(all[static_cast<size_t>(me)], 5, ndim), job.a.packing_order());
       });
       agreed.conclude();
     }

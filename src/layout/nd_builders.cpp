@@ -184,7 +184,8 @@ nd_layout block_cyclic_nd(const std::vector<std::int64_t>& shape, const std::vec
                    std::move(local_start), std::move(strides), {}, my_rank);
 }
 
-nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_rank, const std::vector<int>& order) {
+nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_rank, const std::vector<int>& order,
+                     const std::vector<int>& packing_order) {
   const std::string who = "box_layout";
   // The number of axes is the first box's; every box must agree and be well formed.
   const box* first = nullptr;
@@ -206,6 +207,7 @@ nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_
   const size_t d = first->lo.size();
   check_ndim(d, who);
   const std::vector<int> storage = axis_order(order, d, who);
+  const std::vector<int> packing = packing_order.empty() ? storage : axis_order(packing_order, d, who + " packing_order");
 
   // Splits: every bound of a non-empty box, plus 0; the largest bound is the extent.
   std::vector<std::vector<std::int64_t>> splits(d, std::vector<std::int64_t>{0});
@@ -305,7 +307,7 @@ nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_
       for (std::int64_t c = 0; c < cells_shape[k]; ++c)
         local_start[k].push_back(splits[k][static_cast<size_t>(c)] - block_lo[k][static_cast<size_t>(c)]);
     auto strides = detail::dense_strides(mine.empty() ? std::vector<std::int64_t>(d, 0) : extents_of(*mine[0]), storage);
-    return nd_layout(std::move(splits), std::move(procs), std::move(grid_shape), std::move(owner), storage,
+    return nd_layout(std::move(splits), std::move(procs), std::move(grid_shape), std::move(owner), packing,
                      storage_kind::regular, std::move(local_start), std::move(strides), {}, my_rank);
   }
   // Explicit: this rank's boxes one after another, each dense in the storage order; one block per cell.
@@ -322,14 +324,15 @@ nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_
     });
     box_offset = next;
   }
-  return nd_layout(std::move(splits), std::move(procs), std::move(grid_shape), std::move(owner), storage,
+  return nd_layout(std::move(splits), std::move(procs), std::move(grid_shape), std::move(owner), packing,
                    storage_kind::explicit_blocks, {}, {}, std::move(blocks), my_rank);
 }
 
-nd_layout box_layout(const std::vector<box>& boxes, int my_rank, const std::vector<int>& order) {
+nd_layout box_layout(const std::vector<box>& boxes, int my_rank, const std::vector<int>& order,
+                     const std::vector<int>& packing_order) {
   std::vector<std::vector<box>> boxes_of_rank;
   for (const box& b : boxes) boxes_of_rank.push_back({b});
-  return box_layout(boxes_of_rank, my_rank, order);
+  return box_layout(boxes_of_rank, my_rank, order, packing_order);
 }
 
 std::vector<box> brick_boxes(const std::vector<std::int64_t>& shape, const std::vector<int>& grid) {

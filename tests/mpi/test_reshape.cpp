@@ -164,8 +164,16 @@ nd_layout random_nd_layout(rng_t& g, const index_vector& shape, int nranks, int 
     e.hi[0] = e.lo[0];
     of_rank[static_cast<size_t>(uniform(g, 0, nranks - 1))].push_back(e);
   }
-  how = "box_layout " + std::to_string(boxes.size()) + " boxes" + (one_each ? " (one per rank)" : "") + " order " + text(order);
-  return box_layout(of_rank, me, order);
+  // Half the time every rank stores in an order of its own; blocks travel in `order` all the same.
+  const bool own_orders = uniform(g, 0, 1) == 0;
+  std::vector<std::vector<int>> storage(static_cast<size_t>(nranks), order);
+  if (own_orders)
+    for (auto& o : storage) o = random_order(g, d);
+  how = "box_layout " + std::to_string(boxes.size()) + " boxes" + (one_each ? " (one per rank)" : "") + " packing order " +
+        text(order) + (own_orders ? " storage orders per rank" : "");
+  if (own_orders)
+    for (const auto& o : storage) how += " " + text(o);
+  return box_layout(of_rank, me, storage[static_cast<size_t>(me)], order);
 }
 
 template <class T>

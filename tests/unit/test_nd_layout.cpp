@@ -253,6 +253,51 @@ TEST(BoxLayout, MatchesBruteForce) {
   EXPECT_GT(explicit_blocks, 0);
 }
 
+// Ranks that store their boxes in orders of their own share one packing order (the global description) and keep
+// dense storage in their own order.
+TEST(BoxLayout, EachRankStoresInItsOwnOrder) {
+  std::mt19937_64 rng(test_seed(5));
+  int checked = 0;
+  for (int d = 1; d <= 4; ++d)
+    for (int trial = 0; trial < 30; ++trial) {
+      index shape;
+      for (int k = 0; k < d; ++k) shape.push_back(1 + static_cast<i64>(rng() % 6));
+      const auto boxes = random_boxes(shape, 1 + static_cast<int>(rng() % 5), rng);
+      auto packing = random_order(d, rng);
+      if (packing.empty()) packing = redist::c_order(d);  // empty would mean each rank's own order
+      std::vector<std::vector<int>> storage;
+      std::vector<nd_layout> layouts;
+      for (size_t r = 0; r < boxes.size(); ++r) {
+        storage.push_back(random_order(d, rng));
+        layouts.push_back(redist::box_layout(boxes, static_cast<int>(r), storage.back(), packing));
+      }
+      SCOPED_TRACE(trace(boxes) + "packing order " + str(packing));
+      check_storage(layouts, true);
+      for (size_t r = 0; r < boxes.size(); ++r) {
+        const nd_layout& l = layouts[r];
+        EXPECT_EQ(l.packing_order(), packing);
+        std::vector<const box*> held;
+        for (const box& b : boxes[r])
+          if (!b.empty()) held.push_back(&b);
+        if (held.size() != 1) continue;
+        // Dense in this rank's own order: the fastest axis has stride 1, each next one the product before it.
+        index expected(static_cast<size_t>(d));
+        i64 stride = 1;
+        for (int k : storage[r].empty() ? redist::c_order(d) : storage[r]) {
+          expected[static_cast<size_t>(k)] = stride;
+          stride *= held[0]->hi[static_cast<size_t>(k)] - held[0]->lo[static_cast<size_t>(k)];
+        }
+        SCOPED_TRACE("rank " + std::to_string(r) + " order " + str(storage[r]));
+        if (l.kind() == storage_kind::regular)
+          EXPECT_EQ(l.local_strides(), expected);
+        else
+          for (const auto& b : l.local_blocks()) EXPECT_EQ(b.strides, expected);
+        ++checked;
+      }
+    }
+  EXPECT_GT(checked, 0);
+}
+
 TEST(BoxLayout, FftDecompositionsAreRegularAndDense) {
   const index shape{7, 5, 6};
   const std::vector<std::vector<box>> decompositions{

@@ -31,10 +31,14 @@ nd_layout block_cyclic_nd(const std::vector<std::int64_t>& shape, const std::vec
 // Boxes: boxes_of_rank[r] lists the boxes rank r owns (possibly none). Together the non-empty boxes must cover
 // [0, shape) exactly, shape[k] being the largest hi[k]: no overlap, no gap, lo >= 0. Local storage: this rank's
 // boxes one after another in the listed order, each dense in `order` (axes fastest first; empty = C order).
+// packing_order: how blocks travel in messages (empty = `order`). It is part of the global description, so ranks
+// that store their boxes in different orders pass their own `order` and one common packing_order (the order most
+// ranks store in keeps most copies contiguous).
 nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_rank,
-                     const std::vector<int>& order = {});
+                     const std::vector<int>& order = {}, const std::vector<int>& packing_order = {});
 // One box per rank (boxes[r] is rank r's).
-nd_layout box_layout(const std::vector<box>& boxes, int my_rank, const std::vector<int>& order = {});
+nd_layout box_layout(const std::vector<box>& boxes, int my_rank, const std::vector<int>& order = {},
+                     const std::vector<int>& packing_order = {});
 
 // 3-D FFT decompositions, as one box per rank (index = rank). An extent n cut into p parts gives the first n % p
 // parts one more element. Ranks are numbered in C order over the process grid (its last dimension fastest).
