@@ -108,25 +108,22 @@ void transform_plan::impl::choose_stores() {
       // Streaming stores skip the read of every destination line (packing a whole message ran 1.6x faster
       // in isolation), but what they write comes from memory when it is read back. Messages are packed that way
       // only when far larger than this core's share of the last-level cache; shared-memory ring slots never are.
-      // A job writes A that way once it writes more there than the last-level cache share holds, as glibc's
-      // memcpy does (the kernels stream only runs that fill whole lines: runs of 32 doubles streamed made 4-rank
-      // redistributions of 8000^2 doubles 1.4-1.9x slower on a 16-core Xeon). Transposed writes stream sooner:
-      // their whole-line register blocks hit columns a leading dimension apart, whose reads for ownership no
-      // prefetcher hides, so they stream once a job writes more into A than 8x this core's level-2 share, if that
-      // is less (one core, 64-256 MiB of 256^3 complex<double> pencil planes: 1.6-2x faster, 16 MiB: the same;
-      // 256-512 MiB of double or float planes: 2.3-3.7x; 4 ranks, pdtran of 4000^2 doubles: 1.1x).
+      // A job writes A that way once it writes more there than 8x this core's level-2 share (or the last-level
+      // cache share, if less): then A cannot stay in this core's caches anyway. The kernels stream only runs that
+      // fill whole lines (runs of 32 doubles streamed made 4-rank redistributions of 8000^2 doubles 1.4-1.9x
+      // slower on a 16-core Xeon), long runs as four streams at once. Transposes: one core, 64-256 MiB of 256^3
+      // complex<double> pencil planes 1.6-2x faster, 16 MiB the same; 256-512 MiB of double or float planes
+      // 2.3-3.7x; 4 ranks, pdtran of 4000^2 doubles 1.1x. Plain runs: 2 ranks, 256^3 complex<double> pencils
+      // (128 MiB per rank) 1.5-1.75x, 128^3 (16 MiB) the same.
       pack_stores = send_bytes > 8 * cache_share_bytes() ? kernels::store_hint::streaming : kernels::store_hint::cached;
       std::vector<std::int64_t> written(job_plans.size(), 0);
       for (const detail::tile& t : local_tiles) written[static_cast<std::size_t>(t.job)] += t.elements();
       for (const detail::peer_message& m : recvs)
         for (const detail::tile& t : m.tiles) written[static_cast<std::size_t>(t.job)] += t.elements();
+      const std::int64_t threshold = std::min(8 * level2_share_bytes(), cache_share_bytes());
       for (std::size_t j = 0; j < job_plans.size(); ++j) {
         detail::job_plan& jp = job_plans[j];
-        const bool transposes = jp.a_order[0] != jp.packed_order[0];
         const std::int64_t bytes = written[j] * static_cast<std::int64_t>(jp.elem_size);
-        const std::int64_t threshold = transposes
-                                           ? std::min(8 * level2_share_bytes(), cache_share_bytes())
-                                           : cache_share_bytes();
         jp.result_stores = bytes > threshold ? kernels::store_hint::streaming : kernels::store_hint::cached;
       }
       break;

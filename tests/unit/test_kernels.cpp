@@ -541,6 +541,54 @@ void check_streaming_transposes(std::uint64_t seed, std::initializer_list<op> op
   omp_set_num_threads(1);
 }
 
+// Streaming plain copies: runs of at least 16 KiB go as four interleaved streams of whole lines after an ordinary
+// head up to dst's first line boundary, the rest (and shorter runs) as one stream of 16-byte stores. Every offset
+// of dst and src within a line, runs around the 16 KiB boundary and well past it (tails of every size), columns
+// with gaps between them, and threads (which cut long runs into pieces).
+template <class T>
+void check_streaming_copies(std::uint64_t seed) {
+  constexpr index lanes_per_line = 64 / static_cast<index>(sizeof(T));
+  constexpr index four_streams = (16 << 10) / static_cast<index>(sizeof(T));
+  fast_rng gen(seed);
+  const std::pair<index, index> sizes[] = {{16, 1},       {300, 2},         {four_streams - 1, 1}, {four_streams, 1},
+                                           {four_streams + 3, 2}, {4 * four_streams + 77, 1}, {70001, 3}};
+  for (int threads : {1, 3}) {
+    omp_set_num_threads(threads);
+    for (const auto& [rows, cols] : sizes)
+      for (index dst_offset = 0; dst_offset < lanes_per_line; dst_offset += (rows > 1000 ? 3 : 1))
+        for (index src_offset : {index{0}, dst_offset, index{lanes_per_line - 1}}) {
+          const index gap = cols > 1 ? 5 : 0, ld = rows + gap;
+          std::vector<T> storage(static_cast<size_t>(ld * cols + 2 * lanes_per_line));
+          std::vector<T> source(static_cast<size_t>(ld * cols + 2 * lanes_per_line));
+          const auto line_start = [&](std::vector<T>& v) {
+            const auto misalignment = reinterpret_cast<std::uintptr_t>(v.data()) % 64 / sizeof(T);
+            return v.data() + (lanes_per_line - static_cast<index>(misalignment)) % lanes_per_line;
+          };
+          T* const dst = line_start(storage) + dst_offset;
+          T* const src = line_start(source) + src_offset;
+          for (auto& v : source) v = random_value<T>(gen);
+          const T guard = T(-7);
+          for (auto& v : storage) v = guard;
+          redist::kernels::transform_block(dst, strided{1, ld}, src, strided{1, ld}, rows, cols, op::identity, T(1), T(0),
+                                           store_hint::streaming);
+          for (index k = 0; k < static_cast<index>(storage.size()); ++k) {
+            const index at = &storage[static_cast<size_t>(k)] - dst;
+            const bool inside = at >= 0 && at % ld < rows && at / ld < cols;
+            const T want = inside ? src[at] : guard;
+            ASSERT_EQ(storage[static_cast<size_t>(k)], want)
+                << rows << "x" << cols << " ld " << ld << " dst offset " << dst_offset << " src offset " << src_offset
+                << ", " << threads << " threads: storage element " << k;
+          }
+        }
+  }
+  omp_set_num_threads(1);
+}
+
+TEST(KernelsCopy, StreamingCopiesAtEveryLineOffset) {
+  check_streaming_copies<float>(test_seed(70));
+  check_streaming_copies<std::complex<double>>(test_seed(71));
+}
+
 TEST(KernelsComplex, StreamingTransposesAtEveryLineOffset) {
   using T = std::complex<double>;
   check_streaming_transposes<T>(test_seed(64), {op::transpose, op::conj_transpose}, {T(1)});

@@ -266,7 +266,11 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
     plan.recv_on_node[i] = 1;
     recv_streams[i] = make_stream(plan.recvs[i]);
   }
-  for (const tile& t : plan.local_tiles) cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], elements_in(t), local_pieces);
+  // Local pieces are only work between chunks: 16 chunks' worth each, so that the kernels' long runs and wide
+  // streaming-transpose tiles keep more of their length (2 ranks, 256^3 and 512^3 complex<double> pencils: the
+  // local-only reshapes 5% faster, the storage-order change 2-4%).
+  for (const tile& t : plan.local_tiles)
+    cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], 16 * elements_in(t), local_pieces);
 
   reserve_node_segment(caller, node_comm.get(), segment_bytes, segment);
   window = segment.arena->window();
