@@ -94,21 +94,16 @@ kernel_axes choose_axes(int ndim, const axis_order& dst, const axis_order& src) 
 using piece_runs = std::array<const run*, max_axes>;
 
 // Visits every piece of a tile, walking the destination along its contiguous axis x: the runs along y are cut
-// into panels of a few indices and, within a panel, the x runs go along it (so reads and writes advance through
-// memory instead of striding across whole local arrays). Panels and outer indices are independent, so large
-// tiles spread them over OpenMP threads.
-constexpr std::int64_t panel_width = 64;
+// into panels and, within a panel, the x runs go along it (so reads and writes advance through memory instead of
+// striding across whole local arrays). Panels are up to 1024 indices wide: the kernels block their own planes, and
+// narrower panels cut the streaming transposes' strips short (64-wide panels: 2 ranks, 256^3 complex<double>
+// x -> y-pencils with y contiguous 1.16x slower; 4 ranks, 4000^2 doubles, pdtran 1.13x). Panels and outer
+// indices are independent, so large tiles spread them over OpenMP threads, with panels narrowed (down to 64)
+// until every thread has several.
+constexpr std::int64_t widest_panel = 1024, narrowest_panel = 64;
 
 template <class F>
 void for_each_piece(const tile& t, const kernel_axes& ka, F&& piece) {
-  std::vector<run> panels;
-  if (ka.y >= 0) {
-    for (const run& o : t.runs(ka.y))
-      for (std::int64_t k = 0; k < o.length; k += panel_width)
-        panels.push_back(sub_run(o, k, std::min(panel_width, o.length - k)));
-  } else {
-    panels.push_back(run{});  // d = 1: one panel, unused
-  }
   std::array<std::vector<run>, max_axes> singles;  // per outer axis: its indices one by one
   std::int64_t combinations = 1;
   for (int i = 0; i < ka.outer_count; ++i) {
@@ -116,6 +111,23 @@ void for_each_piece(const tile& t, const kernel_axes& ka, F&& piece) {
     for (const run& r : t.runs(ka.outer[static_cast<size_t>(i)]))
       for (std::int64_t k = 0; k < r.length; ++k) s.push_back(sub_run(r, k, 1));
     combinations *= static_cast<std::int64_t>(s.size());
+  }
+  const bool parallel =
+      t.elements() >= kernels::parallel_threshold && !omp_in_parallel() && omp_get_max_threads() > 1;
+  std::vector<run> panels;
+  if (ka.y >= 0) {
+    const auto panels_of_width = [&](std::int64_t width) {
+      std::int64_t n = 0;
+      for (const run& o : t.runs(ka.y)) n += (o.length + width - 1) / width;
+      return n;
+    };
+    std::int64_t width = widest_panel;
+    while (parallel && width > narrowest_panel && combinations * panels_of_width(width) < 4 * omp_get_max_threads())
+      width /= 2;
+    for (const run& o : t.runs(ka.y))
+      for (std::int64_t k = 0; k < o.length; k += width) panels.push_back(sub_run(o, k, std::min(width, o.length - k)));
+  } else {
+    panels.push_back(run{});  // d = 1: one panel, unused
   }
   const auto panel_count = static_cast<std::int64_t>(panels.size());
   const run_range inner = t.runs(ka.x);
@@ -135,7 +147,7 @@ void for_each_piece(const tile& t, const kernel_axes& ka, F&& piece) {
     }
   };
   const std::int64_t items = combinations * panel_count;
-  if (items >= 2 && t.elements() >= kernels::parallel_threshold && !omp_in_parallel() && omp_get_max_threads() > 1) {
+  if (items >= 2 && parallel) {
 #pragma omp parallel for schedule(dynamic)
     for (std::int64_t w = 0; w < items; ++w) one_item(w);
   } else {
