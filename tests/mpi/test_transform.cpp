@@ -502,6 +502,34 @@ TEST(Transform, NodeBufferBatchMixesDirectAndPacked) {
   }
 }
 
+// Automatic chunking cuts the tiles of a transposing stream into 1 MiB pieces per thread where both transposed
+// sides reach 256 complex<double> elements, more than one chunk of 256 KiB: every tile here is at least 256 wide on
+// both, so every stream carries such pieces, several to a tile, one to a chunk slot.
+TEST(Transform, LargeTransposingPiecesStreamIntact) {
+  using T = std::complex<double>;
+  const int nranks = world_size(), me = world_rank();
+  block_cyclic_params pa, pb;
+  pa.m = pa.n = pb.m = pb.n = 300 * static_cast<std::int64_t>(nranks);
+  pa.mb = pb.mb = 300;
+  pa.nb = pb.nb = pa.n;
+  pa.proc_rows = pb.proc_rows = nranks;  // rank r holds rows [300 r, 300 r + 300) of A and of B
+  job_data<T> d;
+  d.a_layout = block_cyclic(pa, me);
+  d.b_layout = block_cyclic(pb, me);
+  d.operation = op::transpose;
+  d.alpha = T(1);
+  d.beta = T(0);
+  fill(d, 7001, 7002, true);
+  transform_options o;
+  o.strategy = exchange_strategy::shared_memory;
+  const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
+  for (int rep = 0; rep < 2; ++rep) {
+    plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+    EXPECT_EQ(global_sum(count_errors(d)), 0) << "repetition " << rep;
+    fill(d, 7003 + rep, 7004 + rep, false);
+  }
+}
+
 // Shared memory streams each message through a ring of 4 chunk slots: the window holds 4 chunks per
 // node peer (a chunk is at least one line of a tile), not the messages, however large they are.
 TEST(Transform, SharedWindowHoldsChunksNotMessages) {

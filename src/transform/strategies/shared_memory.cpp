@@ -196,6 +196,8 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
   node_size = mpi::size(node_comm.get());
   const int node_rank = mpi::rank(node_comm.get());
   std::int64_t chunk_bytes = plan.options.stream_chunk_bytes;
+  // Automatic only: the piece sizes for tiles whose unpack transposes (0: cut like any other tile).
+  std::int64_t transpose_piece_bytes = 0, large_transpose_piece_bytes = 0;
   if (chunk_bytes == 0) {
     // Both ends of a stream must cut it alike, so the inputs are agreed over the node: the largest thread
     // count, and the CPUs the node's ranks may run on (the union of their affinity masks).
@@ -217,15 +219,32 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
     const bool oversubscribed = node_cpus > 0 && node_size * threads > node_cpus;
     chunk_bytes = (std::int64_t(oversubscribed && !plan.options.one_shot ? 2048 : 256) << 10) * threads;
     plan.stats.one_shot_choices = plan.stats.one_shot_choices || (oversubscribed && plan.options.one_shot);
+    // Pieces whose unpack transposes are near-square on the two contiguous axes, and the streaming stores write
+    // runs one side long. 1 MiB per thread where the tile allows a square that large (sides of 256
+    // complex<double>: 4 KiB runs): 2 ranks, 512^3 x- to y-pencils, the storage-order change cost 1.31x a plain
+    // reshape with 256 KiB pieces and 1.11x with these. Growing one side only, where the tile is narrower than
+    // that, made the unpack slower (256^3: 1.14x -> 1.21x), so such tiles get 256 KiB pieces, also within the
+    // 2 MiB chunks of an oversubscribed node (8 ranks on 2 cores, 256^3: 1.31x -> 1.11x; pdtran unchanged).
+    // Not for a one-shot plan, which would fault in the larger slots.
+    transpose_piece_bytes = (std::int64_t(256) << 10) * threads;
+    if (!plan.options.one_shot) large_transpose_piece_bytes = (std::int64_t(1024) << 10) * threads;
   }
   plan.stats.stream_chunk_bytes = chunk_bytes;
   auto elem_size_of = [&](const tile& t) {
     return static_cast<std::int64_t>(plan.job_plans[static_cast<size_t>(t.job)].elem_size);
   };
   // A stream's own format: the message's tiles cut into pieces, each packed compactly, 64-byte aligned,
-  // in chunks of consecutive pieces up to chunk_bytes (at least one piece). Sender and receiver derive it
-  // from the same global knowledge (tile extents, runs, orders), so they cut alike.
-  auto elements_in = [&](const tile& t) { return std::max<std::int64_t>(1, chunk_bytes / elem_size_of(t)); };
+  // in chunks of consecutive pieces up to chunk_bytes (at least one piece; a transposing piece may be larger).
+  // Sender and receiver derive it from the same global knowledge (tile extents, runs, orders), so they cut alike.
+  auto elements_in = [&](const tile& t) {
+    const job_plan& jp = plan.job_plans[static_cast<size_t>(t.job)];
+    const int x = jp.a_order[0], y = jp.packed_order[0];
+    if (x == y || transpose_piece_bytes == 0) return std::max<std::int64_t>(1, chunk_bytes / elem_size_of(t));
+    const std::int64_t large = large_transpose_piece_bytes / elem_size_of(t);
+    const auto side = static_cast<std::int64_t>(std::sqrt(static_cast<double>(large)));
+    if (large > 0 && std::min(t.extent(x), t.extent(y)) >= side) return large;
+    return std::max<std::int64_t>(1, transpose_piece_bytes / elem_size_of(t));
+  };
   auto make_stream = [&](const peer_message& m) {
     message_stream st;
     for (const tile& t : m.tiles) cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], elements_in(t), st.pieces);
@@ -270,7 +289,8 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
   // streaming-transpose tiles keep more of their length (2 ranks, 256^3 and 512^3 complex<double> pencils: the
   // local-only reshapes 5% faster, the storage-order change 2-4%).
   for (const tile& t : plan.local_tiles)
-    cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], 16 * elements_in(t), local_pieces);
+    cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], 16 * std::max<std::int64_t>(1, chunk_bytes / elem_size_of(t)),
+             local_pieces);
 
   reserve_node_segment(caller, node_comm.get(), segment_bytes, segment);
   window = segment.arena->window();
