@@ -74,6 +74,7 @@ from ._redist import (  # noqa: F401,E402
     MPIError,
     NdLayout,
     NeighborPlan,
+    NodeBuffer,
     Overflow,
     ReshapeJob,
     TransformPlan,
@@ -98,6 +99,7 @@ from ._redist import (  # noqa: F401,E402
     make_plan,
     make_reshape_plan,
     neighbor_alltoallv_init,
+    node_buffer,
     pencil_boxes,
     relabel_reshape_targets,
     relabel_targets,
@@ -157,7 +159,7 @@ def _plan_itself(args, kwargs):
 
 
 for _name in ("make_plan", "make_batch_plan", "relabel_targets", "make_reshape_plan", "make_batch_reshape_plan",
-              "relabel_reshape_targets", "make_gemm_plan", "neighbor_alltoallv_init",
+              "relabel_reshape_targets", "make_gemm_plan", "neighbor_alltoallv_init", "node_buffer",
               "calibrate_cost_model", "alltoallv_inplace", "alltoall_inplace", "alltoallv_inplace_symmetric",
               "make_inplace_plan", "make_alltoall_inplace_plan", "make_inplace_plan_symmetric"):
     globals()[_name] = _agreed_even_when_refused(getattr(_redist, _name), _comm_argument)

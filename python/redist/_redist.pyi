@@ -207,6 +207,28 @@ def make_batch_reshape_plan(comm: MPI.Comm, jobs: Sequence[ReshapeJob], *, strat
 def relabel_reshape_targets(comm: MPI.Comm, jobs: Sequence[ReshapeJob], solver: str = "exact"
                             ) -> Tuple[list[NdLayout], list[int], dict[str, Union[int, float]]]: ...
 
+class NodeBuffer:
+    """This rank's segment of memory that the ranks of its node can read (from node_buffer). Put a reshape's or
+    transform's input B there: node peers then read it in place, one copy per element instead of two. Free it
+    with free() on every rank (collective) or use it as a with block; B must not change while an execution
+    reads it. Collected without free(), it stays allocated (ResourceWarning)."""
+    @property
+    def nbytes(self) -> int:
+        """Bytes of this rank's segment (0 once freed)."""
+    @property
+    def freed(self) -> bool: ...
+    def array(self, dtype: DTypeLike = None, count: Optional[int] = None) -> np.ndarray:
+        """A 1-D array of `count` elements of dtype (float64 unless given; default: as many as fit) over this
+        rank's segment, no copy; NdLayout.local_view(array) gives the N-d view."""
+    def free(self) -> None:
+        """Collective: frees the buffer; refused on every rank, nothing freed, while a rank holds an array of it."""
+    def __enter__(self) -> NodeBuffer: ...
+    def __exit__(self, type: Any, value: Any, traceback: Any) -> None: ...
+
+def node_buffer(comm: MPI.Comm, nbytes: int) -> NodeBuffer:
+    """Allocates this rank's nbytes (any count per rank, 0 included) of node-shared memory
+    (MPI_Win_allocate_shared). Collective over comm."""
+
 class NeighborPlan:
     """A persistent neighborhood alltoallv bound to its send and receive arrays."""
     def start(self) -> None: ...

@@ -161,5 +161,6 @@ void register_nd_layout(nb::module_& m);
 void register_transform(nb::module_& m);
 void register_exchange(nb::module_& m);
 void register_gemm(nb::module_& m);
+void register_node_buffer(nb::module_& m);
 
 }  // namespace redist::python

@@ -13,4 +13,5 @@ NB_MODULE(_redist, m) {
   redist::python::register_transform(m);
   redist::python::register_exchange(m);
   redist::python::register_gemm(m);
+  redist::python::register_node_buffer(m);
 }
