@@ -28,12 +28,16 @@ struct py_node_buffer {
   ~py_node_buffer() {
     if (!buffer) return;
     (void)buffer.release();  // not freed: left to the process's end (and the duplicate communicator with it)
-    if (Py_IsInitialized() &&
-        PyErr_WarnEx(PyExc_ResourceWarning,
+    if (!Py_IsInitialized()) return;
+    // Collected perhaps while an exception propagates: warn without disturbing it.
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    if (PyErr_WarnEx(PyExc_ResourceWarning,
                      "redist.NodeBuffer collected without free(): its shared memory stays allocated until the "
                      "process ends (free() is collective: call it on every rank, or use a with block)",
                      1) != 0)
       PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
   }
 };
 

@@ -101,3 +101,10 @@ def test_a_size_of_the_wrong_type_on_one_rank_fails_every_rank():
     expected = TypeError if comm.rank == bad else redist.InvalidArgument
     with pytest.raises(expected):
         redist.node_buffer(comm, "8" if comm.rank == bad else 8)
+
+
+def test_a_buffer_collected_unfreed_warns_and_frees_nothing_collectively():
+    buffer = redist.node_buffer(comm, 8)
+    with pytest.warns(ResourceWarning, match="without free"):
+        del buffer
+        gc.collect()
