@@ -126,19 +126,24 @@ void register_node_buffer(nb::module_& m) {
       "node_buffer",
       [](nb::handle comm, std::int64_t nbytes) {
         const MPI_Comm c = communicator(comm);
+        // The arguments are agreed first: a rank whose call nanobind refused joins that agreement only. Then
+        // the duplicate (free()'s communicator), its failure agreed before anything is allocated.
         agree_on_arguments(c, [&] {
           if (nbytes < 0)
             throw nb::value_error(("node_buffer of " + std::to_string(nbytes) + " bytes: the size must be >= 0").c_str());
         });
         auto b = std::make_unique<py_node_buffer>();
-        {
+        const int dup_rc = MPI_Comm_dup(c, &b->comm);
+        try {
+          agree_on_arguments(c, [&] {
+            if (dup_rc != MPI_SUCCESS) throw redist::mpi_error("MPI_Comm_dup", dup_rc);
+          });
           nb::gil_scoped_release release;
           // Its allocation is agreed inside: a rank that cannot get its segment fails every rank.
-          auto buffer = std::make_unique<node_buffer>(c, nbytes);
-          MPI_Comm dup = MPI_COMM_NULL;
-          if (const int rc = MPI_Comm_dup(c, &dup); rc != MPI_SUCCESS) throw redist::mpi_error("MPI_Comm_dup", rc);
-          b->buffer = std::move(buffer);
-          b->comm = dup;
+          b->buffer = std::make_unique<node_buffer>(c, nbytes);
+        } catch (...) {
+          if (b->comm != MPI_COMM_NULL) MPI_Comm_free(&b->comm);
+          throw;
         }
         return b.release();
       },

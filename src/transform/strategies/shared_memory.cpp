@@ -236,10 +236,11 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
   // A stream's own format: the message's tiles cut into pieces, each packed compactly, 64-byte aligned,
   // in chunks of consecutive pieces up to chunk_bytes (at least one piece; a transposing piece may be larger).
   // Sender and receiver derive it from the same global knowledge (tile extents, runs, orders), so they cut alike.
+  auto chunk_elements = [&](const tile& t) { return std::max<std::int64_t>(1, chunk_bytes / elem_size_of(t)); };
   auto elements_in = [&](const tile& t) {
     const job_plan& jp = plan.job_plans[static_cast<size_t>(t.job)];
     const int x = jp.a_order[0], y = jp.packed_order[0];
-    if (x == y || transpose_piece_bytes == 0) return std::max<std::int64_t>(1, chunk_bytes / elem_size_of(t));
+    if (x == y || transpose_piece_bytes == 0) return chunk_elements(t);
     const std::int64_t large = large_transpose_piece_bytes / elem_size_of(t);
     const auto side = static_cast<std::int64_t>(std::sqrt(static_cast<double>(large)));
     if (large > 0 && std::min(t.extent(x), t.extent(y)) >= side) return large;
@@ -289,8 +290,7 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
   // streaming-transpose tiles keep more of their length (2 ranks, 256^3 and 512^3 complex<double> pencils: the
   // local-only reshapes 5% faster, the storage-order change 2-4%).
   for (const tile& t : plan.local_tiles)
-    cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], 16 * std::max<std::int64_t>(1, chunk_bytes / elem_size_of(t)),
-             local_pieces);
+    cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], 16 * chunk_elements(t), local_pieces);
 
   reserve_node_segment(caller, node_comm.get(), segment_bytes, segment);
   window = segment.arena->window();
