@@ -1,7 +1,8 @@
 """Hostile arguments: an error anywhere is an error everywhere.
 
 Every public collective entry point of the package (make_plan, TransformPlan.execute, TransformPlan.inverse, make_batch_plan,
-Plan.execute_batch, relabel_targets, transform, make_gemm_plan, GemmPlan.execute, gemm,
+Plan.execute_batch, relabel_targets, transform, the N-d make_reshape_plan, reshape, make_batch_reshape_plan,
+relabel_reshape_targets, node_buffer, NodeBuffer.free, make_gemm_plan, GemmPlan.execute, gemm,
 neighbor_alltoallv_init, NeighborPlan.start/wait, alltoallv_inplace, alltoall_inplace,
 alltoallv_inplace_symmetric) gets each of its arguments made invalid, in two modes: on every rank ("all") and
 on one rank only ("one": the rank is drawn from seeds.seeded_rng, so it changes from run to run). Arguments
@@ -468,6 +469,205 @@ class Transform(Entry):
         return mismatch(ctx.args["a_layout"], ctx.args["a"], 2 * global_matrix(*b_l.shape).T, "A")
 
 
+
+# ---- N-d reshapes and node buffers ---------------------------------------------------------------------------------
+
+def nd_layouts():
+    """A = permute(B, (2, 1, 0)) with the same local shapes on every rank: B (4P, 6, 5) in (4, 6, 5) bricks on
+    P x 1 x 1, stored in Fortran order; A (5, 6, 4P) in (5, 6, 4) bricks on 1 x 1 x P, C order."""
+    b = redist.block_cyclic_nd((4 * P, 6, 5), (4, 6, 5), (P, 1, 1), RANK, order="F")
+    a = redist.block_cyclic_nd((5, 6, 4 * P), (5, 6, 4), (1, 1, P), RANK)
+    return a, b
+
+
+ND_AXES = [2, 1, 0]
+
+
+def global_nd(shape):
+    return (np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) % 1000) + 1
+
+
+def fill_nd(layout, values):
+    def fill(view):
+        for lo, v in layout.local_views(view):
+            v[...] = values[tuple(slice(l, l + n) for l, n in zip(lo, v.shape))]
+    return fill
+
+
+def mismatch_nd(layout, array, expected, what):
+    for lo, v in layout.local_views(array):
+        if not np.array_equal(v, expected[tuple(slice(l, l + n) for l, n in zip(lo, v.shape))].astype(v.dtype)):
+            return f"{what}: wrong values in the block at {tuple(lo)}"
+    return ""
+
+
+def nd_order(layout):
+    return "F" if layout.order[0] == 0 else "C"
+
+
+def nd_arrays(ctx, dtype=np.float64):
+    a_l, b_l = nd_layouts()
+    a = ctx.new(a_l.local_shape, dtype, nd_order(a_l), key="a")
+    b = ctx.new(b_l.local_shape, dtype, nd_order(b_l), fill=fill_nd(b_l, global_nd(b_l.shape)), key="b")
+    return a, b
+
+
+def nd_expected(scale=2.0):
+    _, b_l = nd_layouts()
+    return scale * np.transpose(global_nd(b_l.shape), ND_AXES)
+
+
+def reshape_plan():
+    a, b = nd_layouts()
+    return cached("reshape", lambda: redist.make_reshape_plan(WORK, a, b, ND_AXES, np.float64))
+
+
+def other_rank_nd_layout(ctx, a):
+    return redist.block_cyclic_nd((5, 6, 4 * P), (5, 6, 4), (1, 1, P), (RANK + 1) % P)
+
+
+class MakeReshapePlan(Entry):
+    name = "make_reshape_plan"
+
+    def setup(self):
+        ctx = Ctx()
+        a, b = nd_layouts()
+        ctx.args = dict(comm=WORK, a=a, b=b, axes=ND_AXES, dtype=np.float64, conjugate=False, strategy="auto",
+                        stores="auto", check_consistency=True, num_threads=0, one_shot=False)
+        return ctx
+
+    def call(self, x):
+        return redist.make_reshape_plan(x["comm"], x["a"], x["b"], x["axes"], x["dtype"], conjugate=x["conjugate"],
+                                        strategy=x["strategy"], stores=x["stores"],
+                                        check_consistency=x["check_consistency"], num_threads=x["num_threads"],
+                                        one_shot=x["one_shot"])
+
+    def verify(self, ctx, plan):
+        a_l, _ = nd_layouts()
+        a, b = nd_arrays(ctx)
+        plan.execute(a, b, 2.0)
+        return mismatch_nd(a_l, a, nd_expected(), "A")
+
+
+class ReshapeExecute(Entry):
+    name = "TransformPlan.execute (reshape)"
+
+    def setup(self):
+        ctx = Ctx()
+        a, b = nd_arrays(ctx)
+        ctx.args = dict(plan=reshape_plan(), a=a, b=b, alpha=2.0, beta=0.0)
+        return ctx
+
+    def call(self, x):
+        return x["plan"].execute(x["a"], x["b"], x["alpha"], x["beta"])
+
+    def verify(self, ctx, _):
+        return mismatch_nd(nd_layouts()[0], ctx.args["a"], nd_expected(), "A")
+
+
+class Reshape(Entry):
+    name = "reshape"
+
+    def setup(self):
+        ctx = Ctx()
+        a_l, b_l = nd_layouts()
+        a, b = nd_arrays(ctx)
+        ctx.args = dict(comm=WORK, a_layout=a_l, a=a, b_layout=b_l, b=b, axes=ND_AXES, alpha=2.0, beta=0.0,
+                        conjugate=False, strategy="auto")
+        return ctx
+
+    def call(self, x):
+        return redist.reshape(x["comm"], x["a_layout"], x["a"], x["b_layout"], x["b"], x["axes"], x["alpha"],
+                              x["beta"], conjugate=x["conjugate"], strategy=x["strategy"])
+
+    def verify(self, ctx, _):
+        return mismatch_nd(ctx.args["a_layout"], ctx.args["a"], nd_expected(), "A")
+
+
+def reshape_jobs():
+    a, b = nd_layouts()
+    return [redist.ReshapeJob(a, b, ND_AXES, np.float64), redist.ReshapeJob(b, b, None, np.float32)]
+
+
+class MakeBatchReshapePlan(Entry):
+    name = "make_batch_reshape_plan"
+
+    def setup(self):
+        ctx = Ctx()
+        ctx.args = dict(comm=WORK, jobs=reshape_jobs(), strategy="auto", num_threads=0)
+        return ctx
+
+    def call(self, x):
+        return redist.make_batch_reshape_plan(x["comm"], x["jobs"], strategy=x["strategy"],
+                                              num_threads=x["num_threads"])
+
+    def verify(self, ctx, plan):
+        a_l, b_l = nd_layouts()
+        a0, b0 = nd_arrays(ctx)
+        g = global_nd(b_l.shape)
+        a1 = ctx.new(b_l.local_shape, np.float32, "F", key="a1")
+        b1 = ctx.new(b_l.local_shape, np.float32, "F", fill=fill_nd(b_l, g), key="b1")
+        plan.execute_batch([(a0, b0, 2.0), (a1, b1)])
+        return mismatch_nd(a_l, a0, nd_expected(), "job 0: A") or mismatch_nd(b_l, a1, g, "job 1: A")
+
+
+class RelabelReshapeTargets(Entry):
+    name = "relabel_reshape_targets"
+
+    def setup(self):
+        ctx = Ctx()
+        ctx.args = dict(comm=WORK, jobs=reshape_jobs()[:1], solver="exact")
+        return ctx
+
+    def call(self, x):
+        return redist.relabel_reshape_targets(x["comm"], x["jobs"], x["solver"])
+
+    def verify(self, ctx, result):
+        layouts, new_rank_of, _ = result
+        if sorted(new_rank_of) != list(range(P)) or len(layouts) != 1:
+            return f"relabel_reshape_targets returned {new_rank_of}, {len(layouts)} layouts"
+        return ""
+
+
+NODE_BYTES = 8 * (RANK + 1)  # a count of its own on every rank: counts may differ
+
+
+class NodeBufferCreate(Entry):
+    name = "node_buffer"
+
+    def setup(self):
+        ctx = Ctx()
+        ctx.args = dict(comm=WORK, nbytes=NODE_BYTES)
+        return ctx
+
+    def call(self, x):
+        return redist.node_buffer(x["comm"], x["nbytes"])
+
+    def verify(self, ctx, buffer):
+        with buffer:
+            view = buffer.array(np.float64)
+            size = view.size
+            view = None
+        return "" if size == NODE_BYTES // 8 else f"the buffer's array has {size} elements, expected {NODE_BYTES // 8}"
+
+
+class NodeBufferFree(Entry):
+    """free() agrees before it frees: a rank that still holds an array over its segment fails every rank, and the
+    buffer stays usable (freed by the valid call afterwards, once the array is gone)."""
+    name = "NodeBuffer.free"
+
+    def setup(self):
+        ctx = Ctx()
+        ctx.args = dict(buffer=redist.node_buffer(WORK, NODE_BYTES), hold=None)
+        return ctx
+
+    def call(self, x):
+        return x["buffer"].free()
+
+    def verify(self, ctx, _):
+        buffer = ctx.args["buffer"]
+        return "" if buffer.freed else "the buffer is not freed"
+
 def gemm_plan():
     a, b, c = g_layouts()
     return cached("gemm", lambda: redist.make_gemm_plan(WORK, a, b, c, dtype=np.float64))
@@ -825,6 +1025,97 @@ CASES = {
               (redist.InconsistentRanks,)),
         agree("job_count_differs", put_fn("jobs", lambda c, a: a["jobs"] * 2), (redist.InconsistentRanks,)),
     ],
+    MakeReshapePlan: [
+        bad_comm(),
+        Case("comm_null", put("comm", MPI.COMM_NULL), (ValueError,), modes=("all",)),
+        Case("a_layout_of_another_rank", put_fn("a", other_rank_nd_layout), (redist.InvalidArgument,),
+             needs_two=True),
+        refused("a_is_a_matrix_layout", put_fn("a", lambda c, a: t_layouts()[0])),
+        Case("axes_not_a_permutation", put("axes", [0, 0, 1]), (redist.InvalidArgument,)),
+        Case("axes_too_short", put("axes", [1, 0]), (redist.InvalidArgument,)),
+        Case("axes_out_of_range", put("axes", [3, 1, 0]), (redist.InvalidArgument,)),
+        Case("axes_negative", put("axes", [2, 1, -1]), (redist.InvalidArgument, ValueError, OverflowError)),
+        Case("axes_identity_shapes_differ", put("axes", None), (redist.DimensionMismatch,)),
+        refused("axes_wrong_type", put("axes", "zyx")),
+        Case("dtype_unsupported", put("dtype", np.float16), (TypeError,)),
+        Case("dtype_not_a_dtype", put("dtype", "tensor"), (TypeError,)),
+        Case("strategy_unknown", put("strategy", "fastest"), (ValueError,)),
+        refused("strategy_wrong_type", put("strategy", 5)),
+        Case("stores_unknown", put("stores", "nontemporal"), (ValueError,)),
+        Case("num_threads_negative", put("num_threads", -1), (ValueError,)),
+        agree("strategy_differs", put("strategy", "point_to_point"), (redist.InconsistentRanks,)),
+        agree("dtype_differs", put("dtype", np.float32), (redist.InconsistentRanks,)),
+        agree("one_shot_differs", put("one_shot", True), (redist.InconsistentRanks,)),
+        agree("b_grid_ranks_differ",
+              put_fn("b", lambda c, a: redist.block_cyclic_nd((4 * P, 6, 5), (4, 6, 5), (P, 1, 1), RANK, order="F",
+                                                               grid_ranks=np.arange(P)[::-1].reshape(P, 1, 1))),
+              (redist.InconsistentRanks,)),
+        agree("b_storage_order_differs",
+              put_fn("b", lambda c, a: redist.block_cyclic_nd((4 * P, 6, 5), (4, 6, 5), (P, 1, 1), RANK, order="C")),
+              (redist.InconsistentRanks,)),
+    ],
+    ReshapeExecute: [
+        Case("a_wrong_dtype", array_like("a", dtype=np.float32), (TypeError,)),
+        Case("a_wrong_shape", put_fn("a", lambda c, a: c.new((4, 6, 5), order="C")), (ValueError,)),
+        Case("a_too_few_elements", array_short("a"), (ValueError,)),
+        Case("a_wrong_order", array_like("a", order="F"), (ValueError,)),
+        Case("a_non_contiguous", array_like("a", strided=True), (ValueError,)),
+        refused("a_read_only", array_like("a", readonly=True)),
+        Case("a_not_an_array", array_as_list("a"), (TypeError,)),
+        Case("b_wrong_dtype", array_like("b", dtype=np.complex128), (TypeError,)),
+        Case("b_too_few_elements", array_short("b"), (ValueError,)),
+        Case("b_wrong_order", array_like("b", order="C"), (ValueError,)),
+        Case("b_non_contiguous", array_like("b", strided=True), (ValueError,)),
+        Case("alpha_complex_for_float64", put("alpha", 1j), (TypeError,)),
+        Case("beta_complex_for_float64", put("beta", 2j), (TypeError,)),
+        refused("alpha_wrong_type", put("alpha", "two")),
+    ],
+    Reshape: [
+        bad_comm(),
+        Case("a_not_an_array", array_as_list("a"), (TypeError,)),
+        Case("a_unsupported_dtype", array_like("a", dtype=np.float16), (TypeError,)),
+        Case("b_wrong_dtype", array_like("b", dtype=np.float32), (TypeError,)),
+        Case("b_non_contiguous", array_like("b", strided=True), (ValueError,)),
+        Case("axes_not_a_permutation", put("axes", [2, 2, 0]), (redist.InvalidArgument,)),
+        Case("alpha_complex_for_float64", put("alpha", 1j), (TypeError,)),
+        Case("strategy_unknown", put("strategy", "fastest"), (ValueError,)),
+        agree("strategy_differs", put("strategy", "alltoallv"), (redist.InconsistentRanks,)),
+    ],
+    MakeBatchReshapePlan: [
+        bad_comm(),
+        refused("jobs_not_a_list", put("jobs", None)),
+        refused("job_not_a_reshape_job", put_fn("jobs", lambda c, a: [a["jobs"][0], redist.Job(*t_layouts())])),
+        Case("job_shapes_differ",
+             put_fn("jobs", lambda c, a: [a["jobs"][0], redist.ReshapeJob(a["jobs"][0].a, a["jobs"][0].b)]),
+             (redist.DimensionMismatch,)),
+        Case("strategy_unknown", put("strategy", "fastest"), (ValueError,)),
+        Case("num_threads_negative", put("num_threads", -1), (ValueError,)),
+        agree("job_count_differs", put_fn("jobs", lambda c, a: a["jobs"][:1]), (redist.InconsistentRanks,)),
+        agree("job_dtype_differs",
+              put_fn("jobs", lambda c, a: [a["jobs"][0], redist.ReshapeJob(a["jobs"][1].a, a["jobs"][1].b, None,
+                                                                           np.float64)]),
+              (redist.InconsistentRanks,)),
+    ],
+    RelabelReshapeTargets: [
+        bad_comm(),
+        refused("jobs_not_a_list", put("jobs", None)),
+        refused("job_not_a_reshape_job", put("jobs", ["job"])),
+        Case("solver_unknown", put("solver", "fastest"), (ValueError,)),
+        agree("job_axes_differ",
+              put_fn("jobs", lambda c, a: [redist.ReshapeJob(nd_layouts()[1], nd_layouts()[1], None, np.float64)]),
+              (redist.InconsistentRanks,)),
+        agree("job_count_differs", put_fn("jobs", lambda c, a: a["jobs"] * 2), (redist.InconsistentRanks,)),
+    ],
+    NodeBufferCreate: [
+        bad_comm(),
+        Case("comm_null", put("comm", MPI.COMM_NULL), (ValueError,), modes=("all",)),
+        Case("nbytes_negative", put("nbytes", -8), (redist.InvalidArgument, ValueError)),
+        refused("nbytes_wrong_type", put("nbytes", "64")),
+        Case("nbytes_beyond_memory", put("nbytes", 2 ** 62), (redist.InsufficientMemory,)),
+    ],
+    NodeBufferFree: [
+        Case("array_held", put_fn("hold", lambda c, a: a["buffer"].array(np.float64)), (ValueError,)),
+    ],
     Transform: [
         bad_comm(),
         Case("a_not_an_array", array_as_list("a"), (TypeError,)),
@@ -1145,12 +1436,13 @@ def test_hostile(entry, case, mode, request):
 
 def test_every_collective_entry_point_is_covered():
     """Each public collective of the package has cases in every mode it supports."""
-    collectives = {"make_plan", "make_batch_plan", "relabel_targets", "transform", "make_gemm_plan", "gemm",
-                   "neighbor_alltoallv_init", "alltoallv_inplace", "alltoall_inplace",
+    collectives = {"make_plan", "make_batch_plan", "relabel_targets", "transform", "make_reshape_plan",
+                   "make_batch_reshape_plan", "relabel_reshape_targets", "reshape", "node_buffer", "make_gemm_plan",
+                   "gemm", "neighbor_alltoallv_init", "alltoallv_inplace", "alltoall_inplace",
                    "alltoallv_inplace_symmetric"}
     assert all(callable(getattr(redist, name)) for name in collectives)
-    methods = {"TransformPlan.execute", "TransformPlan.execute_batch", "TransformPlan.inverse", "GemmPlan.execute",
-               "NeighborPlan.start/wait"}
+    methods = {"TransformPlan.execute", "TransformPlan.execute (reshape)", "TransformPlan.execute_batch",
+               "TransformPlan.inverse", "GemmPlan.execute", "NeighborPlan.start/wait", "NodeBuffer.free"}
     assert set(COUNTS) == collectives | methods, set(COUNTS) ^ (collectives | methods)
     for entry in ENTRIES.values():
         modes = {p.values[2] for p in PARAMS if p.values[0] is entry}
