@@ -21,7 +21,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/peers"
 
 programs=("$build"/bench/bench_scalapack_sweep "$build"/bench/bench_transform_bench "$build"/bench/bench_gemm_bench
-  "$(command -v mpiexec.hydra)" "$(command -v hydra_pmi_proxy)")
+  "$build"/bench/bench_reshape_bench "$(command -v mpiexec.hydra)" "$(command -v hydra_pmi_proxy)")
 for p in "${programs[@]}"; do cp -L "$p" "$stage/bin/"; done
 ln -s mpiexec.hydra "$stage/bin/mpiexec.mpich"
 for peer in "$@"; do cp -L "$peer" "$stage/peers/"; done
