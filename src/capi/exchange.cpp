@@ -1,9 +1,7 @@
 // C entry points of the persistent neighborhood alltoallv: MPI_Info parsing, error codes, the opaque handle.
 #include <cstdint>
 #include <cstdlib>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <string>
 #include <vector>
@@ -13,44 +11,15 @@
 #include "../mpi/agreement.hpp"
 #include "../mpi/compat.hpp"
 #include "error_code.hpp"
+#include "handle_registry.hpp"
 #include "../mpi/checked.hpp"
 #include "redist/redist.h"
 
 namespace {
 
-// Live requests by handle. A handle is a number that is never reused (not an address), so a copy of a
-// handle kept past redist_request_free, or any value that init never returned, is found missing and
-// refused with MPI_ERR_REQUEST instead of touching freed memory.
-class request_registry {
- public:
-  redist_request add(std::unique_ptr<redist::exchange::neighbor_plan> plan) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const std::uintptr_t id = next_++;
-    plans_.emplace(id, std::move(plan));
-    return reinterpret_cast<redist_request>(id);
-  }
-  // The plan of a live handle, or null. Plans are used outside the lock: a request is used by one thread
-  // at a time (as MPI's requests).
-  redist::exchange::neighbor_plan* find(redist_request request) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    const auto it = plans_.find(reinterpret_cast<std::uintptr_t>(request));
-    return it == plans_.end() ? nullptr : it->second.get();
-  }
-  void remove(redist_request request) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    plans_.erase(reinterpret_cast<std::uintptr_t>(request));
-  }
-
- private:
-  std::mutex mutex_;
-  std::uintptr_t next_ = 1;  // 0 is REDIST_REQUEST_NULL
-  std::map<std::uintptr_t, std::unique_ptr<redist::exchange::neighbor_plan>> plans_;
-};
-
-request_registry& requests() {
-  static request_registry* registry = new request_registry;  // never destroyed: usable from atexit code
-  return *registry;
-}
+// Live requests by handle (handle_registry.hpp): a handle kept past redist_request_free, or any value init never
+// returned, is refused with MPI_ERR_REQUEST instead of touching freed memory.
+auto& requests() { return redist::capi::registry_of<redist::exchange::neighbor_plan, redist_request>(); }
 
 using redist::exchange::cost_model;
 using redist::exchange::exchange_options;
@@ -120,15 +89,29 @@ exchange_options parse_info(MPI_Info info, std::string& problem) {
 
 template <class Init>
 int init_request(MPI_Comm comm, MPI_Info info, redist_request* request, Init init) noexcept {
+  std::uintptr_t slot = 0;
   try {
-    std::string problem;
-    if (request == nullptr) problem = "request is a null pointer";
-    const exchange_options options = parse_info(info, problem);
-    redist::mpi::agree_on(comm, redist::mpi::error_kind::invalid_argument, problem);
-    auto plan = std::make_unique<redist::exchange::neighbor_plan>(init(options));
-    *request = requests().add(std::move(plan));
+    std::unique_ptr<redist::exchange::neighbor_plan> owned;
+    exchange_options options;
+    {
+      // What can fail on one rank alone (the info keys, memory for the handle and its registry slot) is agreed
+      // before the collective initialisation, which agrees on its own steps; the slot is filled after it.
+      redist::mpi::agreement agreed(comm);
+      agreed.attempt([&] {
+        if (request == nullptr) throw redist::invalid_argument("request is a null pointer");
+        std::string problem;
+        options = parse_info(info, problem);
+        if (!problem.empty()) throw redist::invalid_argument(problem);
+        owned = std::make_unique<redist::exchange::neighbor_plan>();
+        slot = requests().reserve();
+      });
+      agreed.conclude();
+    }
+    *owned = init(options);
+    *request = requests().fill(slot, std::move(owned));
     return MPI_SUCCESS;
   } catch (...) {
+    if (slot != 0) requests().release(slot);
     if (request != nullptr) *request = REDIST_REQUEST_NULL;
     return redist::capi::current_error_code();
   }
@@ -231,7 +214,7 @@ extern "C" int redist_request_free(redist_request* request) {
   } catch (...) {
     code = redist::capi::current_error_code();
   }
-  requests().remove(*request);
+  requests().take(*request);  // destroyed here
   *request = REDIST_REQUEST_NULL;
   return code;
 }
