@@ -16,6 +16,7 @@
 
 #include "expect_rejected.hpp"
 #include "mpi_test_support.hpp"
+#include "nd_reference.hpp"
 #include "random_layouts.hpp"
 #include "redist/redist.hpp"
 #include "test_seed.hpp"
@@ -41,31 +42,14 @@ void for_each_local_element(const nd_layout& l, F&& f) {
   const index_vector shape = l.shape();
   for (std::int64_t e : shape)
     if (e == 0) return;
-  index_vector g(static_cast<size_t>(d), 0), block(static_cast<size_t>(d));
+  index_vector g(static_cast<size_t>(d), 0);
   while (true) {
-    for (int k = 0; k < d; ++k) {
-      const auto& s = l.splits(k);
-      block[static_cast<size_t>(k)] = std::upper_bound(s.begin(), s.end(), g[static_cast<size_t>(k)]) - s.begin() - 1;
-    }
-    if (l.owner(block.data()) == l.my_rank()) {
-      std::int64_t offset = 0;
-      if (l.kind() == storage_kind::regular) {
-        for (int k = 0; k < d; ++k) {
-          const size_t ks = static_cast<size_t>(k);
-          offset += (l.local_start(k)[static_cast<size_t>(block[ks])] + g[ks] - l.splits(k)[static_cast<size_t>(block[ks])]) *
-                    l.local_strides()[ks];
-        }
-      } else {
-        const nd_local_block* found = nullptr;
-        for (const nd_local_block& b : l.local_blocks())
-          if (b.block == block) found = &b;
-        offset = found->offset;
-        for (int k = 0; k < d; ++k) {
-          const size_t ks = static_cast<size_t>(k);
-          offset += (g[ks] - l.splits(k)[static_cast<size_t>(block[ks])]) * found->strides[ks];
-        }
-      }
-      f(offset, g);
+    if (l.owner(block_of(l, g).data()) == l.my_rank()) {
+      const std::int64_t offset = offset_of(l, g);
+      if (offset < 0)
+        ADD_FAILURE() << "an element of a block this rank owns lies in none of its listed blocks";
+      else
+        f(offset, g);
     }
     int k = d - 1;
     for (; k >= 0; --k) {

@@ -16,6 +16,7 @@
 #include "redist/layout/builders.hpp"
 #include "redist/layout/nd_builders.hpp"
 #include "redist/layout/nd_layout.hpp"
+#include "nd_reference.hpp"
 #include "test_seed.hpp"
 
 namespace {
@@ -24,6 +25,8 @@ using redist::box;
 using redist::nd_layout;
 using redist::nd_local_block;
 using redist::storage_kind;
+using redist::testing::block_of;
+using redist::testing::offset_of;
 using redist::testing::test_seed;
 using i64 = std::int64_t;
 using index = std::vector<i64>;
@@ -49,39 +52,7 @@ void for_each_index(const index& shape, F f) {
   }
 }
 
-index block_of(const nd_layout& l, const index& g) {
-  index b;
-  for (int k = 0; k < l.ndim(); ++k) {
-    const auto& s = l.splits(k);
-    b.push_back(std::upper_bound(s.begin(), s.end(), g[static_cast<size_t>(k)]) - s.begin() - 1);
-  }
-  return b;
-}
-
 int owner_of(const nd_layout& l, const index& g) { return l.owner(block_of(l, g).data()); }
-
-// Where g lies in l's local storage (l as its owner builds it); -1 when its block is not listed.
-i64 offset_of(const nd_layout& l, const index& g) {
-  const index b = block_of(l, g);
-  i64 off = 0;
-  if (l.kind() == storage_kind::regular) {
-    for (int k = 0; k < l.ndim(); ++k) {
-      const size_t bk = static_cast<size_t>(b[static_cast<size_t>(k)]);
-      off += (l.local_start(k)[bk] + g[static_cast<size_t>(k)] - l.splits(k)[bk]) * l.local_strides()[static_cast<size_t>(k)];
-    }
-    return off;
-  }
-  for (const nd_local_block& lb : l.local_blocks())
-    if (lb.block == b) {
-      off = lb.offset;
-      for (int k = 0; k < l.ndim(); ++k) {
-        const size_t bk = static_cast<size_t>(b[static_cast<size_t>(k)]);
-        off += (g[static_cast<size_t>(k)] - l.splits(k)[bk]) * lb.strides[static_cast<size_t>(k)];
-      }
-      return off;
-    }
-  return -1;
-}
 
 // layouts[r] is the layout as rank r builds it: all valid and globally equal; each element stored by its owner at
 // a distinct offset in [0, local_elements()); `dense`: local_elements() is the number of elements owned.
