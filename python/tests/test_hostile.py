@@ -1034,7 +1034,7 @@ CASES = {
         Case("axes_not_a_permutation", put("axes", [0, 0, 1]), (redist.InvalidArgument,)),
         Case("axes_too_short", put("axes", [1, 0]), (redist.InvalidArgument,)),
         Case("axes_out_of_range", put("axes", [3, 1, 0]), (redist.InvalidArgument,)),
-        Case("axes_negative", put("axes", [2, 1, -1]), (redist.InvalidArgument, ValueError, OverflowError)),
+        Case("axes_negative", put("axes", [2, 1, -1]), (redist.InvalidArgument,)),
         Case("axes_identity_shapes_differ", put("axes", None), (redist.DimensionMismatch,)),
         refused("axes_wrong_type", put("axes", "zyx")),
         Case("dtype_unsupported", put("dtype", np.float16), (TypeError,)),
@@ -1109,7 +1109,7 @@ CASES = {
     NodeBufferCreate: [
         bad_comm(),
         Case("comm_null", put("comm", MPI.COMM_NULL), (ValueError,), modes=("all",)),
-        Case("nbytes_negative", put("nbytes", -8), (redist.InvalidArgument, ValueError)),
+        Case("nbytes_negative", put("nbytes", -8), (ValueError,)),
         refused("nbytes_wrong_type", put("nbytes", "64")),
         Case("nbytes_beyond_memory", put("nbytes", 2 ** 62), (redist.InsufficientMemory,)),
     ],
