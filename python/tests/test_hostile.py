@@ -430,6 +430,14 @@ def job(k, make):
     return spoil
 
 
+def relabel_problem(name, result):
+    """A relabeling of one job: a permutation of the ranks and one layout."""
+    layouts, new_rank_of, _ = result
+    if sorted(new_rank_of) != list(range(P)) or len(layouts) != 1:
+        return f"{name} returned {new_rank_of}, {len(layouts)} layouts"
+    return ""
+
+
 class RelabelTargets(Entry):
     name = "relabel_targets"
 
@@ -443,10 +451,7 @@ class RelabelTargets(Entry):
         return redist.relabel_targets(x["comm"], x["jobs"], x["solver"])
 
     def verify(self, ctx, result):
-        layouts, new_rank_of, stats = result
-        if sorted(new_rank_of) != list(range(P)) or len(layouts) != 1:
-            return f"relabel_targets returned {new_rank_of}, {len(layouts)} layouts"
-        return ""
+        return relabel_problem(self.name, result)
 
 
 class Transform(Entry):
@@ -623,10 +628,7 @@ class RelabelReshapeTargets(Entry):
         return redist.relabel_reshape_targets(x["comm"], x["jobs"], x["solver"])
 
     def verify(self, ctx, result):
-        layouts, new_rank_of, _ = result
-        if sorted(new_rank_of) != list(range(P)) or len(layouts) != 1:
-            return f"relabel_reshape_targets returned {new_rank_of}, {len(layouts)} layouts"
-        return ""
+        return relabel_problem(self.name, result)
 
 
 NODE_BYTES = 8 * (RANK + 1)  # a count of its own on every rank: counts may differ
