@@ -68,8 +68,11 @@ struct table<store_policy> {
 template <>
 struct table<gemm_communication> {
   static constexpr const char* option = "gemm communication";
-  static constexpr std::array<spelling<gemm_communication>, 2> current{
-      {{gemm_communication::two_sided, "two_sided"}, {gemm_communication::one_sided, "one_sided"}}};
+  static constexpr std::array<spelling<gemm_communication>, 4> current{
+      {{gemm_communication::automatic, "auto"},
+       {gemm_communication::two_sided, "two_sided"},
+       {gemm_communication::one_sided, "one_sided"},
+       {gemm_communication::shared_memory, "shared_memory"}}};
   static constexpr std::array<spelling<gemm_communication>, 0> old{};
 };
 

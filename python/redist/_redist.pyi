@@ -315,10 +315,11 @@ class GemmPlan:
     def statistics(self) -> dict[str, Any]:
         """schedule (dict), schedule_summary, idle, position, multiply (bytes_sent, bytes_received,
         messages_sent, messages_received, bytes_local), transform_in, transform_out (TransformPlan.statistics
-        dicts), c_in_place, relabel_volume_before, relabel_volume_after, last_execution (seconds)."""
+        dicts), c_in_place, communication (how panels travel, "auto" resolved), relabel_volume_before,
+        relabel_volume_after, last_execution (seconds)."""
 
 def make_gemm_plan(comm: MPI.Comm, a: Layout, b: Layout, c: Layout, op_a: str = "N", op_b: str = "N",
                    dtype: DTypeLike = None, *, memory_limit_bytes: int = 0, rounds: int = 0,
-                   communication: str = "two_sided", overlap: bool = True, relabel: bool = True,
+                   communication: str = "auto", overlap: bool = True, relabel: bool = True,
                    native_order: str = "auto", max_idle_fraction: float = 0.03, strategy: str = "auto"
                    ) -> GemmPlan: ...

@@ -23,6 +23,7 @@ nb::dict gemm_statistics_dict(const gemm_statistics& s) {
   d["transform_in"] = plan_statistics_dict(s.transform_in);
   d["transform_out"] = plan_statistics_dict(s.transform_out);
   d["c_in_place"] = s.c_in_place;
+  d["communication"] = std::string(to_string(s.communication));
   d["relabel_volume_before"] = s.relabel_volume_before;
   d["relabel_volume_after"] = s.relabel_volume_after;
   const gemm_execution_profile& e = s.last_execution;
@@ -80,7 +81,8 @@ void register_gemm(nb::module_& m) {
       .def("statistics", [](const gemm_plan& p) { return gemm_statistics_dict(p.statistics()); },
            "This rank's view of the plan: schedule (grid, rounds, memory, communicated elements, lower bound, as a "
            "dict), schedule_summary, idle, position (m, n, k), multiply (bytes_sent, bytes_received, messages_sent, messages_received, bytes_local), transform_in, "
-           "transform_out (TransformPlan.statistics dicts), relabel_volume_before/after.");
+           "transform_out (TransformPlan.statistics dicts), c_in_place, communication (how panels travel: 'auto' resolved), "
+           "relabel_volume_before/after, last_execution (seconds per phase).");
 
   m.def(
       "_gemm_execute_repeatedly",
@@ -123,12 +125,12 @@ void register_gemm(nb::module_& m) {
         return make_gemm_plan(mc, std::move(description), options);
       },
       "comm"_a, "a"_a, "b"_a, "c"_a, "op_a"_a = "N", "op_b"_a = "N", "dtype"_a = nb::none(), nb::kw_only(),
-      "memory_limit_bytes"_a = 0, "rounds"_a = 0, "communication"_a = "two_sided", "overlap"_a = true,
+      "memory_limit_bytes"_a = 0, "rounds"_a = 0, "communication"_a = "auto", "overlap"_a = true,
       "relabel"_a = true, "native_order"_a = "auto", "max_idle_fraction"_a = 0.03, "strategy"_a = "auto",
       "Plans C (m x n) = alpha * op(A) * op(B) + beta * C for A, B, C in layouts a, b, c (collective). op_a, "
       "op_b: 'N', 'T', 'C'; dtype float32, float64, complex64 or complex128 (float64 unless given). "
       "memory_limit_bytes: S per rank (0: REDIST_GEMM_MEMORY, else no limit); rounds along k (0: automatic); "
-      "communication 'two_sided' or 'one_sided'; overlap: double buffering; relabel: choose the ranks of the "
+      "communication 'auto', 'two_sided', 'one_sided' or 'shared_memory'; overlap: double buffering; relabel: choose the ranks of the "
       "grid positions communication-optimally; native_order 'auto', 'contiguous', 'grouped'; strategy: the "
       "transforms' exchange strategy.");
 }

@@ -693,7 +693,7 @@ class MakeGemmPlan(Entry):
         ctx = Ctx()
         a, b, c = g_layouts()
         ctx.args = dict(comm=WORK, a=a, b=b, c=c, op_a="N", op_b="N", dtype=np.float64, memory_limit_bytes=0,
-                        rounds=0, communication="two_sided", overlap=True, relabel=True, native_order="auto",
+                        rounds=0, communication="auto", overlap=True, relabel=True, native_order="auto",
                         max_idle_fraction=0.03, strategy="auto")
         return ctx
 

@@ -273,6 +273,40 @@ void take_position(gemm_plan::impl& p, const cuts& cut, const std::vector<int>& 
   p.stats.position_k = p.me.l;
 }
 
+// Step 3b. How the panels travel. automatic (and shared_memory, which insists) reads them in place where every
+// grid row and column lies on one node: decided alike on every rank from the ranks' nodes (cached on the
+// caller's communicator) and the placement.
+void choose_communication(gemm_plan::impl& p, MPI_Comm caller, const cuts& cut, const std::vector<int>& rank_of_label) {
+  const gemm_communication asked = p.options.communication;
+  const gemm_schedule& s = cut.s;
+  p.communication = asked;
+  if (asked == gemm_communication::automatic) p.communication = gemm_communication::two_sided;
+  if ((asked != gemm_communication::automatic && asked != gemm_communication::shared_memory) ||
+      (s.grid_m == 1 && s.grid_n == 1))
+    return;  // (no grid line with two ranks: nothing travels either way)
+  // The library's one node discovery (cached on the caller's communicator, as relabeling's and the neighbor
+  // exchange's), made by every rank: collective calls one after another, outside an agreement's steps.
+  const std::vector<int> leader = mpi::node_leaders(caller);
+  const auto node_of = [&](int i, int j, int l) {
+    return leader[static_cast<std::size_t>(rank_of_label[static_cast<std::size_t>(cut.label(i, j, l))])];
+  };
+  bool one_node = true;
+  for (int l = 0; l < s.grid_k; ++l) {
+    for (int i = 0; i < s.grid_m && s.grid_n > 1; ++i)
+      for (int j = 1; j < s.grid_n; ++j) one_node = one_node && node_of(i, j, l) == node_of(i, 0, l);
+    for (int j = 0; j < s.grid_n && s.grid_m > 1; ++j)
+      for (int i = 1; i < s.grid_m; ++i) one_node = one_node && node_of(i, j, l) == node_of(0, j, l);
+  }
+  if (one_node) {
+    p.communication = gemm_communication::shared_memory;
+  } else if (asked == gemm_communication::shared_memory) {
+    throw invalid_argument("gemm_communication::shared_memory: the schedule's grid " + std::to_string(s.grid_m) + "x" +
+                           std::to_string(s.grid_n) + "x" + std::to_string(s.grid_k) +
+                           " has a grid row or column whose ranks are on different nodes; expected every line on "
+                           "one node (automatic takes two_sided there)");
+  }
+}
+
 // Step 4. The native layouts as placed, this rank's blocks in the order the round loop reads them.
 void build_native_layouts(gemm_plan::impl& p, const native_parts& parts, const grid_placement& placed,
                           const part_orders& mine) {
@@ -319,11 +353,13 @@ void make_transforms(gemm_plan::impl& p) {
   }
 }
 
-// Step 6. Native storage, allocated once for every execution; C's is zeroed, as it stays when k == 0.
+// Step 6. Native storage, allocated once for every execution; C's is zeroed, as it stays when k == 0. With
+// shared_memory panels, A and B that a grid line shares go into its window instead (make_shared_stores).
 void allocate_native_storage(gemm_plan::impl& p) {
   const auto eb = static_cast<std::int64_t>(p.element_bytes);
-  p.a_store = gemm_detail::buffer(p.a_native.local_elements() * eb);
-  p.b_store = gemm_detail::buffer(p.b_native.local_elements() * eb);
+  const bool shared = p.communication == gemm_communication::shared_memory && p.k > 0;
+  if (!shared || p.stats.schedule.grid_n == 1) p.a_store = gemm_detail::buffer(p.a_native.local_elements() * eb);
+  if (!shared || p.stats.schedule.grid_m == 1) p.b_store = gemm_detail::buffer(p.b_native.local_elements() * eb);
   if (!p.c_in_place) p.c_store = gemm_detail::buffer(p.c_native.local_elements() * eb);
   if (p.c_store.bytes() > 0) std::memset(p.c_store.data(), 0, static_cast<size_t>(p.c_store.bytes()));
 }
@@ -356,6 +392,8 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   const native_parts parts = gemm_detail::native_parts_of(cut);
   const grid_placement placed = place_on_grid(*p, parts);
   take_position(*p, cut, placed.rank_of_label);
+  choose_communication(*p, comm, cut, placed.rank_of_label);
+  p->stats.communication = p->communication;
   const part_orders mine = p->idle ? part_orders{} : gemm_detail::part_orders_at(cut, p->me);
   build_native_layouts(*p, parts, placed, mine);
   make_transforms(*p);
@@ -363,13 +401,14 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   split_grid_lines(*p);
   if (p->k == 0) return gemm_plan(std::move(p));  // nothing to multiply: the transform out writes beta * C
 
-  // Steps 8 to 10 (rounds.cpp): the round loop, the statistics' counts of its traffic, and the one-sided
-  // windows (collective).
+  // Steps 8 to 10 (rounds.cpp): the round loop, the statistics' counts of its traffic, and the one-sided or
+  // node-shared windows (collective).
   if (!p->idle) {
     p->lay_out_rounds(cut, parts, mine);
     p->count_multiply_traffic();
   }
-  if (options.communication == gemm_communication::one_sided) p->make_panel_windows();
+  if (p->communication == gemm_communication::one_sided) p->make_panel_windows();
+  if (p->communication == gemm_communication::shared_memory) p->make_shared_stores();
   return gemm_plan(std::move(p));
 }
 

@@ -43,11 +43,21 @@ struct gemm_plan::impl {
   mutable gemm_detail::buffer a_store, b_store, c_store, accumulator, a_panels, b_panels;
   mutable gemm_execution_profile last_execution;
   MPI_Win a_window = MPI_WIN_NULL, b_window = MPI_WIN_NULL;
+  // shared_memory: the native A (B) of the ranks of this rank's grid row (column) in one node-shared window,
+  // held in a passive epoch (lock_all) for the plan's life; each member's segment, by position in the line.
+  gemm_communication communication = gemm_communication::two_sided;
+  MPI_Win a_shared = MPI_WIN_NULL, b_shared = MPI_WIN_NULL;
+  bool a_shared_locked = false, b_shared_locked = false;
+  std::vector<std::byte*> a_members, b_members;
 
   ~impl() {
     if (mpi::finalized()) return;
     if (a_window != MPI_WIN_NULL) MPI_Win_free(&a_window);
     if (b_window != MPI_WIN_NULL) MPI_Win_free(&b_window);
+    if (a_shared_locked) MPI_Win_unlock_all(a_shared);
+    if (b_shared_locked) MPI_Win_unlock_all(b_shared);
+    if (a_shared != MPI_WIN_NULL) MPI_Win_free(&a_shared);
+    if (b_shared != MPI_WIN_NULL) MPI_Win_free(&b_shared);
   }
 
   std::byte* at(gemm_detail::buffer& b, std::int64_t elements) const {
@@ -62,11 +72,15 @@ struct gemm_plan::impl {
   void count_multiply_traffic();
   // Plan time, collective over comm: the one-sided panel windows.
   void make_panel_windows();
+  // Plan time, collective over comm: the node-shared windows that hold the native A and B (shared_memory).
+  void make_shared_stores();
 
   // Fills last_execution's multiply, panel_wait and reduction. `c` and beta: the user's C (c_in_place only).
   void multiply(void* c, scalar alpha, scalar beta) const;
   void start_gather(const gemm_detail::round_step& step, int slot, std::vector<MPI_Request>& requests) const;
   void put_panels(const gemm_detail::round_step& step, int slot) const;
+  // shared_memory: one step's product from the pieces where the line's ranks keep them.
+  void multiply_shared(const gemm_detail::round_step& step, std::byte* c_target, scalar alpha, scalar beta) const;
 };
 
 }  // namespace redist

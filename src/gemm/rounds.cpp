@@ -38,6 +38,18 @@ panel_gather gather_of(std::int64_t height, range columns, int members, int mine
   return g;
 }
 
+// shared_memory: a line's pieces narrower than this (along k for A's, along n for B's) are first copied into
+// one panel (a memcpy each from the members' segments) for a single BLAS call: a product per thin piece re-reads
+// and re-writes the C block, and BLAS packs the other operand again, once per piece (largeM on 4 ranks, B in
+// pieces of 100 columns: the multiply 10 % slower in place).
+constexpr std::int64_t shared_piece_min = 256;
+bool copies_a_pieces(const gemm_schedule& s, const round_step& step) {
+  return s.grid_n > 1 && step.depth < shared_piece_min * s.grid_n;
+}
+bool copies_b_pieces(const gemm_schedule& s, const round_step& step) {
+  return s.grid_m > 1 && step.cols < shared_piece_min * s.grid_m;
+}
+
 }  // namespace
 
 void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_detail::native_parts& parts,
@@ -49,6 +61,16 @@ void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_de
                                   b_offsets = gemm_detail::part_offsets(parts.b, mine.b),
                                   c_offsets = gemm_detail::part_offsets(parts.c, mine.c);
   const auto rounds = static_cast<std::size_t>(s.rounds), seq_n = static_cast<std::size_t>(s.sequential_n);
+  // shared_memory: the same offsets at every member of this rank's grid row (A) and column (B), whose storage
+  // the multiply reads in place.
+  const bool shared = communication == gemm_communication::shared_memory;
+  std::vector<std::vector<std::int64_t>> a_member_offsets, b_member_offsets;
+  if (shared) {
+    for (int x = 0; x < s.grid_n; ++x)
+      a_member_offsets.push_back(gemm_detail::part_offsets(parts.a, gemm_detail::part_orders_at(cut, {at.i, x, at.l}).a));
+    for (int y = 0; y < s.grid_m; ++y)
+      b_member_offsets.push_back(gemm_detail::part_offsets(parts.b, gemm_detail::part_orders_at(cut, {y, at.j, at.l}).b));
+  }
   for (int sm = 0; sm < s.sequential_m; ++sm)
     for (int sn = 0; sn < s.sequential_n; ++sn) {
       const range rows = cut.m_sub(at.i, sm), cols = cut.n_sub(at.j, sn);
@@ -70,12 +92,14 @@ void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_de
         step.a = gather_of(rows.size, depth, s.grid_n, at.j, a_offsets[static_cast<std::size_t>(sm) * rounds + round]);
         step.b = gather_of(depth.size, cols, s.grid_m, at.i, b_offsets[round * seq_n + static_cast<std::size_t>(sn)]);
         step.last_of_block = r + 1 == s.rounds;
+        for (const auto& offsets : a_member_offsets) step.a.member_offsets.push_back(offsets[static_cast<std::size_t>(sm) * rounds + round]);
+        for (const auto& offsets : b_member_offsets) step.b.member_offsets.push_back(offsets[round * seq_n + static_cast<std::size_t>(sn)]);
         a_panel_capacity = std::max(a_panel_capacity, step.a.total);
         b_panel_capacity = std::max(b_panel_capacity, step.b.total);
         steps.push_back(std::move(step));
       }
     }
-  if (options.communication == gemm_communication::two_sided) {
+  if (communication == gemm_communication::two_sided) {
     const auto prepare = [&](panel_gather& g) {
       g.gather = mpi::allgatherv_args(g.my_count, g.counts, g.displacements, mpi_type);
     };
@@ -87,16 +111,20 @@ void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_de
   const int slots = options.overlap ? 2 : 1;
   const auto eb = static_cast<std::int64_t>(element_bytes);
   if (s.grid_k > 1) accumulator = buffer(accumulator_elements * eb);
-  if (s.grid_n > 1) a_panels = buffer(slots * a_panel_capacity * eb);
+  // shared_memory: one panel, for the steps whose pieces are copied (copies_a_pieces, copies_b_pieces).
+  const auto any_step = [&](bool (*copies)(const gemm_schedule&, const round_step&)) {
+    return std::any_of(steps.begin(), steps.end(), [&](const round_step& step) { return copies(s, step); });
+  };
+  if (s.grid_n > 1 && (!shared || any_step(copies_a_pieces))) a_panels = buffer((shared ? 1 : slots) * a_panel_capacity * eb);
   else a_panel_capacity = 0;
-  if (s.grid_m > 1) b_panels = buffer(slots * b_panel_capacity * eb);
+  if (s.grid_m > 1 && (!shared || any_step(copies_b_pieces))) b_panels = buffer((shared ? 1 : slots) * b_panel_capacity * eb);
   else b_panel_capacity = 0;
 }
 
 // Elements and messages per execution. Received: every panel piece but this rank's own, and the reduction's
 // partial sums as the schedule counts them (its communicated_elements). Sent: each of this rank's pieces
 // once to every rank of the line that needs it. Messages as if each piece went straight to its destination
-// (the MPI's collective algorithms may route them otherwise).
+// (the MPI's collective algorithms may route them otherwise); none for panels read in place (shared_memory).
 void gemm_plan::impl::count_multiply_traffic() {
   const gemm_schedule& s = stats.schedule;
   traffic_statistics& t = stats.multiply;
@@ -108,6 +136,7 @@ void gemm_plan::impl::count_multiply_traffic() {
     if (line <= 1) return;
     t.bytes_received += g.total - g.my_count;
     t.bytes_sent += g.my_count * (line - 1);
+    if (communication == gemm_communication::shared_memory) return;
     t.messages_received += others_with_data(g.counts, g.my_count);
     t.messages_sent += g.my_count > 0 ? line - 1 : 0;
   };
@@ -148,6 +177,49 @@ void gemm_plan::impl::make_panel_windows() {
   windows.conclude();
 }
 
+void gemm_plan::impl::make_shared_stores() {
+  const gemm_schedule& s = stats.schedule;
+  const auto eb = static_cast<std::int64_t>(element_bytes);
+  const auto share = [&](MPI_Comm line, bool needed, std::int64_t bytes, MPI_Win& window, bool& locked, buffer& store,
+                         std::vector<std::byte*>& members) {
+    if (!needed || line == MPI_COMM_NULL) return;
+    // Each rank's segment on its own pages (first touch by its owner: near it on a NUMA node).
+    // (Nothing may throw before the collective call: the line's other ranks would wait in it.)
+    MPI_Info info = MPI_INFO_NULL;
+    if (MPI_Info_create(&info) == MPI_SUCCESS) MPI_Info_set(info, "alloc_shared_noncontig", "true");
+    else info = MPI_INFO_NULL;
+    void* base = nullptr;
+    MPI_Win made = MPI_WIN_NULL;
+    const int created = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), static_cast<int>(element_bytes), info, line,
+                                                &base, &made);
+    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    // Owned before the checks, as the panel windows: every member frees it, also when one of them fails here.
+    window = made;
+    mpi::check(created, "MPI_Win_allocate_shared(native storage, grid line)");
+    REDIST_MPI_CHECK(MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN));
+    // One passive epoch for the plan's life (closed by the destructor): loads and MPI_Win_sync need one.
+    const int epoch = MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
+    locked = epoch == MPI_SUCCESS;
+    mpi::check(epoch, "MPI_Win_lock_all(native storage)");
+    store = buffer::view(static_cast<std::byte*>(base), bytes);
+    for (int x = 0; x < mpi::size(line); ++x) {
+      MPI_Aint size = 0;
+      int unit = 0;
+      void* at_member = nullptr;
+      REDIST_MPI_CHECK(MPI_Win_shared_query(made, x, &size, &unit, &at_member));
+      members.push_back(static_cast<std::byte*>(at_member));
+    }
+  };
+  mpi::agreement windows(comm.get());
+  windows.collective([&] {
+    share(row_comm.get(), s.grid_n > 1, a_native.local_elements() * eb, a_shared, a_shared_locked, a_store, a_members);
+  });
+  windows.collective([&] {
+    share(col_comm.get(), s.grid_m > 1, b_native.local_elements() * eb, b_shared, b_shared_locked, b_store, b_members);
+  });
+  windows.conclude();
+}
+
 void gemm_plan::impl::start_gather(const round_step& step, int slot, std::vector<MPI_Request>& requests) const {
   const auto gather = [&](const panel_gather& g, buffer& store, buffer& panels, std::int64_t capacity,
                           MPI_Comm line) {
@@ -171,6 +243,48 @@ void gemm_plan::impl::put_panels(const round_step& step, int slot) const {
   if (stats.schedule.grid_m > 1) put(step.b, b_store, b_panel_capacity, col_comm.get(), b_window);
 }
 
+// C block columns (c_target) += op(A) piece x * op(B) piece y for every piece x of the A panel (a range of the
+// step's depth, from the grid row's member x) and y of the B panel (a range of its columns, from the grid
+// column's member y), read where those members keep them, or from a panel they were copied into. `beta`
+// applies to the first product into each column. Copies count as panel time, products as multiply time.
+void gemm_plan::impl::multiply_shared(const round_step& step, std::byte* c_target, scalar alpha, scalar beta) const {
+  const gemm_schedule& s = stats.schedule;
+  const auto eb = static_cast<std::int64_t>(element_bytes);
+  const bool copy_a = copies_a_pieces(s, step), copy_b = copies_b_pieces(s, step);
+  const seconds_since copying;
+  const auto copy = [&](const panel_gather& g, const std::vector<std::byte*>& members, buffer& panel) {
+    for (std::size_t x = 0; x < members.size(); ++x)
+      if (g.counts[x] > 0)
+        std::memcpy(at(panel, g.displacements[x]), members[x] + g.member_offsets[x] * eb, static_cast<std::size_t>(g.counts[x] * eb));
+  };
+  if (copy_a) copy(step.a, a_members, a_panels);
+  if (copy_b) copy(step.b, b_members, b_panels);
+  last_execution.panel_wait += copying.elapsed();
+  const seconds_since multiplying;
+  const bool a_in_pieces = s.grid_n > 1 && !copy_a, b_in_pieces = s.grid_m > 1 && !copy_b;
+  const std::byte* a_panel = copy_a ? at(a_panels, 0) : at(a_store, step.a.my_offset);
+  const std::byte* b_panel = copy_b ? at(b_panels, 0) : at(b_store, step.b.my_offset);
+  for (int y = 0; y < (b_in_pieces ? s.grid_m : 1); ++y) {
+    const auto yi = static_cast<std::size_t>(y);
+    const std::int64_t first_col = b_in_pieces ? step.b.displacements[yi] / step.depth : 0;
+    const std::int64_t cols = b_in_pieces ? step.b.counts[yi] / step.depth : step.cols;
+    if (cols == 0) continue;
+    const std::byte* b_piece = b_in_pieces ? b_members[yi] + step.b.member_offsets[yi] * eb : b_panel;
+    bool first = true;
+    for (int x = 0; x < (a_in_pieces ? s.grid_n : 1); ++x) {
+      const auto xi = static_cast<std::size_t>(x);
+      const std::int64_t first_k = a_in_pieces ? step.a.displacements[xi] / step.rows : 0;
+      const std::int64_t depth = a_in_pieces ? step.a.counts[xi] / step.rows : step.depth;
+      if (depth == 0) continue;
+      const std::byte* a_piece = a_in_pieces ? a_members[xi] + step.a.member_offsets[xi] * eb : a_panel;
+      local_gemm(description.type, step.rows, cols, depth, alpha, a_piece, step.rows, b_piece + first_k * eb, step.depth,
+                 first ? beta : scalar(1.0), c_target + first_col * step.rows * eb, step.rows);
+      first = false;
+    }
+  }
+  last_execution.multiply += multiplying.elapsed();
+}
+
 // Narrowest column strip of a multiply that is cut so that pending gathers progress between strips (BLAS
 // keeps its rate on strips this wide).
 constexpr std::int64_t progress_strip_columns = 128;
@@ -179,8 +293,9 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
   last_execution.multiply = last_execution.panel_wait = last_execution.reduction = 0;
   if (idle || steps.empty()) return;
   const gemm_schedule& s = stats.schedule;
-  const bool gather_a = s.grid_n > 1, gather_b = s.grid_m > 1;
-  const bool one_sided = options.communication == gemm_communication::one_sided;
+  const bool shared = communication == gemm_communication::shared_memory;
+  const bool gather_a = !shared && s.grid_n > 1, gather_b = !shared && s.grid_m > 1;
+  const bool one_sided = communication == gemm_communication::one_sided;
   const int slots = options.overlap ? 2 : 1;
   const auto fence_all = [&](int assertions) {
     if (gather_a) REDIST_MPI_CHECK(MPI_Win_fence(assertions, a_window));
@@ -205,6 +320,21 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
   };
   const bool communicates = gather_a || gather_b;
   if (one_sided && communicates) fence_all(MPI_MODE_NOPRECEDE);
+  // shared_memory: the line's members must have written their native A and B (the transform in) before this
+  // rank reads them. They write them again only after the next execution's agreement, which every rank
+  // enters after this multiply; without that agreement (transform check_consistency off) a second barrier
+  // below closes the multiply.
+  const auto line_barriers = [&] {
+    const seconds_since waiting;
+    for (MPI_Win w : {a_shared, b_shared})
+      if (w != MPI_WIN_NULL) REDIST_MPI_CHECK(MPI_Win_sync(w));
+    if (a_shared != MPI_WIN_NULL) REDIST_MPI_CHECK(mpi::barrier_yielding(row_comm.get()));
+    if (b_shared != MPI_WIN_NULL) REDIST_MPI_CHECK(mpi::barrier_yielding(col_comm.get()));
+    for (MPI_Win w : {a_shared, b_shared})
+      if (w != MPI_WIN_NULL) REDIST_MPI_CHECK(MPI_Win_sync(w));
+    last_execution.panel_wait += waiting.elapsed();
+  };
+  if (shared) line_barriers();
   if (communicates && options.overlap) {
     issue(0);
     complete();
@@ -229,7 +359,10 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
                                        : at(c_store, cb.native_offset);
     // The first round of a block overwrites it (or, in place, scales the user's C by beta), later ones add.
     const scalar first_beta = c_in_place ? beta : scalar(0.0);
-    if (step.depth > 0 && step.rows > 0 && step.cols > 0) {
+    if (shared && step.depth > 0 && step.rows > 0 && step.cols > 0) {
+      multiply_shared(step, c_target, alpha, block_started ? scalar(1.0) : first_beta);
+      block_started = true;
+    } else if (step.depth > 0 && step.rows > 0 && step.cols > 0) {
       const std::byte* a_panel =
           gather_a ? at(a_panels, slot * a_panel_capacity) : at(a_store, step.a.my_offset);
       const std::byte* b_panel =
@@ -273,6 +406,7 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
     }
   }
   if (one_sided && communicates) fence_all(MPI_MODE_NOSUCCEED);
+  if (shared && !options.transform.check_consistency) line_barriers();
 }
 
 }  // namespace redist

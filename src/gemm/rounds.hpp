@@ -9,19 +9,31 @@
 
 namespace redist::gemm_detail {
 
-// Allocated once per plan and reused by every execution (paper Section 7.5). 64-byte aligned.
+// Allocated once per plan and reused by every execution (paper Section 7.5). 64-byte aligned; or a view of
+// memory owned elsewhere (a rank's segment of a node-shared window).
 class buffer {
  public:
   buffer() = default;
   explicit buffer(std::int64_t bytes) : storage_(static_cast<size_t>((bytes + 63) / 64)) {}
-  std::byte* data() { return storage_.empty() ? nullptr : reinterpret_cast<std::byte*>(storage_.data()); }
-  std::int64_t bytes() const { return static_cast<std::int64_t>(storage_.size()) * 64; }
+  static buffer view(std::byte* memory, std::int64_t bytes) {
+    buffer b;
+    b.view_ = memory;
+    b.view_bytes_ = bytes;
+    return b;
+  }
+  std::byte* data() {
+    if (view_ != nullptr) return view_;
+    return storage_.empty() ? nullptr : reinterpret_cast<std::byte*>(storage_.data());
+  }
+  std::int64_t bytes() const { return view_ != nullptr ? view_bytes_ : static_cast<std::int64_t>(storage_.size()) * 64; }
 
  private:
   struct alignas(64) line {
     std::byte b[64];
   };
   std::vector<line> storage_;
+  std::byte* view_ = nullptr;
+  std::int64_t view_bytes_ = 0;
 };
 
 // One gather of a panel along a grid line: this rank's piece and every member's piece (counts and
@@ -33,6 +45,8 @@ struct panel_gather {
   std::vector<std::int64_t> displacements;
   std::int64_t total = 0;  // elements of the panel
   mpi::allgatherv_args gather;  // two-sided: the counts in the form the MPI takes
+  // shared_memory: where each member's piece starts in that member's native storage (elements).
+  std::vector<std::int64_t> member_offsets;
 };
 
 // One step of the round loop: the panels of sub-parts (s, t) and one round.

@@ -185,17 +185,19 @@ TEST(FaultInjection, RelabelTargets) {
        [&] { return std::vector<double>(perm.begin(), perm.end()); }});
 }
 
-// Two-sided panels (the default), and one-sided ones: the windows' creation is agreed on, and a fence that
-// fails on one rank fails the multiply on all.
+// Two-sided panels, one-sided ones (the windows' creation is agreed on, and a fence that fails on one rank fails
+// the multiply on all) and the default, node-shared ones on one node (the shared windows' creation is agreed
+// on, and so is the line barrier's failure).
 TEST(FaultInjection, Gemm) {
   const int me = world_rank(), p = world_size();
   const grid_layout a = block_cyclic(square_params(8, 2, p, 1), me), b = block_cyclic(square_params(8, 2, 1, p), me),
                     c = block_cyclic(square_params(8, 3, p, 1), me);
   std::vector<double> A, B, C;
-  for (const gemm_communication communication : {gemm_communication::two_sided, gemm_communication::one_sided}) {
+  for (const gemm_communication communication :
+       {gemm_communication::two_sided, gemm_communication::one_sided, gemm_communication::automatic}) {
     gemm_options options;
     options.communication = communication;
-    run({communication == gemm_communication::one_sided ? "gemm one_sided" : "gemm",
+    run({std::string("gemm ") + to_string(communication),
          [&] {
            A = pattern(static_cast<std::size_t>(a.local_elements()), me);
            B = pattern(static_cast<std::size_t>(b.local_elements()), me + 3);

@@ -1,10 +1,11 @@
 // The distributed multiply against a serial reference: random layouts of A, B and C (block-cyclic, blocked,
 // custom, on subsets of the ranks), every op pair and element type, the shapes square / largeK (m = n << k) /
 // largeM / flat (m = n >> k) / tiny / empty, alpha and beta including 0 and 1 (C full of NaN when beta = 0),
-// two- and one-sided communication, overlap on and off, memory limits that force sequential steps, idle
-// ranks, relabeling on and off. Every element of C's local storage is checked; storage that is not C's
-// must stay untouched.
+// two-sided, one-sided and node-shared panels (the last on one node, and refused where grid lines span the
+// simulated nodes), overlap on and off, memory limits that force sequential steps, idle ranks, relabeling on
+// and off. Every element of C's local storage is checked; storage that is not C's must stay untouched.
 // redist-test-ranks: 1 2 3 4 5 7 8
+// redist-test-nodes: 4:2
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -188,7 +189,9 @@ void random_cases(std::uint64_t seed, int cases) {
     const grid_layout lc = random_layout(g, pb.m, pb.n, world_size(), world_rank());
     const T alpha = random_scalar<T>(g), beta = random_scalar<T>(g);
     gemm_options options;
-    options.communication = uniform(g, 0, 1) ? gemm_communication::one_sided : gemm_communication::two_sided;
+    const gemm_communication ways[] = {gemm_communication::two_sided, gemm_communication::one_sided,
+                                       gemm_communication::automatic};
+    options.communication = ways[uniform(g, 0, 2)];
     options.overlap = uniform(g, 0, 1) != 0;
     options.relabel = uniform(g, 0, 3) != 0;
     options.native_order = static_cast<gemm_native_order>(uniform(g, 0, 2));
@@ -199,6 +202,7 @@ void random_cases(std::uint64_t seed, int cases) {
     EXPECT_EQ(global_sum(wrong), 0) << "case " << c << ": " << pb.m << "x" << pb.n << "x" << pb.k << " op_a "
                                     << to_string(pb.op_a) << " op_b " << to_string(pb.op_b) << ", "
                                     << stats.schedule.describe() << ", " << to_string(options.communication)
+                                    << " (" << to_string(stats.communication) << ")"
                                     << (options.overlap ? ", overlap" : ", no overlap") << ", native order "
                                     << to_string(options.native_order);
     // The schedule counts what the rank at grid position (0, 0, 0) receives in the multiply.
@@ -239,7 +243,8 @@ TEST(Gemm, EveryCombinationGivesTheSameResult) {
   const problem pb{37, 29, 61, op::transpose, op::identity};
   const random_operands operands(8105, pb);
   const grid_layout &la = operands.la, &lb = operands.lb, &lc = operands.lc;
-  for (gemm_communication communication : {gemm_communication::two_sided, gemm_communication::one_sided})
+  for (gemm_communication communication :
+       {gemm_communication::two_sided, gemm_communication::one_sided, gemm_communication::automatic})
     for (bool overlap : {false, true})
       for (bool limited : {false, true})
         for (bool relabel : {false, true}) {
@@ -403,6 +408,100 @@ TEST(Gemm, BadInputIsRejectedBeforeAnythingMoves) {
     ADD_FAILURE() << "a local multiply of more than 2^31 rows was planned";
   } catch (const overflow_error& e) {
     EXPECT_NE(std::string(e.what()).find("BLAS takes sizes up to"), std::string::npos) << e.what();
+  }
+}
+
+// Panels read in place from node peers (shared_memory): on one node every multiply takes it (automatic too) and
+// gives the reference result, with several steps per rank (a memory limit), repeated executions with new A and C
+// in the same buffers, and every element type; where some grid line spans nodes (MPIR_CVAR_NUM_CLIQUES) asking
+// for it fails on every rank with invalid_argument and automatic takes two_sided.
+TEST(Gemm, SharedMemoryPanels) {
+  const int p = world_size();
+  MPI_Comm node = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), MPI_SUCCESS);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  const bool one_node = all_ranks(node_size == p);
+  // m the largest (B's pieces come from the grid column), n the largest (A's from the grid row), then both.
+  const problem problems[] = {{150, 24, 40, op::identity, op::transpose},
+                              {24, 150, 40, op::transpose, op::identity},
+                              {53, 47, 71, op::identity, op::conj_transpose}};
+  int a_shared_runs = 0, b_shared_runs = 0;
+  for (const problem& pb : problems) {
+    const random_operands operands(8107 + static_cast<std::uint64_t>(pb.m), pb);
+    for (const bool limited : {false, true})
+      for (const gemm_communication asked : {gemm_communication::shared_memory, gemm_communication::automatic}) {
+        gemm_options options;
+        options.communication = asked;
+        options.max_idle_fraction = 0.4;  // grids with lines of several ranks also at 3, 5 and 7 ranks
+        if (limited) options.memory_limit_bytes = stepping_memory_limit(pb, sizeof(double), options.overlap);
+        gemm_statistics stats;
+        bool refused = false;
+        try {
+          EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, operands.la, operands.lb, operands.lc, 0.75, -1.25,
+                                                           options, &stats, 3)),
+                    0)
+              << to_string(asked) << " -> " << to_string(stats.communication) << ", limited " << limited << ": "
+              << stats.schedule.describe();
+        } catch (const invalid_argument& e) {
+          refused = true;
+          EXPECT_NE(std::string(e.what()).find("different nodes"), std::string::npos) << e.what();
+        }
+        EXPECT_TRUE(all_ranks(!refused) || all_ranks(refused)) << "refused on some ranks only";
+        if (refused) {
+          EXPECT_FALSE(one_node) << "shared_memory refused with every rank on one node";
+          EXPECT_EQ(asked, gemm_communication::shared_memory) << "automatic must fall back, not fail";
+          continue;
+        }
+        const gemm_schedule& s = stats.schedule;
+        if (one_node && (s.grid_m > 1 || s.grid_n > 1)) {
+          EXPECT_EQ(stats.communication, gemm_communication::shared_memory) << to_string(asked) << ": " << s.describe();
+          a_shared_runs += s.grid_n > 1 ? 1 : 0;
+          b_shared_runs += s.grid_m > 1 ? 1 : 0;
+        }
+        if (stats.communication == gemm_communication::shared_memory && s.grid_k == 1)  // nothing but panels
+          EXPECT_EQ(stats.multiply.messages_received, 0) << s.describe();
+        if (limited && p > 1) EXPECT_GT(s.sequential_m * s.sequential_n * s.rounds, 1) << s.describe();
+      }
+  }
+  // One round, so that pieces are wide enough to be multiplied where they lie (narrow ones are copied into one
+  // panel first): A's in 275-550 columns along k at 2-4 ranks (40 x 1200 x 1100), B's in 260 columns at 2 ranks
+  // and A's in 260 at 4 (520^3).
+  const problem wide[] = {{40, 1200, 1100, op::identity, op::identity}, {520, 520, 520, op::transpose, op::identity}};
+  for (const problem& pb : wide) {
+    const random_operands operands(8109 + static_cast<std::uint64_t>(pb.m), pb);
+    gemm_options options;
+    options.communication = one_node ? gemm_communication::shared_memory : gemm_communication::automatic;
+    options.rounds = 1;
+    options.max_idle_fraction = 0.4;
+    gemm_statistics stats;
+    EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, operands.la, operands.lb, operands.lc, -0.5, 2.0, options,
+                                                     &stats, 2)),
+              0)
+        << to_string(stats.communication) << ": " << stats.schedule.describe();
+  }
+  if (one_node && p > 1) {
+    EXPECT_GT(a_shared_runs, 0) << "no schedule read A's pieces from a grid row";
+    EXPECT_GT(b_shared_runs, 0) << "no schedule read B's pieces from a grid column";
+  }
+  // Every element type through the strided products of pieces.
+  if (one_node) {
+    gemm_options options;
+    options.communication = gemm_communication::shared_memory;
+    options.max_idle_fraction = 0.4;
+    rng_t g(test_seed(8108));
+    const problem small{31, 26, 44, op::conj_transpose, op::identity};
+    const grid_layout la = operand_layout<std::complex<float>>(g, small.m, small.k, true);
+    const grid_layout lb = operand_layout<std::complex<float>>(g, small.k, small.n, false);
+    const grid_layout lc = random_layout(g, small.m, small.n, p, world_rank());
+    EXPECT_EQ(global_sum(run_and_count_wrong<std::complex<float>>(small, la, lb, lc, {1.5f, -0.5f}, {0.25f, 1.0f},
+                                                                  options, nullptr, 2)),
+              0);
+    EXPECT_EQ(global_sum(run_and_count_wrong<float>(small, la, lb, lc, 2.0f, 0.0f, options, nullptr, 2)), 0);
+    EXPECT_EQ(global_sum(run_and_count_wrong<std::complex<double>>(small, la, lb, lc, {1.0, 1.0}, {0.0, 0.0}, options,
+                                                                   nullptr, 2)),
+              0);
   }
 }
 

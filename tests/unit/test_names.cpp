@@ -131,7 +131,7 @@ TEST(Names, WithoutACallerTheOldSpellingIsPrintedOncePerProcess) {
 }
 
 TEST(Names, ChoicesReadAsAList) {
-  EXPECT_EQ(spelled_choices<gemm_communication>(), "two_sided or one_sided");
+  EXPECT_EQ(spelled_choices<gemm_communication>(), "auto, two_sided, one_sided or shared_memory");
   EXPECT_EQ(spelled_choices<exchange::neighbor_strategy>("'"), "'auto', 'standard', 'aggregate' or 'dedup'");
 }
 

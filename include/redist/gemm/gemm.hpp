@@ -5,8 +5,9 @@
 // A plan is built collectively and is immutable; executing it is repeatable with new values in the same
 // layouts. Each execution: (1) one batched transform moves op(A) and op(B) from the user's layouts into the
 // multiply's native layouts (transposing on the way when op is T or C); (2) the multiply runs round by
-// round, gathering each round's A and B panels along the grid while the previous round is multiplied
-// (BLAS), then sums the partial C blocks along k; (3) one transform writes C = C_native + beta * C in the
+// round, its BLAS calls reading each round's A and B panels where the ranks of the grid line keep them (in
+// node-shared windows, the default on one node) or gathering them while the previous round is multiplied,
+// then sums the partial C blocks along k; (3) one transform writes C = C_native + beta * C in the
 // user's layout (beta = 0: C is not read), unless the user's C already is the native C on every rank: then
 // the multiply writes it in place (gemm_statistics::c_in_place). The native layouts are ours to place, so the ranks playing the
 // grid positions are chosen by relabeling (a linear assignment over the volumes of A, B and C that would
@@ -29,8 +30,15 @@ namespace redist {
 
 // How the round panels travel along the grid.
 enum class gemm_communication : std::uint8_t {
-  two_sided = 0,  // nonblocking MPI collectives (MPI_Iallgatherv) on the grid's row and column communicators
-  one_sided = 1,  // MPI_Put into RMA windows over the round buffers, fence-synchronised
+  automatic = 0,  // shared_memory where every grid line lies on one node, else two_sided
+  two_sided = 1,  // nonblocking MPI collectives (MPI_Iallgatherv) on the grid's row and column communicators
+  one_sided = 2,  // MPI_Put into RMA windows over the round buffers, fence-synchronised
+  // Nothing travels: the native A and B live in node-shared windows (one per grid row and column) and BLAS
+  // reads each round's pieces where the ranks of the line keep them. No panel copies and no waits for
+  // messages (an MPI without asynchronous progress moves them only inside MPI calls), one barrier per line
+  // and execution, no panel buffers. Needs every grid line on one node; make_gemm_plan throws
+  // invalid_argument on every rank otherwise.
+  shared_memory = 3,
 };
 const char* to_string(gemm_communication c);
 
@@ -52,7 +60,7 @@ struct gemm_options {
   std::int64_t memory_limit_bytes = 0;
   double max_idle_fraction = 0.03;  // ranks that may stay idle for a better grid (paper Section 7.1)
   std::int64_t rounds = 0;          // rounds along k, 0 = automatic (see gemm_schedule_options)
-  gemm_communication communication = gemm_communication::two_sided;
+  gemm_communication communication = gemm_communication::automatic;
   // Round t+1's panels travel while round t is multiplied (double buffering, paper Section 7.3).
   bool overlap = true;
   // Choose which rank plays which grid position by relabeling (communication-optimal for the given user
@@ -77,11 +85,13 @@ struct gemm_execution_profile {
 // What a gemm plan does, seen from this rank.
 struct gemm_statistics {
   gemm_schedule schedule;               // the same on every rank
+  gemm_communication communication = gemm_communication::two_sided;  // how panels travel (automatic resolved)
   bool idle = false;                    // this rank holds no grid position
   int position_m = -1, position_n = -1, position_k = -1;  // this rank's grid position (-1 when idle)
   // What the multiply moves per execution (panels and the reduction along k; the transforms are below): bytes
   // received as the schedule counts them (every panel piece but this rank's own, the reduction's partial sums),
-  // bytes sent as each piece reaching every rank that needs it. Release 0.1.0: multiply_bytes_received.
+  // bytes sent as each piece reaching every rank that needs it. With shared_memory panels the pieces are read
+  // in place (counted as received, no panel messages). Release 0.1.0: multiply_bytes_received.
   traffic_statistics multiply;
   plan_statistics transform_in;         // moving op(A) and op(B) into the native layouts
   plan_statistics transform_out;        // moving C out of the native layout (none when c_in_place)
