@@ -50,6 +50,18 @@ bool copies_b_pieces(const gemm_schedule& s, const round_step& step) {
   return s.grid_m > 1 && step.cols < shared_piece_min * s.grid_m;
 }
 
+// Piece x of a panel of `height` rows and `width` columns cut along a grid line: its first column, its columns,
+// and where it is read (member x's segment when the pieces are read in place, else the whole panel).
+struct piece {
+  std::int64_t first = 0, size = 0;
+  const std::byte* data = nullptr;
+};
+piece piece_of(const panel_gather& g, bool in_pieces, std::size_t x, std::int64_t height, std::int64_t width,
+               const std::vector<std::byte*>& members, const std::byte* panel, std::int64_t element_bytes) {
+  if (!in_pieces) return {0, width, panel};
+  return {g.displacements[x] / height, g.counts[x] / height, members[x] + g.member_offsets[x] * element_bytes};
+}
+
 }  // namespace
 
 void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_detail::native_parts& parts,
@@ -264,21 +276,15 @@ void gemm_plan::impl::multiply_shared(const round_step& step, std::byte* c_targe
   const bool a_in_pieces = s.grid_n > 1 && !copy_a, b_in_pieces = s.grid_m > 1 && !copy_b;
   const std::byte* a_panel = copy_a ? at(a_panels, 0) : at(a_store, step.a.my_offset);
   const std::byte* b_panel = copy_b ? at(b_panels, 0) : at(b_store, step.b.my_offset);
-  for (int y = 0; y < (b_in_pieces ? s.grid_m : 1); ++y) {
-    const auto yi = static_cast<std::size_t>(y);
-    const std::int64_t first_col = b_in_pieces ? step.b.displacements[yi] / step.depth : 0;
-    const std::int64_t cols = b_in_pieces ? step.b.counts[yi] / step.depth : step.cols;
-    if (cols == 0) continue;
-    const std::byte* b_piece = b_in_pieces ? b_members[yi] + step.b.member_offsets[yi] * eb : b_panel;
+  for (std::size_t y = 0; y < static_cast<std::size_t>(b_in_pieces ? s.grid_m : 1); ++y) {
+    const piece b = piece_of(step.b, b_in_pieces, y, step.depth, step.cols, b_members, b_panel, eb);
+    if (b.size == 0) continue;
     bool first = true;
-    for (int x = 0; x < (a_in_pieces ? s.grid_n : 1); ++x) {
-      const auto xi = static_cast<std::size_t>(x);
-      const std::int64_t first_k = a_in_pieces ? step.a.displacements[xi] / step.rows : 0;
-      const std::int64_t depth = a_in_pieces ? step.a.counts[xi] / step.rows : step.depth;
-      if (depth == 0) continue;
-      const std::byte* a_piece = a_in_pieces ? a_members[xi] + step.a.member_offsets[xi] * eb : a_panel;
-      local_gemm(description.type, step.rows, cols, depth, alpha, a_piece, step.rows, b_piece + first_k * eb, step.depth,
-                 first ? beta : scalar(1.0), c_target + first_col * step.rows * eb, step.rows);
+    for (std::size_t x = 0; x < static_cast<std::size_t>(a_in_pieces ? s.grid_n : 1); ++x) {
+      const piece a = piece_of(step.a, a_in_pieces, x, step.rows, step.depth, a_members, a_panel, eb);
+      if (a.size == 0) continue;
+      local_gemm(description.type, step.rows, b.size, a.size, alpha, a.data, step.rows, b.data + a.first * eb, step.depth,
+                 first ? beta : scalar(1.0), c_target + b.first * step.rows * eb, step.rows);
       first = false;
     }
   }
