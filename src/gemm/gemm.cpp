@@ -279,8 +279,8 @@ void take_position(gemm_plan::impl& p, const cuts& cut, const std::vector<int>& 
 void choose_communication(gemm_plan::impl& p, MPI_Comm caller, const cuts& cut, const std::vector<int>& rank_of_label) {
   const gemm_communication asked = p.options.communication;
   const gemm_schedule& s = cut.s;
-  p.communication = asked;
-  if (asked == gemm_communication::automatic) p.communication = gemm_communication::two_sided;
+  p.stats.communication = asked;
+  if (asked == gemm_communication::automatic) p.stats.communication = gemm_communication::two_sided;
   if ((asked != gemm_communication::automatic && asked != gemm_communication::shared_memory) ||
       (s.grid_m == 1 && s.grid_n == 1))
     return;  // (no grid line with two ranks: nothing travels either way)
@@ -298,7 +298,7 @@ void choose_communication(gemm_plan::impl& p, MPI_Comm caller, const cuts& cut, 
       for (int i = 1; i < s.grid_m; ++i) one_node = one_node && node_of(i, j, l) == node_of(0, j, l);
   }
   if (one_node) {
-    p.communication = gemm_communication::shared_memory;
+    p.stats.communication = gemm_communication::shared_memory;
   } else if (asked == gemm_communication::shared_memory) {
     throw invalid_argument("gemm_communication::shared_memory: the schedule's grid " + std::to_string(s.grid_m) + "x" +
                            std::to_string(s.grid_n) + "x" + std::to_string(s.grid_k) +
@@ -357,7 +357,7 @@ void make_transforms(gemm_plan::impl& p) {
 // shared_memory panels, A and B that a grid line shares go into its window instead (make_shared_stores).
 void allocate_native_storage(gemm_plan::impl& p) {
   const auto eb = static_cast<std::int64_t>(p.element_bytes);
-  const bool shared = p.communication == gemm_communication::shared_memory && p.k > 0;
+  const bool shared = p.stats.communication == gemm_communication::shared_memory && p.k > 0;
   if (!shared || p.stats.schedule.grid_n == 1) p.a_store = gemm_detail::buffer(p.a_native.local_elements() * eb);
   if (!shared || p.stats.schedule.grid_m == 1) p.b_store = gemm_detail::buffer(p.b_native.local_elements() * eb);
   if (!p.c_in_place) p.c_store = gemm_detail::buffer(p.c_native.local_elements() * eb);
@@ -393,7 +393,6 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   const grid_placement placed = place_on_grid(*p, parts);
   take_position(*p, cut, placed.rank_of_label);
   choose_communication(*p, comm, cut, placed.rank_of_label);
-  p->stats.communication = p->communication;
   const part_orders mine = p->idle ? part_orders{} : gemm_detail::part_orders_at(cut, p->me);
   build_native_layouts(*p, parts, placed, mine);
   make_transforms(*p);
@@ -407,8 +406,8 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
     p->lay_out_rounds(cut, parts, mine);
     p->count_multiply_traffic();
   }
-  if (p->communication == gemm_communication::one_sided) p->make_panel_windows();
-  if (p->communication == gemm_communication::shared_memory) p->make_shared_stores();
+  if (p->stats.communication == gemm_communication::one_sided) p->make_panel_windows();
+  if (p->stats.communication == gemm_communication::shared_memory) p->make_shared_stores();
   return gemm_plan(std::move(p));
 }
 

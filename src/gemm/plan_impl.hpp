@@ -43,9 +43,9 @@ struct gemm_plan::impl {
   mutable gemm_detail::buffer a_store, b_store, c_store, accumulator, a_panels, b_panels;
   mutable gemm_execution_profile last_execution;
   MPI_Win a_window = MPI_WIN_NULL, b_window = MPI_WIN_NULL;
-  // shared_memory: the native A (B) of the ranks of this rank's grid row (column) in one node-shared window,
-  // held in a passive epoch (lock_all) for the plan's life; each member's segment, by position in the line.
-  gemm_communication communication = gemm_communication::two_sided;
+  // shared_memory (stats.communication): the native A (B) of the ranks of this rank's grid row (column) in one
+  // node-shared window, held in a passive epoch (lock_all) for the plan's life; each member's segment, by
+  // position in the line.
   MPI_Win a_shared = MPI_WIN_NULL, b_shared = MPI_WIN_NULL;
   bool a_shared_locked = false, b_shared_locked = false;
   std::vector<std::byte*> a_members, b_members;

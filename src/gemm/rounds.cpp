@@ -75,7 +75,7 @@ void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_de
   const auto rounds = static_cast<std::size_t>(s.rounds), seq_n = static_cast<std::size_t>(s.sequential_n);
   // shared_memory: the same offsets at every member of this rank's grid row (A) and column (B), whose storage
   // the multiply reads in place.
-  const bool shared = communication == gemm_communication::shared_memory;
+  const bool shared = stats.communication == gemm_communication::shared_memory;
   std::vector<std::vector<std::int64_t>> a_member_offsets, b_member_offsets;
   if (shared) {
     for (int x = 0; x < s.grid_n; ++x)
@@ -111,7 +111,7 @@ void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_de
         steps.push_back(std::move(step));
       }
     }
-  if (communication == gemm_communication::two_sided) {
+  if (stats.communication == gemm_communication::two_sided) {
     const auto prepare = [&](panel_gather& g) {
       g.gather = mpi::allgatherv_args(g.my_count, g.counts, g.displacements, mpi_type);
     };
@@ -148,7 +148,7 @@ void gemm_plan::impl::count_multiply_traffic() {
     if (line <= 1) return;
     t.bytes_received += g.total - g.my_count;
     t.bytes_sent += g.my_count * (line - 1);
-    if (communication == gemm_communication::shared_memory) return;
+    if (stats.communication == gemm_communication::shared_memory) return;
     t.messages_received += others_with_data(g.counts, g.my_count);
     t.messages_sent += g.my_count > 0 ? line - 1 : 0;
   };
@@ -299,9 +299,9 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
   last_execution.multiply = last_execution.panel_wait = last_execution.reduction = 0;
   if (idle || steps.empty()) return;
   const gemm_schedule& s = stats.schedule;
-  const bool shared = communication == gemm_communication::shared_memory;
+  const bool shared = stats.communication == gemm_communication::shared_memory;
   const bool gather_a = !shared && s.grid_n > 1, gather_b = !shared && s.grid_m > 1;
-  const bool one_sided = communication == gemm_communication::one_sided;
+  const bool one_sided = stats.communication == gemm_communication::one_sided;
   const int slots = options.overlap ? 2 : 1;
   const auto fence_all = [&](int assertions) {
     if (gather_a) REDIST_MPI_CHECK(MPI_Win_fence(assertions, a_window));
