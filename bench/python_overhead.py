@@ -18,22 +18,15 @@ ratio_unagreed the same with redist.set_argument_agreement(False) (no allreduce 
 JSON (stdout or --json FILE) and one SUMMARY line.
 """
 import argparse
-import json
 
 import numpy as np
 from mpi4py import MPI
 
 import redist
+from bench_report import emit_json, squarest_grid
 from redist import _redist
 
 comm = MPI.COMM_WORLD
-
-
-def grid_of(size):
-    p = int(np.sqrt(size))
-    while size % p:
-        p -= 1
-    return p, size // p
 
 
 def compare(python_call, cpp_loop, reps):
@@ -114,7 +107,7 @@ def main():
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--json", default="")
     args = parser.parse_args()
-    grid = grid_of(comm.size)
+    grid = squarest_grid(comm.size)
     rows = []
     for op in args.ops.split(","):
         if op not in CASES:
@@ -131,16 +124,11 @@ def main():
                          "overhead_seconds": best_py - best_cpp, "bytes_sent": bytes_sent})
     if comm.rank == 0:
         out = {"benchmark": "python_overhead", "ranks": comm.size, "grid": list(grid), "rows": rows}
-        text = json.dumps(out, indent=2)
-        if args.json:
-            with open(args.json, "w") as f:
-                f.write(text + "\n")
+        if emit_json(out, args.json, indent=2):
             for r in rows:
                 print(f"{r['operation']:9s} n={r['n']:7d}  python {r['python_seconds'] * 1e6:11.1f} us  "
                       f"unagreed {r['python_unagreed_seconds'] * 1e6:11.1f} us  C++ {r['cpp_seconds'] * 1e6:11.1f} us"
                       f"  ratio {r['ratio']:.3f} (unagreed {r['ratio_unagreed']:.3f})")
-        else:
-            print(text)
         print("SUMMARY python_overhead: Python / C++ time per call " +
               ", ".join(f"{r['operation']} n={r['n']}: {r['ratio']:.3f}x (+{r['overhead_seconds'] * 1e6:.1f} us)"
                         for r in rows) + f" on {comm.size} ranks")

@@ -13,7 +13,6 @@ index function once before timing. Times are the slowest rank's, median over rep
 time over redist's. Prints JSON (stdout or --json FILE) and one SUMMARY line.
 """
 import argparse
-import json
 import statistics
 
 import numpy as np
@@ -21,6 +20,7 @@ from mpi4py import MPI
 from mpi4py_fft.pencil import Pencil, Subcomm
 
 import redist
+from bench_report import emit_json
 
 comm = MPI.COMM_WORLD
 
@@ -117,12 +117,7 @@ def main():
               "process_grid": [c.Get_size() for c in subcomm],
               "cases": cases, "verified": all(c["verified"] for c in cases)}
     if comm.rank == 0:
-        text = json.dumps(result, indent=1)
-        if args.json:
-            with open(args.json, "w") as f:
-                f.write(text + "\n")
-        else:
-            print(text)
+        emit_json(result, args.json)
         print(f"SUMMARY reshape_python N={n} ranks={comm.size} (mpi4py-fft/redist): " +
               ", ".join(f"{c['case']} {c['mpi4py_fft_over_redist']:.2f}x" for c in cases) +
               "; input in a node buffer: " +

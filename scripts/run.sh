@@ -89,6 +89,8 @@ case "$what" in
     # The overhead benchmark must keep running (tiny sizes: this checks the program, not the figures).
     OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 2 "$venv/bin/python" "$root/bench/python_overhead.py" \
       --sizes 32 --gemm-sizes 16 --exchange-sizes 8 --reps 2 --json "$root/build/python_overhead_smoke.json" | tail -1
+    OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 2 "$venv/bin/python" "$root/bench/one_shot_window_reuse.py" \
+      --n 800 --rounds 2 --json "$root/build/one_shot_window_reuse_smoke.json" | tail -1
     # The agreement itself: a test that fails on one rank only must fail the run.
     if OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 2 "$venv/bin/python" -m pytest -q \
         "$root/python/tests/mpi_plugin_selftest.py" > "$root/build/pytest-selftest.log" 2>&1; then

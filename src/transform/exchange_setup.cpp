@@ -69,6 +69,17 @@ void transform_plan::impl::setup_exchange(MPI_Comm caller) {
   recv_on_node.assign(recvs.size(), 0);
   strategy = detail::resolve_strategy(*this, caller);
   executor = detail::make_executor(strategy, *this, caller);
+  if (executor == nullptr) {
+    // A one-shot plan that could only reuse cached windows found no room in some node's (agreed): point_to_point,
+    // whose set-up is cheaper than a new window for one execution.
+    send_on_node.assign(sends.size(), 0);
+    recv_on_node.assign(recvs.size(), 0);
+    stats.peers_on_node = 0;
+    stats.stream_chunk_bytes = 0;
+    stats.one_shot_choices = true;
+    strategy = exchange_strategy::point_to_point;
+    executor = detail::make_executor(strategy, *this, caller);
+  }
   stats.plan_exchange_seconds = started.elapsed();
   const seconds_since buffers_started;
   lay_out_private_buffers();

@@ -118,20 +118,32 @@ void node_arena::release(std::int64_t offset) {
   free_[begin] = size;
 }
 
-void reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, arena_segment& out) {
-  const int keyval = arena_keyval();
+namespace {
+cached_arena* arena_cached_on(MPI_Comm caller) {
   void* value = nullptr;
   int found = 0;
-  REDIST_MPI_CHECK(MPI_Comm_get_attr(caller, keyval, &value, &found));
-  auto* cached = found ? static_cast<cached_arena*>(value) : nullptr;
+  REDIST_MPI_CHECK(MPI_Comm_get_attr(caller, arena_keyval(), &value, &found));
+  return found ? static_cast<cached_arena*>(value) : nullptr;
+}
+}  // namespace
+
+bool node_arena_cached(MPI_Comm caller) {
+  const cached_arena* cached = arena_cached_on(caller);
+  return cached != nullptr && cached->arena != nullptr;
+}
+
+bool reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, arena_segment& out, bool may_create) {
+  const int keyval = arena_keyval();
+  auto* cached = arena_cached_on(caller);
   std::shared_ptr<node_arena> arena = cached ? cached->arena : nullptr;
   std::int64_t offset = arena && arena->node_size() == mpi::size(node) ? arena->reserve(bytes) : -1;
   // Every rank of the node must cut its segment from the same window.
   std::int64_t everyone_fits = offset >= 0 ? 1 : 0;
   REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &everyone_fits, 1, MPI_INT64_T, MPI_MIN, node));
+  if (everyone_fits != 1 && offset >= 0) arena->release(offset);
+  if (everyone_fits != 1 && !may_create) return false;
   out.reused = everyone_fits == 1;
   if (!out.reused) {
-    if (offset >= 0) arena->release(offset);
     // Room for a few more plans like this one: address space only until a plan touches its segment.
     arena = std::make_shared<node_arena>(node, std::max(4 * round_to_line(bytes), arena ? 2 * arena->bytes() : 0));
     if (cached) {
@@ -149,6 +161,7 @@ void reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, ar
   }
   out.arena = std::move(arena);
   out.offset = offset;
+  return true;
 }
 
 }  // namespace redist::detail

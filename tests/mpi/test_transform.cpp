@@ -347,8 +347,9 @@ static bool some_host_oversubscribed() {
 
 // `automatic` with one_shot weighs the shared window's set-up against one execution: between 1 MiB and
 // one_shot_window_bytes per rank (one_shot_window_bytes_oversubscribed where a host runs more ranks than it
-// has CPUs) a repeated plan takes shared_memory and a one-shot plan point_to_point. The choice is checked
-// against the rule on the agreed volume; both plans must give the reference result.
+// has CPUs) a repeated plan takes shared_memory and a one-shot plan point_to_point, as long as no window is cached
+// on the communicator (a fresh duplicate here). The choice is checked against the rule on the agreed volume; both
+// plans must give the reference result.
 TEST(Transform, OneShotAutomaticWeighsSetUp) {
   const int nranks = world_size(), me = world_rank();
   const bool oversubscribed = some_host_oversubscribed();
@@ -358,31 +359,133 @@ TEST(Transform, OneShotAutomaticWeighsSetUp) {
   for (const std::int64_t n : {1448, 2900}) {
     const auto [pb, pa] = paper_blocks(n, nranks);
     bool differed = false;
-    for (const bool one_shot : {false, true}) {
+    for (const bool one_shot : {true, false}) {
+      MPI_Comm comm;  // no window cached on it yet
+      MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+      {
+        job_data<double> d;
+        d.a_layout = block_cyclic(pa, me);
+        d.b_layout = block_cyclic(pb, me);
+        d.operation = op::transpose;
+        d.alpha = 1.0;
+        d.beta = 0.0;
+        fill(d, 5, 6, true);
+        transform_options opt;
+        opt.one_shot = one_shot;
+        auto plan = make_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+        const std::int64_t per_rank = global_sum(plan.statistics().bytes_sent) / nranks;
+        const std::int64_t shared_from =
+            !one_shot ? std::int64_t(1) << 20
+                      : oversubscribed ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
+        const exchange_strategy expected =
+            nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory : exchange_strategy::point_to_point;
+        EXPECT_EQ(plan.strategy(), expected)
+            << "n " << n << ", one_shot " << one_shot << ", " << per_rank << " bytes sent per rank";
+        differed = differed || (one_shot && nranks > 1 && per_rank >= (std::int64_t(1) << 20) &&
+                                plan.strategy() == exchange_strategy::point_to_point);
+        plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+        EXPECT_EQ(global_sum(count_errors(d)), 0) << "n " << n << ", one_shot " << one_shot;
+      }
+      MPI_Comm_free(&comm);
+    }
+    if (n == 1448 && nranks > 1) EXPECT_TRUE(differed);
+  }
+}
+
+// Where an earlier plan left a shared window on the communicator, a one-shot automatic plan from 1 MiB per rank
+// cuts its segment from it (no window to create) instead of taking point_to_point; where that window has no room
+// for it on some node, every rank falls back to point_to_point, also where other nodes found room. Every plan
+// must give the reference result, the one-shot plan executed twice.
+TEST(Transform, OneShotAutomaticReusesCachedWindow) {
+  const int nranks = world_size(), me = world_rank();
+  if (nranks < 2) GTEST_SKIP() << "needs node peers";
+  // The node of each rank, named by its lowest rank; the first node is rank 0's.
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &node);
+  int leader = me, node_size = 0;
+  MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node);
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  std::vector<int> leaders(static_cast<size_t>(nranks)), node_sizes(static_cast<size_t>(nranks));
+  MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  MPI_Allgather(&node_size, 1, MPI_INT, node_sizes.data(), 1, MPI_INT, MPI_COMM_WORLD);
+  std::vector<int> first_node;
+  bool peers_off_first_node = false;
+  for (int r = 0; r < nranks; ++r) {
+    if (leaders[static_cast<size_t>(r)] == 0) first_node.push_back(r);
+    else peers_off_first_node = peers_off_first_node || node_sizes[static_cast<size_t>(r)] > 1;
+  }
+  const auto first_node_count = static_cast<int>(first_node.size());
+
+  // 16 MiB of doubles: 1.7-8 MiB per rank, under either one-shot threshold.
+  const std::int64_t n = 1448;
+  const auto [pb, pa] = paper_blocks(n, nranks);
+  const auto [small_b, small_a] = paper_blocks(40, nranks);
+  // The window the earlier plan (explicitly shared_memory) leaves is 4x its segment on each rank: large (a plan
+  // like the one-shot one, repeated), small (a 40 x 40 matrix: the one-shot segment, 256 KiB chunks in up to
+  // 4 slots per node peer, does not fit), or large on the first node only (an n x n matrix moved from row blocks
+  // to column blocks among the first node's ranks: every pair of them exchanges n^2 / k^2 elements; the other
+  // nodes' windows hold headers only).
+  enum class earlier_window { large, small, large_on_first_node };
+  for (const earlier_window earlier_kind :
+       {earlier_window::large, earlier_window::small, earlier_window::large_on_first_node}) {
+    const int kind = static_cast<int>(earlier_kind);
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    {
+      job_data<double> first;
+      if (earlier_kind == earlier_window::large_on_first_node) {
+        const std::vector<std::int64_t> splits = even_splits(n, first_node_count), whole = {0, n};
+        first.a_layout = blocked(splits, whole, first_node, me);
+        first.b_layout = blocked(whole, splits, first_node, me);
+      } else {
+        const bool large = earlier_kind == earlier_window::large;
+        first.a_layout = block_cyclic(large ? pa : small_a, me);
+        first.b_layout = block_cyclic(large ? pb : small_b, me);
+      }
+      first.alpha = 1.0;
+      fill(first, 3, 4, true);
+      transform_options first_options;
+      first_options.strategy = exchange_strategy::shared_memory;
+      auto earlier = make_plan(comm, first.a_layout, first.b_layout, first.operation, element_type::f64, first_options);
+      earlier.execute(first.a.data(), first.b.data(), first.alpha, first.beta);
+      EXPECT_EQ(global_sum(count_errors(first)), 0) << "earlier window " << kind;
+
       job_data<double> d;
       d.a_layout = block_cyclic(pa, me);
       d.b_layout = block_cyclic(pb, me);
       d.operation = op::transpose;
-      d.alpha = 1.0;
-      d.beta = 0.0;
-      fill(d, 5, 6, true);
+      d.alpha = 2.0;
+      d.beta = 0.5;
+      fill(d, 5, 6, false);
       transform_options opt;
-      opt.one_shot = one_shot;
-      auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
-      const std::int64_t per_rank = global_sum(plan.statistics().bytes_sent) / nranks;
-      const std::int64_t shared_from =
-          !one_shot ? std::int64_t(1) << 20
-                    : oversubscribed ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
-      const exchange_strategy expected =
-          nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory : exchange_strategy::point_to_point;
-      EXPECT_EQ(plan.strategy(), expected)
-          << "n " << n << ", one_shot " << one_shot << ", " << per_rank << " bytes sent per rank";
-      differed = differed || (one_shot && nranks > 1 && per_rank >= (std::int64_t(1) << 20) &&
-                              plan.strategy() == exchange_strategy::point_to_point);
-      plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
-      EXPECT_EQ(global_sum(count_errors(d)), 0) << "n " << n << ", one_shot " << one_shot;
+      opt.one_shot = true;
+      auto plan = make_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+      const plan_statistics stats = plan.statistics();
+      const std::int64_t per_rank = global_sum(stats.bytes_sent) / nranks;
+      ASSERT_GE(per_rank, std::int64_t(1) << 20);
+      ASSERT_LT(per_rank, one_shot_window_bytes);
+      const bool reused = earlier_kind == earlier_window::large ||
+                          (earlier_kind == earlier_window::large_on_first_node && !peers_off_first_node);
+      if (me == 0)
+        std::printf("[ info ] earlier window %d: one-shot plan %s (first node %d of %d ranks)\n", kind,
+                    to_string(plan.strategy()), first_node_count, nranks);
+      if (reused) {
+        EXPECT_EQ(plan.strategy(), exchange_strategy::shared_memory) << "earlier window " << kind;
+        EXPECT_TRUE(stats.window_reused);
+      } else {
+        EXPECT_EQ(plan.strategy(), exchange_strategy::point_to_point) << "earlier window " << kind;
+        EXPECT_EQ(stats.peers_on_node, 0);
+        EXPECT_EQ(stats.window_bytes, 0);
+        EXPECT_TRUE(stats.one_shot_choices);
+      }
+      for (int execution = 0; execution < 2; ++execution) {
+        if (execution == 1) fill(d, 7, 8, false);
+        plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+        EXPECT_EQ(global_sum(count_errors(d)), 0) << "earlier window " << kind << ", execution " << execution;
+      }
     }
-    if (n == 1448 && nranks > 1) EXPECT_TRUE(differed);
+    MPI_Comm_free(&comm);
   }
 }
 

@@ -77,7 +77,10 @@ struct transform_options {
   // call of a key do): `automatic` then weighs set-up against that one execution. It takes point_to_point
   // below one_shot_window_bytes per rank (on average; one_shot_window_bytes_oversubscribed when some host runs
   // more ranks than it has CPUs), where a node communicator and a shared window cost more to create than they
-  // save in one execution, and otherwise what it takes for repeated executions. Must be the same on all ranks.
+  // save in one execution, and otherwise what it takes for repeated executions. Where an earlier plan left a
+  // shared window on the communicator (on every rank), it takes shared_memory from 1 MiB per rank as a repeated
+  // plan does, cutting its segment from that window; if some node finds no room there, point_to_point (agreed).
+  // Must be the same on all ranks.
   bool one_shot = false;
 };
 
@@ -155,7 +158,8 @@ struct plan_statistics : traffic_statistics {
   // MPI_Win_allocate_shared: src/transform/node_arena.cpp)
   bool window_reused = false;
   // transform_options::one_shot changed an automatic choice of this rank's plan (point_to_point below the window
-  // threshold; smaller stream chunks on an oversubscribed node): a plan for repeated executions would differ.
+  // threshold or for want of room in the cached window; smaller stream chunks on an oversubscribed node): a plan
+  // for repeated executions would differ.
   bool one_shot_choices = false;
   std::int64_t stream_chunk_bytes = 0;  // shared_memory: the chunk size in use (options' or automatic)
   // Where this rank's make_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot

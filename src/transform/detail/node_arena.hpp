@@ -59,7 +59,13 @@ struct arena_segment {
 
 // Reserves `bytes` in the arena cached on `caller` for this rank's node (`node`: the ranks of caller sharing it),
 // or, when some rank of the node finds no room there, in a new arena (4 times the request, at least twice the
-// old arena) that replaces it in the cache. Collective over `node`.
-void reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, arena_segment& out);
+// old arena) that replaces it in the cache. With `may_create` false no new arena is made: then it returns false,
+// alike on every rank of the node, and `out` stays empty. Collective over `node`.
+bool reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, arena_segment& out,
+                          bool may_create = true);
+
+// Local, no communication: whether an earlier plan left an arena cached on `caller` (a plan may then find room in
+// it at the cost of a node allreduce instead of a new window).
+bool node_arena_cached(MPI_Comm caller);
 
 }  // namespace redist::detail

@@ -35,6 +35,9 @@ struct transform_plan::impl {
   int nranks = 1;
   transform_options options;
   exchange_strategy strategy = exchange_strategy::point_to_point;  // resolved (never automatic)
+  // A one-shot automatic plan that took shared_memory only because a window is cached on its communicator: it
+  // streams through that window or, where some node finds no room there, falls back to point_to_point (agreed).
+  bool reuses_window_only = false;
   std::vector<job_description> jobs;         // matrix jobs (make_plan); empty for make_reshape_plan
   std::vector<reshape_job> reshape_jobs;     // every job in the engine's N-d form
   std::vector<detail::job_plan> job_plans;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "redist/error.hpp"
+#include "../detail/node_arena.hpp"
 #include "strategy.hpp"
 
 namespace redist::detail {
@@ -30,16 +31,22 @@ exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller) 
   if (plan.options.strategy != exchange_strategy::automatic) return plan.options.strategy;
   // Shared memory saves two copies per byte when peers share the node; it pays off once messages are large enough
   // to amortise the two node barriers, and for a single execution once they are large enough to amortise the
-  // window's creation too. Decided collectively so that all ranks agree.
-  std::int64_t total = 0;
-  REDIST_MPI_CHECK(mpi::allreduce_yielding(&plan.send_bytes, &total, 1, MPI_INT64_T, MPI_SUM, plan.comm.get()));
-  const std::int64_t per_rank = total / std::max(plan.nranks, 1);
-  std::int64_t shared_from = std::int64_t(1) << 20;
+  // window's creation too, unless an earlier plan left a window on this communicator that the plan can cut its
+  // segment from. Decided collectively so that all ranks agree: the bytes summed, and how many ranks have no window.
+  std::int64_t mine[2] = {plan.send_bytes, node_arena_cached(caller) ? 0 : 1}, total[2] = {0, 0};
+  REDIST_MPI_CHECK(mpi::allreduce_yielding(mine, total, 2, MPI_INT64_T, MPI_SUM, plan.comm.get()));
+  const std::int64_t per_rank = total[0] / std::max(plan.nranks, 1);
+  constexpr std::int64_t repeated_from = std::int64_t(1) << 20;
+  std::int64_t shared_from = repeated_from;
   if (plan.options.one_shot && plan.nranks > 1)
     shared_from = mpi::hosts_oversubscribed(caller) ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
-  const exchange_strategy chosen = plan.nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory
-                                                                              : exchange_strategy::point_to_point;
-  plan.stats.one_shot_choices = chosen == exchange_strategy::point_to_point && per_rank >= (std::int64_t(1) << 20);
+  exchange_strategy chosen = plan.nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory
+                                                                        : exchange_strategy::point_to_point;
+  if (chosen == exchange_strategy::point_to_point && plan.nranks > 1 && per_rank >= repeated_from && total[1] == 0) {
+    chosen = exchange_strategy::shared_memory;
+    plan.reuses_window_only = true;
+  }
+  plan.stats.one_shot_choices = chosen == exchange_strategy::point_to_point && per_rank >= repeated_from;
   return chosen;
 }
 

@@ -102,6 +102,9 @@ void store_release(std::int64_t* counter, std::int64_t value) { __atomic_store_n
 class shared_memory_executor final : public transform_executor {
  public:
   shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller);
+  // Not set up: the plan may only reuse cached windows (transform_plan::impl::reuses_window_only) and some node
+  // found no room in its own (agreed over the plan's communicator).
+  bool declined = false;
   // Publishes where this rank's B of each job is (window header); the minima decide which jobs node peers read in
   // place.
   std::vector<std::uint64_t> before_agreement(const std::vector<job_buffers>* buffers) const override;
@@ -292,7 +295,17 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
   for (const tile& t : plan.local_tiles)
     cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], 16 * chunk_elements(t), local_pieces);
 
-  reserve_node_segment(caller, node_comm.get(), segment_bytes, segment);
+  const bool reserved = reserve_node_segment(caller, node_comm.get(), segment_bytes, segment, !plan.reuses_window_only);
+  if (plan.reuses_window_only) {
+    // The plan may not make a window: it streams where every node found room in its cached one, or nowhere (the
+    // segments reserved go back with this executor).
+    std::int64_t missing = reserved ? 0 : 1;
+    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &missing, 1, MPI_INT64_T, MPI_MAX, plan.comm.get()));
+    if (missing != 0) {
+      declined = true;
+      return;
+    }
+  }
   window = segment.arena->window();
   std::byte* base = segment.arena->segment(node_rank) + segment.offset;
   // Touched here so that page faults are paid by planning, not by the first execution; counters start at 0.
@@ -519,7 +532,9 @@ void shared_memory_executor::locate_peer_sources(const std::byte* peer_segment_b
 }  // namespace
 
 std::unique_ptr<transform_executor> make_shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller) {
-  return std::make_unique<shared_memory_executor>(plan, caller);
+  auto executor = std::make_unique<shared_memory_executor>(plan, caller);
+  if (executor->declined) return nullptr;
+  return executor;
 }
 
 }  // namespace redist::detail

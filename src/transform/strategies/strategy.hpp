@@ -31,7 +31,8 @@ class transform_executor {
 // The automatic choice (collective): shared_memory or point_to_point by message volume; any other value as is.
 exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller);
 // The registry: the executor of a resolved strategy, set up (collective). caller: the communicator make_plan was
-// given (node-level state is cached on it).
+// given (node-level state is cached on it). Null, on every rank, where a plan that may only reuse cached windows
+// (transform_plan::impl::reuses_window_only) found no room in some node's.
 std::unique_ptr<transform_executor> make_executor(exchange_strategy strategy, transform_plan::impl& plan,
                                                   MPI_Comm caller);
 
