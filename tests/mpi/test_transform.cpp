@@ -345,6 +345,19 @@ static bool some_host_oversubscribed() {
   return false;
 }
 
+// The one-shot tests' job: A = alpha B^T + beta A, both block-cyclic as paper_blocks gives them.
+static job_data<double> transpose_job(const block_cyclic_params& pa, const block_cyclic_params& pb, int me, double alpha,
+                                      double beta, bool nan_in_a) {
+  job_data<double> d;
+  d.a_layout = block_cyclic(pa, me);
+  d.b_layout = block_cyclic(pb, me);
+  d.operation = op::transpose;
+  d.alpha = alpha;
+  d.beta = beta;
+  fill(d, 5, 6, nan_in_a);
+  return d;
+}
+
 // `automatic` with one_shot weighs the shared window's set-up against one execution: between 1 MiB and
 // one_shot_window_bytes per rank (one_shot_window_bytes_oversubscribed where a host runs more ranks than it
 // has CPUs) a repeated plan takes shared_memory and a one-shot plan point_to_point, as long as no window is cached
@@ -363,13 +376,7 @@ TEST(Transform, OneShotAutomaticWeighsSetUp) {
       MPI_Comm comm;  // no window cached on it yet
       MPI_Comm_dup(MPI_COMM_WORLD, &comm);
       {
-        job_data<double> d;
-        d.a_layout = block_cyclic(pa, me);
-        d.b_layout = block_cyclic(pb, me);
-        d.operation = op::transpose;
-        d.alpha = 1.0;
-        d.beta = 0.0;
-        fill(d, 5, 6, true);
+        job_data<double> d = transpose_job(pa, pb, me, 1.0, 0.0, true);
         transform_options opt;
         opt.one_shot = one_shot;
         auto plan = make_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
@@ -451,13 +458,7 @@ TEST(Transform, OneShotAutomaticReusesCachedWindow) {
       earlier.execute(first.a.data(), first.b.data(), first.alpha, first.beta);
       EXPECT_EQ(global_sum(count_errors(first)), 0) << "earlier window " << kind;
 
-      job_data<double> d;
-      d.a_layout = block_cyclic(pa, me);
-      d.b_layout = block_cyclic(pb, me);
-      d.operation = op::transpose;
-      d.alpha = 2.0;
-      d.beta = 0.5;
-      fill(d, 5, 6, false);
+      job_data<double> d = transpose_job(pa, pb, me, 2.0, 0.5, false);
       transform_options opt;
       opt.one_shot = true;
       auto plan = make_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
