@@ -19,8 +19,9 @@
 // rank by the multiply and the paper's I/O vs the Eq. 33 lower bound, bytes moved by the layout transforms,
 // and flop rate per rank as a percentage of the single-rank BLAS rate measured in the same run (every rank
 // multiplying a 1500^3 local problem at once), and where a plan execution spends its time
-// (redist_phase_seconds: transforms in and out, BLAS, panel waits, reduction; gemm_execution_profile). Both
-// results are compared element by element.
+// (redist_phase_seconds: transforms in and out, BLAS, panel waits, reduction; gemm_execution_profile) and how
+// long that plan took to make, step by step (redist_planning_seconds; gemm_planning_profile). Both results are
+// compared element by element.
 // Output: JSON (stdout, or --json FILE with a table on stdout), then one SUMMARY line. Exit status 1 when a
 // verification fails, 2 on errors.
 #include <mpi.h>
@@ -155,6 +156,7 @@ struct result {
   double max_difference = 0;
   redist::gemm_statistics stats;
   redist::gemm_execution_profile phases;    // max over ranks of each phase of the plan's second execution
+  redist::gemm_planning_profile planning;   // max over ranks of each step of that plan's make_gemm_plan
   std::int64_t transform_bytes_max = 0;     // max over ranks of bytes sent by the transforms in and out
   std::int64_t multiply_bytes_max = 0;      // max over ranks of bytes received in the multiply
   double scalapack_elements_per_rank = 0;   // SUMMA on the P x Q grid: panels of A and B a rank receives
@@ -249,6 +251,10 @@ result run_shape(const blacs_grid& grid, const cosma_library& cosma, const shape
   double phases[6] = {last.transform_in, last.multiply, last.panel_wait, last.reduction, last.transform_out, last.total};
   MPI_Allreduce(MPI_IN_PLACE, phases, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   out.phases = {phases[0], phases[1], phases[2], phases[3], phases[4], phases[5]};
+  const redist::gemm_planning_profile& g = out.stats.planning;
+  double steps[7] = {g.agreement, g.placement, g.transforms, g.storage, g.grid_lines, g.rounds, g.total};
+  MPI_Allreduce(MPI_IN_PLACE, steps, 7, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  out.planning = {steps[0], steps[1], steps[2], steps[3], steps[4], steps[5], steps[6]};
   const std::int64_t transform_bytes = out.stats.transform_in.bytes_sent + out.stats.transform_out.bytes_sent;
   MPI_Allreduce(&transform_bytes, &out.transform_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&out.stats.multiply.bytes_received, &out.multiply_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -342,6 +348,15 @@ int main(int argc, char** argv) {
         json.field("reduction", r.phases.reduction);
         json.field("transform_out", r.phases.transform_out);
         json.field("total", r.phases.total);
+        json.end_object();
+        json.key("redist_planning_seconds").begin_object();
+        json.field("agreement", r.planning.agreement);
+        json.field("placement", r.planning.placement);
+        json.field("transforms", r.planning.transforms);
+        json.field("storage", r.planning.storage);
+        json.field("grid_lines", r.planning.grid_lines);
+        json.field("rounds", r.planning.rounds);
+        json.field("total", r.planning.total);
         json.end_object();
         json.field("mismatches", r.mismatches);
         json.field("max_difference", r.max_difference);

@@ -26,6 +26,16 @@ nb::dict gemm_statistics_dict(const gemm_statistics& s) {
   d["communication"] = std::string(to_string(s.communication));
   d["relabel_volume_before"] = s.relabel_volume_before;
   d["relabel_volume_after"] = s.relabel_volume_after;
+  const gemm_planning_profile& g = s.planning;
+  nb::dict planning;
+  planning["agreement"] = g.agreement;
+  planning["placement"] = g.placement;
+  planning["transforms"] = g.transforms;
+  planning["storage"] = g.storage;
+  planning["grid_lines"] = g.grid_lines;
+  planning["rounds"] = g.rounds;
+  planning["total"] = g.total;
+  d["planning"] = planning;
   const gemm_execution_profile& e = s.last_execution;
   nb::dict last;
   last["transform_in"] = e.transform_in;
@@ -82,7 +92,7 @@ void register_gemm(nb::module_& m) {
            "This rank's view of the plan: schedule (grid, rounds, memory, communicated elements, lower bound, as a "
            "dict), schedule_summary, idle, position (m, n, k), multiply (bytes_sent, bytes_received, messages_sent, messages_received, bytes_local), transform_in, "
            "transform_out (TransformPlan.statistics dicts), c_in_place, communication (how panels travel: 'auto' resolved), "
-           "relabel_volume_before/after, last_execution (seconds per phase).");
+           "relabel_volume_before/after, planning and last_execution (seconds per phase).");
 
   m.def(
       "_gemm_execute_repeatedly",

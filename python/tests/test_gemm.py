@@ -97,6 +97,10 @@ def test_plan_is_reusable_and_reports_its_schedule():
     parts = ("transform_in", "multiply", "panel_wait", "reduction", "transform_out")
     assert all(last[p] >= 0 for p in parts) and last["total"] > 0
     assert sum(last[p] for p in parts) <= last["total"] * (1 + 1e-9)
+    planning = stats["planning"]
+    steps = ("agreement", "placement", "transforms", "storage", "grid_lines", "rounds")
+    assert all(planning[s] >= 0 for s in steps) and planning["agreement"] > 0
+    assert sum(planning[s] for s in steps) <= planning["total"] * (1 + 1e-9)
 
 
 def test_gemm_errors_raise_clearly():

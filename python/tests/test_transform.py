@@ -116,23 +116,31 @@ def test_statistics_account_for_every_byte():
 
 def test_one_shot_auto_weighs_set_up_against_one_execution():
     # 1024 x 1024 doubles from row blocks to column blocks: every rank sends (P - 1) / P of its 8 / P MiB, at
-    # least 1 MiB per rank up to 4 ranks; a repeated plan then streams through a window, a one-shot one not.
+    # least 1 MiB per rank up to 4 ranks; a repeated plan then streams through a window, a one-shot one not as
+    # long as no window is cached on the communicator (a fresh duplicate), and through the cached one after.
     n = 1024
     # A one-shot plan's threshold is higher where some host runs more ranks than it has CPUs.
     hosts = comm.allgather((MPI.Get_processor_name(), os.cpu_count()))
     oversubscribed = any(sum(h == name for h, _ in hosts) > cpus for name, cpus in hosts)
     b_layout = redist.block_cyclic(n, n, n // comm.size, n, (comm.size, 1), comm.rank)
     a_layout = redist.block_cyclic(n, n, n, n // comm.size, (1, comm.size), comm.rank)
-    for one_shot in (False, True):
-        plan = redist.make_plan(comm, a_layout, b_layout, "N", np.float64, one_shot=one_shot)
-        per_rank = comm.allreduce(plan.statistics()["bytes_sent"]) // comm.size
-        shared_from = (32 << 20 if oversubscribed else 12 << 20) if one_shot else 1 << 20
-        expected = "shared_memory" if comm.size > 1 and per_rank >= shared_from else "point_to_point"
-        assert plan.strategy == expected, (one_shot, per_rank)
-        b_global = global_matrix(n, n, np.float64, salt=7)
-        a = a_layout.empty()
-        plan.execute(a, scatter(b_layout, b_global))
-        assert np.array_equal(gather(comm, a_layout, a), b_global)
+    fresh = comm.Dup()
+    try:
+        for one_shot, window_cached in ((True, False), (False, False), (True, True)):
+            plan = redist.make_plan(fresh, a_layout, b_layout, "N", np.float64, one_shot=one_shot)
+            per_rank = comm.allreduce(plan.statistics()["bytes_sent"]) // comm.size
+            shared_from = (32 << 20 if oversubscribed else 12 << 20) if one_shot and not window_cached else 1 << 20
+            expected = "shared_memory" if comm.size > 1 and per_rank >= shared_from else "point_to_point"
+            assert plan.strategy == expected, (one_shot, window_cached, per_rank)
+            if plan.strategy == "shared_memory":
+                assert plan.statistics()["window_reused"] == window_cached
+            b_global = global_matrix(n, n, np.float64, salt=7)
+            a = a_layout.empty()
+            plan.execute(a, scatter(b_layout, b_global))
+            assert np.array_equal(gather(comm, a_layout, a), b_global)
+            del plan
+    finally:
+        fresh.Free()
 
 
 def test_relabel_targets_returns_a_permutation_and_usable_layouts():

@@ -318,13 +318,15 @@ void build_native_layouts(gemm_plan::impl& p, const native_parts& parts, const g
 }
 
 // Step 5. The transforms into and out of the native layouts (collective; they validate the user's layouts
-// and agree on errors themselves).
-void make_transforms(gemm_plan::impl& p) {
+// and agree on errors themselves). Made from the caller's communicator, whose ranks the plan's duplicate
+// shares: the node communicator and shared window they stream through are cached there, for every later plan on
+// it (the gemm plans of a ScaLAPACK context, its p?gemr2d and p?tran plans) instead of made anew per plan.
+void make_transforms(gemm_plan::impl& p, MPI_Comm caller) {
   const MPI_Comm dup = p.comm.get();
   const gemm_description& d = p.description;
   const bool moves_inputs = p.k > 0;
   if (moves_inputs) {
-    p.into_native = make_plan(dup,
+    p.into_native = make_plan(caller,
                               {job_description{p.a_native, d.a, d.op_a, d.type},
                                job_description{p.b_native, d.b, d.op_b, d.type}},
                               p.options.transform);
@@ -347,14 +349,14 @@ void make_transforms(gemm_plan::impl& p) {
   }
   p.stats.c_in_place = p.c_in_place;
   if (!p.c_in_place) {
-    p.out_of_native = make_plan(dup, d.c, p.c_native, op::identity, d.type, p.options.transform);
+    p.out_of_native = make_plan(caller, d.c, p.c_native, op::identity, d.type, p.options.transform);
     p.has_out = true;
     p.stats.transform_out = p.out_of_native.statistics();
   }
 }
 
 // Step 6. Native storage, allocated once for every execution; C's is zeroed, as it stays when k == 0. With
-// shared_memory panels, A and B that a grid line shares go into its window instead (make_shared_stores).
+// shared_memory panels, A and B that a grid line shares go into the node's window instead (make_shared_stores).
 void allocate_native_storage(gemm_plan::impl& p) {
   const auto eb = static_cast<std::int64_t>(p.element_bytes);
   const bool shared = p.stats.communication == gemm_communication::shared_memory && p.k > 0;
@@ -365,25 +367,36 @@ void allocate_native_storage(gemm_plan::impl& p) {
 }
 
 // Step 7. The grid lines the panels travel along and C is summed over (idle ranks take part in the splits
-// only).
+// only). A line along a dimension of extent 1 holds one rank and carries nothing: it is not split (the schedule
+// is agreed, so every rank skips the same splits; each is a collective over the plan's communicator).
 void split_grid_lines(gemm_plan::impl& p) {
   const gemm_schedule& s = p.stats.schedule;
   const gemm_detail::grid_coordinates at = p.me;
-  const auto split = [&](int color, int key) {
+  const auto split = [&](int extent, int color, int key) {
     MPI_Comm line = MPI_COMM_NULL;
-    REDIST_MPI_CHECK(MPI_Comm_split(p.comm.get(), p.idle ? MPI_UNDEFINED : color, key, &line));
+    if (extent > 1) REDIST_MPI_CHECK(MPI_Comm_split(p.comm.get(), p.idle ? MPI_UNDEFINED : color, key, &line));
     return mpi::comm_handle(line);
   };
-  p.row_comm = split(at.i * s.grid_k + at.l, at.j);
-  p.col_comm = split(at.j * s.grid_k + at.l, at.i);
-  p.layer_comm = split(at.i * s.grid_n + at.j, at.l);
+  p.row_comm = split(s.grid_n, at.i * s.grid_k + at.l, at.j);
+  p.col_comm = split(s.grid_m, at.j * s.grid_k + at.l, at.i);
+  p.layer_comm = split(s.grid_k, at.i * s.grid_n + at.j, at.l);
 }
 
 }  // namespace
 
 gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options) {
+  const seconds_since started;
+  seconds_since step;
   auto p = std::make_unique<gemm_plan::impl>();
+  gemm_planning_profile& planning = p->stats.planning;
+  // Each step's time, and all of it so far, as each step ends.
+  const auto took = [&](double& part) {
+    part = step.elapsed();
+    step = seconds_since();
+    planning.total = started.elapsed();
+  };
   agree_on_problem(comm, *p, description, options);
+  took(planning.agreement);
   p->description = std::move(description);
   p->options = options;
   if (p->m == 0 || p->n == 0) return gemm_plan(std::move(p));  // C has no element: nothing to do
@@ -393,11 +406,15 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   const grid_placement placed = place_on_grid(*p, parts);
   take_position(*p, cut, placed.rank_of_label);
   choose_communication(*p, comm, cut, placed.rank_of_label);
+  took(planning.placement);
   const part_orders mine = p->idle ? part_orders{} : gemm_detail::part_orders_at(cut, p->me);
   build_native_layouts(*p, parts, placed, mine);
-  make_transforms(*p);
+  make_transforms(*p, comm);
+  took(planning.transforms);
   allocate_native_storage(*p);
+  took(planning.storage);
   split_grid_lines(*p);
+  took(planning.grid_lines);
   if (p->k == 0) return gemm_plan(std::move(p));  // nothing to multiply: the transform out writes beta * C
 
   // Steps 8 to 10 (rounds.cpp): the round loop, the statistics' counts of its traffic, and the one-sided or
@@ -407,7 +424,8 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
     p->count_multiply_traffic();
   }
   if (p->stats.communication == gemm_communication::one_sided) p->make_panel_windows();
-  if (p->stats.communication == gemm_communication::shared_memory) p->make_shared_stores();
+  if (p->stats.communication == gemm_communication::shared_memory) p->make_shared_stores(comm);
+  took(planning.rounds);
   return gemm_plan(std::move(p));
 }
 

@@ -34,6 +34,7 @@ struct gemm_plan::impl {
   // The multiply (this rank's part; empty when idle).
   bool idle = true;
   gemm_detail::grid_coordinates me;
+  // Null on idle ranks and along a grid dimension of extent 1 (nothing travels there).
   mpi::comm_handle row_comm;    // ranks (i, *, l): gather op(A) panels
   mpi::comm_handle col_comm;    // ranks (*, j, l): gather op(B) panels
   mpi::comm_handle layer_comm;  // ranks (i, j, *): sum C along k
@@ -43,21 +44,21 @@ struct gemm_plan::impl {
   mutable gemm_detail::buffer a_store, b_store, c_store, accumulator, a_panels, b_panels;
   mutable gemm_execution_profile last_execution;
   MPI_Win a_window = MPI_WIN_NULL, b_window = MPI_WIN_NULL;
-  // shared_memory (stats.communication): the native A (B) of the ranks of this rank's grid row (column) in one
-  // node-shared window, held in a passive epoch (lock_all) for the plan's life; each member's segment, by
-  // position in the line.
-  MPI_Win a_shared = MPI_WIN_NULL, b_shared = MPI_WIN_NULL;
-  bool a_shared_locked = false, b_shared_locked = false;
+  // shared_memory (stats.communication): the native A and B of every rank of the node in one node-shared window
+  // (a rank's segment: its A where its grid row shares A, then its B where its column shares B), held in a passive
+  // epoch (lock_all) for the plan's life. a_members (b_members): where each member of this rank's grid row
+  // (column) keeps its A (B), by position in the line.
+  MPI_Win native_shared = MPI_WIN_NULL;
+  bool native_shared_locked = false;
+  bool shares_a = false, shares_b = false;  // this rank's row reads A in place (grid_n > 1), its column B
   std::vector<std::byte*> a_members, b_members;
 
   ~impl() {
     if (mpi::finalized()) return;
     if (a_window != MPI_WIN_NULL) MPI_Win_free(&a_window);
     if (b_window != MPI_WIN_NULL) MPI_Win_free(&b_window);
-    if (a_shared_locked) MPI_Win_unlock_all(a_shared);
-    if (b_shared_locked) MPI_Win_unlock_all(b_shared);
-    if (a_shared != MPI_WIN_NULL) MPI_Win_free(&a_shared);
-    if (b_shared != MPI_WIN_NULL) MPI_Win_free(&b_shared);
+    if (native_shared_locked) MPI_Win_unlock_all(native_shared);
+    if (native_shared != MPI_WIN_NULL) MPI_Win_free(&native_shared);
   }
 
   std::byte* at(gemm_detail::buffer& b, std::int64_t elements) const {
@@ -72,8 +73,9 @@ struct gemm_plan::impl {
   void count_multiply_traffic();
   // Plan time, collective over comm: the one-sided panel windows.
   void make_panel_windows();
-  // Plan time, collective over comm: the node-shared windows that hold the native A and B (shared_memory).
-  void make_shared_stores();
+  // Plan time, collective over comm: the node-shared window that holds the native A and B (shared_memory).
+  // caller: the communicator make_gemm_plan was given (its node communicator is cached there).
+  void make_shared_stores(MPI_Comm caller);
 
   // Fills last_execution's multiply, panel_wait and reduction. `c` and beta: the user's C (c_in_place only).
   void multiply(void* c, scalar alpha, scalar beta) const;

@@ -189,47 +189,67 @@ void gemm_plan::impl::make_panel_windows() {
   windows.conclude();
 }
 
-void gemm_plan::impl::make_shared_stores() {
+void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
   const gemm_schedule& s = stats.schedule;
   const auto eb = static_cast<std::int64_t>(element_bytes);
-  const auto share = [&](MPI_Comm line, bool needed, std::int64_t bytes, MPI_Win& window, bool& locked, buffer& store,
-                         std::vector<std::byte*>& members) {
-    if (!needed || line == MPI_COMM_NULL) return;
+  shares_a = s.grid_n > 1 && row_comm.get() != MPI_COMM_NULL;
+  shares_b = s.grid_m > 1 && col_comm.get() != MPI_COMM_NULL;
+  const std::int64_t a_bytes = shares_a ? a_native.local_elements() * eb : 0;
+  const std::int64_t b_bytes = shares_b ? b_native.local_elements() * eb : 0;
+  const std::int64_t b_offset = (a_bytes + 63) / 64 * 64;  // B on its own cache lines
+  // One window over the node for both (every grid line lies on one node: choose_communication), one creation
+  // instead of one per row and one per column. The node communicator was split when the choice was made; each
+  // member's B offset is gathered over it (outside the agreement: collective calls in a row).
+  const MPI_Comm node = mpi::node_communicator(caller);
+  std::vector<std::int64_t> b_offsets(static_cast<std::size_t>(mpi::size(node)));
+  MPI_Request gathered = MPI_REQUEST_NULL;
+  REDIST_MPI_CHECK(MPI_Iallgather(&b_offset, 1, MPI_INT64_T, b_offsets.data(), 1, MPI_INT64_T, node, &gathered));
+  REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
+  void* base = nullptr;
+  mpi::agreement windows(comm.get());
+  windows.collective([&] {
     // Each rank's segment on its own pages (first touch by its owner: near it on a NUMA node).
-    // (Nothing may throw before the collective call: the line's other ranks would wait in it.)
+    // (Nothing may throw before the collective call: the node's other ranks would wait in it.)
     MPI_Info info = MPI_INFO_NULL;
     if (MPI_Info_create(&info) == MPI_SUCCESS) MPI_Info_set(info, "alloc_shared_noncontig", "true");
     else info = MPI_INFO_NULL;
-    void* base = nullptr;
     MPI_Win made = MPI_WIN_NULL;
-    const int created = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), static_cast<int>(element_bytes), info, line,
-                                                &base, &made);
+    const int created = MPI_Win_allocate_shared(static_cast<MPI_Aint>(b_offset + b_bytes), 1, info, node, &base, &made);
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-    // Owned before the checks, as the panel windows: every member frees it, also when one of them fails here.
-    window = made;
-    mpi::check(created, "MPI_Win_allocate_shared(native storage, grid line)");
-    REDIST_MPI_CHECK(MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN));
+    // Owned before the checks, as the panel windows: every rank frees it, also when one of them fails here.
+    native_shared = made;
+    mpi::check(created, "MPI_Win_allocate_shared(native A and B, node)");
+    REDIST_MPI_CHECK(MPI_Win_set_errhandler(native_shared, MPI_ERRORS_RETURN));
     // One passive epoch for the plan's life (closed by the destructor): loads and MPI_Win_sync need one.
-    const int epoch = MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
-    locked = epoch == MPI_SUCCESS;
+    const int epoch = MPI_Win_lock_all(MPI_MODE_NOCHECK, native_shared);
+    native_shared_locked = epoch == MPI_SUCCESS;
     mpi::check(epoch, "MPI_Win_lock_all(native storage)");
-    store = buffer::view(static_cast<std::byte*>(base), bytes);
-    for (int x = 0; x < mpi::size(line); ++x) {
-      MPI_Aint size = 0;
-      int unit = 0;
-      void* at_member = nullptr;
-      REDIST_MPI_CHECK(MPI_Win_shared_query(made, x, &size, &unit, &at_member));
-      members.push_back(static_cast<std::byte*>(at_member));
-    }
-  };
-  mpi::agreement windows(comm.get());
-  windows.collective([&] {
-    share(row_comm.get(), s.grid_n > 1, a_native.local_elements() * eb, a_shared, a_shared_locked, a_store, a_members);
-  });
-  windows.collective([&] {
-    share(col_comm.get(), s.grid_m > 1, b_native.local_elements() * eb, b_shared, b_shared_locked, b_store, b_members);
   });
   windows.conclude();
+  if (shares_a) a_store = buffer::view(static_cast<std::byte*>(base), a_bytes);
+  if (shares_b) b_store = buffer::view(static_cast<std::byte*>(base) + b_offset, b_bytes);
+  // Where each member of a line keeps its part: its node rank's segment (at 0 for A, at its B offset for B).
+  MPI_Group node_group;
+  REDIST_MPI_CHECK(MPI_Comm_group(node, &node_group));
+  const auto locate = [&](MPI_Comm line, bool b_part, std::vector<std::byte*>& members) {
+    MPI_Group line_group;
+    REDIST_MPI_CHECK(MPI_Comm_group(line, &line_group));
+    const int count = mpi::size(line);
+    std::vector<int> line_ranks(static_cast<std::size_t>(count)), node_ranks(line_ranks.size());
+    for (int x = 0; x < count; ++x) line_ranks[static_cast<std::size_t>(x)] = x;
+    REDIST_MPI_CHECK(MPI_Group_translate_ranks(line_group, count, line_ranks.data(), node_group, node_ranks.data()));
+    REDIST_MPI_CHECK(MPI_Group_free(&line_group));
+    for (const int r : node_ranks) {
+      MPI_Aint size = 0;
+      int unit = 0;
+      void* segment = nullptr;
+      REDIST_MPI_CHECK(MPI_Win_shared_query(native_shared, r, &size, &unit, &segment));
+      members.push_back(static_cast<std::byte*>(segment) + (b_part ? b_offsets[static_cast<std::size_t>(r)] : 0));
+    }
+  };
+  if (shares_a) locate(row_comm.get(), false, a_members);
+  if (shares_b) locate(col_comm.get(), true, b_members);
+  REDIST_MPI_CHECK(MPI_Group_free(&node_group));
 }
 
 void gemm_plan::impl::start_gather(const round_step& step, int slot, std::vector<MPI_Request>& requests) const {
@@ -332,12 +352,10 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
   // below closes the multiply.
   const auto line_barriers = [&] {
     const seconds_since waiting;
-    for (MPI_Win w : {a_shared, b_shared})
-      if (w != MPI_WIN_NULL) REDIST_MPI_CHECK(MPI_Win_sync(w));
-    if (a_shared != MPI_WIN_NULL) REDIST_MPI_CHECK(mpi::barrier_yielding(row_comm.get()));
-    if (b_shared != MPI_WIN_NULL) REDIST_MPI_CHECK(mpi::barrier_yielding(col_comm.get()));
-    for (MPI_Win w : {a_shared, b_shared})
-      if (w != MPI_WIN_NULL) REDIST_MPI_CHECK(MPI_Win_sync(w));
+    REDIST_MPI_CHECK(MPI_Win_sync(native_shared));
+    if (shares_a) REDIST_MPI_CHECK(mpi::barrier_yielding(row_comm.get()));
+    if (shares_b) REDIST_MPI_CHECK(mpi::barrier_yielding(col_comm.get()));
+    REDIST_MPI_CHECK(MPI_Win_sync(native_shared));
     last_execution.panel_wait += waiting.elapsed();
   };
   if (shared) line_barriers();

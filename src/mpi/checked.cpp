@@ -182,19 +182,22 @@ int new_comm_keyval_with_finalize(MPI_Comm_delete_attr_function* on_free, MPI_Co
   return keyval;
 }
 
-comm_handle node_duplicate(MPI_Comm comm) {
+MPI_Comm node_communicator(MPI_Comm comm) {
   static const comm_attribute<comm_handle> node;
   // The split is made from a duplicate, whose calls return errors whatever comm's error handler is.
-  return duplicate(node.get(comm, [&] { return split_shared(duplicate(comm).get()); }).get());
+  return node.get(comm, [&] { return split_shared(duplicate(comm).get()); }).get();
 }
+
+comm_handle node_duplicate(MPI_Comm comm) { return duplicate(node_communicator(comm)); }
 
 std::vector<int> node_leaders(MPI_Comm comm) {
   static const comm_attribute<std::vector<int>> leaders;
   return leaders.get(comm, [&] {
     const int me = rank(comm);
-    const comm_handle node = split_shared(comm);
+    // The node communicator node_duplicate caches too: one split per comm for both.
+    const MPI_Comm node = node_communicator(comm);
     int lowest = me;
-    REDIST_MPI_CHECK(MPI_Allreduce(&me, &lowest, 1, MPI_INT, MPI_MIN, node.get()));
+    REDIST_MPI_CHECK(MPI_Allreduce(&me, &lowest, 1, MPI_INT, MPI_MIN, node));
     std::vector<int> leader_of(static_cast<size_t>(size(comm)));
     REDIST_MPI_CHECK(MPI_Allgather(&lowest, 1, MPI_INT, leader_of.data(), 1, MPI_INT, comm));
     return leader_of;

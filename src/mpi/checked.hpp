@@ -78,15 +78,20 @@ comm_handle duplicate(MPI_Comm comm);
 // The communicator of the ranks that share memory with this one (MPI_COMM_TYPE_SHARED), returning errors.
 comm_handle split_shared(MPI_Comm comm);
 
-// A private duplicate of split_shared(comm), the split made once per comm (cached on it): later calls pay one
-// duplicate instead (MPI_Comm_split_type gathers every rank's node: 40-80 ms against 5 ms for a duplicate with 4
-// ranks on 2 cores). Collective over comm.
+// split_shared(comm), made once per comm and cached on it (owned by the cache, freed with comm): for collectives
+// that complete within one library call (a window's creation, an allgather). Collective over comm the first time.
+MPI_Comm node_communicator(MPI_Comm comm);
+
+// A private duplicate of node_communicator(comm), for an object that keeps talking over the node: later calls pay
+// one duplicate instead of a split (MPI_Comm_split_type gathers every rank's node: 40-80 ms against 5 ms for a
+// duplicate with 4 ranks on 2 cores). Collective over comm.
 comm_handle node_duplicate(MPI_Comm comm);
 
 // Per rank of comm, the lowest rank of comm on its node (MPI_COMM_TYPE_SHARED): the library's one node discovery
 // (the neighbor exchange's regions, the relabeling's node-aware cost). Splitting a communicator is among the
 // costliest parts of a plan's set-up, so the answer is cached on comm (an attribute, which every rank sets in the
-// same call and which a duplicate does not inherit). Collective over comm.
+// same call and which a duplicate does not inherit), as is the node communicator it splits, which node_duplicate
+// shares. Collective over comm.
 std::vector<int> node_leaders(MPI_Comm comm);
 
 // Whether some host runs more ranks of comm than it has online CPUs (ranks grouped by host name, not by

@@ -72,6 +72,12 @@ void expect_consistent_profile(const gemm_statistics& stats) {
   EXPECT_GT(e.total, 0.0);
   EXPECT_LE(e.transform_in + e.multiply + e.panel_wait + e.reduction + e.transform_out, e.total * (1 + 1e-9));
   if (stats.idle) EXPECT_EQ(e.multiply + e.panel_wait + e.reduction, 0.0);
+  // Likewise the planning profile's steps inside make_gemm_plan's total (steps an empty C or k skips stay 0).
+  const gemm_planning_profile& g = stats.planning;
+  for (const double part : {g.agreement, g.placement, g.transforms, g.storage, g.grid_lines, g.rounds})
+    EXPECT_GE(part, 0.0);
+  EXPECT_GT(g.agreement, 0.0);
+  EXPECT_LE(g.agreement + g.placement + g.transforms + g.storage + g.grid_lines + g.rounds, g.total * (1 + 1e-9));
 }
 
 // Multiplies with the given layouts and options; returns the number of wrong elements of C on this rank

@@ -33,7 +33,7 @@ enum class gemm_communication : std::uint8_t {
   automatic = 0,  // shared_memory where every grid line lies on one node, else two_sided
   two_sided = 1,  // nonblocking MPI collectives (MPI_Iallgatherv) on the grid's row and column communicators
   one_sided = 2,  // MPI_Put into RMA windows over the round buffers, fence-synchronised
-  // Nothing travels: the native A and B live in node-shared windows (one per grid row and column) and BLAS
+  // Nothing travels: the native A and B live in a node-shared window (one per plan and node) and BLAS
   // reads each round's pieces where the ranks of the line keep them. No panel copies and no waits for
   // messages (an MPI without asynchronous progress moves them only inside MPI calls), one barrier per line
   // and execution, no panel buffers. Needs every grid line on one node; make_gemm_plan throws
@@ -82,6 +82,18 @@ struct gemm_execution_profile {
   double total = 0;          // all of execute(), the parts and what lies between them
 };
 
+// Where this rank's make_gemm_plan spent its time (seconds, wall clock, not agreed over ranks): what a first call
+// pays before the first multiply. The parts follow one another; total also holds what lies between them.
+struct gemm_planning_profile {
+  double agreement = 0;   // the arguments' checks, the schedule and their agreement (the plan's communicator)
+  double placement = 0;   // which rank plays which grid position (relabeling) and how panels travel
+  double transforms = 0;  // the native layouts and the transform plans into and out of them
+  double storage = 0;     // the native A, B and C buffers
+  double grid_lines = 0;  // the communicators of the grid's rows, columns and layers
+  double rounds = 0;      // the round loop's layout, and the one-sided or node-shared windows
+  double total = 0;       // all of make_gemm_plan
+};
+
 // What a gemm plan does, seen from this rank.
 struct gemm_statistics {
   gemm_schedule schedule;               // the same on every rank
@@ -100,6 +112,7 @@ struct gemm_statistics {
   bool c_in_place = false;
   std::int64_t relabel_volume_before = 0;  // elements of A, B and C that would move with rank r at position r
   std::int64_t relabel_volume_after = 0;   // ... with the chosen assignment (global sums)
+  gemm_planning_profile planning;          // this rank's make_gemm_plan
   gemm_execution_profile last_execution;   // the most recent execute() on this rank
 };
 
