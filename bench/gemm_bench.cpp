@@ -155,8 +155,8 @@ struct result {
   std::int64_t cosma_mismatches = 0;  // COSMA's C against ScaLAPACK's
   double max_difference = 0;
   redist::gemm_statistics stats;
-  redist::gemm_execution_profile phases;    // max over ranks of each phase of the plan's second execution
-  redist::gemm_planning_profile planning;   // max over ranks of each step of that plan's make_gemm_plan
+  // Max over ranks of each phase of the plan's second execution, and of each step of its make_gemm_plan.
+  std::vector<std::pair<const char*, double>> phases, planning;
   std::int64_t transform_bytes_max = 0;     // max over ranks of bytes sent by the transforms in and out
   std::int64_t multiply_bytes_max = 0;      // max over ranks of bytes received in the multiply
   double scalapack_elements_per_rank = 0;   // SUMMA on the P x Q grid: panels of A and B a rank receives
@@ -247,14 +247,13 @@ result run_shape(const blacs_grid& grid, const cosma_library& cosma, const shape
     plan.execute(c_redist.data(), a.data(), b.data(), alpha, beta);
   }
   out.stats = plan.statistics();
-  const redist::gemm_execution_profile& last = out.stats.last_execution;
-  double phases[6] = {last.transform_in, last.multiply, last.panel_wait, last.reduction, last.transform_out, last.total};
-  MPI_Allreduce(MPI_IN_PLACE, phases, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  out.phases = {phases[0], phases[1], phases[2], phases[3], phases[4], phases[5]};
-  const redist::gemm_planning_profile& g = out.stats.planning;
-  double steps[7] = {g.agreement, g.placement, g.transforms, g.storage, g.grid_lines, g.rounds, g.total};
-  MPI_Allreduce(MPI_IN_PLACE, steps, 7, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  out.planning = {steps[0], steps[1], steps[2], steps[3], steps[4], steps[5], steps[6]};
+  // The slowest rank of each part.
+  const auto slowest = [](std::vector<std::pair<const char*, double>> parts) {
+    for (auto& part : parts) MPI_Allreduce(MPI_IN_PLACE, &part.second, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return parts;
+  };
+  out.phases = slowest(redist::named_parts(out.stats.last_execution));
+  out.planning = slowest(redist::named_parts(out.stats.planning));
   const std::int64_t transform_bytes = out.stats.transform_in.bytes_sent + out.stats.transform_out.bytes_sent;
   MPI_Allreduce(&transform_bytes, &out.transform_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   MPI_Allreduce(&out.stats.multiply.bytes_received, &out.multiply_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -342,21 +341,10 @@ int main(int argc, char** argv) {
         json.field("percent_of_single_rank_peak", r.percent_of_peak);
         json.field("c_in_place", r.stats.c_in_place);
         json.key("redist_phase_seconds").begin_object();
-        json.field("transform_in", r.phases.transform_in);
-        json.field("multiply", r.phases.multiply);
-        json.field("panel_wait", r.phases.panel_wait);
-        json.field("reduction", r.phases.reduction);
-        json.field("transform_out", r.phases.transform_out);
-        json.field("total", r.phases.total);
+        for (const auto& [phase, seconds] : r.phases) json.field(phase, seconds);
         json.end_object();
         json.key("redist_planning_seconds").begin_object();
-        json.field("agreement", r.planning.agreement);
-        json.field("placement", r.planning.placement);
-        json.field("transforms", r.planning.transforms);
-        json.field("storage", r.planning.storage);
-        json.field("grid_lines", r.planning.grid_lines);
-        json.field("rounds", r.planning.rounds);
-        json.field("total", r.planning.total);
+        for (const auto& [step, seconds] : r.planning) json.field(step, seconds);
         json.end_object();
         json.field("mismatches", r.mismatches);
         json.field("max_difference", r.max_difference);

@@ -26,24 +26,10 @@ nb::dict gemm_statistics_dict(const gemm_statistics& s) {
   d["communication"] = std::string(to_string(s.communication));
   d["relabel_volume_before"] = s.relabel_volume_before;
   d["relabel_volume_after"] = s.relabel_volume_after;
-  const gemm_planning_profile& g = s.planning;
-  nb::dict planning;
-  planning["agreement"] = g.agreement;
-  planning["placement"] = g.placement;
-  planning["transforms"] = g.transforms;
-  planning["storage"] = g.storage;
-  planning["grid_lines"] = g.grid_lines;
-  planning["rounds"] = g.rounds;
-  planning["total"] = g.total;
+  nb::dict planning, last;
+  for (const auto& [name, seconds] : named_parts(s.planning)) planning[name] = seconds;
+  for (const auto& [name, seconds] : named_parts(s.last_execution)) last[name] = seconds;
   d["planning"] = planning;
-  const gemm_execution_profile& e = s.last_execution;
-  nb::dict last;
-  last["transform_in"] = e.transform_in;
-  last["multiply"] = e.multiply;
-  last["panel_wait"] = e.panel_wait;
-  last["reduction"] = e.reduction;
-  last["transform_out"] = e.transform_out;
-  last["total"] = e.total;
   d["last_execution"] = last;
   return d;
 }

@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "redist/gemm/schedule.hpp"
 #include "redist/layout/grid_layout.hpp"
@@ -93,6 +95,17 @@ struct gemm_planning_profile {
   double rounds = 0;      // the round loop's layout, and the one-sided or node-shared windows
   double total = 0;       // all of make_gemm_plan
 };
+
+// The profiles' parts by name, in order, total last: the names the Python statistics and bench_gemm_bench use.
+inline std::vector<std::pair<const char*, double>> named_parts(const gemm_planning_profile& g) {
+  return {{"agreement", g.agreement},   {"placement", g.placement}, {"transforms", g.transforms},
+          {"storage", g.storage},       {"grid_lines", g.grid_lines}, {"rounds", g.rounds},
+          {"total", g.total}};
+}
+inline std::vector<std::pair<const char*, double>> named_parts(const gemm_execution_profile& e) {
+  return {{"transform_in", e.transform_in}, {"multiply", e.multiply},           {"panel_wait", e.panel_wait},
+          {"reduction", e.reduction},       {"transform_out", e.transform_out}, {"total", e.total}};
+}
 
 // What a gemm plan does, seen from this rank.
 struct gemm_statistics {
