@@ -9,6 +9,7 @@
 #include "../mpi/agreement.hpp"
 #include "../mpi/compat.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/shared_window.hpp"
 #include "../transform/detail/plan_impl.hpp"  // seconds_since
 
 namespace redist {
@@ -205,17 +206,12 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
   MPI_Request gathered = MPI_REQUEST_NULL;
   REDIST_MPI_CHECK(MPI_Iallgather(&b_offset, 1, MPI_INT64_T, b_offsets.data(), 1, MPI_INT64_T, node, &gathered));
   REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
-  void* base = nullptr;
+  std::byte* base = nullptr;
   mpi::agreement windows(comm.get());
   windows.collective([&] {
-    // Each rank's segment on its own pages (first touch by its owner: near it on a NUMA node).
     // (Nothing may throw before the collective call: the node's other ranks would wait in it.)
-    MPI_Info info = MPI_INFO_NULL;
-    if (MPI_Info_create(&info) == MPI_SUCCESS) MPI_Info_set(info, "alloc_shared_noncontig", "true");
-    else info = MPI_INFO_NULL;
     MPI_Win made = MPI_WIN_NULL;
-    const int created = MPI_Win_allocate_shared(static_cast<MPI_Aint>(b_offset + b_bytes), 1, info, node, &base, &made);
-    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    const int created = mpi::allocate_shared_window(b_offset + b_bytes, node, &base, &made);
     // Owned before the checks, as the panel windows: every rank frees it, also when one of them fails here.
     native_shared = made;
     mpi::check(created, "MPI_Win_allocate_shared(native A and B, node)");
@@ -226,8 +222,8 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
     mpi::check(epoch, "MPI_Win_lock_all(native storage)");
   });
   windows.conclude();
-  if (shares_a) a_store = buffer::view(static_cast<std::byte*>(base), a_bytes);
-  if (shares_b) b_store = buffer::view(static_cast<std::byte*>(base) + b_offset, b_bytes);
+  if (shares_a) a_store = buffer::view(base, a_bytes);
+  if (shares_b) b_store = buffer::view(base + b_offset, b_bytes);
   // Where each member of a line keeps its part: its node rank's segment (at 0 for A, at its B offset for B).
   MPI_Group node_group;
   REDIST_MPI_CHECK(MPI_Comm_group(node, &node_group));
@@ -240,11 +236,9 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
     REDIST_MPI_CHECK(MPI_Group_translate_ranks(line_group, count, line_ranks.data(), node_group, node_ranks.data()));
     REDIST_MPI_CHECK(MPI_Group_free(&line_group));
     for (const int r : node_ranks) {
-      MPI_Aint size = 0;
-      int unit = 0;
-      void* segment = nullptr;
-      REDIST_MPI_CHECK(MPI_Win_shared_query(native_shared, r, &size, &unit, &segment));
-      members.push_back(static_cast<std::byte*>(segment) + (b_part ? b_offsets[static_cast<std::size_t>(r)] : 0));
+      std::byte* segment = nullptr;
+      REDIST_MPI_CHECK(mpi::shared_window_segment(native_shared, r, &segment));
+      members.push_back(segment + (b_part ? b_offsets[static_cast<std::size_t>(r)] : 0));
     }
   };
   if (shares_a) locate(row_comm.get(), false, a_members);

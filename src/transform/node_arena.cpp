@@ -6,6 +6,7 @@
 
 #include "../mpi/comm_attribute.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/shared_window.hpp"
 
 namespace redist::detail {
 
@@ -55,20 +56,13 @@ int arena_keyval() {
 }  // namespace
 
 node_arena::node_arena(MPI_Comm node, std::int64_t bytes) : bytes_(round_to_line(bytes)) {
-  MPI_Info info;
-  REDIST_MPI_CHECK(MPI_Info_create(&info));
-  REDIST_MPI_CHECK(MPI_Info_set(info, "alloc_shared_noncontig", "true"));
   std::byte* base = nullptr;
-  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes_), 1, info, node, &base, &window_);
-  MPI_Info_free(&info);
-  REDIST_MPI_CHECK(rc);
+  REDIST_MPI_CHECK(mpi::allocate_shared_window(bytes_, node, &base, &window_));
   REDIST_MPI_CHECK(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
   REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
   segments_.resize(static_cast<std::size_t>(mpi::size(node)));
   for (int r = 0; r < node_size(); ++r) {
-    MPI_Aint size = 0;
-    int disp = 0;
-    REDIST_MPI_CHECK(MPI_Win_shared_query(window_, r, &size, &disp, &segments_[static_cast<std::size_t>(r)]));
+    REDIST_MPI_CHECK(mpi::shared_window_segment(window_, r, &segments_[static_cast<std::size_t>(r)]));
   }
   free_[0] = bytes_;
 }

@@ -13,6 +13,7 @@
 #include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/shared_window.hpp"
 #include "detail/node_buffer_registry.hpp"
 
 namespace redist {
@@ -59,11 +60,9 @@ bool find_node_segment(const void* p, node_segment& out) {
 }
 
 const std::byte* peer_segment(const node_segment& mine, int rank_in_window) {
-  MPI_Aint size = 0;
-  int disp = 0;
-  void* base = nullptr;
-  REDIST_MPI_CHECK(MPI_Win_shared_query(mine.window, rank_in_window, &size, &disp, &base));
-  return static_cast<const std::byte*>(base);
+  std::byte* base = nullptr;
+  REDIST_MPI_CHECK(mpi::shared_window_segment(mine.window, rank_in_window, &base));
+  return base;
 }
 
 }  // namespace detail
@@ -116,14 +115,10 @@ node_buffer::node_buffer(MPI_Comm comm, std::int64_t bytes) {
   split.conclude();
   s->node_comm = std::move(node_comm);
   mpi::agreement acquired(comm);
-  // Each rank's segment on its own pages (NUMA: first touch by the owner). Only a hint: without it (the info
-  // could not be made) the window is still right, and every rank must reach the allocation below.
-  MPI_Info info = MPI_INFO_NULL;
-  if (MPI_Info_create(&info) == MPI_SUCCESS) MPI_Info_set(info, "alloc_shared_noncontig", "true");
   acquired.collective([&] {
-    const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), 1, info, s->node_comm.get(), &s->data,
-                                           &s->window);
-    if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+    std::byte* data = nullptr;
+    const int rc = mpi::allocate_shared_window(bytes, s->node_comm.get(), &data, &s->window);
+    s->data = data;
     // The window returns errors (as the library's communicators do), also to the destructor's clean-up.
     if (rc == MPI_SUCCESS) MPI_Win_set_errhandler(s->window, MPI_ERRORS_RETURN);
     REDIST_MPI_CHECK(rc);

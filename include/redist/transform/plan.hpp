@@ -89,10 +89,13 @@ struct transform_options {
 // 16-core Xeon) and one execution through it saves 0.4 ms per MB sent, plus point_to_point's fresh buffers
 // (twice the data, 0.1-0.3 ms per MB to fault in): it wins from about 12 MB per rank. Measured at 24 MB per rank
 // (N = 4000 on 4 ranks): plan + first execution 22-36 ms against 29-49 ms; bench/results/side_by_side.md.
-// Where ranks share CPUs, MPICH's collectives inside the window's creation spin against each other (0.12-0.26 s
-// on 4 ranks sharing 2 cores) and point_to_point's private buffers (on huge pages 0.01-0.02 s for 24 MB sent per
-// rank) win below 32 MiB; at 96 MB per rank point_to_point was slower there too (pdgemr2d N = 8000: 0.90 s against
-// 0.61 s; bench/results/first_call.md).
+// Where ranks share CPUs, the node communicator's first split (0.05-0.1 s on 4 ranks sharing 2 cores), the
+// window (0.03-0.05 s, asked for as src/mpi/shared_window.hpp explains) and its first touches cost more than point_to_point's private buffers (on huge pages
+// 0.01-0.02 s for 24 MB sent per rank, unless the memory is fresh to the VM) below 32 MiB: a process's first
+// one-shot pdtran-like call took 0.11-0.15 s through a window against 0.02 s at N = 2000 (6 MB per rank), and
+// 0.12-0.21 s against 0.05-0.06 s at N = 4000 (24 MB; point_to_point 0.25-0.34 s in 5 of 13 runs, where its
+// buffers' memory was fresh to the VM); at 96 MB per rank point_to_point was slower there too (pdgemr2d
+// N = 8000: 0.90 s against 0.61 s; bench/results/first_call.md).
 inline constexpr std::int64_t one_shot_window_bytes = std::int64_t(12) << 20;
 inline constexpr std::int64_t one_shot_window_bytes_oversubscribed = std::int64_t(32) << 20;
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# A change to libredist measured against the library before it, in one run: the same benchmark programs (built
+# once, from the newer tree) run in interleaved rounds with the older libredist swapped in through
+# LD_LIBRARY_PATH (the programs find libredist by RUNPATH, which LD_LIBRARY_PATH overrides), so both libraries see
+# the same machine state. The older library must keep the public structures' layout (build it from a git worktree
+# of the older commit: cmake -S OLD -B OLD/build -DREDIST_BUILD_BENCH=OFF -DREDIST_BUILD_TESTS=OFF; cmake --build
+# OLD/build --target redist redist_scalapack).
+#
+#   bench/before_after.sh BIN_DIR OLD_LIBRARY_DIR OUT_DIR
+#
+# Programs: bench_scalapack_sweep (first, second and steady calls against ScaLAPACK), bench_gemm_bench (first call,
+# its planning profile and the steady multiply) and bench_shared_window_bench (window creation). Environment:
+# RANKS (4), ROUNDS (5), SIZES (4000,8000), SHAPES (square1500,largem), REPS (3), LIMIT (seconds per program, 300),
+# MPIEXEC (mpiexec.mpich), MPIEXEC_FLAGS. Each program's JSON is appended as one line to
+# OUT_DIR/{sweep,gemm,window}_{before,after}.jsonl; the output goes to OUT_DIR/log.txt.
+# bench/before_after_table.py OUT_DIR prints the medians.
+set -uo pipefail
+if [ $# -ne 3 ]; then
+  echo "usage: $0 BIN_DIR OLD_LIBRARY_DIR OUT_DIR" >&2
+  exit 2
+fi
+bin=$1
+old=$2
+out=$3
+ranks=${RANKS:-4}
+rounds=${ROUNDS:-5}
+sizes=${SIZES:-4000,8000}
+shapes=${SHAPES:-square1500,largem}
+reps=${REPS:-3}
+limit=${LIMIT:-300}
+mpiexec=${MPIEXEC:-mpiexec.mpich}
+read -r -a flags <<<"${MPIEXEC_FLAGS:-}"
+if [ ! -e "$old/libredist.so" ]; then
+  echo "$0: no libredist.so in $old" >&2
+  exit 2
+fi
+mkdir -p "$out"
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# One program of one round with one library: its JSON becomes one line of OUT_DIR/NAME_VARIANT.jsonl.
+run() {
+  local name=$1 variant=$2
+  shift 2
+  local library_path=""
+  [ "$variant" = before ] && library_path=$old
+  echo "== round $round, $variant: $name: $*" >>"$out/log.txt"
+  rm -f "$scratch/run.json"
+  LD_LIBRARY_PATH=$library_path timeout "$limit" "$mpiexec" -n "$ranks" "${flags[@]}" "$@" --json "$scratch/run.json" \
+    >>"$out/log.txt" 2>&1
+  echo "== exit $?" >>"$out/log.txt"
+  if [ -s "$scratch/run.json" ]; then
+    python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))))' "$scratch/run.json" \
+      >>"$out/${name}_$variant.jsonl"
+  fi
+}
+
+for round in $(seq 1 "$rounds"); do
+  for variant in before after; do
+    run sweep "$variant" "$bin/bench_scalapack_sweep" --n "$sizes" --blocks 32 --reps "$reps"
+    run gemm "$variant" "$bin/bench_gemm_bench" --shapes "$shapes" --reps 2
+    run window "$variant" "$bin/bench_shared_window_bench" --reps 3
+  done
+done
+grep -h "^SUMMARY" "$out/log.txt" || true

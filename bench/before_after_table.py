@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""Medians of a bench/before_after.sh run: first, second and steady calls of the drop-in (and ScaLAPACK's, pooled
+over both variants' runs), the GEMM's first call and planning, and the window creation.
+
+    python3 bench/before_after_table.py OUT_DIR
+
+Files missing from OUT_DIR (a program that did not run) leave their table out."""
+import json
+import os
+import statistics
+import sys
+
+
+def load(directory, name):
+    path = os.path.join(directory, name + ".jsonl")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def span(values):
+    return f"{statistics.median(values):.3f} ({min(values):.3f}-{max(values):.3f})"
+
+
+def column(runs, list_key, index, key, sub=None):
+    values = [run[list_key][index][key] for run in runs]
+    return [v[sub] for v in values] if sub else values
+
+
+def sweep_table(before, after):
+    print("| routine | N | first before | first after | second before | second after | ScaLAPACK first | "
+          "ScaLAPACK second | steady before | steady after |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for i, p in enumerate(before[0]["points"]):
+        col = lambda runs, key: column(runs, "points", i, key)
+        pooled = lambda key: statistics.median(col(before, key) + col(after, key))
+        print(f"| {p['routine']} | {p['n']} | {span(col(before, 'first_call_seconds'))} | "
+              f"{span(col(after, 'first_call_seconds'))} | {span(col(before, 'second_call_seconds'))} | "
+              f"{span(col(after, 'second_call_seconds'))} | {pooled('scalapack_first_call_seconds'):.3f} | "
+              f"{pooled('scalapack_second_call_seconds'):.3f} | {statistics.median(col(before, 'redist_seconds')):.3f} | "
+              f"{statistics.median(col(after, 'redist_seconds')):.3f} |")
+
+
+def gemm_table(before, after):
+    print("| shape | first call before | first call after | planning before | planning after | steady before | "
+          "steady after |")
+    print("|---|---|---|---|---|---|---|")
+    for i, p in enumerate(before[0]["shapes"]):
+        col = lambda runs, key, sub=None: column(runs, "shapes", i, key, sub)
+        print(f"| {p['name']} | {span(col(before, 'first_call_seconds'))} | {span(col(after, 'first_call_seconds'))} | "
+              f"{statistics.median(col(before, 'redist_planning_seconds', 'total')):.3f} | "
+              f"{statistics.median(col(after, 'redist_planning_seconds', 'total')):.3f} | "
+              f"{statistics.median(col(before, 'redist_seconds')):.3f} | "
+              f"{statistics.median(col(after, 'redist_seconds')):.3f} |")
+
+
+def window_table(before, after):
+    print("| MiB per rank | MPI_Win_allocate_shared as applications call it | node_buffer before | node_buffer after |")
+    print("|---|---|---|---|")
+    for i, p in enumerate(before[0]["points"]):
+        col = lambda runs, key: column(runs, "points", i, key)
+        print(f"| {p['mib_per_rank']} | "
+              f"{statistics.median(col(before, 'application_median_seconds') + col(after, 'application_median_seconds')):.3f} | "
+              f"{statistics.median(col(before, 'redist_median_seconds')):.3f} | "
+              f"{statistics.median(col(after, 'redist_median_seconds')):.3f} |")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: before_after_table.py OUT_DIR")
+    directory = sys.argv[1]
+    rounds = {}
+    for name, table in (("sweep", sweep_table), ("gemm", gemm_table), ("window", window_table)):
+        before, after = load(directory, name + "_before"), load(directory, name + "_after")
+        rounds[name] = min(len(before), len(after))
+        if before and after:
+            table(before, after)
+            print()
+    print("SUMMARY before_after: rounds " + ", ".join(f"{k} {v}" for k, v in rounds.items()))
+
+
+if __name__ == "__main__":
+    main()
