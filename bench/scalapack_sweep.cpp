@@ -1,9 +1,10 @@
 // scalapack_sweep: ScaLAPACK's pdgemr2d and pdtran against redist's ScaLAPACK entry points (redist_pdgemr2d,
 // redist_pdtran: what a program relinked with libredist_scalapack runs) over matrix sizes and source block
-// sizes (COSTA paper, Fig. 2: b x b blocks -> 128 x 128 blocks, both on a 2x2 grid).
+// sizes (COSTA paper, Fig. 2: b x b blocks -> 128 x 128 blocks, both on a 2x2 grid, or the --grid given).
 //
 //   mpiexec.mpich -n 4 bench_scalapack_sweep [--n 2000,4000,8000] [--blocks 16,32,64] [--reps 5] [--json out.json]
-//                                            [--costa /path/to/libcosta_prefixed_scalapack.so]
+//                                            [--costa /path/to/libcosta_prefixed_scalapack.so] [--grid 2x2]
+//                                            [--layouts K]
 //
 // --costa adds COSTA (github eth-cscs/COSTA, built separately: never a build dependency) as a third library:
 // its ScaLAPACK-API library is dlopen()ed at run time, costa_pdgemr2d_ / costa_pdtran_ (or, from
@@ -17,6 +18,10 @@
 // with the repeated-call plan, docs/scalapack.md); the repetitions after them reuse the cached plan, as a program
 // calling the routine repeatedly does. Output: one JSON object (stdout, or --json FILE with a table on stdout),
 // then one SUMMARY line.
+// --layouts K adds, per N, K distinct pdgemr2d calls (source blocks 8, 9, ..., 8 + K - 1 -> 128 x 128), each
+// library's first calls one after the other as a program converting between many pairs of layouts makes them:
+// their summed time, every result verified, and how much each library's calls grew the resident set (redist keeps
+// up to 16 plans per context; ScaLAPACK keeps nothing).
 // Exit status 1 when a verification fails, 2 on errors.
 #include <mpi.h>
 
@@ -42,7 +47,17 @@ struct sweep_options {
   int repetitions = 5;
   std::string json_path;
   std::string costa_path;  // empty: no COSTA
+  int grid_rows = 2, grid_cols = 2;  // --grid RxC (row-major); needs at least R*C ranks
+  int layouts = 0;                   // --layouts K: K distinct pdgemr2d layouts per N (0: none)
 };
+
+// "RxC" with R, C >= 1.
+void parse_grid(const std::string& text, sweep_options& o) {
+  const std::size_t x = text.find('x');
+  if (x == std::string::npos) throw std::invalid_argument("--grid wants RxC (e.g. 2x2), got '" + text + "'");
+  o.grid_rows = parse_positive_int(text.substr(0, x), "--grid rows");
+  o.grid_cols = parse_positive_int(text.substr(x + 1), "--grid columns");
+}
 
 sweep_options parse(int argc, char** argv) {
   sweep_options o;
@@ -62,8 +77,13 @@ sweep_options parse(int argc, char** argv) {
       o.json_path = next();
     else if (arg == "--costa")
       o.costa_path = next();
+    else if (arg == "--grid")
+      parse_grid(next(), o);
+    else if (arg == "--layouts")
+      o.layouts = parse_positive_int(next(), "--layouts");
     else
-      throw std::invalid_argument("unknown argument '" + arg + "' (--n, --blocks, --reps, --json, --costa)");
+      throw std::invalid_argument("unknown argument '" + arg +
+                                  "' (--n, --blocks, --reps, --json, --costa, --grid, --layouts)");
   }
   return o;
 }
@@ -151,6 +171,60 @@ point run_point(const blacs_grid& grid, const costa_library& costa, const std::s
   return p;
 }
 
+// K distinct layout pairs at one N: each library's K first calls.
+struct layouts_point {
+  int n = 0, keys = 0;
+  double scalapack_seconds = 0, costa_seconds = 0, redist_seconds = 0;
+  // Growth of the resident set over each library's K calls, the largest over the ranks.
+  std::int64_t scalapack_resident_growth = 0, costa_resident_growth = 0, redist_resident_growth = 0;
+  std::int64_t scalapack_wrong = 0, costa_wrong = 0, redist_wrong = 0;
+};
+
+layouts_point run_layouts(const blacs_grid& grid, const costa_library& costa, int n, int keys) {
+  layouts_point p;
+  p.n = n;
+  p.keys = keys;
+  std::vector<distributed_matrix> sources;
+  for (int k = 0; k < keys; ++k) {
+    sources.push_back(make_matrix(grid, n, n, 8 + k, 8 + k));
+    fill(sources.back(), source_value);
+  }
+  distributed_matrix target = make_matrix(grid, n, n, target_block, target_block);
+  const int one = 1, context = grid.context();
+  const auto largest = [](std::int64_t mine) {
+    std::int64_t most = 0;
+    BASELINE_MPI_CHECK(MPI_Allreduce(&mine, &most, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD));
+    return most;
+  };
+  // Each library's K calls, timed one by one (as first calls are), checked after each.
+  const auto run = [&](auto&& call, double& seconds, std::int64_t& growth, std::int64_t& wrong) {
+    const std::int64_t before = resident_bytes();
+    for (distributed_matrix& a : sources) {
+      fill(target, target_initial_value);
+      seconds += time_once(MPI_COMM_WORLD, [&] { call(a); });
+      wrong += count_wrong_elements(target, source_value);
+    }
+    growth = largest(resident_bytes() - before);
+  };
+  run([&](distributed_matrix& a) {
+        pdgemr2d_(&n, &n, a.data(), &one, &one, a.desc.data(), target.data(), &one, &one, target.desc.data(),
+                  &context);
+      },
+      p.scalapack_seconds, p.scalapack_resident_growth, p.scalapack_wrong);
+  if (costa.loaded())
+    run([&](distributed_matrix& a) {
+          costa.pdgemr2d(&n, &n, a.data(), &one, &one, a.desc.data(), target.data(), &one, &one, target.desc.data(),
+                         &context);
+        },
+        p.costa_seconds, p.costa_resident_growth, p.costa_wrong);
+  run([&](distributed_matrix& a) {
+        redist_pdgemr2d(&n, &n, a.data(), &one, &one, a.desc.data(), target.data(), &one, &one, target.desc.data(),
+                        &context);
+      },
+      p.redist_seconds, p.redist_resident_growth, p.redist_wrong);
+  return p;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,11 +232,17 @@ int main(int argc, char** argv) {
   int status = 0;
   try {
     const sweep_options o = parse(argc, argv);
-    if (world_size() < 4) throw std::invalid_argument("scalapack_sweep needs 4 MPI ranks (a 2x2 grid)");
+    if (world_size() < o.grid_rows * o.grid_cols)
+      throw std::invalid_argument("scalapack_sweep needs " + std::to_string(o.grid_rows * o.grid_cols) +
+                                  " MPI ranks for its " + std::to_string(o.grid_rows) + "x" +
+                                  std::to_string(o.grid_cols) + " grid, has " + std::to_string(world_size()));
     const costa_library costa = load_costa(o.costa_path);
     std::vector<point> points;
+    std::vector<layouts_point> layouts;
+    std::string grid_description;
     {
-      blacs_grid grid(2, 2, redist::grid_order::row_major);
+      blacs_grid grid(o.grid_rows, o.grid_cols, redist::grid_order::row_major);
+      grid_description = grid.describe() + ", both operands";
       for (int n : o.sizes)
         for (int b : o.blocks)
           for (const char* routine : {"pdgemr2d", "pdtran"}) {
@@ -179,13 +259,26 @@ int main(int argc, char** argv) {
                            n, b, b, p.scalapack.best, p.redist.best, p.speedup());
           }
     }
+    if (o.layouts > 0) {
+      // A context of its own: no plan of the points above is cached on it.
+      blacs_grid grid(o.grid_rows, o.grid_cols, redist::grid_order::row_major);
+      for (int n : o.sizes) {
+        layouts.push_back(run_layouts(grid, costa, n, o.layouts));
+        const layouts_point& p = layouts.back();
+        if (world_rank() == 0)
+          std::fprintf(stderr,
+                       "  %d pdgemr2d layouts N=%d: ScaLAPACK %.4f s, redist %.4f s (%.2fx), resident +%.1f MB\n", p.keys,
+                       n, p.scalapack_seconds, p.redist_seconds, p.scalapack_seconds / p.redist_seconds,
+                       static_cast<double>(p.redist_resident_growth) / 1e6);
+      }
+    }
     blacs_exit_keep_mpi();
     if (world_rank() == 0) {
       json_writer json;
       json.begin_object();
       json.field("benchmark", "scalapack_sweep");
       json.field("ranks", world_size());
-      json.field("grid", "2x2 row-major, both operands");
+      json.field("grid", grid_description);
       json.field("target_block", target_block);
       json.field("repetitions", o.repetitions);
       if (costa.loaded()) {
@@ -239,6 +332,37 @@ int main(int argc, char** argv) {
         }
       }
       json.end_array();
+      std::string layouts_summary;
+      if (!layouts.empty()) {
+        json.key("layouts").begin_array();
+        for (const layouts_point& p : layouts) {
+          json.begin_object();
+          json.field("n", p.n);
+          json.field("keys", p.keys);
+          json.field("scalapack_seconds", p.scalapack_seconds);
+          json.field("redist_seconds", p.redist_seconds);
+          json.field("speedup", p.scalapack_seconds / p.redist_seconds);
+          json.field("scalapack_resident_growth_bytes", p.scalapack_resident_growth);
+          json.field("redist_resident_growth_bytes", p.redist_resident_growth);
+          json.field("scalapack_wrong_elements", p.scalapack_wrong);
+          json.field("redist_wrong_elements", p.redist_wrong);
+          if (costa.loaded()) {
+            json.field("costa_seconds", p.costa_seconds);
+            json.field("speedup_vs_costa", p.costa_seconds / p.redist_seconds);
+            json.field("costa_resident_growth_bytes", p.costa_resident_growth);
+            json.field("costa_wrong_elements", p.costa_wrong);
+          }
+          json.end_object();
+          verified = verified && p.redist_wrong == 0 && p.scalapack_wrong == 0 && p.costa_wrong == 0;
+          char item[160];
+          std::snprintf(item, sizeof(item), "%s%d layouts N=%d %.2fx (resident +%.1f MB, ScaLAPACK +%.1f MB)",
+                        layouts_summary.empty() ? "; " : ", ", p.keys, p.n, p.scalapack_seconds / p.redist_seconds,
+                        static_cast<double>(p.redist_resident_growth) / 1e6,
+                        static_cast<double>(p.scalapack_resident_growth) / 1e6);
+          layouts_summary += item;
+        }
+        json.end_array();
+      }
       json.field("min_speedup", lowest);
       if (costa.loaded()) json.field("min_speedup_vs_costa", lowest_vs_costa);
       json.field("verified", verified);
@@ -269,8 +393,8 @@ int main(int argc, char** argv) {
         std::snprintf(min_item, sizeof(min_item), "; min speedup vs COSTA %.2fx", lowest_vs_costa);
         vs_costa = "; vs COSTA: " + summary_vs_costa + min_item;
       }
-      std::printf("SUMMARY scalapack_sweep: %s; min speedup %.2fx%s; verified %s\n", summary.c_str(), lowest,
-                  vs_costa.c_str(), verified ? "yes" : "NO");
+      std::printf("SUMMARY scalapack_sweep: %s; min speedup %.2fx%s%s; verified %s\n", summary.c_str(), lowest,
+                  vs_costa.c_str(), layouts_summary.c_str(), verified ? "yes" : "NO");
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

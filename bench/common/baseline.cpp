@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 
 namespace redist_baseline {
@@ -325,6 +326,13 @@ void json_writer::write_string(std::string_view v) {
     }
   }
   out_ += '"';
+}
+
+std::int64_t resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
+  return 0;
 }
 
 }  // namespace redist_baseline

@@ -229,6 +229,9 @@ timing time_repeated(MPI_Comm comm, int repetitions, Prepare&& prepare, Run&& ru
 // Values of one int64 per rank gathered on every rank (for per-rank statistics).
 std::vector<std::int64_t> gather_all(MPI_Comm comm, std::int64_t mine);
 
+// This process's resident set now (VmRSS of /proc/self/status), bytes; 0 where the system does not say.
+std::int64_t resident_bytes();
+
 // ---- command line ----
 // "4000,8000" -> {4000, 8000}; throws std::invalid_argument on anything else.
 std::vector<int> parse_int_list(const std::string& text);

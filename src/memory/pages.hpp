@@ -16,12 +16,19 @@ using page_buffer = std::unique_ptr<std::byte, void (*)(void*)>;
 // `bytes` uninitialised bytes (none: null). From 2 MiB on they start on a 2 MiB boundary and are offered
 // transparent huge pages (madvise; a no-op where THP is off): a fresh 4 KiB page costs a fault of several
 // microseconds on first touch, so a 48 MB buffer took 83-142 ms to touch on 4 KiB pages against 18-38 ms on
-// huge pages (4 ranks on 2 cores). Blocks from 2 MiB on are not returned to the system when released but kept,
-// up to `REDIST_BUFFER_CACHE` in all (default 256 MiB per process; 0 turns the cache off), and handed to
-// a later allocation of 50-100% of their size: its pages are already mapped, so the next plan's buffers cost
-// no faults at all. Allocated through the C heap (so that sanitizers still guard the ends; sanitized builds
-// keep no cache, so that a use after release is still caught). Throws std::bad_alloc.
+// huge pages (4 ranks on 2 cores). Blocks from 64 KiB on (page-aligned) are not returned to the system when
+// released but kept, up to `REDIST_BUFFER_CACHE` in all (default 256 MiB per process; 0 turns the cache off), and
+// handed to a later allocation of 50-100% of their size: its pages are already mapped, so the next plan's buffers
+// cost no faults at all (smaller blocks come from the C heap, which reuses its own pages). Allocated through the
+// C heap (so that sanitizers still guard the ends; sanitized builds keep no cache, so that a use after release is
+// still caught). Throws std::bad_alloc.
 page_buffer allocate_pages(std::int64_t bytes);
+
+// Whether a borrower should release blocks of `bytes` in all after each use: the cache keeps them for the next
+// allocation (cache on, `bytes` within its limit; under 64 KiB the C heap reuses its pages), or the build is
+// sanitized (released blocks are freed there, so that a use after release is caught). Otherwise the borrower
+// should hold them: releasing would fault them in afresh next time.
+bool returned_after_use(std::int64_t bytes) noexcept;
 
 // Faults every page of [data, data + bytes) in with one write per 4 KiB (the kernel zeroes fresh pages; a
 // memset would add a pass): planning pays the faults, not the first execution.

@@ -121,11 +121,14 @@ const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
     return found->plan;
   }
   entry<transform_plan>& made = insert(plans, std::move(key), make(true), plan_cache_capacity);
-  // Replaced on the second call where a repeated-call plan may differ: a point_to_point plan (for messages under
-  // 1 MiB per rank the same plan again), or a shared_memory plan whose streams some node cut into smaller chunks
-  // (plan_statistics::one_shot_choices, decided per node: gathered, so that all ranks mark alike).
-  made.one_shot = made.plan.strategy() == exchange_strategy::point_to_point;
-  if (!made.one_shot) {
+  // Replaced on the second call only where a repeated-call plan would differ (plan_statistics::one_shot_choices):
+  // a point_to_point plan taken for one execution only (decided from agreed totals, so alike on all ranks), or a
+  // shared_memory plan whose streams some node cut into smaller chunks (decided per node: gathered, so that all
+  // ranks mark alike). Anything else, a small point_to_point plan above all, is what the repeated call would plan:
+  // re-planning it would cost the second call about one more execution.
+  if (made.plan.strategy() == exchange_strategy::point_to_point) {
+    made.one_shot = made.plan.statistics().one_shot_choices;
+  } else {
     int mine = made.plan.statistics().one_shot_choices ? 1 : 0, any = 0;
     REDIST_MPI_CHECK(mpi::allreduce_yielding(&mine, &any, 1, MPI_INT, MPI_MAX, comm));
     made.one_shot = any != 0;

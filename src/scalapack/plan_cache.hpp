@@ -33,9 +33,10 @@ inline constexpr std::size_t gemm_plan_cache_capacity = 4;
 // transform_options::one_shot, whose `automatic` takes point_to_point unless the messages are large (no node
 // communicator, no shared window: below one_shot_window_bytes per rank, one_shot_window_bytes_oversubscribed
 // where a host runs more ranks than CPUs, they cost more to create than one execution saves), and streams in
-// small chunks on an oversubscribed node. If either happened, the key's second call shows the call repeats: it
-// replaces that plan, once, with the one `make(false)` builds, which later calls amortise (for messages under
-// 1 MiB per rank, the same point_to_point plan again). Both builds are collective, as hits and misses are.
+// small chunks on an oversubscribed node. If either happened (plan_statistics::one_shot_choices), the key's second
+// call shows the call repeats: it replaces that plan, once, with the one `make(false)` builds, which later calls
+// amortise. Otherwise (messages under 1 MiB per rank above all) the one-shot plan is what `make(false)` would
+// build, and it stays. Both builds are collective, as hits and misses are.
 const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<transform_plan(bool one_shot)>& make);
 const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key,

@@ -53,12 +53,18 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
   // What the strategy needs agreed (shared_memory: where this rank's B is), published before the first
   // synchronisation.
   std::vector<std::uint64_t> agreed = executor->before_agreement(problem.empty() ? &buffers : nullptr);
+  // The private message buffers go back to the cache however this execution ends.
+  struct returned_buffers {
+    const impl& plan;
+    ~returned_buffers() { plan.return_private_buffers(); }
+  } give_back{*this};
   if (options.check_consistency) {
     // Agreed over all ranks, so a problem on one rank stops every rank before anything moves. Being a
     // synchronisation of all ranks, it also tells a shared-memory sender that its node peers finished
     // reading the previous execution's data from its window segment, and it carries the strategy's values.
     mpi::agreement agreement(comm.get());
     if (!problem.empty()) agreement.fail(mpi::error_kind::invalid_argument, problem);
+    agreement.attempt([&] { borrow_private_buffers(); });
     std::vector<std::size_t> slots;
     for (std::uint64_t value : agreed) slots.push_back(agreement.reduce_min(static_cast<std::int64_t>(value)));
     agreement.conclude();
@@ -67,6 +73,8 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
   } else if (!problem.empty()) {
     throw invalid_argument(problem);
   } else {
+    // Without the agreement a failed allocation is this rank's alone, as any other local problem in this mode.
+    borrow_private_buffers();
     executor->reduce_without_agreement(agreed);
   }
   const int num_threads = options.num_threads > 0 ? options.num_threads : omp_get_max_threads();

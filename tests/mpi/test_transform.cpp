@@ -15,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "buffer_cache.hpp"
 #include "mpi_test_support.hpp"
+#include "pages.hpp"
 #include "random_layouts.hpp"
 #include "test_seed.hpp"
 #include "redist/redist.hpp"
@@ -747,6 +749,39 @@ TEST(Transform, PlanExecutedRepeatedlyWithNewData) {
       EXPECT_EQ(global_sum(count_errors(d)), 0) << "case " << c << " repetition " << rep;
     }
   }
+}
+
+// A plan borrows its private message buffers from the process's buffer cache for each execution and returns them
+// after it: after planning and after an execution it holds none, so a second plan of the same shape executes with
+// the first one's blocks (the cache holds the same bytes before and after it) and both give the reference result.
+TEST(Transform, PlansBorrowMessageBuffersForEachExecution) {
+  const int nranks = world_size(), me = world_rank();
+  if (!all_ranks(buffer_cache_on()))
+    GTEST_SKIP() << "buffer cache off (sanitized build or REDIST_BUFFER_CACHE)";
+  if (nranks == 1) GTEST_SKIP() << "one rank sends no messages";
+  // 600^2 doubles: 0.3-1.4 MB sent and received per rank at 2-8 ranks (blocks from 64 KiB on are cached).
+  const auto [pb, pa] = paper_blocks(600, nranks);
+  transform_options opt;
+  opt.strategy = exchange_strategy::point_to_point;
+  memory::drop_cached_pages();
+  job_data<double> d = transpose_job(pa, pb, me, 1.0, 0.0, true);
+  auto first = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+  const plan_statistics stats = first.statistics();
+  EXPECT_EQ(memory::cached_page_bytes(), 0) << "planning took buffers from the cache";
+  first.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+  EXPECT_EQ(global_sum(count_errors(d)), 0) << "first plan";
+  const std::int64_t returned = memory::cached_page_bytes();
+  if (stats.bytes_sent >= (std::int64_t(64) << 10) && stats.bytes_received >= (std::int64_t(64) << 10))
+    EXPECT_GE(returned, stats.bytes_sent + stats.bytes_received) << "the execution kept its buffers";
+  auto second = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+  fill(d, 7, 8, true);
+  second.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+  EXPECT_EQ(global_sum(count_errors(d)), 0) << "second plan";
+  EXPECT_EQ(memory::cached_page_bytes(), returned) << "the second plan did not execute with the first one's buffers";
+  second = transform_plan();
+  first = transform_plan();
+  EXPECT_EQ(memory::cached_page_bytes(), returned) << "an idle plan held buffers";
+  memory::drop_cached_pages();
 }
 
 TEST(Transform, BatchOfMixedTypesAndLayouts) {

@@ -1,13 +1,14 @@
 // Message and work buffers (src/memory/pages.cpp): 2 MiB alignment from 2 MiB on, and the cache of released
-// blocks: a later allocation of 50-100% of a kept block's size gets that block (its pages already mapped), a
-// smaller one does not, and the kept bytes never exceed the limit (256 MiB unless REDIST_BUFFER_CACHE says); the
-// byte counts of the environment variables.
+// blocks (from 64 KiB on): a later allocation of 50-100% of a kept block's size gets that block (its pages
+// already mapped), a smaller one does not, and the kept bytes never exceed the limit (256 MiB unless
+// REDIST_BUFFER_CACHE says); the byte counts of the environment variables.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "buffer_cache.hpp"
 #include "byte_count.hpp"
 #include "pages.hpp"
 
@@ -16,19 +17,9 @@ namespace {
 using redist::memory::allocate_pages;
 using redist::memory::cached_page_bytes;
 using redist::memory::page_buffer;
+using redist::testing::buffer_cache_on;
 
 constexpr std::int64_t mib = std::int64_t{1} << 20;
-
-bool cache_enabled() {
-#if defined(__SANITIZE_ADDRESS__)
-  return false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return false;
-#endif
-#endif
-  return std::getenv("REDIST_BUFFER_CACHE") == nullptr;
-}
 
 TEST(Pages, LargeBlocksAreHugePageAlignedAndWritable) {
   for (std::int64_t bytes : {std::int64_t{1}, mib, 2 * mib, 5 * mib + 17}) {
@@ -43,7 +34,7 @@ TEST(Pages, LargeBlocksAreHugePageAlignedAndWritable) {
 }
 
 TEST(Pages, ReleasedBlocksServeLaterAllocationsOfSimilarSize) {
-  if (!cache_enabled()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
+  if (!buffer_cache_on()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
   redist::memory::drop_cached_pages();
   const std::int64_t before = cached_page_bytes();
   EXPECT_EQ(before, 0);
@@ -64,8 +55,45 @@ TEST(Pages, ReleasedBlocksServeLaterAllocationsOfSimilarSize) {
   EXPECT_EQ(cached_page_bytes(), before + 11 * mib);
 }
 
+// Small message buffers are kept too (from 64 KiB: glibc maps fresh pages for them from 128 KiB on), page-aligned;
+// below 64 KiB the C heap serves them and nothing is kept.
+TEST(Pages, SmallBlocksAreKeptFrom64KiB) {
+  if (!buffer_cache_on()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
+  redist::memory::drop_cached_pages();
+  constexpr std::int64_t kib = 1024;
+  { page_buffer tiny = allocate_pages(64 * kib - 1); }
+  EXPECT_EQ(cached_page_bytes(), 0);
+  std::byte* first = nullptr;
+  {
+    page_buffer b = allocate_pages(320 * kib);
+    first = b.get();
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(first) % 4096u, 0u);
+    b.get()[320 * kib - 1] = std::byte{7};
+  }
+  EXPECT_EQ(cached_page_bytes(), 320 * kib);
+  {
+    page_buffer other = allocate_pages(100 * kib);  // under half of the kept block: a new one
+    EXPECT_NE(other.get(), first);
+    page_buffer again = allocate_pages(300 * kib);
+    EXPECT_EQ(again.get(), first);
+    EXPECT_EQ(cached_page_bytes(), 0);
+  }
+  EXPECT_EQ(cached_page_bytes(), 420 * kib);
+  redist::memory::drop_cached_pages();
+}
+
+// What a borrower (a plan's execution) gives back: whatever the cache keeps or the C heap serves; blocks over the
+// limit are held instead of being faulted in afresh by every use.
+TEST(Pages, BorrowersReturnWhatTheCacheKeeps) {
+  if (!buffer_cache_on()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
+  EXPECT_TRUE(redist::memory::returned_after_use(0));
+  EXPECT_TRUE(redist::memory::returned_after_use(1000));
+  EXPECT_TRUE(redist::memory::returned_after_use(256 * mib));
+  EXPECT_FALSE(redist::memory::returned_after_use(256 * mib + 1));
+}
+
 TEST(Pages, KeptBytesStayWithinTheLimit) {
-  if (!cache_enabled()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
+  if (!buffer_cache_on()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
   redist::memory::drop_cached_pages();
   std::vector<page_buffer> blocks;
   for (int k = 0; k < 6; ++k) blocks.push_back(allocate_pages(64 * mib));  // never touched: no memory used

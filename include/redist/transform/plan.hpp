@@ -172,7 +172,7 @@ struct plan_statistics : traffic_statistics {
   double plan_tiles_seconds = 0;       // overlay of the two layouts: tiles and their runs
   double plan_messages_seconds = 0;    // one message per peer, offsets, send order
   double plan_exchange_seconds = 0;    // the strategy's set-up (shared_memory: node communicator, streams, window)
-  double plan_buffers_seconds = 0;     // private send and receive buffers, allocated and touched
+  double plan_buffers_seconds = 0;     // private send and receive buffers laid out (borrowed per execution)
 };
 
 class transform_plan {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../../memory/pages.hpp"
 #include "../../mpi/checked.hpp"
 #include "plan_data.hpp"
 #include "redist/transform/kernels.hpp"
@@ -49,12 +50,19 @@ struct transform_plan::impl {
   std::int64_t send_bytes = 0, recv_bytes = 0;
   plan_statistics stats;
 
-  // Message buffers for what the strategy does not move through node memory, allocated once (on huge pages where
-  // they can be: src/memory/pages.hpp) and reused by every execution (a plan is not meant to be executed by two
-  // threads at once).
-  std::unique_ptr<std::byte, void (*)(void*)> send_buffer{nullptr, std::free}, recv_buffer{nullptr, std::free};
+  // Message buffers for what the strategy does not move through node memory: laid out at planning, borrowed from
+  // the process's buffer cache (src/memory/pages.hpp) for each execution and returned after it, so that a plan
+  // kept but idle (the drop-in caches 16) holds none, and the next plan's execution finds their pages mapped.
+  // Borrowed before the execution's agreement, so that a failed allocation fails every rank alike. Buffers the
+  // cache cannot keep (over its limit, or the cache off) are held from the first execution on instead (a plan is
+  // not meant to be executed by two threads at once).
+  std::int64_t private_send_bytes = 0, private_recv_bytes = 0;
+  mutable memory::page_buffer send_buffer{nullptr, memory::release_pages}, recv_buffer{nullptr, memory::release_pages};
   std::byte* private_send(std::size_t i) const { return send_buffer.get() + sends[i].byte_offset; }
   std::byte* private_recv(std::size_t i) const { return recv_buffer.get() + recvs[i].byte_offset; }
+  // Allocates (or finds held) both buffers; throws std::bad_alloc. Then returns them where the cache keeps them.
+  void borrow_private_buffers() const;
+  void return_private_buffers() const noexcept;
   // Per sends[i] / recvs[i]: moved by the strategy through node memory (shared_memory's node peers), so it has
   // no place in the private buffers.
   std::vector<char> send_on_node, recv_on_node;
