@@ -11,7 +11,8 @@
 # Programs: bench_scalapack_sweep (first, second and steady calls against ScaLAPACK), bench_gemm_bench (first call,
 # its planning profile and the steady multiply) and bench_shared_window_bench (window creation). Environment:
 # RANKS (4), ROUNDS (5), SIZES (4000,8000), SHAPES (square1500,largem), REPS (3), LIMIT (seconds per program, 300),
-# MPIEXEC (mpiexec.mpich), MPIEXEC_FLAGS. Each program's JSON is appended as one line to
+# MPIEXEC (mpiexec.mpich), MPIEXEC_FLAGS, PROGRAMS (the ones to run: sweep,gemm,window), COSMA (a COSMA library for
+# bench_gemm_bench's --cosma: its first and steady calls in the same runs). Each program's JSON is appended as one line to
 # OUT_DIR/{sweep,gemm,window}_{before,after}.jsonl; the output goes to OUT_DIR/log.txt.
 # bench/before_after_table.py OUT_DIR prints the medians.
 set -uo pipefail
@@ -29,6 +30,9 @@ shapes=${SHAPES:-square1500,largem}
 reps=${REPS:-3}
 limit=${LIMIT:-300}
 mpiexec=${MPIEXEC:-mpiexec.mpich}
+programs=${PROGRAMS:-sweep,gemm,window}
+cosma=()
+[ -n "${COSMA:-}" ] && cosma=(--cosma "$COSMA")
 read -r -a flags <<<"${MPIEXEC_FLAGS:-}"
 if [ ! -e "$old/libredist.so" ]; then
   echo "$0: no libredist.so in $old" >&2
@@ -58,9 +62,9 @@ run() {
 
 for round in $(seq 1 "$rounds"); do
   for variant in before after; do
-    run sweep "$variant" "$bin/bench_scalapack_sweep" --n "$sizes" --blocks 32 --reps "$reps"
-    run gemm "$variant" "$bin/bench_gemm_bench" --shapes "$shapes" --reps 2
-    run window "$variant" "$bin/bench_shared_window_bench" --reps 3
+    [[ ,$programs, == *,sweep,* ]] && run sweep "$variant" "$bin/bench_scalapack_sweep" --n "$sizes" --blocks 32 --reps "$reps"
+    [[ ,$programs, == *,gemm,* ]] && run gemm "$variant" "$bin/bench_gemm_bench" --shapes "$shapes" --reps 2 "${cosma[@]}"
+    [[ ,$programs, == *,window,* ]] && run window "$variant" "$bin/bench_shared_window_bench" --reps 3
   done
 done
 grep -h "^SUMMARY" "$out/log.txt" || true

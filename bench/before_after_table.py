@@ -43,16 +43,25 @@ def sweep_table(before, after):
 
 
 def gemm_table(before, after):
-    print("| shape | first call before | first call after | planning before | planning after | steady before | "
-          "steady after |")
-    print("|---|---|---|---|---|---|---|")
+    # COSMA's first call (pooled over both variants' runs) where the runs had --cosma.
+    cosma = "cosma_first_call_seconds" in before[0]["shapes"][0]
+    print("| shape | first call before | first call after |" + (" COSMA's first call |" if cosma else "") +
+          " planning before | planning after | steady before | steady after |")
+    print("|---|---|---|" + ("---|" if cosma else "") + "---|---|---|---|")
     for i, p in enumerate(before[0]["shapes"]):
         col = lambda runs, key, sub=None: column(runs, "shapes", i, key, sub)
-        print(f"| {p['name']} | {span(col(before, 'first_call_seconds'))} | {span(col(after, 'first_call_seconds'))} | "
-              f"{statistics.median(col(before, 'redist_planning_seconds', 'total')):.3f} | "
+        cosma_first = (f" {statistics.median(col(before + after, 'cosma_first_call_seconds')):.3f} |" if cosma else "")
+        print(f"| {p['name']} | {span(col(before, 'first_call_seconds'))} | {span(col(after, 'first_call_seconds'))} |"
+              f"{cosma_first} {statistics.median(col(before, 'redist_planning_seconds', 'total')):.3f} | "
               f"{statistics.median(col(after, 'redist_planning_seconds', 'total')):.3f} | "
               f"{statistics.median(col(before, 'redist_seconds')):.3f} | "
               f"{statistics.median(col(after, 'redist_seconds')):.3f} |")
+    # The shapes' first calls one after another in one process, as a program with several multiplies makes them.
+    in_a_row = lambda runs, key: [sum(s[key] for s in run["shapes"]) for run in runs]
+    cells = ["all in a row", span(in_a_row(before, "first_call_seconds")), span(in_a_row(after, "first_call_seconds"))]
+    if cosma:
+        cells.append(f"{statistics.median(in_a_row(before + after, 'cosma_first_call_seconds')):.3f}")
+    print("| " + " | ".join(cells + [""] * 4) + " |")
 
 
 def window_table(before, after):

@@ -101,6 +101,10 @@ def test_plan_is_reusable_and_reports_its_schedule():
     steps = ("agreement", "placement", "transforms", "storage", "grid_lines", "rounds")
     assert all(planning[s] >= 0 for s in steps) and planning["agreement"] > 0
     assert sum(planning[s] for s in steps) <= planning["total"] * (1 + 1e-9)
+    # The same problem again on the same communicator places the grid alike: its lines are not split again.
+    again = redist.make_gemm_plan(comm, a_layout, b_layout, c_layout, dtype=np.complex128)
+    assert again.statistics()["grid_lines_reused"] is True
+    assert isinstance(again.statistics()["native_window_reused"], bool)
 
 
 def test_gemm_errors_raise_clearly():

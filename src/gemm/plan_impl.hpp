@@ -5,10 +5,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "native_layout.hpp"
 #include "rounds.hpp"
+#include "../transform/detail/node_arena.hpp"
 #include "../mpi/checked.hpp"
 #include "redist/gemm/gemm.hpp"
 
@@ -34,22 +36,27 @@ struct gemm_plan::impl {
   // The multiply (this rank's part; empty when idle).
   bool idle = true;
   gemm_detail::grid_coordinates me;
-  // Null on idle ranks and along a grid dimension of extent 1 (nothing travels there).
-  mpi::comm_handle row_comm;    // ranks (i, *, l): gather op(A) panels
-  mpi::comm_handle col_comm;    // ranks (*, j, l): gather op(B) panels
-  mpi::comm_handle layer_comm;  // ranks (i, j, *): sum C along k
+  // The grid's lines (gemm.cpp, split_grid_lines), shared with the other plans on the same communicator that
+  // place the same grid alike. Null on idle ranks and along a grid dimension of extent 1 (nothing travels there).
+  std::shared_ptr<const gemm_detail::grid_lines> lines;
+  MPI_Comm row_comm() const { return lines ? lines->row.get() : MPI_COMM_NULL; }      // ranks (i, *, l): gather op(A) panels
+  MPI_Comm col_comm() const { return lines ? lines->col.get() : MPI_COMM_NULL; }      // ranks (*, j, l): gather op(B) panels
+  MPI_Comm layer_comm() const { return lines ? lines->layer.get() : MPI_COMM_NULL; }  // ranks (i, j, *): sum C along k
   std::vector<gemm_detail::round_step> steps;
   std::vector<gemm_detail::c_block> c_blocks;  // in (s, t) order
   std::int64_t a_panel_capacity = 0, b_panel_capacity = 0, accumulator_elements = 0;
   mutable gemm_detail::buffer a_store, b_store, c_store, accumulator, a_panels, b_panels;
   mutable gemm_execution_profile last_execution;
   MPI_Win a_window = MPI_WIN_NULL, b_window = MPI_WIN_NULL;
-  // shared_memory (stats.communication): the native A and B of every rank of the node in one node-shared window
-  // (a rank's segment: its A where its grid row shares A, then its B where its column shares B), held in a passive
-  // epoch (lock_all) for the plan's life. a_members (b_members): where each member of this rank's grid row
-  // (column) keeps its A (B), by position in the line.
+  // shared_memory (stats.communication): the native A and B of every rank of the node in one segment (its A where
+  // its grid row shares A, then its B where its column shares B) of the node's arena (detail/node_arena.hpp) where
+  // it has room, else of a window of the plan's own; either window (native_shared) stays in a passive epoch
+  // (lock_all) while the plan lives. a_members (b_members): where each member of this rank's grid row (column)
+  // keeps its A (B), by position in the line.
+  detail::arena_segment native_segment;
+  MPI_Win own_native_window = MPI_WIN_NULL;
+  bool own_native_window_locked = false;
   MPI_Win native_shared = MPI_WIN_NULL;
-  bool native_shared_locked = false;
   bool shares_a = false, shares_b = false;  // this rank's row reads A in place (grid_n > 1), its column B
   std::vector<std::byte*> a_members, b_members;
 
@@ -57,24 +64,27 @@ struct gemm_plan::impl {
     if (mpi::finalized()) return;
     if (a_window != MPI_WIN_NULL) MPI_Win_free(&a_window);
     if (b_window != MPI_WIN_NULL) MPI_Win_free(&b_window);
-    if (native_shared_locked) MPI_Win_unlock_all(native_shared);
-    if (native_shared != MPI_WIN_NULL) MPI_Win_free(&native_shared);
+    if (own_native_window_locked) MPI_Win_unlock_all(own_native_window);
+    if (own_native_window != MPI_WIN_NULL) MPI_Win_free(&own_native_window);
   }
 
   std::byte* at(gemm_detail::buffer& b, std::int64_t elements) const {
     return b.data() + elements * static_cast<std::int64_t>(element_bytes);
   }
 
-  // Plan time, on a rank with a grid position: the steps and C blocks in execution order with the panel and
-  // accumulator buffers (`parts` and `mine` place this rank's native blocks), then the statistics' counts of
-  // the traffic they cause.
+  // Plan time, on a rank with a grid position: the steps and C blocks in execution order with the sizes of the
+  // panel and accumulator buffers (`parts` and `mine` place this rank's native blocks), then the statistics'
+  // counts of the traffic they cause.
   void lay_out_rounds(const gemm_detail::cuts& cut, const gemm_detail::native_parts& parts,
                       const gemm_detail::part_orders& mine);
   void count_multiply_traffic();
+  // Plan time, after lay_out_rounds: the accumulator and the panels the steps gather into (throws bad_alloc).
+  void allocate_round_buffers();
   // Plan time, collective over comm: the one-sided panel windows.
   void make_panel_windows();
-  // Plan time, collective over comm: the node-shared window that holds the native A and B (shared_memory).
-  // caller: the communicator make_gemm_plan was given (its node communicator is cached there).
+  // Plan time, collective over comm: the segment of the node's arena that holds the native A and B
+  // (shared_memory). caller: the communicator make_gemm_plan was given (its node communicator and arena are
+  // cached there).
   void make_shared_stores(MPI_Comm caller);
 
   // Fills last_execution's multiply, panel_wait and reduction. `c` and beta: the user's C (c_in_place only).

@@ -5,11 +5,13 @@
 #include <vector>
 
 #include "local_blas.hpp"
+#include "../memory/cache_line.hpp"
 #include "plan_impl.hpp"
 #include "../mpi/agreement.hpp"
 #include "../mpi/compat.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/shared_window.hpp"
+#include "../transform/detail/node_arena.hpp"
 #include "../transform/detail/plan_impl.hpp"  // seconds_since
 
 namespace redist {
@@ -121,6 +123,11 @@ void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_de
       if (s.grid_m > 1) prepare(step.b);
     }
   }
+}
+
+void gemm_plan::impl::allocate_round_buffers() {
+  const gemm_schedule& s = stats.schedule;
+  const bool shared = stats.communication == gemm_communication::shared_memory;
   const int slots = options.overlap ? 2 : 1;
   const auto eb = static_cast<std::int64_t>(element_bytes);
   if (s.grid_k > 1) accumulator = buffer(accumulator_elements * eb);
@@ -185,46 +192,68 @@ void gemm_plan::impl::make_panel_windows() {
   // osc/rdma, docs/mpi.md), and the others would then wait in the first fence.
   const gemm_schedule& s = stats.schedule;
   mpi::agreement windows(comm.get());
-  windows.collective([&] { window_over(a_panels, row_comm.get(), s.grid_n > 1, a_window); });
-  windows.collective([&] { window_over(b_panels, col_comm.get(), s.grid_m > 1, b_window); });
+  windows.collective([&] { window_over(a_panels, row_comm(), s.grid_n > 1, a_window); });
+  windows.collective([&] { window_over(b_panels, col_comm(), s.grid_m > 1, b_window); });
   windows.conclude();
 }
 
 void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
   const gemm_schedule& s = stats.schedule;
   const auto eb = static_cast<std::int64_t>(element_bytes);
-  shares_a = s.grid_n > 1 && row_comm.get() != MPI_COMM_NULL;
-  shares_b = s.grid_m > 1 && col_comm.get() != MPI_COMM_NULL;
+  shares_a = s.grid_n > 1 && row_comm() != MPI_COMM_NULL;
+  shares_b = s.grid_m > 1 && col_comm() != MPI_COMM_NULL;
   const std::int64_t a_bytes = shares_a ? a_native.local_elements() * eb : 0;
   const std::int64_t b_bytes = shares_b ? b_native.local_elements() * eb : 0;
-  const std::int64_t b_offset = (a_bytes + 63) / 64 * 64;  // B on its own cache lines
-  // One window over the node for both (every grid line lies on one node: choose_communication), one creation
-  // instead of one per row and one per column. The node communicator was split when the choice was made; each
-  // member's B offset is gathered over it (outside the agreement: collective calls in a row).
+  const std::int64_t b_offset = memory::round_up_to_cache_line(a_bytes);  // B on its own cache lines
+  // One segment over the node for both (every grid line lies on one node: choose_communication). Cut from the
+  // node's arena cached on the caller's communicator, which the transforms' shared_memory plans use too, where an
+  // earlier plan (or this plan's transform in) left room on every rank of the node: then no window is made (one
+  // MPI_Win_allocate_shared synchronises the node: 0.04-0.06 s of a 0.2 s plan on 4 ranks sharing 2 cores).
+  // Otherwise in a window of the plan's own, freed with it: the arena does not grow to the size of the native
+  // matrices, which it would keep until the communicator is freed. The node communicator was split when the
+  // choice was made.
   const MPI_Comm node = mpi::node_communicator(caller);
-  std::vector<std::int64_t> b_offsets(static_cast<std::size_t>(mpi::size(node)));
-  MPI_Request gathered = MPI_REQUEST_NULL;
-  REDIST_MPI_CHECK(MPI_Iallgather(&b_offset, 1, MPI_INT64_T, b_offsets.data(), 1, MPI_INT64_T, node, &gathered));
-  REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
+  const std::int64_t segment_bytes = b_offset + b_bytes;
+  // The reservation first, outside the agreement: its node allreduce is made by every rank of the node, and its
+  // answer is the same on all of them, so they all make a window below or none does.
+  const bool in_arena = detail::reserve_node_segment(caller, node, segment_bytes, native_segment, false);
   std::byte* base = nullptr;
+  if (in_arena) {
+    native_shared = native_segment.arena->window();
+    base = native_segment.arena->segment(mpi::rank(node)) + native_segment.offset;
+  }
   mpi::agreement windows(comm.get());
   windows.collective([&] {
+    if (in_arena) return;
     // (Nothing may throw before the collective call: the node's other ranks would wait in it.)
     MPI_Win made = MPI_WIN_NULL;
-    const int created = mpi::allocate_shared_window(b_offset + b_bytes, node, &base, &made);
+    const int created = mpi::allocate_shared_window(segment_bytes, node, &base, &made);
     // Owned before the checks, as the panel windows: every rank frees it, also when one of them fails here.
-    native_shared = made;
+    own_native_window = native_shared = made;
     mpi::check(created, "MPI_Win_allocate_shared(native A and B, node)");
     REDIST_MPI_CHECK(MPI_Win_set_errhandler(native_shared, MPI_ERRORS_RETURN));
     // One passive epoch for the plan's life (closed by the destructor): loads and MPI_Win_sync need one.
     const int epoch = MPI_Win_lock_all(MPI_MODE_NOCHECK, native_shared);
-    native_shared_locked = epoch == MPI_SUCCESS;
+    own_native_window_locked = epoch == MPI_SUCCESS;
     mpi::check(epoch, "MPI_Win_lock_all(native storage)");
   });
   windows.conclude();
+  stats.native_window_reused = in_arena;
   if (shares_a) a_store = buffer::view(base, a_bytes);
   if (shares_b) b_store = buffer::view(base + b_offset, b_bytes);
-  // Where each member of a line keeps its part: its node rank's segment (at 0 for A, at its B offset for B).
+  // Where each member's segment starts (in the arena: at its offset there), by node rank.
+  const auto segment_of = [&](int node_rank) {
+    std::byte* segment = nullptr;
+    if (in_arena) segment = native_segment.arena->segment(node_rank);
+    else REDIST_MPI_CHECK(mpi::shared_window_segment(native_shared, node_rank, &segment));
+    return segment;
+  };
+  // Where each member keeps its A (its segment's start) and its B (there, at its B offset), by node rank.
+  const std::int64_t mine[2] = {in_arena ? native_segment.offset : 0, b_offset};
+  std::vector<std::int64_t> offsets(2 * static_cast<std::size_t>(mpi::size(node)));
+  MPI_Request gathered = MPI_REQUEST_NULL;
+  REDIST_MPI_CHECK(MPI_Iallgather(mine, 2, MPI_INT64_T, offsets.data(), 2, MPI_INT64_T, node, &gathered));
+  REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
   MPI_Group node_group;
   REDIST_MPI_CHECK(MPI_Comm_group(node, &node_group));
   const auto locate = [&](MPI_Comm line, bool b_part, std::vector<std::byte*>& members) {
@@ -236,13 +265,12 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
     REDIST_MPI_CHECK(MPI_Group_translate_ranks(line_group, count, line_ranks.data(), node_group, node_ranks.data()));
     REDIST_MPI_CHECK(MPI_Group_free(&line_group));
     for (const int r : node_ranks) {
-      std::byte* segment = nullptr;
-      REDIST_MPI_CHECK(mpi::shared_window_segment(native_shared, r, &segment));
-      members.push_back(segment + (b_part ? b_offsets[static_cast<std::size_t>(r)] : 0));
+      const auto at = 2 * static_cast<std::size_t>(r);
+      members.push_back(segment_of(r) + offsets[at] + (b_part ? offsets[at + 1] : 0));
     }
   };
-  if (shares_a) locate(row_comm.get(), false, a_members);
-  if (shares_b) locate(col_comm.get(), true, b_members);
+  if (shares_a) locate(row_comm(), false, a_members);
+  if (shares_b) locate(col_comm(), true, b_members);
   REDIST_MPI_CHECK(MPI_Group_free(&node_group));
 }
 
@@ -253,8 +281,8 @@ void gemm_plan::impl::start_gather(const round_step& step, int slot, std::vector
     g.gather.start(at(store, g.my_offset), at(panels, slot * capacity), line, &request);
     requests.push_back(request);
   };
-  if (stats.schedule.grid_n > 1) gather(step.a, a_store, a_panels, a_panel_capacity, row_comm.get());
-  if (stats.schedule.grid_m > 1) gather(step.b, b_store, b_panels, b_panel_capacity, col_comm.get());
+  if (stats.schedule.grid_n > 1) gather(step.a, a_store, a_panels, a_panel_capacity, row_comm());
+  if (stats.schedule.grid_m > 1) gather(step.b, b_store, b_panels, b_panel_capacity, col_comm());
 }
 
 void gemm_plan::impl::put_panels(const round_step& step, int slot) const {
@@ -265,8 +293,8 @@ void gemm_plan::impl::put_panels(const round_step& step, int slot) const {
       mpi::put(at(store, g.my_offset), g.my_count, mpi_type, target,
                slot * capacity + g.displacements[static_cast<size_t>(mine)], window);
   };
-  if (stats.schedule.grid_n > 1) put(step.a, a_store, a_panel_capacity, row_comm.get(), a_window);
-  if (stats.schedule.grid_m > 1) put(step.b, b_store, b_panel_capacity, col_comm.get(), b_window);
+  if (stats.schedule.grid_n > 1) put(step.a, a_store, a_panel_capacity, row_comm(), a_window);
+  if (stats.schedule.grid_m > 1) put(step.b, b_store, b_panel_capacity, col_comm(), b_window);
 }
 
 // C block columns (c_target) += op(A) piece x * op(B) piece y for every piece x of the A panel (a range of the
@@ -347,8 +375,8 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
   const auto line_barriers = [&] {
     const seconds_since waiting;
     REDIST_MPI_CHECK(MPI_Win_sync(native_shared));
-    if (shares_a) REDIST_MPI_CHECK(mpi::barrier_yielding(row_comm.get()));
-    if (shares_b) REDIST_MPI_CHECK(mpi::barrier_yielding(col_comm.get()));
+    if (shares_a) REDIST_MPI_CHECK(mpi::barrier_yielding(row_comm()));
+    if (shares_b) REDIST_MPI_CHECK(mpi::barrier_yielding(col_comm()));
     REDIST_MPI_CHECK(MPI_Win_sync(native_shared));
     last_execution.panel_wait += waiting.elapsed();
   };
@@ -417,7 +445,7 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
       if (s.grid_k > 1) {
         const seconds_since reducing;
         mpi::reduce_scatter(c_target, at(c_store, cb.native_offset), cb.counts.data(), mpi_type, MPI_SUM,
-                            layer_comm.get());
+                            layer_comm());
         last_execution.reduction += reducing.elapsed();
       }
       block_started = false;

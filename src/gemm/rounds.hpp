@@ -3,37 +3,44 @@
 // local multiply; per C block, its reduction along k. Laid out once per plan, reused by every execution.
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "../mpi/checked.hpp"
 #include "../mpi/compat.hpp"
 
 namespace redist::gemm_detail {
 
-// Allocated once per plan and reused by every execution (paper Section 7.5). 64-byte aligned; or a view of
-// memory owned elsewhere (a rank's segment of a node-shared window).
+// Allocated once per plan and reused by every execution (paper Section 7.5): 64-byte aligned and uninitialised
+// (every execution writes what it reads, so a zeroing pass at planning would only be overwritten), from the C
+// heap, which reuses pages the application has already faulted in; or a view of memory owned elsewhere (a
+// rank's segment of a node-shared window).
 class buffer {
  public:
   buffer() = default;
-  explicit buffer(std::int64_t bytes) : storage_(static_cast<size_t>((bytes + 63) / 64)) {}
+  explicit buffer(std::int64_t bytes)
+      : owned_(bytes > 0 ? new line[static_cast<size_t>((bytes + 63) / 64)] : nullptr), bytes_(bytes > 0 ? bytes : 0) {}
   static buffer view(std::byte* memory, std::int64_t bytes) {
     buffer b;
     b.view_ = memory;
-    b.view_bytes_ = bytes;
+    b.bytes_ = bytes;
     return b;
   }
-  std::byte* data() {
-    if (view_ != nullptr) return view_;
-    return storage_.empty() ? nullptr : reinterpret_cast<std::byte*>(storage_.data());
-  }
-  std::int64_t bytes() const { return view_ != nullptr ? view_bytes_ : static_cast<std::int64_t>(storage_.size()) * 64; }
+  std::byte* data() { return owned_ ? owned_[0].b : view_; }
+  std::int64_t bytes() const { return bytes_; }
 
  private:
   struct alignas(64) line {
     std::byte b[64];
   };
-  std::vector<line> storage_;
+  std::unique_ptr<line[]> owned_;
   std::byte* view_ = nullptr;
-  std::int64_t view_bytes_ = 0;
+  std::int64_t bytes_ = 0;
+};
+
+// The communicators of a grid's rows (i, *, l), columns (*, j, l) and layers (i, j, *) as this rank sees them.
+struct grid_lines {
+  mpi::comm_handle row, col, layer;
 };
 
 // One gather of a panel along a grid line: this rank's piece and every member's piece (counts and

@@ -13,7 +13,7 @@ void release_pages(void* data);
 // Owns bytes from allocate_pages.
 using page_buffer = std::unique_ptr<std::byte, void (*)(void*)>;
 
-// `bytes` uninitialised bytes (none: null). From 2 MiB on they start on a 2 MiB boundary and are offered
+// `bytes` uninitialised bytes (none: null), on a 64-byte cache line at least. From 2 MiB on they start on a 2 MiB boundary and are offered
 // transparent huge pages (madvise; a no-op where THP is off): a fresh 4 KiB page costs a fault of several
 // microseconds on first touch, so a 48 MB buffer took 83-142 ms to touch on 4 KiB pages against 18-38 ms on
 // huge pages (4 ranks on 2 cores). Blocks from 64 KiB on (page-aligned) are not returned to the system when

@@ -2,16 +2,9 @@
 
 #include <unistd.h>
 
+#include "../memory/cache_line.hpp"
+
 namespace redist::mpi {
-
-namespace {
-constexpr std::int64_t line = 64;
-
-std::byte* align_to_line(void* p) {
-  const auto address = reinterpret_cast<std::uintptr_t>(p);
-  return p == nullptr ? nullptr : reinterpret_cast<std::byte*>((address + (line - 1)) / line * line);
-}
-}  // namespace
 
 int allocate_shared_window(std::int64_t bytes, MPI_Comm node, std::byte** base, MPI_Win* window) noexcept {
   *base = nullptr;
@@ -21,12 +14,12 @@ int allocate_shared_window(std::int64_t bytes, MPI_Comm node, std::byte** base, 
   std::int64_t request = 0;
   if (bytes > 0) {
     const long page = sysconf(_SC_PAGESIZE);
-    request = (bytes + line - 1) / line * line + line;
-    if (page > 0 && request % page == 0) request += line;
+    request = memory::round_up_to_cache_line(bytes) + memory::cache_line;
+    if (page > 0 && request % page == 0) request += memory::cache_line;
   }
   void* made = nullptr;
   const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(request), 1, MPI_INFO_NULL, node, &made, window);
-  if (rc == MPI_SUCCESS && request > 0) *base = align_to_line(made);
+  if (rc == MPI_SUCCESS && request > 0) *base = memory::align_to_cache_line(made);
   return rc;
 }
 
@@ -35,7 +28,7 @@ int shared_window_segment(MPI_Win window, int rank, std::byte** base) noexcept {
   int unit = 0;
   void* segment = nullptr;
   const int rc = MPI_Win_shared_query(window, rank, &size, &unit, &segment);
-  *base = rc == MPI_SUCCESS && size > 0 ? align_to_line(segment) : nullptr;
+  *base = rc == MPI_SUCCESS && size > 0 ? memory::align_to_cache_line(segment) : nullptr;
   return rc;
 }
 

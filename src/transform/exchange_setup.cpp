@@ -73,6 +73,9 @@ const cache_shares& this_cpu_cache_shares() {
 // This core's share of the last-level cache, and of its level-2 cache (its own on most CPUs).
 std::int64_t cache_share_bytes() { return this_cpu_cache_shares().largest; }
 std::int64_t level2_share_bytes() { return this_cpu_cache_shares().level2; }
+// Below any core's: its largest share is at least its level-2 share (128 KiB and more on current CPUs).
+constexpr std::int64_t smallest_share = std::int64_t{64} << 10;
+constexpr std::int64_t smallest_level2_share = std::int64_t{8} << 10;
 
 }  // namespace
 
@@ -151,16 +154,23 @@ void transform_plan::impl::choose_stores() {
       // complex<double> pencil planes 1.6-2x faster, 16 MiB the same; 256-512 MiB of double or float planes
       // 2.3-3.7x; 4 ranks, pdtran of 4000^2 doubles 1.1x. Plain runs: 2 ranks, 256^3 complex<double> pencils
       // (128 MiB per rank) 1.5-1.75x, 128^3 (16 MiB) the same.
-      pack_stores = send_bytes > 8 * cache_share_bytes() ? kernels::store_hint::streaming : kernels::store_hint::cached;
+      // Small plans decide without the cache sizes (a process's first read of sysfs costs 0.25 ms, more than a
+      // small plan's execution): below the thresholds of the smallest shares a core could have, every answer
+      // is `cached`.
+      pack_stores = send_bytes > 8 * smallest_share && send_bytes > 8 * cache_share_bytes() ? kernels::store_hint::streaming
+                                                                                          : kernels::store_hint::cached;
       std::vector<std::int64_t> written(job_plans.size(), 0);
       for (const detail::tile& t : local_tiles) written[static_cast<std::size_t>(t.job)] += t.elements();
       for (const detail::peer_message& m : recvs)
         for (const detail::tile& t : m.tiles) written[static_cast<std::size_t>(t.job)] += t.elements();
-      const std::int64_t threshold = std::min(8 * level2_share_bytes(), cache_share_bytes());
+      const auto above_threshold = [](std::int64_t bytes) {
+        if (bytes <= std::min(8 * smallest_level2_share, smallest_share)) return false;
+        return bytes > std::min(8 * level2_share_bytes(), cache_share_bytes());
+      };
       for (std::size_t j = 0; j < job_plans.size(); ++j) {
         detail::job_plan& jp = job_plans[j];
         const std::int64_t bytes = written[j] * static_cast<std::int64_t>(jp.elem_size);
-        jp.result_stores = bytes > threshold ? kernels::store_hint::streaming : kernels::store_hint::cached;
+        jp.result_stores = above_threshold(bytes) ? kernels::store_hint::streaming : kernels::store_hint::cached;
       }
       break;
     }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "../memory/cache_line.hpp"
 #include "../mpi/comm_attribute.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/shared_window.hpp"
@@ -12,8 +13,8 @@ namespace redist::detail {
 
 namespace {
 
-constexpr std::int64_t line = 64;
-std::int64_t round_to_line(std::int64_t bytes) { return (std::max<std::int64_t>(bytes, 1) + line - 1) / line * line; }
+// At least one line: every reservation has an offset of its own (an empty one would share the next one's).
+std::int64_t round_to_line(std::int64_t bytes) { return memory::round_up_to_cache_line(std::max<std::int64_t>(bytes, 1)); }
 
 // The arena cached on a communicator, numbered in the order this process cached them.
 struct cached_arena {

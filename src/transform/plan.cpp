@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 
+#include "../memory/cache_line.hpp"
 #include "../mpi/agreement.hpp"
 #include "redist/error.hpp"
 #include "../mpi/checked.hpp"
@@ -94,8 +95,6 @@ struct job_check {
   std::uint64_t global_hash;
 };
 
-constexpr std::int64_t tile_alignment = 64;  // bytes; keeps every packed tile aligned for vector loads
-std::int64_t align_up(std::int64_t v) { return (v + tile_alignment - 1) / tile_alignment * tile_alignment; }
 
 // The first problem with A's or B's local storage on this rank (kind none: fine).
 template <class Layout>
@@ -415,7 +414,7 @@ std::unique_ptr<transform_plan::impl> build_plan(MPI_Comm comm, mpi::comm_handle
       std::int64_t off = 0;
       for (auto& [key, t] : tiles) {
         t.byte_offset = off;
-        off = align_up(off + tile_bytes(t));
+        off = memory::round_up_to_cache_line(off + tile_bytes(t));  // every packed tile aligned for vector loads
         m.tiles.push_back(std::move(t));
       }
       m.bytes = off;

@@ -224,6 +224,49 @@ void random_cases(std::uint64_t seed, int cases) {
   }
 }
 
+// Block-cyclic over a 1 x p grid of MPI_COMM_WORLD's ranks (blocks of 8).
+grid_layout column_cyclic(std::int64_t rows, std::int64_t cols) {
+  block_cyclic_params bc;
+  bc.m = rows;
+  bc.n = cols;
+  bc.mb = bc.nb = 8;
+  bc.proc_cols = world_size();
+  return block_cyclic(bc, world_rank());
+}
+
+// C = op(A) op(B) (identity ops, beta 0, C full of NaN before) by `plan` on column_cyclic operands, checked
+// element by element against the serial reference: the wrong elements over all ranks.
+std::int64_t wrong_products(const gemm_plan& plan, const problem& pb) {
+  const grid_layout la = column_cyclic(pb.m, pb.k), lb = column_cyclic(pb.k, pb.n), lc = column_cyclic(pb.m, pb.n);
+  std::vector<double> a(static_cast<size_t>(la.local_elements())), b(static_cast<size_t>(lb.local_elements()));
+  std::vector<double> c(static_cast<size_t>(lc.local_elements()), nan_value<double>());
+  for_each_local_element(la, [&](std::int64_t off, std::int64_t i, std::int64_t j) { a[static_cast<size_t>(off)] = element_value<double>(11, i, j); });
+  for_each_local_element(lb, [&](std::int64_t off, std::int64_t i, std::int64_t j) { b[static_cast<size_t>(off)] = element_value<double>(12, i, j); });
+  plan.execute(c.data(), a.data(), b.data(), 1.0, 0.0);
+  std::int64_t wrong = 0;
+  for_each_local_element(lc, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+    double sum = 0;
+    for (std::int64_t q = 0; q < pb.k; ++q) sum += element_value<double>(11, i, q) * element_value<double>(12, q, j);
+    if (!(std::abs(c[static_cast<size_t>(off)] - sum) <= 64.0 * epsilon<double>() * (static_cast<double>(pb.k) * 125.0 * 125.0 + 1.0)))
+      ++wrong;
+  });
+  return global_sum(wrong);
+}
+
+// Whether MPI_COMM_WORLD's ranks share one node's memory (not where MPIR_CVAR_NUM_CLIQUES simulates several).
+bool all_ranks_on_one_node() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  return all_ranks(node_size == world_size());
+}
+
+gemm_description column_cyclic_product(const problem& pb) {
+  return {column_cyclic(pb.m, pb.k), column_cyclic(pb.k, pb.n), column_cyclic(pb.m, pb.n), pb.op_a, pb.op_b, element_type::f64};
+}
+
 }  // namespace
 
 TEST(Gemm, RandomCasesDouble) { random_cases<double>(8101, 12); }
@@ -423,12 +466,7 @@ TEST(Gemm, BadInputIsRejectedBeforeAnythingMoves) {
 // for it fails on every rank with invalid_argument and automatic takes two_sided.
 TEST(Gemm, SharedMemoryPanels) {
   const int p = world_size();
-  MPI_Comm node = MPI_COMM_NULL;
-  ASSERT_EQ(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), MPI_SUCCESS);
-  int node_size = 0;
-  MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
-  const bool one_node = all_ranks(node_size == p);
+  const bool one_node = all_ranks_on_one_node();
   // m the largest (B's pieces come from the grid column), n the largest (A's from the grid row), then both.
   const problem problems[] = {{150, 24, 40, op::identity, op::transpose},
                               {24, 150, 40, op::transpose, op::identity},
@@ -522,4 +560,81 @@ TEST(Gemm, MemoryLimitFromTheEnvironment) {
   EXPECT_THROW(gemm_memory_limit_bytes(options), invalid_argument);
   ASSERT_EQ(unsetenv("REDIST_GEMM_MEMORY"), 0);
   EXPECT_EQ(gemm_memory_limit_bytes(options), 0);
+}
+
+// shared_memory panels keep the native A and B in a segment of the node's arena (the window the transforms'
+// shared_memory plans cut their segments from, cached on the caller's communicator) where it has room on every
+// rank of the node, so that such a plan makes no window of its own: here after a transform plan made the arena
+// (four times its own segment) on a fresh communicator, two small multiplies, one made while the other is alive.
+TEST(Gemm, NativeStoresAreCutFromTheNodeArenaWhereItHasRoom) {
+  if (!all_ranks_on_one_node()) GTEST_SKIP() << "ranks on several nodes";
+  if (world_size() == 1) GTEST_SKIP() << "one rank: a transform has no node peer to stream to, so it makes no window";
+  MPI_Comm comm = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &comm), MPI_SUCCESS);  // no arena cached on it yet
+  {
+    // The arena: a transpose of 512^2 doubles, streamed through the window.
+    const grid_layout square = column_cyclic(512, 512);
+    transform_options streamed;
+    streamed.strategy = exchange_strategy::shared_memory;
+    const transform_plan made_the_arena = make_plan(comm, square, square, op::transpose, element_type::f64, streamed);
+    const std::int64_t window_bytes = made_the_arena.statistics().window_bytes;
+    EXPECT_FALSE(made_the_arena.statistics().window_reused);
+    // 48 x 40 x 56: native A and B of 2 x 48 x 56 doubles (43 KB) in all, far below three times the transform's segment.
+    const problem pb{48, 40, 56, op::identity, op::identity};
+    ASSERT_TRUE(all_ranks(3 * window_bytes > (pb.m * pb.k + pb.k * pb.n) * 8)) << "the arena is too small for the test";
+    gemm_options options;
+    options.communication = gemm_communication::shared_memory;
+    const gemm_plan first = make_gemm_plan(comm, column_cyclic_product(pb), options);
+    const gemm_plan second = make_gemm_plan(comm, column_cyclic_product(pb), options);
+    for (const gemm_plan* plan : {&first, &second}) {
+      EXPECT_EQ(plan->statistics().communication, gemm_communication::shared_memory);
+      EXPECT_TRUE(all_ranks(plan->statistics().native_window_reused)) << "a plan made a window with room in the arena";
+      EXPECT_EQ(wrong_products(*plan, pb), 0) << plan->statistics().schedule.describe();
+    }
+    EXPECT_EQ(wrong_products(first, pb), 0) << "the first plan again, after the second one wrote its segment";
+  }
+  MPI_Comm_free(&comm);
+}
+
+// Plans on the same communicator that place the same grid alike share its row, column and layer communicators
+// (cached there): a second multiply of another depth on the same grid splits nothing, both give the reference
+// result, also interleaved and after the plan that made the lines is gone; a plan on another grid splits anew.
+TEST(Gemm, PlansPlacingTheSameGridShareItsLines) {
+  const int p = world_size();
+  gemm_options options;
+  options.relabel = false;  // the placement is the identity: the grid alone decides whether lines are shared
+  // Two depths on one grid, and a shape on another: the first pair found among a few candidates.
+  const problem candidates[] = {{64, 64, 48}, {64, 64, 56}, {64, 64, 64}, {64, 64, 72}, {64, 64, 80}};
+  const auto grid_of = [&](const problem& pb) {
+    const gemm_schedule s = plan_gemm_schedule(pb.m, pb.n, pb.k, p, {});
+    return std::vector<int>{s.grid_m, s.grid_n, s.grid_k, s.ranks_used};
+  };
+  const problem* pair[2] = {nullptr, nullptr};
+  for (const problem& x : candidates)
+    for (const problem& y : candidates)
+      if (&x < &y && pair[0] == nullptr && grid_of(x) == grid_of(y)) {
+        pair[0] = &x;
+        pair[1] = &y;
+      }
+  if (pair[0] == nullptr) GTEST_SKIP() << "no two candidate depths share a grid at " << p << " ranks";
+  const problem other{8 * std::int64_t(p) + 40, 8, 24};  // tall: a grid of its own
+  MPI_Comm comm = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &comm), MPI_SUCCESS);  // nothing cached on it yet
+  {
+    auto first = std::make_unique<gemm_plan>(make_gemm_plan(comm, column_cyclic_product(*pair[0]), options));
+    const gemm_plan second = make_gemm_plan(comm, column_cyclic_product(*pair[1]), options);
+    EXPECT_FALSE(first->statistics().grid_lines_reused) << "a fresh communicator had lines cached";
+    EXPECT_TRUE(second.statistics().grid_lines_reused) << "the same grid, placed alike, was split again: "
+                                                       << second.statistics().schedule.describe();
+    EXPECT_EQ(wrong_products(*first, *pair[0]), 0);
+    EXPECT_EQ(wrong_products(second, *pair[1]), 0);
+    EXPECT_EQ(wrong_products(*first, *pair[0]), 0) << "interleaved";
+    first.reset();
+    EXPECT_EQ(wrong_products(second, *pair[1]), 0) << "after the plan that split the lines was destroyed";
+    const gemm_plan elsewhere = make_gemm_plan(comm, column_cyclic_product(other), options);
+    if (grid_of(other) != grid_of(*pair[0]))
+      EXPECT_FALSE(elsewhere.statistics().grid_lines_reused) << elsewhere.statistics().schedule.describe();
+    EXPECT_EQ(wrong_products(elsewhere, other), 0);
+  }
+  MPI_Comm_free(&comm);
 }

@@ -123,6 +123,12 @@ struct gemm_statistics {
   // C's layout is the native one on every rank (grid_k = 1 and a grid that matches C's, as a ScaLAPACK C on a
   // fitting process grid): the multiply writes the user's C in place, with beta, and nothing moves it out.
   bool c_in_place = false;
+  // shared_memory: the native A and B were cut from the node's shared window that an earlier plan on the same
+  // communicator (or this plan's transform in) made, rather than from a new one.
+  bool native_window_reused = false;
+  // The grid's row, column and layer communicators came from an earlier plan on the same communicator that
+  // placed the same grid alike (the last four placements are kept there) rather than from new splits.
+  bool grid_lines_reused = false;
   std::int64_t relabel_volume_before = 0;  // elements of A, B and C that would move with rank r at position r
   std::int64_t relabel_volume_after = 0;   // ... with the chosen assignment (global sums)
   gemm_planning_profile planning;          // this rank's make_gemm_plan

@@ -10,6 +10,7 @@
 #include <functional>
 #include <string>
 
+#include "../../memory/cache_line.hpp"
 #include "../../mpi/agreement.hpp"
 #include "../../mpi/compat.hpp"
 #include "../detail/node_arena.hpp"
@@ -21,11 +22,8 @@ namespace redist::detail {
 namespace {
 
 // Pieces, ring slots and counters start on cache lines: aligned vector access, and no line written by two ranks.
-constexpr std::int64_t cache_line = 64;
-
-std::int64_t align_to_line(std::int64_t bytes) {
-  return (bytes + cache_line - 1) / cache_line * cache_line;
-}
+using memory::cache_line;
+using memory::round_up_to_cache_line;
 
 // Trims runs to [first, first + count) of the tile's packed index and rebases them to the piece.
 std::vector<run> trim_runs(run_range runs, std::int64_t first, std::int64_t count) {
@@ -153,7 +151,7 @@ class shared_memory_executor final : public transform_executor {
   static Byte* header_slot(Byte* segment, std::size_t word) {
     return segment + word * sizeof(std::int64_t);
   }
-  std::int64_t counters_offset() const { return (header_words() * 8 + cache_line - 1) / cache_line * cache_line; }
+  std::int64_t counters_offset() const { return round_up_to_cache_line(header_words() * 8); }
   std::int64_t* published_counter(std::byte* segment, int to_node_rank) const {
     return reinterpret_cast<std::int64_t*>(segment + counters_offset() + to_node_rank * cache_line);
   }
@@ -260,7 +258,7 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
         const std::int64_t bytes = p.elements() * elem_size_of(p);
         if (last > first && offset + bytes > chunk_bytes) break;
         p.byte_offset = offset;
-        offset = align_to_line(offset + bytes);
+        offset = round_up_to_cache_line(offset + bytes);
         ++last;
       }
       st.chunks.push_back({first, last});
