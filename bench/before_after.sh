@@ -12,7 +12,9 @@
 # its planning profile and the steady multiply) and bench_shared_window_bench (window creation). Environment:
 # RANKS (4), ROUNDS (5), SIZES (4000,8000), SHAPES (square1500,largem), REPS (3), LIMIT (seconds per program, 300),
 # MPIEXEC (mpiexec.mpich), MPIEXEC_FLAGS, PROGRAMS (the ones to run: sweep,gemm,window), COSMA (a COSMA library for
-# bench_gemm_bench's --cosma: its first and steady calls in the same runs). Each program's JSON is appended as one line to
+# bench_gemm_bench's --cosma: its first and steady calls in the same runs), COSTA (a COSTA library for
+# bench_scalapack_sweep's --costa), THREADS (one: OMP_NUM_THREADS=1 and OPENBLAS_NUM_THREADS=1, the default;
+# default: both unset, as a user's launch without them). Each program's JSON is appended as one line to
 # OUT_DIR/{sweep,gemm,window}_{before,after}.jsonl; the output goes to OUT_DIR/log.txt.
 # bench/before_after_table.py OUT_DIR prints the medians.
 set -uo pipefail
@@ -33,13 +35,22 @@ mpiexec=${MPIEXEC:-mpiexec.mpich}
 programs=${PROGRAMS:-sweep,gemm,window}
 cosma=()
 [ -n "${COSMA:-}" ] && cosma=(--cosma "$COSMA")
+costa=()
+[ -n "${COSTA:-}" ] && costa=(--costa "$COSTA")
 read -r -a flags <<<"${MPIEXEC_FLAGS:-}"
 if [ ! -e "$old/libredist.so" ]; then
   echo "$0: no libredist.so in $old" >&2
   exit 2
 fi
 mkdir -p "$out"
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+case ${THREADS:-one} in
+  one) export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ;;
+  default) unset OMP_NUM_THREADS OPENBLAS_NUM_THREADS ;;
+  *)
+    echo "$0: THREADS is '$THREADS'; expected one or default" >&2
+    exit 2
+    ;;
+esac
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -62,7 +73,7 @@ run() {
 
 for round in $(seq 1 "$rounds"); do
   for variant in before after; do
-    [[ ,$programs, == *,sweep,* ]] && run sweep "$variant" "$bin/bench_scalapack_sweep" --n "$sizes" --blocks 32 --reps "$reps"
+    [[ ,$programs, == *,sweep,* ]] && run sweep "$variant" "$bin/bench_scalapack_sweep" --n "$sizes" --blocks 32 --reps "$reps" "${costa[@]}"
     [[ ,$programs, == *,gemm,* ]] && run gemm "$variant" "$bin/bench_gemm_bench" --shapes "$shapes" --reps 2 "${cosma[@]}"
     [[ ,$programs, == *,window,* ]] && run window "$variant" "$bin/bench_shared_window_bench" --reps 3
   done

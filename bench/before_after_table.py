@@ -29,17 +29,22 @@ def column(runs, list_key, index, key, sub=None):
 
 
 def sweep_table(before, after):
+    costa = "costa_first_call_seconds" in before[0]["points"][0]
     print("| routine | N | first before | first after | second before | second after | ScaLAPACK first | "
-          "ScaLAPACK second | steady before | steady after |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "ScaLAPACK second | " + ("COSTA first | " if costa else "") + "steady before | steady after | ScaLAPACK steady |" +
+          (" COSTA steady |" if costa else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if costa else ""))
     for i, p in enumerate(before[0]["points"]):
         col = lambda runs, key: column(runs, "points", i, key)
         pooled = lambda key: statistics.median(col(before, key) + col(after, key))
         print(f"| {p['routine']} | {p['n']} | {span(col(before, 'first_call_seconds'))} | "
               f"{span(col(after, 'first_call_seconds'))} | {span(col(before, 'second_call_seconds'))} | "
               f"{span(col(after, 'second_call_seconds'))} | {pooled('scalapack_first_call_seconds'):.3f} | "
-              f"{pooled('scalapack_second_call_seconds'):.3f} | {statistics.median(col(before, 'redist_seconds')):.3f} | "
-              f"{statistics.median(col(after, 'redist_seconds')):.3f} |")
+              f"{pooled('scalapack_second_call_seconds'):.3f} | " +
+              (f"{pooled('costa_first_call_seconds'):.3f} | " if costa else "") +
+              f"{statistics.median(col(before, 'redist_seconds')):.3f} | "
+              f"{statistics.median(col(after, 'redist_seconds')):.3f} | {pooled('scalapack_seconds'):.3f} |" +
+              (f" {pooled('costa_seconds'):.3f} |" if costa else ""))
 
 
 def gemm_table(before, after):

@@ -226,6 +226,14 @@ timing time_repeated(MPI_Comm comm, int repetitions, Prepare&& prepare, Run&& ru
   return summarize(comm, mine);
 }
 
+// redist's drop-in runs a key's first calls with a plan made for one call and replaces it by the plan repeated calls
+// use by the key's 16th call at the latest (src/scalapack/plan_cache.hpp, latest_replacement_call): a benchmark
+// that made `calls_made` calls of a key makes the rest of those untimed before timing the steady state.
+template <class Run>
+void settle_drop_in_plan(int calls_made, Run&& run) {
+  for (int call = calls_made + 1; call <= 16; ++call) run();
+}
+
 // Values of one int64 per rank gathered on every rank (for per-rank statistics).
 std::vector<std::int64_t> gather_all(MPI_Comm comm, std::int64_t mine);
 

@@ -259,12 +259,14 @@ nb::dict plan_statistics_dict(const plan_statistics& s) {
   d["window_reused"] = s.window_reused;
   d["one_shot_choices"] = s.one_shot_choices;
   d["stream_chunk_bytes"] = s.stream_chunk_bytes;
+  d["threads"] = s.threads;
   d["plan_seconds"] = s.plan_seconds;
   d["plan_agreement_seconds"] = s.plan_agreement_seconds;
   d["plan_tiles_seconds"] = s.plan_tiles_seconds;
   d["plan_messages_seconds"] = s.plan_messages_seconds;
   d["plan_exchange_seconds"] = s.plan_exchange_seconds;
   d["plan_buffers_seconds"] = s.plan_buffers_seconds;
+  d["last_execution_seconds"] = s.last_execution_seconds;
   return d;
 }
 

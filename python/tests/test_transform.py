@@ -52,6 +52,7 @@ def test_plan_is_reusable_and_inverse_goes_back():
     for _ in range(3):
         plan.execute(a, b)
         assert np.array_equal(gather(comm, a_layout, a), b_global.T)
+        assert plan.statistics()["last_execution_seconds"] > 0
     back = b_layout.empty()
     plan.inverse().execute(back, a)
     assert np.array_equal(gather(comm, b_layout, back), b_global)
@@ -112,6 +113,10 @@ def test_statistics_account_for_every_byte():
               "plan_buffers_seconds"]
     assert all(stats[p] >= 0 for p in phases)
     assert 0 < sum(stats[p] for p in phases) <= stats["plan_seconds"]
+    # The OpenMP team: never more than the CPUs of this host per rank on it (at least 1).
+    ranks_on_host = comm.allgather(MPI.Get_processor_name()).count(MPI.Get_processor_name())
+    assert 1 <= stats["threads"] <= max(1, os.cpu_count() // ranks_on_host)
+    assert stats["last_execution_seconds"] == 0
 
 
 def test_one_shot_auto_weighs_set_up_against_one_execution():

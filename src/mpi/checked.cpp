@@ -204,9 +204,9 @@ std::vector<int> node_leaders(MPI_Comm comm) {
   });
 }
 
-bool hosts_oversubscribed(MPI_Comm comm) {
-  static const comm_attribute<bool> oversubscribed;
-  return oversubscribed.get(comm, [&] {
+const host_share& host_share_of(MPI_Comm comm) {
+  static const comm_attribute<host_share> shares;
+  return shares.get(comm, [&] {
     char host[256] = {};
     if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "?");
     std::uint64_t key = 1469598103934665603ull;  // FNV-1a of the host name: equal names, equal keys
@@ -219,17 +219,23 @@ bool hosts_oversubscribed(MPI_Comm comm) {
     MPI_Request request = MPI_REQUEST_NULL;
     const int started = MPI_Iallgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm, &request);
     check(started != MPI_SUCCESS ? started : wait_yielding(request), "MPI_Iallgather(host name keys) and its completion");
+    host_share share;
+    share.cpus = static_cast<std::int64_t>(mine[1]);
     std::vector<std::pair<std::uint64_t, std::uint64_t>> hosts(ranks);  // (host key, CPUs), sorted: runs = hosts
-    for (size_t r = 0; r < ranks; ++r) hosts[r] = {all[2 * r], all[2 * r + 1]};
-    std::sort(hosts.begin(), hosts.end());
-    bool any = false;
-    for (size_t first = 0, last = 0; first < ranks && !any; first = last) {
-      while (last < ranks && hosts[last].first == hosts[first].first) ++last;
-      any = last - first > hosts[first].second;
+    for (size_t r = 0; r < ranks; ++r) {
+      hosts[r] = {all[2 * r], all[2 * r + 1]};
+      if (all[2 * r] == key) ++share.ranks_on_host;
     }
-    return any;
+    std::sort(hosts.begin(), hosts.end());
+    for (size_t first = 0, last = 0; first < ranks && !share.any_host_oversubscribed; first = last) {
+      while (last < ranks && hosts[last].first == hosts[first].first) ++last;
+      share.any_host_oversubscribed = last - first > hosts[first].second;
+    }
+    return share;
   });
 }
+
+bool hosts_oversubscribed(MPI_Comm comm) { return host_share_of(comm).any_host_oversubscribed; }
 
 }  // namespace mpi
 }  // namespace redist

@@ -2,6 +2,7 @@
 // Checked MPI calls and small RAII helpers used throughout the library.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -94,9 +95,18 @@ comm_handle node_duplicate(MPI_Comm comm);
 // shares. Collective over comm.
 std::vector<int> node_leaders(MPI_Comm comm);
 
-// Whether some host runs more ranks of comm than it has online CPUs (ranks grouped by host name, not by
-// MPI_Comm_split_type, whose simulated nodes may share one host's CPUs). The same on every rank; gathered once
-// per comm and cached on it as an attribute. Collective over comm.
+// How this rank's host is shared among the ranks of a communicator: ranks grouped by host name, not by
+// MPI_Comm_split_type, whose simulated nodes may share one host's CPUs. Gathered once per comm (one allgather of
+// host keys and CPU counts) and cached on it as an attribute. Collective over comm.
+struct host_share {
+  std::int64_t ranks_on_host = 0;        // ranks of comm on this rank's host, this one included
+  std::int64_t cpus = 1;                 // online CPUs of this rank's host
+  bool any_host_oversubscribed = false;  // some host runs more ranks of comm than it has CPUs (the same everywhere)
+  // The CPUs each rank of this host may count on, at least 1.
+  std::int64_t cpus_per_rank() const { return std::max<std::int64_t>(1, cpus / std::max<std::int64_t>(1, ranks_on_host)); }
+};
+const host_share& host_share_of(MPI_Comm comm);
+// host_share_of(comm).any_host_oversubscribed. Collective over comm.
 bool hosts_oversubscribed(MPI_Comm comm);
 
 // Completes `request` (MPI_Test in a loop), giving the core away between tests after a few: on a node with

@@ -1,6 +1,9 @@
 // Plan cache of the ScaLAPACK-style entry points (see plan_cache.hpp).
 #include "plan_cache.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <list>
 #include <map>
 #include <utility>
@@ -16,7 +19,9 @@ template <class Plan>
 struct entry {
   std::vector<std::int64_t> key;
   Plan plan;
-  bool one_shot = false;  // planned for a single call; replaced on the key's next call
+  bool one_shot = false;  // planned for a single call; replaced by a repeated plan on a later call
+  int calls = 1;          // calls of the key so far, while its plan is a one-shot one
+  int replace_at = 0;     // the call that replaces a one-shot plan (agreed on the second call; 0: not yet)
 };
 
 // The plans of one communicator.
@@ -36,6 +41,9 @@ std::map<std::uint64_t, communicator_cache*>& live_caches() {
 std::uint64_t next_release_order = 1;
 std::size_t misses = 0;
 std::size_t promotions = 0;
+// This process's planning time of the latest repeated plan that replaced a one-shot one, on any communicator (0:
+// none yet). Communicators of one context differ (p?gemr2d's spans both grids), their replacements' costs hardly.
+double latest_replacement_seconds = 0;
 
 void release(communicator_cache* cache) {
   live_caches().erase(cache->release_order);
@@ -111,9 +119,25 @@ const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<transform_plan(bool one_shot)>& make) {
   auto& plans = cache_of(comm).transforms;
   if (entry<transform_plan>* found = find(plans, key)) {
-    if (found->one_shot) {
+    if (!found->one_shot) return found->plan;
+    ++found->calls;
+    if (found->replace_at == 0) {
+      // Ski rental on the key's second call: keep executing the one-shot plan until its executions have cost
+      // what replacing it costs, then replace it (if the calls stop before, nothing was spent on a plan they
+      // would not amortise; if not, at most the replacement's cost was lost). The cost is that of the latest
+      // replacement in the process (a window and its first touches: 0.13-0.19 s on 4 ranks sharing 2 cores
+      // against 0.04 s per execution, about one execution with a core per rank); before any on every rank, the
+      // replacement happens now and measures it. Maxima over the ranks, so that every rank picks the same call.
+      double mine[2] = {latest_replacement_seconds, found->plan.statistics().last_execution_seconds}, most[2] = {0, 0};
+      REDIST_MPI_CHECK(mpi::allreduce_yielding(mine, most, 2, MPI_DOUBLE, MPI_MAX, comm));
+      const double executions = most[0] > 0 && most[1] > 0 ? std::ceil(most[0] / most[1]) : 1;
+      found->replace_at = 1 + static_cast<int>(std::clamp<double>(executions, 1, latest_replacement_call - 1));
+    }
+    if (found->calls >= found->replace_at) {
       // Built before it replaces anything: if planning fails (on every rank alike), the one-shot plan stays.
+      const auto started = std::chrono::steady_clock::now();
       transform_plan repeated = make(false);
+      latest_replacement_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       found->plan = std::move(repeated);
       found->one_shot = false;
       ++promotions;
@@ -121,7 +145,7 @@ const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
     return found->plan;
   }
   entry<transform_plan>& made = insert(plans, std::move(key), make(true), plan_cache_capacity);
-  // Replaced on the second call only where a repeated-call plan would differ (plan_statistics::one_shot_choices):
+  // Replaced on a later call only where a repeated-call plan would differ (plan_statistics::one_shot_choices):
   // a point_to_point plan taken for one execution only (decided from agreed totals, so alike on all ranks), or a
   // shared_memory plan whose streams some node cut into smaller chunks (decided per node: gathered, so that all
   // ranks mark alike). Anything else, a small point_to_point plan above all, is what the repeated call would plan:
@@ -150,5 +174,6 @@ std::size_t cached_plan_count() {
 
 std::size_t plans_made() { return misses; }
 std::size_t plans_promoted() { return promotions; }
+double latest_replacement_planning_seconds() { return latest_replacement_seconds; }
 
 }  // namespace redist::scalapack

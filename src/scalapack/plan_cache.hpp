@@ -34,8 +34,11 @@ inline constexpr std::size_t gemm_plan_cache_capacity = 4;
 // communicator, no shared window: below one_shot_window_bytes per rank, one_shot_window_bytes_oversubscribed
 // where a host runs more ranks than CPUs, they cost more to create than one execution saves), and streams in
 // small chunks on an oversubscribed node. If either happened (plan_statistics::one_shot_choices), the key's second
-// call shows the call repeats: it replaces that plan, once, with the one `make(false)` builds, which later calls
-// amortise. Otherwise (messages under 1 MiB per rank above all) the one-shot plan is what `make(false)` would
+// call shows the call repeats, and the plan is replaced, once, by the one `make(false)` builds, which later calls
+// amortise: on the second call where the process has replaced none yet, otherwise on the call by which the
+// one-shot plan's executions have cost what the process's latest replacement cost (its planning time over the
+// one-shot plan's latest execution time, maxima over the ranks agreed on the second call; by the 16th call at the
+// latest). Otherwise (messages under 1 MiB per rank above all) the one-shot plan is what `make(false)` would
 // build, and it stays. Both builds are collective, as hits and misses are.
 const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<transform_plan(bool one_shot)>& make);
@@ -43,9 +46,13 @@ const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<gemm_plan()>& make);
 
 // Plans of both kinds in all caches now, plans built since the program started for keys not cached (cache
-// misses), and one-shot plans replaced on a key's second call (for tests).
+// misses), and one-shot plans replaced by repeated ones (for tests).
 std::size_t cached_plan_count();
 std::size_t plans_made();
 std::size_t plans_promoted();
+// This process's planning time of the latest such replacement, on any communicator (0: none yet).
+double latest_replacement_planning_seconds();
+// The latest call of a key that may still run its one-shot plan's replacement.
+inline constexpr int latest_replacement_call = 16;
 
 }  // namespace redist::scalapack

@@ -49,6 +49,12 @@ void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, con
 }
 
 void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem) const {
+  const seconds_since started;
+  struct timed {
+    const impl& plan;
+    const seconds_since& started;
+    ~timed() { plan.last_execution_seconds = started.elapsed(); }
+  } time_it{*this, started};
   const std::string problem = caller_problem.empty() ? check_buffers(*this, buffers) : caller_problem;
   // What the strategy needs agreed (shared_memory: where this rank's B is), published before the first
   // synchronisation.
@@ -77,9 +83,8 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
     borrow_private_buffers();
     executor->reduce_without_agreement(agreed);
   }
-  const int num_threads = options.num_threads > 0 ? options.num_threads : omp_get_max_threads();
   const int saved_threads = omp_get_max_threads();
-  omp_set_num_threads(num_threads);
+  omp_set_num_threads(threads);
   struct restore_threads {
     int n;
     ~restore_threads() { omp_set_num_threads(n); }

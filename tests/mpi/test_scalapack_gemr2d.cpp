@@ -154,38 +154,59 @@ TEST(ScalapackGemr2d, RandomCasesComplexDouble) { random_cases<std::complex<doub
 // everything the ranks agreed on).
 TEST(ScalapackGemr2d, RepeatedCallsReusePlans) { random_cases<double>(7106, 4, 3); }
 
-// A key's first call is planned for one execution; its second call replaces that plan, once, where a plan for
+// A key's first call is planned for one execution; a later call replaces that plan, once, where a plan for
 // repeated calls differs (from 1 MiB sent per rank on several ranks: point_to_point for one call, shared_memory
-// for many), and keeps it where it would not (a small copy: re-planning would cost about one more execution).
-// 32 x 32 blocks on a 1 x P grid -> 128 x 128 blocks on P x 1, three calls each, checked every time.
+// for many), and never where it would not (a small copy: re-planning would cost about one more execution). The
+// replacement comes on the second call where the process has made none yet, otherwise on the call by which the
+// one-shot plan's executions have cost what the latest replacement did, by the 16th at the latest: a second large
+// key (its target's blocks 96 x 96) is replaced somewhere from its second to its 16th call, on every rank at once.
+// 32 x 32 blocks on a 1 x P grid -> 128 x 128 blocks on P x 1, each case on new contexts, every call checked.
 TEST(ScalapackGemr2d, OneShotPlanReplacedOnlyWhereARepeatedPlanDiffers) {
   const int nranks = world_size();
   std::vector<int> ranks(static_cast<size_t>(nranks));
   std::iota(ranks.begin(), ranks.end(), 0);
-  blacs_context row(1, nranks, ranks), column(nranks, 1, ranks);
   // 1200^2 doubles: 0.9-2.9 MB sent per rank at 2-8 ranks (between the 1 MiB and 12 MiB thresholds).
-  for (const int size : {40, 1200}) {
+  for (const auto& [size, target_block] : {std::pair<int, int>{40, 128}, {1200, 128}, {1200, 96}}) {
+    // Fresh contexts: no shared window on their communicator yet, so the large one-shot plans take point_to_point.
+    blacs_context row(1, nranks, ranks), column(nranks, 1, ranks);
     matrix_case ca, cb;
     ca.M = ca.N = cb.M = cb.N = size;
     ca.mb = ca.nb = ca.imb = ca.inb = 32;
-    cb.mb = cb.nb = cb.imb = cb.inb = 128;
+    cb.mb = cb.nb = cb.imb = cb.inb = target_block;
     const std::vector<int> desca = make_descriptor(ca, row), descb = make_descriptor(cb, column);
     const std::vector<double> a = make_local<double>(ca, row, desca, 0);
     const bool replaced = size == 1200 && nranks > 1;
     const std::size_t made_before = sl::plans_made(), promoted_before = sl::plans_promoted();
-    for (int call = 0; call < 3; ++call) {
+    int replaced_on = 0;  // 1-based call
+    for (int call = 1; call <= sl::latest_replacement_call + 1; ++call) {
+      // Whether the process had replaced none before this call (the same on every rank: replacements are
+      // collective), which makes the second call the one that replaces.
+      const bool none_before = global_max(sl::latest_replacement_planning_seconds() > 0 ? 1 : 0) == 0;
       std::vector<double> b = make_local<double>(cb, column, descb, 1);
       redist_Cpdgemr2d(size, size, a.data(), 1, 1, desca.data(), b.data(), 1, 1, descb.data(), row.context);
       const std::vector<double> expected = make_local<double>(cb, column, descb, 0);
       std::int64_t wrong = 0;
       for (std::size_t k = 0; k < b.size(); ++k) wrong += b[k] != expected[k] ? 1 : 0;
-      const std::string where = "size " + std::to_string(size) + ", call " + std::to_string(call);
+      const std::string where =
+          "size " + std::to_string(size) + ", blocks " + std::to_string(target_block) + ", call " + std::to_string(call);
       EXPECT_EQ(global_sum(wrong), 0) << where;
       EXPECT_TRUE(all_ranks(sl::plans_made() - made_before == 1)) << where << ": one plan built";
       const std::size_t promoted = sl::plans_promoted() - promoted_before;
-      EXPECT_TRUE(all_ranks(promoted == (replaced && call > 0 ? 1u : 0u)))
-          << where << ": " << promoted << " one-shot plan(s) replaced";
+      EXPECT_EQ(-global_max(-static_cast<std::int64_t>(promoted)), global_max(static_cast<std::int64_t>(promoted)))
+          << where << ": ranks replaced on different calls";
+      EXPECT_LE(promoted, replaced ? 1u : 0u) << where;
+      if (promoted == 1 && replaced_on == 0) replaced_on = call;
+      if (call == 2 && replaced && none_before) EXPECT_EQ(replaced_on, 2) << where << ": the process's first replacement";
     }
+    if (replaced) {
+      EXPECT_GE(replaced_on, 2) << "size " << size << ", blocks " << target_block;
+      EXPECT_LE(replaced_on, sl::latest_replacement_call) << "size " << size << ", blocks " << target_block;
+    } else {
+      EXPECT_EQ(replaced_on, 0) << "size " << size;
+    }
+    if (world_rank() == 0)
+      std::printf("[ info ] size %d, blocks %d: one-shot plan replaced on call %d (0: never)\n", size, target_block,
+                  replaced_on);
   }
 }
 

@@ -6,12 +6,15 @@
 // redist-test-nodes: 4:2 7:3
 #include <gtest/gtest.h>
 
+#include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -327,24 +330,35 @@ TEST(Transform, SharedMemoryPlansShareTheCachedNodeSplit) {
 
 // Whether some host runs more ranks than it has online CPUs, found here independently of the library: every
 // rank's processor name and CPU count gathered.
-static bool some_host_oversubscribed() {
+// Every rank's processor name, by rank.
+static std::vector<std::string> processor_names() {
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int length = 0;
   MPI_Get_processor_name(name, &length);
   const int nranks = world_size();
   std::vector<char> names(static_cast<size_t>(nranks) * MPI_MAX_PROCESSOR_NAME);
   MPI_Allgather(name, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, names.data(), MPI_MAX_PROCESSOR_NAME, MPI_CHAR, MPI_COMM_WORLD);
+  std::vector<std::string> all;
+  for (int r = 0; r < nranks; ++r) all.emplace_back(&names[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME]);
+  return all;
+}
+
+static bool some_host_oversubscribed() {
+  const std::vector<std::string> names = processor_names();
+  const int nranks = world_size();
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   std::vector<long> all_cpus(static_cast<size_t>(nranks));
   MPI_Allgather(&cpus, 1, MPI_LONG, all_cpus.data(), 1, MPI_LONG, MPI_COMM_WORLD);
-  for (int r = 0; r < nranks; ++r) {
-    long on_host = 0;
-    for (int q = 0; q < nranks; ++q)
-      on_host += std::strcmp(&names[static_cast<size_t>(r) * MPI_MAX_PROCESSOR_NAME],
-                             &names[static_cast<size_t>(q) * MPI_MAX_PROCESSOR_NAME]) == 0;
-    if (on_host > all_cpus[static_cast<size_t>(r)]) return true;
-  }
+  for (int r = 0; r < nranks; ++r)
+    if (std::count(names.begin(), names.end(), names[static_cast<size_t>(r)]) > all_cpus[static_cast<size_t>(r)])
+      return true;
   return false;
+}
+
+// Ranks of MPI_COMM_WORLD whose processor name is this rank's.
+static long ranks_sharing_my_host() {
+  const std::vector<std::string> names = processor_names();
+  return static_cast<long>(std::count(names.begin(), names.end(), names[static_cast<size_t>(world_rank())]));
 }
 
 // The one-shot tests' job: A = alpha B^T + beta A, both block-cyclic as paper_blocks gives them.
@@ -749,6 +763,33 @@ TEST(Transform, PlanExecutedRepeatedlyWithNewData) {
       EXPECT_EQ(global_sum(count_errors(d)), 0) << "case " << c << " repetition " << rep;
     }
   }
+}
+
+// The default team (num_threads 0) is the OpenMP default capped at the host's CPUs per rank sharing it: raised to
+// 64 threads here, a plan still packs with at most its share (1 thread per rank where 4 ranks share 2 CPUs); a
+// count the options give is used as given. Both give the reference result, and the execution's time is recorded.
+TEST(Transform, DefaultTeamIsTheRanksShareOfItsHost) {
+  const int nranks = world_size(), me = world_rank();
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  const long share = std::max(1L, cpus / ranks_sharing_my_host());
+  if (me == 0) std::printf("[ info ] %ld CPUs, %ld CPUs per rank on this host\n", cpus, share);
+  const int saved = omp_get_max_threads();
+  omp_set_num_threads(64);
+  rng_t g(test_seed(2002));
+  for (const int requested : {0, 3}) {
+    auto d = random_job<double>(g, nranks, me, 40);
+    transform_options o;
+    o.num_threads = requested;
+    const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, o);
+    EXPECT_EQ(plan.statistics().threads, requested > 0 ? requested : std::min(64L, share)) << "num_threads " << requested;
+    fill(d, 31, 32, d.beta == 0.0);
+    EXPECT_EQ(plan.statistics().last_execution_seconds, 0.0) << "num_threads " << requested;
+    plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+    EXPECT_GT(plan.statistics().last_execution_seconds, 0.0) << "num_threads " << requested;
+    EXPECT_EQ(global_sum(count_errors(d)), 0) << "num_threads " << requested;
+    EXPECT_EQ(omp_get_max_threads(), 64) << "the execution did not restore the caller's team size";
+  }
+  omp_set_num_threads(saved);
 }
 
 // A plan borrows its private message buffers from the process's buffer cache for each execution and returns them

@@ -59,7 +59,9 @@ struct transform_options {
   exchange_strategy strategy = exchange_strategy::automatic;
   // Collective check that all ranks passed the same global descriptions (one allreduce).
   bool check_consistency = true;
-  // OpenMP threads for packing/unpacking; 0 = the OpenMP default.
+  // OpenMP threads for packing/unpacking; 0 = the OpenMP default (omp_get_max_threads()), at most the host's
+  // online CPUs divided by the communicator's ranks on that host (at least 1): ranks that share a host unbound
+  // would otherwise each start a team as large as the host (plan_statistics::threads says what a plan uses).
   int num_threads = 0;
   store_policy stores = store_policy::automatic;
   // shared_memory: bytes per chunk of the messages streamed to node peers (each message goes through a
@@ -165,6 +167,7 @@ struct plan_statistics : traffic_statistics {
   // for repeated executions would differ.
   bool one_shot_choices = false;
   std::int64_t stream_chunk_bytes = 0;  // shared_memory: the chunk size in use (options' or automatic)
+  int threads = 1;                      // the OpenMP team this rank packs and unpacks with (see num_threads)
   // Where this rank's make_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
   // call pays before the first byte moves.
   double plan_seconds = 0;             // all of make_plan
@@ -173,6 +176,8 @@ struct plan_statistics : traffic_statistics {
   double plan_messages_seconds = 0;    // one message per peer, offsets, send order
   double plan_exchange_seconds = 0;    // the strategy's set-up (shared_memory: node communicator, streams, window)
   double plan_buffers_seconds = 0;     // private send and receive buffers laid out (borrowed per execution)
+  // This rank's wall time of the plan's latest execute (agreement included; 0 before the first).
+  double last_execution_seconds = 0;
 };
 
 class transform_plan {

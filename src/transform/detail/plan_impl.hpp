@@ -35,6 +35,9 @@ struct transform_plan::impl {
   int rank = 0;
   int nranks = 1;
   transform_options options;
+  // The OpenMP team that packs and unpacks: options.num_threads, or the OpenMP default capped at the CPUs of
+  // this rank's host per rank of the caller's communicator on it (src/transform/plan.cpp: why).
+  int threads = 1;
   exchange_strategy strategy = exchange_strategy::point_to_point;  // resolved (never automatic)
   // A one-shot automatic plan that took shared_memory only because a window is cached on its communicator: it
   // streams through that window or, where some node finds no room there, falls back to point_to_point (agreed).
@@ -49,6 +52,7 @@ struct transform_plan::impl {
   std::vector<std::size_t> send_order;         // order in which sends are packed and posted
   std::int64_t send_bytes = 0, recv_bytes = 0;
   plan_statistics stats;
+  mutable double last_execution_seconds = 0;  // stats.last_execution_seconds (set by execute, which is const)
 
   // Message buffers for what the strategy does not move through node memory: laid out at planning, borrowed from
   // the process's buffer cache (src/memory/pages.hpp) for each execution and returned after it, so that a plan

@@ -202,7 +202,7 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
   if (chunk_bytes == 0) {
     // Both ends of a stream must cut it alike, so the inputs are agreed over the node: the largest thread
     // count, and the CPUs the node's ranks may run on (the union of their affinity masks).
-    std::int64_t threads = plan.options.num_threads > 0 ? plan.options.num_threads : omp_get_max_threads();
+    std::int64_t threads = plan.threads;
     REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &threads, 1, MPI_INT64_T, MPI_MAX, node_comm.get()));
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
