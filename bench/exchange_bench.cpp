@@ -37,6 +37,7 @@
 #include "baseline.hpp"
 #include "redist/exchange/neighbor.hpp"
 #include "redist_tools/patterns.hpp"
+#include "usage.hpp"
 
 namespace {
 
@@ -52,16 +53,31 @@ struct bench_options {
   std::string json_path;
 };
 
+constexpr const char* default_patterns = "diffusion64,diffusion128,diffusion256,diffusion64:shuffled,matrices";
+
+const std::string usage_text =
+    std::string("usage: bench_exchange_bench [--patterns ") + default_patterns +
+    "] [--matrix-dir DIR] [--region-size 0] [--iterations 100] [--rounds 5] [--json FILE]\n"
+    "  --patterns LIST    halo patterns, comma-separated: diffusionN (the paper's rotated anisotropic diffusion\n"
+    "                     matrix on an N x N grid), a Matrix Market file in --matrix-dir or a path, matrices (every\n"
+    "                     .mtx there); suffix :shuffled renumbers rows and columns by a fixed random permutation\n"
+    "  --matrix-dir DIR   where Matrix Market names are found (default " REDIST_MATRIX_DIR ")\n"
+    "  --region-size N    ranks per region, 0 = the node (MPIR_CVAR_NUM_CLIQUES emulates nodes)\n"
+    "  --iterations N     start/wait cycles per round\n"
+    "  --rounds N         timed rounds (median and best per exchange, slowest rank)\n"
+    "  --json FILE        write the JSON to FILE and a table on stdout (default: the JSON on stdout)\n";
+
 bench_options parse(int argc, char** argv) {
   bench_options o;
-  std::string patterns = "diffusion64,diffusion128,diffusion256,diffusion64:shuffled,matrices";
+  std::string patterns = default_patterns;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     const auto next = [&]() -> std::string {
       if (a + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++a];
     };
-    if (arg == "--patterns") patterns = next();
+    if (is_help_argument(arg)) throw usage_requested{usage_text};
+    else if (arg == "--patterns") patterns = next();
     else if (arg == "--matrix-dir") o.matrix_dir = next();
     else if (arg == "--region-size") o.region_size = std::stoi(next());
     else if (arg == "--iterations") o.iterations = parse_positive_int(next(), "--iterations");
@@ -446,6 +462,8 @@ int main(int argc, char** argv) {
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } catch (const usage_requested& usage) {
+    if (world_rank() == 0) print_usage(usage);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "exchange_bench (rank %d): %s\n", world_rank(), e.what());
     status = 2;

@@ -40,6 +40,7 @@
 #include "peers.hpp"
 #include "redist/redist.h"
 #include "redist/redist.hpp"
+#include "usage.hpp"
 
 extern "C" {
 void pdgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
@@ -85,6 +86,17 @@ shape parse_shape(const std::string& text) {
                               "' (square1500, square2000, square4000, largek, tall, largem, flat, or NAME=MxNxK)");
 }
 
+constexpr const char* usage_text =
+    "usage: bench_gemm_bench [--shapes square1500,tall,largem,flat] [--block 128] [--reps 3] [--json FILE] "
+    "[--cosma LIBRARY]\n"
+    "  --shapes LIST     shapes of C = A * B, comma-separated: NAME=MxNxK or square1500, square2000, square4000,\n"
+    "                    largek (1000x1000x100000), tall (400x400x30000), largem (30000x400x400), flat\n"
+    "                    (2000x2000x200)\n"
+    "  --block B         square blocks of A, B and C on a near-square BLACS grid over all ranks\n"
+    "  --reps R          timed repetitions after the first call (best and median, slowest rank)\n"
+    "  --json FILE       write the JSON to FILE and a table on stdout (default: the JSON on stdout)\n"
+    "  --cosma LIBRARY   also time COSMA, its ScaLAPACK-API library dlopen()ed (e.g. libcosma_prefixed_pxgemm.so)\n";
+
 bench_options parse(int argc, char** argv) {
   bench_options o;
   std::string shapes = "square1500,tall,largem,flat";
@@ -94,7 +106,9 @@ bench_options parse(int argc, char** argv) {
       if (a + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++a];
     };
-    if (arg == "--shapes")
+    if (is_help_argument(arg))
+      throw usage_requested{usage_text};
+    else if (arg == "--shapes")
       shapes = next();
     else if (arg == "--block")
       o.block = parse_positive_int(next(), "--block");
@@ -405,6 +419,8 @@ int main(int argc, char** argv) {
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } catch (const usage_requested& usage) {
+    if (world_rank() == 0) print_usage(usage);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gemm_bench (rank %d): %s\n", world_rank(), e.what());
     status = 2;

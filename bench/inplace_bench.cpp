@@ -52,6 +52,7 @@
 
 #include "baseline.hpp"
 #include "redist/exchange/inplace.hpp"
+#include "usage.hpp"
 
 namespace {
 
@@ -95,6 +96,16 @@ std::vector<std::string> split(const std::string& text) {
   return out;
 }
 
+constexpr const char* usage_text =
+    "usage: bench_inplace_bench [--sizes 16M,64M] [--cases 1,2,3,4] [--reps 3] [--work-bytes 4M] [--json FILE]\n"
+    "  --sizes LIST      N, bytes per rank, comma-separated (suffix K, M, G: powers of 1024)\n"
+    "  --cases LIST      count patterns 1 to 4 (Zhuang, Nakashima and Nagamochi); with d = (j - i) mod P, rank i\n"
+    "                    sends rank j: 1: N/P; 2: 0 for d < P/4, N/P below d = P-1, N/4 at d = P-1;\n"
+    "                    3: 0 for d < P/2, N/P below d = P-1, N/2 at d = P-1; 4: N at d = P-1, else 0\n"
+    "  --reps R          timed calls after an untimed one (median and best, slowest rank)\n"
+    "  --work-bytes B    the work buffer of redist's in-place algorithms (suffix K, M, G)\n"
+    "  --json FILE       write the JSON to FILE and a table on stdout (default: the JSON on stdout)\n";
+
 bench_options parse(int argc, char** argv) {
   bench_options o;
   std::string sizes = "16M,64M";
@@ -104,7 +115,8 @@ bench_options parse(int argc, char** argv) {
       if (a + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++a];
     };
-    if (arg == "--sizes") sizes = next();
+    if (is_help_argument(arg)) throw usage_requested{usage_text};
+    else if (arg == "--sizes") sizes = next();
     else if (arg == "--cases") o.cases = parse_int_list(next());
     else if (arg == "--reps") o.reps = parse_positive_int(next(), "--reps");
     else if (arg == "--work-bytes") o.work_bytes = parse_bytes(next());
@@ -580,6 +592,8 @@ int main(int argc, char** argv) {
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } catch (const usage_requested& usage) {
+    if (world_rank() == 0) print_usage(usage);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "inplace_bench (rank %d): %s\n", world_rank(), e.what());
     status = 2;

@@ -26,6 +26,7 @@
 
 #include "baseline.hpp"
 #include "redist/redist.h"
+#include "usage.hpp"
 
 extern "C" void pdgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
                         const int*, const int*, const int*, const double*, const int*, const int*, const int*,
@@ -43,6 +44,15 @@ struct crossover_options {
   std::string json_path;
 };
 
+constexpr const char* usage_text =
+    "usage: bench_pdgemm_crossover [--s 16,24,32,48,64,96,128,192] [--shape 1:1:1] [--block 32] [--reps 20] "
+    "[--json FILE]\n"
+    "  --s LIST          scales s, comma-separated: C (m x n) = A (m x k) * B (k x n) with m = a*s, n = b*s, k = c*s\n"
+    "  --shape a:b:c     the ratios of m, n and k to s (default cubes)\n"
+    "  --block B         square blocks of A, B and C on one P x Q grid over every rank\n"
+    "  --reps R          repeated calls after the first (medians; redist's reuse the cached plan)\n"
+    "  --json FILE       write the JSON to FILE instead of stdout (the table goes to stderr)\n";
+
 crossover_options parse(int argc, char** argv) {
   crossover_options o;
   for (int k = 1; k < argc; ++k) {
@@ -51,7 +61,9 @@ crossover_options parse(int argc, char** argv) {
       if (k + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++k];
     };
-    if (arg == "--s") {
+    if (is_help_argument(arg)) {
+      throw usage_requested{usage_text};
+    } else if (arg == "--s") {
       o.scales = parse_int_list(next());
     } else if (arg == "--shape") {
       std::string text = next();
@@ -181,6 +193,8 @@ int main(int argc, char** argv) {
                   o.block, static_cast<long long>(crossover), verified ? "yes" : "no");
     }
     if (!verified) status = 1;
+  } catch (const usage_requested& usage) {
+    if (world_rank() == 0) print_usage(usage);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "pdgemm_crossover: %s\n", e.what());
     status = 2;

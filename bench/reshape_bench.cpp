@@ -60,6 +60,7 @@
 
 #include "baseline.hpp"
 #include "redist/redist.h"
+#include "usage.hpp"
 
 namespace {
 
@@ -99,6 +100,18 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+constexpr const char* usage_text =
+    "usage: bench_reshape_bench [--n 256] [--reps 5] [--json FILE] [--strategy NAME] "
+    "[--stores NAME] [--cases brick_to_x_pencil,x_to_y_pencil,x_to_y_pencil_contiguous,"
+    "y_to_z_pencil,z_pencil_to_brick]\n"
+    "  --n N             a global N x N x N array of complex doubles\n"
+    "  --reps R          timed repetitions, the methods interleaved (medians, slowest rank)\n"
+    "  --json FILE       write the JSON to FILE and a table on stdout (default: the JSON on stdout)\n"
+    "  --strategy NAME   redist's info key \"redist_strategy\": auto, point_to_point, alltoallv, shared_memory or\n"
+    "                    torus_routed (default: not set, the library's auto)\n"
+    "  --stores NAME     redist's info key \"redist_stores\": auto, cached or streaming (default: not set, auto)\n"
+    "  --cases LIST      the reshapes of a 3-D FFT to run, comma-separated (default: all)\n";
+
 bench_options parse_options(int argc, char** argv) {
   bench_options o;
   for (int i = 1; i < argc; ++i) {
@@ -107,7 +120,9 @@ bench_options parse_options(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--n") {
+    if (is_help_argument(arg)) {
+      throw usage_requested{usage_text};
+    } else if (arg == "--n") {
       o.n = parse_positive_int(next(), "--n");
     } else if (arg == "--reps") {
       o.repetitions = parse_positive_int(next(), "--reps");
@@ -122,10 +137,6 @@ bench_options parse_options(int argc, char** argv) {
       for (const auto& c : o.cases)
         if (std::find(all_case_names.begin(), all_case_names.end(), c) == all_case_names.end())
           throw std::invalid_argument("unknown case '" + c + "'");
-    } else if (arg == "--help" || arg == "-h") {
-      throw std::invalid_argument(
-          "usage: bench_reshape_bench [--n 256] [--reps 5] [--json FILE] [--strategy NAME] "
-          "[--stores auto|cached|streaming] [--cases LIST]");
     } else {
       throw std::invalid_argument("unknown argument '" + arg + "' (--n, --reps, --json, --strategy, --stores, --cases)");
     }
@@ -773,6 +784,9 @@ int main(int argc, char** argv) {
   int status = 2;
   try {
     status = run(argc, argv);
+  } catch (const usage_requested& usage) {
+    if (world_rank() == 0) print_usage(usage);
+    status = 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "reshape_bench (rank %d): %s\n", world_rank(), e.what());
     MPI_Abort(MPI_COMM_WORLD, 2);

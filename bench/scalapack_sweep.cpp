@@ -37,6 +37,7 @@
 #include "baseline.hpp"
 #include "peers.hpp"
 #include "redist/redist.h"
+#include "usage.hpp"
 
 namespace {
 
@@ -60,6 +61,18 @@ void parse_grid(const std::string& text, sweep_options& o) {
   o.grid_cols = parse_positive_int(text.substr(x + 1), "--grid columns");
 }
 
+constexpr const char* usage_text =
+    "usage: bench_scalapack_sweep [--n 2000,4000,8000] [--blocks 16,32,64] [--reps 5] [--json FILE] "
+    "[--costa LIBRARY] [--grid 2x2] [--layouts K]\n"
+    "  --n LIST          matrix sizes N (N x N doubles), comma-separated\n"
+    "  --blocks LIST     source block sizes b, comma-separated: b x b blocks -> 128 x 128 blocks\n"
+    "  --reps R          timed repetitions after the first and second calls (reusing the cached plan)\n"
+    "  --json FILE       write the JSON to FILE and a table on stdout (default: the JSON on stdout)\n"
+    "  --costa LIBRARY   also time COSTA, its ScaLAPACK-API library dlopen()ed (e.g. libcosta_prefixed_scalapack.so)\n"
+    "  --grid RxC        the process grid of both operands, row-major (needs at least R*C ranks)\n"
+    "  --layouts K       also K distinct pdgemr2d layouts per N (source blocks 8 .. 8 + K - 1 -> 128 x 128), first\n"
+    "                    calls one after the other: summed time and resident set growth (default: none)\n";
+
 sweep_options parse(int argc, char** argv) {
   sweep_options o;
   for (int k = 1; k < argc; ++k) {
@@ -68,7 +81,9 @@ sweep_options parse(int argc, char** argv) {
       if (k + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++k];
     };
-    if (arg == "--n")
+    if (is_help_argument(arg))
+      throw usage_requested{usage_text};
+    else if (arg == "--n")
       o.sizes = parse_int_list(next());
     else if (arg == "--blocks")
       o.blocks = parse_int_list(next());
@@ -401,6 +416,8 @@ int main(int argc, char** argv) {
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } catch (const usage_requested& usage) {
+    if (world_rank() == 0) print_usage(usage);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "scalapack_sweep (rank %d): %s\n", world_rank(), e.what());
     status = 2;

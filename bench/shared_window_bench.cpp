@@ -24,6 +24,7 @@
 
 #include "baseline.hpp"
 #include "redist/redist.hpp"
+#include "usage.hpp"
 
 namespace {
 
@@ -35,6 +36,13 @@ struct options {
   std::string json_path;
 };
 
+constexpr const char* usage_text =
+    "usage: bench_shared_window_bench [--mib 8,32,128,256] [--reps 5] [--json FILE]\n"
+    "  --mib LIST        segment sizes per rank in MiB, comma-separated\n"
+    "  --reps R          interleaved rounds per size, each creating and freeing one window of each kind (medians\n"
+    "                    and bests of the creation, slowest rank)\n"
+    "  --json FILE       write the JSON to FILE and a table on stdout (default: the JSON on stdout)\n";
+
 options parse(int argc, char** argv) {
   options o;
   for (int k = 1; k < argc; ++k) {
@@ -43,7 +51,9 @@ options parse(int argc, char** argv) {
       if (k + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++k];
     };
-    if (arg == "--mib")
+    if (is_help_argument(arg))
+      throw usage_requested{usage_text};
+    else if (arg == "--mib")
       o.mib = parse_int_list(next());
     else if (arg == "--reps")
       o.repetitions = parse_positive_int(next(), "--reps");
@@ -180,6 +190,8 @@ int main(int argc, char** argv) {
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  } catch (const usage_requested& usage) {
+    if (world_rank() == 0) print_usage(usage);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "shared_window_bench (rank %d): %s\n", world_rank(), e.what());
     status = 2;

@@ -26,11 +26,13 @@
 #include "redist/names.hpp"
 #include "redist/torus/schedule.hpp"
 #include "redist_tools/torus_study.hpp"
+#include "usage.hpp"
 
 namespace {
 
 namespace rt = redist::torus;
 using redist_baseline::json_writer;
+using redist_baseline::usage_requested;
 
 struct bench_options {
   std::vector<int> nodes{32, 128, 256, 1024, 2048};
@@ -57,6 +59,16 @@ std::int64_t parse_bytes(std::string text) {
   return std::stoll(text) * scale;
 }
 
+constexpr const char* usage_text =
+    "usage: bench_torus_fig3 [--nodes 32,128,256,1024,2048] [--samples 10] [--hardware uniform_shortest] "
+    "[--bytes-per-node 256M] [--network both] [--json FILE]\n"
+    "  --nodes LIST          node counts, comma-separated, each 2 d^3 (d x d x 2d torus) or 4 d^3 (d x 2d x 2d)\n"
+    "  --samples N           random rank mappings averaged per setting (the default mapping is one)\n"
+    "  --hardware NAME       the network's routing: uniform_shortest, dimension_order or random_direction\n"
+    "  --bytes-per-node B    bytes each node moves over all phases (suffix K, M, G: powers of 1024)\n"
+    "  --network NAME        torus (wraps everywhere), bgp (meshes below 1024 nodes, as Blue Gene/P) or both\n"
+    "  --json FILE           write the JSON to FILE and a table on stdout (default: the JSON on stdout)\n";
+
 bench_options parse(int argc, char** argv) {
   bench_options o;
   for (int i = 1; i < argc; ++i) {
@@ -65,7 +77,9 @@ bench_options parse(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--nodes") {
+    if (redist_baseline::is_help_argument(a)) {
+      throw usage_requested{usage_text};
+    } else if (a == "--nodes") {
       o.nodes = parse_ints(next());
     } else if (a == "--samples") {
       o.samples = std::stoi(next());
@@ -217,6 +231,9 @@ int main(int argc, char** argv) {
     std::printf("SUMMARY torus_fig3 (%s): simulated transpose gain over Base: SDR (paper's parameters) %+.1f%% to "
                 "%+.1f%%, automatic %+.1f%% to %+.1f%% over %zu settings\n",
                 rt::to_string(o.hardware), 100 * sdr_lo, 100 * sdr_hi, 100 * auto_lo, 100 * auto_hi, rows.size());
+    return 0;
+  } catch (const usage_requested& usage) {
+    redist_baseline::print_usage(usage);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "torus_fig3: %s\n", e.what());

@@ -51,6 +51,7 @@
 #include "baseline.hpp"
 #include "peers.hpp"
 #include "redist/redist.hpp"
+#include "usage.hpp"
 
 namespace {
 
@@ -83,6 +84,25 @@ std::vector<std::string> split_list(const std::string& text) {
   return items;
 }
 
+constexpr const char* usage_text =
+    "usage: bench_transform_bench [--n 4000,8000] [--reps 5] [--json FILE] [--threads 1] "
+    "[--cases pdgemr2d,pdgemr2d_grid,pdtran_beta0,pdtran_beta1,pdgemr2d_local] "
+    "[--strategies auto,point_to_point,alltoallv,shared_memory] [--stores auto] [--chunk-bytes BYTES] "
+    "[--costa LIBRARY]\n"
+    "  --n LIST            matrix sizes N (N x N doubles), comma-separated\n"
+    "  --reps R            timed repetitions (best and median, slowest rank)\n"
+    "  --json FILE         write the JSON to FILE and a table on stdout (default: the JSON on stdout)\n"
+    "  --threads T         OpenMP threads per rank\n"
+    "  --cases LIST        comma-separated: pdgemr2d (32x32 -> 128x128 blocks on 2x2), pdgemr2d_grid (2x2 -> 4x1\n"
+    "                      grid, 128x128 blocks), pdtran_beta0 (C = A^T), pdtran_beta1 (C = C + A^T),\n"
+    "                      pdgemr2d_local (32x32 -> 32x32 on the same grid, against memcpy)\n"
+    "  --strategies LIST   redist's exchange strategies to run, comma-separated\n"
+    "  --stores NAME       redist's store policy: auto, cached or streaming\n"
+    "  --chunk-bytes B     shared_memory's chunk size of streamed messages (default: the engine's automatic choice)\n"
+    "  --costa LIBRARY     also time COSTA, its ScaLAPACK-API library dlopen()ed\n"
+    "                      (e.g. libcosta_prefixed_scalapack.so)\n"
+    "  (needs at least 4 MPI ranks: 2x2 and 4x1 grids)\n";
+
 bench_options parse_options(int argc, char** argv) {
   bench_options o;
   for (int i = 1; i < argc; ++i) {
@@ -91,7 +111,9 @@ bench_options parse_options(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--n") {
+    if (is_help_argument(arg)) {
+      throw usage_requested{usage_text};
+    } else if (arg == "--n") {
       o.sizes = parse_int_list(next());
     } else if (arg == "--reps") {
       o.repetitions = parse_positive_int(next(), "--reps");
@@ -113,10 +135,6 @@ bench_options parse_options(int argc, char** argv) {
       o.stream_chunk_bytes = parse_positive_int(next(), "--chunk-bytes");
     } else if (arg == "--costa") {
       o.costa_path = next();
-    } else if (arg == "--help" || arg == "-h") {
-      throw std::invalid_argument(
-          "usage: bench_transform_bench [--n 4000,8000] [--reps 5] [--json FILE] [--threads 1] [--cases LIST] "
-          "[--strategies LIST] [--stores auto|cached|streaming] [--chunk-bytes BYTES] [--costa LIBRARY]");
     } else {
       throw std::invalid_argument("unknown argument '" + arg +
                                   "' (--n, --reps, --json, --threads, --cases, --strategies, --stores, "
@@ -681,6 +699,9 @@ int main(int argc, char** argv) {
   int status = 2;
   try {
     status = run(argc, argv);
+  } catch (const usage_requested& usage) {
+    if (world_rank() == 0) print_usage(usage);
+    status = 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "transform_bench (rank %d): %s\n", world_rank(), e.what());
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -46,6 +46,7 @@
 
 #include "baseline.hpp"
 #include "redist/redist.hpp"
+#include "usage.hpp"
 
 #if REDIST_PEERS_HEFFTE
 #include "heffte.h"
@@ -70,6 +71,13 @@ struct bench_options {
   bool fftw_measure = true;
 };
 
+constexpr const char* usage_text =
+    "usage: bench_reshape_peers [--n 256] [--reps 5] [--json FILE] [--fftw-flags measure]\n"
+    "  --n LIST            N, comma-separated: an N x N x N array of complex doubles (1 .. 131072)\n"
+    "  --reps R            timed repetitions, the methods of a case interleaved (medians, slowest rank)\n"
+    "  --json FILE         write the JSON to FILE and a table on stdout (default: the JSON on stdout)\n"
+    "  --fftw-flags NAME   FFTW's planner flag for its transpose: measure (FFTW_MEASURE) or estimate (FFTW_ESTIMATE)\n";
+
 bench_options parse_options(int argc, char** argv) {
   bench_options o;
   for (int i = 1; i < argc; ++i) {
@@ -78,7 +86,9 @@ bench_options parse_options(int argc, char** argv) {
       if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++i];
     };
-    if (arg == "--n") {
+    if (is_help_argument(arg)) {
+      throw usage_requested{usage_text};
+    } else if (arg == "--n") {
       o.sizes = parse_int_list(next());
     } else if (arg == "--reps") {
       o.repetitions = parse_positive_int(next(), "--reps");
@@ -88,9 +98,6 @@ bench_options parse_options(int argc, char** argv) {
       const std::string f = next();
       if (f != "measure" && f != "estimate") throw std::invalid_argument("--fftw-flags: measure or estimate");
       o.fftw_measure = f == "measure";
-    } else if (arg == "--help" || arg == "-h") {
-      throw std::invalid_argument(
-          "usage: bench_reshape_peers [--n 256] [--reps 5] [--json FILE] [--fftw-flags measure|estimate]");
     } else {
       throw std::invalid_argument("unknown argument '" + arg + "' (--n, --reps, --json, --fftw-flags; see --help)");
     }
@@ -538,6 +545,9 @@ int main(int argc, char** argv) {
   int status = 2;
   try {
     status = run(argc, argv);
+  } catch (const usage_requested& usage) {
+    if (world_rank() == 0) print_usage(usage);
+    status = 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "reshape_peers (rank %d): %s\n", world_rank(), e.what());
     MPI_Abort(MPI_COMM_WORLD, 2);

@@ -114,7 +114,7 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   const layout_facts f = find_regions(comm, options);
   int tag_ub_found = 0;
   int* tag_ub = nullptr;
-  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &tag_ub_found));
+  REDIST_MPI_CHECK_LOCAL(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &tag_ub_found));
   const auto records = exchange_records(comm, f, v.sends);
 
   // Edge j of this rank's receive side from rank r must be the same occurrence of r's send edges to it,

@@ -40,18 +40,19 @@ void check(int code, const char* call) {
   if (fault::window_open() && fault::hit()) throw mpi_error(std::string(call) + " (injected)", MPI_ERR_OTHER);
 }
 
-// Local queries of a communicator: checked, but no injection points (they fail only for an invalid handle).
+void check_local(int code, const char* call) {
+  if (code != MPI_SUCCESS) throw mpi_error(call, code);
+}
+
 int rank(MPI_Comm comm) {
   int r = 0;
-  const int code = MPI_Comm_rank(comm, &r);
-  if (code != MPI_SUCCESS) throw mpi_error("MPI_Comm_rank", code);
+  REDIST_MPI_CHECK_LOCAL(MPI_Comm_rank(comm, &r));
   return r;
 }
 
 int size(MPI_Comm comm) {
   int s = 0;
-  const int code = MPI_Comm_size(comm, &s);
-  if (code != MPI_SUCCESS) throw mpi_error("MPI_Comm_size", code);
+  REDIST_MPI_CHECK_LOCAL(MPI_Comm_size(comm, &s));
   return s;
 }
 
@@ -175,10 +176,10 @@ comm_handle split_shared(MPI_Comm comm) {
 
 int new_comm_keyval_with_finalize(MPI_Comm_delete_attr_function* on_free, MPI_Comm_delete_attr_function* at_finalize) {
   int keyval = MPI_KEYVAL_INVALID;
-  REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_free, &keyval, nullptr));
+  REDIST_MPI_CHECK_LOCAL(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_free, &keyval, nullptr));
   int finalize_keyval = MPI_KEYVAL_INVALID;
-  REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval, nullptr));
-  REDIST_MPI_CHECK(MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr));
+  REDIST_MPI_CHECK_LOCAL(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval, nullptr));
+  REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr));
   return keyval;
 }
 
@@ -204,9 +205,17 @@ std::vector<int> node_leaders(MPI_Comm comm) {
   });
 }
 
-const host_share& host_share_of(MPI_Comm comm) {
+namespace {
+const comm_attribute<host_share>& host_shares() {
   static const comm_attribute<host_share> shares;
-  return shares.get(comm, [&] {
+  return shares;
+}
+}  // namespace
+
+void forget_host_share(MPI_Comm comm) { host_shares().forget(comm); }
+
+const host_share& host_share_of(MPI_Comm comm) {
+  return host_shares().get(comm, [&] {
     char host[256] = {};
     if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "?");
     std::uint64_t key = 1469598103934665603ull;  // FNV-1a of the host name: equal names, equal keys

@@ -16,6 +16,14 @@ void check(int code, const char* call);
 
 #define REDIST_MPI_CHECK(call) ::redist::mpi::check((call), #call)
 
+// The same check for local calls (communicator queries, attribute caching, keyvals), which fail only for an
+// invalid handle: no fault-injection point (fault_injection.hpp), since a rank failing in a local call just
+// before a collective would skip the collective the other ranks enter, and an injected failure of a call made
+// for real (an attribute set) would free what MPI holds.
+void check_local(int code, const char* call);
+
+#define REDIST_MPI_CHECK_LOCAL(call) ::redist::mpi::check_local((call), #call)
+
 int rank(MPI_Comm comm);
 int size(MPI_Comm comm);
 
@@ -106,6 +114,9 @@ struct host_share {
   std::int64_t cpus_per_rank() const { return std::max<std::int64_t>(1, cpus / std::max<std::int64_t>(1, ranks_on_host)); }
 };
 const host_share& host_share_of(MPI_Comm comm);
+// Drops comm's cached host share (local): called on every rank when the agreement around the first
+// host_share_of failed, so that no rank keeps a share the others will gather again.
+void forget_host_share(MPI_Comm comm);
 // host_share_of(comm).any_host_oversubscribed. Collective over comm.
 bool hosts_oversubscribed(MPI_Comm comm);
 

@@ -13,7 +13,7 @@ namespace redist::mpi {
 template <class T>
 class comm_attribute {
  public:
-  comm_attribute() { REDIST_MPI_CHECK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &forget, &keyval_, nullptr)); }
+  comm_attribute() { REDIST_MPI_CHECK_LOCAL(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &release, &keyval_, nullptr)); }
   comm_attribute(const comm_attribute&) = delete;
   comm_attribute& operator=(const comm_attribute&) = delete;
 
@@ -21,7 +21,7 @@ class comm_attribute {
   T* find(MPI_Comm comm) const {
     void* value = nullptr;
     int found = 0;
-    REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval_, &value, &found));
+    REDIST_MPI_CHECK_LOCAL(MPI_Comm_get_attr(comm, keyval_, &value, &found));
     return found ? static_cast<T*>(value) : nullptr;
   }
 
@@ -31,12 +31,18 @@ class comm_attribute {
   T& get(MPI_Comm comm, Make&& make) const {
     if (T* cached = find(comm)) return *cached;
     auto made = std::make_unique<T>(make());
-    REDIST_MPI_CHECK(MPI_Comm_set_attr(comm, keyval_, made.get()));
+    REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_attr(comm, keyval_, made.get()));
     return *made.release();  // owned by the attribute from here
   }
 
+  // Drops the value cached on comm, if any (local): for a value made in a step whose agreement failed, which
+  // some ranks cached and others did not; every rank forgets, and the next call makes it again everywhere.
+  void forget(MPI_Comm comm) const {
+    if (find(comm) != nullptr) REDIST_MPI_CHECK_LOCAL(MPI_Comm_delete_attr(comm, keyval_));
+  }
+
  private:
-  static int forget(MPI_Comm, int, void* value, void*) {
+  static int release(MPI_Comm, int, void* value, void*) {
     delete static_cast<T*>(value);
     return MPI_SUCCESS;
   }

@@ -78,7 +78,7 @@ communicator_cache& cache_of(MPI_Comm comm) {
   const int keyval = cache_keyval();
   void* found = nullptr;
   int present = 0;
-  REDIST_MPI_CHECK(MPI_Comm_get_attr(comm, keyval, &found, &present));
+  REDIST_MPI_CHECK_LOCAL(MPI_Comm_get_attr(comm, keyval, &found, &present));
   if (present) return *static_cast<communicator_cache*>(found);
   std::uint64_t order = next_release_order;
   REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &order, 1, MPI_UINT64_T, MPI_MAX, comm));
@@ -88,7 +88,7 @@ communicator_cache& cache_of(MPI_Comm comm) {
   const int set = MPI_Comm_set_attr(comm, keyval, cache);
   if (set != MPI_SUCCESS) {
     delete cache;
-    mpi::check(set, "MPI_Comm_set_attr");
+    mpi::check_local(set, "MPI_Comm_set_attr");
   }
   live_caches().emplace(order, cache);
   return *cache;

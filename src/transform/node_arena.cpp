@@ -117,7 +117,7 @@ namespace {
 cached_arena* arena_cached_on(MPI_Comm caller) {
   void* value = nullptr;
   int found = 0;
-  REDIST_MPI_CHECK(MPI_Comm_get_attr(caller, arena_keyval(), &value, &found));
+  REDIST_MPI_CHECK_LOCAL(MPI_Comm_get_attr(caller, arena_keyval(), &value, &found));
   return found ? static_cast<cached_arena*>(value) : nullptr;
 }
 }  // namespace
@@ -146,7 +146,7 @@ bool reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, ar
     } else {
       auto holder = std::make_unique<cached_arena>();
       holder->arena = arena;
-      REDIST_MPI_CHECK(MPI_Comm_set_attr(caller, keyval, holder.get()));
+      REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_attr(caller, keyval, holder.get()));
       std::lock_guard<std::mutex> lock(cached_mutex);
       holder->order = next_order++;
       live_cached()[holder->order] = holder.get();

@@ -213,6 +213,9 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
   // The plan's own communicator first: a failure to make it is agreed on with the arguments' checks.
   mpi::comm_handle owned_comm;
   agreed.collective([&] { owned_comm = mpi::duplicate(comm); });
+  // The host share that sizes the plan's OpenMP team is gathered once per communicator: on the first plan, here,
+  // where a failure of its allgather is agreed on too. A step of its own, so that every rank makes it.
+  agreed.collective([&] { mpi::host_share_of(comm); });
   std::uint64_t hash = 0;
   if (std::string(to_string(options.strategy)) == "?")
     agreed.fail(mpi::error_kind::invalid_argument, "transform_options::strategy is " +
@@ -251,7 +254,12 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
     agreed.require_same(hash, std::string("ranks passed different global descriptions (layouts, ops, axes, element "
                                           "types, strategy or one_shot) to ") +
                                   entry_point + "; every rank must describe the same splits, owners and jobs");
-  agreed.conclude();
+  try {
+    agreed.conclude();
+  } catch (...) {
+    mpi::forget_host_share(comm);  // some ranks may have cached it: all gather it again next time
+    throw;
+  }
   if (agreed.min(checking_min) != agreed.max(checking_max))
     throw inconsistent_ranks("transform_options::check_consistency is true on some ranks and false on others; every "
                              "rank must pass the same");
@@ -396,7 +404,8 @@ std::unique_ptr<transform_plan::impl> build_plan(MPI_Comm comm, mpi::comm_handle
   p->options = options;
   // The default team is capped at this rank's share of its host: MPI launchers bind no ranks by default, and
   // then every rank's OpenMP default is the whole host. On 4 ranks sharing 2 cores, teams of 2 made pdtran
-  // N = 4000 7-9x slower than teams of 1 (spinning threads wait for descheduled ones at every barrier).
+  // N = 4000 7-9x slower than teams of 1 (spinning threads wait for descheduled ones at every barrier). The share
+  // was gathered in the arguments' agreement: read from comm's cache here.
   p->threads = options.num_threads > 0
                    ? options.num_threads
                    : static_cast<int>(std::min<std::int64_t>(omp_get_max_threads(), mpi::host_share_of(comm).cpus_per_rank()));

@@ -139,6 +139,97 @@ TEST(FaultInjection, TransformPlanAndExecute) {
        [&] { return A; }});
 }
 
+// Calls that each plan on a communicator no successful call has seen: after a failure, the next call reuses it.
+// What a first call caches on its communicator (host names, node communicators, grid lines, shared windows)
+// must be made inside an agreement, and forgotten by every rank when that agreement fails: a rank that kept
+// what the failing call cached would skip a collective the others make (and the alarm ends the program).
+struct on_fresh_communicators {
+  std::unique_ptr<MPI_Comm, void (*)(MPI_Comm*)> comm{nullptr, [](MPI_Comm* c) {
+                                                        MPI_Comm_free(c);
+                                                        delete c;
+                                                      }};
+  bool used = true;  // by a successful call: the next reset makes a new one
+  void renew() {
+    comm.reset(new MPI_Comm(MPI_COMM_NULL));
+    MPI_Comm_dup(MPI_COMM_WORLD, comm.get());
+    used = false;
+  }
+  // The case for enumerate(): reset() and call(comm) as a fault_case's, on these communicators.
+  fault_case of(std::string name, std::function<void()> reset, std::function<void(MPI_Comm)> call,
+                std::function<std::vector<double>()> output) {
+    return {std::move(name),
+            [this, reset] {
+              reset();
+              if (used) renew();
+            },
+            [this, call] {
+              call(*comm);
+              used = true;
+            },
+            std::move(output)};
+  }
+  // Injection points a call on a new communicator reaches on this rank.
+  long points_of_first_call(const std::function<void()>& reset, const std::function<void(MPI_Comm)>& call) {
+    reset();
+    renew();
+    fault::arm(0);
+    call(*comm);
+    used = true;
+    return fault::points();
+  }
+};
+
+// The transform: the first plan on a communicator gathers the ranks' host names (the OpenMP team's size) in
+// the arguments' agreement, so its calls reach more injection points than calls on a warm communicator.
+TEST(FaultInjection, TransformOnAFreshCommunicator) {
+  const int me = world_rank(), p = world_size();
+  const grid_layout a = block_cyclic(square_params(12, 2, 1, p), me), b = block_cyclic(square_params(12, 3, p, 1), me);
+  std::vector<double> A, B;
+  const auto reset = [&] {
+    A.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
+    B = pattern(static_cast<std::size_t>(b.local_elements()), me);
+  };
+  const auto call = [&](MPI_Comm comm) {
+    make_plan(comm, a, b, op::transpose, element_type::f64).execute(A.data(), B.data());
+  };
+  reset();
+  call(MPI_COMM_WORLD);  // warms MPI_COMM_WORLD
+  reset();
+  fault::arm(0);
+  call(MPI_COMM_WORLD);
+  const long warm = global_max(fault::points());
+  on_fresh_communicators fresh;
+  const long covered = enumerate(fresh.of("transform on fresh communicators", reset, call, [&] { return A; }));
+  const long cold = global_max(fresh.points_of_first_call(reset, call));
+  if (me == 0) std::printf("[faults] transform on fresh communicators: %ld points covered; per rank %ld (warm %ld)\n", covered, cold, warm);
+  EXPECT_GT(cold, warm) << "the first plan on a communicator made its collective set-up outside the agreement";
+}
+
+// GEMM's first plan on a communicator splits it into nodes and grid lines and creates the node's window; each
+// communication, so that every one's set-up is covered.
+TEST(FaultInjection, GemmOnFreshCommunicators) {
+  const int me = world_rank(), p = world_size();
+  const grid_layout a = block_cyclic(square_params(8, 2, p, 1), me), b = block_cyclic(square_params(8, 2, 1, p), me),
+                    c = block_cyclic(square_params(8, 3, p, 1), me);
+  std::vector<double> A, B, C;
+  for (const gemm_communication communication :
+       {gemm_communication::two_sided, gemm_communication::one_sided, gemm_communication::automatic}) {
+    gemm_options options;
+    options.communication = communication;
+    on_fresh_communicators fresh;
+    run(fresh.of(std::string("gemm ") + to_string(communication) + " on fresh communicators",
+                 [&] {
+                   A = pattern(static_cast<std::size_t>(a.local_elements()), me);
+                   B = pattern(static_cast<std::size_t>(b.local_elements()), me + 3);
+                   C.assign(static_cast<std::size_t>(c.local_elements()), -1.0);
+                 },
+                 [&](MPI_Comm comm) {
+                   gemm(comm, a, A.data(), b, B.data(), c, C.data(), 1.0, 0.0, op::identity, op::identity, options);
+                 },
+                 [&] { return C; }));
+  }
+}
+
 TEST(FaultInjection, Batch) {
   const int me = world_rank(), p = world_size();
   const grid_layout a = block_cyclic(square_params(10, 2, p, 1), me), b = block_cyclic(square_params(10, 4, 1, p), me);
