@@ -40,9 +40,9 @@ struct scatter_type {
         displs.push_back(MPI_Aint_add(reinterpret_cast<MPI_Aint>(first), static_cast<MPI_Aint>(done)));
       }
     MPI_Datatype t;
-    REDIST_MPI_CHECK(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displs.data(),
+    REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displs.data(),
                                               MPI_BYTE, &t));
-    REDIST_MPI_CHECK(MPI_Type_commit(&t));
+    REDIST_MPI_CHECK_LOCAL(MPI_Type_commit(&t));
     type = mpi::datatype_handle(t);
   }
 };
@@ -446,9 +446,15 @@ validated::~validated() = default;
 // the first call with a communicator and cached on it as an attribute, so that later calls pay no MPI_Comm_dup, a
 // collective that costs a few rounds. Every rank makes the same call on the same communicator, so all find the
 // cache or all duplicate. Plans share it with the cache: it is freed with the last of them and the caller's.
+namespace {
+const mpi::comm_attribute<std::shared_ptr<const mpi::comm_handle>>& private_comms() {
+  static const mpi::comm_attribute<std::shared_ptr<const mpi::comm_handle>> duplicates;
+  return duplicates;
+}
+}  // namespace
+
 std::shared_ptr<const mpi::comm_handle> private_comm(MPI_Comm comm) {
-  static const mpi::comm_attribute<std::shared_ptr<const mpi::comm_handle>> duplicate;
-  return duplicate.get(comm, [&] { return std::make_shared<const mpi::comm_handle>(mpi::duplicate(comm)); });
+  return private_comms().get(comm, [&] { return std::make_shared<const mpi::comm_handle>(mpi::duplicate(comm)); });
 }
 
 std::int64_t agree_on_start(mpi::agreement& agreed, MPI_Comm comm, MPI_Datatype type,
@@ -456,14 +462,15 @@ std::int64_t agree_on_start(mpi::agreement& agreed, MPI_Comm comm, MPI_Datatype 
   // The private communicator (collective, made once per communicator) comes before the agreement, so that
   // a failure to make it reaches every rank.
   agreed.collective([&] { owned_comm = private_comm(comm); });
+  agreed.on_failure([comm] { private_comms().forget(comm); });
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   // MPI_DATATYPE_NULL is refused before MPI sees it: datatype calls report through MPI_COMM_WORLD's error
   // handler, which aborts by default.
   if (type == MPI_DATATYPE_NULL)
     agreed.fail(mpi::error_kind::invalid_datatype, "the datatype is MPI_DATATYPE_NULL");
   agreed.attempt([&] {
-    REDIST_MPI_CHECK(MPI_Type_get_extent(type, &lb, &extent));
-    REDIST_MPI_CHECK(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
+    REDIST_MPI_CHECK_LOCAL(MPI_Type_get_extent(type, &lb, &extent));
+    REDIST_MPI_CHECK_LOCAL(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
   });
   if (!agreed.failed() && (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent))
     agreed.fail(mpi::error_kind::invalid_datatype,

@@ -105,6 +105,8 @@ void agreement::conclude() {
       allreduce_yielding(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_INT64_T, MPI_MIN, comm_));
   std::copy(all.begin() + 3, all.end(), words_.begin());
   const int first_failing = static_cast<int>(all[0]);
+  const bool hashes_differ = check_hash_ && (all[1] != as_word(hash_) || all[2] != as_word(~hash_));
+  if (first_failing < nranks || hashes_differ) undo();
   if (first_failing < nranks) {
     // The lowest failing rank sends its kind, code and message, so every rank raises the same error.
     int header[3] = {static_cast<int>(local_.kind), local_.mpi_code, static_cast<int>(local_.message.size())};
@@ -113,7 +115,15 @@ void agreement::conclude() {
     if (header[2] > 0) REDIST_MPI_CHECK(MPI_Bcast(text.data(), header[2], MPI_CHAR, first_failing, comm_));
     raise({static_cast<error_kind>(header[0]), header[1], "rank " + std::to_string(first_failing) + ": " + text});
   }
-  if (check_hash_ && (all[1] != as_word(hash_) || all[2] != as_word(~hash_))) throw inconsistent_ranks(hash_message_);
+  if (hashes_differ) throw inconsistent_ranks(hash_message_);
+}
+
+void agreement::undo() noexcept {
+  // Local clean-ups; one that fails (an invalid handle) must not hide the error every rank is about to raise.
+  for (auto& u : undos_) try {
+      u();
+    } catch (...) {
+    }
 }
 
 void agree_on(MPI_Comm comm, error_kind kind, const std::string& problem) {

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,6 +72,11 @@ class agreement {
     }
   }
 
+  // Runs `undo` on every rank when the agreement fails, before the error is raised: for a collective step whose
+  // result is cached on a communicator, which the ranks whose step succeeded would otherwise keep while the
+  // others make it again on their next call (a collective only some ranks enter).
+  void on_failure(std::function<void()> undo) { undos_.push_back(std::move(undo)); }
+
   // A collective step every rank must make even after a local failure (creating a communicator, a window):
   // it always runs; what it throws becomes this rank's failure unless one is already recorded.
   template <class Step>
@@ -104,6 +110,8 @@ class agreement {
   std::uint64_t hash_ = 0;
   std::string hash_message_;
   std::vector<std::int64_t> words_;  // riders, as minima (maxima negated)
+  std::vector<std::function<void()>> undos_;
+  void undo() noexcept;
 };
 
 // Shorthand for a check whose outcome is already known: this rank failed with `kind` when `problem` is not

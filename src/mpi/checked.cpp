@@ -100,14 +100,14 @@ byte_message describe_bytes(std::int64_t bytes) {
   const std::int64_t rest = bytes % chunk;
   if (chunks > INT_MAX) throw overflow_error("message of " + std::to_string(bytes) + " bytes exceeds 2^61 bytes");
   MPI_Datatype chunk_type;
-  REDIST_MPI_CHECK(MPI_Type_contiguous(static_cast<int>(chunk), MPI_BYTE, &chunk_type));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_contiguous(static_cast<int>(chunk), MPI_BYTE, &chunk_type));
   datatype_handle chunk_owner(chunk_type);
   int lengths[2] = {static_cast<int>(chunks), static_cast<int>(rest)};
   MPI_Aint displs[2] = {0, static_cast<MPI_Aint>(chunks * chunk)};
   MPI_Datatype types[2] = {chunk_type, MPI_BYTE};
   MPI_Datatype whole;
-  REDIST_MPI_CHECK(MPI_Type_create_struct(rest > 0 ? 2 : 1, lengths, displs, types, &whole));
-  REDIST_MPI_CHECK(MPI_Type_commit(&whole));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_create_struct(rest > 0 ? 2 : 1, lengths, displs, types, &whole));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_commit(&whole));
   m.owned = datatype_handle(whole);
   m.type = whole;
   m.count = 1;

@@ -79,7 +79,7 @@ datatype_handle committed(MPI_Datatype t) {
   MPI_Datatype c = t;
   const int code = MPI_Type_commit(&c);
   if (code != MPI_SUCCESS) MPI_Type_free(&t);
-  check(code, "MPI_Type_commit");
+  check_local(code, "MPI_Type_commit");
   return datatype_handle(c);
 }
 
@@ -90,7 +90,8 @@ datatype_handle committed(MPI_Datatype t) {
   const auto n = static_cast<std::int64_t>(lengths.size());
   MPI_Datatype t = MPI_DATATYPE_NULL;
   if (fits(n)) {
-    REDIST_MPI_CHECK(MPI_Type_create_hindexed(static_cast<int>(n), lengths.data(), displacements.data(), element, &t));
+    REDIST_MPI_CHECK_LOCAL(
+        MPI_Type_create_hindexed(static_cast<int>(n), lengths.data(), displacements.data(), element, &t));
     return committed(t);
   }
   const std::int64_t chunk = chunk_elements();
@@ -98,14 +99,15 @@ datatype_handle committed(MPI_Datatype t) {
   std::vector<MPI_Datatype> types;
   for (std::int64_t first = 0; first < n; first += chunk) {
     const int count = static_cast<int>(std::min(chunk, n - first));
-    REDIST_MPI_CHECK(MPI_Type_create_hindexed(count, lengths.data() + first, displacements.data() + first, element, &t));
+    REDIST_MPI_CHECK_LOCAL(
+        MPI_Type_create_hindexed(count, lengths.data() + first, displacements.data() + first, element, &t));
     parts.emplace_back(t);
     types.push_back(t);
   }
   const int groups = to_int(static_cast<std::int64_t>(types.size()), "hindexed datatype groups");
   const std::vector<int> ones(types.size(), 1);
   const std::vector<MPI_Aint> zeros(types.size(), 0);
-  REDIST_MPI_CHECK(MPI_Type_create_struct(groups, ones.data(), zeros.data(), types.data(), &t));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_create_struct(groups, ones.data(), zeros.data(), types.data(), &t));
   return committed(t);
 }
 
@@ -127,9 +129,9 @@ bool on_any_rank(MPI_Comm comm, bool mine) {
 std::int64_t type_size(MPI_Datatype t) {
   MPI_Count size = 0;
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
-  REDIST_MPI_CHECK(MPI_Type_size_c(t, &size));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_size_c(t, &size));
 #else
-  REDIST_MPI_CHECK(MPI_Type_size_x(t, &size));  // MPI-3.0
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_size_x(t, &size));  // MPI-3.0
 #endif
   if (size == MPI_UNDEFINED) throw overflow_error("the datatype's size exceeds MPI_Count");
   return static_cast<std::int64_t>(size);
@@ -138,9 +140,9 @@ std::int64_t type_size(MPI_Datatype t) {
 type_bounds type_extent(MPI_Datatype t) {
   MPI_Count lb = 0, extent = 0;
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
-  REDIST_MPI_CHECK(MPI_Type_get_extent_c(t, &lb, &extent));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_extent_c(t, &lb, &extent));
 #else
-  REDIST_MPI_CHECK(MPI_Type_get_extent_x(t, &lb, &extent));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_extent_x(t, &lb, &extent));
 #endif
   return {static_cast<std::int64_t>(lb), static_cast<std::int64_t>(extent)};
 }
@@ -148,9 +150,9 @@ type_bounds type_extent(MPI_Datatype t) {
 type_bounds type_true_extent(MPI_Datatype t) {
   MPI_Count lb = 0, extent = 0;
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
-  REDIST_MPI_CHECK(MPI_Type_get_true_extent_c(t, &lb, &extent));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_true_extent_c(t, &lb, &extent));
 #else
-  REDIST_MPI_CHECK(MPI_Type_get_true_extent_x(t, &lb, &extent));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_true_extent_x(t, &lb, &extent));
 #endif
   return {static_cast<std::int64_t>(lb), static_cast<std::int64_t>(extent)};
 }
@@ -160,24 +162,24 @@ datatype_handle typed_block(MPI_Datatype t, std::int64_t count, std::int64_t dis
   MPI_Datatype r = MPI_DATATYPE_NULL;
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
   const MPI_Count at = displacement;
-  REDIST_MPI_CHECK(MPI_Type_create_hindexed_block_c(1, count, &at, t, &r));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_block_c(1, count, &at, t, &r));
   return committed(r);
 #else
   const MPI_Aint at = displacement;
   if (fits(count)) {
-    REDIST_MPI_CHECK(MPI_Type_create_hindexed_block(1, static_cast<int>(count), &at, t, &r));
+    REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_block(1, static_cast<int>(count), &at, t, &r));
     return committed(r);
   }
   // Whole chunks of elements, then the rest.
   const std::int64_t chunk = chunk_elements(), chunks = count / chunk, rest = count % chunk;
   MPI_Datatype piece = MPI_DATATYPE_NULL;
-  REDIST_MPI_CHECK(MPI_Type_contiguous(static_cast<int>(chunk), t, &piece));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_contiguous(static_cast<int>(chunk), t, &piece));
   datatype_handle piece_owner(piece);
   const int lengths[2] = {to_int(chunks, "chunks of a large message"), static_cast<int>(rest)};
   const MPI_Aint displacements[2] = {at, at + times(times(chunks, chunk, "large message"), type_extent(t).extent,
                                                     "large message")};
   const MPI_Datatype types[2] = {piece, t};
-  REDIST_MPI_CHECK(MPI_Type_create_struct(rest > 0 ? 2 : 1, lengths, displacements, types, &r));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_create_struct(rest > 0 ? 2 : 1, lengths, displacements, types, &r));
   return committed(r);
 #endif
 }
@@ -187,7 +189,7 @@ datatype_handle hindexed(const std::vector<std::int64_t>& lengths, const std::ve
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
   MPI_Datatype t = MPI_DATATYPE_NULL;
   std::vector<MPI_Count> l, d;
-  REDIST_MPI_CHECK(MPI_Type_create_hindexed_c(static_cast<MPI_Count>(lengths.size()),
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_c(static_cast<MPI_Count>(lengths.size()),
                                               as(lengths.data(), lengths.size(), l),
                                               as(displacements.data(), displacements.size(), d), element, &t));
   return committed(t);
@@ -215,13 +217,13 @@ datatype_handle hindexed_single(const std::vector<std::int64_t>& displacements, 
   MPI_Datatype t = MPI_DATATYPE_NULL;
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
   std::vector<MPI_Count> d;
-  REDIST_MPI_CHECK(MPI_Type_create_hindexed_block_c(static_cast<MPI_Count>(displacements.size()), 1,
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_block_c(static_cast<MPI_Count>(displacements.size()), 1,
                                                     as(displacements.data(), displacements.size(), d), element, &t));
   return committed(t);
 #else
   const std::vector<MPI_Aint> d(displacements.begin(), displacements.end());
   if (fits(static_cast<std::int64_t>(d.size()))) {
-    REDIST_MPI_CHECK(MPI_Type_create_hindexed_block(static_cast<int>(d.size()), 1, d.data(), element, &t));
+    REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_block(static_cast<int>(d.size()), 1, d.data(), element, &t));
     return committed(t);
   }
   return from_blocks(std::vector<int>(d.size(), 1), d, element);
@@ -236,10 +238,10 @@ int combiner_of(MPI_Datatype t) {
   int combiner = MPI_COMBINER_NAMED;
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
   MPI_Count ni = 0, na = 0, nc = 0, nd = 0;
-  REDIST_MPI_CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &combiner));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &combiner));
 #else
   int ni = 0, na = 0, nd = 0;
-  REDIST_MPI_CHECK(MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_envelope(t, &ni, &na, &nd, &combiner));
 #endif
   return combiner;
 }
@@ -259,22 +261,22 @@ contents read_contents(MPI_Datatype t) {
   contents c;
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
   MPI_Count ni = 0, na = 0, nc = 0, nd = 0;
-  REDIST_MPI_CHECK(MPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &c.combiner));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_envelope_c(t, &ni, &na, &nc, &nd, &c.combiner));
   if (c.combiner == MPI_COMBINER_NAMED) return c;
   c.ints.resize(static_cast<std::size_t>(ni));
   c.addresses.resize(static_cast<std::size_t>(na));
   c.counts.resize(static_cast<std::size_t>(nc));
   c.types.resize(static_cast<std::size_t>(nd));
-  REDIST_MPI_CHECK(MPI_Type_get_contents_c(t, ni, na, nc, nd, c.ints.data(), c.addresses.data(), c.counts.data(),
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_contents_c(t, ni, na, nc, nd, c.ints.data(), c.addresses.data(), c.counts.data(),
                                            c.types.data()));
 #else
   int ni = 0, na = 0, nd = 0;
-  REDIST_MPI_CHECK(MPI_Type_get_envelope(t, &ni, &na, &nd, &c.combiner));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_envelope(t, &ni, &na, &nd, &c.combiner));
   if (c.combiner == MPI_COMBINER_NAMED) return c;
   c.ints.resize(static_cast<std::size_t>(ni));
   c.addresses.resize(static_cast<std::size_t>(na));
   c.types.resize(static_cast<std::size_t>(nd));
-  REDIST_MPI_CHECK(MPI_Type_get_contents(t, ni, na, nd, c.ints.data(), c.addresses.data(), c.types.data()));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_contents(t, ni, na, nd, c.ints.data(), c.addresses.data(), c.types.data()));
 #endif
   for (MPI_Datatype d : c.types) {  // predefined ones (F90 types included) are not to be freed
     const int k = combiner_of(d);
@@ -290,7 +292,8 @@ MPI_Datatype resized_like(MPI_Datatype mirror, MPI_Datatype t) {
   datatype_handle owner(mirror);
   const type_bounds b = type_extent(t);
   MPI_Datatype r = MPI_DATATYPE_NULL;
-  REDIST_MPI_CHECK(MPI_Type_create_resized(mirror, static_cast<MPI_Aint>(b.lb), static_cast<MPI_Aint>(b.extent), &r));
+  REDIST_MPI_CHECK_LOCAL(
+      MPI_Type_create_resized(mirror, static_cast<MPI_Aint>(b.lb), static_cast<MPI_Aint>(b.extent), &r));
   return r;
 }
 
@@ -324,7 +327,7 @@ MPI_Datatype leaf_mirror(MPI_Datatype t) {
                              "struct");
     const int lengths[2] = {static_cast<int>(value_size), static_cast<int>(sizeof(int))};
     const MPI_Aint displacements[2] = {0, int_offset};
-    REDIST_MPI_CHECK(MPI_Type_create_hindexed(2, lengths, displacements, MPI_BYTE, &m));
+    REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed(2, lengths, displacements, MPI_BYTE, &m));
   } else {
     // Any other basic type is all data: its size is its true extent.
     const type_bounds tb = type_true_extent(t);
@@ -333,7 +336,7 @@ MPI_Datatype leaf_mirror(MPI_Datatype t) {
                              std::to_string(tb.extent) + " bytes");
     const int length = static_cast<int>(size);
     const MPI_Aint at = static_cast<MPI_Aint>(tb.lb);
-    REDIST_MPI_CHECK(MPI_Type_create_hindexed(1, &length, &at, MPI_BYTE, &m));
+    REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed(1, &length, &at, MPI_BYTE, &m));
   }
   return resized_like(m, t);
 }
@@ -356,34 +359,34 @@ MPI_Datatype rebuild(const contents& c) {
   if (!c.counts.empty()) {  // made by a `_c` constructor: its count arguments are in c.counts, in order
     const MPI_Count* n = c.counts.data();
     switch (c.combiner) {
-      case MPI_COMBINER_CONTIGUOUS: REDIST_MPI_CHECK(MPI_Type_contiguous_c(n[0], m, &r)); return r;
-      case MPI_COMBINER_VECTOR: REDIST_MPI_CHECK(MPI_Type_vector_c(n[0], n[1], n[2], m, &r)); return r;
-      case MPI_COMBINER_HVECTOR: REDIST_MPI_CHECK(MPI_Type_create_hvector_c(n[0], n[1], n[2], m, &r)); return r;
-      case MPI_COMBINER_INDEXED: REDIST_MPI_CHECK(MPI_Type_indexed_c(n[0], n + 1, n + 1 + n[0], m, &r)); return r;
+      case MPI_COMBINER_CONTIGUOUS: REDIST_MPI_CHECK_LOCAL(MPI_Type_contiguous_c(n[0], m, &r)); return r;
+      case MPI_COMBINER_VECTOR: REDIST_MPI_CHECK_LOCAL(MPI_Type_vector_c(n[0], n[1], n[2], m, &r)); return r;
+      case MPI_COMBINER_HVECTOR: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hvector_c(n[0], n[1], n[2], m, &r)); return r;
+      case MPI_COMBINER_INDEXED: REDIST_MPI_CHECK_LOCAL(MPI_Type_indexed_c(n[0], n + 1, n + 1 + n[0], m, &r)); return r;
       case MPI_COMBINER_HINDEXED:
-        REDIST_MPI_CHECK(MPI_Type_create_hindexed_c(n[0], n + 1, n + 1 + n[0], m, &r));
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_c(n[0], n + 1, n + 1 + n[0], m, &r));
         return r;
       case MPI_COMBINER_INDEXED_BLOCK:
-        REDIST_MPI_CHECK(MPI_Type_create_indexed_block_c(n[0], n[1], n + 2, m, &r));
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_create_indexed_block_c(n[0], n[1], n + 2, m, &r));
         return r;
       case MPI_COMBINER_HINDEXED_BLOCK:
-        REDIST_MPI_CHECK(MPI_Type_create_hindexed_block_c(n[0], n[1], n + 2, m, &r));
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_block_c(n[0], n[1], n + 2, m, &r));
         return r;
       case MPI_COMBINER_STRUCT:
-        REDIST_MPI_CHECK(MPI_Type_create_struct_c(n[0], n + 1, n + 1 + n[0], mirrors.data(), &r));
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_create_struct_c(n[0], n + 1, n + 1 + n[0], mirrors.data(), &r));
         return r;
       case MPI_COMBINER_SUBARRAY: {
         const MPI_Count dims = i[0];
-        REDIST_MPI_CHECK(MPI_Type_create_subarray_c(i[0], n, n + dims, n + 2 * dims, i[1], m, &r));
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_create_subarray_c(i[0], n, n + dims, n + 2 * dims, i[1], m, &r));
         return r;
       }
       case MPI_COMBINER_DARRAY: {
         const int dims = i[2];
-        REDIST_MPI_CHECK(MPI_Type_create_darray_c(i[0], i[1], dims, n, i + 3, i + 3 + dims, i + 3 + 2 * dims,
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_create_darray_c(i[0], i[1], dims, n, i + 3, i + 3 + dims, i + 3 + 2 * dims,
                                                   i[3 + 3 * dims], m, &r));
         return r;
       }
-      case MPI_COMBINER_RESIZED: REDIST_MPI_CHECK(MPI_Type_create_resized_c(m, n[0], n[1], &r)); return r;
+      case MPI_COMBINER_RESIZED: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_resized_c(m, n[0], n[1], &r)); return r;
       default: break;
     }
     throw invalid_datatype("byte mirror: a large-count datatype of combiner " + std::to_string(c.combiner) +
@@ -391,31 +394,34 @@ MPI_Datatype rebuild(const contents& c) {
   }
 #endif
   switch (c.combiner) {
-    case MPI_COMBINER_DUP: REDIST_MPI_CHECK(MPI_Type_dup(m, &r)); return r;
-    case MPI_COMBINER_CONTIGUOUS: REDIST_MPI_CHECK(MPI_Type_contiguous(i[0], m, &r)); return r;
-    case MPI_COMBINER_VECTOR: REDIST_MPI_CHECK(MPI_Type_vector(i[0], i[1], i[2], m, &r)); return r;
-    case MPI_COMBINER_HVECTOR: REDIST_MPI_CHECK(MPI_Type_create_hvector(i[0], i[1], a[0], m, &r)); return r;
-    case MPI_COMBINER_INDEXED: REDIST_MPI_CHECK(MPI_Type_indexed(i[0], i + 1, i + 1 + i[0], m, &r)); return r;
-    case MPI_COMBINER_HINDEXED: REDIST_MPI_CHECK(MPI_Type_create_hindexed(i[0], i + 1, a, m, &r)); return r;
+    case MPI_COMBINER_DUP: REDIST_MPI_CHECK_LOCAL(MPI_Type_dup(m, &r)); return r;
+    case MPI_COMBINER_CONTIGUOUS: REDIST_MPI_CHECK_LOCAL(MPI_Type_contiguous(i[0], m, &r)); return r;
+    case MPI_COMBINER_VECTOR: REDIST_MPI_CHECK_LOCAL(MPI_Type_vector(i[0], i[1], i[2], m, &r)); return r;
+    case MPI_COMBINER_HVECTOR: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hvector(i[0], i[1], a[0], m, &r)); return r;
+    case MPI_COMBINER_INDEXED: REDIST_MPI_CHECK_LOCAL(MPI_Type_indexed(i[0], i + 1, i + 1 + i[0], m, &r)); return r;
+    case MPI_COMBINER_HINDEXED: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed(i[0], i + 1, a, m, &r)); return r;
     case MPI_COMBINER_INDEXED_BLOCK:
-      REDIST_MPI_CHECK(MPI_Type_create_indexed_block(i[0], i[1], i + 2, m, &r));
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_create_indexed_block(i[0], i[1], i + 2, m, &r));
       return r;
     case MPI_COMBINER_HINDEXED_BLOCK:
-      REDIST_MPI_CHECK(MPI_Type_create_hindexed_block(i[0], i[1], a, m, &r));
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_block(i[0], i[1], a, m, &r));
       return r;
-    case MPI_COMBINER_STRUCT: REDIST_MPI_CHECK(MPI_Type_create_struct(i[0], i + 1, a, mirrors.data(), &r)); return r;
+    case MPI_COMBINER_STRUCT:
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_create_struct(i[0], i + 1, a, mirrors.data(), &r));
+      return r;
     case MPI_COMBINER_SUBARRAY: {
       const int dims = i[0];
-      REDIST_MPI_CHECK(MPI_Type_create_subarray(dims, i + 1, i + 1 + dims, i + 1 + 2 * dims, i[1 + 3 * dims], m, &r));
+      REDIST_MPI_CHECK_LOCAL(
+          MPI_Type_create_subarray(dims, i + 1, i + 1 + dims, i + 1 + 2 * dims, i[1 + 3 * dims], m, &r));
       return r;
     }
     case MPI_COMBINER_DARRAY: {
       const int dims = i[2];
-      REDIST_MPI_CHECK(MPI_Type_create_darray(i[0], i[1], dims, i + 3, i + 3 + dims, i + 3 + 2 * dims,
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_create_darray(i[0], i[1], dims, i + 3, i + 3 + dims, i + 3 + 2 * dims,
                                               i + 3 + 3 * dims, i[3 + 4 * dims], m, &r));
       return r;
     }
-    case MPI_COMBINER_RESIZED: REDIST_MPI_CHECK(MPI_Type_create_resized(m, a[0], a[1], &r)); return r;
+    case MPI_COMBINER_RESIZED: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_resized(m, a[0], a[1], &r)); return r;
     default: break;
   }
   throw invalid_datatype("byte mirror: a datatype of combiner " + std::to_string(c.combiner) +

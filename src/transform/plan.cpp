@@ -214,8 +214,10 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
   mpi::comm_handle owned_comm;
   agreed.collective([&] { owned_comm = mpi::duplicate(comm); });
   // The host share that sizes the plan's OpenMP team is gathered once per communicator: on the first plan, here,
-  // where a failure of its allgather is agreed on too. A step of its own, so that every rank makes it.
+  // where a failure of its allgather is agreed on too (and forgotten by every rank). A step of its own, so that
+  // every rank makes it.
   agreed.collective([&] { mpi::host_share_of(comm); });
+  agreed.on_failure([comm] { mpi::forget_host_share(comm); });
   std::uint64_t hash = 0;
   if (std::string(to_string(options.strategy)) == "?")
     agreed.fail(mpi::error_kind::invalid_argument, "transform_options::strategy is " +
@@ -254,12 +256,7 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
     agreed.require_same(hash, std::string("ranks passed different global descriptions (layouts, ops, axes, element "
                                           "types, strategy or one_shot) to ") +
                                   entry_point + "; every rank must describe the same splits, owners and jobs");
-  try {
-    agreed.conclude();
-  } catch (...) {
-    mpi::forget_host_share(comm);  // some ranks may have cached it: all gather it again next time
-    throw;
-  }
+  agreed.conclude();
   if (agreed.min(checking_min) != agreed.max(checking_max))
     throw inconsistent_ranks("transform_options::check_consistency is true on some ranks and false on others; every "
                              "rank must pass the same");

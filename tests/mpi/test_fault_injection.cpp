@@ -203,6 +203,15 @@ TEST(FaultInjection, TransformOnAFreshCommunicator) {
   const long cold = global_max(fresh.points_of_first_call(reset, call));
   if (me == 0) std::printf("[faults] transform on fresh communicators: %ld points covered; per rank %ld (warm %ld)\n", covered, cold, warm);
   EXPECT_GT(cold, warm) << "the first plan on a communicator made its collective set-up outside the agreement";
+  // shared_memory: the node's communicator and the window its segments are cut from, cached on the caller's.
+  transform_options shared;
+  shared.strategy = exchange_strategy::shared_memory;
+  on_fresh_communicators fresh_shared;
+  run(fresh_shared.of("transform shared_memory on fresh communicators", reset,
+                      [&](MPI_Comm comm) {
+                        make_plan(comm, a, b, op::transpose, element_type::f64, shared).execute(A.data(), B.data());
+                      },
+                      [&] { return A; }));
 }
 
 // GEMM's first plan on a communicator splits it into nodes and grid lines and creates the node's window; each
@@ -269,11 +278,13 @@ TEST(FaultInjection, RelabelTargets) {
   const int me = world_rank(), p = world_size();
   const grid_layout a = block_cyclic(square_params(16, 4, p, 1), me), b = block_cyclic(square_params(16, 4, 1, p), me);
   std::vector<int> perm;
-  run({"relabel_targets", [&] { perm.clear(); },
-       [&] {
-         perm = relabel_targets(MPI_COMM_WORLD, {{a, b, op::identity, element_type::f64}}).result.new_rank_of;
-       },
-       [&] { return std::vector<double>(perm.begin(), perm.end()); }});
+  const auto call = [&](MPI_Comm comm) {
+    perm = relabel_targets(comm, {{a, b, op::identity, element_type::f64}}).result.new_rank_of;
+  };
+  const auto output = [&] { return std::vector<double>(perm.begin(), perm.end()); };
+  run({"relabel_targets", [&] { perm.clear(); }, [&] { call(MPI_COMM_WORLD); }, output});
+  on_fresh_communicators fresh;
+  run(fresh.of("relabel_targets on fresh communicators", [&] { perm.clear(); }, call, output));
 }
 
 // Two-sided panels, one-sided ones (the windows' creation is agreed on, and a fence that fails on one rank fails
@@ -320,24 +331,26 @@ TEST(FaultInjection, NeighborExchangeEveryStrategy) {
     exchange::exchange_options options;
     options.strategy = strategy;
     options.region_size = 2;
-    run({std::string("neighbor ") + exchange::to_string(strategy),
-         [&] {
-           send.assign(static_cast<std::size_t>(3 * p), 0.0);
-           for (int r = 0; r < p; ++r)
-             for (int k = 0; k < 3; ++k) send[static_cast<std::size_t>(3 * r + k)] = me * 3 + k + 0.25;
-           recv.assign(static_cast<std::size_t>(3 * p), -1.0);
-         },
-         [&] {
-           exchange::neighbor_buffers buffers{send.data(), counts.data(), displs.data(), MPI_DOUBLE,
-                                              recv.data(), counts.data(), displs.data(), MPI_DOUBLE};
-           buffers.global_ids = true;
-           buffers.send_ids = send_ids.data();
-           buffers.recv_ids = recv_ids.data();
-           exchange::neighbor_plan plan = exchange::neighbor_alltoallv_init(peers, peers, buffers, MPI_COMM_WORLD, options);
-           plan.start();
-           plan.wait();
-         },
-         [&] { return recv; }});
+    const auto reset = [&] {
+      send.assign(static_cast<std::size_t>(3 * p), 0.0);
+      for (int r = 0; r < p; ++r)
+        for (int k = 0; k < 3; ++k) send[static_cast<std::size_t>(3 * r + k)] = me * 3 + k + 0.25;
+      recv.assign(static_cast<std::size_t>(3 * p), -1.0);
+    };
+    const auto call = [&](MPI_Comm comm) {
+      exchange::neighbor_buffers buffers{send.data(), counts.data(), displs.data(), MPI_DOUBLE,
+                                         recv.data(), counts.data(), displs.data(), MPI_DOUBLE};
+      buffers.global_ids = true;
+      buffers.send_ids = send_ids.data();
+      buffers.recv_ids = recv_ids.data();
+      exchange::neighbor_plan plan = exchange::neighbor_alltoallv_init(peers, peers, buffers, comm, options);
+      plan.start();
+      plan.wait();
+    };
+    const std::string name = std::string("neighbor ") + exchange::to_string(strategy);
+    run({name, reset, [&] { call(MPI_COMM_WORLD); }, [&] { return recv; }});
+    on_fresh_communicators fresh;
+    run(fresh.of(name + " on fresh communicators", reset, call, [&] { return recv; }));
   }
 }
 
@@ -358,20 +371,25 @@ TEST(FaultInjection, InplaceEveryAlgorithm) {
     exchange::inplace_options options;
     options.algorithm = algorithm;
     options.work_bytes = 64 << 10;
-    run({std::string("inplace ") + std::to_string(static_cast<int>(algorithm)),
-         [&] { buf = pattern(static_cast<std::size_t>(capacity), me); },
-         [&] { exchange::alltoallv_inplace(buf.data(), capacity, counts.data(), nullptr, MPI_DOUBLE, MPI_COMM_WORLD, options); },
-         [&] { return buf; }});
+    const auto reset = [&] { buf = pattern(static_cast<std::size_t>(capacity), me); };
+    const auto call = [&](MPI_Comm comm) {
+      exchange::alltoallv_inplace(buf.data(), capacity, counts.data(), nullptr, MPI_DOUBLE, comm, options);
+    };
+    const std::string name = std::string("inplace ") + std::to_string(static_cast<int>(algorithm));
+    run({name, reset, [&] { call(MPI_COMM_WORLD); }, [&] { return buf; }});
+    on_fresh_communicators fresh;
+    run(fresh.of(name + " on fresh communicators", reset, call, [&] { return buf; }));
   }
   std::vector<int> counts(static_cast<std::size_t>(p), 2), displs(static_cast<std::size_t>(p));
   for (int j = 0; j < p; ++j) displs[static_cast<std::size_t>(j)] = 2 * j;
   std::vector<double> buf;
-  run({"inplace symmetric", [&] { buf = pattern(static_cast<std::size_t>(2 * p), me); },
-       [&] {
-         exchange::alltoallv_inplace_symmetric(buf.data(), counts.data(), displs.data(), MPI_DOUBLE, MPI_COMM_WORLD,
-                                               64 << 10);
-       },
-       [&] { return buf; }});
+  const auto reset = [&] { buf = pattern(static_cast<std::size_t>(2 * p), me); };
+  const auto call = [&](MPI_Comm comm) {
+    exchange::alltoallv_inplace_symmetric(buf.data(), counts.data(), displs.data(), MPI_DOUBLE, comm, 64 << 10);
+  };
+  run({"inplace symmetric", reset, [&] { call(MPI_COMM_WORLD); }, [&] { return buf; }});
+  on_fresh_communicators fresh;
+  run(fresh.of("inplace symmetric on fresh communicators", reset, call, [&] { return buf; }));
 }
 
 // The C reshape: create (with relabeling: every agreed step, the registry slot), execute and free; a failing code
@@ -386,34 +404,37 @@ TEST(FaultInjection, ReshapeC) {
   const auto check = [](int code) {
     if (code != MPI_SUCCESS) throw error(redist_last_error_message());
   };
-  run({"redist_reshape", [&] {
-         in = pattern(24, me);
-         out.assign(24, -1.0);
-       },
-       [&] {
-         MPI_Info info;
-         MPI_Info_create(&info);
-         MPI_Info_set(info, "redist_relabel", "exact");
-         redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
-         const int code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in_lo, in_hi, nullptr, out_lo, out_hi, nullptr,
-                                                     axes, MPI_DOUBLE, info, &plan);
-         MPI_Info_free(&info);
-         check(code);
-         const int executed = redist_reshape_execute(plan, in.data(), out.data(), nullptr, nullptr);
-         check(redist_reshape_plan_free(&plan));
-         check(executed);
-       },
-       [&] { return out; }});
+  const auto reset = [&] {
+    in = pattern(24, me);
+    out.assign(24, -1.0);
+  };
+  const auto call = [&](MPI_Comm comm) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "redist_relabel", "exact");
+    redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
+    const int code = redist_reshape_plan_create(comm, 3, in_lo, in_hi, nullptr, out_lo, out_hi, nullptr, axes,
+                                                MPI_DOUBLE, info, &plan);
+    MPI_Info_free(&info);
+    check(code);
+    const int executed = redist_reshape_execute(plan, in.data(), out.data(), nullptr, nullptr);
+    check(redist_reshape_plan_free(&plan));
+    check(executed);
+  };
+  run({"redist_reshape", reset, [&] { call(MPI_COMM_WORLD); }, [&] { return out; }});
+  on_fresh_communicators fresh;
+  run(fresh.of("redist_reshape on fresh communicators", reset, call, [&] { return out; }));
 }
 
 TEST(FaultInjection, NodeBuffer) {
   std::vector<double> seen;
-  run({"node_buffer", [&] { seen.clear(); },
-       [&] {
-         node_buffer b(MPI_COMM_WORLD, 4096);
-         seen.assign(1, static_cast<double>(b.bytes()));
-       },
-       [&] { return seen; }});
+  const auto call = [&](MPI_Comm comm) {
+    node_buffer b(comm, 4096);
+    seen.assign(1, static_cast<double>(b.bytes()));
+  };
+  run({"node_buffer", [&] { seen.clear(); }, [&] { call(MPI_COMM_WORLD); }, [&] { return seen; }});
+  on_fresh_communicators fresh;
+  run(fresh.of("node_buffer on fresh communicators", [&] { seen.clear(); }, call, [&] { return seen; }));
 }
 
 // The C handle: its registry slot is reserved inside an agreed step before the collective allocation.
@@ -448,13 +469,16 @@ TEST(FaultInjection, TorusRouted) {
   options.torus = machine;
   options.torus_routing = routing;
   std::vector<double> A, B;
-  run({"transform torus_routed",
-       [&] {
-         A.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
-         B = pattern(static_cast<std::size_t>(b.local_elements()), me);
-       },
-       [&] { make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64, options).execute(A.data(), B.data()); },
-       [&] { return A; }});
+  const auto reset = [&] {
+    A.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
+    B = pattern(static_cast<std::size_t>(b.local_elements()), me);
+  };
+  const auto call = [&](MPI_Comm comm) {
+    make_plan(comm, a, b, op::transpose, element_type::f64, options).execute(A.data(), B.data());
+  };
+  run({"transform torus_routed", reset, [&] { call(MPI_COMM_WORLD); }, [&] { return A; }});
+  on_fresh_communicators fresh;
+  run(fresh.of("transform torus_routed on fresh communicators", reset, call, [&] { return A; }));
   // A routed permutation on its own: each rank sends 9000 bytes to the next.
   std::vector<unsigned char> send(9000), recv;
   for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<unsigned char>(me * 7 + i);
