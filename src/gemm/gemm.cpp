@@ -356,8 +356,8 @@ void make_transforms(gemm_plan::impl& p, MPI_Comm caller) {
   }
 }
 
-// Step 6. The grid lines the panels travel along and C is summed over (idle ranks take part in the splits
-// only). A line along a dimension of extent 1 holds one rank and carries nothing: it is not split (the schedule
+// Step 6, made in step 9's agreement. The grid lines the panels travel along and C is summed over (idle ranks
+// take part in the splits only). A line along a dimension of extent 1 holds one rank and carries nothing: it is not split (the schedule
 // is agreed, so every rank skips the same splits; each is a collective over the plan's communicator). The lines
 // are cached on the caller's communicator by the grid and the rank playing each of its positions, agreed and so
 // the same on every rank: every rank finds them there or every rank splits. A later plan that places the same
@@ -369,7 +369,8 @@ struct recent_grid_lines {
 };
 constexpr std::size_t grid_lines_kept = 4;
 
-void split_grid_lines(gemm_plan::impl& p, MPI_Comm caller, const std::vector<int>& rank_of_label) {
+void split_grid_lines(gemm_plan::impl& p, MPI_Comm caller, const std::vector<int>& rank_of_label,
+                      mpi::agreement& agreed) {
   static const mpi::comm_attribute<recent_grid_lines> cache;
   const gemm_schedule& s = p.stats.schedule;
   std::vector<int> placement{s.grid_m, s.grid_n, s.grid_k, s.ranks_used};
@@ -382,18 +383,32 @@ void split_grid_lines(gemm_plan::impl& p, MPI_Comm caller, const std::vector<int
       return;
     }
   const gemm_detail::grid_coordinates at = p.me;
-  const auto split = [&](int extent, int color, int key) {
-    MPI_Comm line = MPI_COMM_NULL;
-    if (extent > 1) REDIST_MPI_CHECK(MPI_Comm_split(p.comm.get(), p.idle ? MPI_UNDEFINED : color, key, &line));
-    return mpi::comm_handle(line);
-  };
   auto made = std::make_shared<gemm_detail::grid_lines>();
-  made->row = split(s.grid_n, at.i * s.grid_k + at.l, at.j);
-  made->col = split(s.grid_m, at.j * s.grid_k + at.l, at.i);
-  made->layer = split(s.grid_k, at.i * s.grid_n + at.j, at.l);
-  if (recent.placements.size() == grid_lines_kept) recent.placements.erase(recent.placements.begin());
-  recent.placements.emplace_back(std::move(placement), made);
-  p.lines = std::move(made);
+  // Each split a collective step of its own, so that every rank makes all three whatever failed before; a line is
+  // owned before its code is checked, so that a failure frees it.
+  const auto split = [&](int extent, int color, int key, mpi::comm_handle& line) {
+    agreed.collective([&] {
+      if (extent <= 1) return;
+      MPI_Comm made_line = MPI_COMM_NULL;
+      const int code = MPI_Comm_split(p.comm.get(), p.idle ? MPI_UNDEFINED : color, key, &made_line);
+      line = mpi::comm_handle(code == MPI_SUCCESS ? made_line : MPI_COMM_NULL);
+      mpi::check(code, "MPI_Comm_split(grid line)");
+    });
+  };
+  split(s.grid_n, at.i * s.grid_k + at.l, at.j, made->row);
+  split(s.grid_m, at.j * s.grid_k + at.l, at.i, made->col);
+  split(s.grid_k, at.i * s.grid_n + at.j, at.l, made->layer);
+  agreed.attempt([&] {
+    if (recent.placements.size() == grid_lines_kept) recent.placements.erase(recent.placements.begin());
+    recent.placements.emplace_back(std::move(placement), made);
+    p.lines = made;
+  });
+  // Recorded only where every split succeeded: when the agreement fails, every rank drops this call's lines, so
+  // that the next plan placing the grid alike splits on every rank (not on those that failed only).
+  agreed.on_failure([&recent, made] {
+    auto& v = recent.placements;
+    v.erase(std::remove_if(v.begin(), v.end(), [&](const auto& e) { return e.second == made; }), v.end());
+  });
 }
 
 // Step 9 (with the round buffers, agreed). Native storage, allocated once for every execution, uninitialised: the
@@ -438,8 +453,6 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   build_native_layouts(*p, parts, placed, mine);
   make_transforms(*p, comm);
   took(planning.transforms);
-  split_grid_lines(*p, comm, placed.rank_of_label);
-  took(planning.grid_lines);
   // Steps 7 and 8 (rounds.cpp): the round loop and the statistics' counts of its traffic.
   const bool multiplies = p->k > 0 && !p->idle;
   if (multiplies) {
@@ -447,9 +460,12 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
     p->count_multiply_traffic();
   }
   took(planning.rounds);
-  // Step 9. Every buffer the plan holds, acquired in one agreed step: a rank short of memory fails every rank
-  // here instead of leaving the others in the windows' collective calls.
+  // Steps 6 and 9. The grid lines and every buffer the plan holds, acquired in one agreement: a rank whose split
+  // fails, or that is short of memory, fails every rank here instead of leaving the others in the windows'
+  // collective calls.
   mpi::agreement stored(p->comm.get());
+  split_grid_lines(*p, comm, placed.rank_of_label, stored);
+  took(planning.grid_lines);
   stored.attempt([&] {
     allocate_native_storage(*p);
     if (multiplies) p->allocate_round_buffers();
