@@ -357,8 +357,9 @@ void make_transforms(gemm_plan::impl& p, MPI_Comm caller) {
 }
 
 // Step 6, made in step 9's agreement. The grid lines the panels travel along and C is summed over (idle ranks
-// take part in the splits only). A line along a dimension of extent 1 holds one rank and carries nothing: it is not split (the schedule
-// is agreed, so every rank skips the same splits; each is a collective over the plan's communicator). The lines
+// take part in the splits only). A line along a dimension of extent 1 holds one rank and carries nothing: it is
+// not split (the schedule is agreed, so every rank skips the same splits; each is a collective over the plan's
+// communicator). The lines
 // are cached on the caller's communicator by the grid and the rank playing each of its positions, agreed and so
 // the same on every rank: every rank finds them there or every rank splits. A later plan that places the same
 // grid alike (the drop-in's next multiply of another size on the same grid, say) then makes no communicator

@@ -13,7 +13,9 @@ namespace redist::mpi {
 template <class T>
 class comm_attribute {
  public:
-  comm_attribute() { REDIST_MPI_CHECK_LOCAL(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &release, &keyval_, nullptr)); }
+  comm_attribute() {
+    REDIST_MPI_CHECK_LOCAL(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &release, &keyval_, nullptr));
+  }
   comm_attribute(const comm_attribute&) = delete;
   comm_attribute& operator=(const comm_attribute&) = delete;
 

@@ -201,7 +201,9 @@ TEST(FaultInjection, TransformOnAFreshCommunicator) {
   on_fresh_communicators fresh;
   const long covered = enumerate(fresh.of("transform on fresh communicators", reset, call, [&] { return A; }));
   const long cold = global_max(fresh.points_of_first_call(reset, call));
-  if (me == 0) std::printf("[faults] transform on fresh communicators: %ld points covered; per rank %ld (warm %ld)\n", covered, cold, warm);
+  if (me == 0)
+    std::printf("[faults] transform on fresh communicators: %ld points covered; per rank %ld (warm %ld)\n", covered,
+                cold, warm);
   EXPECT_GT(cold, warm) << "the first plan on a communicator made its collective set-up outside the agreement";
   // shared_memory: the node's communicator and the window its segments are cut from, cached on the caller's.
   transform_options shared;
