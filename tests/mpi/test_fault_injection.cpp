@@ -216,31 +216,6 @@ TEST(FaultInjection, TransformOnAFreshCommunicator) {
                       [&] { return A; }));
 }
 
-// GEMM's first plan on a communicator splits it into nodes and grid lines and creates the node's window; each
-// communication, so that every one's set-up is covered.
-TEST(FaultInjection, GemmOnFreshCommunicators) {
-  const int me = world_rank(), p = world_size();
-  const grid_layout a = block_cyclic(square_params(8, 2, p, 1), me), b = block_cyclic(square_params(8, 2, 1, p), me),
-                    c = block_cyclic(square_params(8, 3, p, 1), me);
-  std::vector<double> A, B, C;
-  for (const gemm_communication communication :
-       {gemm_communication::two_sided, gemm_communication::one_sided, gemm_communication::automatic}) {
-    gemm_options options;
-    options.communication = communication;
-    on_fresh_communicators fresh;
-    run(fresh.of(std::string("gemm ") + to_string(communication) + " on fresh communicators",
-                 [&] {
-                   A = pattern(static_cast<std::size_t>(a.local_elements()), me);
-                   B = pattern(static_cast<std::size_t>(b.local_elements()), me + 3);
-                   C.assign(static_cast<std::size_t>(c.local_elements()), -1.0);
-                 },
-                 [&](MPI_Comm comm) {
-                   gemm(comm, a, A.data(), b, B.data(), c, C.data(), 1.0, 0.0, op::identity, op::identity, options);
-                 },
-                 [&] { return C; }));
-  }
-}
-
 TEST(FaultInjection, Batch) {
   const int me = world_rank(), p = world_size();
   const grid_layout a = block_cyclic(square_params(10, 2, p, 1), me), b = block_cyclic(square_params(10, 4, 1, p), me);
@@ -301,16 +276,19 @@ TEST(FaultInjection, Gemm) {
        {gemm_communication::two_sided, gemm_communication::one_sided, gemm_communication::automatic}) {
     gemm_options options;
     options.communication = communication;
-    run({std::string("gemm ") + to_string(communication),
-         [&] {
-           A = pattern(static_cast<std::size_t>(a.local_elements()), me);
-           B = pattern(static_cast<std::size_t>(b.local_elements()), me + 3);
-           C.assign(static_cast<std::size_t>(c.local_elements()), -1.0);
-         },
-         [&] {
-           gemm(MPI_COMM_WORLD, a, A.data(), b, B.data(), c, C.data(), 1.0, 0.0, op::identity, op::identity, options);
-         },
-         [&] { return C; }});
+    const auto reset = [&] {
+      A = pattern(static_cast<std::size_t>(a.local_elements()), me);
+      B = pattern(static_cast<std::size_t>(b.local_elements()), me + 3);
+      C.assign(static_cast<std::size_t>(c.local_elements()), -1.0);
+    };
+    const auto call = [&](MPI_Comm comm) {
+      gemm(comm, a, A.data(), b, B.data(), c, C.data(), 1.0, 0.0, op::identity, op::identity, options);
+    };
+    const std::string name = std::string("gemm ") + to_string(communication);
+    run({name, reset, [&] { call(MPI_COMM_WORLD); }, [&] { return C; }});
+    // A first plan on a communicator splits it into nodes and grid lines and makes the node's window.
+    on_fresh_communicators fresh;
+    run(fresh.of(name + " on fresh communicators", reset, call, [&] { return C; }));
   }
 }
 
