@@ -219,7 +219,9 @@ struct grid_placement {
 // Step 2. Which rank plays which grid label: relabeling over the volumes of A, B (into the native layouts)
 // and C (out), so that as much data as the grid allows stays where it is. The dimensions' orders come from
 // the user's layouts, validated here under the same agreement.
-grid_placement place_on_grid(gemm_plan::impl& p, const native_parts& parts) {
+bool discovers_nodes(const gemm_plan::impl& p);
+
+grid_placement place_on_grid(gemm_plan::impl& p, MPI_Comm caller, const native_parts& parts) {
   const MPI_Comm dup = p.comm.get();
   const int nranks = mpi::size(dup);
   grid_placement placed;
@@ -246,6 +248,12 @@ grid_placement place_on_grid(gemm_plan::impl& p, const native_parts& parts) {
     const relabel::comm_graph graph = relabel::communication_graph(pairs, nranks);
     found = relabel::find_relabeling(graph, {}, p.options.relabel ? relabel::solver::exact : relabel::solver::none);
   });
+  // The ranks' nodes, for choose_communication (cached on the caller's communicator): a collective step of this
+  // agreement, forgotten by every rank when it fails.
+  if (discovers_nodes(p)) {
+    relabel_agreed.collective([&] { mpi::node_leaders(caller); });
+    relabel_agreed.on_failure([caller] { mpi::forget_node_leaders(caller); });
+  }
   relabel_agreed.conclude();
   if (p.options.relabel) {
     placed.rank_of_label = found.new_rank_of;
@@ -277,16 +285,22 @@ void take_position(gemm_plan::impl& p, const cuts& cut, const std::vector<int>& 
 // Step 3b. How the panels travel. automatic (and shared_memory, which insists) reads them in place where every
 // grid row and column lies on one node: decided alike on every rank from the ranks' nodes (cached on the
 // caller's communicator) and the placement.
+// Whether the plan asks where its ranks are: automatic and shared_memory panels with a grid line of two ranks.
+bool discovers_nodes(const gemm_plan::impl& p) {
+  const gemm_communication asked = p.options.communication;
+  const gemm_schedule& s = p.stats.schedule;
+  return (asked == gemm_communication::automatic || asked == gemm_communication::shared_memory) &&
+         (s.grid_m > 1 || s.grid_n > 1);
+}
+
 void choose_communication(gemm_plan::impl& p, MPI_Comm caller, const cuts& cut, const std::vector<int>& rank_of_label) {
   const gemm_communication asked = p.options.communication;
   const gemm_schedule& s = cut.s;
   p.stats.communication = asked;
   if (asked == gemm_communication::automatic) p.stats.communication = gemm_communication::two_sided;
-  if ((asked != gemm_communication::automatic && asked != gemm_communication::shared_memory) ||
-      (s.grid_m == 1 && s.grid_n == 1))
-    return;  // (no grid line with two ranks: nothing travels either way)
+  if (!discovers_nodes(p)) return;  // (no grid line with two ranks: nothing travels either way)
   // The library's one node discovery (cached on the caller's communicator, as relabeling's and the neighbor
-  // exchange's), made by every rank: collective calls one after another, outside an agreement's steps.
+  // exchange's), made in place_on_grid's agreement: read from the cache here.
   const std::vector<int> leader = mpi::node_leaders(caller);
   const auto node_of = [&](int i, int j, int l) {
     return leader[static_cast<std::size_t>(rank_of_label[static_cast<std::size_t>(cut.label(i, j, l))])];
@@ -446,7 +460,7 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
 
   const cuts cut{p->stats.schedule};
   const native_parts parts = gemm_detail::native_parts_of(cut);
-  const grid_placement placed = place_on_grid(*p, parts);
+  const grid_placement placed = place_on_grid(*p, comm, parts);
   take_position(*p, cut, placed.rank_of_label);
   choose_communication(*p, comm, cut, placed.rank_of_label);
   took(planning.placement);

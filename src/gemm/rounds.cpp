@@ -214,15 +214,16 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
   // choice was made.
   const MPI_Comm node = mpi::node_communicator(caller);
   const std::int64_t segment_bytes = b_offset + b_bytes;
-  // The reservation first, outside the agreement: its node allreduce is made by every rank of the node, and its
-  // answer is the same on all of them, so they all make a window below or none does.
-  const bool in_arena = detail::reserve_node_segment(caller, node, segment_bytes, native_segment, false);
+  // The reservation first, a step of the windows' agreement: its node allreduce is made by every rank of the node,
+  // and its answer is the same on all of them (kept where the step fails after the call), so they all make a
+  // window below or none does.
+  mpi::agreement windows(comm.get());
+  const bool in_arena = detail::reserve_node_segment(caller, node, segment_bytes, native_segment, false, &windows);
   std::byte* base = nullptr;
   if (in_arena) {
     native_shared = native_segment.arena->window();
     base = native_segment.arena->segment(mpi::rank(node)) + native_segment.offset;
   }
-  mpi::agreement windows(comm.get());
   windows.collective([&] {
     if (in_arena) return;
     // (Nothing may throw before the collective call: the node's other ranks would wait in it.)

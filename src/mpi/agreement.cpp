@@ -63,6 +63,17 @@ void raise(const failure& f) {
   throw error(f.message);
 }
 
+namespace {
+// An error an inner agreement raised on every rank ("rank r: ..."): an outer agreement that records it raises it as
+// it is, naming the rank that failed first, not the lowest of the ranks that all recorded it.
+bool already_agreed(const std::string& text) {
+  if (text.rfind("rank ", 0) != 0) return false;
+  std::size_t i = 5;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+  return i > 5 && text.compare(i, 2, ": ") == 0;
+}
+}  // namespace
+
 void agreement::fail(error_kind kind, std::string message) { fail(failure{kind, 0, std::move(message)}); }
 
 void agreement::fail(failure f) {
@@ -86,7 +97,8 @@ std::size_t agreement::reduce_max(std::int64_t value) {
 }
 
 void agreement::conclude() {
-  // The decision itself is no injection point: a rank failing after it could not tell the others.
+  // The decision itself is no injection point, also inside an outer agreement's window (its MPI calls are checked
+  // as local ones): a rank failing after it could not tell the others.
   if (!concluded_) fault::close_window();
   concluded_ = true;
   const int me = rank(comm_);
@@ -101,7 +113,7 @@ void agreement::conclude() {
   all.insert(all.end(), words_.begin(), words_.end());
   // Completed while yielding the core: every collective entry point pays this
   // reduction, on oversubscribed nodes mostly in scheduler time slices when it blocks.
-  REDIST_MPI_CHECK(
+  REDIST_MPI_CHECK_LOCAL(
       allreduce_yielding(MPI_IN_PLACE, all.data(), static_cast<int>(all.size()), MPI_INT64_T, MPI_MIN, comm_));
   std::copy(all.begin() + 3, all.end(), words_.begin());
   const int first_failing = static_cast<int>(all[0]);
@@ -110,10 +122,11 @@ void agreement::conclude() {
   if (first_failing < nranks) {
     // The lowest failing rank sends its kind, code and message, so every rank raises the same error.
     int header[3] = {static_cast<int>(local_.kind), local_.mpi_code, static_cast<int>(local_.message.size())};
-    REDIST_MPI_CHECK(MPI_Bcast(header, 3, MPI_INT, first_failing, comm_));
+    REDIST_MPI_CHECK_LOCAL(MPI_Bcast(header, 3, MPI_INT, first_failing, comm_));
     std::string text = me == first_failing ? local_.message : std::string(static_cast<std::size_t>(header[2]), '\0');
-    if (header[2] > 0) REDIST_MPI_CHECK(MPI_Bcast(text.data(), header[2], MPI_CHAR, first_failing, comm_));
-    raise({static_cast<error_kind>(header[0]), header[1], "rank " + std::to_string(first_failing) + ": " + text});
+    if (header[2] > 0) REDIST_MPI_CHECK_LOCAL(MPI_Bcast(text.data(), header[2], MPI_CHAR, first_failing, comm_));
+    raise({static_cast<error_kind>(header[0]), header[1],
+           already_agreed(text) ? text : "rank " + std::to_string(first_failing) + ": " + text});
   }
   if (hashes_differ) throw inconsistent_ranks(hash_message_);
 }

@@ -157,20 +157,20 @@ comm_handle duplicate(MPI_Comm comm) {
   MPI_Comm dup = MPI_COMM_NULL;
   MPI_Request request = MPI_REQUEST_NULL;
   // Checked once complete, as one call (no injection point while the duplicate is half made: every rank
-  // must complete it); owned before the check, so that an injected failure frees it.
+  // must complete it, and none when it is made: the step making it injects, with the duplicate kept).
   const int started = MPI_Comm_idup(comm, &dup, &request);
   const int code = started != MPI_SUCCESS ? started : wait_yielding(request);
   comm_handle owned(code == MPI_SUCCESS ? dup : MPI_COMM_NULL);
-  check(code, "MPI_Comm_idup(comm, &dup) and its completion");
-  REDIST_MPI_CHECK(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+  check_creation(code, "MPI_Comm_idup(comm, &dup) and its completion");
+  REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
   return owned;
 }
 
 comm_handle split_shared(MPI_Comm comm) {
   MPI_Comm node;
-  REDIST_MPI_CHECK(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank(comm), MPI_INFO_NULL, &node));
+  REDIST_MPI_CHECK_CREATION(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank(comm), MPI_INFO_NULL, &node));
   comm_handle owned(node);
-  REDIST_MPI_CHECK(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN));
+  REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN));
   return owned;
 }
 
@@ -191,19 +191,30 @@ MPI_Comm node_communicator(MPI_Comm comm) {
 
 comm_handle node_duplicate(MPI_Comm comm) { return duplicate(node_communicator(comm)); }
 
-std::vector<int> node_leaders(MPI_Comm comm) {
+namespace {
+const comm_attribute<std::vector<int>>& node_leader_lists() {
   static const comm_attribute<std::vector<int>> leaders;
-  return leaders.get(comm, [&] {
+  return leaders;
+}
+}  // namespace
+
+std::vector<int> node_leaders(MPI_Comm comm) {
+  return node_leader_lists().get(comm, [&] {
     const int me = rank(comm);
     // The node communicator node_duplicate caches too: one split per comm for both.
     const MPI_Comm node = node_communicator(comm);
     int lowest = me;
-    REDIST_MPI_CHECK(MPI_Allreduce(&me, &lowest, 1, MPI_INT, MPI_MIN, node));
     std::vector<int> leader_of(static_cast<size_t>(size(comm)));
-    REDIST_MPI_CHECK(MPI_Allgather(&lowest, 1, MPI_INT, leader_of.data(), 1, MPI_INT, comm));
+    // Both made by every rank whatever the first returned, and checked as one call: a rank failing between them
+    // would skip the gather the others enter.
+    const int reduced = MPI_Allreduce(&me, &lowest, 1, MPI_INT, MPI_MIN, node);
+    const int gathered = MPI_Allgather(&lowest, 1, MPI_INT, leader_of.data(), 1, MPI_INT, comm);
+    check(reduced != MPI_SUCCESS ? reduced : gathered, "MPI_Allreduce(lowest node rank) and MPI_Allgather(leaders)");
     return leader_of;
   });
 }
+
+void forget_node_leaders(MPI_Comm comm) { node_leader_lists().forget(comm); }
 
 namespace {
 const comm_attribute<host_share>& host_shares() {

@@ -24,6 +24,14 @@ void check_local(int code, const char* call);
 
 #define REDIST_MPI_CHECK_LOCAL(call) ::redist::mpi::check_local((call), #call)
 
+// The same check for calls that make an MPI object collectively (a communicator, a shared window): no injection
+// point either. An injected failure of a creation made for real would leave this rank without the object its peers
+// keep and use in their next collective; the collective step that wraps the creation (agreement::collective) is
+// its injection point, once the object is owned.
+inline void check_creation(int code, const char* call) { check_local(code, call); }
+
+#define REDIST_MPI_CHECK_CREATION(call) ::redist::mpi::check_creation((call), #call)
+
 int rank(MPI_Comm comm);
 int size(MPI_Comm comm);
 
@@ -102,6 +110,9 @@ comm_handle node_duplicate(MPI_Comm comm);
 // same call and which a duplicate does not inherit), as is the node communicator it splits, which node_duplicate
 // shares. Collective over comm.
 std::vector<int> node_leaders(MPI_Comm comm);
+// Drops comm's cached node leaders (local): called on every rank when the agreement around the first node_leaders
+// failed, so that no rank keeps leaders the others will gather again.
+void forget_node_leaders(MPI_Comm comm);
 
 // How this rank's host is shared among the ranks of a communicator: ranks grouped by host name, not by
 // MPI_Comm_split_type, whose simulated nodes may share one host's CPUs. Gathered once per comm (one allgather of

@@ -314,7 +314,10 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
     throw inconsistent_ranks("routed phases: ranks passed between " + std::to_string(agreed.min(fewest)) + " and " +
                              std::to_string(agreed.max(most)) + " phases; every rank must pass the same number");
 
-  // ---- every rank's destinations and sizes (and its description's hash), O(phases * P) ----
+  // ---- every rank's destinations and sizes (and its description's hash), O(phases * P), then the plan's
+  // resources (its communicator, the routes, the staging buffer), under one agreement: a rank that fails to get
+  // its part makes every rank throw instead of leaving them in the first exchange. Every rank decides on the same
+  // gathered data (kept by a rank whose step fails after the call). ----
   const std::size_t row = 2 * phases + 1;
   std::vector<std::int64_t> mine(row), all(row * static_cast<std::size_t>(nranks));
   for (std::size_t k = 0; k < phases; ++k) {
@@ -322,22 +325,20 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
     mine[phases + k] = send_bytes[k];
   }
   mine[2 * phases] = static_cast<std::int64_t>(description_hash(m, options));
-  REDIST_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(row), MPI_INT64_T, all.data(), static_cast<int>(row),
-                                 MPI_INT64_T, comm));
   auto at = [&](int r, std::size_t word) { return all[static_cast<std::size_t>(r) * row + word]; };
-
-  // From here every rank decides on the same gathered data, so all ranks throw alike without agreeing.
-  for (int r = 1; r < nranks; ++r)
-    if (at(r, 2 * phases) != at(0, 2 * phases))
-      throw inconsistent_ranks("routed permutation: rank " + std::to_string(r) +
-                               " describes a different torus, rank mapping or routing options than rank 0; every "
-                               "rank must pass the same machine and routing_options");
-
-  // The plan's resources (its communicator, the routes, the staging buffer) are acquired under one agreement:
-  // a rank that fails to get its part makes every rank throw instead of leaving them in the first exchange.
   std::shared_ptr<const mpi::comm_handle> shared_comm;
   std::vector<std::unique_ptr<detail::routed_exchange>> out;
   mpi::agreement acquired(comm);
+  acquired.collective([&] {
+    REDIST_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(row), MPI_INT64_T, all.data(), static_cast<int>(row),
+                                   MPI_INT64_T, comm));
+  });
+  for (int r = 1; r < nranks && !acquired.failed(); ++r)
+    if (at(r, 2 * phases) != at(0, 2 * phases))
+      acquired.fail(mpi::error_kind::inconsistent_ranks,
+                    "routed permutation: rank " + std::to_string(r) +
+                        " describes a different torus, rank mapping or routing options than rank 0; every rank must "
+                        "pass the same machine and routing_options");
   acquired.collective([&] { shared_comm = std::make_shared<const mpi::comm_handle>(mpi::duplicate(comm)); });
   acquired.attempt([&] {
     std::int64_t staging_bytes = 0;

@@ -82,28 +82,39 @@ constexpr std::int64_t smallest_level2_share = std::int64_t{8} << 10;
 transform_plan::impl::impl() = default;
 transform_plan::impl::~impl() = default;
 
-void transform_plan::impl::setup_exchange(MPI_Comm caller) {
+void transform_plan::impl::setup_exchange(MPI_Comm caller, mpi::agreement& planned) {
   const seconds_since started;
-  send_on_node.assign(sends.size(), 0);
-  recv_on_node.assign(recvs.size(), 0);
-  strategy = detail::resolve_strategy(*this, caller);
-  executor = detail::make_executor(strategy, *this, caller);
-  if (executor == nullptr) {
-    // A one-shot plan that could only reuse cached windows found no room in some node's (agreed): point_to_point,
-    // whose set-up is cheaper than a new window for one execution.
+  // What point_to_point needs, before the choice: where it is chosen, nothing that can fail is left after the
+  // agreement (another strategy replaces the executor and lays the buffers out again).
+  planned.attempt([&] {
     send_on_node.assign(sends.size(), 0);
     recv_on_node.assign(recvs.size(), 0);
-    stats.peers_on_node = 0;
-    stats.stream_chunk_bytes = 0;
-    stats.one_shot_choices = true;
-    strategy = exchange_strategy::point_to_point;
-    executor = detail::make_executor(strategy, *this, caller);
+    const seconds_since buffers_started;
+    lay_out_private_buffers();
+    stats.plan_buffers_seconds = buffers_started.elapsed();
+    choose_stores();
+    executor = detail::make_point_to_point_executor(*this, caller, planned);
+  });
+  strategy = detail::resolve_strategy(*this, caller, planned);  // concludes `planned`
+  if (strategy != exchange_strategy::point_to_point) {
+    mpi::agreement set_up(comm.get());
+    std::unique_ptr<detail::transform_executor> made = detail::make_executor(strategy, *this, caller, set_up);
+    set_up.conclude();
+    if (made != nullptr) {
+      executor = std::move(made);
+      lay_out_private_buffers();  // without the messages the strategy moves through node memory
+    } else {
+      // A one-shot plan that could only reuse cached windows found no room in some node's (agreed): point_to_point,
+      // whose set-up is cheaper than a new window for one execution.
+      send_on_node.assign(sends.size(), 0);
+      recv_on_node.assign(recvs.size(), 0);
+      stats.peers_on_node = 0;
+      stats.stream_chunk_bytes = 0;
+      stats.one_shot_choices = true;
+      strategy = exchange_strategy::point_to_point;
+    }
   }
   stats.plan_exchange_seconds = started.elapsed();
-  const seconds_since buffers_started;
-  lay_out_private_buffers();
-  stats.plan_buffers_seconds = buffers_started.elapsed();
-  choose_stores();
 }
 
 void transform_plan::impl::lay_out_private_buffers() {

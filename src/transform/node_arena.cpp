@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "../memory/cache_line.hpp"
+#include "../mpi/agreement.hpp"
 #include "../mpi/comm_attribute.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/shared_window.hpp"
@@ -58,12 +59,14 @@ int arena_keyval() {
 
 node_arena::node_arena(MPI_Comm node, std::int64_t bytes) : bytes_(round_to_line(bytes)) {
   std::byte* base = nullptr;
-  REDIST_MPI_CHECK(mpi::allocate_shared_window(bytes_, node, &base, &window_));
-  REDIST_MPI_CHECK(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
-  REDIST_MPI_CHECK(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
+  // No injection point in here: a constructor that throws leaves its window to no one, and the node's other
+  // ranks would wait in its MPI_Win_free. The step that makes the arena injects once it is owned.
+  REDIST_MPI_CHECK_CREATION(mpi::allocate_shared_window(bytes_, node, &base, &window_));
+  REDIST_MPI_CHECK_LOCAL(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
+  REDIST_MPI_CHECK_LOCAL(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
   segments_.resize(static_cast<std::size_t>(mpi::size(node)));
   for (int r = 0; r < node_size(); ++r) {
-    REDIST_MPI_CHECK(mpi::shared_window_segment(window_, r, &segments_[static_cast<std::size_t>(r)]));
+    REDIST_MPI_CHECK_LOCAL(mpi::shared_window_segment(window_, r, &segments_[static_cast<std::size_t>(r)]));
   }
   free_[0] = bytes_;
 }
@@ -127,31 +130,49 @@ bool node_arena_cached(MPI_Comm caller) {
   return cached != nullptr && cached->arena != nullptr;
 }
 
-bool reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, arena_segment& out, bool may_create) {
+bool reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, arena_segment& out, bool may_create,
+                          mpi::agreement* set_up) {
+  const auto collective_step = [&](const auto& step) {
+    if (set_up != nullptr)
+      set_up->collective(step);
+    else
+      step();
+  };
+  const bool failed_before = set_up != nullptr && set_up->failed();
   const int keyval = arena_keyval();
   auto* cached = arena_cached_on(caller);
   std::shared_ptr<node_arena> arena = cached ? cached->arena : nullptr;
-  std::int64_t offset = arena && arena->node_size() == mpi::size(node) ? arena->reserve(bytes) : -1;
-  // Every rank of the node must cut its segment from the same window.
-  std::int64_t everyone_fits = offset >= 0 ? 1 : 0;
-  REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &everyone_fits, 1, MPI_INT64_T, MPI_MIN, node));
-  if (everyone_fits != 1 && offset >= 0) arena->release(offset);
-  if (everyone_fits != 1 && !may_create) return false;
-  out.reused = everyone_fits == 1;
+  std::int64_t offset = !failed_before && arena && arena->node_size() == mpi::size(node) ? arena->reserve(bytes) : -1;
+  // Every rank of the node must cut its segment from the same window, and none makes one where a rank of the node
+  // has failed: minima of (fits, has not failed). A rank whose step fails after the call keeps the answer.
+  std::int64_t answers[2] = {offset >= 0 ? 1 : 0, failed_before ? 0 : 1};
+  collective_step(
+      [&] { REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, answers, 2, MPI_INT64_T, MPI_MIN, node)); });
+  const bool everyone_fits = answers[0] == 1, nobody_failed = answers[1] == 1;
+  if (offset >= 0 && (!everyone_fits || !nobody_failed)) arena->release(offset);
+  if (!nobody_failed || (!everyone_fits && !may_create)) return false;
+  out.reused = everyone_fits;
   if (!out.reused) {
     // Room for a few more plans like this one: address space only until a plan touches its segment.
-    arena = std::make_shared<node_arena>(node, std::max(4 * round_to_line(bytes), arena ? 2 * arena->bytes() : 0));
-    if (cached) {
-      cached->arena = arena;  // the old window lives on in the plans cut from it
-    } else {
-      auto holder = std::make_unique<cached_arena>();
-      holder->arena = arena;
-      REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_attr(caller, keyval, holder.get()));
-      std::lock_guard<std::mutex> lock(cached_mutex);
-      holder->order = next_order++;
-      live_cached()[holder->order] = holder.get();
-      holder.release();  // owned by the attribute from here
-    }
+    const std::int64_t arena_bytes = std::max(4 * round_to_line(bytes), arena ? 2 * arena->bytes() : 0);
+    std::shared_ptr<node_arena> made;
+    collective_step([&] {
+      made = std::make_shared<node_arena>(node, arena_bytes);
+      if (cached) {
+        cached->arena = made;  // the old window lives on in the plans cut from it
+      } else {
+        auto holder = std::make_unique<cached_arena>();
+        holder->arena = made;
+        REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_attr(caller, keyval, holder.get()));
+        std::lock_guard<std::mutex> lock(cached_mutex);
+        holder->order = next_order++;
+        live_cached()[holder->order] = holder.get();
+        holder.release();  // owned by the attribute from here
+      }
+    });
+    // Where MPI could not make this rank's part, the segment stays empty (the step's failure is the set-up's).
+    if (made == nullptr) return true;
+    arena = std::move(made);
     offset = arena->reserve(bytes);
   }
   out.arena = std::move(arena);

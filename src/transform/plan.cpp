@@ -12,8 +12,8 @@
 
 #include "../memory/cache_line.hpp"
 #include "../mpi/agreement.hpp"
-#include "redist/error.hpp"
 #include "../mpi/checked.hpp"
+#include "redist/error.hpp"
 #include "detail/plan_impl.hpp"
 #include "overlay.hpp"
 #include "redist/names.hpp"
@@ -390,6 +390,53 @@ void plan_job_tiles(transform_plan::impl& p, int job, const reshape_job& j, tile
   p.job_plans.push_back(std::move(jp));
 }
 
+// This rank's tiles of every job, gathered into one message per peer (tiles in key order, offsets aligned).
+void plan_messages(transform_plan::impl& p, const std::vector<reshape_job>& jobs) {
+  // ---- tiles, per job ----
+  const seconds_since tiles_started;
+  tiles_by_peer sends, recvs;
+  for (size_t k = 0; k < jobs.size(); ++k) plan_job_tiles(p, static_cast<int>(k), jobs[k], sends, recvs);
+  p.stats.plan_tiles_seconds = tiles_started.elapsed();
+
+  // ---- messages: one per peer, tiles in key order, offsets aligned ----
+  const seconds_since messages_started;
+  const auto tile_bytes = [&](const tile& t) {
+    return t.elements() * static_cast<std::int64_t>(p.job_plans[static_cast<size_t>(t.job)].elem_size);
+  };
+  auto build_messages = [&](tiles_by_peer& by_peer, std::vector<detail::peer_message>& out, std::int64_t& total) {
+    total = 0;
+    for (auto& [peer, tiles] : by_peer) {
+      detail::peer_message m;
+      m.rank = peer;
+      m.byte_offset = total;
+      std::int64_t off = 0;
+      for (auto& [key, t] : tiles) {
+        t.byte_offset = off;
+        off = memory::round_up_to_cache_line(off + tile_bytes(t));  // every packed tile aligned for vector loads
+        m.tiles.push_back(std::move(t));
+      }
+      m.bytes = off;
+      total += off;
+      out.push_back(std::move(m));
+    }
+  };
+  build_messages(sends, p.sends, p.send_bytes);
+  build_messages(recvs, p.recvs, p.recv_bytes);
+  for (const auto& m : p.sends)
+    for (const auto& t : m.tiles) p.stats.bytes_sent += tile_bytes(t);
+  for (const auto& m : p.recvs)
+    for (const auto& t : m.tiles) p.stats.bytes_received += tile_bytes(t);
+  p.stats.messages_sent = static_cast<std::int64_t>(p.sends.size());
+  p.stats.messages_received = static_cast<std::int64_t>(p.recvs.size());
+  // Send to peers after me first, so that not every rank starts with rank 0.
+  const int me = p.rank;
+  p.send_order.resize(p.sends.size());
+  std::iota(p.send_order.begin(), p.send_order.end(), std::size_t(0));
+  std::stable_partition(p.send_order.begin(), p.send_order.end(),
+                        [&](std::size_t idx) { return p.sends[idx].rank > me; });
+  p.stats.plan_messages_seconds = messages_started.elapsed();
+}
+
 // Everything after the arguments' agreement, shared by both entry points.
 std::unique_ptr<transform_plan::impl> build_plan(MPI_Comm comm, mpi::comm_handle owned_comm, std::vector<reshape_job> jobs,
                           std::vector<job_description> matrix_jobs, const transform_options& options,
@@ -409,53 +456,14 @@ std::unique_ptr<transform_plan::impl> build_plan(MPI_Comm comm, mpi::comm_handle
   p->stats.threads = p->threads;
   p->stats.plan_agreement_seconds = started.elapsed();
 
-  // ---- tiles, per job ----
-  const seconds_since tiles_started;
-  tiles_by_peer sends, recvs;
-  for (size_t k = 0; k < jobs.size(); ++k) plan_job_tiles(*p, static_cast<int>(k), jobs[k], sends, recvs);
-  p->stats.plan_tiles_seconds = tiles_started.elapsed();
-
-  // ---- messages: one per peer, tiles in key order, offsets aligned ----
-  const seconds_since messages_started;
-  const auto tile_bytes = [&](const tile& t) {
-    return t.elements() * static_cast<std::int64_t>(p->job_plans[static_cast<size_t>(t.job)].elem_size);
-  };
-  auto build_messages = [&](tiles_by_peer& by_peer, std::vector<detail::peer_message>& out, std::int64_t& total) {
-    total = 0;
-    for (auto& [peer, tiles] : by_peer) {
-      detail::peer_message m;
-      m.rank = peer;
-      m.byte_offset = total;
-      std::int64_t off = 0;
-      for (auto& [key, t] : tiles) {
-        t.byte_offset = off;
-        off = memory::round_up_to_cache_line(off + tile_bytes(t));  // every packed tile aligned for vector loads
-        m.tiles.push_back(std::move(t));
-      }
-      m.bytes = off;
-      total += off;
-      out.push_back(std::move(m));
-    }
-  };
-  build_messages(sends, p->sends, p->send_bytes);
-  build_messages(recvs, p->recvs, p->recv_bytes);
-  for (const auto& m : p->sends)
-    for (const auto& t : m.tiles) p->stats.bytes_sent += tile_bytes(t);
-  for (const auto& m : p->recvs)
-    for (const auto& t : m.tiles) p->stats.bytes_received += tile_bytes(t);
-  p->stats.messages_sent = static_cast<std::int64_t>(p->sends.size());
-  p->stats.messages_received = static_cast<std::int64_t>(p->recvs.size());
-  // Send to peers after me first, so that not every rank starts with rank 0.
-  const int me = p->rank;
-  p->send_order.resize(p->sends.size());
-  std::iota(p->send_order.begin(), p->send_order.end(), std::size_t(0));
-  std::stable_partition(p->send_order.begin(), p->send_order.end(),
-                        [&](std::size_t idx) { return p->sends[idx].rank > me; });
-  p->stats.plan_messages_seconds = messages_started.elapsed();
-
+  // The messages (memory for the tiles) are agreed on with the choice of strategy, whose figures ride in the same
+  // allreduce; setup_exchange concludes it. A rank that fails makes every rank throw its error, instead of leaving
+  // the others in the exchange's set-up.
+  mpi::agreement planned(p->comm.get());
+  planned.attempt([&] { plan_messages(*p, jobs); });
   p->reshape_jobs = std::move(jobs);
   p->jobs = std::move(matrix_jobs);
-  p->setup_exchange(comm);
+  p->setup_exchange(comm, planned);
   p->stats.plan_seconds = started.elapsed();
   return p;
 }

@@ -77,9 +77,10 @@ struct transform_options {
   torus::routing_options torus_routing{};
   // The plan is expected to run once (plan + one execution, as transform() and the ScaLAPACK drop-in's first
   // call of a key do): `automatic` then weighs set-up against that one execution. It takes point_to_point
-  // below one_shot_window_bytes per rank (on average; one_shot_window_bytes_oversubscribed when some host runs
-  // more ranks than it has CPUs), where a node communicator and a shared window cost more to create than they
-  // save in one execution, and otherwise what it takes for repeated executions. Where an earlier plan left a
+  // below one_shot_window_bytes per rank (sent by the rank that sends the most;
+  // one_shot_window_bytes_oversubscribed when some host runs more ranks than it has CPUs), where a node
+  // communicator and a shared window cost more to create than they save in one execution, and otherwise what it
+  // takes for repeated executions. Where an earlier plan left a
   // shared window on the communicator (on every rank), it takes shared_memory from 1 MiB per rank as a repeated
   // plan does, cutting its segment from that window; if some node finds no room there, point_to_point (agreed).
   // Must be the same on all ranks.

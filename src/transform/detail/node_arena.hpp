@@ -14,6 +14,10 @@
 #include <mutex>
 #include <vector>
 
+namespace redist::mpi {
+class agreement;
+}  // namespace redist::mpi
+
 namespace redist::detail {
 
 class node_arena {
@@ -61,8 +65,11 @@ struct arena_segment {
 // or, when some rank of the node finds no room there, in a new arena (4 times the request, at least twice the
 // old arena) that replaces it in the cache. With `may_create` false no new arena is made: then it returns false,
 // alike on every rank of the node, and `out` stays empty. Collective over `node`.
+// With `set_up` (the caller's agreement) each collective is a step of it, and where a rank of the node had failed
+// before (set_up->failed()) no rank of the node reserves or makes anything: false alike on all of them. True with
+// `out` empty on a rank where MPI could not make its part of a new window (its failure is recorded in set_up).
 bool reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, arena_segment& out,
-                          bool may_create = true);
+                          bool may_create = true, mpi::agreement* set_up = nullptr);
 
 // Local, no communication: whether an earlier plan left an arena cached on `caller` (a plan may then find room in
 // it at the cost of a node allreduce instead of a new window).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../../memory/pages.hpp"
+#include "../../mpi/agreement.hpp"
 #include "../../mpi/checked.hpp"
 #include "plan_data.hpp"
 #include "redist/transform/kernels.hpp"
@@ -82,9 +83,11 @@ struct transform_plan::impl {
   impl& operator=(const impl&) = delete;
   ~impl();
 
-  // Resolves the strategy (collective when automatic), sets it up, lays out the private buffers and resolves
-  // the store policy. caller: the communicator make_plan was given (node-level state is cached on it).
-  void setup_exchange(MPI_Comm caller);
+  // Lays out the private buffers, resolves the store policy and makes the point_to_point executor as steps of
+  // `planned` (the agreement on the plan's messages), concludes it with the strategy's choice, and sets up any
+  // other strategy in an agreement of its own, whose collectives every rank makes whatever failed before.
+  // caller: the communicator make_plan was given (node-level state is cached on it).
+  void setup_exchange(MPI_Comm caller, mpi::agreement& planned);
   // caller_problem: what the caller found wrong on this rank (empty: nothing), agreed with the buffers' checks.
   void execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem = {}) const;
 

@@ -45,7 +45,8 @@ class alltoallv_executor final : public transform_executor {
 
 }  // namespace
 
-std::unique_ptr<transform_executor> make_alltoallv_executor(transform_plan::impl& plan, MPI_Comm /*caller*/) {
+std::unique_ptr<transform_executor> make_alltoallv_executor(transform_plan::impl& plan, MPI_Comm /*caller*/,
+                                                            mpi::agreement& /*set_up*/) {
   return std::make_unique<alltoallv_executor>(plan);
 }
 

@@ -71,7 +71,8 @@ class point_to_point_executor final : public transform_executor {
 
 }  // namespace
 
-std::unique_ptr<transform_executor> make_point_to_point_executor(transform_plan::impl& plan, MPI_Comm /*caller*/) {
+std::unique_ptr<transform_executor> make_point_to_point_executor(transform_plan::impl& plan, MPI_Comm /*caller*/,
+                                                                 mpi::agreement& /*set_up*/) {
   return std::make_unique<point_to_point_executor>(plan);
 }
 

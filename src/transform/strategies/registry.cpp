@@ -8,16 +8,16 @@
 
 namespace redist::detail {
 
-// Each strategy's file defines its factory; this table is the only other place that names it.
-std::unique_ptr<transform_executor> make_point_to_point_executor(transform_plan::impl&, MPI_Comm);
-std::unique_ptr<transform_executor> make_alltoallv_executor(transform_plan::impl&, MPI_Comm);
-std::unique_ptr<transform_executor> make_shared_memory_executor(transform_plan::impl&, MPI_Comm);
-std::unique_ptr<transform_executor> make_torus_routed_executor(transform_plan::impl&, MPI_Comm);
+// Each strategy's file defines its factory; this table is the only other place that names it (and strategy.hpp
+// point_to_point's, which every plan makes before the choice).
+std::unique_ptr<transform_executor> make_alltoallv_executor(transform_plan::impl&, MPI_Comm, mpi::agreement&);
+std::unique_ptr<transform_executor> make_shared_memory_executor(transform_plan::impl&, MPI_Comm, mpi::agreement&);
+std::unique_ptr<transform_executor> make_torus_routed_executor(transform_plan::impl&, MPI_Comm, mpi::agreement&);
 
 namespace {
 struct registered_strategy {
   exchange_strategy strategy;
-  std::unique_ptr<transform_executor> (*make)(transform_plan::impl&, MPI_Comm);
+  std::unique_ptr<transform_executor> (*make)(transform_plan::impl&, MPI_Comm, mpi::agreement&);
 };
 constexpr registered_strategy registry[] = {
     {exchange_strategy::point_to_point, make_point_to_point_executor},
@@ -27,22 +27,28 @@ constexpr registered_strategy registry[] = {
 };
 }  // namespace
 
-exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller) {
-  if (plan.options.strategy != exchange_strategy::automatic) return plan.options.strategy;
+exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, mpi::agreement& planned) {
+  if (plan.options.strategy != exchange_strategy::automatic) {
+    planned.conclude();
+    return plan.options.strategy;
+  }
   // Shared memory saves two copies per byte when peers share the node; it pays off once messages are large enough
   // to amortise the two node barriers, and for a single execution once they are large enough to amortise the
   // window's creation too, unless an earlier plan left a window on this communicator that the plan can cut its
-  // segment from. Decided collectively so that all ranks agree: the bytes summed, and how many ranks have no window.
-  std::int64_t mine[2] = {plan.send_bytes, node_arena_cached(caller) ? 0 : 1}, total[2] = {0, 0};
-  REDIST_MPI_CHECK(mpi::allreduce_yielding(mine, total, 2, MPI_INT64_T, MPI_SUM, plan.comm.get()));
-  const std::int64_t per_rank = total[0] / std::max(plan.nranks, 1);
+  // segment from. Decided from figures every rank has after the agreement: the largest rank's bytes (the
+  // slowest rank's exchange is the plan's), and whether some rank has no window.
+  const std::size_t largest = planned.reduce_max(plan.send_bytes);
+  const std::size_t without_window = planned.reduce_max(node_arena_cached(caller) ? 0 : 1);
+  planned.conclude();
+  const std::int64_t per_rank = planned.max(largest);
   constexpr std::int64_t repeated_from = std::int64_t(1) << 20;
   std::int64_t shared_from = repeated_from;
   if (plan.options.one_shot && plan.nranks > 1)
     shared_from = mpi::hosts_oversubscribed(caller) ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
   exchange_strategy chosen = plan.nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory
                                                                         : exchange_strategy::point_to_point;
-  if (chosen == exchange_strategy::point_to_point && plan.nranks > 1 && per_rank >= repeated_from && total[1] == 0) {
+  if (chosen == exchange_strategy::point_to_point && plan.nranks > 1 && per_rank >= repeated_from &&
+      planned.max(without_window) == 0) {
     chosen = exchange_strategy::shared_memory;
     plan.reuses_window_only = true;
   }
@@ -51,9 +57,13 @@ exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller) 
 }
 
 std::unique_ptr<transform_executor> make_executor(exchange_strategy strategy, transform_plan::impl& plan,
-                                                  MPI_Comm caller) {
+                                                  MPI_Comm caller, mpi::agreement& set_up) {
   for (const registered_strategy& r : registry)
-    if (r.strategy == strategy) return r.make(plan, caller);
+    if (r.strategy == strategy) {
+      std::unique_ptr<transform_executor> made;
+      set_up.collective([&] { made = r.make(plan, caller, set_up); });
+      return made;
+    }
   throw invalid_argument(std::string("exchange_strategy ") + to_string(strategy) +
                          " has no executor (resolve automatic first)");
 }

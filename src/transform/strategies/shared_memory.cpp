@@ -99,7 +99,10 @@ void store_release(std::int64_t* counter, std::int64_t value) { __atomic_store_n
 // identically.
 class shared_memory_executor final : public transform_executor {
  public:
-  shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller);
+  // Each collective of the set-up is a step of `set_up`, made by every rank whatever failed before (the failure
+  // is raised by the set-up's conclusion); a rank decides from the steps' results, which it keeps also where its
+  // step failed after the call, so that the ranks of a node make the same collectives.
+  shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller, mpi::agreement& set_up);
   // Not set up: the plan may only reuse cached windows (transform_plan::impl::reuses_window_only) and some node
   // found no room in its own (agreed over the plan's communicator).
   bool declined = false;
@@ -124,7 +127,8 @@ class shared_memory_executor final : public transform_executor {
     std::int64_t* consumed = nullptr;   // chunks read, likewise (receiver's segment)
   };
 
-  void set_up_streams(transform_plan::impl& plan, MPI_Comm caller, const std::vector<int>& node_ranks);
+  void set_up_streams(transform_plan::impl& plan, MPI_Comm caller, const std::vector<int>& node_ranks,
+                      mpi::agreement& set_up);
   // The node part of an execution: streams chunks to and from node peers and runs the local pieces, calling
   // poll_off_node (true when it unpacked a message) while it waits.
   void stream_on_node(const tile_ops& ops, const std::vector<char>& direct,
@@ -179,21 +183,31 @@ class shared_memory_executor final : public transform_executor {
   mutable std::vector<node_segment> my_b_segment_;
 };
 
-shared_memory_executor::shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller) : plan_(plan) {
-  node_comm = mpi::node_duplicate(caller);
+shared_memory_executor::shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller, mpi::agreement& set_up)
+    : plan_(plan) {
+  set_up.collective([&] { node_comm = mpi::node_duplicate(caller); });
+  // Without it (MPI failed to make it here) this rank cannot take part in its node's collectives; an injected
+  // failure follows a duplicate made for real, which the rank keeps.
+  if (node_comm.get() == MPI_COMM_NULL) return;
   // Node rank of every rank of comm (or MPI_UNDEFINED): O(P) per rank, computed once.
-  MPI_Group world_group, node_group;
-  REDIST_MPI_CHECK(MPI_Comm_group(plan.comm.get(), &world_group));
-  REDIST_MPI_CHECK(MPI_Comm_group(node_comm.get(), &node_group));
-  std::vector<int> world_ranks(static_cast<size_t>(plan.nranks)), node_ranks(static_cast<size_t>(plan.nranks));
-  for (int r = 0; r < plan.nranks; ++r) world_ranks[static_cast<size_t>(r)] = r;
-  REDIST_MPI_CHECK(MPI_Group_translate_ranks(world_group, plan.nranks, world_ranks.data(), node_group, node_ranks.data()));
-  REDIST_MPI_CHECK(MPI_Group_free(&world_group));
-  REDIST_MPI_CHECK(MPI_Group_free(&node_group));
-  set_up_streams(plan, caller, node_ranks);
+  std::vector<int> node_ranks;
+  set_up.attempt([&] {
+    MPI_Group world_group, node_group;
+    REDIST_MPI_CHECK_LOCAL(MPI_Comm_group(plan.comm.get(), &world_group));
+    REDIST_MPI_CHECK_LOCAL(MPI_Comm_group(node_comm.get(), &node_group));
+    std::vector<int> world_ranks(static_cast<size_t>(plan.nranks));
+    node_ranks.resize(static_cast<size_t>(plan.nranks));
+    for (int r = 0; r < plan.nranks; ++r) world_ranks[static_cast<size_t>(r)] = r;
+    REDIST_MPI_CHECK_LOCAL(
+        MPI_Group_translate_ranks(world_group, plan.nranks, world_ranks.data(), node_group, node_ranks.data()));
+    REDIST_MPI_CHECK_LOCAL(MPI_Group_free(&world_group));
+    REDIST_MPI_CHECK_LOCAL(MPI_Group_free(&node_group));
+  });
+  set_up_streams(plan, caller, node_ranks, set_up);
 }
 
-void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm caller, const std::vector<int>& node_ranks) {
+void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm caller,
+                                            const std::vector<int>& node_ranks, mpi::agreement& set_up) {
   node_size = mpi::size(node_comm.get());
   const int node_rank = mpi::rank(node_comm.get());
   std::int64_t chunk_bytes = plan.options.stream_chunk_bytes;
@@ -203,13 +217,18 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
     // Both ends of a stream must cut it alike, so the inputs are agreed over the node: the largest thread
     // count, and the CPUs the node's ranks may run on (the union of their affinity masks).
     std::int64_t threads = plan.threads;
-    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &threads, 1, MPI_INT64_T, MPI_MAX, node_comm.get()));
+    set_up.collective([&] {
+      REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &threads, 1, MPI_INT64_T, MPI_MAX, node_comm.get()));
+    });
     cpu_set_t cpus;
     CPU_ZERO(&cpus);
     if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) CPU_ZERO(&cpus);
     static_assert(sizeof(cpu_set_t) % sizeof(unsigned long) == 0, "cpu_set_t is a bit array of longs");
-    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof(cpus) / sizeof(unsigned long)),
-                                   MPI_UNSIGNED_LONG, MPI_BOR, node_comm.get()));
+    set_up.collective([&] {
+      const int words = static_cast<int>(sizeof(cpus) / sizeof(unsigned long));
+      REDIST_MPI_CHECK(
+          mpi::allreduce_yielding(MPI_IN_PLACE, &cpus, words, MPI_UNSIGNED_LONG, MPI_BOR, node_comm.get()));
+    });
     const std::int64_t node_cpus = CPU_COUNT(&cpus);
     // 256 KiB per thread keeps a chunk in the cache between packing and unpacking. When the node runs
     // more threads than it has CPUs, a rank waiting for a descheduled peer gives its core away, and each
@@ -268,72 +287,93 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
     st.slots = std::min<std::int64_t>(ring_slots, static_cast<std::int64_t>(st.chunks.size()));
     return st;
   };
-  send_streams.assign(plan.sends.size(), message_stream{});
-  recv_streams.assign(plan.recvs.size(), message_stream{});
   std::vector<std::int64_t> ring_offset(static_cast<size_t>(node_size), -1), chunk_count(static_cast<size_t>(node_size), 0);
   std::int64_t segment_bytes = counters_offset() + 2 * node_size * cache_line;
-  for (size_t i = 0; i < plan.sends.size(); ++i) {
-    const int d = node_ranks[static_cast<size_t>(plan.sends[i].rank)];
-    if (d == MPI_UNDEFINED) continue;
-    plan.send_on_node[i] = 1;
-    ++plan.stats.peers_on_node;
-    send_streams[i] = make_stream(plan.sends[i]);
-    ring_offset[static_cast<size_t>(d)] = segment_bytes;
-    chunk_count[static_cast<size_t>(d)] = static_cast<std::int64_t>(send_streams[i].chunks.size());
-    segment_bytes += send_streams[i].slots * send_streams[i].slot_bytes;
-  }
-  for (size_t i = 0; i < plan.recvs.size(); ++i) {
-    if (node_ranks[static_cast<size_t>(plan.recvs[i].rank)] == MPI_UNDEFINED) continue;
-    plan.recv_on_node[i] = 1;
-    recv_streams[i] = make_stream(plan.recvs[i]);
-  }
-  // Local pieces are only work between chunks: 16 chunks' worth each, so that the kernels' long runs and wide
-  // streaming-transpose tiles keep more of their length (2 ranks, 256^3 and 512^3 complex<double> pencils: the
-  // local-only reshapes 5% faster, the storage-order change 2-4%).
-  for (const tile& t : plan.local_tiles)
-    cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], 16 * chunk_elements(t), local_pieces);
+  set_up.attempt([&] {
+    send_streams.assign(plan.sends.size(), message_stream{});
+    recv_streams.assign(plan.recvs.size(), message_stream{});
+    for (size_t i = 0; i < plan.sends.size(); ++i) {
+      const int d = node_ranks[static_cast<size_t>(plan.sends[i].rank)];
+      if (d == MPI_UNDEFINED) continue;
+      plan.send_on_node[i] = 1;
+      ++plan.stats.peers_on_node;
+      send_streams[i] = make_stream(plan.sends[i]);
+      ring_offset[static_cast<size_t>(d)] = segment_bytes;
+      chunk_count[static_cast<size_t>(d)] = static_cast<std::int64_t>(send_streams[i].chunks.size());
+      segment_bytes += send_streams[i].slots * send_streams[i].slot_bytes;
+    }
+    for (size_t i = 0; i < plan.recvs.size(); ++i) {
+      if (node_ranks[static_cast<size_t>(plan.recvs[i].rank)] == MPI_UNDEFINED) continue;
+      plan.recv_on_node[i] = 1;
+      recv_streams[i] = make_stream(plan.recvs[i]);
+    }
+    // Local pieces are only work between chunks: 16 chunks' worth each, so that the kernels' long runs and wide
+    // streaming-transpose tiles keep more of their length (2 ranks, 256^3 and 512^3 complex<double> pencils: the
+    // local-only reshapes 5% faster, the storage-order change 2-4%).
+    for (const tile& t : plan.local_tiles)
+      cut_tile(t, plan.job_plans[static_cast<size_t>(t.job)], 16 * chunk_elements(t), local_pieces);
+  });
+  // Where every node rank's segment starts in its part of the window, whether it sends to node peers (where none
+  // does, no one reads another's B in place) and whether it has its segment: gathered once every header is written.
+  std::vector<std::int64_t> gathered_values(3 * static_cast<size_t>(node_size));
 
-  const bool reserved = reserve_node_segment(caller, node_comm.get(), segment_bytes, segment, !plan.reuses_window_only);
+  // False alike on the node's ranks where one of them had failed before (then the node makes no window).
+  const bool reserved =
+      reserve_node_segment(caller, node_comm.get(), segment_bytes, segment, !plan.reuses_window_only, &set_up);
   if (plan.reuses_window_only) {
     // The plan may not make a window: it streams where every node found room in its cached one, or nowhere (the
     // segments reserved go back with this executor).
     std::int64_t missing = reserved ? 0 : 1;
-    REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &missing, 1, MPI_INT64_T, MPI_MAX, plan.comm.get()));
+    set_up.collective([&] {
+      REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &missing, 1, MPI_INT64_T, MPI_MAX, plan.comm.get()));
+    });
     if (missing != 0) {
       declined = true;
       return;
     }
   }
-  window = segment.arena->window();
-  std::byte* base = segment.arena->segment(node_rank) + segment.offset;
-  // Touched here so that page faults are paid by planning, not by the first execution; counters start at 0.
-  std::memset(base, 0, static_cast<size_t>(segment_bytes));
-  for (int d = 0; d < node_size; ++d) {
-    std::memcpy(header_slot(base, ring_offset_slot(d)), &ring_offset[static_cast<size_t>(d)], sizeof(std::int64_t));
-    std::memcpy(header_slot(base, chunk_count_slot(d)), &chunk_count[static_cast<size_t>(d)], sizeof(std::int64_t));
+  if (!reserved) return;
+  // Null where this rank's part of a new window could not be made (its error is the set-up's).
+  const bool has_segment = segment.arena != nullptr;
+  std::byte* base = nullptr;
+  if (has_segment) {
+    window = segment.arena->window();
+    base = segment.arena->segment(node_rank) + segment.offset;
+    // Touched here so that page faults are paid by planning, not by the first execution; counters start at 0.
+    std::memset(base, 0, static_cast<size_t>(segment_bytes));
+    for (int d = 0; d < node_size; ++d) {
+      std::memcpy(header_slot(base, ring_offset_slot(d)), &ring_offset[static_cast<size_t>(d)], sizeof(std::int64_t));
+      std::memcpy(header_slot(base, chunk_count_slot(d)), &chunk_count[static_cast<size_t>(d)], sizeof(std::int64_t));
+    }
+    for (size_t j = 0; j < plan.job_plans.size(); ++j) {
+      const storage_view& v = plan.job_plans[j].b_view;
+      std::memcpy(header_slot(base, storage_slot(j)), v.strides.data(), sizeof(v.strides));
+    }
+    my_segment = base;
+    plan.stats.window_bytes = segment_bytes;
+    plan.stats.window_reused = segment.reused;
+    REDIST_MPI_CHECK_LOCAL(MPI_Win_sync(window));
   }
-  for (size_t j = 0; j < plan.job_plans.size(); ++j) {
-    const storage_view& v = plan.job_plans[j].b_view;
-    std::memcpy(header_slot(base, storage_slot(j)), v.strides.data(), sizeof(v.strides));
-  }
-  my_segment = base;
-  plan.stats.window_bytes = segment_bytes;
-  plan.stats.window_reused = segment.reused;
-  // Where every node rank's segment starts in its part of the window; gathered once every header is written.
-  REDIST_MPI_CHECK(MPI_Win_sync(window));
-  // With it, whether this rank sends to node peers: where none does, no one reads another's B in place.
-  std::vector<std::int64_t> gathered_values(2 * static_cast<size_t>(node_size));
-  const std::int64_t mine[2] = {segment.offset, std::any_of(plan.send_on_node.begin(), plan.send_on_node.end(),
-                                                            [](char on_node) { return on_node != 0; })};
-  MPI_Request gathered = MPI_REQUEST_NULL;
-  REDIST_MPI_CHECK(MPI_Iallgather(mine, 2, MPI_INT64_T, gathered_values.data(), 2, MPI_INT64_T, node_comm.get(),
-                                  &gathered));
-  REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
-  REDIST_MPI_CHECK(MPI_Win_sync(window));
-  for (int d = 0; d < node_size; ++d) node_messages = node_messages || gathered_values[2 * static_cast<size_t>(d) + 1];
+  const std::int64_t mine[3] = {segment.offset,
+                                std::any_of(plan.send_on_node.begin(), plan.send_on_node.end(),
+                                            [](char on_node) { return on_node != 0; }),
+                                has_segment ? 1 : 0};
+  set_up.collective([&] {
+    // Checked once complete, as one call: no failure may leave the request writing into gathered_values.
+    MPI_Request gathered = MPI_REQUEST_NULL;
+    const int started = MPI_Iallgather(mine, 3, MPI_INT64_T, gathered_values.data(), 3, MPI_INT64_T, node_comm.get(),
+                                       &gathered);
+    mpi::check(started != MPI_SUCCESS ? started : mpi::wait_yielding(gathered),
+               "MPI_Iallgather(segment offsets, node) and its completion");
+  });
+  // A node rank without its segment: no rank of the node wires its streams (the set-up fails on every rank).
+  for (int d = 0; d < node_size; ++d)
+    if (gathered_values[3 * static_cast<size_t>(d) + 2] == 0) return;
+  REDIST_MPI_CHECK_LOCAL(MPI_Win_sync(window));
+  for (int d = 0; d < node_size; ++d) node_messages = node_messages || gathered_values[3 * static_cast<size_t>(d) + 1];
 
   auto segment_of = [&](int peer_node_rank) {
-    return segment.arena->segment(peer_node_rank) + gathered_values[2 * static_cast<size_t>(peer_node_rank)];
+    return segment.arena->segment(peer_node_rank) + gathered_values[3 * static_cast<size_t>(peer_node_rank)];
   };
   for (size_t i = 0; i < plan.sends.size(); ++i) {
     if (!plan.send_on_node[i]) continue;
@@ -344,7 +384,6 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
     st.consumed = consumed_counter(segment_of(d), node_rank);
   }
   recv_segment.assign(plan.recvs.size(), nullptr);
-  std::string mismatch;
   for (size_t i = 0; i < plan.recvs.size(); ++i) {
     if (!plan.recv_on_node[i]) continue;
     const int s = node_ranks[static_cast<size_t>(plan.recvs[i].rank)];
@@ -354,15 +393,15 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
     std::memcpy(&chunks, header_slot(peer, chunk_count_slot(node_rank)), sizeof(chunks));
     message_stream& st = recv_streams[i];
     if (offset < 0 || chunks != static_cast<std::int64_t>(st.chunks.size()))
-      mismatch = "node peer " + std::to_string(plan.recvs[i].rank) + " streams " + std::to_string(chunks) +
-                 " chunks to this rank, which expects " + std::to_string(st.chunks.size()) +
-                 " (were ranks given different transform_options::stream_chunk_bytes?)";
+      set_up.fail(mpi::error_kind::invalid_argument,
+                  "node peer " + std::to_string(plan.recvs[i].rank) + " streams " + std::to_string(chunks) +
+                      " chunks to this rank, which expects " + std::to_string(st.chunks.size()) +
+                      " (were ranks given different transform_options::stream_chunk_bytes?)");
     st.ring = peer + offset;
     st.published = published_counter(peer, node_rank);
     st.consumed = consumed_counter(base, s);
     recv_segment[i] = peer;
   }
-  mpi::agree_on(plan.comm.get(), mpi::error_kind::invalid_argument, mismatch);
 }
 
 void shared_memory_executor::reduce_without_agreement(std::vector<std::uint64_t>& values) const {
@@ -529,8 +568,9 @@ void shared_memory_executor::locate_peer_sources(const std::byte* peer_segment_b
 
 }  // namespace
 
-std::unique_ptr<transform_executor> make_shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller) {
-  auto executor = std::make_unique<shared_memory_executor>(plan, caller);
+std::unique_ptr<transform_executor> make_shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller,
+                                                               mpi::agreement& set_up) {
+  auto executor = std::make_unique<shared_memory_executor>(plan, caller, set_up);
   if (executor->declined) return nullptr;
   return executor;
 }

@@ -28,12 +28,19 @@ class transform_executor {
   virtual void execute(const tile_ops& ops, const std::vector<std::uint64_t>& agreed) const = 0;
 };
 
-// The automatic choice (collective): shared_memory or point_to_point by message volume; any other value as is.
-exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller);
-// The registry: the executor of a resolved strategy, set up (collective). caller: the communicator make_plan was
-// given (node-level state is cached on it). Null, on every rank, where a plan that may only reuse cached windows
-// (transform_plan::impl::reuses_window_only) found no room in some node's.
+// The automatic choice: shared_memory or point_to_point by message volume; any other value as is. Its figures ride
+// in `planned` (the agreement on the plan's messages), which it concludes: every rank has the same answer, or
+// every rank throws the first failing rank's error.
+exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, mpi::agreement& planned);
+// The executor every plan makes before the choice (local): kept where point_to_point is chosen.
+std::unique_ptr<transform_executor> make_point_to_point_executor(transform_plan::impl& plan, MPI_Comm caller,
+                                                                 mpi::agreement& set_up);
+// The registry: the executor of a resolved strategy, set up (collective) in a step of `set_up`; a strategy whose
+// set-up makes several collectives makes each a step of its own, on every rank whatever failed before. caller:
+// the communicator make_plan was given (node-level state is cached on it). Null, on every rank, where a plan that
+// may only reuse cached windows (transform_plan::impl::reuses_window_only) found no room in some node's; null on
+// a rank whose set-up failed (set_up's conclusion raises the error).
 std::unique_ptr<transform_executor> make_executor(exchange_strategy strategy, transform_plan::impl& plan,
-                                                  MPI_Comm caller);
+                                                  MPI_Comm caller, mpi::agreement& set_up);
 
 }  // namespace redist::detail

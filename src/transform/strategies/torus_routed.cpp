@@ -127,7 +127,8 @@ torus_routed_executor::torus_routed_executor(const transform_plan::impl& plan) :
 
 }  // namespace
 
-std::unique_ptr<transform_executor> make_torus_routed_executor(transform_plan::impl& plan, MPI_Comm /*caller*/) {
+std::unique_ptr<transform_executor> make_torus_routed_executor(transform_plan::impl& plan, MPI_Comm /*caller*/,
+                                                               mpi::agreement& /*set_up*/) {
   return std::make_unique<torus_routed_executor>(plan);
 }
 
