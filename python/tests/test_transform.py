@@ -112,7 +112,8 @@ def test_statistics_account_for_every_byte():
     phases = ["plan_agreement_seconds", "plan_tiles_seconds", "plan_messages_seconds", "plan_exchange_seconds",
               "plan_buffers_seconds"]
     assert all(stats[p] >= 0 for p in phases)
-    assert 0 < sum(stats[p] for p in phases) <= stats["plan_seconds"]
+    # Disjoint phases of the whole, each converted to seconds on its own: their sum may round above it.
+    assert 0 < sum(stats[p] for p in phases) <= stats["plan_seconds"] * (1 + 1e-12)
     # The OpenMP team: never more than the CPUs of this host per rank on it (at least 1).
     ranks_on_host = comm.allgather(MPI.Get_processor_name()).count(MPI.Get_processor_name())
     assert 1 <= stats["threads"] <= max(1, os.cpu_count() // ranks_on_host)

@@ -2,12 +2,37 @@
 
 #include <limits>
 #include <new>
+#include <utility>
 
 #include "checked.hpp"
 
 namespace redist::mpi {
 
+namespace {
+// The type of an error that an agreement raised on every rank: the error's own type and this marker, which
+// current_failure recognises (a message can say anything).
+struct agreed_marker {};
+template <class Error>
+class agreed_error : public Error, public agreed_marker {
+ public:
+  explicit agreed_error(Error e) : Error(std::move(e)) {}
+};
+
+template <class Error>
+[[noreturn]] void throw_error(Error e, bool agreed) {
+  if (agreed) throw agreed_error<Error>(std::move(e));
+  throw e;
+}
+}  // namespace
+
 failure current_failure() noexcept {
+  bool agreed = false;
+  try {
+    throw;
+  } catch (const agreed_marker&) {
+    agreed = true;
+  } catch (...) {
+  }
   failure f;
   try {
     throw;
@@ -41,38 +66,29 @@ failure current_failure() noexcept {
   } catch (...) {
     f = {error_kind::internal, 0, "an exception that is not a std::exception"};
   }
+  f.agreed = agreed;
   return f;
 }
 
 void raise(const failure& f) {
+  const bool a = f.agreed;
   switch (f.kind) {
-    case error_kind::invalid_layout: throw invalid_layout(f.message);
-    case error_kind::dimension_mismatch: throw dimension_mismatch(f.message);
-    case error_kind::invalid_argument: throw invalid_argument(f.message);
-    case error_kind::invalid_topology: throw invalid_topology(f.message);
-    case error_kind::invalid_count: throw invalid_count(f.message);
-    case error_kind::invalid_buffer: throw invalid_buffer(f.message);
-    case error_kind::invalid_datatype: throw invalid_datatype(f.message);
-    case error_kind::inconsistent_ranks: throw inconsistent_ranks(f.message);
-    case error_kind::overflow: throw overflow_error(f.message);
-    case error_kind::insufficient_memory: throw insufficient_memory(f.message);
-    case error_kind::mpi: throw mpi_error::described(f.mpi_code, f.message);
+    case error_kind::invalid_layout: throw_error(invalid_layout(f.message), a);
+    case error_kind::dimension_mismatch: throw_error(dimension_mismatch(f.message), a);
+    case error_kind::invalid_argument: throw_error(invalid_argument(f.message), a);
+    case error_kind::invalid_topology: throw_error(invalid_topology(f.message), a);
+    case error_kind::invalid_count: throw_error(invalid_count(f.message), a);
+    case error_kind::invalid_buffer: throw_error(invalid_buffer(f.message), a);
+    case error_kind::invalid_datatype: throw_error(invalid_datatype(f.message), a);
+    case error_kind::inconsistent_ranks: throw_error(inconsistent_ranks(f.message), a);
+    case error_kind::overflow: throw_error(overflow_error(f.message), a);
+    case error_kind::insufficient_memory: throw_error(insufficient_memory(f.message), a);
+    case error_kind::mpi: throw_error(mpi_error::described(f.mpi_code, f.message), a);
     case error_kind::internal:
     case error_kind::none: break;
   }
-  throw error(f.message);
+  throw_error(error(f.message), a);
 }
-
-namespace {
-// An error an inner agreement raised on every rank ("rank r: ..."): an outer agreement that records it raises it as
-// it is, naming the rank that failed first, not the lowest of the ranks that all recorded it.
-bool already_agreed(const std::string& text) {
-  if (text.rfind("rank ", 0) != 0) return false;
-  std::size_t i = 5;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
-  return i > 5 && text.compare(i, 2, ": ") == 0;
-}
-}  // namespace
 
 void agreement::fail(error_kind kind, std::string message) { fail(failure{kind, 0, std::move(message)}); }
 
@@ -121,14 +137,20 @@ void agreement::conclude() {
   if (first_failing < nranks || hashes_differ) undo();
   if (first_failing < nranks) {
     // The lowest failing rank sends its kind, code and message, so every rank raises the same error.
-    int header[3] = {static_cast<int>(local_.kind), local_.mpi_code, static_cast<int>(local_.message.size())};
-    REDIST_MPI_CHECK_LOCAL(MPI_Bcast(header, 3, MPI_INT, first_failing, comm_));
+    // An error an inner agreement raised on every rank already names the rank that failed first.
+    int header[4] = {static_cast<int>(local_.kind), local_.mpi_code, static_cast<int>(local_.message.size()),
+                     local_.agreed ? 1 : 0};
+    REDIST_MPI_CHECK_LOCAL(MPI_Bcast(header, 4, MPI_INT, first_failing, comm_));
     std::string text = me == first_failing ? local_.message : std::string(static_cast<std::size_t>(header[2]), '\0');
     if (header[2] > 0) REDIST_MPI_CHECK_LOCAL(MPI_Bcast(text.data(), header[2], MPI_CHAR, first_failing, comm_));
-    raise({static_cast<error_kind>(header[0]), header[1],
-           already_agreed(text) ? text : "rank " + std::to_string(first_failing) + ": " + text});
+    failure agreed;
+    agreed.kind = static_cast<error_kind>(header[0]);
+    agreed.mpi_code = header[1];
+    agreed.message = header[3] != 0 ? text : "rank " + std::to_string(first_failing) + ": " + text;
+    agreed.agreed = true;
+    raise(agreed);
   }
-  if (hashes_differ) throw inconsistent_ranks(hash_message_);
+  if (hashes_differ) throw_error(inconsistent_ranks(hash_message_), true);
 }
 
 void agreement::undo() noexcept {

@@ -38,12 +38,16 @@ struct failure {
   error_kind kind = error_kind::none;
   int mpi_code = 0;  // for error_kind::mpi
   std::string message;
+  // Raised on every rank by an agreement (its message names the rank that failed first): an outer agreement that
+  // records it raises it as it is.
+  bool agreed = false;
   bool failed() const noexcept { return kind != error_kind::none; }
 };
 
 // The failure the exception in flight describes; call only inside a catch block.
 failure current_failure() noexcept;
-// Throws the redist::error subclass of f.kind (mpi_error with f.mpi_code) carrying f.message.
+// Throws the redist::error subclass of f.kind (mpi_error with f.mpi_code) carrying f.message (and f.agreed, which
+// current_failure reads back).
 [[noreturn]] void raise(const failure& f);
 
 class agreement {
@@ -97,7 +101,7 @@ class agreement {
   std::size_t reduce_max(std::int64_t value);
 
   // Collective over the communicator: one allreduce (plus two broadcasts when some rank failed). Throws the
-  // lowest failing rank's error on every rank, prefixed with "rank r: ".
+  // lowest failing rank's error on every rank, prefixed with "rank r: " unless an inner agreement raised it.
   void conclude();
   std::int64_t min(std::size_t slot) const { return words_.at(slot); }
   std::int64_t max(std::size_t slot) const { return -words_.at(slot); }

@@ -59,21 +59,29 @@ int arena_keyval() {
 
 node_arena::node_arena(MPI_Comm node, std::int64_t bytes) : bytes_(round_to_line(bytes)) {
   std::byte* base = nullptr;
-  // No injection point in here: a constructor that throws leaves its window to no one, and the node's other
-  // ranks would wait in its MPI_Win_free. The step that makes the arena injects once it is owned.
+  // No injection point in here (the step that makes the arena injects once it is owned).
   REDIST_MPI_CHECK_CREATION(mpi::allocate_shared_window(bytes_, node, &base, &window_));
-  REDIST_MPI_CHECK_LOCAL(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
-  REDIST_MPI_CHECK_LOCAL(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
-  segments_.resize(static_cast<std::size_t>(mpi::size(node)));
-  for (int r = 0; r < node_size(); ++r) {
-    REDIST_MPI_CHECK_LOCAL(mpi::shared_window_segment(window_, r, &segments_[static_cast<std::size_t>(r)]));
+  try {
+    REDIST_MPI_CHECK_LOCAL(MPI_Win_set_errhandler(window_, MPI_ERRORS_RETURN));
+    REDIST_MPI_CHECK_LOCAL(MPI_Win_lock_all(MPI_MODE_NOCHECK, window_));
+    locked_ = true;
+    segments_.resize(static_cast<std::size_t>(mpi::size(node)));
+    for (int r = 0; r < node_size(); ++r) {
+      REDIST_MPI_CHECK_LOCAL(mpi::shared_window_segment(window_, r, &segments_[static_cast<std::size_t>(r)]));
+    }
+    free_[0] = bytes_;
+  } catch (...) {
+    failure_ = std::current_exception();  // no free range: reserve() finds no room
   }
-  free_[0] = bytes_;
+}
+
+void node_arena::check() const {
+  if (failure_ != nullptr) std::rethrow_exception(failure_);
 }
 
 node_arena::~node_arena() {
   if (window_ != MPI_WIN_NULL && !mpi::finalized()) {
-    MPI_Win_unlock_all(window_);
+    if (locked_) MPI_Win_unlock_all(window_);
     MPI_Win_free(&window_);
   }
 }
@@ -158,6 +166,8 @@ bool reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, ar
     std::shared_ptr<node_arena> made;
     collective_step([&] {
       made = std::make_shared<node_arena>(node, arena_bytes);
+      // Cached even where this rank could not open it (it has no room then): every rank of the node frees the
+      // window when the cache moves on, at the same collective step.
       if (cached) {
         cached->arena = made;  // the old window lives on in the plans cut from it
       } else {
@@ -169,9 +179,11 @@ bool reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, ar
         live_cached()[holder->order] = holder.get();
         holder.release();  // owned by the attribute from here
       }
+      made->check();
     });
-    // Where MPI could not make this rank's part, the segment stays empty (the step's failure is the set-up's).
-    if (made == nullptr) return true;
+    // Where MPI could not make or open this rank's part, the segment stays empty (the step's failure is the
+    // set-up's).
+    if (made == nullptr || !made->opened()) return true;
     arena = std::move(made);
     offset = arena->reserve(bytes);
   }

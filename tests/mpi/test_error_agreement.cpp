@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/mpi/agreement.hpp"
 #include "expect_rejected.hpp"
 #include "redist/redist.h"
 #include "redist/exchange/inplace.hpp"
@@ -169,6 +170,50 @@ TEST(ErrorAgreementCpp, InplaceLowestFailingRankWins) {
       },
       "rank 0: ");
   EXPECT_TRUE(all_ranks(buf == std::vector<double>(4, 1.0)));
+}
+
+// An agreement inside another's step (a set-up that agrees on its own part): the error it raised on every rank
+// keeps its type and its "rank r: " (the rank that failed first, not the lowest of the ranks that all recorded
+// it); a local error whose message merely looks like that is prefixed as any other.
+TEST(ErrorAgreementCpp, InnerAgreementsErrorRaisedAsItIs) {
+  const int p = world_size(), last = p - 1;
+  const auto outer_with_inner = [&] {
+    mpi::agreement outer(MPI_COMM_WORLD);
+    outer.attempt([&] {
+      mpi::agreement inner(MPI_COMM_WORLD);
+      if (world_rank() == last) inner.fail(mpi::error_kind::invalid_layout, "inner problem");
+      inner.conclude();
+    });
+    outer.conclude();
+  };
+  expect_rejected<invalid_layout>(outer_with_inner, "rank " + std::to_string(last) + ": inner problem");
+  const auto local_lookalike = [&] {
+    mpi::agreement outer(MPI_COMM_WORLD);
+    outer.attempt([&] {
+      if (world_rank() == last) throw invalid_count("rank 7: a message that looks agreed");
+    });
+    outer.conclude();
+  };
+  expect_rejected<invalid_count>(local_lookalike, "rank " + std::to_string(last) + ": rank 7: a message");
+  // Ranks that disagree on a hash inside an inner agreement: the same inconsistent_ranks, unprefixed, everywhere.
+  const auto inner_hashes = [&] {
+    mpi::agreement outer(MPI_COMM_WORLD);
+    outer.attempt([&] {
+      mpi::agreement inner(MPI_COMM_WORLD);
+      inner.require_same(world_rank() == last ? 2 : 1, "hashes differ");
+      inner.conclude();
+    });
+    outer.conclude();
+  };
+  if (p > 1) {
+    std::string what;
+    try {
+      inner_hashes();
+    } catch (const inconsistent_ranks& e) {
+      what = e.what();
+    }
+    EXPECT_TRUE(all_ranks(what == "hashes differ")) << "message: " << what;
+  }
 }
 
 TEST(ErrorAgreementCpp, InplaceErrorCodesInC) {

@@ -1,4 +1,5 @@
-// redist-test-ranks: 1 2 3 4 6 7
+// redist-test-ranks: 1 2 3 4 6
+// (no 7: odd and not a power of two like 3, and 7 oversubscribed ranks took the suite 2 minutes)
 // The in-place variable-size alltoallv (include/redist/exchange/inplace.hpp) against MPICH's out-of-place
 // MPI_Alltoallv on the same data: every algorithm (automatic, chunked, pairwise, bitonic) on the paper's four
 // count patterns (Zhuang, Nakashima and Nagamochi, Section 4), random counts with zeros and send total !=

@@ -292,7 +292,8 @@ TEST(Transform, LargerBlockCyclicEveryStrategy) {
         phases_sum += t;
       }
       EXPECT_GT(st.plan_seconds, 0.0);
-      EXPECT_LE(phases_sum, st.plan_seconds) << "strategy " << to_string(opt.strategy);
+      // Disjoint phases of the whole, each converted to seconds on its own: their sum may round above it.
+      EXPECT_LE(phases_sum, st.plan_seconds * (1 + 1e-12)) << "strategy " << to_string(opt.strategy);
     }
   }
 }

@@ -170,7 +170,7 @@ struct plan_statistics : traffic_statistics {
   std::int64_t stream_chunk_bytes = 0;  // shared_memory: the chunk size in use (options' or automatic)
   int threads = 1;                      // the OpenMP team this rank packs and unpacks with (see num_threads)
   // Where this rank's make_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
-  // call pays before the first byte moves.
+  // call pays before the first byte moves. The five phases below are disjoint parts of plan_seconds.
   double plan_seconds = 0;             // all of make_plan
   double plan_agreement_seconds = 0;   // argument checks and their agreement, the plan's own communicator
   double plan_tiles_seconds = 0;       // overlay of the two layouts: tiles and their runs

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,7 +23,10 @@ namespace redist::detail {
 
 class node_arena {
  public:
-  // Collective over `node` (ranks sharing memory): every rank allocates `bytes` of its own segment.
+  // Collective over `node` (ranks sharing memory): every rank allocates `bytes` of its own segment. Throws only
+  // where MPI made no window; a window made but not opened on this rank (locked, its segments queried) is still
+  // this object's, which then has no room and raises that failure in check(): the node's other ranks free theirs
+  // collectively, and would wait for a window that a throwing constructor left to no one.
   node_arena(MPI_Comm node, std::int64_t bytes);
   ~node_arena();
   node_arena(const node_arena&) = delete;
@@ -32,6 +36,8 @@ class node_arena {
   std::int64_t bytes() const { return bytes_; }
   int node_size() const { return static_cast<int>(segments_.size()); }
   std::byte* segment(int node_rank) const { return segments_[static_cast<std::size_t>(node_rank)]; }
+  bool opened() const { return failure_ == nullptr; }
+  void check() const;  // throws the failure that left the window unopened
 
   // Local, no communication: the offset of `bytes` (cache-line aligned) in this rank's segment, first fit, or -1
   // when no free range is large enough. Thread-safe.
@@ -40,6 +46,8 @@ class node_arena {
 
  private:
   MPI_Win window_ = MPI_WIN_NULL;
+  bool locked_ = false;
+  std::exception_ptr failure_;
   std::int64_t bytes_ = 0;
   std::vector<std::byte*> segments_;        // every node rank's segment, from MPI_Win_shared_query
   std::mutex mutex_;

@@ -8,8 +8,8 @@
 
 namespace redist::detail {
 
-// Each strategy's file defines its factory; this table is the only other place that names it (and strategy.hpp
-// point_to_point's, which every plan makes before the choice).
+// Each strategy's file defines its factory; this table is the only other place that names it. point_to_point is
+// not in it: every plan makes that executor before the choice (strategy.hpp), as a step of its messages' agreement.
 std::unique_ptr<transform_executor> make_alltoallv_executor(transform_plan::impl&, MPI_Comm, mpi::agreement&);
 std::unique_ptr<transform_executor> make_shared_memory_executor(transform_plan::impl&, MPI_Comm, mpi::agreement&);
 std::unique_ptr<transform_executor> make_torus_routed_executor(transform_plan::impl&, MPI_Comm, mpi::agreement&);
@@ -20,27 +20,30 @@ struct registered_strategy {
   std::unique_ptr<transform_executor> (*make)(transform_plan::impl&, MPI_Comm, mpi::agreement&);
 };
 constexpr registered_strategy registry[] = {
-    {exchange_strategy::point_to_point, make_point_to_point_executor},
     {exchange_strategy::alltoallv, make_alltoallv_executor},
     {exchange_strategy::shared_memory, make_shared_memory_executor},
     {exchange_strategy::torus_routed, make_torus_routed_executor},
 };
 }  // namespace
 
-exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, mpi::agreement& planned) {
-  if (plan.options.strategy != exchange_strategy::automatic) {
-    planned.conclude();
-    return plan.options.strategy;
-  }
+strategy_figures strategy_figures::ride_in(mpi::agreement& planned, const transform_plan::impl& plan,
+                                           MPI_Comm caller) {
+  strategy_figures f;
+  if (plan.options.strategy != exchange_strategy::automatic) return f;
+  f.largest_send_bytes = planned.reduce_max(plan.send_bytes);
+  f.some_rank_without_window = planned.reduce_max(node_arena_cached(caller) ? 0 : 1);
+  return f;
+}
+
+exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, const mpi::agreement& planned,
+                                   const strategy_figures& figures) {
+  if (plan.options.strategy != exchange_strategy::automatic) return plan.options.strategy;
   // Shared memory saves two copies per byte when peers share the node; it pays off once messages are large enough
   // to amortise the two node barriers, and for a single execution once they are large enough to amortise the
   // window's creation too, unless an earlier plan left a window on this communicator that the plan can cut its
   // segment from. Decided from figures every rank has after the agreement: the largest rank's bytes (the
   // slowest rank's exchange is the plan's), and whether some rank has no window.
-  const std::size_t largest = planned.reduce_max(plan.send_bytes);
-  const std::size_t without_window = planned.reduce_max(node_arena_cached(caller) ? 0 : 1);
-  planned.conclude();
-  const std::int64_t per_rank = planned.max(largest);
+  const std::int64_t per_rank = planned.max(figures.largest_send_bytes);
   constexpr std::int64_t repeated_from = std::int64_t(1) << 20;
   std::int64_t shared_from = repeated_from;
   if (plan.options.one_shot && plan.nranks > 1)
@@ -48,7 +51,7 @@ exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, 
   exchange_strategy chosen = plan.nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory
                                                                         : exchange_strategy::point_to_point;
   if (chosen == exchange_strategy::point_to_point && plan.nranks > 1 && per_rank >= repeated_from &&
-      planned.max(without_window) == 0) {
+      planned.max(figures.some_rank_without_window) == 0) {
     chosen = exchange_strategy::shared_memory;
     plan.reuses_window_only = true;
   }
@@ -65,7 +68,7 @@ std::unique_ptr<transform_executor> make_executor(exchange_strategy strategy, tr
       return made;
     }
   throw invalid_argument(std::string("exchange_strategy ") + to_string(strategy) +
-                         " has no executor (resolve automatic first)");
+                         " has no set-up after the choice (point_to_point is made before it; resolve automatic first)");
 }
 
 }  // namespace redist::detail

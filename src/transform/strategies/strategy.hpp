@@ -5,6 +5,7 @@
 // file and that table.
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -29,13 +30,19 @@ class transform_executor {
 };
 
 // The automatic choice: shared_memory or point_to_point by message volume; any other value as is. Its figures ride
-// in `planned` (the agreement on the plan's messages), which it concludes: every rank has the same answer, or
-// every rank throws the first failing rank's error.
-exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, mpi::agreement& planned);
+// in `planned`, the agreement on the plan's messages (ride_in before its conclusion, resolve_strategy after it),
+// so every rank makes the same choice without a collective of its own.
+struct strategy_figures {
+  std::size_t largest_send_bytes = 0;        // slots of `planned` (automatic only)
+  std::size_t some_rank_without_window = 0;
+  static strategy_figures ride_in(mpi::agreement& planned, const transform_plan::impl& plan, MPI_Comm caller);
+};
+exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, const mpi::agreement& planned,
+                                   const strategy_figures& figures);
 // The executor every plan makes before the choice (local): kept where point_to_point is chosen.
 std::unique_ptr<transform_executor> make_point_to_point_executor(transform_plan::impl& plan, MPI_Comm caller,
                                                                  mpi::agreement& set_up);
-// The registry: the executor of a resolved strategy, set up (collective) in a step of `set_up`; a strategy whose
+// The registry: the executor of a resolved strategy other than point_to_point, set up (collective) in a step of `set_up`; a strategy whose
 // set-up makes several collectives makes each a step of its own, on every rank whatever failed before. caller:
 // the communicator make_plan was given (node-level state is cached on it). Null, on every rank, where a plan that
 // may only reuse cached windows (transform_plan::impl::reuses_window_only) found no room in some node's; null on
