@@ -238,41 +238,49 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
     own_native_window_locked = epoch == MPI_SUCCESS;
     mpi::check(epoch, "MPI_Win_lock_all(native storage)");
   });
+  // Where each member keeps its A (its segment's start) and its B (there, at its B offset), by node rank: a
+  // collective step of the same agreement, so that every rank of the node gathers whatever failed before.
+  const std::int64_t mine[2] = {in_arena ? native_segment.offset : 0, b_offset};
+  std::vector<std::int64_t> offsets(2 * static_cast<std::size_t>(mpi::size(node)));
+  windows.collective([&] {
+    MPI_Request gathered = MPI_REQUEST_NULL;
+    REDIST_MPI_CHECK(MPI_Iallgather(mine, 2, MPI_INT64_T, offsets.data(), 2, MPI_INT64_T, node, &gathered));
+    REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
+  });
+  // The grid lines' members located before the conclusion too: a rank whose (local) queries fail fails every
+  // rank instead of leaving them to wait for it in the first round.
+  windows.attempt([&] {
+    // Where each member's segment starts (in the arena: at its offset there), by node rank.
+    const auto segment_of = [&](int node_rank) {
+      std::byte* segment = nullptr;
+      if (in_arena) segment = native_segment.arena->segment(node_rank);
+      else REDIST_MPI_CHECK(mpi::shared_window_segment(native_shared, node_rank, &segment));
+      return segment;
+    };
+    MPI_Group node_group;
+    REDIST_MPI_CHECK(MPI_Comm_group(node, &node_group));
+    const auto locate = [&](MPI_Comm line, bool b_part, std::vector<std::byte*>& members) {
+      MPI_Group line_group;
+      REDIST_MPI_CHECK(MPI_Comm_group(line, &line_group));
+      const int count = mpi::size(line);
+      std::vector<int> line_ranks(static_cast<std::size_t>(count)), node_ranks(line_ranks.size());
+      for (int x = 0; x < count; ++x) line_ranks[static_cast<std::size_t>(x)] = x;
+      REDIST_MPI_CHECK(
+          MPI_Group_translate_ranks(line_group, count, line_ranks.data(), node_group, node_ranks.data()));
+      REDIST_MPI_CHECK(MPI_Group_free(&line_group));
+      for (const int r : node_ranks) {
+        const auto at = 2 * static_cast<std::size_t>(r);
+        members.push_back(segment_of(r) + offsets[at] + (b_part ? offsets[at + 1] : 0));
+      }
+    };
+    if (shares_a) locate(row_comm(), false, a_members);
+    if (shares_b) locate(col_comm(), true, b_members);
+    REDIST_MPI_CHECK(MPI_Group_free(&node_group));
+  });
   windows.conclude();
   stats.native_window_reused = in_arena;
   if (shares_a) a_store = buffer::view(base, a_bytes);
   if (shares_b) b_store = buffer::view(base + b_offset, b_bytes);
-  // Where each member's segment starts (in the arena: at its offset there), by node rank.
-  const auto segment_of = [&](int node_rank) {
-    std::byte* segment = nullptr;
-    if (in_arena) segment = native_segment.arena->segment(node_rank);
-    else REDIST_MPI_CHECK(mpi::shared_window_segment(native_shared, node_rank, &segment));
-    return segment;
-  };
-  // Where each member keeps its A (its segment's start) and its B (there, at its B offset), by node rank.
-  const std::int64_t mine[2] = {in_arena ? native_segment.offset : 0, b_offset};
-  std::vector<std::int64_t> offsets(2 * static_cast<std::size_t>(mpi::size(node)));
-  MPI_Request gathered = MPI_REQUEST_NULL;
-  REDIST_MPI_CHECK(MPI_Iallgather(mine, 2, MPI_INT64_T, offsets.data(), 2, MPI_INT64_T, node, &gathered));
-  REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
-  MPI_Group node_group;
-  REDIST_MPI_CHECK(MPI_Comm_group(node, &node_group));
-  const auto locate = [&](MPI_Comm line, bool b_part, std::vector<std::byte*>& members) {
-    MPI_Group line_group;
-    REDIST_MPI_CHECK(MPI_Comm_group(line, &line_group));
-    const int count = mpi::size(line);
-    std::vector<int> line_ranks(static_cast<std::size_t>(count)), node_ranks(line_ranks.size());
-    for (int x = 0; x < count; ++x) line_ranks[static_cast<std::size_t>(x)] = x;
-    REDIST_MPI_CHECK(MPI_Group_translate_ranks(line_group, count, line_ranks.data(), node_group, node_ranks.data()));
-    REDIST_MPI_CHECK(MPI_Group_free(&line_group));
-    for (const int r : node_ranks) {
-      const auto at = 2 * static_cast<std::size_t>(r);
-      members.push_back(segment_of(r) + offsets[at] + (b_part ? offsets[at + 1] : 0));
-    }
-  };
-  if (shares_a) locate(row_comm(), false, a_members);
-  if (shares_b) locate(col_comm(), true, b_members);
-  REDIST_MPI_CHECK(MPI_Group_free(&node_group));
 }
 
 void gemm_plan::impl::start_gather(const round_step& step, int slot, std::vector<MPI_Request>& requests) const {

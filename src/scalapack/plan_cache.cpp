@@ -22,6 +22,12 @@ struct entry {
   bool one_shot = false;  // planned for a single call; replaced by a repeated plan on a later call
   int calls = 1;          // calls of the key so far, while its plan is a one-shot one
   int replace_at = 0;     // the call that replaces a one-shot plan (agreed on the second call; 0: not yet)
+  // After a replacement: the one-shot plan's strategy and latest execution, and how many of the replacement's
+  // executions have been read back (its first two tell what replacing cost and gained; -1: none to read).
+  bool replaced_point_to_point = false;
+  double one_shot_execution_seconds = 0;
+  int executions_read = -1;
+  double first_execution_seconds = 0;
 };
 
 // The plans of one communicator.
@@ -44,6 +50,13 @@ std::size_t promotions = 0;
 // This process's planning time of the latest repeated plan that replaced a one-shot one, on any communicator (0:
 // none yet). Communicators of one context differ (p?gemr2d's spans both grids), their replacements' costs hardly.
 double latest_replacement_seconds = 0;
+// What the latest replacement's first execution took beyond its second (first touches of a new window's pages):
+// part of what replacing cost.
+double latest_first_touch_seconds = 0;
+// The fraction of a one-shot plan's execution time its latest replacement still took (its second execution over
+// the one-shot plan's latest), for one-shot plans that took point_to_point ([0]) and that streamed through a
+// window ([1]); negative: no such replacement measured yet.
+double latest_remaining_fraction[2] = {-1, -1};
 
 void release(communicator_cache* cache) {
   live_caches().erase(cache->release_order);
@@ -119,27 +132,58 @@ const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<transform_plan(bool one_shot)>& make) {
   auto& plans = cache_of(comm).transforms;
   if (entry<transform_plan>* found = find(plans, key)) {
-    if (!found->one_shot) return found->plan;
+    if (!found->one_shot) {
+      // A replacement's first two executions, read back on the next two calls (local; the ranks agree on them
+      // where they are used, on another key's second call).
+      if (found->executions_read >= 0 && found->executions_read < 2) {
+        const double last = found->plan.statistics().last_execution_seconds;
+        if (found->executions_read == 0) {
+          found->first_execution_seconds = last;
+        } else {
+          latest_first_touch_seconds = std::max(0.0, found->first_execution_seconds - last);
+          if (found->one_shot_execution_seconds > 0) {
+            const int kind = found->replaced_point_to_point ? 0 : 1;
+            latest_remaining_fraction[kind] = last / found->one_shot_execution_seconds;
+          }
+        }
+        ++found->executions_read;
+      }
+      return found->plan;
+    }
     ++found->calls;
+    const bool point_to_point = found->plan.strategy() == exchange_strategy::point_to_point;
     if (found->replace_at == 0) {
-      // Ski rental on the key's second call: keep executing the one-shot plan until its executions have cost
-      // what replacing it costs, then replace it (if the calls stop before, nothing was spent on a plan they
-      // would not amortise; if not, at most the replacement's cost was lost). The cost is that of the latest
-      // replacement in the process (a window and its first touches: 0.13-0.19 s on 4 ranks sharing 2 cores
-      // against 0.04 s per execution, about one execution with a core per rank); before any on every rank, the
-      // replacement happens now and measures it. Maxima over the ranks, so that every rank picks the same call.
-      double mine[2] = {latest_replacement_seconds, found->plan.statistics().last_execution_seconds}, most[2] = {0, 0};
-      REDIST_MPI_CHECK(mpi::allreduce_yielding(mine, most, 2, MPI_DOUBLE, MPI_MAX, comm));
-      const double executions = most[0] > 0 && most[1] > 0 ? std::ceil(most[0] / most[1]) : 1;
+      // Ski rental on the key's second call: keep executing the one-shot plan until what it costs per call beyond
+      // its replacement adds up to what replacing it costs, then replace it (if the calls stop before, nothing was
+      // spent on a plan they would not amortise; if not, at most the replacement's cost was lost). The price is
+      // that of the latest replacement in the process (planning, a window and its first touches: 0.13-0.19 s on 4
+      // ranks sharing 2 cores, about one execution with a core per rank); the saving per call is the share of
+      // the one-shot plan's execution that the latest replacement of a plan of its kind (point_to_point, or
+      // streamed through a window) did away with, all of it before one was measured. Before any replacement on
+      // every rank, the replacement happens now and measures the price. Maxima over the ranks, so that every rank
+      // picks the same call.
+      double mine[3] = {latest_replacement_seconds + latest_first_touch_seconds,
+                        found->plan.statistics().last_execution_seconds,
+                        latest_remaining_fraction[point_to_point ? 0 : 1]},
+             most[3] = {0, 0, 0};
+      REDIST_MPI_CHECK(mpi::allreduce_yielding(mine, most, 3, MPI_DOUBLE, MPI_MAX, comm));
+      const double price = most[0], execution = most[1], remaining = most[2];
+      const double saving = remaining >= 0 ? execution * (1 - remaining) : execution;
+      double executions = 1;
+      if (price > 0 && execution > 0) executions = saving > 0 ? std::ceil(price / saving) : latest_replacement_call;
       found->replace_at = 1 + static_cast<int>(std::clamp<double>(executions, 1, latest_replacement_call - 1));
     }
     if (found->calls >= found->replace_at) {
       // Built before it replaces anything: if planning fails (on every rank alike), the one-shot plan stays.
+      const double one_shot_execution = found->plan.statistics().last_execution_seconds;
       const auto started = std::chrono::steady_clock::now();
       transform_plan repeated = make(false);
       latest_replacement_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       found->plan = std::move(repeated);
       found->one_shot = false;
+      found->replaced_point_to_point = point_to_point;
+      found->one_shot_execution_seconds = one_shot_execution;
+      found->executions_read = 0;
       ++promotions;
     }
     return found->plan;

@@ -166,6 +166,13 @@ bool reserve_node_segment(MPI_Comm caller, MPI_Comm node, std::int64_t bytes, ar
     std::shared_ptr<node_arena> made;
     collective_step([&] {
       made = std::make_shared<node_arena>(node, arena_bytes);
+      // Where the set-up fails, every rank of the node forgets the new arena in the agreement's conclusion, and
+      // frees its window with the last plan cut from it, at the same steps: a rank that could not cache it would
+      // otherwise free it alone, here, while its peers wait in their next collective with the window kept.
+      if (set_up != nullptr)
+        set_up->on_failure([caller, made] {
+          if (cached_arena* c = arena_cached_on(caller); c != nullptr && c->arena == made) c->arena = nullptr;
+        });
       // Cached even where this rank could not open it (it has no room then): every rank of the node frees the
       // window when the cache moves on, at the same collective step.
       if (cached) {
