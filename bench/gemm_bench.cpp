@@ -172,6 +172,7 @@ struct result {
   // Max over ranks of each phase of the plan's second execution, and of each step of its make_gemm_plan.
   std::vector<std::pair<const char*, double>> phases, planning;
   std::int64_t transform_bytes_max = 0;     // max over ranks of bytes sent by the transforms in and out
+  std::int64_t c_elements_in_place = 0;     // summed over ranks (gemm_statistics::c_elements_in_place)
   std::int64_t multiply_bytes_max = 0;      // max over ranks of bytes received in the multiply
   double scalapack_elements_per_rank = 0;   // SUMMA on the P x Q grid: panels of A and B a rank receives
   double percent_of_peak = 0;               // redist's flop rate per rank / the single-rank BLAS rate
@@ -270,6 +271,7 @@ result run_shape(const blacs_grid& grid, const cosma_library& cosma, const shape
   out.planning = slowest(redist::named_parts(out.stats.planning));
   const std::int64_t transform_bytes = out.stats.transform_in.bytes_sent + out.stats.transform_out.bytes_sent;
   MPI_Allreduce(&transform_bytes, &out.transform_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Allreduce(&out.stats.c_elements_in_place, &out.c_elements_in_place, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
   MPI_Allreduce(&out.stats.multiply.bytes_received, &out.multiply_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
   const double p = grid.proc_rows(), q = grid.proc_cols();
   out.scalapack_elements_per_rank =
@@ -354,6 +356,7 @@ int main(int argc, char** argv) {
         json.field("relabel_volume_after", r.stats.relabel_volume_after);
         json.field("percent_of_single_rank_peak", r.percent_of_peak);
         json.field("c_in_place", r.stats.c_in_place);
+        json.field("c_elements_in_place", r.c_elements_in_place);
         json.key("redist_phase_seconds").begin_object();
         for (const auto& [phase, seconds] : r.phases) json.field(phase, seconds);
         json.end_object();

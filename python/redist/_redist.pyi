@@ -315,7 +315,7 @@ class GemmPlan:
     def statistics(self) -> dict[str, Any]:
         """schedule (dict), schedule_summary, idle, position, multiply (bytes_sent, bytes_received,
         messages_sent, messages_received, bytes_local), transform_in, transform_out (TransformPlan.statistics
-        dicts), c_in_place, native_window_reused, grid_lines_reused, communication (how panels travel,
+        dicts), c_in_place, c_elements_in_place, native_window_reused, grid_lines_reused, communication (how panels travel,
         "auto" resolved), relabel_volume_before, relabel_volume_after, planning (seconds of make_gemm_plan:
         agreement, placement, transforms, storage, grid_lines, rounds, total), last_execution (seconds)."""
 

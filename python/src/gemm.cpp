@@ -23,6 +23,7 @@ nb::dict gemm_statistics_dict(const gemm_statistics& s) {
   d["transform_in"] = plan_statistics_dict(s.transform_in);
   d["transform_out"] = plan_statistics_dict(s.transform_out);
   d["c_in_place"] = s.c_in_place;
+  d["c_elements_in_place"] = s.c_elements_in_place;
   d["native_window_reused"] = s.native_window_reused;
   d["grid_lines_reused"] = s.grid_lines_reused;
   d["communication"] = std::string(to_string(s.communication));
@@ -79,7 +80,7 @@ void register_gemm(nb::module_& m) {
       .def("statistics", [](const gemm_plan& p) { return gemm_statistics_dict(p.statistics()); },
            "This rank's view of the plan: schedule (grid, rounds, memory, communicated elements, lower bound, as a "
            "dict), schedule_summary, idle, position (m, n, k), multiply (bytes_sent, bytes_received, messages_sent, messages_received, bytes_local), transform_in, "
-           "transform_out (TransformPlan.statistics dicts), c_in_place, native_window_reused, grid_lines_reused, communication (how panels travel: 'auto' resolved), "
+           "transform_out (TransformPlan.statistics dicts), c_in_place, c_elements_in_place, native_window_reused, grid_lines_reused, communication (how panels travel: 'auto' resolved), "
            "relabel_volume_before/after, planning and last_execution (seconds per phase).");
 
   m.def(

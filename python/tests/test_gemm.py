@@ -91,6 +91,9 @@ def test_plan_is_reusable_and_reports_its_schedule():
         assert (comm.allreduce(stats["multiply"][key + "_sent"]) ==
                 comm.allreduce(stats["multiply"][key + "_received"]))
     assert stats["relabel_volume_after"] <= stats["relabel_volume_before"]
+    # C's elements written in place, at most all of this rank's; all of them when c_in_place.
+    assert 0 <= stats["c_elements_in_place"] <= c.size
+    assert not stats["c_in_place"] or stats["c_elements_in_place"] == c.size
     # 'auto' resolved: panels read in place on one node (these tests run on one), else two-sided messages.
     assert stats["communication"] in ("shared_memory", "two_sided")
     last = stats["last_execution"]

@@ -216,30 +216,136 @@ native_layouts make_native_layouts(const native_parts& parts, const dimension_or
 }
 
 
-bool held_alike(const grid_layout& native, const grid_layout& user) {
-  if (user.kind() != storage_kind::regular || user.packing_order() != storage_order::col_major) return false;
-  const std::vector<std::int64_t>&urs = user.row_splits(), &ucs = user.col_splits();
-  const std::vector<std::int64_t>&nrs = native.row_splits(), &ncs = native.col_splits();
-  const auto block_of = [](const std::vector<std::int64_t>& splits, std::int64_t g) {
-    return static_cast<std::int64_t>(std::upper_bound(splits.begin(), splits.end(), g) - splits.begin()) - 1;
-  };
-  for (const local_block& b : native.local_blocks()) {
-    const std::int64_t r0 = nrs[static_cast<size_t>(b.block.row)], r1 = nrs[static_cast<size_t>(b.block.row + 1)];
-    const std::int64_t c0 = ncs[static_cast<size_t>(b.block.col)], c1 = ncs[static_cast<size_t>(b.block.col + 1)];
-    if (r0 == r1 || c0 == c1) continue;
-    if (b.order != storage_order::col_major) return false;
-    for (std::int64_t col = c0; col < c1; ++col) {
-      const std::int64_t bj = block_of(ucs, col);
-      for (std::int64_t bi = block_of(urs, r0), row = r0; row < r1; row = urs[static_cast<size_t>(++bi)]) {
-        if (user.owner({bi, bj}) != user.my_rank()) return false;
-        const std::int64_t user_offset =
-            user.local_row_start()[static_cast<size_t>(bi)] + (row - urs[static_cast<size_t>(bi)]) +
-            (user.local_col_start()[static_cast<size_t>(bj)] + (col - ucs[static_cast<size_t>(bj)])) * user.local_ld();
-        if (user_offset != b.offset + (row - r0) + (col - c0) * b.ld) return false;
+namespace {
+
+std::int64_t block_at(const std::vector<std::int64_t>& splits, std::int64_t g) {
+  return static_cast<std::int64_t>(std::upper_bound(splits.begin(), splits.end(), g) - splits.begin()) - 1;
+}
+
+}  // namespace
+
+std::vector<held_span> held_spans(const std::vector<std::pair<range, int>>& parts, const dimension_order& order,
+                                  const grid_layout& user, bool rows, const std::vector<std::size_t>& mine) {
+  std::vector<held_span> spans(parts.size());
+  if (user.kind() != storage_kind::regular || user.packing_order() != storage_order::col_major) return spans;
+  const std::vector<grid_position> at = user.my_positions();
+  if (at.size() != 1) return spans;
+  const int line = rows ? at[0].row : at[0].col;
+  const std::vector<std::int64_t>& splits = rows ? user.row_splits() : user.col_splits();
+  const std::vector<int>& procs = rows ? user.row_proc() : user.col_proc();
+  const std::vector<std::int64_t>& starts = rows ? user.local_row_start() : user.local_col_start();
+  for (const std::size_t x : mine) {
+    held_span best, run;
+    bool open = false;  // `run` ends where the walk is
+    for (const auto& [global, offset] : order.pieces(parts[x].first)) {
+      const std::int64_t end = global.begin + global.size;
+      for (std::int64_t g = global.begin, b = block_at(splits, g); g < end; ++b) {
+        const auto bx = static_cast<std::size_t>(b);
+        const std::int64_t next = std::min(splits[bx + 1], end), t = offset + (g - global.begin);
+        if (procs[bx] == line) {
+          const std::int64_t local = starts[bx] + (g - splits[bx]);
+          if (open && run.begin + run.size == t && run.local + run.size == local) run.size += next - g;
+          else run = {t, next - g, local};
+          open = true;
+          if (run.size > best.size) best = run;
+        } else {
+          open = false;
+        }
+        g = next;
       }
     }
+    spans[x] = best;
   }
-  return true;
+  return spans;
+}
+
+span_runs runs_of_spans(const std::vector<std::pair<range, int>>& parts, const dimension_order& order,
+                        const std::vector<held_span>& spans, std::int64_t extent) {
+  span_runs out;
+  for (std::size_t x = 0; x < parts.size(); ++x) {
+    if (spans[x].size == 0) continue;
+    for (const auto& piece : order.pieces({parts[x].first.begin + spans[x].begin, spans[x].size}))
+      out.inside.push_back(piece.first);
+  }
+  std::sort(out.inside.begin(), out.inside.end(), [](range a, range b) { return a.begin < b.begin; });
+  std::vector<range> merged;
+  for (const range r : out.inside) {
+    if (!merged.empty() && merged.back().begin + merged.back().size == r.begin) merged.back().size += r.size;
+    else merged.push_back(r);
+  }
+  out.inside = std::move(merged);
+  std::int64_t from = 0;
+  for (const range r : out.inside) {
+    if (r.begin > from) out.outside.push_back({from, r.begin - from});
+    from = r.begin + r.size;
+  }
+  if (extent > from) out.outside.push_back({from, extent - from});
+  return out;
+}
+
+namespace {
+
+// One dimension of a layout cut down to some runs: the new blocks, each a piece of one of the layout's blocks.
+struct cut_dimension {
+  std::vector<std::int64_t> splits{0};
+  std::vector<int> procs;
+  std::vector<std::int64_t> block, first;  // per new block: the layout's block and the global index it starts at
+};
+
+cut_dimension cut_along(const std::vector<std::int64_t>& splits, const std::vector<int>& procs,
+                        const std::vector<range>& runs) {
+  cut_dimension d;
+  for (const range r : runs)
+    for (std::int64_t g = r.begin, b = block_at(splits, g); g < r.begin + r.size; ++b) {
+      const std::int64_t next = std::min(splits[static_cast<std::size_t>(b) + 1], r.begin + r.size);
+      d.splits.push_back(d.splits.back() + next - g);
+      d.procs.push_back(procs[static_cast<std::size_t>(b)]);
+      d.block.push_back(b);
+      d.first.push_back(g);
+      g = next;
+    }
+  return d;
+}
+
+}  // namespace
+
+grid_layout restricted(const grid_layout& x, const std::vector<range>& rows, const std::vector<range>& cols) {
+  const cut_dimension r = cut_along(x.row_splits(), x.row_proc(), rows);
+  const cut_dimension c = cut_along(x.col_splits(), x.col_proc(), cols);
+  const std::vector<std::int64_t>&xr = x.row_splits(), &xc = x.col_splits();
+  std::vector<local_block> blocks;
+  // Where element (global row g, column h) of a block stored at (offset, ld, order) from its corner (r0, c0) is.
+  const auto place = [](std::int64_t offset, std::int64_t ld, storage_order order, std::int64_t dr, std::int64_t dc) {
+    return order == storage_order::col_major ? offset + dr + dc * ld : offset + dr * ld + dc;
+  };
+  const auto at = [](const std::vector<std::int64_t>& v, std::int64_t i) { return v[static_cast<std::size_t>(i)]; };
+  if (x.kind() == storage_kind::regular) {
+    for (const grid_position pos : x.my_positions())
+      for (std::size_t i = 0; i + 1 < r.splits.size(); ++i) {
+        if (r.procs[i] != pos.row) continue;
+        const std::int64_t rb = r.block[i], lr = at(x.local_row_start(), rb) + (r.first[i] - at(xr, rb));
+        for (std::size_t j = 0; j + 1 < c.splits.size(); ++j) {
+          if (c.procs[j] != pos.col) continue;
+          const std::int64_t cb = c.block[j], lc = at(x.local_col_start(), cb) + (c.first[j] - at(xc, cb));
+          blocks.push_back({{static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)},
+                            place(0, x.local_ld(), x.packing_order(), lr, lc), x.local_ld(), x.packing_order()});
+        }
+      }
+  } else {
+    // The new blocks cut from each of the layout's block rows and columns.
+    std::vector<std::vector<std::size_t>> rows_of(static_cast<std::size_t>(x.block_rows())),
+        cols_of(static_cast<std::size_t>(x.block_cols()));
+    for (std::size_t i = 0; i + 1 < r.splits.size(); ++i) rows_of[static_cast<std::size_t>(r.block[i])].push_back(i);
+    for (std::size_t j = 0; j + 1 < c.splits.size(); ++j) cols_of[static_cast<std::size_t>(c.block[j])].push_back(j);
+    for (const local_block& b : x.local_blocks())
+      for (const std::size_t i : rows_of[static_cast<std::size_t>(b.block.row)])
+        for (const std::size_t j : cols_of[static_cast<std::size_t>(b.block.col)])
+          blocks.push_back({{static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)},
+                            place(b.offset, b.ld, b.order, r.first[i] - at(xr, b.block.row), c.first[j] - at(xc, b.block.col)),
+                            b.ld, b.order});
+  }
+  return grid_layout(r.splits, c.splits, r.procs, c.procs, x.proc_rows(), x.proc_cols(), x.grid_ranks(),
+                     x.packing_order(), storage_kind::explicit_blocks, {}, {}, 1, std::move(blocks), x.my_rank());
 }
 
 }  // namespace redist::gemm_detail

@@ -99,9 +99,27 @@ struct native_layouts {
 native_layouts make_native_layouts(const native_parts& parts, const dimension_orders& orders,
                                    const std::vector<int>& rank_of_label, int my_rank, const part_orders& mine);
 
-// Whether every element `native` holds on this rank is held by `user` on this rank at the same offset of the
-// local buffer, compared as column runs (then a transform between them would only copy C onto itself). Only a
-// regular column-major user layout (ScaLAPACK's local arrays) is recognised.
-bool held_alike(const grid_layout& native, const grid_layout& user);
+// C written in place. Per part of one dimension of the native C (layout_parts::rows or cols), the part's
+// positions [begin, begin + size) (offsets within the part) that the user's C holds on this rank at consecutive
+// local rows (columns), from local row (column) `local` on: the longest such run. The multiply writes the
+// product of a row part's span and a column part's span straight into the user's C; the rest of the part goes
+// through the native storage and the transform out.
+struct held_span {
+  std::int64_t begin = 0, size = 0, local = 0;
+};
+// This rank's spans along one dimension (`rows`: C's rows), for the parts `mine` lists (others: empty). Only a
+// regular column-major user layout (ScaLAPACK's local arrays) that places this rank once on its process grid
+// is recognised; otherwise every span is empty.
+std::vector<held_span> held_spans(const std::vector<std::pair<range, int>>& parts, const dimension_order& order,
+                                  const grid_layout& user, bool rows, const std::vector<std::size_t>& mine);
+// The global indices of the parts' spans, as sorted runs, and the runs of [0, extent) outside them.
+struct span_runs {
+  std::vector<range> inside, outside;
+};
+span_runs runs_of_spans(const std::vector<std::pair<range, int>>& parts, const dimension_order& order,
+                        const std::vector<held_span>& spans, std::int64_t extent);
+// `x` cut down to the rows `rows` and the columns `cols` (sorted global runs), renumbered from 0 in that order:
+// the same owners and, on this rank, the same storage (explicit blocks).
+grid_layout restricted(const grid_layout& x, const std::vector<range>& rows, const std::vector<range>& cols);
 
 }  // namespace redist::gemm_detail

@@ -28,10 +28,18 @@ struct gemm_plan::impl {
   // Native layouts and the transforms through them.
   grid_layout a_native, b_native, c_native;
   transform_plan into_native;    // op(A) -> A native, op(B) -> B native (absent when k == 0 or C is empty)
-  transform_plan out_of_native;  // C = C native + beta * C (absent when C is empty or written in place)
+  // C = C native + beta * C where C is not written in place, one job per rectangle of it (absent when C is empty or
+  // all written in place).
+  transform_plan out_of_native;
+  std::size_t out_jobs = 0;
   bool has_into = false, has_out = false;
-  // C's layout is the native one on every rank (grid_k = 1): the multiply writes the user's C with beta.
-  bool c_in_place = false;
+  // C written in place (grid_k = 1): the part of each native C part the user's C holds on the part's rank (a row
+  // span of its row part times a column span of its column part, agreed over the ranks holding each part; see
+  // gemm_detail::held_span), written by the multiply with the user's beta. c_in_place: all of C;
+  // c_partly_in_place: some of it on some rank (agreed).
+  std::vector<gemm_detail::held_span> c_row_spans, c_col_spans;
+  std::int64_t c_user_ld = 0;
+  bool c_in_place = false, c_partly_in_place = false;
 
   // The multiply (this rank's part; empty when idle).
   bool idle = true;
@@ -87,12 +95,18 @@ struct gemm_plan::impl {
   // cached there).
   void make_shared_stores(MPI_Comm caller);
 
-  // Fills last_execution's multiply, panel_wait and reduction. `c` and beta: the user's C (c_in_place only).
+  // Fills last_execution's multiply, panel_wait and reduction. `c` and beta: the user's C (where written in place).
   void multiply(void* c, scalar alpha, scalar beta) const;
+  // Columns [col, col + width) of block cb += alpha * a (cb.rows x depth, lda) * b (depth x width, ldb), written
+  // into each of the block's rectangles they cross. `first`: the block's first product, which overwrites the
+  // native storage and the accumulator and scales the user's C by beta.
+  void multiply_into(const gemm_detail::c_block& cb, void* c, std::int64_t col, std::int64_t width, std::int64_t depth,
+                     scalar alpha, const std::byte* a, std::int64_t lda, const std::byte* b, std::int64_t ldb, bool first,
+                     scalar beta) const;
   void start_gather(const gemm_detail::round_step& step, int slot, std::vector<MPI_Request>& requests) const;
   void put_panels(const gemm_detail::round_step& step, int slot) const;
   // shared_memory: one step's product from the pieces where the line's ranks keep them.
-  void multiply_shared(const gemm_detail::round_step& step, std::byte* c_target, scalar alpha, scalar beta) const;
+  void multiply_shared(const gemm_detail::round_step& step, void* c, bool first, scalar alpha, scalar beta) const;
 };
 
 }  // namespace redist

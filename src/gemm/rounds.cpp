@@ -18,6 +18,9 @@ namespace redist {
 
 using gemm_detail::buffer;
 using gemm_detail::c_block;
+using gemm_detail::c_rectangle;
+using gemm_detail::c_storage;
+using gemm_detail::held_span;
 using gemm_detail::local_gemm;
 using gemm_detail::panel_gather;
 using gemm_detail::range;
@@ -65,6 +68,36 @@ piece piece_of(const panel_gather& g, bool in_pieces, std::size_t x, std::int64_
   return {g.displacements[x] / height, g.counts[x] / height, members[x] + g.member_offsets[x] * element_bytes};
 }
 
+// An MPI_Group freed however the step that made it ends (a failed lookup throws).
+struct group_holder {
+  MPI_Group group = MPI_GROUP_NULL;
+  group_holder() = default;
+  group_holder(const group_holder&) = delete;
+  group_holder& operator=(const group_holder&) = delete;
+  ~group_holder() {
+    if (group != MPI_GROUP_NULL) MPI_Group_free(&group);
+  }
+};
+
+// Block cb's rectangles: with grid_k > 1 all of it in the accumulator; else the span the user's C holds (`rows`
+// x `cols`) in place, with the edges around it in the native storage, or all of it there.
+std::vector<c_rectangle> rectangles_of(const c_block& cb, int grid_k, const held_span& rows, const held_span& cols,
+                                       std::int64_t user_ld) {
+  if (grid_k > 1) return {{0, 0, cb.rows, cb.cols, c_storage::accumulator, 0, cb.rows}};
+  const auto native = [&](std::int64_t row, std::int64_t col, std::int64_t height, std::int64_t width) {
+    return c_rectangle{row, col, height, width, c_storage::native, cb.native_offset + row + col * cb.rows, cb.rows};
+  };
+  if (rows.size == 0 || cols.size == 0) return {native(0, 0, cb.rows, cb.cols)};
+  std::vector<c_rectangle> out{
+      {rows.begin, cols.begin, rows.size, cols.size, c_storage::user, rows.local + cols.local * user_ld, user_ld}};
+  const std::int64_t row_end = rows.begin + rows.size, col_end = cols.begin + cols.size;
+  for (const c_rectangle& edge :
+       {native(0, 0, rows.begin, cb.cols), native(row_end, 0, cb.rows - row_end, cb.cols),
+        native(rows.begin, 0, rows.size, cols.begin), native(rows.begin, col_end, rows.size, cb.cols - col_end)})
+    if (edge.rows > 0 && edge.cols > 0) out.push_back(edge);
+  return out;
+}
+
 }  // namespace
 
 void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_detail::native_parts& parts,
@@ -94,6 +127,12 @@ void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_de
       cb.cols = cols.size;
       for (int l = 0; l < s.grid_k; ++l) cb.counts.push_back(rows.size * sub_range(cols, s.grid_k, l).size);
       cb.native_offset = c_offsets[c_blocks.size()];
+      const auto [row_part, col_part] = mine.c[c_blocks.size()];
+      cb.rectangles = c_row_spans.empty()
+                          ? rectangles_of(cb, s.grid_k, {}, {}, 0)
+                          : rectangles_of(cb, s.grid_k, c_row_spans[row_part], c_col_spans[col_part], c_user_ld);
+      for (const c_rectangle& r : cb.rectangles)
+        if (r.where == c_storage::user) stats.c_elements_in_place += r.rows * r.cols;
       c_blocks.push_back(cb);
       accumulator_elements = std::max(accumulator_elements, rows.size * cols.size);
       for (std::int64_t r = 0; r < s.rounds; ++r) {
@@ -257,17 +296,16 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
       else REDIST_MPI_CHECK(mpi::shared_window_segment(native_shared, node_rank, &segment));
       return segment;
     };
-    MPI_Group node_group;
-    REDIST_MPI_CHECK(MPI_Comm_group(node, &node_group));
+    group_holder node_group;
+    REDIST_MPI_CHECK(MPI_Comm_group(node, &node_group.group));
     const auto locate = [&](MPI_Comm line, bool b_part, std::vector<std::byte*>& members) {
-      MPI_Group line_group;
-      REDIST_MPI_CHECK(MPI_Comm_group(line, &line_group));
+      group_holder line_group;
+      REDIST_MPI_CHECK(MPI_Comm_group(line, &line_group.group));
       const int count = mpi::size(line);
       std::vector<int> line_ranks(static_cast<std::size_t>(count)), node_ranks(line_ranks.size());
       for (int x = 0; x < count; ++x) line_ranks[static_cast<std::size_t>(x)] = x;
-      REDIST_MPI_CHECK(
-          MPI_Group_translate_ranks(line_group, count, line_ranks.data(), node_group, node_ranks.data()));
-      REDIST_MPI_CHECK(MPI_Group_free(&line_group));
+      REDIST_MPI_CHECK(MPI_Group_translate_ranks(line_group.group, count, line_ranks.data(), node_group.group,
+                                                 node_ranks.data()));
       for (const int r : node_ranks) {
         const auto at = 2 * static_cast<std::size_t>(r);
         members.push_back(segment_of(r) + offsets[at] + (b_part ? offsets[at + 1] : 0));
@@ -275,7 +313,6 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
     };
     if (shares_a) locate(row_comm(), false, a_members);
     if (shares_b) locate(col_comm(), true, b_members);
-    REDIST_MPI_CHECK(MPI_Group_free(&node_group));
   });
   windows.conclude();
   stats.native_window_reused = in_arena;
@@ -306,11 +343,12 @@ void gemm_plan::impl::put_panels(const round_step& step, int slot) const {
   if (stats.schedule.grid_m > 1) put(step.b, b_store, b_panel_capacity, col_comm(), b_window);
 }
 
-// C block columns (c_target) += op(A) piece x * op(B) piece y for every piece x of the A panel (a range of the
-// step's depth, from the grid row's member x) and y of the B panel (a range of its columns, from the grid
-// column's member y), read where those members keep them, or from a panel they were copied into. `beta`
-// applies to the first product into each column. Copies count as panel time, products as multiply time.
-void gemm_plan::impl::multiply_shared(const round_step& step, std::byte* c_target, scalar alpha, scalar beta) const {
+// C block columns += op(A) piece x * op(B) piece y for every piece x of the A panel (a range of the step's depth,
+// from the grid row's member x) and y of the B panel (a range of its columns, from the grid column's member y),
+// read where those members keep them, or from a panel they were copied into. `first`: the block's first step,
+// whose first product into each column overwrites it (multiply_into). Copies count as panel time, products as
+// multiply time.
+void gemm_plan::impl::multiply_shared(const round_step& step, void* c, bool first, scalar alpha, scalar beta) const {
   const gemm_schedule& s = stats.schedule;
   const auto eb = static_cast<std::int64_t>(element_bytes);
   const bool copy_a = copies_a_pieces(s, step), copy_b = copies_b_pieces(s, step);
@@ -330,16 +368,32 @@ void gemm_plan::impl::multiply_shared(const round_step& step, std::byte* c_targe
   for (std::size_t y = 0; y < static_cast<std::size_t>(b_in_pieces ? s.grid_m : 1); ++y) {
     const piece b = piece_of(step.b, b_in_pieces, y, step.depth, step.cols, b_members, b_panel, eb);
     if (b.size == 0) continue;
-    bool first = true;
+    bool first_piece = true;
     for (std::size_t x = 0; x < static_cast<std::size_t>(a_in_pieces ? s.grid_n : 1); ++x) {
       const piece a = piece_of(step.a, a_in_pieces, x, step.rows, step.depth, a_members, a_panel, eb);
       if (a.size == 0) continue;
-      local_gemm(description.type, step.rows, b.size, a.size, alpha, a.data, step.rows, b.data + a.first * eb, step.depth,
-                 first ? beta : scalar(1.0), c_target + b.first * step.rows * eb, step.rows);
-      first = false;
+      multiply_into(c_blocks[step.block], c, b.first, b.size, a.size, alpha, a.data, step.rows, b.data + a.first * eb,
+                    step.depth, first && first_piece, beta);
+      first_piece = false;
     }
   }
   last_execution.multiply += multiplying.elapsed();
+}
+
+void gemm_plan::impl::multiply_into(const c_block& cb, void* c, std::int64_t col, std::int64_t width,
+                                    std::int64_t depth, scalar alpha, const std::byte* a, std::int64_t lda,
+                                    const std::byte* b, std::int64_t ldb, bool first, scalar beta) const {
+  const auto eb = static_cast<std::int64_t>(element_bytes);
+  for (const c_rectangle& r : cb.rectangles) {
+    const std::int64_t from = std::max(col, r.col), to = std::min(col + width, r.col + r.cols);
+    if (from >= to) continue;
+    std::byte* base = r.where == c_storage::user     ? static_cast<std::byte*>(c)
+                      : r.where == c_storage::native ? at(c_store, 0)
+                                                     : at(accumulator, 0);
+    local_gemm(description.type, r.rows, to - from, depth, alpha, a + r.row * eb, lda, b + (from - col) * ldb * eb, ldb,
+               !first ? scalar(1.0) : r.where == c_storage::user ? beta : scalar(0.0),
+               base + (r.offset + (from - r.col) * r.ld) * eb, r.ld);
+  }
 }
 
 // Narrowest column strip of a multiply that is cut so that pending gathers progress between strips (BLAS
@@ -409,13 +463,9 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
       }
     }
     const c_block& cb = c_blocks[step.block];
-    std::byte* c_target = s.grid_k > 1 ? at(accumulator, 0)
-                          : c_in_place ? static_cast<std::byte*>(c) + cb.native_offset * static_cast<std::int64_t>(element_bytes)
-                                       : at(c_store, cb.native_offset);
     // The first round of a block overwrites it (or, in place, scales the user's C by beta), later ones add.
-    const scalar first_beta = c_in_place ? beta : scalar(0.0);
     if (shared && step.depth > 0 && step.rows > 0 && step.cols > 0) {
-      multiply_shared(step, c_target, alpha, block_started ? scalar(1.0) : first_beta);
+      multiply_shared(step, c, !block_started, alpha, beta);
       block_started = true;
     } else if (step.depth > 0 && step.rows > 0 && step.cols > 0) {
       const std::byte* a_panel =
@@ -429,10 +479,9 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
       const std::int64_t strip = progress ? std::max<std::int64_t>(progress_strip_columns, (step.cols + 7) / 8) : step.cols;
       for (std::int64_t c0 = 0; c0 < step.cols; c0 += strip) {
         const seconds_since multiplying;
-        local_gemm(description.type, step.rows, std::min(strip, step.cols - c0), step.depth, alpha, a_panel, step.rows,
-                   b_panel + c0 * step.depth * static_cast<std::int64_t>(element_bytes), step.depth,
-                   block_started ? scalar(1.0) : first_beta,
-                   c_target + c0 * step.rows * static_cast<std::int64_t>(element_bytes), step.rows);
+        multiply_into(cb, c, c0, std::min(strip, step.cols - c0), step.depth, alpha, a_panel, step.rows,
+                      b_panel + c0 * step.depth * static_cast<std::int64_t>(element_bytes), step.depth, !block_started,
+                      beta);
         last_execution.multiply += multiplying.elapsed();
         if (progress && c0 + strip < step.cols) {
           const seconds_since testing;
@@ -445,15 +494,22 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
     }
     if (communicates && options.overlap) complete();  // the next step's panels (and, one-sided, the epoch)
     if (step.last_of_block) {
-      if (!block_started && cb.rows * cb.cols > 0) {  // no round of this layer had any k: the product is 0
-        if (c_in_place)
-          local_gemm(description.type, cb.rows, cb.cols, 0, alpha, nullptr, cb.rows, nullptr, 1, beta, c_target, cb.rows);
-        else
-          std::memset(c_target, 0, static_cast<size_t>(cb.rows * cb.cols) * element_bytes);
+      if (!block_started) {  // no round of this layer had any k: the product is 0 (beta * C in place)
+        const auto eb = static_cast<std::int64_t>(element_bytes);
+        for (const c_rectangle& r : cb.rectangles) {
+          if (r.where == c_storage::user) {
+            local_gemm(description.type, r.rows, r.cols, 0, alpha, nullptr, r.rows, nullptr, 1, beta,
+                       static_cast<std::byte*>(c) + r.offset * eb, r.ld);
+            continue;
+          }
+          std::byte* base = r.where == c_storage::native ? at(c_store, r.offset) : at(accumulator, r.offset);
+          for (std::int64_t col = 0; col < r.cols; ++col)
+            std::memset(base + col * r.ld * eb, 0, static_cast<size_t>(r.rows * eb));
+        }
       }
       if (s.grid_k > 1) {
         const seconds_since reducing;
-        mpi::reduce_scatter(c_target, at(c_store, cb.native_offset), cb.counts.data(), mpi_type, MPI_SUM,
+        mpi::reduce_scatter(at(accumulator, 0), at(c_store, cb.native_offset), cb.counts.data(), mpi_type, MPI_SUM,
                             layer_comm());
         last_execution.reduction += reducing.elapsed();
       }

@@ -64,11 +64,23 @@ struct round_step {
   bool last_of_block = false;  // the C block is complete after this step
 };
 
+// A rectangle of a C block and where the multiply writes it: the native C storage, the user's C (in place) or
+// the accumulator that is summed along k. `offset` and `ld`: of the rectangle's first element there.
+enum class c_storage : std::uint8_t { native, user, accumulator };
+struct c_rectangle {
+  std::int64_t row = 0, col = 0, rows = 0, cols = 0;  // within the block
+  c_storage where = c_storage::native;
+  std::int64_t offset = 0, ld = 0;
+};
+
 // Where C block (s, t) lives and how it is scattered along k.
 struct c_block {
   std::int64_t rows = 0, cols = 0;
   std::int64_t native_offset = 0;    // this rank's piece in the native C storage
   std::vector<std::int64_t> counts;  // per layer l: rows * piece columns (the reduce-scatter's counts)
+  // The block cut where it is written: one rectangle in the native storage (or the accumulator), or the part
+  // the user's C holds in place and the edges around it in the native storage.
+  std::vector<c_rectangle> rectangles;
 };
 
 }  // namespace redist::gemm_detail

@@ -43,12 +43,14 @@ std::string check_buffers(const transform_plan::impl& p, const std::vector<job_b
 
 void transform_plan::execute(const std::vector<job_buffers>& buffers) const { execute_agreed(buffers, {}); }
 
-void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const {
+void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
+                                    const transform_plan* next) const {
   if (!impl_) throw invalid_argument("execute on an empty transform_plan (build it with make_plan)");
-  impl_->execute(buffers, problem);
+  impl_->execute(buffers, problem, next != nullptr ? next->impl_.get() : nullptr);
 }
 
-void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem) const {
+void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem,
+                                   const impl* next) const {
   const seconds_since started;
   struct timed {
     const impl& plan;
@@ -70,7 +72,10 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
     // reading the previous execution's data from its window segment, and it carries the strategy's values.
     mpi::agreement agreement(comm.get());
     if (!problem.empty()) agreement.fail(mpi::error_kind::invalid_argument, problem);
-    agreement.attempt([&] { borrow_private_buffers(); });
+    agreement.attempt([&] {
+      borrow_private_buffers();
+      if (next != nullptr) next->borrow_private_buffers();
+    });
     std::vector<std::size_t> slots;
     for (std::uint64_t value : agreed) slots.push_back(agreement.reduce_min(static_cast<std::int64_t>(value)));
     agreement.conclude();
@@ -81,6 +86,7 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
   } else {
     // Without the agreement a failed allocation is this rank's alone, as any other local problem in this mode.
     borrow_private_buffers();
+    if (next != nullptr) next->borrow_private_buffers();
     executor->reduce_without_agreement(agreed);
   }
   const int saved_threads = omp_get_max_threads();

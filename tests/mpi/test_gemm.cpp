@@ -355,9 +355,10 @@ TEST(Gemm, GroupedPartsOfAMatchingGridKeepCAndAInPlace) {
     }
 }
 
-// C in place is all or nothing: with one rank's C stored with a wider leading dimension than the native C,
-// no rank writes in place, and the result is still right.
-TEST(Gemm, CInPlaceOnlyWhenEveryRankStoresTheNativeC) {
+// C in place whatever its leading dimension: with one rank's C stored with a wider leading dimension than its
+// local rows, every rank still writes all of its C in place, and the result is right. One of a multiple of
+// 4 KiB (512 doubles) keeps that rank's rows out of place (cache-set aliasing), with the same result.
+TEST(Gemm, CInPlaceWhateverTheLeadingDimension) {
   const int p = world_size(), me = world_rank();
   const problem pb{96, 96, 24, op::identity, op::identity};
   const gemm_schedule s = plan_gemm_schedule(pb.m, pb.n, pb.k, p, {});
@@ -368,22 +369,71 @@ TEST(Gemm, CInPlaceOnlyWhenEveryRankStoresTheNativeC) {
   bc.mb = bc.nb = 8;
   bc.proc_rows = s.grid_m;
   bc.proc_cols = s.grid_n;
-  const auto on_grid = [&](std::int64_t rows, std::int64_t cols, std::int64_t extra_ld) {
+  const auto on_grid = [&](std::int64_t rows, std::int64_t cols, std::int64_t ld) {
     block_cyclic_params b = bc;
     b.m = rows;
     b.n = cols;
-    if (extra_ld > 0) b.lld = block_cyclic(b, me).local_ld() + extra_ld;
+    if (ld > 0) b.lld = ld;
     return block_cyclic(b, me);
   };
   const grid_layout la = on_grid(pb.m, pb.k, 0), lb = on_grid(pb.k, pb.n, 0);
-  for (const int wide_rank : {-1, p - 1}) {
-    const grid_layout lc = on_grid(pb.m, pb.n, me == wide_rank ? 3 : 0);
+  const std::int64_t local_rows = on_grid(pb.m, pb.n, 0).local_ld();
+  for (const std::int64_t wide_ld : {std::int64_t(0), local_rows + 3, std::int64_t(512)}) {
+    const grid_layout lc = on_grid(pb.m, pb.n, me == p - 1 ? wide_ld : 0);
     gemm_options grouped;  // blocks of 8 are too short for the automatic order to group them
     grouped.native_order = gemm_native_order::grouped;
     gemm_statistics stats;
-    EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 2.0, 0.0, grouped, &stats)), 0);
-    EXPECT_EQ(stats.c_in_place, wide_rank < 0) << "rank " << wide_rank << " with a wider C; " << s.describe();
+    EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 2.0, 0.5, grouped, &stats)), 0);
+    const bool aliasing = wide_ld == 512;
+    EXPECT_EQ(stats.c_in_place, !aliasing) << "rank " << p - 1 << " with ld " << wide_ld << "; " << s.describe();
+    const std::int64_t mine = (pb.m / s.grid_m) * (pb.n / s.grid_n);
+    if (!aliasing) EXPECT_EQ(stats.c_elements_in_place, mine) << "ld " << wide_ld << "; " << s.describe();
+    else if (me == p - 1) EXPECT_EQ(stats.c_elements_in_place, 0) << "ld 512; " << s.describe();
   }
+}
+
+// ScaLAPACK operands on the schedule's grid whose sizes leave the process rows and columns uneven (random
+// sizes, blocks and leading dimensions, beta 0 on NaN or not): the multiply writes in place all of C but the
+// edges where a native part and C's blocks disagree, the transform out moves only those, and the result is
+// right. Every element of C is written once: in place on its rank, or by the transform out.
+TEST(Gemm, CPartlyInPlaceWhereTheSizesDoNotDivide) {
+  const int p = world_size(), me = world_rank();
+  rng_t g(test_seed(8107));
+  int run = 0, partly = 0;
+  for (int trial = 0; trial < 4; ++trial) {
+    const std::int64_t block = 4 + static_cast<std::int64_t>(g() % 5);
+    const std::int64_t m = 40 + static_cast<std::int64_t>(g() % 60), n = 40 + static_cast<std::int64_t>(g() % 60);
+    const problem pb{m, n, 16 + static_cast<std::int64_t>(g() % 16), op::identity, op::identity};
+    const gemm_schedule s = plan_gemm_schedule(pb.m, pb.n, pb.k, p, {});
+    if (s.grid_k != 1 || s.ranks_used != p) continue;
+    const std::int64_t extra_ld = static_cast<std::int64_t>(g() % 3);
+    const auto on_grid = [&](std::int64_t rows, std::int64_t cols, std::int64_t extra) {
+      block_cyclic_params b;
+      b.m = rows;
+      b.n = cols;
+      b.mb = b.nb = block;
+      b.proc_rows = s.grid_m;
+      b.proc_cols = s.grid_n;
+      if (extra > 0) b.lld = block_cyclic(b, me).local_ld() + extra;
+      return block_cyclic(b, me);
+    };
+    const grid_layout la = on_grid(pb.m, pb.k, 0), lb = on_grid(pb.k, pb.n, 0), lc = on_grid(pb.m, pb.n, extra_ld);
+    const double beta = trial % 2 == 0 ? 0.0 : -0.75;
+    gemm_options grouped;
+    grouped.native_order = gemm_native_order::grouped;
+    gemm_statistics stats;
+    EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 1.25, beta, grouped, &stats, 2)), 0)
+        << "trial " << trial << " blocks of " << block << ", extra ld " << extra_ld << ": " << s.describe();
+    const std::int64_t in_place = global_sum(stats.c_elements_in_place);
+    const std::int64_t moved_out = global_sum(stats.transform_out.bytes_sent + stats.transform_out.bytes_local) / 8;
+    EXPECT_GT(in_place, 0) << s.describe();
+    EXPECT_EQ(in_place + moved_out, pb.m * pb.n) << "trial " << trial << ": " << s.describe();
+    EXPECT_EQ(stats.c_in_place, moved_out == 0) << s.describe();
+    ++run;
+    if (moved_out > 0) ++partly;
+  }
+  if (run == 0) GTEST_SKIP() << "no trial's schedule had a grid_m x grid_n x 1 grid of all ranks";
+  if (me == 0) std::printf("[partly in place] %d of %d trials moved edges out\n", partly, run);
 }
 
 // Prime rank counts with a generous idle allowance leave ranks out of the grid; they still take part in

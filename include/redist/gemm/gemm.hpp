@@ -8,8 +8,10 @@
 // round, its BLAS calls reading each round's A and B panels where the ranks of the grid line keep them (in
 // node-shared windows, the default on one node) or gathering them while the previous round is multiplied,
 // then sums the partial C blocks along k; (3) one transform writes C = C_native + beta * C in the
-// user's layout (beta = 0: C is not read), unless the user's C already is the native C on every rank: then
-// the multiply writes it in place (gemm_statistics::c_in_place). The native layouts are ours to place, so the ranks playing the
+// user's layout (beta = 0: C is not read). Where the user's C holds a native part on its rank at consecutive
+// local rows and columns (a ScaLAPACK C on the grid the schedule picks), the multiply writes it in place
+// instead, with beta, and the transform out moves only the rest: nothing when the sizes divide evenly
+// (gemm_statistics::c_in_place), edges of up to a block per part when not. The native layouts are ours to place, so the ranks playing the
 // grid positions are chosen by relabeling (a linear assignment over the volumes of A, B and C that would
 // move), the parts are cut along runs of the inputs' blocks grouped by owner (gemm_native_order), and the
 // input layouts cost as little reshuffling as possible.
@@ -133,6 +135,10 @@ struct gemm_statistics {
   std::int64_t relabel_volume_after = 0;   // ... with the chosen assignment (global sums)
   gemm_planning_profile planning;          // this rank's make_gemm_plan
   gemm_execution_profile last_execution;   // the most recent execute() on this rank
+  // This rank's elements of C the multiply writes in place: all of its C when c_in_place; on a matching grid
+  // whose sizes do not divide evenly, all but the edges where the native parts and C's blocks disagree (the
+  // transform out moves only those).
+  std::int64_t c_elements_in_place = 0;
 };
 
 // The problem: C (m x n) = op(A) * op(B); A is m x k (k x m when op_a transposes), B is k x n (n x k).

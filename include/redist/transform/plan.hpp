@@ -220,8 +220,11 @@ class transform_plan {
   explicit transform_plan(std::unique_ptr<impl> p);
   // What is wrong with a single-job execute of T elements on this rank (empty: nothing).
   std::string single_job_problem(element_type t) const;
-  // execute(buffers), with this rank's `problem` (non-empty: an error) agreed with the buffers' checks.
-  void execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const;
+  // execute(buffers), with this rank's `problem` (non-empty: an error) agreed with the buffers' checks. `next`: a
+  // plan the caller executes after this one, once it has written its own output, whose message buffers this
+  // execution's agreement acquires too (they stay until `next` executes).
+  void execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
+                      const transform_plan* next = nullptr) const;
   std::unique_ptr<impl> impl_;
   friend transform_plan make_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
   friend transform_plan make_reshape_plan(MPI_Comm, std::vector<reshape_job>, const transform_options&);

@@ -89,7 +89,9 @@ struct transform_plan::impl {
   // caller: the communicator make_plan was given (node-level state is cached on it).
   void setup_exchange(MPI_Comm caller, mpi::agreement& planned);
   // caller_problem: what the caller found wrong on this rank (empty: nothing), agreed with the buffers' checks.
-  void execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem = {}) const;
+  // next: transform_plan::execute_agreed's.
+  void execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem = {},
+               const impl* next = nullptr) const;
 
  private:
   void lay_out_private_buffers();
