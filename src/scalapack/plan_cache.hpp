@@ -31,17 +31,17 @@ inline constexpr std::size_t gemm_plan_cache_capacity = 4;
 // collective over it (the caches agree on their release order).
 // A transform key's first call is planned as a one-shot call: `make(true)` builds the plan with
 // transform_options::one_shot, whose `automatic` takes point_to_point unless the messages are large (no node
-// communicator, no shared window: below one_shot_window_bytes per rank, one_shot_window_bytes_oversubscribed
-// where a host runs more ranks than CPUs, they cost more to create than one execution saves), and streams in
-// small chunks on an oversubscribed node. If either happened (plan_statistics::one_shot_choices), the key's second
-// call shows the call repeats, and the plan is replaced, once, by the one `make(false)` builds, which later calls
-// amortise: on the second call where the process has replaced none yet, otherwise on the call by which what the
+// communicator, no shared window: below one_shot_window_bytes per rank, one_shot_window_bytes_oversubscribed where a
+// host runs more ranks than CPUs, they cost more to create than one execution saves), and streams in small chunks on a
+// node running more than twice as many ranks as CPUs. If either happened (plan_statistics::one_shot_choices), the key's
+// second call shows the call repeats, and the plan is replaced, once, by the one `make(false)` builds, which later
+// calls amortise: on the second call where the process has replaced none yet, otherwise on the call by which what the
 // one-shot plan costs per call beyond its replacement adds up to what the process's latest replacement cost (its
-// planning and its first execution's excess over its second; the saving per call is the share of the one-shot
-// plan's latest execution that the latest replacement of a one-shot plan of the same kind, point_to_point or
-// streamed through a window, did away with; maxima over the ranks agreed on the second call; by the 16th call at
-// the latest). Otherwise (messages under 1 MiB per rank above all) the one-shot plan is what `make(false)` would
-// build, and it stays. Both builds are collective, as hits and misses are.
+// planning and its first execution's excess over its second; the saving per call is the share of the one-shot plan's
+// latest execution that the latest replacement of a one-shot plan of the same kind, point_to_point or streamed through
+// a window, did away with; maxima over the ranks agreed on the second call; by the 16th call at the latest). Otherwise
+// (messages under 1 MiB per rank above all) the one-shot plan is what `make(false)` would build, and it stays. Both
+// builds are collective, as hits and misses are.
 const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<transform_plan(bool one_shot)>& make);
 const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key,

@@ -66,10 +66,11 @@ struct transform_options {
   store_policy stores = store_policy::automatic;
   // shared_memory: bytes per chunk of the messages streamed to node peers (each message goes through a
   // ring of 4 chunk slots in the sender's window, so a chunk is unpacked while it is still in the cache).
-  // 0 = automatic: 256 KiB per OpenMP thread, 2 MiB per thread on a node running more threads than it
-  // has CPUs unless the plan is one_shot; pieces whose unpack transposes are then cut 256 KiB per thread, or 1 MiB
-  // where the tile is wide enough on both transposed axes for a square that large (a chunk holds at least one
-  // piece). Must be the same on all ranks.
+  // 0 = automatic: 256 KiB per OpenMP thread, 2 MiB per thread on a node running more than twice as many
+  // threads as it has CPUs unless the plan is one_shot; pieces whose unpack transposes are then cut 256 KiB per
+  // thread, or 1 MiB where the tile is wide enough on both transposed axes for a square that large (not in plans
+  // for one call, nor in the 256 KiB chunks of an oversubscribed node; a chunk holds at least one piece). Must be
+  // the same on all ranks.
   std::int64_t stream_chunk_bytes = 0;
   // torus_routed: the network and which node each rank runs on (build it with the torus headers,
   // redist/torus/exchange.hpp), and how the rounds are routed. Must be the same on all ranks.

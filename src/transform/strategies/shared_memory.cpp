@@ -230,24 +230,28 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
           mpi::allreduce_yielding(MPI_IN_PLACE, &cpus, words, MPI_UNSIGNED_LONG, MPI_BOR, node_comm.get()));
     });
     const std::int64_t node_cpus = CPU_COUNT(&cpus);
-    // 256 KiB per thread keeps a chunk in the cache between packing and unpacking. When the node runs
-    // more threads than it has CPUs, a rank waiting for a descheduled peer gives its core away, and each
-    // such switch costs more than small chunks save: 2 MiB per thread (measured on 4 ranks sharing 2 cores:
-    // 256 KiB chunks took 1.15-1.2x as long as whole messages, 2 MiB chunks 1.0-1.05x). Not for a one-shot
-    // plan: its rings are mostly fresh shared memory, and faulting in 4 slots of 2 MiB per node peer cost more
-    // than small chunks lose in one execution (pdgemr2d N = 8000 there: 0.2 s against 0.03 s).
+    // 256 KiB per thread keeps a chunk in the cache between packing and unpacking, also where the node runs up
+    // to twice as many threads as it has CPUs (4 ranks on 2 cores, N = 8000, steady calls: pdgemr2d 0.25 s with
+    // 2 MiB chunks against 0.18 s, pdtran 0.22 against 0.16). Beyond that, a rank waiting for a descheduled peer
+    // gives its core away so often that each switch costs more than small chunks save: 2 MiB per thread (8 ranks
+    // on 2 cores, reshapes of 256^3: 256 KiB chunks took 1.1-1.4x as long). Not for a one-shot plan: its rings
+    // are mostly fresh shared memory, and faulting in 4 slots of 2 MiB per node peer cost more than small chunks
+    // lose in one execution (pdgemr2d N = 8000 there: 0.2 s against 0.03 s).
     const bool oversubscribed = node_cpus > 0 && node_size * threads > node_cpus;
-    chunk_bytes = (std::int64_t(oversubscribed && !plan.options.one_shot ? 2048 : 256) << 10) * threads;
-    plan.stats.one_shot_choices = plan.stats.one_shot_choices || (oversubscribed && plan.options.one_shot);
+    const bool crowded = node_cpus > 0 && node_size * threads > 2 * node_cpus;
+    chunk_bytes = (std::int64_t(crowded && !plan.options.one_shot ? 2048 : 256) << 10) * threads;
+    plan.stats.one_shot_choices = plan.stats.one_shot_choices || (crowded && plan.options.one_shot);
     // Pieces whose unpack transposes are near-square on the two contiguous axes, and the streaming stores write
     // runs one side long. 1 MiB per thread where the tile allows a square that large (sides of 256
     // complex<double>: 4 KiB runs): 2 ranks, 512^3 x- to y-pencils, the storage-order change cost 1.31x a plain
     // reshape with 256 KiB pieces and 1.11x with these. Growing one side only, where the tile is narrower than
     // that, made the unpack slower (256^3: 1.14x -> 1.21x), so such tiles get 256 KiB pieces, also within the
-    // 2 MiB chunks of an oversubscribed node (8 ranks on 2 cores, 256^3: 1.31x -> 1.11x; pdtran unchanged).
-    // Not for a one-shot plan, which would fault in the larger slots.
+    // 2 MiB chunks of a crowded node (8 ranks on 2 cores, 256^3: 1.31x -> 1.11x). Not for a one-shot plan, which
+    // would fault in the larger slots, nor in the 256 KiB chunks of an oversubscribed node, where pieces larger
+    // than the chunks made pdtran N = 8000 slower (4 ranks on 2 cores: 0.165 s against 0.14 s).
     transpose_piece_bytes = (std::int64_t(256) << 10) * threads;
-    if (!plan.options.one_shot) large_transpose_piece_bytes = (std::int64_t(1024) << 10) * threads;
+    if (!plan.options.one_shot && (!oversubscribed || crowded))
+      large_transpose_piece_bytes = (std::int64_t(1024) << 10) * threads;
   }
   plan.stats.stream_chunk_bytes = chunk_bytes;
   auto elem_size_of = [&](const tile& t) {
