@@ -35,7 +35,7 @@ inline constexpr std::size_t gemm_plan_cache_capacity = 4;
 // host runs more ranks than CPUs, they cost more to create than one execution saves), and streams in small chunks on a
 // node running more than twice as many ranks as CPUs. If either happened (plan_statistics::one_shot_choices), the key's
 // second call shows the call repeats, and the plan is replaced, once, by the one `make(false)` builds, which later
-// calls amortise: on the second call where the process has replaced none yet, otherwise on the call by which what the
+// calls amortise: on the third call where the process has replaced none yet, otherwise on the call by which what the
 // one-shot plan costs per call beyond its replacement adds up to what the process's latest replacement cost (its
 // planning and its first execution's excess over its second; the saving per call is the share of the one-shot plan's
 // latest execution that the latest replacement of a one-shot plan of the same kind, point_to_point or streamed through
