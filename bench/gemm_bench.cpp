@@ -19,7 +19,8 @@
 // rank by the multiply and the paper's I/O vs the Eq. 33 lower bound, bytes moved by the layout transforms,
 // and flop rate per rank as a percentage of the single-rank BLAS rate measured in the same run (every rank
 // multiplying a 1500^3 local problem at once), and where a plan execution spends its time
-// (redist_phase_seconds: transforms in and out, BLAS, panel waits, reduction; gemm_execution_profile) and how
+// (redist_phase_seconds, the slowest rank per phase, and redist_phase_seconds_by_rank: transforms in and out,
+// BLAS, panel waits, reduction; gemm_execution_profile) and how
 // long that plan took to make, step by step (redist_planning_seconds; gemm_planning_profile). Both results are
 // compared element by element.
 // Output: JSON (stdout, or --json FILE with a table on stdout), then one SUMMARY line. Exit status 1 when a
@@ -171,6 +172,10 @@ struct result {
   redist::gemm_statistics stats;
   // Max over ranks of each phase of the plan's second execution, and of each step of its make_gemm_plan.
   std::vector<std::pair<const char*, double>> phases, planning;
+  // Every rank's phases of that execution (rank-major, in the order of `phases`) and C elements written in
+  // place: the slowest rank per phase hides which ranks wait for which (rank 0 only).
+  std::vector<double> phases_by_rank;
+  std::vector<std::int64_t> c_elements_in_place_by_rank;
   std::int64_t transform_bytes_max = 0;     // max over ranks of bytes sent by the transforms in and out
   std::int64_t c_elements_in_place = 0;     // summed over ranks (gemm_statistics::c_elements_in_place)
   std::int64_t multiply_bytes_max = 0;      // max over ranks of bytes received in the multiply
@@ -267,7 +272,16 @@ result run_shape(const blacs_grid& grid, const cosma_library& cosma, const shape
     for (auto& part : parts) MPI_Allreduce(MPI_IN_PLACE, &part.second, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return parts;
   };
-  out.phases = slowest(redist::named_parts(out.stats.last_execution));
+  const std::vector<std::pair<const char*, double>> my_phases = redist::named_parts(out.stats.last_execution);
+  std::vector<double> mine;
+  for (const auto& part : my_phases) mine.push_back(part.second);
+  out.phases_by_rank.resize(mine.size() * static_cast<std::size_t>(world_size()));
+  MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, out.phases_by_rank.data(),
+             static_cast<int>(mine.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  out.c_elements_in_place_by_rank.resize(static_cast<std::size_t>(world_size()));
+  MPI_Gather(&out.stats.c_elements_in_place, 1, MPI_INT64_T, out.c_elements_in_place_by_rank.data(), 1,
+             MPI_INT64_T, 0, MPI_COMM_WORLD);
+  out.phases = slowest(my_phases);
   out.planning = slowest(redist::named_parts(out.stats.planning));
   const std::int64_t transform_bytes = out.stats.transform_in.bytes_sent + out.stats.transform_out.bytes_sent;
   MPI_Allreduce(&transform_bytes, &out.transform_bytes_max, 1, MPI_INT64_T, MPI_MAX, MPI_COMM_WORLD);
@@ -360,6 +374,15 @@ int main(int argc, char** argv) {
         json.key("redist_phase_seconds").begin_object();
         for (const auto& [phase, seconds] : r.phases) json.field(phase, seconds);
         json.end_object();
+        json.key("redist_phase_seconds_by_rank").begin_array();
+        for (std::size_t rank = 0; rank < r.c_elements_in_place_by_rank.size(); ++rank) {
+          json.begin_object();
+          for (std::size_t x = 0; x < r.phases.size(); ++x)
+            json.field(r.phases[x].first, r.phases_by_rank[rank * r.phases.size() + x]);
+          json.field("c_elements_in_place", r.c_elements_in_place_by_rank[rank]);
+          json.end_object();
+        }
+        json.end_array();
         json.key("redist_planning_seconds").begin_object();
         for (const auto& [step, seconds] : r.planning) json.field(step, seconds);
         json.end_object();

@@ -395,17 +395,18 @@ TEST(Gemm, CInPlaceWhateverTheLeadingDimension) {
 // ScaLAPACK operands on the schedule's grid whose sizes leave the process rows and columns uneven (random
 // sizes, blocks and leading dimensions, beta 0 on NaN or not): the multiply writes in place all of C but the
 // edges where a native part and C's blocks disagree, the transform out moves only those, and the result is
-// right. Every element of C is written once: in place on its rank, or by the transform out.
+// right. Every element of C is written once: in place on its rank, or by the transform out. k stays below
+// every part's rows (16 of 64 or more on at most 4 grid rows), where row parts with edges are written in place.
 TEST(Gemm, CPartlyInPlaceWhereTheSizesDoNotDivide) {
   const int p = world_size(), me = world_rank();
   rng_t g(test_seed(8107));
   int run = 0, partly = 0;
   for (int trial = 0; trial < 4; ++trial) {
     const std::int64_t block = 4 + static_cast<std::int64_t>(g() % 5);
-    const std::int64_t m = 40 + static_cast<std::int64_t>(g() % 60), n = 40 + static_cast<std::int64_t>(g() % 60);
-    const problem pb{m, n, 16 + static_cast<std::int64_t>(g() % 16), op::identity, op::identity};
+    const std::int64_t m = 64 + static_cast<std::int64_t>(g() % 60), n = 64 + static_cast<std::int64_t>(g() % 60);
+    const problem pb{m, n, 8 + static_cast<std::int64_t>(g() % 8), op::identity, op::identity};
     const gemm_schedule s = plan_gemm_schedule(pb.m, pb.n, pb.k, p, {});
-    if (s.grid_k != 1 || s.ranks_used != p) continue;
+    if (s.grid_k != 1 || s.ranks_used != p || pb.k >= pb.m / s.grid_m) continue;
     const std::int64_t extra_ld = static_cast<std::int64_t>(g() % 3);
     const auto on_grid = [&](std::int64_t rows, std::int64_t cols, std::int64_t extra) {
       block_cyclic_params b;
@@ -434,6 +435,45 @@ TEST(Gemm, CPartlyInPlaceWhereTheSizesDoNotDivide) {
   }
   if (run == 0) GTEST_SKIP() << "no trial's schedule had a grid_m x grid_n x 1 grid of all ranks";
   if (me == 0) std::printf("[partly in place] %d of %d trials moved edges out\n", partly, run);
+}
+
+// A row part of C that a rank holds only in part (4 x 11 rows on 2 process rows: 24 and 20 local rows, native
+// parts of 22) is written in place while k is below its rows, and goes through the native storage from k at
+// least its rows on (its edge rows would need BLAS calls of their own, repacking B): the ranks of the process
+// row with 20 rows then write nothing in place, the others still do, and the result is right both ways.
+TEST(Gemm, RowPartsWithEdgesGoThroughTheNativeStorageFromKAtLeastTheirRows) {
+  const int p = world_size(), me = world_rank();
+  const std::int64_t m = 44, n = 44;
+  const gemm_schedule probe = plan_gemm_schedule(m, n, 8, p, {});
+  if (probe.grid_m != 2 || probe.grid_k != 1 || probe.ranks_used != p)
+    GTEST_SKIP() << "the rule is checked on a 2 x Q grid of all ranks: " << probe.describe();
+  for (const std::int64_t k : {std::int64_t(8), std::int64_t(44)}) {
+    const problem pb{m, n, k, op::identity, op::identity};
+    const gemm_schedule s = plan_gemm_schedule(pb.m, pb.n, pb.k, p, {});
+    if (s.grid_m != 2 || s.grid_k != 1 || s.ranks_used != p) GTEST_SKIP() << "k " << k << ": " << s.describe();
+    const auto on_grid = [&](std::int64_t rows, std::int64_t cols) {
+      block_cyclic_params b;
+      b.m = rows;
+      b.n = cols;
+      b.mb = b.nb = 4;
+      b.proc_rows = s.grid_m;
+      b.proc_cols = s.grid_n;
+      return block_cyclic(b, me);
+    };
+    const grid_layout la = on_grid(pb.m, pb.k), lb = on_grid(pb.k, pb.n), lc = on_grid(pb.m, pb.n);
+    gemm_options grouped;
+    grouped.native_order = gemm_native_order::grouped;
+    for (const double beta : {0.0, 0.5}) {
+      gemm_statistics stats;
+      EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 1.5, beta, grouped, &stats, 2)), 0)
+          << "k " << k << " beta " << beta << ": " << s.describe();
+      const std::int64_t moved_out = global_sum(stats.transform_out.bytes_sent + stats.transform_out.bytes_local) / 8;
+      EXPECT_EQ(global_sum(stats.c_elements_in_place) + moved_out, m * n) << "k " << k << ": " << s.describe();
+      const bool fewer_rows = lc.local_ld() < 24;  // the process row of 20 rows: its row part has 2 edge rows
+      if (fewer_rows && k >= 22) EXPECT_EQ(stats.c_elements_in_place, 0) << "k " << k << ": " << s.describe();
+      else EXPECT_GT(stats.c_elements_in_place, 0) << "k " << k << (fewer_rows ? ", 20 rows: " : ", 24 rows: ") << s.describe();
+    }
+  }
 }
 
 // Prime rank counts with a generous idle allowance leave ranks out of the grid; they still take part in

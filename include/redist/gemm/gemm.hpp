@@ -137,7 +137,8 @@ struct gemm_statistics {
   gemm_execution_profile last_execution;   // the most recent execute() on this rank
   // This rank's elements of C the multiply writes in place: all of its C when c_in_place; on a matching grid
   // whose sizes do not divide evenly, all but the edges where the native parts and C's blocks disagree (the
-  // transform out moves only those).
+  // transform out moves only those), and none of a row part with edge rows once k is at least its rows, nor
+  // where C's leading dimension aliases (docs/gemm.md, "C in place").
   std::int64_t c_elements_in_place = 0;
 };
 
