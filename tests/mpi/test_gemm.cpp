@@ -395,8 +395,8 @@ TEST(Gemm, CInPlaceWhateverTheLeadingDimension) {
 // ScaLAPACK operands on the schedule's grid whose sizes leave the process rows and columns uneven (random
 // sizes, blocks and leading dimensions, beta 0 on NaN or not): the multiply writes in place all of C but the
 // edges where a native part and C's blocks disagree, the transform out moves only those, and the result is
-// right. Every element of C is written once: in place on its rank, or by the transform out. k stays below
-// every part's rows (16 of 64 or more on at most 4 grid rows), where row parts with edges are written in place.
+// right. Every element of C is written once: in place on its rank, or by the transform out. k (8-15) stays
+// below every part's rows (m of 64 or more on at most 4 grid rows): row parts with edges are written in place.
 TEST(Gemm, CPartlyInPlaceWhereTheSizesDoNotDivide) {
   const int p = world_size(), me = world_rank();
   rng_t g(test_seed(8107));
