@@ -14,15 +14,20 @@ void release_pages(void* data);
 using page_buffer = std::unique_ptr<std::byte, void (*)(void*)>;
 
 // `bytes` uninitialised bytes (none: null), on a 64-byte cache line at least. From 2 MiB on they start on a 2 MiB boundary and are offered
-// transparent huge pages (madvise; a no-op where THP is off): a fresh 4 KiB page costs a fault of several
-// microseconds on first touch, so a 48 MB buffer took 83-142 ms to touch on 4 KiB pages against 18-38 ms on
-// huge pages (4 ranks on 2 cores). Blocks from 64 KiB on (page-aligned) are not returned to the system when
+// transparent huge pages (madvise; a no-op where THP is off) where huge_pages_offered(): a fresh 4 KiB page costs
+// a fault of several microseconds on first touch, so a 48 MB buffer took 83-142 ms to touch on 4 KiB pages
+// against 18-38 ms on huge pages (4 ranks on 2 cores of a VM that kept its memory). Blocks from 64 KiB on (page-aligned) are not returned to the system when
 // released but kept, up to `REDIST_BUFFER_CACHE` in all (default 256 MiB per process; 0 turns the cache off), and
 // handed to a later allocation of 50-100% of their size: its pages are already mapped, so the next plan's buffers
 // cost no faults at all (smaller blocks come from the C heap, which reuses its own pages). Allocated through the
 // C heap (so that sanitizers still guard the ends; sanitized builds keep no cache, so that a use after release is
 // still caught). Throws std::bad_alloc.
 page_buffer allocate_pages(std::int64_t bytes);
+
+// Whether allocate_pages offers huge pages: not on a VM whose balloon reports free memory to the hypervisor,
+// where a fresh huge page is faulted back in by the host on first touch (10-20x the time of 4 KiB pages after
+// an idle spell; src/memory/pages.cpp). Read once per process from /sys/bus/virtio/devices.
+bool huge_pages_offered();
 
 // Whether a borrower should release blocks of `bytes` in all after each use: the cache keeps them for the next
 // allocation (cache on, `bytes` within its limit; under 64 KiB the C heap reuses its pages), or the build is

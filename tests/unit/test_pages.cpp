@@ -4,8 +4,12 @@
 // REDIST_BUFFER_CACHE says); the byte counts of the environment variables.
 #include <gtest/gtest.h>
 
+#include <cinttypes>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "buffer_cache.hpp"
@@ -31,6 +35,32 @@ TEST(Pages, LargeBlocksAreHugePageAlignedAndWritable) {
     EXPECT_EQ(b.get()[bytes - 1], std::byte{0});
   }
   EXPECT_EQ(allocate_pages(0).get(), nullptr);
+}
+
+// The mapping that holds a fresh 4 MiB block is marked for huge pages ("hg" in /proc/self/smaps) exactly when
+// huge_pages_offered() says so (not on a VM whose balloon reports free memory to the hypervisor).
+TEST(Pages, LargeBlocksAskForHugePagesOnlyWhereOffered) {
+  redist::memory::drop_cached_pages();  // a kept block would carry an earlier process-wide choice: none differs
+  page_buffer b = allocate_pages(4 * mib);
+  const auto at = reinterpret_cast<std::uintptr_t>(b.get());
+  std::ifstream smaps("/proc/self/smaps");
+  if (!smaps) GTEST_SKIP() << "no /proc/self/smaps to read the mapping's flags from";
+  std::string line;
+  bool inside = false, found = false, huge = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t begin = 0, end = 0;
+    if (std::sscanf(line.c_str(), "%" SCNxPTR "-%" SCNxPTR " ", &begin, &end) == 2 && line.find(' ') > line.find('-')) {
+      inside = begin <= at && at < end;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0) {
+      found = true;
+      huge = (line + " ").find(" hg ") != std::string::npos;
+    }
+  }
+  ASSERT_TRUE(found) << "no mapping of /proc/self/smaps holds the block";
+  EXPECT_EQ(huge, redist::memory::huge_pages_offered());
+  std::printf("[pages] huge pages %s\n", redist::memory::huge_pages_offered() ? "offered" : "not offered (free memory reported to the host)");
 }
 
 TEST(Pages, ReleasedBlocksServeLaterAllocationsOfSimilarSize) {

@@ -95,7 +95,7 @@ struct transform_options {
 // (N = 4000 on 4 ranks): plan + first execution 22-36 ms against 29-49 ms; bench/results/side_by_side.md.
 // Where ranks share CPUs, the node communicator's first split (0.05-0.1 s on 4 ranks sharing 2 cores), the
 // window (0.03-0.05 s, asked for as src/mpi/shared_window.hpp explains) and its first touches cost more than point_to_point's private buffers (on huge pages
-// 0.01-0.02 s for 24 MB sent per rank, unless the memory is fresh to the VM) below 32 MiB: a process's first
+// 0.01-0.02 s for 24 MB sent per rank; 4 KiB pages where the VM reports free memory to its host: 0.035 s) below 32 MiB: a process's first
 // one-shot pdtran-like call took 0.11-0.15 s through a window against 0.02 s at N = 2000 (6 MB per rank), and
 // 0.12-0.21 s against 0.05-0.06 s at N = 4000 (24 MB; point_to_point 0.25-0.34 s in 5 of 13 runs, where its
 // buffers' memory was fresh to the VM); at 96 MB per rank point_to_point was slower there too (pdgemr2d
