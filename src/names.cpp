@@ -11,6 +11,7 @@
 #include "redist/gemm/schedule.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "redist/torus/routing.hpp"
+#include "redist/trace.hpp"
 #include "redist/transform/plan.hpp"
 #include "redist/transform/types.hpp"
 
@@ -43,6 +44,14 @@ struct table<region_shape> {
   static constexpr std::array<spelling<region_shape>, 3> current{
       {{region_shape::all, "all"}, {region_shape::upper, "upper"}, {region_shape::lower, "lower"}}};
   static constexpr std::array<spelling<region_shape>, 0> old{};
+};
+
+template <>
+struct table<trace::trace_mode> {
+  static constexpr const char* option = "trace mode";
+  static constexpr std::array<spelling<trace::trace_mode>, 3> current{
+      {{trace::trace_mode::off, "off"}, {trace::trace_mode::summary, "summary"}, {trace::trace_mode::calls, "calls"}}};
+  static constexpr std::array<spelling<trace::trace_mode>, 0> old{};
 };
 
 template <>
@@ -163,6 +172,7 @@ REDIST_NAMED_ENUM(op)
 REDIST_NAMED_ENUM(element_type)
 REDIST_NAMED_ENUM(region_shape)
 REDIST_NAMED_ENUM(exchange_strategy)
+REDIST_NAMED_ENUM(trace::trace_mode)
 REDIST_NAMED_ENUM(store_policy)
 REDIST_NAMED_ENUM(gemm_communication)
 REDIST_NAMED_ENUM(gemm_native_order)
@@ -187,6 +197,10 @@ namespace exchange {
 const char* to_string(neighbor_strategy s) noexcept { return name_in_table(s); }
 const char* to_string(inplace_algorithm a) noexcept { return name_in_table(a); }
 }  // namespace exchange
+
+namespace trace {
+const char* to_string(trace_mode m) { return name_in_table(m); }
+}  // namespace trace
 
 namespace relabel {
 const char* to_string(solver s) { return name_in_table(s); }

@@ -20,6 +20,7 @@
 #include "redist/torus/schedule.hpp"
 #include "redist/torus/simulator.hpp"
 #include "redist/torus/topology.hpp"
+#include "redist/trace.hpp"
 #include "redist/transform/node_buffer.hpp"
 #include "redist/transform/plan.hpp"
 #include "redist/transform/relabel_targets.hpp"

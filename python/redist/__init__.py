@@ -90,6 +90,7 @@ from ._redist import (  # noqa: F401,E402
     custom,
     even_splits,
     get_argument_agreement,
+    get_trace_mode,
     make_batch_plan,
     make_batch_reshape_plan,
     make_alltoall_inplace_plan,
@@ -104,7 +105,11 @@ from ._redist import (  # noqa: F401,E402
     relabel_reshape_targets,
     relabel_targets,
     set_argument_agreement,
+    set_trace_mode,
     slab_boxes,
+    trace_reset,
+    trace_summary,
+    trace_totals,
 )
 
 __version__ = _redist.__version__  # the library's (CMakeLists.txt project version)
@@ -122,6 +127,39 @@ def __getattr__(name):
                       "more release", DeprecationWarning, stacklevel=2)
         return globals()[new]
     raise AttributeError(f"module 'redist' has no attribute '{name}'")
+
+
+class trace:
+    """What redist did with the calls made inside a `with` block, per entry point and path (docs/trace.md).
+
+        with redist.trace(MPI.COMM_WORLD) as t:
+            ...                      # redist calls
+        print(t.summary)             # the table over comm's ranks, on rank 0 ('' elsewhere)
+
+    Entering sets this process's trace mode (`mode`: 'summary', or 'calls' to write one JSON line per call to
+    REDIST_TRACE_FILE) and forgets earlier totals; leaving gathers the summary over `comm` (collective: every rank
+    of comm leaves the block), prints it to stderr on rank 0 when `print_summary`, keeps this process's rows in
+    `totals`, and restores the previous mode."""
+
+    def __init__(self, comm, mode="summary", *, print_summary=False):
+        self.comm, self.mode, self.print_summary = comm, mode, print_summary
+        self.summary, self.totals, self._previous = "", [], None
+
+    def __enter__(self):
+        self._previous = set_trace_mode(self.mode)
+        trace_reset()
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.totals = trace_totals()
+            self.summary = trace_summary(self.comm)
+            if self.print_summary and self.summary:
+                import sys
+                sys.stderr.write(self.summary)
+        finally:
+            set_trace_mode(self._previous)
+        return False
 
 
 def _agreed_even_when_refused(native, target_of):

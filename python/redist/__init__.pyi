@@ -36,6 +36,7 @@ from ._redist import (
     custom as custom,
     even_splits as even_splits,
     get_argument_agreement as get_argument_agreement,
+    get_trace_mode as get_trace_mode,
     make_batch_plan as make_batch_plan,
     make_batch_reshape_plan as make_batch_reshape_plan,
     make_gemm_plan as make_gemm_plan,
@@ -47,10 +48,24 @@ from ._redist import (
     relabel_reshape_targets as relabel_reshape_targets,
     relabel_targets as relabel_targets,
     set_argument_agreement as set_argument_agreement,
+    set_trace_mode as set_trace_mode,
     slab_boxes as slab_boxes,
+    trace_reset as trace_reset,
+    trace_summary as trace_summary,
+    trace_totals as trace_totals,
 )
 
 __version__: str
+
+class trace:
+    comm: MPI.Comm
+    mode: str
+    print_summary: bool
+    summary: str
+    totals: list[dict[str, Any]]
+    def __init__(self, comm: MPI.Comm, mode: str = "summary", *, print_summary: bool = False) -> None: ...
+    def __enter__(self) -> "trace": ...
+    def __exit__(self, *exc: Any) -> bool: ...
 
 def transform(comm: MPI.Comm, a_layout: Layout, a: np.ndarray, b_layout: Layout, b: np.ndarray, op: str = "N",
               alpha: complex = 1.0, beta: complex = 0.0, *, region: Optional[Tuple[str, int]] = None,

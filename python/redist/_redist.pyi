@@ -324,3 +324,18 @@ def make_gemm_plan(comm: MPI.Comm, a: Layout, b: Layout, c: Layout, op_a: str = 
                    communication: str = "auto", overlap: bool = True, relabel: bool = True,
                    native_order: str = "auto", max_idle_fraction: float = 0.03, strategy: str = "auto"
                    ) -> GemmPlan: ...
+
+def get_trace_mode() -> str:
+    """This process's trace mode: 'off', 'summary' or 'calls' (REDIST_TRACE when the library was loaded)."""
+
+def set_trace_mode(mode: str) -> str:
+    """Sets this process's trace mode ('off', 'summary' or 'calls'; every rank alike); returns the previous one."""
+
+def trace_totals() -> list[dict[str, Any]]:
+    """This process's traced calls since the start or the last trace_reset, one dict per entry point and path."""
+
+def trace_reset() -> None:
+    """Forgets this process's traced totals."""
+
+def trace_summary(comm: MPI.Comm) -> str:
+    """The summary table over the ranks of comm (collective): the text on comm's rank 0, '' elsewhere."""

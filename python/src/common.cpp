@@ -10,6 +10,8 @@
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "redist/gemm/gemm.hpp"
+#include "redist/trace.hpp"
+#include "redist/names.hpp"
 
 namespace redist::python {
 
@@ -344,6 +346,51 @@ void register_settings(nb::module_& m) {
       "known to be right on every rank (every rank must choose the same).");
   m.def("get_argument_agreement", [] { return argument_agreement; },
         "Whether argument errors are agreed over the ranks before each collective call (the default: True).");
+
+  // Call tracing (redist/trace.hpp; the context manager redist.trace is built on these).
+  m.def("get_trace_mode", [] { return std::string(to_string(trace::mode())); },
+        "This process's trace mode: 'off', 'summary' or 'calls' (REDIST_TRACE when the library was loaded).");
+  m.def(
+      "set_trace_mode",
+      [](const std::string& mode) {
+        const std::string previous = to_string(trace::mode());
+        trace::set_mode(parse_option<trace::trace_mode>(mode, "trace mode"));
+        return previous;
+      },
+      nb::arg("mode"),
+      "Sets this process's trace mode ('off', 'summary' or 'calls'; every rank alike); returns the previous one.");
+  m.def(
+      "trace_totals",
+      [] {
+        nb::list rows;
+        for (const trace::entry_totals& r : trace::totals()) {
+          nb::dict row;
+          row["entry_point"] = r.entry_point;
+          row["path"] = r.path;
+          row["calls"] = r.calls;
+          row["plan_cache_hits"] = r.plan_cache_hits;
+          row["plans_made"] = r.plans_made;
+          row["plan_seconds"] = r.plan_seconds;
+          row["execution_seconds"] = r.execution_seconds;
+          row["bytes_sent"] = r.bytes_sent;
+          row["messages_sent"] = r.messages_sent;
+          rows.append(row);
+        }
+        return rows;
+      },
+      "This process's traced calls since the start or the last trace_reset: one dict per entry point and path "
+      "(entry_point, path, calls, plan_cache_hits, plans_made, plan_seconds, execution_seconds, bytes_sent, "
+      "messages_sent).");
+  m.def("trace_reset", [] { trace::reset(); }, "Forgets this process's traced totals.");
+  m.def(
+      "trace_summary",
+      [](nb::handle comm) {
+        const MPI_Comm c = communicator(comm);
+        nb::gil_scoped_release release;
+        return trace::summary(c);
+      },
+      nb::arg("comm"),
+      "The summary table over the ranks of comm (collective): the text on comm's rank 0, '' elsewhere.");
 }
 
 void register_errors(nb::module_& m) {

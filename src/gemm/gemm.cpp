@@ -21,6 +21,7 @@
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "../transform/detail/plan_impl.hpp"  // seconds_since
+#include "../trace/recorder.hpp"
 #include "redist/names.hpp"
 
 namespace redist {
@@ -69,6 +70,7 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
   if (!impl_) throw invalid_argument("execute on an empty gemm_plan (build it with make_gemm_plan)");
   impl& p = *impl_;
   const seconds_since started;
+  trace_detail::plan_event traced;
   std::string problems = problem;
   const bool real = p.description.type == element_type::f32 || p.description.type == element_type::f64;
   if (problems.empty() && real && (alpha.imag() != 0.0 || beta.imag() != 0.0))
@@ -95,6 +97,12 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
   p.last_execution.transform_in = into_done;
   p.last_execution.transform_out = started.elapsed() - multiply_done;
   p.last_execution.total = started.elapsed();
+  if (traced.active()) {
+    const gemm_statistics& s = p.stats;
+    traced.executed("gemm_plan", to_string(s.communication),
+                    s.multiply.bytes_sent + s.transform_in.bytes_sent + s.transform_out.bytes_sent,
+                    s.multiply.messages_sent + s.transform_in.messages_sent + s.transform_out.messages_sent);
+  }
 }
 
 namespace {
@@ -522,7 +530,10 @@ void allocate_native_storage(gemm_plan::impl& p) {
 
 }  // namespace
 
-gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options) {
+namespace {
+
+std::unique_ptr<gemm_plan::impl> build_gemm_plan(MPI_Comm comm, gemm_description description,
+                                                 const gemm_options& options) {
   const seconds_since started;
   seconds_since step;
   auto p = std::make_unique<gemm_plan::impl>();
@@ -537,7 +548,7 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   took(planning.agreement);
   p->description = std::move(description);
   p->options = options;
-  if (p->m == 0 || p->n == 0) return gemm_plan(std::move(p));  // C has no element: nothing to do
+  if (p->m == 0 || p->n == 0) return p;  // C has no element: nothing to do
 
   const cuts cut{p->stats.schedule};
   const native_parts parts = gemm_detail::native_parts_of(cut);
@@ -568,12 +579,21 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
   });
   stored.conclude();
   took(planning.storage);
-  if (p->k == 0) return gemm_plan(std::move(p));  // nothing to multiply: the transform out writes beta * C
+  if (p->k == 0) return p;  // nothing to multiply: the transform out writes beta * C
   // Step 10 (rounds.cpp): the one-sided or node-shared windows (collective).
   if (p->stats.communication == gemm_communication::one_sided) p->make_panel_windows();
   if (p->stats.communication == gemm_communication::shared_memory) p->make_shared_stores(comm);
   took(planning.rounds);
-  return gemm_plan(std::move(p));
+  return p;
+}
+
+}  // namespace
+
+gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options) {
+  trace_detail::plan_event traced;
+  gemm_plan plan(build_gemm_plan(comm, std::move(description), options));
+  if (traced.active()) traced.made("gemm_plan", to_string(plan.statistics().communication));
+  return plan;
 }
 
 }  // namespace redist

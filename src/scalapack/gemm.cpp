@@ -3,23 +3,30 @@
 // distributed multiply (redist/gemm/gemm.hpp). Prefixed twins redist_p?gemm. See docs/scalapack.md.
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <complex>
 #include <cstddef>
 #include <cstring>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "blacs.hpp"
+#include "dropin.hpp"
 #include "first_error.hpp"
 #include "pblas_call.hpp"
 #include "plan_cache.hpp"
 #include "staging.hpp"
+#include "traced_arguments.hpp"
 #include "redist/error.hpp"
 #include "redist/gemm/gemm.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/comm_attribute.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
 
@@ -34,6 +41,7 @@ struct rank_record {
   std::int64_t a[descriptor_length], b[descriptor_length], c[descriptor_length];  // normalized (DTYPE as given)
   std::int64_t ia, ja, ib, jb, ic, jc, m, n, k, op_a, op_b, world_rank;
   std::int64_t alpha[2], beta[2];  // the scalars' bytes (a complex<double> fills both words)
+  std::int64_t delegates;          // 1: this process would hand the call to ScaLAPACK (the drop-in's small products)
   std::int64_t info;
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
@@ -108,11 +116,116 @@ void scale_local(const grid_layout& layout, T* c, T beta) {
     }
 }
 
+// ---- Small products handed to ScaLAPACK (the drop-in's p?gemm) ----------------------------------------------------
+//
+// Whether a product goes to ScaLAPACK is decided from M, N and K alone, which PBLAS requires to be the same on every
+// process, so every process decides alike without a collective. What PBLAS requires is checked where the call is
+// first seen: each signature (every argument but the arrays) is checked on every process of the context in redist's
+// own argument agreement (the first collective of redist's path too: a process that would not delegate takes part
+// in the same one, and one process's different K, alpha or descriptor is the same PXERBLA error everywhere, whichever
+// way each would have gone). A signature every process passed, and on which all of them delegate, is remembered
+// on the context's communicator; its later calls go to ScaLAPACK at once. (A process that passes a remembered
+// signature while another passes a new one is not caught: they then make different calls.)
+
+// 2^23: where redist's multiply overtook Debian's ScaLAPACK for cubes (192^3) and tall-skinny problems at 4 ranks
+// with one thread each (bench/pdgemm_crossover.cpp; results and the other shapes in docs/scalapack.md).
+constexpr std::int64_t default_delegate_below = std::int64_t{1} << 23;
+
+std::int64_t delegate_below() {
+  const char* text = std::getenv("REDIST_PDGEMM_DELEGATE_BELOW");
+  if (text == nullptr || *text == '\0') return default_delegate_below;
+  char* end = nullptr;
+  errno = 0;
+  const long long value = std::strtoll(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 0) {
+    static bool warned = false;  // once per process, not per call
+    if (!warned)
+      std::fprintf(stderr,
+                   "redist: REDIST_PDGEMM_DELEGATE_BELOW=\"%s\" is not a non-negative integer (multiply-adds); "
+                   "using the default %lld\n",
+                   text, static_cast<long long>(default_delegate_below));
+    warned = true;
+    return default_delegate_below;
+  }
+  return value;
+}
+
+// Fewer than REDIST_PDGEMM_DELEGATE_BELOW multiply-adds (0: never). Negative sizes never: redist reports them.
+bool delegates(int m, int n, int k) {
+  if (m < 0 || n < 0 || k < 0) return false;
+  const std::int64_t limit = delegate_below();
+  if (limit == 0) return false;
+  const std::int64_t mn = std::int64_t{m} * n;  // below 2^62: no overflow
+  return k == 0 || mn <= (limit - 1) / k;  // M*N*K < limit, without forming a product beyond 64 bits
+}
+
+// The signatures checked on a context's communicator (bounded: past the bound all are forgotten at once, at the
+// same call on every process, and checked again).
+struct checked_signatures {
+  std::set<std::vector<std::int64_t>> seen;
+};
+constexpr std::size_t checked_signatures_bound = 4096;
+const mpi::comm_attribute<checked_signatures>& checked_on() {
+  static const mpi::comm_attribute<checked_signatures> attribute;
+  return attribute;
+}
+
+template <class T>
+std::vector<std::int64_t> signature(char ta, char tb, int m, int n, int k, T alpha, int ia, int ja, const int* desca,
+                                    int ib, int jb, const int* descb, T beta, int ic, int jc, const int* descc) {
+  std::vector<std::int64_t> s{static_cast<std::int64_t>(element_type_v<T>), ta, tb, m, n, k, ia, ja, ib, jb, ic, jc};
+  std::int64_t scalars[4];
+  store_scalar(alpha, scalars);
+  store_scalar(beta, scalars + 2);
+  s.insert(s.end(), scalars, scalars + 4);
+  for (const int* d : {desca, descb, descc}) {
+    const descriptor parsed = parse_descriptor(d);
+    const auto words = parsed.normalized();
+    s.insert(s.end(), words.begin(), words.end());
+    s.push_back(parsed.dtype);
+  }
+  return s;
+}
+
 template <class T>
 void gemm(const char* routine, const char* transa, const char* transb, int m, int n, int k, T alpha, const T* a,
           int ia, int ja, const int* desca, const T* b, int ib, int jb, const int* descb, T beta, T* c, int ic, int jc,
-          const int* descc) noexcept {
+          const int* descc, pblas_gemm_fn scalapack) noexcept {
+  trace_detail::call_scope traced(routine);
+  if (trace_detail::json_fields* f = traced.arguments()) {
+    trace_type<T>(*f);
+    f->text("transa", std::string(transa ? 1 : 0, transa ? *transa : ' '));
+    f->text("transb", std::string(transb ? 1 : 0, transb ? *transb : ' '));
+    f->number("m", std::int64_t{m}), f->number("n", std::int64_t{n}), f->number("k", std::int64_t{k});
+    trace_scalar(*f, "alpha", alpha), trace_scalar(*f, "beta", beta);
+    f->number("ia", std::int64_t{ia}), f->number("ja", std::int64_t{ja}), trace_descriptor(*f, "desca", desca);
+    f->number("ib", std::int64_t{ib}), f->number("jb", std::int64_t{jb}), trace_descriptor(*f, "descb", descb);
+    f->number("ic", std::int64_t{ic}), f->number("jc", std::int64_t{jc}), trace_descriptor(*f, "descc", descc);
+    if (desca != nullptr) trace_grid(*f, "grid", desca[1]);
+  }
   const char ta = transa ? *transa : '\0', tb = transb ? *transb : '\0';
+  const auto hand_to_scalapack = [&] {
+    traced.path("delegated");
+    const auto started = trace_detail::clock::now();
+    scalapack(transa, transb, &m, &n, &k, &alpha, a, &ia, &ja, desca, b, &ib, &jb, descb, &beta, c, &ic, &jc, descc);
+    if (traced.active()) traced.execution(trace_detail::seconds_since(started), 0, 0);
+  };
+  const bool delegating = scalapack != nullptr && delegates(m, n, k);
+  std::vector<std::int64_t> my_signature;
+  checked_signatures* checked = nullptr;
+  if (delegating && desca != nullptr && descb != nullptr && descc != nullptr && blacs::holds_me(desca[1])) {
+    try {
+      my_signature = signature(ta, tb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc);
+      MPI_Comm comm = blacs::communicator(desca[1]);
+      checked = &checked_on().get(comm, [] { return checked_signatures{}; });
+      if (checked->seen.count(my_signature) != 0) {
+        hand_to_scalapack();
+        return;
+      }
+    } catch (const std::exception&) {
+      checked = nullptr;  // out of memory, or MPI refused the attribute: checked (below) every time instead
+    }
+  }
   descriptor db, dc;
   auto call = agree_on_pblas_call<rank_record>(
       routine, desca, desca_pos, global_arguments(),
@@ -128,12 +241,30 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
         mine.op_b = operation_word<T>(tb);
         store_scalar(alpha, mine.alpha);
         store_scalar(beta, mine.beta);
+        mine.delegates = delegating ? 1 : 0;
         mine.info = descb == nullptr ? -descb_pos : descc == nullptr ? -descc_pos : 0;
       },
       [&](const process_grid& grid, const descriptor& da) {
         return check_gemm(grid, ta, tb, m, n, k, ia, ja, da, ib, jb, db, ic, jc, dc);
       });
-  if (!call) return;
+  if (!call) {
+    if (desca != nullptr && desca[1] == -1) traced.dismiss();  // off the grid: not this process's call
+    return;
+  }
+  // Every process would hand it to ScaLAPACK (anything else, a different REDIST_PDGEMM_DELEGATE_BELOW on one
+  // process say, takes redist's path everywhere).
+  if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates == 1; })) {
+    if (checked != nullptr) {
+      if (checked->seen.size() >= checked_signatures_bound) checked->seen.clear();
+      try {
+        checked->seen.insert(std::move(my_signature));
+      } catch (const std::exception&) {
+        // not remembered: checked again next time (every process inserts or clears alike but for memory)
+      }
+    }
+    hand_to_scalapack();
+    return;
+  }
   // References, not structured bindings: C++17 lambdas below cannot capture those.
   const descriptor& da = call->da;
   const process_grid& grid = call->grid;
@@ -142,7 +273,10 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
   const int context = call->context, me = call->me, nranks = static_cast<int>(call->all.size());
   const int context_info = -(desca_pos * 100 + 2);
   // PBLAS's quick return.
-  if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) return;
+  if (m == 0 || n == 0 || ((alpha == T(0) || k == 0) && beta == T(1))) {
+    traced.path("local");
+    return;
+  }
   const bool multiply = alpha != T(0) && k != 0;
   const auto replicated = [](const descriptor& d) { return d.rsrc < 0 || d.csrc < 0; };
   if (replicated(dc) || (multiply && (replicated(da) || replicated(db)))) {  // the same on every process
@@ -156,6 +290,7 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
     const grid_layout c_layout = layout_of(m, n, ic, jc, dc, grid, me);
     if (!multiply) {
       scale_local(c_layout, c, beta);
+      traced.path("local");
       return;
     }
     const op op_a = op_of<T>(ta), op_b = op_of<T>(tb);
@@ -164,7 +299,8 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
     const grid_layout b_layout =
         op_b == op::identity ? layout_of(k, n, ib, jb, db, grid, me) : layout_of(n, k, ib, jb, db, grid, me);
     // Everything that determines the plan: every process's grid position, descriptors, sub-matrices, sizes,
-    // operations and MPI_COMM_WORLD rank (the communicator's identity), and the element type; not the scalars.
+    // operations and MPI_COMM_WORLD rank (the communicator's identity), and the element type; not the scalars, nor
+    // what the processes would have handed to ScaLAPACK.
     std::vector<std::int64_t> key;
     key.reserve(words.size() + 1);
     key.push_back(static_cast<std::int64_t>(element_type_v<T>));
@@ -172,6 +308,7 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
     for (int r = 0; r < nranks; ++r)
       for (const std::size_t scalar : {offsetof(rank_record, alpha), offsetof(rank_record, beta)})
         for (int w = 0; w < 2; ++w) key[static_cast<size_t>(1 + r * record_words + word_at(scalar) + w)] = 0;
+    for (int r = 0; r < nranks; ++r) key[static_cast<size_t>(1 + r * record_words + word_at(offsetof(rank_record, delegates)))] = 0;
     const gemm_plan& plan = cached_gemm_plan(comm, std::move(key), [&] {
       return make_gemm_plan(comm, gemm_description{a_layout, b_layout, c_layout, op_a, op_b, element_type_v<T>});
     });
@@ -199,7 +336,8 @@ using redist::scalapack::scalar_at;
                                 const void* b, const int* ib, const int* jb, const int* descb, const void* beta,    \
                                 void* c, const int* ic, const int* jc, const int* descc) {                         \
     gemm<T>(ROUTINE, transa, transb, *m, *n, *k, scalar_at<T>(alpha), static_cast<const T*>(a), *ia, *ja, desca,     \
-            static_cast<const T*>(b), *ib, *jb, descb, scalar_at<T>(beta), static_cast<T*>(c), *ic, *jc, descc);     \
+            static_cast<const T*>(b), *ib, *jb, descb, scalar_at<T>(beta), static_cast<T*>(c), *ic, *jc, descc,      \
+            nullptr);                                                                                                \
   }                                                                                                                  \
   extern "C" void redist_##name##_(const char* transa, const char* transb, const int* m, const int* n, const int* k, \
                                    const void* alpha, const void* a, const int* ia, const int* ja, const int* desca, \
@@ -208,7 +346,23 @@ using redist::scalapack::scalar_at;
     redist_##name(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);       \
   }
 
+// The drop-in's entry (dropin.hpp): small products to `scalapack`.
+#define REDIST_DROPIN_GEMM(name, T, ROUTINE)                                                                         \
+  void redist::scalapack::dropin_##name(pblas_gemm_fn scalapack, const char* transa, const char* transb,           \
+                                        const int* m, const int* n, const int* k, const void* alpha, const void* a, \
+                                        const int* ia, const int* ja, const int* desca, const void* b,              \
+                                        const int* ib, const int* jb, const int* descb, const void* beta, void* c,  \
+                                        const int* ic, const int* jc, const int* descc) {                           \
+    gemm<T>(ROUTINE, transa, transb, *m, *n, *k, scalar_at<T>(alpha), static_cast<const T*>(a), *ia, *ja, desca,     \
+            static_cast<const T*>(b), *ib, *jb, descb, scalar_at<T>(beta), static_cast<T*>(c), *ic, *jc, descc,      \
+            scalapack);                                                                                              \
+  }
+
 REDIST_GEMM_TWIN(psgemm, float, "PSGEMM")
 REDIST_GEMM_TWIN(pdgemm, double, "PDGEMM")
 REDIST_GEMM_TWIN(pcgemm, std::complex<float>, "PCGEMM")
 REDIST_GEMM_TWIN(pzgemm, std::complex<double>, "PZGEMM")
+REDIST_DROPIN_GEMM(psgemm, float, "PSGEMM")
+REDIST_DROPIN_GEMM(pdgemm, double, "PDGEMM")
+REDIST_DROPIN_GEMM(pcgemm, std::complex<float>, "PCGEMM")
+REDIST_DROPIN_GEMM(pzgemm, std::complex<double>, "PZGEMM")

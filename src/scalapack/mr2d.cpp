@@ -14,6 +14,7 @@
 #include "first_error.hpp"
 #include "plan_cache.hpp"
 #include "staging.hpp"
+#include "traced_arguments.hpp"
 #include "redist/error.hpp"
 #include "../mpi/checked.hpp"
 #include "redist/redist.h"
@@ -192,7 +193,7 @@ descriptor read_descriptor(const int* desc, int desc_pos, int& info) {
 template <class T>
 void redistribute(const char* routine, const argument_positions& pos, bool trapezoid, int region_info,
                   element_region region, int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib,
-                  int jb, const int* descb, int context) noexcept {
+                  int jb, const int* descb, int context, trace_detail::call_scope& traced) noexcept {
   const bool empty = m == 0 || n == 0;
   if (!blacs::available()) {
     if (!empty) blacs::report_problem(routine, blacs::unavailable_reason());
@@ -203,6 +204,7 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
   const int ictxt_info = -(pos.descb + 1);
   if (!blacs::holds_me(context)) {
     if (!empty) blacs::report_error(context, routine, ictxt_info);
+    if (context == -1) traced.dismiss();  // off ICTXT's grid: not this process's call
     return;
   }
   MPI_Comm comm = MPI_COMM_NULL;
@@ -255,7 +257,10 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
     return (a_side ? x.a.my_row : x.b.my_row) >= 0;
   };
   // An empty copy everywhere: nothing read, nothing communicated (REDIST returns at once, whatever the rest).
-  if (std::all_of(all.begin(), all.end(), [](const rank_record& r) { return r.m == 0 || r.n == 0; })) return;
+  if (std::all_of(all.begin(), all.end(), [](const rank_record& r) { return r.m == 0 || r.n == 0; })) {
+    traced.path("local");
+    return;
+  }
   int differing = -1;
   const int disagreement =
       first_disagreement(words, record_words, global_arguments(pos, trapezoid), on_grid, differing);
@@ -324,20 +329,42 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
   }
 }
 
+// The arguments of a p?gemr2d or p?trmr2d call for its trace line.
+template <class T>
+void trace_arguments(trace_detail::json_fields& f, int m, int n, int ia, int ja, const int* desca, int ib, int jb,
+                     const int* descb, int context) {
+  trace_type<T>(f);
+  f.number("m", std::int64_t{m}), f.number("n", std::int64_t{n});
+  f.number("ia", std::int64_t{ia}), f.number("ja", std::int64_t{ja}), trace_descriptor(f, "desca", desca);
+  f.number("ib", std::int64_t{ib}), f.number("jb", std::int64_t{jb}), trace_descriptor(f, "descb", descb);
+  f.number("ictxt", std::int64_t{context});
+  if (desca != nullptr) trace_grid(f, "grid_a", desca[1]);
+  if (descb != nullptr) trace_grid(f, "grid_b", descb[1]);
+  trace_grid(f, "grid", context);
+}
+
 template <class T>
 void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib, int jb,
             const int* descb, int context) noexcept {
+  trace_detail::call_scope traced(routine);
+  if (trace_detail::json_fields* f = traced.arguments()) trace_arguments<T>(*f, m, n, ia, ja, desca, ib, jb, descb, context);
   redistribute<T>(routine, gemr2d_positions, false, 0, element_region{}, m, n, a, ia, ja, desca, b, ib, jb, descb,
-                  context);
+                  context, traced);
 }
 
 template <class T>
 void trmr2d(const char* routine, const char* uplo, const char* diag, int m, int n, const T* a, int ia, int ja,
             const int* desca, T* b, int ib, int jb, const int* descb, int context) noexcept {
+  trace_detail::call_scope traced(routine);
+  if (trace_detail::json_fields* f = traced.arguments()) {
+    f->text("uplo", std::string(uplo ? 1 : 0, uplo ? *uplo : ' '));
+    f->text("diag", std::string(diag ? 1 : 0, diag ? *diag : ' '));
+    trace_arguments<T>(*f, m, n, ia, ja, desca, ib, jb, descb, context);
+  }
   element_region region;
   const int region_info = trapezoid_of(uplo, diag, m, n, region);
   redistribute<T>(routine, trmr2d_positions, true, region_info, region, m, n, a, ia, ja, desca, b, ib, jb, descb,
-                  context);
+                  context, traced);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "../mpi/comm_attribute.hpp"
 #include "../mpi/checked.hpp"
+#include "../trace/recorder.hpp"
 
 namespace redist::scalapack {
 
@@ -118,6 +119,16 @@ entry<Plan>* find(std::list<entry<Plan>>& plans, const std::vector<std::int64_t>
   return nullptr;
 }
 
+// Tells the call being traced, if any, whether its plan was cached and what finding or making it took.
+struct traced_lookup {
+  trace_detail::call_scope* call = trace_detail::current();
+  trace_detail::clock::time_point start = call != nullptr ? trace_detail::clock::now() : trace_detail::clock::time_point{};
+  bool hit = true;
+  ~traced_lookup() {
+    if (call != nullptr) call->plan_cache(hit, trace_detail::seconds_since(start));
+  }
+};
+
 template <class Plan>
 entry<Plan>& insert(std::list<entry<Plan>>& plans, std::vector<std::int64_t> key, Plan plan, std::size_t capacity) {
   ++misses;
@@ -130,6 +141,7 @@ entry<Plan>& insert(std::list<entry<Plan>>& plans, std::vector<std::int64_t> key
 
 const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<transform_plan(bool one_shot)>& make) {
+  traced_lookup traced;
   auto& plans = cache_of(comm).transforms;
   if (entry<transform_plan>* found = find(plans, key)) {
     if (!found->one_shot) {
@@ -180,6 +192,7 @@ const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
       // Built before it replaces anything: if planning fails (on every rank alike), the one-shot plan stays.
       const double one_shot_execution = found->plan.statistics().last_execution_seconds;
       const auto started = std::chrono::steady_clock::now();
+      traced.hit = false;
       transform_plan repeated = make(false);
       latest_replacement_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       found->plan = std::move(repeated);
@@ -191,6 +204,7 @@ const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
     }
     return found->plan;
   }
+  traced.hit = false;
   entry<transform_plan>& made = insert(plans, std::move(key), make(true), plan_cache_capacity);
   // Replaced on a later call only where a repeated-call plan would differ (plan_statistics::one_shot_choices):
   // a point_to_point plan taken for one execution only (decided from agreed totals, so alike on all ranks), or a
@@ -208,8 +222,10 @@ const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
 }
 
 const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key, const std::function<gemm_plan()>& make) {
+  traced_lookup traced;
   auto& plans = cache_of(comm).gemms;
   if (entry<gemm_plan>* found = find(plans, key)) return found->plan;
+  traced.hit = false;
   return insert(plans, std::move(key), make(), gemm_plan_cache_capacity).plan;
 }
 

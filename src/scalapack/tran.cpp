@@ -15,6 +15,7 @@
 #include "pblas_call.hpp"
 #include "plan_cache.hpp"
 #include "staging.hpp"
+#include "traced_arguments.hpp"
 #include "redist/error.hpp"
 #include "../mpi/checked.hpp"
 #include "redist/redist.h"
@@ -60,6 +61,15 @@ std::vector<global_argument> global_arguments() {
 template <class T>
 void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, int ia, int ja, const int* desca,
           T beta, T* c, int ic, int jc, const int* descc) noexcept {
+  trace_detail::call_scope traced(routine);
+  if (trace_detail::json_fields* f = traced.arguments()) {
+    trace_type<T>(*f);
+    f->number("m", std::int64_t{m}), f->number("n", std::int64_t{n});
+    trace_scalar(*f, "alpha", alpha), trace_scalar(*f, "beta", beta);
+    f->number("ia", std::int64_t{ia}), f->number("ja", std::int64_t{ja}), trace_descriptor(*f, "desca", desca);
+    f->number("ic", std::int64_t{ic}), f->number("jc", std::int64_t{jc}), trace_descriptor(*f, "descc", descc);
+    if (desca != nullptr) trace_grid(*f, "grid", desca[1]);
+  }
   descriptor dc;
   auto call = agree_on_pblas_call<rank_record>(
       routine, desca, desca_pos, global_arguments(),
@@ -73,7 +83,10 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
         mine.info = descc == nullptr ? -descc_pos : 0;
       },
       [&](const process_grid& grid, const descriptor& da) { return check_tran(grid, m, n, ia, ja, da, ic, jc, dc); });
-  if (!call) return;
+  if (!call) {
+    if (desca != nullptr && desca[1] == -1) traced.dismiss();  // off the grid: not this process's call
+    return;
+  }
   // References, not structured bindings: C++17 lambdas below cannot capture those.
   const descriptor& da = call->da;
   const process_grid& grid = call->grid;
@@ -81,7 +94,10 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
   MPI_Comm comm = call->comm;
   const int context = call->context, me = call->me, nranks = static_cast<int>(call->all.size());
   const int context_info = -(desca_pos * 100 + 2);
-  if (m == 0 || n == 0 || (alpha == T(0) && beta == T(1))) return;  // PBLAS's quick return
+  if (m == 0 || n == 0 || (alpha == T(0) && beta == T(1))) {  // PBLAS's quick return
+    traced.path("local");
+    return;
+  }
   if (da.rsrc < 0 || da.csrc < 0 || dc.rsrc < 0 || dc.csrc < 0) {  // the same on every process
     const descriptor& d = da.rsrc < 0 || da.csrc < 0 ? da : dc;
     const int position = &d == &da ? desca_pos : descc_pos;

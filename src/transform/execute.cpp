@@ -6,6 +6,7 @@
 
 #include "../mpi/agreement.hpp"
 #include "detail/plan_impl.hpp"
+#include "../trace/recorder.hpp"
 #include "redist/error.hpp"
 #include "strategies/strategy.hpp"
 #include "tile_ops.hpp"
@@ -46,7 +47,11 @@ void transform_plan::execute(const std::vector<job_buffers>& buffers) const { ex
 void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
                                     const transform_plan* next) const {
   if (!impl_) throw invalid_argument("execute on an empty transform_plan (build it with make_plan)");
+  trace_detail::plan_event traced;
   impl_->execute(buffers, problem, next != nullptr ? next->impl_.get() : nullptr);
+  if (traced.active())
+    traced.executed(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", to_string(impl_->strategy),
+                    impl_->stats.bytes_sent, impl_->stats.messages_sent);
 }
 
 void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem,

@@ -15,6 +15,7 @@
 #include "../mpi/checked.hpp"
 #include "redist/error.hpp"
 #include "detail/plan_impl.hpp"
+#include "../trace/recorder.hpp"
 #include "overlay.hpp"
 #include "redist/names.hpp"
 
@@ -526,6 +527,7 @@ transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout&
 
 transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options) {
   const seconds_since started;
+  trace_detail::plan_event traced;
   const int nranks = mpi::size(comm);
   mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_plan", [&](size_t k) {
     const job_description& j = jobs[k];
@@ -542,11 +544,14 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
     engine_jobs.push_back({to_nd_layout(j.a), to_nd_layout(j.b),
                            j.operation == op::identity ? std::vector<int>{} : std::vector<int>{1, 0},
                            j.operation == op::conj_transpose, j.type, j.region});
-  return transform_plan(build_plan(comm, std::move(owned), std::move(engine_jobs), std::move(jobs), options, started));
+  transform_plan plan(build_plan(comm, std::move(owned), std::move(engine_jobs), std::move(jobs), options, started));
+  if (traced.active()) traced.made("transform_plan", to_string(plan.strategy()));
+  return plan;
 }
 
 transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, const transform_options& options) {
   const seconds_since started;
+  trace_detail::plan_event traced;
   const int nranks = mpi::size(comm);
   mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_reshape_plan", [&](size_t k) {
     const reshape_job& j = jobs[k];
@@ -557,7 +562,9 @@ transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, c
     const int my_rank = j.a.my_rank() != mpi::rank(comm) ? j.a.my_rank() : j.b.my_rank();
     return job_check{kind, std::move(message), my_rank, hash};
   });
-  return transform_plan(build_plan(comm, std::move(owned), std::move(jobs), {}, options, started));
+  transform_plan plan(build_plan(comm, std::move(owned), std::move(jobs), {}, options, started));
+  if (traced.active()) traced.made("reshape_plan", to_string(plan.strategy()));
+  return plan;
 }
 
 }  // namespace redist

@@ -1,7 +1,8 @@
 // A library that stands between libredist_scalapack and ScaLAPACK in a test program's link order: it is
 // "the next pdgemm_ in the link chain" that libredist_scalapack delegates small multiplies to. It counts
 // the calls it receives and passes each on to the next pdgemm_ after it (ScaLAPACK's), so a test can tell
-// whether a call was delegated and still get ScaLAPACK's result.
+// whether a call was delegated and still get ScaLAPACK's result. While ScaLAPACK runs, it says so
+// (redist_test_inside_spied_pdgemm), so that a test counting MPI calls can tell ScaLAPACK's own from redist's.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -14,12 +15,14 @@ using pdgemm_fn = void (*)(const char*, const char*, const int*, const int*, con
                            const int*, const int*, const double*, double*, const int*, const int*, const int*);
 
 int calls = 0;
+int inside = 0;
 
 }  // namespace
 
 extern "C" {
 
 int redist_test_spied_pdgemm_calls() { return calls; }
+int redist_test_inside_spied_pdgemm() { return inside; }
 
 void pdgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
              const double* a, const int* ia, const int* ja, const int* desca, const double* b, const int* ib,
@@ -31,6 +34,8 @@ void pdgemm_(const char* transa, const char* transb, const int* m, const int* n,
     std::fprintf(stderr, "pdgemm_spy: no pdgemm_ after this library (link ScaLAPACK after it)\n");
     std::abort();
   }
+  ++inside;
   next(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);
+  --inside;
 }
 }

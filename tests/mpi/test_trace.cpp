@@ -1,0 +1,278 @@
+// Call tracing (redist/trace.hpp) through the drop-in's symbols: the totals and the summary count every call made,
+// by entry point and path, on every rank; the calls file has one line per call with its arguments; tracing off
+// records nothing; and a small p?gemm handed to ScaLAPACK adds no MPI call of redist's once its signature was
+// checked (MPI calls counted here through MPI's profiling interface, ScaLAPACK's own told apart by the spy library
+// between the drop-in and ScaLAPACK).
+// redist-test-ranks: 1 2 3 4
+// redist-test-needs: scalapack dropin pdgemm_spy
+// redist-test-labels: fast
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "mpi_test_support.hpp"
+#include "redist/trace.hpp"
+#include "scalapack_cases.hpp"
+
+extern "C" {
+void pdgemr2d_(const int*, const int*, const double*, const int*, const int*, const int*, double*, const int*,
+               const int*, const int*, const int*);
+void pdtran_(const int*, const int*, const double*, const double*, const int*, const int*, const int*, const double*,
+             double*, const int*, const int*, const int*);
+void pdgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*, const int*,
+             const int*, const int*, const double*, const int*, const int*, const int*, const double*, double*,
+             const int*, const int*, const int*);
+int redist_test_spied_pdgemm_calls();
+int redist_test_inside_spied_pdgemm();
+}
+
+using namespace redist::testing;
+namespace trace = redist::trace;
+
+// ---- MPI calls made outside ScaLAPACK's pdgemm_, counted while `counting` is set.
+namespace {
+bool counting = false;
+int mpi_calls = 0;
+void count() {
+  if (counting && redist_test_inside_spied_pdgemm() == 0) ++mpi_calls;
+}
+}  // namespace
+
+extern "C" {
+int MPI_Allgather(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c) {
+  count();
+  return PMPI_Allgather(s, sc, st, r, rc, rt, c);
+}
+int MPI_Allreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
+  count();
+  return PMPI_Allreduce(s, r, n, t, o, c);
+}
+int MPI_Iallreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c, MPI_Request* q) {
+  count();
+  return PMPI_Iallreduce(s, r, n, t, o, c, q);
+}
+int MPI_Barrier(MPI_Comm c) {
+  count();
+  return PMPI_Barrier(c);
+}
+int MPI_Ibarrier(MPI_Comm c, MPI_Request* q) {
+  count();
+  return PMPI_Ibarrier(c, q);
+}
+int MPI_Bcast(void* b, int n, MPI_Datatype t, int root, MPI_Comm c) {
+  count();
+  return PMPI_Bcast(b, n, t, root, c);
+}
+int MPI_Send(const void* b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c) {
+  count();
+  return PMPI_Send(b, n, t, d, tag, c);
+}
+int MPI_Isend(const void* b, int n, MPI_Datatype t, int d, int tag, MPI_Comm c, MPI_Request* q) {
+  count();
+  return PMPI_Isend(b, n, t, d, tag, c, q);
+}
+int MPI_Recv(void* b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Status* st) {
+  count();
+  return PMPI_Recv(b, n, t, s, tag, c, st);
+}
+int MPI_Irecv(void* b, int n, MPI_Datatype t, int s, int tag, MPI_Comm c, MPI_Request* q) {
+  count();
+  return PMPI_Irecv(b, n, t, s, tag, c, q);
+}
+}
+
+namespace {
+
+// Matrices on a grid over all ranks (1 x P, or 2 x P/2 for an even P > 2), in reverse rank order.
+struct problem {
+  std::vector<int> order;
+  int rows, cols;
+  blacs_context grid;
+  matrix_case ca, cb;
+  std::vector<int> desca, descb;
+  std::vector<double> a, b;
+  static int grid_rows() { return world_size() > 2 && world_size() % 2 == 0 ? 2 : 1; }
+  explicit problem(int n)
+      : order(reversed()), rows(grid_rows()), cols(world_size() / rows), grid(rows, cols, order) {
+    ca.M = ca.N = cb.M = cb.N = n;
+    ca.mb = ca.imb = 3, ca.nb = ca.inb = 4;
+    cb.mb = cb.imb = 5, cb.nb = cb.inb = 2;
+    desca = make_descriptor(ca, grid), descb = make_descriptor(cb, grid);
+    a = make_local<double>(ca, grid, desca, 0);
+    b = make_local<double>(cb, grid, descb, 1);
+  }
+  static std::vector<int> reversed() {
+    std::vector<int> r(static_cast<size_t>(world_size()));
+    std::iota(r.rbegin(), r.rend(), 0);
+    return r;
+  }
+  // B = A over the whole matrix; true when B is right on every rank.
+  bool copy() {
+    const int n = static_cast<int>(ca.M), one = 1;
+    pdgemr2d_(&n, &n, a.data(), &one, &one, desca.data(), b.data(), &one, &one, descb.data(), &grid.context);
+    return all_ranks(b == make_local<double>(cb, grid, descb, 0));
+  }
+  void transpose(int n) {
+    const int one = 1;
+    const double alpha = 1, beta = 0;
+    pdtran_(&n, &n, &alpha, a.data(), &one, &one, desca.data(), &beta, b.data(), &one, &one, descb.data());
+  }
+  // C = A * A (C in B's storage) on the leading m x m sub-matrices, k = m.
+  void multiply(int m) {
+    const int one = 1;
+    const double alpha = 1, beta = 0;
+    pdgemm_("N", "N", &m, &m, &m, &alpha, a.data(), &one, &one, desca.data(), a.data(), &one, &one, desca.data(),
+            &beta, b.data(), &one, &one, descb.data());
+  }
+};
+
+// This process's totals by entry point and path, the strategy left out ("redist/point_to_point" -> "redist").
+std::map<std::string, trace::entry_totals> by_path() {
+  std::map<std::string, trace::entry_totals> out;
+  for (const trace::entry_totals& r : trace::totals()) {
+    trace::entry_totals& sum = out[r.entry_point + " " + r.path.substr(0, r.path.find('/'))];
+    sum.calls += r.calls;
+    sum.plan_cache_hits += r.plan_cache_hits;
+    sum.plans_made += r.plans_made;
+  }
+  return out;
+}
+
+class Trace : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    unsetenv("REDIST_PDGEMM_DELEGATE_BELOW");
+    trace::set_mode(trace::trace_mode::summary);
+    trace::reset();
+  }
+  void TearDown() override {
+    trace::set_mode(trace::trace_mode::off);
+    trace::reset();
+    unsetenv("REDIST_PDGEMM_DELEGATE_BELOW");
+  }
+};
+
+TEST_F(Trace, SummaryCountsEveryCallByEntryPointAndPath) {
+  problem p(40);
+  EXPECT_TRUE(p.copy());
+  EXPECT_TRUE(p.copy());  // the same signature: its plan is cached
+  p.transpose(40);
+  p.transpose(0);  // PBLAS's quick return: nothing to move
+  p.multiply(5);   // 125 multiply-adds: handed to ScaLAPACK
+  p.multiply(5);
+  p.multiply(6);
+  ASSERT_EQ(setenv("REDIST_PDGEMM_DELEGATE_BELOW", "0", 1), 0);  // redist for every product
+  p.multiply(12);
+
+  const auto rows = by_path();
+  const auto calls = [&](const std::string& key) { return rows.count(key) ? rows.at(key).calls : 0; };
+  EXPECT_EQ(calls("PDGEMR2D redist"), 2);
+  EXPECT_EQ(rows.at("PDGEMR2D redist").plan_cache_hits, 1);
+  EXPECT_EQ(rows.at("PDGEMR2D redist").plans_made, 1);
+  EXPECT_EQ(calls("PDTRAN redist"), 1);
+  EXPECT_EQ(calls("PDTRAN local"), 1);
+  EXPECT_EQ(calls("PDGEMM delegated"), 3);
+  EXPECT_EQ(calls("PDGEMM redist"), 1);
+  std::int64_t all = 0;
+  for (const auto& [key, r] : rows) all += r.calls;
+  EXPECT_EQ(all, 8) << "a call was counted twice or under another entry point";
+
+  // The table over all ranks: every rank made every call, so each row has every rank and the same counts.
+  const std::string table = trace::summary(MPI_COMM_WORLD);
+  if (world_rank() != 0) {
+    EXPECT_TRUE(table.empty());
+    return;
+  }
+  std::istringstream lines(table);
+  std::string line;
+  std::map<std::string, std::int64_t> table_calls;
+  int data_rows = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::string entry, path;
+    int ranks = 0;
+    std::int64_t n = 0;
+    if (!(fields >> entry >> path >> ranks >> n) || entry.rfind("P", 0) != 0) continue;
+    ++data_rows;
+    EXPECT_EQ(ranks, world_size()) << line;
+    table_calls[entry + " " + path.substr(0, path.find('/'))] += n;
+  }
+  EXPECT_GE(data_rows, 5) << table;
+  for (const auto& [key, r] : rows) EXPECT_EQ(table_calls[key], r.calls) << key << "\n" << table;
+}
+
+TEST_F(Trace, OffRecordsNothing) {
+  trace::set_mode(trace::trace_mode::off);
+  problem p(24);
+  EXPECT_TRUE(p.copy());
+  p.multiply(4);
+  EXPECT_TRUE(trace::totals().empty());
+}
+
+// One JSON line per call on each rank, in order, with the call's arguments.
+TEST_F(Trace, CallsFileHasOneLinePerCallWithItsArguments) {
+  const std::string path = ::testing::TempDir() + "redist-test-trace-" + std::to_string(getpid()) + ".%r.jsonl";
+  int world = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world);
+  std::string mine = path;
+  mine.replace(mine.find("%r"), 2, std::to_string(world));
+  ASSERT_EQ(setenv("REDIST_TRACE_FILE", path.c_str(), 1), 0);
+  trace::set_mode(trace::trace_mode::calls);
+  problem p(30);
+  EXPECT_TRUE(p.copy());
+  p.multiply(7);
+  p.transpose(30);
+  trace::flush();
+  std::ifstream file(mine);
+  ASSERT_TRUE(file.good()) << mine;
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(file, line);) lines.push_back(line);
+  // This process's first traced calls: the file is opened once, so earlier tests' calls (none here: they ran in
+  // summary mode) would come first.
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_NE(lines[0].find("\"entry\":\"PDGEMR2D\""), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("\"m\":30,\"n\":30"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("\"desca\":[1,"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("\"entry\":\"PDGEMM\",\"path\":\"delegated\""), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("\"transa\":\"N\",\"transb\":\"N\",\"m\":7,\"n\":7,\"k\":7"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("\"entry\":\"PDTRAN\",\"path\":\"redist\""), std::string::npos) << lines[2];
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_EQ(lines[i].rfind("{\"rank\":" + std::to_string(world) + ",\"seq\":", 0), 0u) << lines[i];
+    EXPECT_EQ(lines[i].back(), '}');
+  }
+  unsetenv("REDIST_TRACE_FILE");
+}
+
+// A small product whose signature was checked goes to ScaLAPACK without an MPI call of redist's; a new signature
+// is checked first (redist's argument agreement), and a product redist computes is not handed over.
+TEST_F(Trace, DelegatedCallsAddNoMpiCall) {
+  problem p(20);
+  const auto redist_mpi_calls = [&](int m) {
+    const int spied = redist_test_spied_pdgemm_calls();
+    mpi_calls = 0;
+    counting = true;
+    p.multiply(m);
+    counting = false;
+    EXPECT_EQ(redist_test_spied_pdgemm_calls(), spied + 1) << "m = " << m << " was not handed to ScaLAPACK";
+    return mpi_calls;
+  };
+  EXPECT_GT(redist_mpi_calls(9), 0) << "a new signature is checked on every rank";
+  EXPECT_EQ(redist_mpi_calls(9), 0);
+  EXPECT_EQ(redist_mpi_calls(9), 0);
+  EXPECT_GT(redist_mpi_calls(8), 0);
+  EXPECT_EQ(redist_mpi_calls(8), 0);
+  EXPECT_EQ(redist_mpi_calls(9), 0) << "an earlier signature is still remembered";
+  trace::set_mode(trace::trace_mode::off);  // tracing off: the same
+  EXPECT_EQ(redist_mpi_calls(9), 0);
+}
+
+}  // namespace

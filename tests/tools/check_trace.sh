@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# REDIST_TRACE on an unmodified ScaLAPACK program linked with the drop-in (tests/fortran/dropin_program.f90: one
+# PDGEMR2D, PDTRMR2D, PDTRAN and PDGEMM each, the PDGEMM small enough for ScaLAPACK): the summary printed at
+# MPI_Finalize (Fortran's MPI_FINALIZE reaches the drop-in's MPI_Finalize), the calls files (one JSON line per call
+# per rank, the rank in the name), a trace file that cannot be written (reported, not fatal), and a REDIST_TRACE
+# spelling that does not exist (reported, tracing off).
+# usage: check_trace.sh MPIEXEC RANKS PROGRAM WORK_DIR
+set -uo pipefail
+mpiexec=$1 ranks=$2 program=$3 work=$4
+rm -rf "$work" && mkdir -p "$work" || exit 1
+fail() { echo "check_trace: $*" >&2; exit 1; }
+
+run() {  # name, environment assignments...; the program's stdout and stderr in WORK_DIR/name.{out,err}
+  local name=$1; shift
+  env OMP_NUM_THREADS=1 "$@" "$mpiexec" -n "$ranks" "$program" > "$work/$name.out" 2> "$work/$name.err" \
+    || { cat "$work/$name.out" "$work/$name.err"; fail "$name: exit status $?"; }
+  grep -q "^ *dropin_program: 0 wrong elements" "$work/$name.out" || { cat "$work/$name.out"; fail "$name: wrong results"; }
+}
+
+# The summary: one row per entry point, every rank, one call each.
+run summary REDIST_TRACE=summary
+cat "$work/summary.err"
+grep -q "^redist trace (REDIST_TRACE=summary): $ranks ranks\? of MPI_COMM_WORLD" "$work/summary.err" || fail "no summary header"
+for row in "PDGEMR2D +redist/[a-z_]+" "PDTRMR2D +redist/[a-z_]+" "PDTRAN +redist/[a-z_]+" "PDGEMM +delegated"; do
+  grep -E -q "^$row +$ranks +1 " "$work/summary.err" || fail "no summary row '$row' with $ranks ranks and 1 call"
+done
+[ "$(grep -c '^redist trace' "$work/summary.err")" = 1 ] || fail "the summary was printed more than once"
+
+# The calls files: one per rank, a JSON object per call with its arguments, in the program's order.
+run calls REDIST_TRACE=calls "REDIST_TRACE_FILE=$work/trace.%r.jsonl"
+grep -q "^redist trace (REDIST_TRACE=calls)" "$work/calls.err" || fail "calls: no summary"
+python3 - "$work" "$ranks" <<'PY' || fail "calls: the trace files are not as expected"
+import json, sys
+work, ranks = sys.argv[1], int(sys.argv[2])
+for rank in range(ranks):
+    lines = [json.loads(line) for line in open(f"{work}/trace.{rank}.jsonl")]
+    entries = [line["entry"] for line in lines]
+    assert entries == ["PDGEMR2D", "PDTRMR2D", "PDTRAN", "PDGEMM"], (rank, entries)
+    assert [line["seq"] for line in lines] == [0, 1, 2, 3], lines
+    assert all(line["rank"] == rank for line in lines), lines
+    assert lines[3]["path"] == "delegated" and lines[0]["path"] == "redist", lines
+    assert lines[0]["args"]["m"] == 44 and len(lines[0]["args"]["desca"]) == 9, lines[0]
+    assert lines[3]["args"]["transa"] == "N" and lines[3]["args"]["grid"][4] == ranks, lines[3]
+print(f"check_trace: {ranks} trace files, 4 calls each, as made")
+PY
+
+# A trace file that cannot be written: said once per rank, and the program runs as without tracing.
+run unwritable REDIST_TRACE=calls "REDIST_TRACE_FILE=$work/no-such-directory/trace.%r.jsonl"
+[ "$(grep -c 'cannot write the trace file' "$work/unwritable.err")" = "$ranks" ] || fail "unwritable: not said once per rank"
+
+# A mode that does not exist: said, and nothing traced.
+run unknown REDIST_TRACE=everything
+grep -q "REDIST_TRACE: unknown trace mode 'everything': expected 'off', 'summary' or 'calls'" \
+  "$work/unknown.err" || { cat "$work/unknown.err"; fail "unknown: no message"; }
+! grep -q '^redist trace' "$work/unknown.err" || fail "unknown: traced all the same"
+echo "check_trace: passed at $ranks ranks"
