@@ -10,7 +10,9 @@
 #include <cstddef>
 #include <cstring>
 #include <cstdint>
-#include <set>
+#include <array>
+#include <map>
+#include <unordered_set>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -116,24 +118,39 @@ void scale_local(const grid_layout& layout, T* c, T beta) {
     }
 }
 
-// ---- Small products handed to ScaLAPACK (the drop-in's p?gemm) ----------------------------------------------------
+// ---- Products handed to ScaLAPACK (the drop-in's p?gemm) -----------------------------------------------------------
 //
-// Whether a product goes to ScaLAPACK is decided from M, N and K alone, which PBLAS requires to be the same on every
-// process, so every process decides alike without a collective. What PBLAS requires is checked where the call is
-// first seen: each signature (every argument but the arrays) is checked on every process of the context in redist's
-// own argument agreement (the first collective of redist's path too: a process that would not delegate takes part
-// in the same one, and one process's different K, alpha or descriptor is the same PXERBLA error everywhere, whichever
-// way each would have gone). A signature every process passed, and on which all of them delegate, is remembered
-// on the context's communicator; its later calls go to ScaLAPACK at once. (A process that passes a remembered
-// signature while another passes a new one is not caught: they then make different calls.)
+// Which way a product goes is decided from arguments PBLAS requires to be the same on every process (M, N, K, the
+// operations, offsets and descriptors' global entries) and from what earlier calls of its class measured, in the
+// same order on every process, so every process decides alike without a collective but one per class:
+// - REDIST_PDGEMM_DELEGATE_BELOW set: fewer multiply-adds (M*N*K) than it says go to ScaLAPACK, the rest to redist
+//   (0: redist for all); an override for tests and users;
+// - otherwise, fewer than 2^23 multiply-adds go to ScaLAPACK, 2^31 or more to redist, and products between are
+//   learned per class (element type, operations, grid, each of M, N, K up to the next power of two, whether the
+//   sub-matrices start on block boundaries): the class's first two calls run redist, the next two ScaLAPACK, and
+//   at its fifth call the processes agree (one allreduce) on the way whose faster call was faster on the slowest
+//   process, which every later call of the class takes. (Mid-size products and sub-matrices at block-misaligned
+//   offsets are where ScaLAPACK's own multiply can win: bench/traces/, docs/trace.md.)
+// What PBLAS requires is checked where a call is first seen: each signature (every argument but the arrays) is
+// checked on every process of the context in redist's own argument agreement (the first collective of redist's
+// path too: a process that would not delegate takes part in the same one, and one process's different K, alpha or
+// descriptor is the same PXERBLA error everywhere, whichever way each would have gone). A signature every process
+// passed, and on which all of them delegate, is remembered on the context's communicator; its later calls go to
+// ScaLAPACK at once. (A process that passes a remembered signature while another passes a new one is not caught:
+// they then make different calls.)
 
 // 2^23: where redist's multiply overtook Debian's ScaLAPACK for cubes (192^3) and tall-skinny problems at 4 ranks
 // with one thread each (bench/pdgemm_crossover.cpp; results and the other shapes in docs/scalapack.md).
 constexpr std::int64_t default_delegate_below = std::int64_t{1} << 23;
+// 2^31 (about 1300^3): from there redist's multiply was 1.5x to 74x ScaLAPACK's in every recorded run
+// (bench/results/side_by_side.md), so nothing is learned.
+constexpr std::int64_t learned_below = std::int64_t{1} << 31;
+constexpr int redist_trials = 2, scalapack_trials = 2;  // a learned class's first calls, each way
 
+// REDIST_PDGEMM_DELEGATE_BELOW, or -1 when unset.
 std::int64_t delegate_below() {
   const char* text = std::getenv("REDIST_PDGEMM_DELEGATE_BELOW");
-  if (text == nullptr || *text == '\0') return default_delegate_below;
+  if (text == nullptr || *text == '\0') return -1;
   char* end = nullptr;
   errno = 0;
   const long long value = std::strtoll(text, &end, 10);
@@ -142,47 +159,113 @@ std::int64_t delegate_below() {
     if (!warned)
       std::fprintf(stderr,
                    "redist: REDIST_PDGEMM_DELEGATE_BELOW=\"%s\" is not a non-negative integer (multiply-adds); "
-                   "using the default %lld\n",
-                   text, static_cast<long long>(default_delegate_below));
+                   "using the default (learned per class of products)\n",
+                   text);
     warned = true;
-    return default_delegate_below;
+    return -1;
   }
   return value;
 }
 
-// Fewer than REDIST_PDGEMM_DELEGATE_BELOW multiply-adds (0: never). Negative sizes never: redist reports them.
-bool delegates(int m, int n, int k) {
-  if (m < 0 || n < 0 || k < 0) return false;
-  const std::int64_t limit = delegate_below();
-  if (limit == 0) return false;
+// M*N*K < limit, without forming a product beyond 64 bits (sizes not negative).
+bool fewer_multiply_adds(int m, int n, int k, std::int64_t limit) {
   const std::int64_t mn = std::int64_t{m} * n;  // below 2^62: no overflow
-  return k == 0 || mn <= (limit - 1) / k;  // M*N*K < limit, without forming a product beyond 64 bits
+  return k == 0 || mn <= (limit - 1) / k;
 }
 
-// The signatures checked on a context's communicator (bounded: past the bound all are forgotten at once, at the
-// same call on every process, and checked again).
-struct checked_signatures {
-  std::set<std::vector<std::int64_t>> seen;
+// What a learned class has measured on this process, and its decision once made.
+struct learned_class {
+  int calls = 0;
+  double fastest[2] = {-1, -1};  // this process's fastest call through redist [0] and ScaLAPACK [1] (-1: none yet)
+  int decided = -1;              // -1: still trying; 0: redist; 1: ScaLAPACK
+};
+
+// Every argument of a call but the arrays (element type, operations, sizes, offsets, scalars' bytes, descriptors),
+// in a fixed array: looked up on every delegated call, so never allocated.
+using call_signature = std::array<std::int64_t, 12 + 4 + 3 * (descriptor_length + 1)>;
+struct signature_hash {
+  std::size_t operator()(const call_signature& s) const noexcept {
+    std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the words
+    for (const std::int64_t w : s) h = (h ^ static_cast<std::uint64_t>(w)) * 0x100000001b3ull;
+    return static_cast<std::size_t>(h);
+  }
+};
+
+// What a context's communicator keeps for the drop-in's p?gemm: the signatures checked (bounded: past the bound all
+// are forgotten at once, at the same call on every process, and checked again), and the learned classes.
+struct delegation_state {
+  std::unordered_set<call_signature, signature_hash> seen;
+  std::map<std::vector<std::int64_t>, learned_class> classes;
 };
 constexpr std::size_t checked_signatures_bound = 4096;
-const mpi::comm_attribute<checked_signatures>& checked_on() {
-  static const mpi::comm_attribute<checked_signatures> attribute;
+const mpi::comm_attribute<delegation_state>& delegation_on() {
+  static const mpi::comm_attribute<delegation_state> attribute;
   return attribute;
 }
 
+std::int64_t power_of_two_at_least(std::int64_t x) {
+  std::int64_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+// A product's class: the same on every process (global arguments and the grid's shape).
+std::vector<std::int64_t> class_of(element_type type, char ta, char tb, int m, int n, int k, int ia, int ja,
+                                   const int* desca, int ib, int jb, const int* descb, int ic, int jc,
+                                   const int* descc, const process_grid& grid) {
+  std::vector<std::int64_t> c{static_cast<std::int64_t>(type), std::toupper(static_cast<unsigned char>(ta)),
+                              std::toupper(static_cast<unsigned char>(tb)), power_of_two_at_least(m),
+                              power_of_two_at_least(n), power_of_two_at_least(k), grid.proc_rows, grid.proc_cols};
+  const std::pair<int, int> offsets[] = {{ia, ja}, {ib, jb}, {ic, jc}};
+  const int* descs[] = {desca, descb, descc};
+  for (int o = 0; o < 3; ++o) {
+    const descriptor d = parse_descriptor(descs[o]);
+    const bool aligned = (offsets[o].first - 1) % std::max<std::int64_t>(d.mb, 1) == 0 &&
+                         (offsets[o].second - 1) % std::max<std::int64_t>(d.nb, 1) == 0;
+    c.push_back(aligned ? 1 : 0);
+  }
+  return c;
+}
+
+// The way this call goes: true for ScaLAPACK. `trying` is set to the class whose trial this call is (its time is
+// then added by the caller), null otherwise. A learned class's decision is agreed over `comm` (collective).
+// class_of_call() gives the call's class (null: none to learn in).
+template <class ClassOf>
+bool hand_over(int m, int n, int k, ClassOf&& class_of_call, MPI_Comm comm, learned_class*& trying) {
+  trying = nullptr;
+  if (m < 0 || n < 0 || k < 0) return false;  // redist reports them
+  const std::int64_t limit = delegate_below();
+  if (limit >= 0) return limit > 0 && fewer_multiply_adds(m, n, k, limit);
+  if (fewer_multiply_adds(m, n, k, default_delegate_below)) return true;
+  if (!fewer_multiply_adds(m, n, k, learned_below)) return false;
+  learned_class* cls = class_of_call();
+  if (cls == nullptr) return false;
+  if (cls->decided < 0 && cls->calls >= redist_trials + scalapack_trials) {
+    double slowest[2] = {0, 0};
+    REDIST_MPI_CHECK(MPI_Allreduce(cls->fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, comm));
+    cls->decided = slowest[1] < slowest[0] ? 1 : 0;
+  }
+  if (cls->decided >= 0) return cls->decided == 1;
+  trying = cls;
+  return cls->calls++ >= redist_trials;
+}
+
 template <class T>
-std::vector<std::int64_t> signature(char ta, char tb, int m, int n, int k, T alpha, int ia, int ja, const int* desca,
-                                    int ib, int jb, const int* descb, T beta, int ic, int jc, const int* descc) {
-  std::vector<std::int64_t> s{static_cast<std::int64_t>(element_type_v<T>), ta, tb, m, n, k, ia, ja, ib, jb, ic, jc};
-  std::int64_t scalars[4];
-  store_scalar(alpha, scalars);
-  store_scalar(beta, scalars + 2);
-  s.insert(s.end(), scalars, scalars + 4);
-  for (const int* d : {desca, descb, descc}) {
-    const descriptor parsed = parse_descriptor(d);
-    const auto words = parsed.normalized();
-    s.insert(s.end(), words.begin(), words.end());
-    s.push_back(parsed.dtype);
+call_signature signature(char ta, char tb, int m, int n, int k, T alpha, int ia, int ja, const int* desca, int ib,
+                         int jb, const int* descb, T beta, int ic, int jc, const int* descc) {
+  call_signature s{};
+  std::int64_t* at = s.data();
+  for (const std::int64_t w : {static_cast<std::int64_t>(element_type_v<T>), std::int64_t{ta}, std::int64_t{tb},
+                               std::int64_t{m}, std::int64_t{n}, std::int64_t{k}, std::int64_t{ia}, std::int64_t{ja},
+                               std::int64_t{ib}, std::int64_t{jb}, std::int64_t{ic}, std::int64_t{jc}})
+    *at++ = w;
+  store_scalar(alpha, at);
+  store_scalar(beta, at + 2);
+  at += 4;
+  for (const int* d : {desca, descb, descc}) {  // as PBLAS reads them: 11 entries for DTYPE 2, 9 for 1, else 2
+    const int length = d[0] == block_cyclic_2d_inb ? descriptor_length : d[0] == block_cyclic_2d ? descriptor_length_1 : 2;
+    at = std::copy(d, d + length, at);
+    at += descriptor_length + 1 - length;
   }
   return s;
 }
@@ -205,25 +288,57 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
   }
   const char ta = transa ? *transa : '\0', tb = transb ? *transb : '\0';
   const auto hand_to_scalapack = [&] {
+    if (!traced.active()) {
+      scalapack(transa, transb, &m, &n, &k, &alpha, a, &ia, &ja, desca, b, &ib, &jb, descb, &beta, c, &ic, &jc, descc);
+      return;
+    }
     traced.path("delegated");
     const auto started = trace_detail::clock::now();
     scalapack(transa, transb, &m, &n, &k, &alpha, a, &ia, &ja, desca, b, &ib, &jb, descb, &beta, c, &ic, &jc, descc);
-    if (traced.active()) traced.execution(trace_detail::seconds_since(started), 0, 0);
+    traced.execution(trace_detail::seconds_since(started), 0, 0);
   };
-  const bool delegating = scalapack != nullptr && delegates(m, n, k);
-  std::vector<std::int64_t> my_signature;
-  checked_signatures* checked = nullptr;
-  if (delegating && desca != nullptr && descb != nullptr && descc != nullptr && blacs::holds_me(desca[1])) {
+  // The context's state (signatures checked, learned classes), then the way this call goes.
+  delegation_state* state = nullptr;
+  MPI_Comm context_comm = MPI_COMM_NULL;
+  if (scalapack != nullptr && desca != nullptr && descb != nullptr && descc != nullptr && blacs::holds_me(desca[1])) {
     try {
-      my_signature = signature(ta, tb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc);
-      MPI_Comm comm = blacs::communicator(desca[1]);
-      checked = &checked_on().get(comm, [] { return checked_signatures{}; });
-      if (checked->seen.count(my_signature) != 0) {
-        hand_to_scalapack();
-        return;
-      }
+      context_comm = blacs::communicator(desca[1]);
+      state = &delegation_on().get(context_comm, [] { return delegation_state{}; });
     } catch (const std::exception&) {
-      checked = nullptr;  // out of memory, or MPI refused the attribute: checked (below) every time instead
+      state = nullptr;  // out of memory, or MPI refused the attribute: fixed sizes decide, and calls are checked
+    }
+  }
+  learned_class* trying = nullptr;
+  bool delegating = false;
+  try {
+    const auto class_of_call = [&]() -> learned_class* {
+      if (state == nullptr) return nullptr;
+      return &state->classes[class_of(element_type_v<T>, ta, tb, m, n, k, ia, ja, desca, ib, jb, descb, ic, jc, descc,
+                                      blacs::grid_info(desca[1]))];
+    };
+    delegating = scalapack != nullptr && hand_over(m, n, k, class_of_call, context_comm, trying);
+  } catch (const std::exception& e) {
+    blacs::fail_after_checks(desca[1], routine, -(desca_pos * 100 + 2), e.what());
+    return;
+  }
+  // A trial's time on this process, whichever way it ends.
+  struct timed_trial {
+    learned_class* cls;
+    int way;
+    trace_detail::clock::time_point start = cls != nullptr ? trace_detail::clock::now() : trace_detail::clock::time_point{};
+    ~timed_trial() {
+      if (cls == nullptr) return;
+      const double seconds = trace_detail::seconds_since(start);
+      double& fastest = cls->fastest[way];
+      fastest = fastest < 0 ? seconds : std::min(fastest, seconds);
+    }
+  } trial{trying, delegating ? 1 : 0};
+  call_signature my_signature{};
+  if (delegating && state != nullptr) {
+    my_signature = signature(ta, tb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc);
+    if (state->seen.count(my_signature) != 0) {
+      hand_to_scalapack();
+      return;
     }
   }
   descriptor db, dc;
@@ -254,10 +369,10 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
   // Every process would hand it to ScaLAPACK (anything else, a different REDIST_PDGEMM_DELEGATE_BELOW on one
   // process say, takes redist's path everywhere).
   if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates == 1; })) {
-    if (checked != nullptr) {
-      if (checked->seen.size() >= checked_signatures_bound) checked->seen.clear();
+    if (state != nullptr) {
+      if (state->seen.size() >= checked_signatures_bound) state->seen.clear();
       try {
-        checked->seen.insert(std::move(my_signature));
+        state->seen.insert(my_signature);
       } catch (const std::exception&) {
         // not remembered: checked again next time (every process inserts or clears alike but for memory)
       }

@@ -335,8 +335,8 @@ void trace_arguments(trace_detail::json_fields& f, int m, int n, int ia, int ja,
                      const int* descb, int context) {
   trace_type<T>(f);
   f.number("m", std::int64_t{m}), f.number("n", std::int64_t{n});
-  f.number("ia", std::int64_t{ia}), f.number("ja", std::int64_t{ja}), trace_descriptor(f, "desca", desca);
-  f.number("ib", std::int64_t{ib}), f.number("jb", std::int64_t{jb}), trace_descriptor(f, "descb", descb);
+  f.number("ia", std::int64_t{ia}), f.number("ja", std::int64_t{ja}), trace_descriptor(f, "desca", desca, true);
+  f.number("ib", std::int64_t{ib}), f.number("jb", std::int64_t{jb}), trace_descriptor(f, "descb", descb, true);
   f.number("ictxt", std::int64_t{context});
   if (desca != nullptr) trace_grid(f, "grid_a", desca[1]);
   if (descb != nullptr) trace_grid(f, "grid_b", descb[1]);

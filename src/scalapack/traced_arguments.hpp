@@ -11,13 +11,15 @@
 
 namespace redist::scalapack {
 
-// A descriptor as the caller passed it: 11 entries for DTYPE 2, 9 for DTYPE 1; DTYPE and CTXT alone for another
-// DTYPE (its length is unknown); null for a null pointer.
-inline void trace_descriptor(trace_detail::json_fields& f, const char* name, const int* desc) {
-  const int length = desc == nullptr ? 0
-                     : desc[0] == block_cyclic_2d_inb ? descriptor_length
-                     : desc[0] == block_cyclic_2d     ? descriptor_length_1
-                                                      : 2;
+// A descriptor as the routine reads it: 11 entries for DTYPE 2, 9 for DTYPE 1; for another DTYPE, 9 where the
+// routine reads it as DTYPE 1 (`as_type1`: REDIST's p?gemr2d and p?trmr2d, on a context that is not negative), else
+// DTYPE and CTXT alone (its length is unknown); null for a null pointer.
+inline void trace_descriptor(trace_detail::json_fields& f, const char* name, const int* desc, bool as_type1 = false) {
+  const int length = desc == nullptr                        ? 0
+                     : desc[0] == block_cyclic_2d_inb       ? descriptor_length
+                     : desc[0] == block_cyclic_2d           ? descriptor_length_1
+                     : as_type1 && desc[1] >= 0             ? descriptor_length_1
+                                                            : 2;
   f.integers(name, desc, length);
 }
 

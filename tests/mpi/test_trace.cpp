@@ -275,4 +275,34 @@ TEST_F(Trace, DelegatedCallsAddNoMpiCall) {
   EXPECT_EQ(redist_mpi_calls(9), 0);
 }
 
+// Products between 2^23 and 2^31 multiply-adds, with REDIST_PDGEMM_DELEGATE_BELOW unset, are learned per class: the
+// class's first two calls run redist, the next two ScaLAPACK, and every later call takes the way agreed then, the
+// same on every rank (which way depends on this machine's timings).
+TEST_F(Trace, MidSizeProductsAreLearnedPerClass) {
+  problem p(210);
+  const auto handed_over = [&](int m) {
+    const int before = redist_test_spied_pdgemm_calls();
+    p.multiply(m);
+    return redist_test_spied_pdgemm_calls() - before;
+  };
+  const int m = 204;  // 204^3 = 8.49e6 multiply-adds, just above 2^23
+  EXPECT_EQ(handed_over(m), 0);
+  EXPECT_EQ(handed_over(m), 0);
+  EXPECT_EQ(handed_over(m), 1);
+  EXPECT_EQ(handed_over(m), 1);
+  const int decided = handed_over(m);
+  EXPECT_EQ(handed_over(m), decided);
+  EXPECT_EQ(handed_over(m + 1), decided) << "205 is in the same class (m, n, k up to 256)";
+  EXPECT_TRUE(all_ranks(decided == 0 || decided == 1));
+  int lowest = decided, highest = decided;
+  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(lowest, highest) << "the ranks took different ways";
+  const auto rows = by_path();
+  EXPECT_EQ(rows.at("PDGEMM redist").calls, 2 + (decided == 0 ? 3 : 0));
+  EXPECT_EQ(rows.at("PDGEMM delegated").calls, 2 + (decided == 1 ? 3 : 0));
+  ASSERT_EQ(setenv("REDIST_PDGEMM_DELEGATE_BELOW", "0", 1), 0);  // the override wins over what was learned
+  EXPECT_EQ(handed_over(m), 0);
+}
+
 }  // namespace

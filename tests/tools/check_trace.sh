@@ -3,10 +3,11 @@
 # PDGEMR2D, PDTRMR2D, PDTRAN and PDGEMM each, the PDGEMM small enough for ScaLAPACK): the summary printed at
 # MPI_Finalize (Fortran's MPI_FINALIZE reaches the drop-in's MPI_Finalize), the calls files (one JSON line per call
 # per rank, the rank in the name), a trace file that cannot be written (reported, not fatal), and a REDIST_TRACE
-# spelling that does not exist (reported, tracing off).
-# usage: check_trace.sh MPIEXEC RANKS PROGRAM WORK_DIR
+# spelling that does not exist (reported, tracing off); then redist-replay on the calls files: every call re-run through
+# ScaLAPACK and through redist with the same results, and traces of the wrong rank count refused.
+# usage: check_trace.sh MPIEXEC RANKS PROGRAM WORK_DIR REPLAY
 set -uo pipefail
-mpiexec=$1 ranks=$2 program=$3 work=$4
+mpiexec=$1 ranks=$2 program=$3 work=$4 replay=$5
 rm -rf "$work" && mkdir -p "$work" || exit 1
 fail() { echo "check_trace: $*" >&2; exit 1; }
 
@@ -53,4 +54,24 @@ run unknown REDIST_TRACE=everything
 grep -q "REDIST_TRACE: unknown trace mode 'everything': expected 'off', 'summary' or 'calls'" \
   "$work/unknown.err" || { cat "$work/unknown.err"; fail "unknown: no message"; }
 ! grep -q '^redist trace' "$work/unknown.err" || fail "unknown: traced all the same"
+# The calls files replayed: the four calls in four classes, ScaLAPACK's and redist's results alike.
+OMP_NUM_THREADS=1 "$mpiexec" -n "$ranks" "$replay" --rounds 2 --json "$work/replay.json" "$work"/trace.*.jsonl \
+  > "$work/replay.out" 2>&1 || { cat "$work/replay.out"; fail "replay: exit status $?"; }
+cat "$work/replay.out"
+grep -q "^SUMMARY redist-replay: 4 classes, .*results agree$" "$work/replay.out" || fail "replay: no agreeing summary"
+python3 - "$work/replay.json" <<'PY' || fail "replay: the JSON is not as expected"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["results_agree"] and len(r["classes"]) == 4, r
+assert sorted(c["class"].split()[0] for c in r["classes"]) == ["PDGEMM", "PDGEMR2D", "PDTRAN", "PDTRMR2D"], r
+assert all(c["calls"] == 1 and c["scalapack_seconds"] > 0 and c["redist_seconds"] > 0 for c in r["classes"]), r
+PY
+# Traces of another rank count: refused with status 2 before anything runs.
+"$mpiexec" -n "$ranks" "$replay" "$work/trace.0.jsonl" "$work/no-such-file" > "$work/refused.out" 2>&1
+[ $? = 2 ] || { cat "$work/refused.out"; fail "replay: a missing trace file was not refused with status 2"; }
+if [ "$ranks" -gt 1 ]; then
+  "$mpiexec" -n "$ranks" "$replay" "$work/trace.0.jsonl" > "$work/refused.out" 2>&1
+  [ $? = 2 ] && grep -q "the traces are of 1 ranks" "$work/refused.out" \
+    || { cat "$work/refused.out"; fail "replay: traces of 1 rank replayed at $ranks"; }
+fi
 echo "check_trace: passed at $ranks ranks"
