@@ -17,4 +17,5 @@ for trace in "$here"/traces/*_np*/; do
   OMP_NUM_THREADS=1 mpiexec.mpich -n "$ranks" "$build/tools/redist-replay" --rounds "$rounds" \
     --json "$out/$name.json" "$trace"trace.*.jsonl | tee "$out/$name.txt"
 done
-python3 "$here/replay_table.py" "$out"
+# Debian's python3 (its matplotlib draws the figure; scripts/run.sh demo installs it).
+/usr/bin/python3 "$here/replay_table.py" "$out"
