@@ -241,10 +241,9 @@ T random_value(std::mt19937_64& g) {
 // Elements of this rank's local array of a descriptor (0 off its grid).
 std::int64_t local_elements(const std::vector<int>& d, const replay_grid* g, int me) {
   if (g == nullptr || g->context < 0 || d.size() < 9) return 0;
-  const auto [row, col] = g->positions.at(me);
-  (void)row;
-  const bool two = d[0] == 2 && d.size() >= 11;
-  const std::int64_t n = d[3], inb = two ? d[5] : d[5], nb = two ? d[7] : d[5], csrc = two ? d[9] : d[7];
+  const int col = g->positions.at(me).second;
+  const bool two = d[0] == 2 && d.size() >= 11;  // DTYPE 2: INB at 5, NB at 7; DTYPE 1: NB (also the first) at 5
+  const std::int64_t n = d[3], inb = d[5], nb = two ? d[7] : d[5], csrc = two ? d[9] : d[7];
   const std::int64_t lld = two ? d[10] : d[8];
   if (csrc < 0) return 0;
   const std::int64_t cols = redist::scalapack::numroc(n, inb, nb, col, csrc, g->cols);
