@@ -1,6 +1,6 @@
 // redist-replay TRACE_FILES...: re-runs the ScaLAPACK calls a REDIST_TRACE=calls run recorded (docs/trace.md), at
 // the recorded rank count, on synthetic data of the recorded shapes with the recorded descriptors, through
-// ScaLAPACK and through redist (the drop-in's path: small p?gemm handed to ScaLAPACK as the drop-in would) in the
+// ScaLAPACK and through redist (the drop-in's path: p?gemm and p?tran* handed to ScaLAPACK as the drop-in would) in the
 // same run, interleaved; checks that both give the same results; prints per signature class (routine, grid, shape
 // class) the median times and their ratio, and the whole trace's, as a table, JSON (--json) and a SUMMARY line.
 // See docs/trace.md, "Replay".
@@ -324,8 +324,7 @@ using gemr2d_fn = void (*)(const int*, const int*, const void*, const int*, cons
                            const int*, const int*, const int*);
 using trmr2d_fn = void (*)(const char*, const char*, const int*, const int*, const void*, const int*, const int*,
                            const int*, void*, const int*, const int*, const int*, const int*);
-using tran_fn = void (*)(const int*, const int*, const void*, const void*, const int*, const int*, const int*,
-                         const void*, void*, const int*, const int*, const int*);
+using tran_fn = redist::scalapack::pblas_tran_fn;
 
 void* symbol(const std::string& name) {
   void* p = dlsym(RTLD_DEFAULT, name.c_str());
@@ -343,6 +342,17 @@ dropin_gemm_fn dropin_gemm(char type) {
     case 'C': return redist::scalapack::dropin_pcgemm;
     default: return redist::scalapack::dropin_pzgemm;
   }
+}
+
+using dropin_tran_fn = void (*)(tran_fn, const int*, const int*, const void*, const void*, const int*, const int*,
+                                const int*, const void*, void*, const int*, const int*, const int*);
+dropin_tran_fn dropin_tran(const std::string& name) {
+  if (name == "pstran") return redist::scalapack::dropin_pstran;
+  if (name == "pdtran") return redist::scalapack::dropin_pdtran;
+  if (name == "pctranu") return redist::scalapack::dropin_pctranu;
+  if (name == "pztranu") return redist::scalapack::dropin_pztranu;
+  if (name == "pctranc") return redist::scalapack::dropin_pctranc;
+  return redist::scalapack::dropin_pztranc;
 }
 
 // The call through ScaLAPACK (through_redist = false) or redist, writing C (B of a copy) at `out`: every argument
@@ -382,8 +392,10 @@ std::function<void(void*)> bind(const prepared_call& p, bool through_redist) {
     }
     case routine_kind::tran:
     default: {
-      const auto f = reinterpret_cast<tran_fn>(symbol(through_redist ? "redist_" + name : name + "_"));
-      return [=](void* C) { f(&m, &n, alpha, A, &ia, &ja, da, beta, C, &ic, &jc, dc); };
+      const auto scalapack = reinterpret_cast<tran_fn>(symbol(name + "_"));
+      if (through_redist)
+        return [=, f = dropin_tran(name)](void* C) { f(scalapack, &m, &n, alpha, A, &ia, &ja, da, beta, C, &ic, &jc, dc); };
+      return [=](void* C) { scalapack(&m, &n, alpha, A, &ia, &ja, da, beta, C, &ic, &jc, dc); };
     }
   }
 }

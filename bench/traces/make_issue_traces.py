@@ -2,7 +2,8 @@
 """Writes the traces of bench/traces/ that no program here records: the calls issue 57 quotes from an
 electronic-structure code (two p?gemm signatures of its eigensolver on a 2 x 1 grid, with the moving sizes
 and offsets it makes them with; a redistribution from a library's layout to a solver's, 4 -> 2 ranks and blocks
-24 -> 16, the ranks off the solver's grid passing descriptors of all -1). Same format as REDIST_TRACE=calls
+24 -> 16, the ranks off the solver's grid passing descriptors of all -1; the transposes it makes on a 2 x 2 grid of
+32 x 32 blocks, 736 x 736 and 128 x 128). Same format as REDIST_TRACE=calls
 (docs/trace.md). usage: make_issue_traces.py [TRACES_DIR]"""
 import json
 import os
@@ -89,7 +90,29 @@ def layout_to_solver(out):
     write(os.path.join(out, "issue57_layout_to_solver_np4"), by_rank)
 
 
+def transposes(out, grid):
+    """PDTRAN on a grid of 32 x 32 blocks (ranks in row-major order): C = A^T of 736 x 736 and of 128 x 128,
+    beta 0, each five times, and C = C + A^T of a 128 x 128 sub-matrix at (33, 65) of the 736 x 736 matrices."""
+    ranks = grid[0] * grid[1]
+    calls = [(736, 736, (1, 1), (1, 1), 0.0), (128, 128, (1, 1), (1, 1), 0.0), (128, 128, (33, 65), (65, 33), 1.0)]
+    by_rank = []
+    for rank in range(ranks):
+        pos = divmod(rank, grid[1])
+        lines = []
+        for _ in range(5):
+            for m, n, (ia, ja), (ic, jc), beta in calls:
+                size = max(m, 736 if ia > 1 else m)
+                d = descriptor(0, size, size, 32, 32, 0, 0, grid, pos)
+                lines.append(("PDTRAN", {"type": "double", "m": m, "n": n, "alpha": [1.0], "beta": [beta],
+                                         "ia": ia, "ja": ja, "desca": d, "ic": ic, "jc": jc, "descc": d,
+                                         "grid": [grid[0], grid[1], pos[0], pos[1], ranks]}))
+        by_rank.append(lines)
+    write(os.path.join(out, f"issue57_pdtran_{grid[0]}x{grid[1]}_np{ranks}"), by_rank)
+
+
 if __name__ == "__main__":
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
     gemm_signatures(out)
     layout_to_solver(out)
+    transposes(out, (2, 2))  # the application's grid
+    transposes(out, (1, 2))  # the same calls without oversubscribing a 2-core machine

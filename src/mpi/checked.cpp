@@ -147,6 +147,14 @@ int allreduce_yielding(const void* send, void* receive, int count, MPI_Datatype 
   return started != MPI_SUCCESS ? started : wait_yielding(request);
 }
 
+int allgather_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+                       MPI_Datatype receive_type, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int started =
+      MPI_Iallgather(send, send_count, send_type, receive, receive_count, receive_type, comm, &request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request);
+}
+
 int barrier_yielding(MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   const int started = MPI_Ibarrier(comm, &request);

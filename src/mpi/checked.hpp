@@ -136,10 +136,13 @@ bool hosts_oversubscribed(MPI_Comm comm);
 // and each collective then costs scheduler time slices (an 8-byte allreduce on 4 ranks sharing 2 cores:
 // 9-10 ms blocking, 2-3 ms yielding; a communicator duplicate 14-20 ms against 5 ms). Returns MPI's code.
 int wait_yielding(MPI_Request& request);
-// The same for MPI_Waitall, MPI_Waitany (index as MPI_Waitany sets it), MPI_Allreduce and MPI_Barrier.
+// The same for MPI_Waitall, MPI_Waitany (index as MPI_Waitany sets it), MPI_Allreduce, MPI_Allgather and
+// MPI_Barrier.
 int wait_all_yielding(int count, MPI_Request* requests);
 int wait_any_yielding(int count, MPI_Request* requests, int* index);
 int allreduce_yielding(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int allgather_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+                       MPI_Datatype receive_type, MPI_Comm comm);
 int barrier_yielding(MPI_Comm comm);
 
 }  // namespace redist::mpi

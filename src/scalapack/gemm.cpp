@@ -3,22 +3,20 @@
 // distributed multiply (redist/gemm/gemm.hpp). Prefixed twins redist_p?gemm. See docs/scalapack.md.
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
 #include <complex>
 #include <cstddef>
 #include <cstring>
 #include <cstdint>
 #include <array>
-#include <map>
-#include <unordered_set>
+#include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "blacs.hpp"
+#include "delegation.hpp"
 #include "dropin.hpp"
 #include "first_error.hpp"
 #include "pblas_call.hpp"
@@ -27,8 +25,9 @@
 #include "traced_arguments.hpp"
 #include "redist/error.hpp"
 #include "redist/gemm/gemm.hpp"
+#include "../gemm/local_blas.hpp"
+#include "../memory/pages.hpp"
 #include "../mpi/checked.hpp"
-#include "../mpi/comm_attribute.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
 
@@ -118,54 +117,219 @@ void scale_local(const grid_layout& layout, T* c, T beta) {
     }
 }
 
-// ---- Products handed to ScaLAPACK (the drop-in's p?gemm) -----------------------------------------------------------
+// ---- A local multiply in place: a one-dimensional grid on which C and one operand are laid out alike -------------
 //
-// Which way a product goes is decided from arguments PBLAS requires to be the same on every process (M, N, K, the
-// operations, offsets and descriptors' global entries) and from what earlier calls of its class measured, in the
-// same order on every process, so every process decides alike without a collective but one per class:
-// - REDIST_PDGEMM_DELEGATE_BELOW set: fewer multiply-adds (M*N*K) than it says go to ScaLAPACK, the rest to redist
-//   (0: redist for all); an override for tests and users;
-// - otherwise, fewer than 2^23 multiply-adds go to ScaLAPACK, 2^31 or more to redist, and products between are
-//   learned per class (element type, operations, grid, each of M, N, K up to the next power of two, whether the
-//   sub-matrices start on block boundaries): the class's first two calls run redist, the next two ScaLAPACK, and
-//   at its fifth call the processes agree (one allreduce) on the way whose faster call was faster on the slowest
-//   process, which every later call of the class takes. (Mid-size products and sub-matrices at block-misaligned
-//   offsets are where ScaLAPACK's own multiply can win: bench/traces/, docs/trace.md.)
-// What PBLAS requires is checked where a call is first seen: each signature (every argument but the arrays) is
-// checked on every process of the context in redist's own argument agreement (the first collective of redist's
-// path too: a process that would not delegate takes part in the same one, and one process's different K, alpha or
-// descriptor is the same PXERBLA error everywhere, whichever way each would have gone). A signature every process
-// passed, and on which all of them delegate, is remembered on the context's communicator; its later calls go to
-// ScaLAPACK at once. (A process that passes a remembered signature while another passes a new one is not caught:
-// they then make different calls.)
+// On a P x 1 grid, C := alpha*A*op(B) + beta*C where sub(A)'s rows lie in the same blocks on the same processes as
+// sub(C)'s: each process's rows of C need its own rows of A and all of op(sub(B)). One allgather of op(sub(B)) and
+// one local multiply replace both the distributed multiply's redistributions of A and C and ScaLAPACK's panel by
+// panel broadcasts. Likewise on a 1 x Q grid, with B's columns and C's alike and op(sub(A)) gathered. (The 2 x 1
+// products of an eigensolver, issue 57: bench/traces/issue57_pdgemm_signatures_np2.)
 
-// 2^23: where redist's multiply overtook Debian's ScaLAPACK for cubes (192^3) and tall-skinny problems at 4 ranks
-// with one thread each (bench/pdgemm_crossover.cpp; results and the other shapes in docs/scalapack.md).
-constexpr std::int64_t default_delegate_below = std::int64_t{1} << 23;
-// 2^31 (about 1300^3): from there redist's multiply was 1.5x to 74x ScaLAPACK's in every recorded run
-// (bench/results/side_by_side.md), so nothing is learned.
-constexpr std::int64_t learned_below = std::int64_t{1} << 31;
-constexpr int redist_trials = 2, scalapack_trials = 2;  // a learned class's first calls, each way
+// Where a grid position's part of a layout starts in its local array and how large it is.
+struct local_rectangle {
+  std::int64_t row0 = 0, col0 = 0, rows = 0, cols = 0;
+};
 
-// REDIST_PDGEMM_DELEGATE_BELOW, or -1 when unset.
-std::int64_t delegate_below() {
-  const char* text = std::getenv("REDIST_PDGEMM_DELEGATE_BELOW");
-  if (text == nullptr || *text == '\0') return -1;
-  char* end = nullptr;
-  errno = 0;
-  const long long value = std::strtoll(text, &end, 10);
-  if (errno != 0 || *end != '\0' || value < 0) {
-    static bool warned = false;  // once per process, not per call
-    if (!warned)
-      std::fprintf(stderr,
-                   "redist: REDIST_PDGEMM_DELEGATE_BELOW=\"%s\" is not a non-negative integer (multiply-adds); "
-                   "using the default (learned per class of products)\n",
-                   text);
-    warned = true;
-    return -1;
+// The part of `l` on each grid row (along = rows) or column, when every such part is one run of consecutive local
+// rows (columns) in its local array; nothing otherwise. Global: the same answer on every process.
+std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> runs_per_process(const grid_layout& l, bool along_rows) {
+  const std::vector<std::int64_t>& splits = along_rows ? l.row_splits() : l.col_splits();
+  const std::vector<int>& proc = along_rows ? l.row_proc() : l.col_proc();
+  const std::vector<std::int64_t>& start = along_rows ? l.local_row_start() : l.local_col_start();
+  if (l.kind() != storage_kind::regular || start.size() + 1 != splits.size()) return std::nullopt;
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs(static_cast<size_t>(along_rows ? l.proc_rows() : l.proc_cols()),
+                                                          {0, 0});  // (first local index, length)
+  std::vector<bool> started(runs.size(), false);
+  for (size_t i = 0; i + 1 < splits.size(); ++i) {
+    auto& [first, length] = runs[static_cast<size_t>(proc[i])];
+    if (!started[static_cast<size_t>(proc[i])]) {
+      started[static_cast<size_t>(proc[i])] = true;
+      first = start[i];
+    } else if (start[i] != first + length) {
+      return std::nullopt;
+    }
+    length += splits[i + 1] - splits[i];
   }
-  return value;
+  return runs;
 }
+
+// What a process cannot do in a local multiply in place, sent with its part of the gathered operand so that every
+// process learns it before anything is written (no collective of its own): 0 for nothing.
+enum in_place_problem : std::int64_t { no_problem = 0, gathered_null = 1, kept_null = 2, c_null = 3 };
+
+// op(sub(X)) whole on every process of `comm`, column-major with op(sub(X))'s rows as leading dimension, written at
+// `whole`: every process's blocks of the stored sub-matrix (layout x), after a word with its problem, packed and
+// gathered in one allgather into `received` (x's elements and a word per process), then put in place a column of a
+// block at a time (unless some process had a problem). Returns the lowest process's problem, and its rank in
+// `failing`. `sent` is what this process sent, for the trace.
+template <class T>
+in_place_problem gather_whole(const grid_layout& x, const T* local, op operation, const process_grid& grid,
+                              MPI_Comm comm, in_place_problem mine, std::byte* received, T* whole, int& failing,
+                              std::int64_t& bytes_sent, std::int64_t& messages_sent) {
+  static_assert(alignof(T) <= sizeof(std::int64_t), "elements after a word stay aligned");
+  const std::vector<std::int64_t>&rs = x.row_splits(), &cs = x.col_splits();
+  const int positions = grid.proc_rows * grid.proc_cols, ranks = mpi::size(comm), me = mpi::rank(comm);
+  // A position's blocks in the order packed (its column blocks, in each its row blocks), each column of a block in
+  // turn: visit(first row, column, rows, local offset of the run).
+  const auto each_run = [&](int pr, int pc, auto&& visit) {
+    for (size_t j = 0; j + 1 < cs.size(); ++j) {
+      if (x.col_proc()[j] != pc) continue;
+      for (size_t i = 0; i + 1 < rs.size(); ++i) {
+        if (x.row_proc()[i] != pr) continue;
+        for (std::int64_t c = cs[j]; c < cs[j + 1]; ++c)
+          visit(rs[i], c, rs[i + 1] - rs[i],
+                x.local_row_start()[i] + (x.local_col_start()[j] + (c - cs[j])) * x.local_ld());
+      }
+    }
+  };
+  constexpr int word = static_cast<int>(sizeof(std::int64_t));
+  std::vector<int> counts(static_cast<size_t>(ranks), word), displacements(static_cast<size_t>(ranks), 0);
+  for (int position = 0; position < positions; ++position) {
+    std::int64_t elements = 0;
+    each_run(position / grid.proc_cols, position % grid.proc_cols,
+             [&](std::int64_t, std::int64_t, std::int64_t rows, std::int64_t) { elements += rows; });
+    counts[static_cast<size_t>(grid.position_ranks[static_cast<size_t>(position)])] +=
+        static_cast<int>(elements * static_cast<std::int64_t>(sizeof(T)));  // bounded by the caller
+  }
+  for (int r = 1; r < ranks; ++r)
+    displacements[static_cast<size_t>(r)] = displacements[static_cast<size_t>(r - 1)] + counts[static_cast<size_t>(r - 1)];
+  // Packed straight into this process's place in `received`, sent from there.
+  std::byte* my_place = received + displacements[static_cast<size_t>(me)];
+  if (local == nullptr && counts[static_cast<size_t>(me)] > word) mine = gathered_null;
+  std::memcpy(my_place, &mine, sizeof mine);
+  if (mine == no_problem) {
+    T* packed = reinterpret_cast<T*>(my_place + word);
+    each_run(grid.my_row, grid.my_col, [&](std::int64_t, std::int64_t, std::int64_t rows, std::int64_t at) {
+      packed = std::copy_n(local + at, rows, packed);
+    });
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  REDIST_MPI_CHECK(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, received, counts.data(), displacements.data(),
+                                   MPI_BYTE, comm, &request));
+  REDIST_MPI_CHECK(mpi::wait_yielding(request));
+  bytes_sent = static_cast<std::int64_t>(counts[static_cast<size_t>(me)]) * (ranks - 1);
+  messages_sent = ranks - 1;
+  for (failing = 0; failing < ranks; ++failing) {
+    std::int64_t problem = no_problem;
+    std::memcpy(&problem, received + displacements[static_cast<size_t>(failing)], sizeof problem);
+    if (problem != no_problem) return static_cast<in_place_problem>(problem);
+  }
+  const std::int64_t op_rows = operation == op::identity ? x.rows() : x.cols();
+  for (int position = 0; position < positions; ++position) {
+    const T* in = reinterpret_cast<const T*>(
+        received + displacements[static_cast<size_t>(grid.position_ranks[static_cast<size_t>(position)])] + word);
+    each_run(position / grid.proc_cols, position % grid.proc_cols,
+             [&](std::int64_t r0, std::int64_t c, std::int64_t rows, std::int64_t) {
+               if (operation == op::identity) {
+                 std::copy_n(in, rows, whole + r0 + c * op_rows);
+               } else {
+                 for (std::int64_t r = 0; r < rows; ++r) {
+                   T v = in[r];
+                   if constexpr (is_complex_v<T>)
+                     if (operation == op::conj_transpose) v = std::conj(v);
+                   whole[c + (r0 + r) * op_rows] = v;
+                 }
+               }
+               in += rows;
+             });
+  }
+  return no_problem;
+}
+
+template <class T>
+scalar to_scalar(T x) {
+  if constexpr (is_complex_v<T>) {
+    return scalar(x.real(), x.imag());
+  } else {
+    return scalar(static_cast<double>(x), 0.0);
+  }
+}
+
+// The most op(sub(X)) a local multiply in place gathers (bytes): every process holds it whole.
+constexpr std::int64_t in_place_gather_limit = std::int64_t{1} << 28;
+
+// C := alpha*op(A)*op(B) + beta*C by a local multiply in place, when the grid and the layouts allow it (the same
+// answer on every process: decided from global layouts only); false otherwise, nothing done.
+template <class T>
+bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout, const grid_layout& c_layout, op op_a,
+                       op op_b, const T* a, const T* b, T* c, T alpha, T beta, const process_grid& grid, MPI_Comm comm,
+                       trace_detail::call_scope& traced) {
+  const bool by_rows = grid.proc_cols == 1 && op_a == op::identity && a_layout.row_splits() == c_layout.row_splits() &&
+                       a_layout.row_proc() == c_layout.row_proc();
+  const bool by_cols = !by_rows && grid.proc_rows == 1 && op_b == op::identity &&
+                       b_layout.col_splits() == c_layout.col_splits() && b_layout.col_proc() == c_layout.col_proc();
+  if (!by_rows && !by_cols) return false;
+  const grid_layout& gathered = by_rows ? b_layout : a_layout;
+  if (gathered.rows() * gathered.cols() * static_cast<std::int64_t>(sizeof(T)) > in_place_gather_limit) return false;
+  const grid_layout& kept = by_rows ? a_layout : b_layout;
+  const auto kept_runs = runs_per_process(kept, by_rows), c_runs = runs_per_process(c_layout, by_rows);
+  const auto kept_across = runs_per_process(kept, !by_rows), c_across = runs_per_process(c_layout, !by_rows);
+  if (!kept_runs || !c_runs || !kept_across || !c_across) return false;
+  const auto started = trace_detail::clock::now();
+  const size_t mine = static_cast<size_t>(by_rows ? grid.my_row : grid.my_col);
+  const std::int64_t m = c_layout.rows(), n = c_layout.cols(), k = by_rows ? a_layout.cols() : b_layout.rows();
+  const auto [kept_first, kept_length] = (*kept_runs)[mine];
+  const auto [c_first, c_length] = (*c_runs)[mine];
+  const T* kept_data = by_rows ? a : b;
+  const in_place_problem my_problem = c_length > 0 && c == nullptr            ? c_null
+                                      : kept_length > 0 && kept_data == nullptr ? kept_null
+                                                                                : no_problem;
+  // Work buffers from the page cache (memory/pages.hpp): a call made again faults no page in. Acquired before the
+  // gather, and agreed: a process without them would leave the others waiting in it.
+  const std::int64_t whole_bytes = gathered.rows() * gathered.cols() * static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t received_bytes = whole_bytes + std::int64_t{8} * mpi::size(comm);
+  memory::page_buffer received(nullptr, memory::release_pages), whole(nullptr, memory::release_pages);
+  int short_of_memory = std::numeric_limits<int>::max();  // the lowest rank without its buffers
+  try {
+    received = memory::allocate_pages(received_bytes);
+    whole = memory::allocate_pages(whole_bytes);
+  } catch (const std::bad_alloc&) {
+    short_of_memory = mpi::rank(comm);
+  }
+  REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &short_of_memory, 1, MPI_INT, MPI_MIN, comm));
+  if (short_of_memory != std::numeric_limits<int>::max())
+    throw insufficient_memory("rank " + std::to_string(short_of_memory) + ": no memory for the " +
+                              std::to_string(received_bytes + whole_bytes) +
+                              " bytes of a local multiply's gathered operand; expected them free");
+  std::int64_t bytes = 0, messages = 0;
+  int failing = 0;
+  const in_place_problem problem =
+      gather_whole(gathered, by_rows ? b : a, by_rows ? op_b : op_a, grid, comm, my_problem, received.get(),
+                   reinterpret_cast<T*>(whole.get()), failing, bytes, messages);
+  if (problem != no_problem) {  // on every process alike, nothing written
+    const char* const operand_names[] = {"", by_rows ? "B" : "A", by_rows ? "A" : "B", "C"};
+    throw invalid_argument("rank " + std::to_string(failing) + ": " + operand_names[problem] +
+                           "'s buffer is null on a rank that holds elements of it");
+  }
+  const T* whole_data = reinterpret_cast<const T*>(whole.get());
+  const std::int64_t kept_across_first = (*kept_across)[0].first, c_across_first = (*c_across)[0].first;
+  if (c_length > 0) {
+    const T* kept_at = kept_data + (by_rows ? kept_first + kept_across_first * kept.local_ld()
+                                            : kept_across_first + kept_first * kept.local_ld());
+    T* c_at = c + (by_rows ? c_first + c_across_first * c_layout.local_ld() : c_across_first + c_first * c_layout.local_ld());
+    if (by_rows) {
+      gemm_detail::local_gemm(element_type_v<T>, c_length, n, k, to_scalar(alpha), kept_at, kept.local_ld(),
+                              whole_data, k, to_scalar(beta), c_at, c_layout.local_ld());
+    } else {
+      gemm_detail::local_gemm(element_type_v<T>, m, c_length, k, to_scalar(alpha), whole_data, m, kept_at,
+                              kept.local_ld(), to_scalar(beta), c_at, c_layout.local_ld());
+    }
+  }
+  traced.path("redist", "in_place");
+  traced.execution(trace_detail::seconds_since(started), bytes, messages);
+  return true;
+}
+
+// ---- Products handed to ScaLAPACK (the drop-in's p?gemm): delegation.hpp says how the way is chosen --------------
+//
+// A product's size is its multiply-adds (M*N*K). Fewer than 2^23 go to ScaLAPACK: where redist's multiply overtook
+// Debian's ScaLAPACK for cubes (192^3) and tall-skinny problems at 4 ranks with one thread each
+// (bench/pdgemm_crossover.cpp; docs/scalapack.md). From 2^31 (about 1300^3) redist's multiply was 1.5x to 74x
+// ScaLAPACK's in every recorded run (bench/results/side_by_side.md), so nothing is learned. Between, mid-size
+// products and sub-matrices at block-misaligned offsets are where ScaLAPACK's own multiply can win
+// (bench/traces/, bench/results/replay.md): learned per class.
+constexpr delegation::size_rule gemm_sizes{"REDIST_PDGEMM_DELEGATE_BELOW", "multiply-adds",
+                                           std::int64_t{1} << 23, std::int64_t{1} << 31};
 
 // M*N*K < limit, without forming a product beyond 64 bits (sizes not negative).
 bool fewer_multiply_adds(int m, int n, int k, std::int64_t limit) {
@@ -173,89 +337,41 @@ bool fewer_multiply_adds(int m, int n, int k, std::int64_t limit) {
   return k == 0 || mn <= (limit - 1) / k;
 }
 
-// What a learned class has measured on this process, and its decision once made.
-struct learned_class {
-  int calls = 0;
-  double fastest[2] = {-1, -1};  // this process's fastest call through redist [0] and ScaLAPACK [1] (-1: none yet)
-  int decided = -1;              // -1: still trying; 0: redist; 1: ScaLAPACK
-};
+using delegation::call_signature;
+using delegation::learned_class;
+using delegation::power_of_two_at_least;
 
-// Every argument of a call but the arrays (element type, operations, sizes, offsets, scalars' bytes, descriptors),
-// in a fixed array: looked up on every delegated call, so never allocated.
-using call_signature = std::array<std::int64_t, 12 + 4 + 3 * (descriptor_length + 1)>;
-struct signature_hash {
-  std::size_t operator()(const call_signature& s) const noexcept {
-    std::uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the words
-    for (const std::int64_t w : s) h = (h ^ static_cast<std::uint64_t>(w)) * 0x100000001b3ull;
-    return static_cast<std::size_t>(h);
-  }
-};
-
-// What a context's communicator keeps for the drop-in's p?gemm: the signatures checked (bounded: past the bound all
-// are forgotten at once, at the same call on every process, and checked again), and the learned classes.
-struct delegation_state {
-  std::unordered_set<call_signature, signature_hash> seen;
-  std::map<std::vector<std::int64_t>, learned_class> classes;
-};
-constexpr std::size_t checked_signatures_bound = 4096;
-const mpi::comm_attribute<delegation_state>& delegation_on() {
-  static const mpi::comm_attribute<delegation_state> attribute;
-  return attribute;
-}
-
-std::int64_t power_of_two_at_least(std::int64_t x) {
-  std::int64_t p = 1;
-  while (p < x) p *= 2;
-  return p;
-}
-
-// A product's class: the same on every process (global arguments and the grid's shape).
+// A product's class: the same on every process (global arguments and the grid's shape): element type,
+// operations, grid, each of M, N, K up to the next power of two, whether each sub-matrix starts on a block boundary.
 std::vector<std::int64_t> class_of(element_type type, char ta, char tb, int m, int n, int k, int ia, int ja,
                                    const int* desca, int ib, int jb, const int* descb, int ic, int jc,
                                    const int* descc, const process_grid& grid) {
-  std::vector<std::int64_t> c{static_cast<std::int64_t>(type), std::toupper(static_cast<unsigned char>(ta)),
-                              std::toupper(static_cast<unsigned char>(tb)), power_of_two_at_least(m),
-                              power_of_two_at_least(n), power_of_two_at_least(k), grid.proc_rows, grid.proc_cols};
+  std::vector<std::int64_t> c{static_cast<std::int64_t>(delegation::routine_family::gemm),
+                              static_cast<std::int64_t>(type),
+                              std::toupper(static_cast<unsigned char>(ta)),
+                              std::toupper(static_cast<unsigned char>(tb)),
+                              power_of_two_at_least(m),
+                              power_of_two_at_least(n),
+                              power_of_two_at_least(k),
+                              grid.proc_rows,
+                              grid.proc_cols};
   const std::pair<int, int> offsets[] = {{ia, ja}, {ib, jb}, {ic, jc}};
   const int* descs[] = {desca, descb, descc};
   for (int o = 0; o < 3; ++o) {
     const descriptor d = parse_descriptor(descs[o]);
-    const bool aligned = (offsets[o].first - 1) % std::max<std::int64_t>(d.mb, 1) == 0 &&
-                         (offsets[o].second - 1) % std::max<std::int64_t>(d.nb, 1) == 0;
-    c.push_back(aligned ? 1 : 0);
+    c.push_back(delegation::block_aligned(offsets[o].first, offsets[o].second, d.mb, d.nb) ? 1 : 0);
   }
   return c;
 }
 
-// The way this call goes: true for ScaLAPACK. `trying` is set to the class whose trial this call is (its time is
-// then added by the caller), null otherwise. A learned class's decision is agreed over `comm` (collective).
-// class_of_call() gives the call's class (null: none to learn in).
-template <class ClassOf>
-bool hand_over(int m, int n, int k, ClassOf&& class_of_call, MPI_Comm comm, learned_class*& trying) {
-  trying = nullptr;
-  if (m < 0 || n < 0 || k < 0) return false;  // redist reports them
-  const std::int64_t limit = delegate_below();
-  if (limit >= 0) return limit > 0 && fewer_multiply_adds(m, n, k, limit);
-  if (fewer_multiply_adds(m, n, k, default_delegate_below)) return true;
-  if (!fewer_multiply_adds(m, n, k, learned_below)) return false;
-  learned_class* cls = class_of_call();
-  if (cls == nullptr) return false;
-  if (cls->decided < 0 && cls->calls >= redist_trials + scalapack_trials) {
-    double slowest[2] = {0, 0};
-    REDIST_MPI_CHECK(MPI_Allreduce(cls->fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, comm));
-    cls->decided = slowest[1] < slowest[0] ? 1 : 0;
-  }
-  if (cls->decided >= 0) return cls->decided == 1;
-  trying = cls;
-  return cls->calls++ >= redist_trials;
-}
-
+// Written in place, each word once: on the delegated path, zeroing and copying 416 bytes was a third of its cost.
 template <class T>
-call_signature signature(char ta, char tb, int m, int n, int k, T alpha, int ia, int ja, const int* desca, int ib,
-                         int jb, const int* descb, T beta, int ic, int jc, const int* descc) {
-  call_signature s{};
+void fill_signature(call_signature& s, char ta, char tb, int m, int n, int k, T alpha, int ia, int ja,
+                    const int* desca, int ib, int jb, const int* descb, T beta, int ic, int jc, const int* descc) {
   std::int64_t* at = s.data();
-  for (const std::int64_t w : {static_cast<std::int64_t>(element_type_v<T>), std::int64_t{ta}, std::int64_t{tb},
+  for (const std::int64_t w : {static_cast<std::int64_t>(delegation::routine_family::gemm) * 16 +
+                                   static_cast<std::int64_t>(element_type_v<T>),
+                               std::int64_t{ta}, std::int64_t{tb},
                                std::int64_t{m}, std::int64_t{n}, std::int64_t{k}, std::int64_t{ia}, std::int64_t{ja},
                                std::int64_t{ib}, std::int64_t{jb}, std::int64_t{ic}, std::int64_t{jc}})
     *at++ = w;
@@ -265,9 +381,8 @@ call_signature signature(char ta, char tb, int m, int n, int k, T alpha, int ia,
   for (const int* d : {desca, descb, descc}) {  // as PBLAS reads them: 11 entries for DTYPE 2, 9 for 1, else 2
     const int length = d[0] == block_cyclic_2d_inb ? descriptor_length : d[0] == block_cyclic_2d ? descriptor_length_1 : 2;
     at = std::copy(d, d + length, at);
-    at += descriptor_length + 1 - length;
+    at = std::fill_n(at, descriptor_length + 1 - length, std::int64_t{0});
   }
-  return s;
 }
 
 template <class T>
@@ -298,16 +413,9 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
     traced.execution(trace_detail::seconds_since(started), 0, 0);
   };
   // The context's state (signatures checked, learned classes), then the way this call goes.
-  delegation_state* state = nullptr;
-  MPI_Comm context_comm = MPI_COMM_NULL;
-  if (scalapack != nullptr && desca != nullptr && descb != nullptr && descc != nullptr && blacs::holds_me(desca[1])) {
-    try {
-      context_comm = blacs::communicator(desca[1]);
-      state = &delegation_on().get(context_comm, [] { return delegation_state{}; });
-    } catch (const std::exception&) {
-      state = nullptr;  // out of memory, or MPI refused the attribute: fixed sizes decide, and calls are checked
-    }
-  }
+  delegation::context_state* state = scalapack != nullptr && descb != nullptr && descc != nullptr
+                                         ? delegation::state_of(desca)
+                                         : nullptr;
   learned_class* trying = nullptr;
   bool delegating = false;
   try {
@@ -316,26 +424,18 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
       return &state->classes[class_of(element_type_v<T>, ta, tb, m, n, k, ia, ja, desca, ib, jb, descb, ic, jc, descc,
                                       blacs::grid_info(desca[1]))];
     };
-    delegating = scalapack != nullptr && hand_over(m, n, k, class_of_call, context_comm, trying);
+    delegating = scalapack != nullptr && m >= 0 && n >= 0 && k >= 0 &&  // negative sizes: redist reports them
+                 delegation::hand_over(
+                     gemm_sizes, [&](std::int64_t limit) { return fewer_multiply_adds(m, n, k, limit); },
+                     class_of_call, state != nullptr ? blacs::communicator(desca[1]) : MPI_COMM_NULL, trying);
   } catch (const std::exception& e) {
     blacs::fail_after_checks(desca[1], routine, -(desca_pos * 100 + 2), e.what());
     return;
   }
-  // A trial's time on this process, whichever way it ends.
-  struct timed_trial {
-    learned_class* cls;
-    int way;
-    trace_detail::clock::time_point start = cls != nullptr ? trace_detail::clock::now() : trace_detail::clock::time_point{};
-    ~timed_trial() {
-      if (cls == nullptr) return;
-      const double seconds = trace_detail::seconds_since(start);
-      double& fastest = cls->fastest[way];
-      fastest = fastest < 0 ? seconds : std::min(fastest, seconds);
-    }
-  } trial{trying, delegating ? 1 : 0};
-  call_signature my_signature{};
+  const delegation::trial_timer trial(trying, delegating);
+  call_signature my_signature;  // filled where it is read: delegating with a state
   if (delegating && state != nullptr) {
-    my_signature = signature(ta, tb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc);
+    fill_signature(my_signature, ta, tb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc);
     if (state->seen.count(my_signature) != 0) {
       hand_to_scalapack();
       return;
@@ -369,14 +469,7 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
   // Every process would hand it to ScaLAPACK (anything else, a different REDIST_PDGEMM_DELEGATE_BELOW on one
   // process say, takes redist's path everywhere).
   if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates == 1; })) {
-    if (state != nullptr) {
-      if (state->seen.size() >= checked_signatures_bound) state->seen.clear();
-      try {
-        state->seen.insert(my_signature);
-      } catch (const std::exception&) {
-        // not remembered: checked again next time (every process inserts or clears alike but for memory)
-      }
-    }
+    if (state != nullptr) delegation::remember(*state, my_signature);
     hand_to_scalapack();
     return;
   }
@@ -424,13 +517,17 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
       for (const std::size_t scalar : {offsetof(rank_record, alpha), offsetof(rank_record, beta)})
         for (int w = 0; w < 2; ++w) key[static_cast<size_t>(1 + r * record_words + word_at(scalar) + w)] = 0;
     for (int r = 0; r < nranks; ++r) key[static_cast<size_t>(1 + r * record_words + word_at(offsetof(rank_record, delegates)))] = 0;
-    const gemm_plan& plan = cached_gemm_plan(comm, std::move(key), [&] {
-      return make_gemm_plan(comm, gemm_description{a_layout, b_layout, c_layout, op_a, op_b, element_type_v<T>});
-    });
     const std::int64_t c_elements = local_array_elements(dc, grid);
     std::vector<T> a_copy, b_copy;
     const T* a_read = unaliased(a, local_array_elements(da, grid), c, c_elements, a_copy);
     const T* b_read = unaliased(b, local_array_elements(db, grid), c, c_elements, b_copy);
+    // Up to the learned range's end: beyond, the distributed multiply's schedule wins over gathering an operand.
+    if (fewer_multiply_adds(m, n, k, gemm_sizes.learned_below) &&
+        multiply_in_place(a_layout, b_layout, c_layout, op_a, op_b, a_read, b_read, c, alpha, beta, grid, comm, traced))
+      return;
+    const gemm_plan& plan = cached_gemm_plan(comm, std::move(key), [&] {
+      return make_gemm_plan(comm, gemm_description{a_layout, b_layout, c_layout, op_a, op_b, element_type_v<T>});
+    });
     plan.execute(c, a_read, b_read, alpha, beta);
   } catch (const std::exception& e) {
     blacs::fail_after_checks(context, routine, context_info, e.what());
@@ -443,25 +540,7 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
 using redist::scalapack::gemm;
 using redist::scalapack::scalar_at;
 
-// ---- prefixed twins, Fortran convention (PBLAS has no by-value C entry). alpha and beta point to one element
-// of the routine's type (two floats/doubles for the complex routines).
-#define REDIST_GEMM_TWIN(name, T, ROUTINE)                                                                           \
-  extern "C" void redist_##name(const char* transa, const char* transb, const int* m, const int* n, const int* k,   \
-                                const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,   \
-                                const void* b, const int* ib, const int* jb, const int* descb, const void* beta,    \
-                                void* c, const int* ic, const int* jc, const int* descc) {                         \
-    gemm<T>(ROUTINE, transa, transb, *m, *n, *k, scalar_at<T>(alpha), static_cast<const T*>(a), *ia, *ja, desca,     \
-            static_cast<const T*>(b), *ib, *jb, descb, scalar_at<T>(beta), static_cast<T*>(c), *ic, *jc, descc,      \
-            nullptr);                                                                                                \
-  }                                                                                                                  \
-  extern "C" void redist_##name##_(const char* transa, const char* transb, const int* m, const int* n, const int* k, \
-                                   const void* alpha, const void* a, const int* ia, const int* ja, const int* desca, \
-                                   const void* b, const int* ib, const int* jb, const int* descb, const void* beta,  \
-                                   void* c, const int* ic, const int* jc, const int* descc) {                       \
-    redist_##name(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);       \
-  }
-
-// The drop-in's entry (dropin.hpp): small products to `scalapack`.
+// The drop-in's entries (dropin.hpp): calls ScaLAPACK does faster to `scalapack`, none where it is null.
 #define REDIST_DROPIN_GEMM(name, T, ROUTINE)                                                                         \
   void redist::scalapack::dropin_##name(pblas_gemm_fn scalapack, const char* transa, const char* transb,           \
                                         const int* m, const int* n, const int* k, const void* alpha, const void* a, \
@@ -473,11 +552,29 @@ using redist::scalapack::scalar_at;
             scalapack);                                                                                              \
   }
 
-REDIST_GEMM_TWIN(psgemm, float, "PSGEMM")
-REDIST_GEMM_TWIN(pdgemm, double, "PDGEMM")
-REDIST_GEMM_TWIN(pcgemm, std::complex<float>, "PCGEMM")
-REDIST_GEMM_TWIN(pzgemm, std::complex<double>, "PZGEMM")
 REDIST_DROPIN_GEMM(psgemm, float, "PSGEMM")
 REDIST_DROPIN_GEMM(pdgemm, double, "PDGEMM")
 REDIST_DROPIN_GEMM(pcgemm, std::complex<float>, "PCGEMM")
 REDIST_DROPIN_GEMM(pzgemm, std::complex<double>, "PZGEMM")
+
+// ---- prefixed twins, Fortran convention (PBLAS has no by-value C entry): redist for every product. alpha and beta
+// point to one element of the routine's type (two floats/doubles for the complex routines).
+#define REDIST_GEMM_TWIN(name)                                                                                       \
+  extern "C" void redist_##name(const char* transa, const char* transb, const int* m, const int* n, const int* k,   \
+                                const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,   \
+                                const void* b, const int* ib, const int* jb, const int* descb, const void* beta,    \
+                                void* c, const int* ic, const int* jc, const int* descc) {                         \
+    redist::scalapack::dropin_##name(nullptr, transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb,    \
+                                     beta, c, ic, jc, descc);                                                        \
+  }                                                                                                                  \
+  extern "C" void redist_##name##_(const char* transa, const char* transb, const int* m, const int* n, const int* k, \
+                                   const void* alpha, const void* a, const int* ia, const int* ja, const int* desca, \
+                                   const void* b, const int* ib, const int* jb, const int* descb, const void* beta,  \
+                                   void* c, const int* ic, const int* jc, const int* descc) {                       \
+    redist_##name(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);       \
+  }
+
+REDIST_GEMM_TWIN(psgemm)
+REDIST_GEMM_TWIN(pdgemm)
+REDIST_GEMM_TWIN(pcgemm)
+REDIST_GEMM_TWIN(pzgemm)

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agreed_calls.hpp"
 #include "blacs.hpp"
 #include "first_error.hpp"
 #include "plan_cache.hpp"
@@ -185,11 +186,48 @@ descriptor read_descriptor(const int* desc, int desc_pos, int& info) {
   return desc[1] >= 0 ? parse_descriptor(desc, dtype_fallback::read_as_type1) : descriptor{};
 }
 
+// What an agreement on a copy concludes: every process's arguments (the plan's key), both operands as agreed, and
+// this process's view of them.
+struct agreed_copy {
+  std::vector<std::int64_t> words;
+  agreed_operand A, B;
+  grid_layout source, target;
+};
+
+// The copy an agreement concluded, through its cached plan.
+template <class T>
+void execute_copy(const char* routine, const agreed_copy& copy, MPI_Comm comm, const T* a, T* b,
+                  const element_region& region, int context, int ictxt_info) noexcept {
+  try {
+    // The records hold the region too, so p?gemr2d and each trapezoid of p?trmr2d have their own plans.
+    std::vector<std::int64_t> key;
+    key.reserve(copy.words.size() + 1);
+    key.push_back(static_cast<std::int64_t>(element_type_v<T>));
+    key.insert(key.end(), copy.words.begin(), copy.words.end());
+    const transform_plan& plan = cached_plan(comm, std::move(key), [&](bool one_shot) {
+      transform_options options;
+      options.one_shot = one_shot;
+      return make_plan(comm, {job_description{copy.target, copy.source, op::identity, element_type_v<T>, region}},
+                       options);
+    });
+    const agreed_operand &A = copy.A, &B = copy.B;
+    std::vector<T> a_copy;
+    const T* a_read = A.grid.contains_me() ? unaliased(a, local_array_elements(A.desc, A.grid), b,
+                                                       local_array_elements(B.desc, B.grid), a_copy)
+                                           : nullptr;
+    plan.execute(B.grid.contains_me() ? b : nullptr, a_read);
+  } catch (const std::exception& e) {
+    blacs::fail_after_checks(context, routine, ictxt_info, e.what());
+  }
+}
+
 // p?gemr2d (region all) and p?trmr2d (a trapezoid, or region_info the info of a wrong UPLO or DIAG).
 //
 // Every process of ICTXT gathers every process's arguments in one collective and all decide the same from them:
 // arguments that differ between processes, and the reference's checks, are reported through PXERBLA on every
-// process with nothing written. A failure after that agreement aborts (blacs::fail_after_checks).
+// process with nothing written. A failure after that agreement aborts (blacs::fail_after_checks). Arguments every
+// process passed alike at an earlier agreement that succeeded take its conclusion after one two-word allreduce
+// (agreed_calls.hpp).
 template <class T>
 void redistribute(const char* routine, const argument_positions& pos, bool trapezoid, int region_info,
                   element_region region, int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib,
@@ -210,6 +248,8 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<rank_record> all;
   int me = 0;
+  std::vector<std::int64_t> my_arguments;
+  const agreed_copy* agreed_before = nullptr;
   try {
     comm = blacs::communicator(context);
     me = mpi::rank(comm);
@@ -235,11 +275,24 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
                      region_info == 0 ? static_cast<std::int64_t>(region.shape) : -1,
                      region.diagonal,
                      info};
-    all.resize(static_cast<size_t>(mpi::size(comm)));
-    REDIST_MPI_CHECK(MPI_Allgather(&mine, record_words, MPI_INT64_T, all.data(), record_words, MPI_INT64_T, comm));
+    const auto* first = reinterpret_cast<const std::int64_t*>(&mine);
+    my_arguments.assign(first, first + record_words);
+    my_arguments.insert(my_arguments.end(), {context, ga.proc_rows, ga.proc_cols, gb.proc_rows, gb.proc_cols,
+                                             static_cast<std::int64_t>(element_type_v<T>)});
+    agreed_before = agreed_calls<agreed_copy>::find(comm, my_arguments);
+    if (agreed_before == nullptr) {
+      all.resize(static_cast<size_t>(mpi::size(comm)));
+      REDIST_MPI_CHECK(mpi::allgather_yielding(&mine, record_words, MPI_INT64_T, all.data(), record_words,
+                                               MPI_INT64_T, comm));
+    }
   } catch (const std::exception& e) {
     // Nothing but MPI can fail before the records are gathered; the others may be waiting in the gather.
     blacs::fail_after_checks(context, routine, ictxt_info, e.what());
+    return;
+  }
+  if (agreed_before != nullptr) {
+    const agreed_copy copy = *agreed_before;  // what the map holds may go at the next call's remembering
+    execute_copy(routine, copy, comm, a, b, region, context, ictxt_info);
     return;
   }
 
@@ -308,25 +361,9 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
     return;
   }
 
-  try {
-    // The records hold the region too, so p?gemr2d and each trapezoid of p?trmr2d have their own plans.
-    std::vector<std::int64_t> key;
-    key.reserve(words.size() + 1);
-    key.push_back(static_cast<std::int64_t>(element_type_v<T>));
-    key.insert(key.end(), words.begin(), words.end());
-    const transform_plan& plan = cached_plan(comm, std::move(key), [&](bool one_shot) {
-      transform_options options;
-      options.one_shot = one_shot;
-      return make_plan(comm, {job_description{target, source, op::identity, element_type_v<T>, region}}, options);
-    });
-    std::vector<T> a_copy;
-    const T* a_read = A.grid.contains_me() ? unaliased(a, local_array_elements(A.desc, A.grid), b,
-                                                       local_array_elements(B.desc, B.grid), a_copy)
-                                           : nullptr;
-    plan.execute(B.grid.contains_me() ? b : nullptr, a_read);
-  } catch (const std::exception& e) {
-    blacs::fail_after_checks(context, routine, ictxt_info, e.what());
-  }
+  agreed_copy copy{std::move(words), std::move(A), std::move(B), std::move(source), std::move(target)};
+  agreed_calls<agreed_copy>::remember(comm, std::move(my_arguments), copy.words, copy, 2 * copy.words.size());
+  execute_copy(routine, copy, comm, a, b, region, context, ictxt_info);
 }
 
 // The arguments of a p?gemr2d or p?trmr2d call for its trace line.

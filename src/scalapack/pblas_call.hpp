@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "agreed_calls.hpp"
 #include "blacs.hpp"
 #include "first_error.hpp"
 #include "../mpi/checked.hpp"
@@ -50,7 +51,8 @@ struct pblas_call {
 // Record: a standard-layout struct of int64 words with my_row, my_col, world_rank and info (this process's
 // own argument error); fill(record, DESCA) sets the rest (it may parse the other descriptors, recording a null
 // one in info). check(grid, DESCA) is PBLAS's argument check on this process (its first error, 0 for none), run once the
-// gathered arguments agree. Returns nothing when the call ends here: a process outside the grid (CTXT -1), an
+// gathered arguments agree. A call whose arguments every process passed at one earlier agreement that succeeded
+// returns that agreement's conclusion after one two-word allreduce (agreed_calls.hpp). Returns nothing when the call ends here: a process outside the grid (CTXT -1), an
 // error reported through PXERBLA on every process, or a failure (blacs::fail_after_checks).
 template <class Record, class Fill, class Check>
 std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const int* desca, int desca_pos,
@@ -76,6 +78,8 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
     return std::nullopt;
   }
   const int context_info = -(desca_pos * 100 + 2);
+  const process_grid& grid = call.grid;
+  std::vector<std::int64_t> my_arguments;
   try {
     call.comm = blacs::communicator(call.context);
     call.me = mpi::rank(call.comm);
@@ -86,19 +90,24 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
     mine.my_col = call.grid.my_col;
     mine.world_rank = world_rank;
     fill(mine, static_cast<const descriptor&>(call.da));
+    // Arguments every process passed before, alike, at one agreement that succeeded: its conclusion stands.
+    const auto* first = reinterpret_cast<const std::int64_t*>(&mine);
+    my_arguments.assign(first, first + record_words);
+    my_arguments.insert(my_arguments.end(), {call.context, grid.proc_rows, grid.proc_cols});
+    if (const pblas_call<Record>* agreed = agreed_calls<pblas_call<Record>>::find(call.comm, my_arguments))
+      return *agreed;
     call.all.resize(static_cast<size_t>(mpi::size(call.comm)));
-    REDIST_MPI_CHECK(
-        MPI_Allgather(&mine, record_words, MPI_INT64_T, call.all.data(), record_words, MPI_INT64_T, call.comm));
+    REDIST_MPI_CHECK(mpi::allgather_yielding(&mine, record_words, MPI_INT64_T, call.all.data(), record_words,
+                                             MPI_INT64_T, call.comm));
   } catch (const std::exception& e) {
     blacs::fail_after_checks(call.context, routine, context_info, e.what());
     return std::nullopt;
   }
-  process_grid& grid = call.grid;
-  grid.position_ranks.assign(static_cast<size_t>(grid.proc_rows * grid.proc_cols), -1);
+  call.grid.position_ranks.assign(static_cast<size_t>(grid.proc_rows * grid.proc_cols), -1);
   for (size_t r = 0; r < call.all.size(); ++r) {
     const Record& x = call.all[r];
     if (x.my_row >= 0 && x.my_row < grid.proc_rows && x.my_col >= 0 && x.my_col < grid.proc_cols)
-      grid.position_ranks[static_cast<size_t>(x.my_row * grid.proc_cols + x.my_col)] = static_cast<int>(r);
+      call.grid.position_ranks[static_cast<size_t>(x.my_row * grid.proc_cols + x.my_col)] = static_cast<int>(r);
   }
 
   // Arguments that differ between processes, then PBLAS's checks (LLD is local: the first error over all
@@ -124,6 +133,8 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
     blacs::report_error(call.context, routine, info);
     return std::nullopt;
   }
+  agreed_calls<pblas_call<Record>>::remember(call.comm, std::move(my_arguments), call.words, call,
+                                             2 * call.words.size());
   return call;
 }
 

@@ -1,6 +1,7 @@
 // PBLAS p?tran, p?tranu, p?tranc: sub(C) := beta*sub(C) + alpha*op(sub(A)), op transpose (conjugate
 // transpose for p?tranc), sub(A) = A(ia:ia+n-1, ja:ja+m-1), sub(C) = C(ic:ic+m-1, jc:jc+n-1), A and C on
-// the same BLACS context; through the transform engine. Prefixed twins redist_p?tran*. See docs/scalapack.md.
+// the same BLACS context; through the transform engine. Prefixed twins redist_p?tran*; the drop-in's entries
+// dropin_p?tran* may hand a call to ScaLAPACK instead (delegation.hpp). See docs/scalapack.md.
 #include <algorithm>
 #include <complex>
 #include <cstddef>
@@ -11,6 +12,8 @@
 #include <vector>
 
 #include "blacs.hpp"
+#include "delegation.hpp"
+#include "dropin.hpp"
 #include "first_error.hpp"
 #include "pblas_call.hpp"
 #include "plan_cache.hpp"
@@ -33,6 +36,7 @@ struct rank_record {
   std::int64_t a[descriptor_length], c[descriptor_length];  // normalized descriptors (DTYPE as given)
   std::int64_t ia, ja, ic, jc, m, n, world_rank;
   std::int64_t alpha[2], beta[2];  // the scalars' bytes (a complex<double> fills both words)
+  std::int64_t delegates;          // 1: this process would hand the call to ScaLAPACK (the drop-in's)
   std::int64_t info;
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
@@ -58,9 +62,54 @@ std::vector<global_argument> global_arguments() {
   return out;
 }
 
+// ---- Transposes handed to ScaLAPACK (the drop-in's p?tran*): delegation.hpp says how the way is chosen ----------
+//
+// A transpose's size is its elements (M*N). None goes to ScaLAPACK by size alone: at 2 ranks redist's transpose
+// was faster from 128 x 128 on, while with 4 ranks sharing 2 cores ScaLAPACK's was 8-100x faster up to 736 x 736
+// (bench/traces/issue57_pdtran_*); so up to 2^22 elements (2048 x 2048) the way is learned per class, and larger
+// transposes (the N = 4000 benchmarks) always run redist's.
+constexpr delegation::size_rule tran_sizes{"REDIST_PTRAN_DELEGATE_BELOW", "elements", 0, std::int64_t{1} << 22};
+
+// A transpose's class: element type, operation, grid, M and N up to the next power of two, whether each
+// sub-matrix starts on a block boundary (the same on every process).
+std::vector<std::int64_t> class_of(element_type type, op operation, int m, int n, int ia, int ja, const int* desca,
+                                   int ic, int jc, const int* descc, const process_grid& grid) {
+  const descriptor da = parse_descriptor(desca), dc = parse_descriptor(descc);
+  return {static_cast<std::int64_t>(delegation::routine_family::tran),
+          static_cast<std::int64_t>(type),
+          static_cast<std::int64_t>(operation),
+          delegation::power_of_two_at_least(m),
+          delegation::power_of_two_at_least(n),
+          grid.proc_rows,
+          grid.proc_cols,
+          delegation::block_aligned(ia, ja, da.mb, da.nb) ? 1 : 0,
+          delegation::block_aligned(ic, jc, dc.mb, dc.nb) ? 1 : 0};
+}
+
+// Every argument but the arrays, written in place (delegation::call_signature).
+template <class T>
+void fill_signature(delegation::call_signature& s, op operation, int m, int n, T alpha, int ia, int ja,
+                    const int* desca, T beta, int ic, int jc, const int* descc) {
+  std::int64_t* at = s.data();
+  for (const std::int64_t w : {static_cast<std::int64_t>(delegation::routine_family::tran) * 16 +
+                                   static_cast<std::int64_t>(element_type_v<T>),
+                               static_cast<std::int64_t>(operation), std::int64_t{m}, std::int64_t{n},
+                               std::int64_t{ia}, std::int64_t{ja}, std::int64_t{ic}, std::int64_t{jc}})
+    *at++ = w;
+  store_scalar(alpha, at);
+  store_scalar(beta, at + 2);
+  at += 4;
+  for (const int* d : {desca, descc}) {  // as PBLAS reads them: 11 entries for DTYPE 2, 9 for 1, else 2
+    const int length = d[0] == block_cyclic_2d_inb ? descriptor_length : d[0] == block_cyclic_2d ? descriptor_length_1 : 2;
+    at = std::copy(d, d + length, at);
+    at = std::fill_n(at, descriptor_length + 1 - length, std::int64_t{0});
+  }
+  std::fill(at, s.data() + s.size(), std::int64_t{0});
+}
+
 template <class T>
 void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, int ia, int ja, const int* desca,
-          T beta, T* c, int ic, int jc, const int* descc) noexcept {
+          T beta, T* c, int ic, int jc, const int* descc, pblas_tran_fn scalapack) noexcept {
   trace_detail::call_scope traced(routine);
   if (trace_detail::json_fields* f = traced.arguments()) {
     trace_type<T>(*f);
@@ -69,6 +118,44 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
     f->number("ia", std::int64_t{ia}), f->number("ja", std::int64_t{ja}), trace_descriptor(*f, "desca", desca);
     f->number("ic", std::int64_t{ic}), f->number("jc", std::int64_t{jc}), trace_descriptor(*f, "descc", descc);
     if (desca != nullptr) trace_grid(*f, "grid", desca[1]);
+  }
+  const auto hand_to_scalapack = [&] {
+    if (!traced.active()) {
+      scalapack(&m, &n, &alpha, a, &ia, &ja, desca, &beta, c, &ic, &jc, descc);
+      return;
+    }
+    traced.path("delegated");
+    const auto started = trace_detail::clock::now();
+    scalapack(&m, &n, &alpha, a, &ia, &ja, desca, &beta, c, &ic, &jc, descc);
+    traced.execution(trace_detail::seconds_since(started), 0, 0);
+  };
+  // The context's state (signatures checked, learned classes), then the way this call goes.
+  delegation::context_state* state =
+      scalapack != nullptr && descc != nullptr ? delegation::state_of(desca) : nullptr;
+  delegation::learned_class* trying = nullptr;
+  bool delegating = false;
+  try {
+    const auto class_of_call = [&]() -> delegation::learned_class* {
+      if (state == nullptr) return nullptr;
+      return &state->classes[class_of(element_type_v<T>, operation, m, n, ia, ja, desca, ic, jc, descc,
+                                      blacs::grid_info(desca[1]))];
+    };
+    const auto fewer_elements = [&](std::int64_t limit) { return std::int64_t{m} * n < limit; };
+    delegating = scalapack != nullptr && m >= 0 && n >= 0 &&  // negative sizes: redist reports them
+                 delegation::hand_over(tran_sizes, fewer_elements, class_of_call,
+                                       state != nullptr ? blacs::communicator(desca[1]) : MPI_COMM_NULL, trying);
+  } catch (const std::exception& e) {
+    blacs::fail_after_checks(desca[1], routine, -(desca_pos * 100 + 2), e.what());
+    return;
+  }
+  const delegation::trial_timer trial(trying, delegating);
+  delegation::call_signature my_signature;  // filled where it is read: delegating with a state
+  if (delegating && state != nullptr) {
+    fill_signature(my_signature, operation, m, n, alpha, ia, ja, desca, beta, ic, jc, descc);
+    if (state->seen.count(my_signature) != 0) {
+      hand_to_scalapack();
+      return;
+    }
   }
   descriptor dc;
   auto call = agree_on_pblas_call<rank_record>(
@@ -80,11 +167,19 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
         mine.ia = ia, mine.ja = ja, mine.ic = ic, mine.jc = jc, mine.m = m, mine.n = n;
         store_scalar(alpha, mine.alpha);
         store_scalar(beta, mine.beta);
+        mine.delegates = delegating ? 1 : 0;
         mine.info = descc == nullptr ? -descc_pos : 0;
       },
       [&](const process_grid& grid, const descriptor& da) { return check_tran(grid, m, n, ia, ja, da, ic, jc, dc); });
   if (!call) {
     if (desca != nullptr && desca[1] == -1) traced.dismiss();  // off the grid: not this process's call
+    return;
+  }
+  // Every process would hand it to ScaLAPACK (anything else, a different REDIST_PTRAN_DELEGATE_BELOW on one
+  // process say, takes redist's path everywhere).
+  if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates == 1; })) {
+    if (state != nullptr) delegation::remember(*state, my_signature);
+    hand_to_scalapack();
     return;
   }
   // References, not structured bindings: C++17 lambdas below cannot capture those.
@@ -113,9 +208,11 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
     key.push_back(static_cast<std::int64_t>(element_type_v<T>));
     key.push_back(static_cast<std::int64_t>(operation) + 16);  // never equal to a p?gemr2d key's start
     key.insert(key.end(), words.begin(), words.end());
-    for (int r = 0; r < nranks; ++r)  // one plan for every alpha and beta
+    for (int r = 0; r < nranks; ++r) {  // one plan for every alpha and beta, whatever a process would delegate
       for (const std::size_t scalar : {offsetof(rank_record, alpha), offsetof(rank_record, beta)})
         for (int w = 0; w < 2; ++w) key[static_cast<size_t>(2 + r * record_words + word_at(scalar) + w)] = 0;
+      key[static_cast<size_t>(2 + r * record_words + word_at(offsetof(rank_record, delegates)))] = 0;
+    }
     const transform_plan& plan = cached_plan(comm, std::move(key), [&](bool one_shot) {
       transform_options options;
       options.one_shot = one_shot;
@@ -135,14 +232,29 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
 using redist::scalapack::scalar_at;
 using redist::scalapack::tran;
 
-// ---- prefixed twins, Fortran convention (PBLAS has no by-value C entry for these). alpha and beta point to
-// one element of the routine's type (two floats/doubles for the complex routines).
-#define REDIST_TRAN_TWIN(name, T, OP, ROUTINE)                                                                     \
+// The drop-in's entries (dropin.hpp): calls ScaLAPACK does faster to `scalapack`, none where it is null.
+#define REDIST_DROPIN_TRAN(name, T, OP, ROUTINE)                                                                      \
+  void redist::scalapack::dropin_##name(pblas_tran_fn scalapack, const int* m, const int* n, const void* alpha,     \
+                                        const void* a, const int* ia, const int* ja, const int* desca,              \
+                                        const void* beta, void* c, const int* ic, const int* jc, const int* descc) { \
+    tran<T>(ROUTINE, OP, *m, *n, scalar_at<T>(alpha), static_cast<const T*>(a), *ia, *ja, desca,                    \
+            scalar_at<T>(beta), static_cast<T*>(c), *ic, *jc, descc, scalapack);                                    \
+  }
+
+REDIST_DROPIN_TRAN(pstran, float, redist::op::transpose, "PSTRAN")
+REDIST_DROPIN_TRAN(pdtran, double, redist::op::transpose, "PDTRAN")
+REDIST_DROPIN_TRAN(pctranu, std::complex<float>, redist::op::transpose, "PCTRANU")
+REDIST_DROPIN_TRAN(pztranu, std::complex<double>, redist::op::transpose, "PZTRANU")
+REDIST_DROPIN_TRAN(pctranc, std::complex<float>, redist::op::conj_transpose, "PCTRANC")
+REDIST_DROPIN_TRAN(pztranc, std::complex<double>, redist::op::conj_transpose, "PZTRANC")
+
+// ---- prefixed twins, Fortran convention (PBLAS has no by-value C entry for these): redist for every call. alpha
+// and beta point to one element of the routine's type (two floats/doubles for the complex routines).
+#define REDIST_TRAN_TWIN(name)                                                                                     \
   extern "C" void redist_##name(const int* m, const int* n, const void* alpha, const void* a, const int* ia,    \
                                 const int* ja, const int* desca, const void* beta, void* c, const int* ic,      \
                                 const int* jc, const int* descc) {                                              \
-    tran<T>(ROUTINE, OP, *m, *n, scalar_at<T>(alpha), static_cast<const T*>(a), *ia, *ja, desca,                 \
-            scalar_at<T>(beta), static_cast<T*>(c), *ic, *jc, descc);                                            \
+    redist::scalapack::dropin_##name(nullptr, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);            \
   }                                                                                                              \
   extern "C" void redist_##name##_(const int* m, const int* n, const void* alpha, const void* a, const int* ia, \
                                    const int* ja, const int* desca, const void* beta, void* c, const int* ic,   \
@@ -150,9 +262,9 @@ using redist::scalapack::tran;
     redist_##name(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);                                        \
   }
 
-REDIST_TRAN_TWIN(pstran, float, redist::op::transpose, "PSTRAN")
-REDIST_TRAN_TWIN(pdtran, double, redist::op::transpose, "PDTRAN")
-REDIST_TRAN_TWIN(pctranu, std::complex<float>, redist::op::transpose, "PCTRANU")
-REDIST_TRAN_TWIN(pztranu, std::complex<double>, redist::op::transpose, "PZTRANU")
-REDIST_TRAN_TWIN(pctranc, std::complex<float>, redist::op::conj_transpose, "PCTRANC")
-REDIST_TRAN_TWIN(pztranc, std::complex<double>, redist::op::conj_transpose, "PZTRANC")
+REDIST_TRAN_TWIN(pstran)
+REDIST_TRAN_TWIN(pdtran)
+REDIST_TRAN_TWIN(pctranu)
+REDIST_TRAN_TWIN(pztranu)
+REDIST_TRAN_TWIN(pctranc)
+REDIST_TRAN_TWIN(pztranc)

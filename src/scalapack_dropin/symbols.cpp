@@ -1,8 +1,8 @@
 // libredist_scalapack: ScaLAPACK's own REDIST symbols and PBLAS's transposes and matrix multiply, answered by
 // redist. Link it before ScaLAPACK (or LD_PRELOAD it) and a program's p?gemr2d, p?trmr2d, p?tran/p?tranu/p?tranc
 // and p?gemm calls, in every spelling a Fortran compiler may use (and ScaLAPACK's C entry points Cp?gemr2d,
-// Cp?trmr2d), run redist's implementation (the twins redist_* in libredist); small p?gemm problems may go to
-// the next p?gemm in the link chain instead (below). MPI_Finalize prints the trace summary under REDIST_TRACE.
+// Cp?trmr2d), run redist's implementation (the twins redist_* in libredist); p?gemm and p?tran* calls that
+// ScaLAPACK does faster go to the next definition in the link chain instead (below). MPI_Finalize prints the trace summary under REDIST_TRACE.
 #include <dlfcn.h>
 #include <mpi.h>
 
@@ -55,17 +55,36 @@ REDIST_TRMR2D_SYMBOLS(pd, PD)
 REDIST_TRMR2D_SYMBOLS(pc, PC)
 REDIST_TRMR2D_SYMBOLS(pz, PZ)
 
-#define REDIST_FORTRAN_TRAN(name, twin)                                                                          \
+// ---- p?tran*, p?gemm: calls ScaLAPACK does faster go to the next definition of the called symbol in the link chain
+// (dlsym RTLD_NEXT: the user's ScaLAPACK); without one, redist makes every call. Which calls is libredist's choice
+// (src/scalapack/delegation.hpp): products below a size, and mid-size products and transposes of the classes where
+// ScaLAPACK measured faster; no collective once a signature has been checked.
+
+namespace {
+
+// The next definition of `name` after this library, else of `fortran_name` (the spelling ScaLAPACK's Fortran
+// ABI uses here, which a ScaLAPACK built for another spelling convention may lack), else none.
+template <class Fn>
+Fn next_definition(const char* name, const char* fortran_name) {
+  void* next = dlsym(RTLD_NEXT, name);
+  if (next == nullptr) next = dlsym(RTLD_NEXT, fortran_name);
+  return reinterpret_cast<Fn>(next);
+}
+
+}  // namespace
+
+#define REDIST_FORTRAN_TRAN(name, entry, fortran_name)                                                           \
   extern "C" void name(const int* m, const int* n, const void* alpha, const void* a, const int* ia,            \
                        const int* ja, const int* desca, const void* beta, void* c, const int* ic, const int* jc, \
                        const int* descc) {                                                                     \
-    twin(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);                                               \
+    static const auto next = next_definition<redist::scalapack::pblas_tran_fn>(#name, fortran_name);           \
+    entry(next, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);                                        \
   }
-#define REDIST_TRAN_SYMBOLS(lower, upper)                 \
-  REDIST_FORTRAN_TRAN(lower##_, redist_##lower)           \
-  REDIST_FORTRAN_TRAN(lower, redist_##lower)              \
-  REDIST_FORTRAN_TRAN(lower##__, redist_##lower)          \
-  REDIST_FORTRAN_TRAN(upper, redist_##lower)
+#define REDIST_TRAN_SYMBOLS(lower, upper)                                         \
+  REDIST_FORTRAN_TRAN(lower##_, redist::scalapack::dropin_##lower, #lower "_")    \
+  REDIST_FORTRAN_TRAN(lower, redist::scalapack::dropin_##lower, #lower "_")       \
+  REDIST_FORTRAN_TRAN(lower##__, redist::scalapack::dropin_##lower, #lower "_")   \
+  REDIST_FORTRAN_TRAN(upper, redist::scalapack::dropin_##lower, #lower "_")
 
 REDIST_TRAN_SYMBOLS(pstran, PSTRAN)
 REDIST_TRAN_SYMBOLS(pdtran, PDTRAN)
@@ -74,27 +93,6 @@ REDIST_TRAN_SYMBOLS(pztranu, PZTRANU)
 REDIST_TRAN_SYMBOLS(pctranc, PCTRANC)
 REDIST_TRAN_SYMBOLS(pztranc, PZTRANC)
 
-// ---- p?gemm, with small problems delegated ------------------------------------------------------------------
-//
-// A multiply of fewer than REDIST_PDGEMM_DELEGATE_BELOW multiply-adds (M*N*K; 0 = never) goes to the next
-// definition of the called symbol in the link chain (dlsym RTLD_NEXT: the user's ScaLAPACK), whose fixed cost per
-// call is lower than redist's; without one, redist runs it. The decision and the check of its arguments are
-// libredist's (src/scalapack/gemm.cpp): no collective once a signature has been checked.
-
-namespace {
-
-using gemm_fn = redist::scalapack::pblas_gemm_fn;
-
-// The next definition of `name` after this library, else of `fortran_name` (the spelling ScaLAPACK's Fortran
-// ABI uses here, which a ScaLAPACK built for another spelling convention may lack), else none.
-gemm_fn next_gemm(const char* name, const char* fortran_name) {
-  void* next = dlsym(RTLD_NEXT, name);
-  if (next == nullptr) next = dlsym(RTLD_NEXT, fortran_name);
-  return reinterpret_cast<gemm_fn>(next);
-}
-
-}  // namespace
-
 // PBLAS's p?gemm is written in C and takes no lengths for TRANSA and TRANSB, so a Fortran caller's hidden
 // lengths (after DESCC) are neither read nor passed on.
 #define REDIST_FORTRAN_GEMM(name, twin, fortran_name)                                                                \
@@ -102,7 +100,7 @@ gemm_fn next_gemm(const char* name, const char* fortran_name) {
                        const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,           \
                        const void* b, const int* ib, const int* jb, const int* descb, const void* beta, void* c,   \
                        const int* ic, const int* jc, const int* descc) {                                           \
-    static const gemm_fn next = next_gemm(#name, fortran_name);                                                   \
+    static const auto next = next_definition<redist::scalapack::pblas_gemm_fn>(#name, fortran_name);               \
     twin(next, transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);       \
   }
 #define REDIST_GEMM_SYMBOLS(lower, upper)                                                        \

@@ -4,8 +4,9 @@
 ! REDIST testers leave it; a sub-matrix), the same for the upper trapezoid only,
 ! then C = 0.5*C + 2*A^T, then D = A*A^T (D starting as NaN, beta = 0); every local element is checked against
 ! its analytic value (D's against the serial product, exact: integer values). This PDGEMM is small enough to be
-! handed to ScaLAPACK's by default, so ctest runs the program with REDIST_PDGEMM_DELEGATE_BELOW=0. Exits with
-! status 1 on any wrong element.
+! handed to ScaLAPACK's by default, so ctest runs the program with REDIST_PDGEMM_DELEGATE_BELOW=0 (and
+! REDIST_PTRAN_DELEGATE_BELOW=0: a transpose of this size could be learned faster through ScaLAPACK, though not on
+! its first call). Exits with status 1 on any wrong element.
 program dropin_program
   use, intrinsic :: ieee_arithmetic, only: ieee_value, ieee_quiet_nan, ieee_is_nan
   implicit none

@@ -28,6 +28,7 @@
 #include "random_layouts.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
+#include "redist/trace.hpp"
 #include "scalapack_cases.hpp"
 #include "test_seed.hpp"
 
@@ -247,11 +248,36 @@ double tolerance_for(const gemm_call<T>& x) {
 
 const shape every_shape[] = {shape::square, shape::tall_skinny, shape::large_m, shape::flat, shape::tiny, shape::empty};
 
+// One call of redist's and the reference's on the same random operands (matrices ca, cb, cc on `grid`, values
+// from `salt`; C NaN where beta = 0), summed over all ranks: {wrong elements of C, inputs written, errors reported}.
+// A process off the grid takes part in the sums only.
+template <class T>
+std::array<std::int64_t, 3> checked_call(const gemm_call<T>& x, const matrix_case& ca, const matrix_case& cb,
+                                         const matrix_case& cc, const blacs_context& grid, std::uint64_t salt) {
+  using R = decltype(std::abs(T{}));
+  if (!grid.holds_me()) return global_sums<3>({0, 0, 0});
+  const std::vector<int> desca = make_descriptor(ca, grid), descb = make_descriptor(cb, grid);
+  const std::vector<int> descc = make_descriptor(cc, grid);
+  const std::vector<T> a = random_local<T>(ca, grid, desca, salt), b = random_local<T>(cb, grid, descb, salt + 1);
+  const std::vector<T> c_initial = random_local<T>(cc, grid, descc, salt + 2);
+  std::vector<T> c = c_initial;
+  if (x.beta == T(0)) std::fill(c.begin(), c.end(), T(std::numeric_limits<R>::quiet_NaN()));
+  const std::vector<T> before = c;
+  last_reported_info = 0;
+  ours<T>(x, a.data(), desca.data(), b.data(), descb.data(), c.data(), descc.data());
+  const bool inputs_written = a != random_local<T>(ca, grid, desca, salt) || b != random_local<T>(cb, grid, descb, salt + 1);
+  const bool reported = last_reported_info != 0;
+  std::vector<T> expected = c_initial;  // the reference reads C only through beta: finite values
+  reference<T>(x, a.data(), desca.data(), b.data(), descb.data(), expected.data(), descc.data());
+  const int lld = descc[cc.dtype == 1 ? 8 : 10];
+  return global_sums<3>({wrong_elements(c, expected, before, cc, grid, lld, x, tolerance_for(x)), inputs_written,
+                         reported});
+}
+
 // Case `number` of a run has shape every_shape[(number + offset) % 6] and the TRANSA x TRANSB pair
 // (number + offset) % 9 (each letter in a random case), so 6 cases see every shape and 9 every pair.
 template <class T>
 void random_cases(std::uint64_t seed, int cases, int offset) {
-  using R = decltype(std::abs(T{}));
   const int nranks = world_size();
   rng_t g(test_seed(seed));
   for (int number = 0; number < cases; ++number) {
@@ -272,27 +298,8 @@ void random_cases(std::uint64_t seed, int cases, int offset) {
     const matrix_case cb = random_operand(g, dtype, b_transposed ? x.n : x.k, b_transposed ? x.k : x.n, grid, x.ib, x.jb);
     const matrix_case cc = random_operand(g, dtype, x.m, x.n, grid, x.ic, x.jc);
     const std::uint64_t salt = static_cast<std::uint64_t>(uniform(g, 0, 1 << 30));
-    if (!grid.holds_me()) {  // off the grid: not part of the call
-      global_sums<3>({0, 0, 0});
-      continue;
-    }
-    const std::vector<int> desca = make_descriptor(ca, grid), descb = make_descriptor(cb, grid);
-    const std::vector<int> descc = make_descriptor(cc, grid);
-    const std::vector<T> a = random_local<T>(ca, grid, desca, salt), b = random_local<T>(cb, grid, descb, salt + 1);
-    const std::vector<T> c_initial = random_local<T>(cc, grid, descc, salt + 2);
-    std::vector<T> c = c_initial;
-    if (x.beta == T(0)) std::fill(c.begin(), c.end(), T(std::numeric_limits<R>::quiet_NaN()));
-    const std::vector<T> before = c;
-    last_reported_info = 0;
-    ours<T>(x, a.data(), desca.data(), b.data(), descb.data(), c.data(), descc.data());
-    const bool inputs_written = a != random_local<T>(ca, grid, desca, salt) || b != random_local<T>(cb, grid, descb, salt + 1);
-    const bool reported = last_reported_info != 0;
-    std::vector<T> expected = c_initial;  // the reference reads C only through beta: finite values
-    reference<T>(x, a.data(), desca.data(), b.data(), descb.data(), expected.data(), descc.data());
-
-    const int lld = descc[dtype == 1 ? 8 : 10];
-    const auto [wrong, written, reports] = global_sums<3>(
-        {wrong_elements(c, expected, before, cc, grid, lld, x, tolerance_for(x)), inputs_written, reported});
+    const auto [wrong, written, reports] = checked_call(x, ca, cb, cc, grid, salt);
+    if (!grid.holds_me()) continue;  // off the grid: not part of the call
     const std::string where = "case " + std::to_string(number) + " (" + to_string(s) + "): " + x.transa +
                               x.transb + " m " + std::to_string(x.m) + " n " + std::to_string(x.n) + " k " +
                               std::to_string(x.k) + " dtype " + std::to_string(dtype) + " grid " +
@@ -303,7 +310,91 @@ void random_cases(std::uint64_t seed, int cases, int offset) {
   }
 }
 
+// A matrix whose rows (by_rows) or columns are laid out on a one-dimensional grid of `procs` processes exactly as
+// `like`'s from `like_at` on, for a sub-matrix starting at `at` of it (chosen here): the same block size, and the
+// first row (column) on the same process at the same place in its block, from a random source process.
+matrix_case laid_out_alike(rng_t& g, const matrix_case& like, int like_at, int procs, bool by_rows, std::int64_t length,
+                           std::int64_t other_extent, int& at) {
+  matrix_case c = random_matrix(g, 1, by_rows ? 1 : other_extent, by_rows ? other_extent : 1, by_rows ? procs : 1,
+                                by_rows ? 1 : procs);
+  const std::int64_t block = by_rows ? like.mb : like.nb;
+  const int like_src = by_rows ? like.rsrc : like.csrc;
+  // like.imb == like.mb (DTYPE 1): the owner of row i (1-based) is (src + (i-1)/mb) mod P.
+  const std::int64_t owner = (like_src + (like_at - 1) / block) % procs, within = (like_at - 1) % block;
+  const int src = static_cast<int>(uniform(g, 0, procs - 1));
+  const std::int64_t skip = uniform(g, 0, 2);  // whole rounds of blocks before
+  const std::int64_t first_block = ((owner - src) % procs + procs) % procs + skip * procs;
+  at = static_cast<int>(first_block * block + within + 1);
+  (by_rows ? c.M : c.N) = at - 1 + length + uniform(g, 0, 7);
+  (by_rows ? c.mb : c.nb) = (by_rows ? c.imb : c.inb) = block;
+  (by_rows ? c.rsrc : c.csrc) = src;
+  return c;
+}
+
+// Products on a one-dimensional grid whose C and one operand are laid out alike (P x 1: A's rows and C's; 1 x Q:
+// B's columns and C's), the other operand in any layout and operation: redist multiplies in place (one gather, one
+// local multiply; the trace says "in_place"), with the reference's result.
+template <class T>
+void one_dimensional_cases(std::uint64_t seed, int cases) {
+  const int nranks = world_size();
+  rng_t g(test_seed(seed));
+  redist::trace::set_mode(redist::trace::trace_mode::summary);
+  redist::trace::reset();
+  for (int number = 0; number < cases; ++number) {
+    const bool by_rows = number % 2 == 0;
+    std::vector<int> ranks(static_cast<size_t>(nranks));
+    std::iota(ranks.begin(), ranks.end(), 0);
+    std::shuffle(ranks.begin(), ranks.end(), g);
+    blacs_context grid(by_rows ? nranks : 1, by_rows ? 1 : nranks, ranks);
+    gemm_call<T> x;
+    draw_sizes(g, every_shape[uniform(g, 0, 3)], x.m, x.n, x.k);
+    const char* letters = uniform(g, 0, 1) ? "NTC" : "ntc";
+    const char other = letters[uniform(g, 0, 2)];
+    x.transa = by_rows ? letters[0] : other;
+    x.transb = by_rows ? other : letters[0];
+    x.alpha = random_scalar<T>(g, true);
+    if (x.alpha == T(0)) x.alpha = T(1);  // "nonzero" draws a zero now and then: that would be a quick return
+    x.beta = random_scalar<T>(g);
+    const bool a_transposed = x.transa != 'N' && x.transa != 'n';
+    const bool b_transposed = x.transb != 'N' && x.transb != 'n';
+    const matrix_case cc = random_operand(g, 1, x.m, x.n, grid, x.ic, x.jc);
+    matrix_case ca, cb;
+    if (by_rows) {
+      ca = laid_out_alike(g, cc, x.ic, nranks, true, x.m, x.k, x.ia);
+      x.ja = static_cast<int>(uniform(g, 1, 6));
+      ca.N = x.ja - 1 + x.k + uniform(g, 0, 5);
+      cb = random_operand(g, 1, b_transposed ? x.n : x.k, b_transposed ? x.k : x.n, grid, x.ib, x.jb);
+    } else {
+      cb = laid_out_alike(g, cc, x.jc, nranks, false, x.n, x.k, x.jb);
+      x.ib = static_cast<int>(uniform(g, 1, 6));
+      cb.M = x.ib - 1 + x.k + uniform(g, 0, 5);
+      ca = random_operand(g, 1, a_transposed ? x.k : x.m, a_transposed ? x.m : x.k, grid, x.ia, x.ja);
+    }
+    const auto [wrong, written, reports] = checked_call(x, ca, cb, cc, grid, uniform(g, 0, 1 << 30));
+    const std::string where = "case " + std::to_string(number) + ": " + x.transa + x.transb + " m " +
+                              std::to_string(x.m) + " n " + std::to_string(x.n) + " k " + std::to_string(x.k) +
+                              " grid " + std::to_string(grid.rows) + "x" + std::to_string(grid.cols) + " ia " +
+                              std::to_string(x.ia) + " ib " + std::to_string(x.ib) + " ic " + std::to_string(x.ic) +
+                              " jb " + std::to_string(x.jb) + " jc " + std::to_string(x.jc);
+    EXPECT_EQ(wrong, 0) << where << " alpha " << x.alpha << " beta " << x.beta;
+    EXPECT_EQ(written, 0) << where << ": A or B was written";
+    EXPECT_EQ(reports, 0) << where << ": an error was reported";
+  }
+  std::int64_t in_place = 0, other_ways = 0;
+  for (const redist::trace::entry_totals& r : redist::trace::totals())
+    (r.path == "redist/in_place" ? in_place : other_ways) += r.calls;
+  redist::trace::set_mode(redist::trace::trace_mode::off);
+  redist::trace::reset();
+  EXPECT_EQ(in_place, cases) << "every product multiplied in place";
+  EXPECT_EQ(other_ways, 0);
+}
+
 }  // namespace
+
+TEST(ScalapackGemm, OneDimensionalGridsMultiplyInPlace) {
+  one_dimensional_cases<double>(8107, 8);
+  one_dimensional_cases<std::complex<float>>(8108, 4);
+}
 
 // Few cases per type: on the 2-core CI machine every call at 8 ranks costs a scheduler slice per collective.
 TEST(ScalapackGemm, PzgemmRandom) { random_cases<std::complex<double>>(8104, 9, 0); }  // every pair, every shape

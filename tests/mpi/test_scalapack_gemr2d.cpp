@@ -280,10 +280,20 @@ TEST(ScalapackGemr2d, WrongArgumentsWriteNothing) {
       EXPECT_TRUE(all_ranks(b == b_initial)) << "ICTXT " << context << ": B was written";
     }
   }
-  // And a good call afterwards still works.
-  std::vector<double> b = b_initial;
-  redist_Cpdgemr2d(20, 20, a.data(), 1, 1, desc.data(), b.data(), 1, 1, desc.data(), grid.context);
-  EXPECT_TRUE(all_ranks(b == a));
+  // And a good call afterwards still works, made again takes its earlier agreement's conclusion (agreed_calls.hpp),
+  // and one rank passing other arguments than it did then, while the others pass theirs again, is still refused on
+  // every rank (no hang, nothing written).
+  const auto copy = [&](int m, const std::vector<int>& da) {
+    std::vector<double> b = b_initial;
+    redist_Cpdgemr2d(m, 20, a.data(), 1, 1, da.data(), b.data(), 1, 1, desc.data(), grid.context);
+    return b;
+  };
+  for (int call = 0; call < 3; ++call) EXPECT_TRUE(all_ranks(copy(20, desc) == a)) << "good call " << call;
+  if (nranks > 1) {
+    EXPECT_TRUE(all_ranks(copy(me == nranks - 1 ? 19 : 20, desc) == b_initial)) << "M on one rank after the same call";
+    EXPECT_TRUE(all_ranks(copy(20, nb_here) == b_initial)) << "NB of A on one rank after the same call";
+    EXPECT_TRUE(all_ranks(copy(20, desc) == a)) << "the remembered call afterwards";
+  }
 }
 
 // The descriptor's DTYPE is not read (REDIST reads every descriptor as 9 DTYPE 1 entries): unset or garbage on

@@ -221,6 +221,22 @@ TEST(ScalapackTran, WrongArgumentsWriteNothing) {
     redist_pdtran(k.m, &n, k.alpha, a.data(), &one, &one, k.da, k.beta, c.data(), &one, &one, k.dc);
     EXPECT_TRUE(all_ranks(c == c_initial)) << k.what << ": C was written";
   }
+  // A good call made again takes its earlier agreement's conclusion (agreed_calls.hpp); one rank passing another
+  // alpha or M than it did then, while the others pass theirs again, is still refused on every rank (no hang,
+  // nothing written).
+  const auto transpose = [&](int rows, double scale) {
+    std::vector<double> c = c_initial;
+    redist_pdtran(&rows, &n, &scale, a.data(), &one, &one, desca.data(), &beta, c.data(), &one, &one, descc.data());
+    return c;
+  };
+  const std::vector<double> right = transpose(m, alpha);
+  EXPECT_TRUE(all_ranks(me != 0 || right != c_initial));  // rank 0 holds C's first column block
+  for (int call = 0; call < 2; ++call) EXPECT_TRUE(all_ranks(transpose(m, alpha) == right)) << "good call " << call;
+  if (nranks > 1) {
+    EXPECT_TRUE(all_ranks(transpose(m, me == 0 ? 3.0 : alpha) == c_initial)) << "alpha on one rank after the same call";
+    EXPECT_TRUE(all_ranks(transpose(m_here, alpha) == c_initial)) << "M on one rank after the same call";
+    EXPECT_TRUE(all_ranks(transpose(m, alpha) == right)) << "the remembered call afterwards";
+  }
 }
 
 // C := beta*C + alpha*C^T with A the very array C is (a square matrix transposed in place): ScaLAPACK's

@@ -1,7 +1,7 @@
 // Call tracing (redist/trace.hpp) through the drop-in's symbols: the totals and the summary count every call made,
 // by entry point and path, on every rank; the calls file has one line per call with its arguments; tracing off
-// records nothing; and a small p?gemm handed to ScaLAPACK adds no MPI call of redist's once its signature was
-// checked (MPI calls counted here through MPI's profiling interface, ScaLAPACK's own told apart by the spy library
+// records nothing; a small p?gemm handed to ScaLAPACK adds no MPI call of redist's once its signature was
+// checked; mid-size p?gemm and p?tran are learned per class (MPI calls counted here through MPI's profiling interface, ScaLAPACK's own told apart by the spy library
 // between the drop-in and ScaLAPACK).
 // redist-test-ranks: 1 2 3 4
 // redist-test-needs: scalapack dropin pdgemm_spy
@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -32,6 +33,7 @@ void pdgemm_(const char*, const char*, const int*, const int*, const int*, const
              const int*, const int*, const double*, const int*, const int*, const int*, const double*, double*,
              const int*, const int*, const int*);
 int redist_test_spied_pdgemm_calls();
+int redist_test_spied_pdtran_calls();
 int redist_test_inside_spied_pdgemm();
 }
 
@@ -41,7 +43,7 @@ namespace trace = redist::trace;
 // ---- MPI calls made outside ScaLAPACK's pdgemm_, counted while `counting` is set.
 namespace {
 bool counting = false;
-int mpi_calls = 0;
+int mpi_calls = 0, gathers = 0;
 void count() {
   if (counting && redist_test_inside_spied_pdgemm() == 0) ++mpi_calls;
 }
@@ -50,7 +52,14 @@ void count() {
 extern "C" {
 int MPI_Allgather(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c) {
   count();
+  if (counting) ++gathers;
   return PMPI_Allgather(s, sc, st, r, rc, rt, c);
+}
+int MPI_Iallgather(const void* s, int sc, MPI_Datatype st, void* r, int rc, MPI_Datatype rt, MPI_Comm c,
+                   MPI_Request* q) {
+  count();
+  if (counting) ++gathers;
+  return PMPI_Iallgather(s, sc, st, r, rc, rt, c, q);
 }
 int MPI_Allreduce(const void* s, void* r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
   count();
@@ -151,6 +160,7 @@ class Trace : public ::testing::Test {
  protected:
   void SetUp() override {
     unsetenv("REDIST_PDGEMM_DELEGATE_BELOW");
+    unsetenv("REDIST_PTRAN_DELEGATE_BELOW");
     trace::set_mode(trace::trace_mode::summary);
     trace::reset();
   }
@@ -158,6 +168,7 @@ class Trace : public ::testing::Test {
     trace::set_mode(trace::trace_mode::off);
     trace::reset();
     unsetenv("REDIST_PDGEMM_DELEGATE_BELOW");
+    unsetenv("REDIST_PTRAN_DELEGATE_BELOW");
   }
 };
 
@@ -303,6 +314,69 @@ TEST_F(Trace, MidSizeProductsAreLearnedPerClass) {
   EXPECT_EQ(rows.at("PDGEMM delegated").calls, 2 + (decided == 1 ? 3 : 0));
   ASSERT_EQ(setenv("REDIST_PDGEMM_DELEGATE_BELOW", "0", 1), 0);  // the override wins over what was learned
   EXPECT_EQ(handed_over(m), 0);
+}
+
+// Transposes up to 2^22 elements, with REDIST_PTRAN_DELEGATE_BELOW unset, are learned per class as products are;
+// once a signature was checked, a transpose handed to ScaLAPACK adds no MPI call of redist's; the override forces
+// either way.
+TEST_F(Trace, TransposesAreLearnedPerClass) {
+  problem p(60);
+  const auto handed_over = [&](int n) {
+    const int before = redist_test_spied_pdtran_calls();
+    p.transpose(n);
+    return redist_test_spied_pdtran_calls() - before;
+  };
+  const int n = 57;
+  EXPECT_EQ(handed_over(n), 0);
+  EXPECT_EQ(handed_over(n), 0);
+  EXPECT_EQ(handed_over(n), 1);
+  EXPECT_EQ(handed_over(n), 1);
+  const int decided = handed_over(n);
+  EXPECT_EQ(handed_over(n), decided);
+  EXPECT_EQ(handed_over(n - 1), decided) << "56 is in the same class (m, n up to 64)";
+  int lowest = decided, highest = decided;
+  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(lowest, highest) << "the ranks took different ways";
+  const auto rows = by_path();
+  EXPECT_EQ(rows.at("PDTRAN redist").calls, 2 + (decided == 0 ? 3 : 0));
+  EXPECT_EQ(rows.at("PDTRAN delegated").calls, 2 + (decided == 1 ? 3 : 0));
+
+  ASSERT_EQ(setenv("REDIST_PTRAN_DELEGATE_BELOW", "1000000", 1), 0);  // every transpose here to ScaLAPACK
+  const auto redist_mpi_calls = [&](int size) {
+    mpi_calls = 0;
+    counting = true;
+    const int handed = handed_over(size);
+    counting = false;
+    EXPECT_EQ(handed, 1) << "n = " << size << " was not handed to ScaLAPACK";
+    return mpi_calls;
+  };
+  EXPECT_GT(redist_mpi_calls(33), 0) << "a new signature is checked on every rank";
+  EXPECT_EQ(redist_mpi_calls(33), 0);
+  EXPECT_EQ(redist_mpi_calls(33), 0);
+  ASSERT_EQ(setenv("REDIST_PTRAN_DELEGATE_BELOW", "0", 1), 0);  // redist for every transpose
+  EXPECT_EQ(handed_over(33), 0);
+  EXPECT_EQ(handed_over(n), 0) << "the override wins over what was learned";
+}
+
+// A call through redist made again with the same arguments everywhere is not gathered and checked again: its earlier
+// agreement's conclusion stands after one allreduce (agreed_calls.hpp); new arguments are gathered.
+TEST_F(Trace, RepeatedCallsAreNotGatheredAgain) {
+  ASSERT_EQ(setenv("REDIST_PTRAN_DELEGATE_BELOW", "0", 1), 0);  // redist for every transpose
+  problem p(30);
+  const auto gathered = [&](const std::function<void()>& call) {
+    gathers = 0;
+    counting = true;
+    call();
+    counting = false;
+    return gathers;
+  };
+  EXPECT_GT(gathered([&] { p.transpose(30); }), 0) << "a new call is gathered";
+  EXPECT_EQ(gathered([&] { p.transpose(30); }), 0);
+  EXPECT_GT(gathered([&] { p.transpose(29); }), 0);
+  EXPECT_EQ(gathered([&] { p.transpose(30); }), 0) << "an earlier call is still remembered";
+  EXPECT_GT(gathered([&] { EXPECT_TRUE(p.copy()); }), 0);
+  EXPECT_EQ(gathered([&] { EXPECT_TRUE(p.copy()); }), 0);
 }
 
 }  // namespace

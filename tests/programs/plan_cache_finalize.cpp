@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
     const int m = 40, one = 1;
     const double alpha = 1.0, beta = 0.0;
     redist_pdtran(&m, &m, &alpha, a.data(), &one, &one, desc.data(), &beta, c.data(), &one, &one, desc.data());
-    // C = A * A^T through the multiply.
-    redist_pdgemm("N", "T", &m, &m, &m, &alpha, a.data(), &one, &one, desc.data(), a.data(), &one, &one, desc.data(),
+    // C = A^T * A^T through the distributed multiply (neither operand untransposed: never a local multiply in place).
+    redist_pdgemm("T", "T", &m, &m, &m, &alpha, a.data(), &one, &one, desc.data(), a.data(), &one, &one, desc.data(),
                   &beta, c.data(), &one, &one, desc.data());
     cached_before_finalize = static_cast<long>(redist::scalapack::cached_plan_count());
   }
