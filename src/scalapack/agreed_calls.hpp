@@ -4,9 +4,9 @@
 // arguments. When every process passes again arguments it passed at one same earlier agreement that succeeded,
 // the call needs none of it again: one allreduce of two words (a hash of every process's arguments at that agreement,
 // and its negative) tells that every process found the same one, instead of gathering every argument and agreeing
-// on the first error. Anything
-// else (a process with new arguments, or with arguments of another agreement) sends every process through the full
-// agreement, so a process passing different arguments is still caught, on every call, in bounded time.
+// on the first error. Anything else (a process with new arguments, or with arguments of another agreement) sends
+// every process through the full agreement, so a process passing different arguments is still caught, on every
+// call, in bounded time.
 #include <mpi.h>
 
 #include <cstddef>
@@ -28,7 +28,8 @@ struct words_hash {
   }
 };
 
-// Result: what the caller needs of an agreement (copied out on a hit). `size_words` bounds the memory kept.
+// Result: what the caller needs of an agreement (copied out on a hit); remember()'s `result_words` is its size, for
+// the bound on the memory kept.
 template <class Result>
 class agreed_calls {
  public:
