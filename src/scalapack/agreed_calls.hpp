@@ -37,13 +37,20 @@ class agreed_calls {
   // decides the result locally, the grid's shape say) that it passed at one same earlier agreement; null otherwise.
   // Collective over comm.
   static const Result* find(MPI_Comm comm, const std::vector<std::int64_t>& mine) {
-    agreed_calls& calls = on(comm);
-    const auto it = calls.by_arguments_.find(mine);
+    const std::pair<std::int64_t, Result>* found = nullptr;
+    try {
+      agreed_calls& calls = on(comm);
+      const auto it = calls.by_arguments_.find(mine);
+      if (it != calls.by_arguments_.end()) found = &it->second;
+    } catch (...) {
+      // the state could not be made here (out of memory, MPI refused the attribute): as a new call, so that this
+      // process still joins the allreduce the others are in, and everyone goes through the full agreement
+    }
     std::int64_t number[2] = {-1, 1};
-    if (it != calls.by_arguments_.end()) number[0] = it->second.first, number[1] = -it->second.first;
+    if (found != nullptr) number[0] = found->first, number[1] = -found->first;
     REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, number, 2, MPI_INT64_T, MPI_MAX, comm));
     const bool same_everywhere = number[0] >= 0 && number[0] == -number[1];
-    return same_everywhere ? &it->second.second : nullptr;
+    return same_everywhere ? &found->second : nullptr;
   }
 
   // Remembers what a full agreement that succeeded concluded: `all` is every process's arguments as gathered

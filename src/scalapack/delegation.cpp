@@ -3,6 +3,7 @@
 #include "delegation.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -17,40 +18,81 @@
 
 namespace redist::scalapack::delegation {
 
-std::size_t signature_hash::operator()(const call_signature& s) const noexcept {
-  // FNV-1a in four independent lanes (the words in turn), so that the multiplies overlap: looked up on every
-  // delegated call, where one chain of 52 dependent multiplies was most of the drop-in's cost.
-  std::uint64_t h[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull, 0x1b3cbf29ce484222ull, 0x9ce484222325cbf2ull};
-  static_assert(std::tuple_size<call_signature>::value % 4 == 0, "whole lanes");
-  for (std::size_t i = 0; i < s.size(); i += 4)
-    for (std::size_t lane = 0; lane < 4; ++lane)
-      h[lane] = (h[lane] ^ static_cast<std::uint64_t>(s[i + lane])) * 0x100000001b3ull;
-  return static_cast<std::size_t>(h[0] ^ (h[1] >> 1) ^ (h[2] << 3) ^ (h[3] >> 7));
+namespace {
+
+// At most this many signatures per context (a table of twice as many slots, 128 KiB).
+constexpr std::size_t checked_signatures_bound = 4096;
+
+bool same(const signature_digest& x, const signature_digest& y) { return x.low == y.low && x.high == y.high; }
+bool empty(const signature_digest& x) { return x.low == 0 && x.high == 0; }
+
+}  // namespace
+
+bool checked_signatures::make_room() noexcept {
+  if (insertions_ >= checked_signatures_bound) return true;  // insert() forgets all first
+  if (2 * (insertions_ + 1) <= slots_.size()) return true;
+  try {
+    std::vector<signature_digest> grown(std::max<std::size_t>(64, 2 * slots_.size()));
+    const std::size_t mask = grown.size() - 1;
+    for (const signature_digest& d : slots_) {
+      if (empty(d)) continue;
+      std::size_t i = d.low & mask;
+      while (!empty(grown[i])) i = (i + 1) & mask;
+      grown[i] = d;
+    }
+    slots_.swap(grown);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+void checked_signatures::insert(const signature_digest& digest) noexcept {
+  if (insertions_ >= checked_signatures_bound) {
+    std::fill(slots_.begin(), slots_.end(), signature_digest{});
+    insertions_ = 0;
+  }
+  ++insertions_;  // counted even when already there, so that every process forgets at the same call
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = digest.low & mask;
+  while (!empty(slots_[i])) {
+    if (same(slots_[i], digest)) return;
+    i = (i + 1) & mask;
+  }
+  slots_[i] = digest;
 }
 
 namespace {
-
-constexpr std::size_t checked_signatures_bound = 4096;
 
 const mpi::comm_attribute<context_state>& state_attribute() {
   static const mpi::comm_attribute<context_state> attribute;
   return attribute;
 }
 
+std::size_t next_recent = 0;
+
 }  // namespace
 
-context_state* state_of(const int* desca) {
-  if (desca == nullptr || !blacs::holds_me(desca[1])) return nullptr;
+context_state::~context_state() {
+  for (recent_state& r : recent_states)
+    if (r.state == this) r = recent_state{};
+}
+
+context_state* find_state(const int* desca) {
+  if (desca == nullptr) return nullptr;
+  const int context = desca[1];
+  if (!blacs::holds_me(context)) return nullptr;
   try {
-    return &state_attribute().get(blacs::communicator(desca[1]), [] { return context_state{}; });
+    context_state* state = &state_attribute().get(blacs::communicator(context), [] { return context_state{}; });
+    recent_states[next_recent] = recent_state{context, state};
+    next_recent = (next_recent + 1) % recent_states.size();
+    return state;
   } catch (const std::exception&) {
     return nullptr;  // out of memory, or MPI refused the attribute
   }
 }
 
-std::int64_t override_bound(const size_rule& rule) {
-  const char* text = std::getenv(rule.variable);
-  if (text == nullptr || *text == '\0') return -1;
+std::int64_t parsed_bound(const size_rule& rule, const char* text) {
   char* end = nullptr;
   errno = 0;
   const long long value = std::strtoll(text, &end, 10);
@@ -68,26 +110,21 @@ std::int64_t override_bound(const size_rule& rule) {
   return value;
 }
 
-void decide(learned_class& cls, MPI_Comm comm) {
+void decide(learned_class& cls, int context) {
   double slowest[2] = {0, 0};
-  REDIST_MPI_CHECK(MPI_Allreduce(cls.fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, comm));
+  REDIST_MPI_CHECK(MPI_Allreduce(cls.fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
   cls.decided = slowest[1] < slowest[0] ? 1 : 0;
 }
 
 trial_timer::~trial_timer() {
   if (cls_ == nullptr) return;
-  const double seconds = trace_detail::seconds_since(start_);
+  const double seconds = std::max(0.0, trace_detail::seconds_since(start_) - left_out_);
   double& fastest = cls_->fastest[way_];
   fastest = fastest < 0 ? seconds : std::min(fastest, seconds);
 }
 
-void remember(context_state& state, const call_signature& signature) noexcept {
-  if (state.seen.size() >= checked_signatures_bound) state.seen.clear();
-  try {
-    state.seen.insert(signature);
-  } catch (const std::exception&) {
-    // not remembered: checked again next time
-  }
+bool can_remember(context_state* state, const way& w) noexcept {
+  return state != nullptr && w.delegate && w.trying == nullptr && state->seen.make_room();
 }
 
 bool block_aligned(int i, int j, std::int64_t mb, std::int64_t nb) {

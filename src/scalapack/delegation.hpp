@@ -8,21 +8,27 @@
 // - the routine's override variable set (REDIST_PDGEMM_DELEGATE_BELOW, REDIST_PTRAN_DELEGATE_BELOW): calls of a
 //   smaller size than it says go to ScaLAPACK, the rest to redist (0: redist for all);
 // - otherwise below `always_below` to ScaLAPACK, from `learned_below` on to redist, and between learned per class
-//   (each routine says what its class is): the class's first two calls run redist, the next two ScaLAPACK, and at
-//   its fifth call the processes agree (one allreduce) on the way whose faster call was faster on the slowest
-//   process, which every later call of the class takes (the ski-rental rule of the plan cache, both ways paid).
+//   (each routine says what its class is): the class's first six calls alternate redist and ScaLAPACK, and at its
+//   seventh the processes agree (one allreduce) on the way whose fastest call was faster on the slowest process,
+//   which every later call of the class takes (the ski-rental rule of the plan cache, both ways paid). A trial
+//   times the way's own work: ScaLAPACK's call, or redist's agreement and execution without its planning (paid once
+//   per signature, where a class's calls in a solver repeat signatures).
 // What PBLAS requires is checked where a call is first seen: each signature (every argument but the arrays) goes
 // through redist's own argument agreement on every process; a signature every process passed, and on which all of
-// them delegate, is remembered on the context's communicator and its later calls go to ScaLAPACK at once, with no
-// MPI call of redist's. (A process that passes a remembered signature while another passes a new one is not
-// caught: they then make different calls.)
+// them delegate for good (not a trial), is remembered on the context's communicator and its later calls go to
+// ScaLAPACK at once, with no MPI call of redist's. (A process that passes a remembered signature while another passes
+// a new one is not caught: they then make different calls.)
+//
+// A delegated call is on the path of small products inside solvers, between other work that leaves the caches cold:
+// what it reads is kept to a few cache lines (the state of the last contexts seen, found without asking BLACS or
+// MPI; a 16-byte digest of the signature in a flat table).
 #include <mpi.h>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <map>
-#include <unordered_set>
 #include <vector>
 
 #include "../trace/recorder.hpp"
@@ -33,10 +39,38 @@ namespace redist::scalapack::delegation {
 enum class routine_family : std::int64_t { gemm = 1, tran = 2 };
 
 // Every argument of a call but the arrays, in a fixed array (each routine fills its own words, zeros after):
-// looked up on every delegated call, so never allocated.
+// filled on every delegated call, so never allocated.
 using call_signature = std::array<std::int64_t, 52>;
-struct signature_hash {
-  std::size_t operator()(const call_signature& s) const noexcept;
+
+// What the table of checked signatures keeps of one: 128 bits of hash (two signatures that differ in one word never
+// share it; otherwise a chance of 2^-128), and the override in force, so that a signature remembered under
+// REDIST_P?_DELEGATE_BELOW is not taken for one remembered without it.
+struct signature_digest {
+  std::uint64_t low = 0, high = 0;
+};
+signature_digest digest_of(const call_signature& signature, std::int64_t override_bound) noexcept;  // below
+
+// The signatures checked on a context: open addressing over a power-of-two table of digests (one cache line per
+// lookup). Bounded: at the bound all are forgotten at once, at the same call on every process (insertions are
+// counted, the same on every process), and checked again.
+class checked_signatures {
+ public:
+  bool contains(const signature_digest& digest) const noexcept {
+    if (slots_.empty()) return false;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = digest.low & mask;; i = (i + 1) & mask) {  // never full: at most half the slots used
+      if (slots_[i].low == digest.low && slots_[i].high == digest.high) return true;
+      if (slots_[i].low == 0 && slots_[i].high == 0) return false;
+    }
+  }
+  // Whether one more signature can be inserted without allocating (grows the table if needed; false when that
+  // failed). Asked before the agreement, so that every process knows whether all of them can remember.
+  bool make_room() noexcept;
+  void insert(const signature_digest& digest) noexcept;  // after make_room() said yes
+
+ private:
+  std::vector<signature_digest> slots_;  // {0, 0}: empty (a digest never is)
+  std::size_t insertions_ = 0;
 };
 
 // What a learned class has measured on this process, and its decision once made.
@@ -46,17 +80,37 @@ struct learned_class {
   int decided = -1;              // -1: still trying; 0: redist; 1: ScaLAPACK
 };
 
-// What a context's communicator keeps: the signatures checked (bounded: past the bound all are forgotten at once, at
-// the same call on every process, and checked again), and the learned classes of every routine.
+// What a context's communicator keeps: the signatures checked and the learned classes of every routine. Found by
+// state_of, which keeps the last few it found (a process-wide list, as BLACS itself is used by one thread): the
+// state forgets itself there when BLACS frees the context's communicator (Cblacs_gridexit).
 struct context_state {
-  std::unordered_set<call_signature, signature_hash> seen;
+  context_state() = default;
+  context_state(context_state&&) = default;
+  context_state& operator=(context_state&&) = delete;
+  ~context_state();
+  checked_signatures seen;
   std::map<std::vector<std::int64_t>, learned_class> classes;
 };
+
+// The states state_of found last, by context handle: a delegated call finds its state here without a BLACS or MPI
+// call. An entry goes when its state is deleted with its communicator (BLACS frees a context's communicators when
+// the context exits, before it can give the handle to a new one).
+struct recent_state {
+  int context = -1;
+  context_state* state = nullptr;
+};
+inline std::array<recent_state, 4> recent_states;
 
 // The state of the context in DESCA[1] (on its communicator), or null where there is none to keep: no ScaLAPACK
 // to delegate to, a context this process is not on, or the attribute could not be had (then fixed sizes decide
 // and every call is checked).
-context_state* state_of(const int* desca);
+context_state* find_state(const int* desca);  // state_of without recent_states
+inline context_state* state_of(const int* desca) {
+  if (desca == nullptr) return nullptr;
+  for (const recent_state& r : recent_states)
+    if (r.state != nullptr && r.context == desca[1]) return r.state;
+  return find_state(desca);
+}
 
 // The routine's sizes: `variable` is its override, `unit` what its size counts (for the message about a bad
 // value); calls smaller than always_below go to ScaLAPACK, from learned_below on to redist.
@@ -68,31 +122,60 @@ struct size_rule {
 };
 
 // The bound the override variable sets, or -1 when unset (a bad value is said once per process, then ignored).
-std::int64_t override_bound(const size_rule& rule);
-
-// Agrees a class's decision once both ways have had their trials (collective over comm).
-void decide(learned_class& cls, MPI_Comm comm);
-constexpr int redist_trials = 2, scalapack_trials = 2;  // a learned class's first calls, each way
-
-// The way this call goes: true for ScaLAPACK. fewer(limit) says whether the call's size is below `limit`;
-// class_of_call() gives its class (null: none to learn in). `trying` is set to the class whose trial this call is
-// (timed by a trial_timer), null otherwise. A learned class's decision is agreed over `comm` (collective).
-template <class Fewer, class ClassOf>
-bool hand_over(const size_rule& rule, Fewer&& fewer, ClassOf&& class_of_call, MPI_Comm comm, learned_class*& trying) {
-  trying = nullptr;
-  const std::int64_t limit = override_bound(rule);
-  if (limit >= 0) return limit > 0 && fewer(limit);
-  if (rule.always_below > 0 && fewer(rule.always_below)) return true;
-  if (!fewer(rule.learned_below)) return false;
-  learned_class* cls = class_of_call();
-  if (cls == nullptr) return false;
-  if (cls->decided < 0 && cls->calls >= redist_trials + scalapack_trials) decide(*cls, comm);
-  if (cls->decided >= 0) return cls->decided == 1;
-  trying = cls;
-  return cls->calls++ >= redist_trials;
+std::int64_t parsed_bound(const size_rule& rule, const char* text);  // of a set variable
+inline std::int64_t override_bound(const size_rule& rule) {
+  const char* text = std::getenv(rule.variable);  // read per call: a program (or test) may set it between calls
+  return text == nullptr || *text == '\0' ? -1 : parsed_bound(rule, text);
 }
 
-// A trial's time on this process, whichever way the call ends (nothing when `cls` is null).
+// Agrees a class's decision once both ways have had their trials (collective over the context's communicator).
+void decide(learned_class& cls, int context);
+// A learned class's first calls alternate, redist first (so that neither way has all the cold first calls).
+constexpr int trials_each_way = 3;
+
+// The way a call goes.
+struct way {
+  bool delegate = false;            // to ScaLAPACK
+  bool checked = false;             // a signature remembered: straight to ScaLAPACK, no agreement
+  learned_class* trying = nullptr;  // the class whose trial this call is (timed by a trial_timer), or null
+  signature_digest digest;          // the signature's, under the override in force (with a state)
+};
+
+// The way this call goes. fewer(limit) says whether the call's size is below `limit`; class_of_call() gives its
+// class (null: none to learn in); `signature` is the call's (read only with a state). A learned class's decision is
+// agreed over the context's communicator (collective).
+template <class Fewer, class ClassOf>
+way choose_way(const size_rule& rule, Fewer&& fewer, ClassOf&& class_of_call, context_state* state,
+               const call_signature& signature, int context) {
+  way w;
+  const std::int64_t limit = override_bound(rule);
+  if (state != nullptr) {
+    w.digest = digest_of(signature, limit);
+    if (state->seen.contains(w.digest)) {  // remembered: every process delegated it for good at its first call
+      w.delegate = w.checked = true;
+      return w;
+    }
+  }
+  if (limit >= 0) {
+    w.delegate = limit > 0 && fewer(limit);
+  } else if (rule.always_below > 0 && fewer(rule.always_below)) {
+    w.delegate = true;
+  } else if (fewer(rule.learned_below)) {
+    if (learned_class* cls = class_of_call()) {
+      if (cls->decided < 0 && cls->calls >= 2 * trials_each_way) decide(*cls, context);
+      if (cls->decided >= 0) {
+        w.delegate = cls->decided == 1;
+      } else {
+        w.trying = cls;
+        w.delegate = cls->calls++ % 2 == 1;
+      }
+    }
+  }
+  return w;
+}
+
+// A trial's time on this process, whichever way the call ends (nothing when `cls` is null), less what leave_out()
+// is told: planning, paid once per signature and not per call.
 class trial_timer {
  public:
   trial_timer(learned_class* cls, bool through_scalapack)
@@ -100,20 +183,56 @@ class trial_timer {
   trial_timer(const trial_timer&) = delete;
   trial_timer& operator=(const trial_timer&) = delete;
   ~trial_timer();
+  void start_now() {
+    if (cls_ != nullptr) start_ = trace_detail::clock::now();
+  }
+  void leave_out(double seconds) { left_out_ += seconds; }
 
  private:
   learned_class* cls_;
   int way_;
   trace_detail::clock::time_point start_;
+  double left_out_ = 0;
 };
 
-// Remembers a signature every process passed and delegates (every process inserts, or clears at the bound, alike).
-void remember(context_state& state, const call_signature& signature) noexcept;
+// Whether this call's signature can be remembered if every process delegates it: a decision for good (not a
+// trial), and room in the table (made now, before the agreement tells every process whether all have it).
+bool can_remember(context_state* state, const way& w) noexcept;
 
 // Whether a sub-matrix starting at (i, j) (1-based) of a matrix in blocks of mb x nb starts on a block boundary.
 bool block_aligned(int i, int j, std::int64_t mb, std::int64_t nb);
 
 // The power of two at or above x (1 for x <= 1): a class's size.
 std::int64_t power_of_two_at_least(std::int64_t x);
+
+namespace detail {
+// A 64-bit finalizer (every input bit moves every output bit): FNV's lanes mix their last words weakly.
+inline std::uint64_t mixed(std::uint64_t x) noexcept {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+inline std::uint64_t rotated(std::uint64_t x, int by) noexcept { return (x << by) | (x >> (64 - by)); }
+}  // namespace detail
+
+inline signature_digest digest_of(const call_signature& s, std::int64_t override_bound) noexcept {
+  // FNV-1a in four independent lanes (the words in turn), so that the multiplies overlap. Each step of a lane is a
+  // bijection of its state for a given word, so signatures that differ in one word differ in that lane's state; both
+  // halves of the digest depend on every lane through bijections of it.
+  std::uint64_t h[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull ^ static_cast<std::uint64_t>(override_bound),
+                        0x1b3cbf29ce484222ull, 0x9ce484222325cbf2ull};
+  static_assert(std::tuple_size<call_signature>::value % 4 == 0, "whole lanes");
+  for (std::size_t i = 0; i < s.size(); i += 4)
+    for (std::size_t lane = 0; lane < 4; ++lane)
+      h[lane] = (h[lane] ^ static_cast<std::uint64_t>(s[i + lane])) * 0x100000001b3ull;
+  using detail::mixed, detail::rotated;
+  const std::uint64_t a = mixed(h[0]), b = mixed(h[1]), c = mixed(h[2]), d = mixed(h[3]);
+  signature_digest digest{a ^ rotated(b, 21) ^ rotated(c, 42) ^ rotated(d, 11),
+                          b ^ rotated(c, 17) ^ rotated(d, 34) ^ rotated(a, 51)};
+  if (digest.low == 0 && digest.high == 0) digest.low = 1;  // {0, 0} marks an empty slot
+  return digest;
+}
 
 }  // namespace redist::scalapack::delegation

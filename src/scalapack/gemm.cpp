@@ -42,7 +42,7 @@ struct rank_record {
   std::int64_t a[descriptor_length], b[descriptor_length], c[descriptor_length];  // normalized (DTYPE as given)
   std::int64_t ia, ja, ib, jb, ic, jc, m, n, k, op_a, op_b, world_rank;
   std::int64_t alpha[2], beta[2];  // the scalars' bytes (a complex<double> fills both words)
-  std::int64_t delegates;          // 1: this process would hand the call to ScaLAPACK (the drop-in's small products)
+  std::int64_t delegates;          // this process would hand the call to ScaLAPACK (the drop-in's): 1; and can remember it: 2
   std::int64_t info;
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
@@ -416,31 +416,31 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
   delegation::context_state* state = scalapack != nullptr && descb != nullptr && descc != nullptr
                                          ? delegation::state_of(desca)
                                          : nullptr;
-  learned_class* trying = nullptr;
-  bool delegating = false;
+  delegation::way way;
   try {
     const auto class_of_call = [&]() -> learned_class* {
       if (state == nullptr) return nullptr;
       return &state->classes[class_of(element_type_v<T>, ta, tb, m, n, k, ia, ja, desca, ib, jb, descb, ic, jc, descc,
                                       blacs::grid_info(desca[1]))];
     };
-    delegating = scalapack != nullptr && m >= 0 && n >= 0 && k >= 0 &&  // negative sizes: redist reports them
-                 delegation::hand_over(
-                     gemm_sizes, [&](std::int64_t limit) { return fewer_multiply_adds(m, n, k, limit); },
-                     class_of_call, state != nullptr ? blacs::communicator(desca[1]) : MPI_COMM_NULL, trying);
+    if (scalapack != nullptr && m >= 0 && n >= 0 && k >= 0) {  // negative sizes: redist reports them
+      call_signature my_signature;  // read only with a state
+      if (state != nullptr)
+        fill_signature(my_signature, ta, tb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc);
+      way = delegation::choose_way(
+          gemm_sizes, [&](std::int64_t limit) { return fewer_multiply_adds(m, n, k, limit); }, class_of_call, state,
+          my_signature, state != nullptr ? desca[1] : -1);
+    }
   } catch (const std::exception& e) {
     blacs::fail_after_checks(desca[1], routine, -(desca_pos * 100 + 2), e.what());
     return;
   }
-  const delegation::trial_timer trial(trying, delegating);
-  call_signature my_signature;  // filled where it is read: delegating with a state
-  if (delegating && state != nullptr) {
-    fill_signature(my_signature, ta, tb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc);
-    if (state->seen.count(my_signature) != 0) {
-      hand_to_scalapack();
-      return;
-    }
+  if (way.checked) {
+    hand_to_scalapack();
+    return;
   }
+  delegation::trial_timer trial(way.trying, way.delegate);
+  const bool remembering = delegation::can_remember(state, way);
   descriptor db, dc;
   auto call = agree_on_pblas_call<rank_record>(
       routine, desca, desca_pos, global_arguments(),
@@ -456,7 +456,7 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
         mine.op_b = operation_word<T>(tb);
         store_scalar(alpha, mine.alpha);
         store_scalar(beta, mine.beta);
-        mine.delegates = delegating ? 1 : 0;
+        mine.delegates = way.delegate ? (remembering ? 2 : 1) : 0;
         mine.info = descb == nullptr ? -descb_pos : descc == nullptr ? -descc_pos : 0;
       },
       [&](const process_grid& grid, const descriptor& da) {
@@ -468,8 +468,10 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
   }
   // Every process would hand it to ScaLAPACK (anything else, a different REDIST_PDGEMM_DELEGATE_BELOW on one
   // process say, takes redist's path everywhere).
-  if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates == 1; })) {
-    if (state != nullptr) delegation::remember(*state, my_signature);
+  if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates != 0; })) {
+    if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates == 2; }))
+      state->seen.insert(way.digest);  // every process can: a state and room on each
+    trial.start_now();                 // a trial of ScaLAPACK's call alone
     hand_to_scalapack();
     return;
   }
@@ -526,7 +528,11 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
         multiply_in_place(a_layout, b_layout, c_layout, op_a, op_b, a_read, b_read, c, alpha, beta, grid, comm, traced))
       return;
     const gemm_plan& plan = cached_gemm_plan(comm, std::move(key), [&] {
-      return make_gemm_plan(comm, gemm_description{a_layout, b_layout, c_layout, op_a, op_b, element_type_v<T>});
+      const auto started = trace_detail::clock::now();
+      gemm_plan made =
+          make_gemm_plan(comm, gemm_description{a_layout, b_layout, c_layout, op_a, op_b, element_type_v<T>});
+      trial.leave_out(trace_detail::seconds_since(started));  // a trial times the calls, not the planning
+      return made;
     });
     plan.execute(c, a_read, b_read, alpha, beta);
   } catch (const std::exception& e) {

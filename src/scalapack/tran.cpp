@@ -36,7 +36,7 @@ struct rank_record {
   std::int64_t a[descriptor_length], c[descriptor_length];  // normalized descriptors (DTYPE as given)
   std::int64_t ia, ja, ic, jc, m, n, world_rank;
   std::int64_t alpha[2], beta[2];  // the scalars' bytes (a complex<double> fills both words)
-  std::int64_t delegates;          // 1: this process would hand the call to ScaLAPACK (the drop-in's)
+  std::int64_t delegates;          // this process would hand the call to ScaLAPACK (the drop-in's): 1; and can remember it: 2
   std::int64_t info;
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
@@ -132,8 +132,7 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
   // The context's state (signatures checked, learned classes), then the way this call goes.
   delegation::context_state* state =
       scalapack != nullptr && descc != nullptr ? delegation::state_of(desca) : nullptr;
-  delegation::learned_class* trying = nullptr;
-  bool delegating = false;
+  delegation::way way;
   try {
     const auto class_of_call = [&]() -> delegation::learned_class* {
       if (state == nullptr) return nullptr;
@@ -141,22 +140,22 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
                                       blacs::grid_info(desca[1]))];
     };
     const auto fewer_elements = [&](std::int64_t limit) { return std::int64_t{m} * n < limit; };
-    delegating = scalapack != nullptr && m >= 0 && n >= 0 &&  // negative sizes: redist reports them
-                 delegation::hand_over(tran_sizes, fewer_elements, class_of_call,
-                                       state != nullptr ? blacs::communicator(desca[1]) : MPI_COMM_NULL, trying);
+    if (scalapack != nullptr && m >= 0 && n >= 0) {  // negative sizes: redist reports them
+      delegation::call_signature my_signature;       // read only with a state
+      if (state != nullptr) fill_signature(my_signature, operation, m, n, alpha, ia, ja, desca, beta, ic, jc, descc);
+      way = delegation::choose_way(tran_sizes, fewer_elements, class_of_call, state, my_signature,
+                                   state != nullptr ? desca[1] : -1);
+    }
   } catch (const std::exception& e) {
     blacs::fail_after_checks(desca[1], routine, -(desca_pos * 100 + 2), e.what());
     return;
   }
-  const delegation::trial_timer trial(trying, delegating);
-  delegation::call_signature my_signature;  // filled where it is read: delegating with a state
-  if (delegating && state != nullptr) {
-    fill_signature(my_signature, operation, m, n, alpha, ia, ja, desca, beta, ic, jc, descc);
-    if (state->seen.count(my_signature) != 0) {
-      hand_to_scalapack();
-      return;
-    }
+  if (way.checked) {
+    hand_to_scalapack();
+    return;
   }
+  delegation::trial_timer trial(way.trying, way.delegate);
+  const bool remembering = delegation::can_remember(state, way);
   descriptor dc;
   auto call = agree_on_pblas_call<rank_record>(
       routine, desca, desca_pos, global_arguments(),
@@ -167,7 +166,7 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
         mine.ia = ia, mine.ja = ja, mine.ic = ic, mine.jc = jc, mine.m = m, mine.n = n;
         store_scalar(alpha, mine.alpha);
         store_scalar(beta, mine.beta);
-        mine.delegates = delegating ? 1 : 0;
+        mine.delegates = way.delegate ? (remembering ? 2 : 1) : 0;
         mine.info = descc == nullptr ? -descc_pos : 0;
       },
       [&](const process_grid& grid, const descriptor& da) { return check_tran(grid, m, n, ia, ja, da, ic, jc, dc); });
@@ -177,8 +176,10 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
   }
   // Every process would hand it to ScaLAPACK (anything else, a different REDIST_PTRAN_DELEGATE_BELOW on one
   // process say, takes redist's path everywhere).
-  if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates == 1; })) {
-    if (state != nullptr) delegation::remember(*state, my_signature);
+  if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates != 0; })) {
+    if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates == 2; }))
+      state->seen.insert(way.digest);  // every process can: a state and room on each
+    trial.start_now();                 // a trial of ScaLAPACK's call alone
     hand_to_scalapack();
     return;
   }
@@ -216,7 +217,10 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
     const transform_plan& plan = cached_plan(comm, std::move(key), [&](bool one_shot) {
       transform_options options;
       options.one_shot = one_shot;
-      return make_plan(comm, target, source, operation, element_type_v<T>, options);
+      const auto started = trace_detail::clock::now();
+      transform_plan made = make_plan(comm, target, source, operation, element_type_v<T>, options);
+      trial.leave_out(trace_detail::seconds_since(started));  // a trial times the calls, not the planning
+      return made;
     });
     std::vector<T> a_copy;
     const T* a_read = unaliased(a, local_array_elements(da, grid), c, local_array_elements(dc, grid), a_copy);

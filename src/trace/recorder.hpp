@@ -39,8 +39,12 @@ class json_fields {
 class call_scope {
  public:
   // Opens a traced call of `entry_point` (a string literal) when tracing is on; otherwise does nothing.
-  explicit call_scope(const char* entry_point) noexcept;
-  ~call_scope();
+  explicit call_scope(const char* entry_point) noexcept {
+    if (on()) open(entry_point);
+  }
+  ~call_scope() {
+    if (linked_) close();
+  }
   call_scope(const call_scope&) = delete;
   call_scope& operator=(const call_scope&) = delete;
 
@@ -55,7 +59,11 @@ class call_scope {
   void execution(double seconds, std::int64_t bytes_sent, std::int64_t messages_sent);
 
  private:
+  void open(const char* entry_point) noexcept;
+  void close() noexcept;
+
   bool active_ = false;
+  bool linked_ = false;  // on the thread's list of open scopes (active_, or dismissed since)
   const char* entry_point_ = nullptr;
   const char* path_ = "rejected";
   const char* strategy_ = nullptr;

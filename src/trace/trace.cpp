@@ -267,16 +267,15 @@ void json_fields::reals(const char* name, const double* values, int count) {
 
 // ---- call_scope
 
-call_scope::call_scope(const char* entry_point) noexcept {
-  if (!on()) return;
-  active_ = true;
+void call_scope::open(const char* entry_point) noexcept {
+  active_ = linked_ = true;
   entry_point_ = entry_point;
   outer_ = innermost;
   innermost = this;
   start_ = clock::now();
 }
 
-call_scope::~call_scope() {
+void call_scope::close() noexcept {
   if (innermost == this) innermost = outer_;
   if (!active_) return;
   try {
