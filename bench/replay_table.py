@@ -11,8 +11,8 @@ import sys
 
 out = sys.argv[1]
 runs = {os.path.basename(p)[:-5]: json.load(open(p)) for p in sorted(glob.glob(os.path.join(out, "*.json")))}
-lines = ["| trace | signature class | calls | ScaLAPACK ms/call | redist ms/call | ratio | target | met |",
-         "|---|---|---|---|---|---|---|---|"]
+lines = ["| trace | signature class | calls | ScaLAPACK ms/call | redist ms/call | ratio | target | met | redist's path |",
+         "|---|---|---|---|---|---|---|---|---|"]
 misses, rows = [], []
 for name, run in runs.items():
     redistributes = any(c["class"].split()[0][2:] in ("GEMR2D", "TRMR2D") or c["class"].split()[0][2:5] == "TRA"
@@ -24,7 +24,7 @@ for name, run in runs.items():
         rows.append((name, c["class"], c["ratio"]))
         lines.append(f"| {name} | {c['class']} | {c['calls']} | {1e3 * c['scalapack_median_seconds_per_call']:.3f} | "
                      f"{1e3 * c['redist_median_seconds_per_call']:.3f} | {c['ratio']:.3f}x | <= {target}x | "
-                     f"{'yes' if met else 'NO'} |")
+                     f"{'yes' if met else 'NO'} | {', '.join(c.get('replayed_paths', []))} |")
         if not met:
             misses.append(f"{name}: {c['class']} {c['ratio']:.2f}x")
     total = run["total"]
@@ -32,7 +32,7 @@ for name, run in runs.items():
     met = total["ratio"] <= target and run["results_agree"]
     lines.append(f"| {name} | **whole trace** | | {1e3 * total['scalapack_seconds']:.3f} (total) | "
                  f"{1e3 * total['redist_seconds']:.3f} (total) | {total['ratio']:.3f}x | <= {target}x | "
-                 f"{'yes' if met else 'NO'} |")
+                 f"{'yes' if met else 'NO'} | |")
     if not met:
         misses.append(f"{name}: whole trace {total['ratio']:.2f}x")
 open(os.path.join(out, "replay.md"), "w").write("\n".join(lines) + "\n")

@@ -32,6 +32,7 @@
 #include "../bench/common/usage.hpp"
 #include "../src/scalapack/dropin.hpp"
 #include "redist/redist.h"
+#include "redist/trace.hpp"
 #include "redist/scalapack/descriptor.hpp"
 
 extern "C" {
@@ -44,8 +45,10 @@ namespace {
 const char* const usage_text =
     "usage: mpiexec -n R redist-replay [--rounds N] [--json FILE] TRACE_FILE...\n"
     "  Replays the ScaLAPACK calls of REDIST_TRACE=calls files (one per rank of the recorded run, any order;\n"
-    "  R = the recorded rank count) through ScaLAPACK and through redist, interleaved, N rounds (default 5):\n"
-    "  results compared, median times per signature class and for the whole trace, ratio redist/ScaLAPACK.\n"
+    "  R = the recorded rank count) through ScaLAPACK and through redist, interleaved, N rounds (default 5;\n"
+    "  short calls, below 2^24 multiply-adds or 2^16 elements, 4N): results compared, median times per\n"
+    "  signature class and for the whole trace, ratio redist/ScaLAPACK, and the paths redist took (one more\n"
+    "  run of each call, traced).\n"
     "  Exit status 0: every result agreed; 1: a result differed or a call failed; 2: wrong arguments or traces.\n";
 
 // ---- a JSON value, as much of JSON as the trace lines use --------------------------------------------------------
@@ -255,6 +258,8 @@ struct prepared_call {
   const recorded_call* call = nullptr;
   std::string signature_class;
   std::string shape;  // "m x n x k" as recorded
+  bool short_call = false;
+  std::string replayed_path;  // the path redist took, traced after the timed rounds
   std::vector<int> desca, descb, descc;
   int ictxt = -1;       // gemr2d/trmr2d: the context over both grids
   int barrier_context = -1;
@@ -451,6 +456,16 @@ std::pair<std::string, std::string> class_of(const recorded_call& c) {
   return {cls.str(), shape.str()};
 }
 
+// A call of microseconds, whose median over N rounds one descheduling can move: it runs 4N rounds. Decided from the
+// global arguments, so that every rank of the call's grid makes the same calls.
+bool short_call(const recorded_call& c) {
+  const json& a = c.args;
+  const auto dim = [&](const char* key) { return std::max<std::int64_t>(a.at(key).integer(), 0); };
+  if (c.kind == routine_kind::gemm) return dim("m") * dim("n") * dim("k") < (std::int64_t{1} << 24);
+  return dim("m") * dim("n") < (std::int64_t{1} << 16);
+}
+constexpr int short_call_rounds = 4;  // times the rounds
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -468,7 +483,7 @@ struct class_totals {
   std::int64_t calls = 0;
   double scalapack = 0, redist = 0;  // sums over the rank's calls of the median per call
   std::set<std::string> shapes;
-  std::set<std::string> paths;
+  std::set<std::string> paths, replayed_paths;
   bool agreed = true;
 };
 
@@ -656,15 +671,17 @@ int replay(int argc, char** argv) {
   }
   for (prepared_call& p : mine) {
     std::tie(p.signature_class, p.shape) = class_of(*p.call);
+    p.short_call = short_call(*p.call);
     p.scalapack = bind(p, false);
     p.redist = bind(p, true);
   }
 
   // Interleaved rounds: each call through both paths, the order alternating; results compared after each pair.
   MPI_Barrier(MPI_COMM_WORLD);
-  for (int round = 0; round < rounds; ++round)
+  for (int round = 0; round < short_call_rounds * rounds; ++round)
     for (std::size_t i = 0; i < mine.size(); ++i) {
       prepared_call& p = mine[i];
+      if (round >= rounds && !p.short_call) continue;
       const bool redist_first = (round + i) % 2 == 1;
       for (int side = 0; side < 2; ++side) {
         const bool through_redist = (side == 0) == redist_first;
@@ -675,6 +692,17 @@ int replay(int argc, char** argv) {
       p.worst_difference = std::max(p.worst_difference, d);
       if (d > 1) p.agreed = false;
     }
+  // The path redist takes for each call now (learned classes decided), from one more run of its side, traced.
+  const redist::trace::trace_mode mode_before = redist::trace::mode();
+  redist::trace::set_mode(redist::trace::trace_mode::summary);
+  for (prepared_call& p : mine) {
+    redist::trace::reset();
+    run(p, true);
+    for (const redist::trace::entry_totals& t : redist::trace::totals())
+      if (t.calls > 0 && t.entry_point == p.call->entry) p.replayed_path = t.path;
+  }
+  redist::trace::reset();
+  redist::trace::set_mode(mode_before);
   MPI_Barrier(MPI_COMM_WORLD);
 
   // Per class on this rank: the sum over its calls of each call's median over the rounds, taken apart for the
@@ -690,18 +718,20 @@ int replay(int argc, char** argv) {
     total_scalapack += s, total_redist += r;
     t.shapes.insert(p.shape);
     t.paths.insert(p.call->path);
+    t.replayed_paths.insert(p.replayed_path.empty() ? "?" : p.replayed_path);
     t.agreed = t.agreed && p.agreed;
   }
   // Gathered on rank 0: a class's figures are the slowest rank's, its calls the most any rank made.
   std::string text;
   for (const auto& [name, t] : classes) {
-    std::string shapes, paths;
+    std::string shapes, paths, replayed;
     for (const std::string& s : t.shapes) shapes += (shapes.empty() ? "" : ",") + s;
     for (const std::string& s : t.paths) paths += (paths.empty() ? "" : ",") + s;
+    for (const std::string& s : t.replayed_paths) replayed += (replayed.empty() ? "" : ",") + s;
     char numbers[128];
     std::snprintf(numbers, sizeof numbers, "\t%lld\t%.9g\t%.9g\t%d\t", static_cast<long long>(t.calls), t.scalapack,
                   t.redist, t.agreed ? 1 : 0);
-    text += name + numbers + shapes + "\t" + paths + "\n";
+    text += name + numbers + shapes + "\t" + paths + "\t" + replayed + "\n";
   }
   int length = static_cast<int>(text.size());
   std::vector<int> lengths(static_cast<std::size_t>(size)), offsets(static_cast<std::size_t>(size));
@@ -725,7 +755,7 @@ int replay(int argc, char** argv) {
     std::int64_t calls = 0;
     double scalapack = 0, redist = 0;
     bool agreed = true;
-    std::set<std::string> shapes, paths;
+    std::set<std::string> shapes, paths, replayed_paths;
   };
   std::map<std::string, merged> rows;
   std::istringstream lines(all);
@@ -733,24 +763,26 @@ int replay(int argc, char** argv) {
     std::vector<std::string> f;
     std::istringstream fields(line);
     for (std::string x; std::getline(fields, x, '\t');) f.push_back(x);
-    if (f.size() < 7) continue;
+    if (f.size() < 8) continue;
     merged& m = rows[f[0]];
     m.calls = std::max<std::int64_t>(m.calls, std::stoll(f[1]));
     m.scalapack = std::max(m.scalapack, std::stod(f[2]));
     m.redist = std::max(m.redist, std::stod(f[3]));
     m.agreed = m.agreed && f[4] == "1";
-    for (const auto& [field, set] : {std::make_pair(5, &m.shapes), std::make_pair(6, &m.paths)}) {
+    for (const auto& [field, set] :
+         {std::make_pair(5, &m.shapes), std::make_pair(6, &m.paths), std::make_pair(7, &m.replayed_paths)}) {
       std::istringstream items(f[static_cast<std::size_t>(field)]);
       for (std::string x; std::getline(items, x, ',');) set->insert(x);
     }
   }
   std::printf("redist-replay: %zu trace files, %d ranks, %zu calls replayed (%zu lines skipped: C++ plans, argument "
-              "errors), %d rounds\n",
-              files.size(), size, calls.size(), skipped, rounds);
+              "errors), %d rounds (short calls %d)\n",
+              files.size(), size, calls.size(), skipped, rounds, short_call_rounds * rounds);
   std::printf("%-46s %6s %13s %13s %8s %6s  %s\n", "signature class", "calls", "ScaLAPACK ms", "redist ms", "ratio",
-              "agree", "recorded paths");
+              "agree", "paths: replayed (recorded)");
   redist_baseline::json_writer out;
   out.begin_object().field("program", "redist-replay").field("ranks", size).field("rounds", rounds);
+  out.field("short_call_rounds", short_call_rounds * rounds);
   out.key("trace_files").begin_array();
   for (const std::string& f : files) out.value(f);
   out.end_array();
@@ -759,11 +791,12 @@ int replay(int argc, char** argv) {
   std::string worst_class;
   for (const auto& [name, m] : rows) {
     const double ratio = m.scalapack > 0 ? m.redist / m.scalapack : 0;
-    std::string paths;
+    std::string paths, replayed;
     for (const std::string& s : m.paths) paths += (paths.empty() ? "" : ",") + s;
-    std::printf("%-46s %6lld %13.4f %13.4f %7.3fx %6s  %s\n", name.c_str(), static_cast<long long>(m.calls),
+    for (const std::string& s : m.replayed_paths) replayed += (replayed.empty() ? "" : ",") + s;
+    std::printf("%-46s %6lld %13.4f %13.4f %7.3fx %6s  %s (%s)\n", name.c_str(), static_cast<long long>(m.calls),
                 1e3 * m.scalapack / static_cast<double>(m.calls), 1e3 * m.redist / static_cast<double>(m.calls), ratio,
-                m.agreed ? "yes" : "NO", paths.c_str());
+                m.agreed ? "yes" : "NO", replayed.c_str(), paths.c_str());
     if (ratio > worst_ratio) worst_ratio = ratio, worst_class = name;
     out.begin_object().field("class", name).field("calls", m.calls);
     out.field("scalapack_median_seconds_per_call", m.scalapack / static_cast<double>(m.calls));
@@ -772,6 +805,7 @@ int replay(int argc, char** argv) {
     out.field("results_agree", m.agreed);
     out.array_field("shapes", std::vector<std::string>(m.shapes.begin(), m.shapes.end()));
     out.array_field("recorded_paths", std::vector<std::string>(m.paths.begin(), m.paths.end()));
+    out.array_field("replayed_paths", std::vector<std::string>(m.replayed_paths.begin(), m.replayed_paths.end()));
     out.end_object();
   }
   out.end_array();

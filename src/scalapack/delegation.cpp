@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <set>
@@ -92,7 +93,20 @@ context_state* find_state(const int* desca) {
   }
 }
 
-std::int64_t parsed_bound(const size_rule& rule, const char* text) {
+void read_override(const size_rule& rule) {
+  override_cache& c = *rule.cache;
+  c = override_cache{};
+  c.environment = environ;
+  const std::size_t name_length = std::strlen(rule.variable);
+  const char* text = nullptr;
+  for (char** e = c.environment; e != nullptr && *e != nullptr; ++e, ++c.entries)
+    if (c.index < 0 && std::strncmp(*e, rule.variable, name_length) == 0 && (*e)[name_length] == '=') {
+      c.index = static_cast<std::ptrdiff_t>(c.entries);
+      c.entry = *e;
+      text = *e + name_length + 1;
+    }
+  c.read = true;
+  if (text == nullptr || *text == '\0') return;
   char* end = nullptr;
   errno = 0;
   const long long value = std::strtoll(text, &end, 10);
@@ -105,9 +119,9 @@ std::int64_t parsed_bound(const size_rule& rule, const char* text) {
                    "redist: %s=\"%s\" is not a non-negative integer (%s); using the default (learned per class of "
                    "calls)\n",
                    rule.variable, text, rule.unit);
-    return -1;
+    return;
   }
-  return value;
+  c.bound = value;
 }
 
 void decide(learned_class& cls, int context) {

@@ -8,8 +8,8 @@
 // - the routine's override variable set (REDIST_PDGEMM_DELEGATE_BELOW, REDIST_PTRAN_DELEGATE_BELOW): calls of a
 //   smaller size than it says go to ScaLAPACK, the rest to redist (0: redist for all);
 // - otherwise below `always_below` to ScaLAPACK, from `learned_below` on to redist, and between learned per class
-//   (each routine says what its class is): the class's first six calls alternate redist and ScaLAPACK, and at its
-//   seventh the processes agree (one allreduce) on the way whose fastest call was faster on the slowest process,
+//   (each routine says what its class is): the class's first four calls alternate redist and ScaLAPACK, and at its
+//   fifth the processes agree (one allreduce) on the way whose fastest call was faster on the slowest process,
 //   which every later call of the class takes (the ski-rental rule of the plan cache, both ways paid). A trial
 //   times the way's own work: ScaLAPACK's call, or redist's agreement and execution without its planning (paid once
 //   per signature, where a class's calls in a solver repeat signatures).
@@ -23,6 +23,7 @@
 // what it reads is kept to a few cache lines (the state of the last contexts seen, found without asking BLACS or
 // MPI; a 16-byte digest of the signature in a flat table).
 #include <mpi.h>
+#include <unistd.h>  // environ
 
 #include <array>
 #include <cstddef>
@@ -32,23 +33,46 @@
 #include <vector>
 
 #include "../trace/recorder.hpp"
+#include "redist/scalapack/descriptor.hpp"
 
 namespace redist::scalapack::delegation {
 
 // A signature's and a class's first word, so that routines never share one.
 enum class routine_family : std::int64_t { gemm = 1, tran = 2 };
 
-// Every argument of a call but the arrays, in a fixed array (each routine fills its own words, zeros after):
-// filled on every delegated call, so never allocated.
-using call_signature = std::array<std::int64_t, 52>;
-
-// What the table of checked signatures keeps of one: 128 bits of hash (two signatures that differ in one word never
-// share it; otherwise a chance of 2^-128), and the override in force, so that a signature remembered under
-// REDIST_P?_DELEGATE_BELOW is not taken for one remembered without it.
+// What the table of checked signatures keeps of a call's signature (every argument but the arrays): 128 bits of
+// hash (two signatures that differ in one word never share it; otherwise a chance of 2^-128), and the override in
+// force, so that a signature remembered under REDIST_P?_DELEGATE_BELOW is not taken for one remembered without it.
 struct signature_digest {
   std::uint64_t low = 0, high = 0;
 };
-signature_digest digest_of(const call_signature& signature, std::int64_t override_bound) noexcept;  // below
+
+// Hashes a signature word by word, as each routine gives its arguments (the first word its routine_family and
+// element type): no array of the words is written, since on a delegated call that array's cache lines were most of
+// the cost. FNV-1a in four independent lanes (the words in turn), so that the multiplies overlap; each step of a lane
+// is a bijection of its state for a given word, so signatures that differ in one word differ in that lane's state,
+// and both halves of the digest depend on every lane through bijections of it.
+class signature_builder {
+ public:
+  explicit signature_builder(std::int64_t override_bound)
+      : h_{0xcbf29ce484222325ull, 0x84222325cbf29ce4ull ^ static_cast<std::uint64_t>(override_bound),
+           0x1b3cbf29ce484222ull, 0x9ce484222325cbf2ull} {}
+  void add(std::int64_t word) {
+    std::uint64_t& h = h_[words_++ & 3];
+    h = (h ^ static_cast<std::uint64_t>(word)) * 0x100000001b3ull;
+  }
+  // A descriptor as PBLAS reads it (11 entries for DTYPE 2, 9 for 1, else 2), in 12 words.
+  void add_descriptor(const int* d) {
+    const int length =
+        d[0] == block_cyclic_2d_inb ? descriptor_length : d[0] == block_cyclic_2d ? descriptor_length_1 : 2;
+    for (int i = 0; i <= descriptor_length; ++i) add(i < length ? d[i] : 0);
+  }
+  signature_digest digest() const;  // below
+
+ private:
+  std::uint64_t h_[4];
+  unsigned words_ = 0;
+};
 
 // The signatures checked on a context: open addressing over a power-of-two table of digests (one cache line per
 // lookup). Bounded: at the bound all are forgotten at once, at the same call on every process (insertions are
@@ -105,33 +129,60 @@ inline std::array<recent_state, 4> recent_states;
 // to delegate to, a context this process is not on, or the attribute could not be had (then fixed sizes decide
 // and every call is checked).
 context_state* find_state(const int* desca);  // state_of without recent_states
-inline context_state* state_of(const int* desca) {
+inline context_state* recent_state_of(const int* desca) {  // recent_states only (null: not there)
   if (desca == nullptr) return nullptr;
   for (const recent_state& r : recent_states)
     if (r.state != nullptr && r.context == desca[1]) return r.state;
-  return find_state(desca);
+  return nullptr;
+}
+inline context_state* state_of(const int* desca) {
+  context_state* state = recent_state_of(desca);
+  return state != nullptr ? state : find_state(desca);
 }
 
+// An override variable's value as last read, and where it stood in `environ`: read again only when the environment
+// changed. A delegated call then reads two or three pointers of `environ` instead of every variable's name (getenv:
+// a third of a cold delegated call's cost). setenv, unsetenv and putenv change a pointer of the array or its length;
+// what this misses, a string given to putenv and then changed in place, would at worst pick the other way for a call
+// (both give ScaLAPACK's results).
+struct override_cache {
+  bool read = false;
+  char** environment = nullptr;  // `environ` when read
+  std::size_t entries = 0;       // its length then
+  std::ptrdiff_t index = -1;     // the variable's entry (-1: unset)
+  const char* entry = nullptr;
+  std::int64_t bound = -1;
+};
+
 // The routine's sizes: `variable` is its override, `unit` what its size counts (for the message about a bad
-// value); calls smaller than always_below go to ScaLAPACK, from learned_below on to redist.
+// value); calls smaller than always_below go to ScaLAPACK, from learned_below on to redist. `cache` holds the
+// variable's value (one per routine, never shared).
 struct size_rule {
   const char* variable;
   const char* unit;
   std::int64_t always_below;
   std::int64_t learned_below;
+  override_cache* cache;
 };
 
 // The bound the override variable sets, or -1 when unset (a bad value is said once per process, then ignored).
-std::int64_t parsed_bound(const size_rule& rule, const char* text);  // of a set variable
+void read_override(const size_rule& rule);  // fills rule.cache from the environment
 inline std::int64_t override_bound(const size_rule& rule) {
-  const char* text = std::getenv(rule.variable);  // read per call: a program (or test) may set it between calls
-  return text == nullptr || *text == '\0' ? -1 : parsed_bound(rule, text);
+  const override_cache& c = *rule.cache;
+  char** const environment = environ;
+  const bool unchanged =
+      c.read && environment == c.environment &&
+      (environment == nullptr ||
+       (environment[c.entries] == nullptr && (c.entries == 0 || environment[c.entries - 1] != nullptr) &&
+        (c.index < 0 || environment[c.index] == c.entry)));
+  if (!unchanged) read_override(rule);  // per call in effect: a program (or test) may set it between calls
+  return c.bound;
 }
 
 // Agrees a class's decision once both ways have had their trials (collective over the context's communicator).
 void decide(learned_class& cls, int context);
 // A learned class's first calls alternate, redist first (so that neither way has all the cold first calls).
-constexpr int trials_each_way = 3;
+constexpr int trials_each_way = 2;
 
 // The way a call goes.
 struct way {
@@ -142,15 +193,15 @@ struct way {
 };
 
 // The way this call goes. fewer(limit) says whether the call's size is below `limit`; class_of_call() gives its
-// class (null: none to learn in); `signature` is the call's (read only with a state). A learned class's decision is
-// agreed over the context's communicator (collective).
-template <class Fewer, class ClassOf>
+// class (null: none to learn in); digest_of(limit) the signature's digest under the override `limit` (asked only
+// with a state). A learned class's decision is agreed over the context's communicator (collective).
+template <class Fewer, class ClassOf, class DigestOf>
 way choose_way(const size_rule& rule, Fewer&& fewer, ClassOf&& class_of_call, context_state* state,
-               const call_signature& signature, int context) {
+               DigestOf&& digest_of, int context) {
   way w;
   const std::int64_t limit = override_bound(rule);
   if (state != nullptr) {
-    w.digest = digest_of(signature, limit);
+    w.digest = digest_of(limit);
     if (state->seen.contains(w.digest)) {  // remembered: every process delegated it for good at its first call
       w.delegate = w.checked = true;
       return w;
@@ -195,6 +246,13 @@ class trial_timer {
   double left_out_ = 0;
 };
 
+// The drop-in's fast path, before anything else (tracing off): whether the call's signature is remembered on its
+// context (as choose_way's first step), so that the call goes to ScaLAPACK from a few lines of code and data.
+template <class DigestOf>
+bool remembered(const context_state* state, const size_rule& rule, DigestOf&& digest_of) {
+  return state != nullptr && state->seen.contains(digest_of(override_bound(rule)));
+}
+
 // Whether this call's signature can be remembered if every process delegates it: a decision for good (not a
 // trial), and room in the table (made now, before the agreement tells every process whether all have it).
 bool can_remember(context_state* state, const way& w) noexcept;
@@ -217,18 +275,9 @@ inline std::uint64_t mixed(std::uint64_t x) noexcept {
 inline std::uint64_t rotated(std::uint64_t x, int by) noexcept { return (x << by) | (x >> (64 - by)); }
 }  // namespace detail
 
-inline signature_digest digest_of(const call_signature& s, std::int64_t override_bound) noexcept {
-  // FNV-1a in four independent lanes (the words in turn), so that the multiplies overlap. Each step of a lane is a
-  // bijection of its state for a given word, so signatures that differ in one word differ in that lane's state; both
-  // halves of the digest depend on every lane through bijections of it.
-  std::uint64_t h[4] = {0xcbf29ce484222325ull, 0x84222325cbf29ce4ull ^ static_cast<std::uint64_t>(override_bound),
-                        0x1b3cbf29ce484222ull, 0x9ce484222325cbf2ull};
-  static_assert(std::tuple_size<call_signature>::value % 4 == 0, "whole lanes");
-  for (std::size_t i = 0; i < s.size(); i += 4)
-    for (std::size_t lane = 0; lane < 4; ++lane)
-      h[lane] = (h[lane] ^ static_cast<std::uint64_t>(s[i + lane])) * 0x100000001b3ull;
+inline signature_digest signature_builder::digest() const {
   using detail::mixed, detail::rotated;
-  const std::uint64_t a = mixed(h[0]), b = mixed(h[1]), c = mixed(h[2]), d = mixed(h[3]);
+  const std::uint64_t a = mixed(h_[0]), b = mixed(h_[1]), c = mixed(h_[2]), d = mixed(h_[3]);
   signature_digest digest{a ^ rotated(b, 21) ^ rotated(c, 42) ^ rotated(d, 11),
                           b ^ rotated(c, 17) ^ rotated(d, 34) ^ rotated(a, 51)};
   if (digest.low == 0 && digest.high == 0) digest.low = 1;  // {0, 0} marks an empty slot

@@ -328,8 +328,9 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
 // ScaLAPACK's in every recorded run (bench/results/side_by_side.md), so nothing is learned. Between, mid-size
 // products and sub-matrices at block-misaligned offsets are where ScaLAPACK's own multiply can win
 // (bench/traces/, bench/results/replay.md): learned per class.
+delegation::override_cache gemm_override;  // REDIST_PDGEMM_DELEGATE_BELOW as last read
 constexpr delegation::size_rule gemm_sizes{"REDIST_PDGEMM_DELEGATE_BELOW", "multiply-adds",
-                                           std::int64_t{1} << 23, std::int64_t{1} << 31};
+                                           std::int64_t{1} << 23, std::int64_t{1} << 31, &gemm_override};
 
 // M*N*K < limit, without forming a product beyond 64 bits (sizes not negative).
 bool fewer_multiply_adds(int m, int n, int k, std::int64_t limit) {
@@ -337,7 +338,6 @@ bool fewer_multiply_adds(int m, int n, int k, std::int64_t limit) {
   return k == 0 || mn <= (limit - 1) / k;
 }
 
-using delegation::call_signature;
 using delegation::learned_class;
 using delegation::power_of_two_at_least;
 
@@ -364,31 +364,28 @@ std::vector<std::int64_t> class_of(element_type type, char ta, char tb, int m, i
   return c;
 }
 
-// Written in place, each word once: on the delegated path, zeroing and copying 416 bytes was a third of its cost.
+// The digest of a product's signature (delegation.hpp) under the override `limit`.
 template <class T>
-void fill_signature(call_signature& s, char ta, char tb, int m, int n, int k, T alpha, int ia, int ja,
-                    const int* desca, int ib, int jb, const int* descb, T beta, int ic, int jc, const int* descc) {
-  std::int64_t* at = s.data();
-  for (const std::int64_t w : {static_cast<std::int64_t>(delegation::routine_family::gemm) * 16 +
-                                   static_cast<std::int64_t>(element_type_v<T>),
-                               std::int64_t{ta}, std::int64_t{tb},
-                               std::int64_t{m}, std::int64_t{n}, std::int64_t{k}, std::int64_t{ia}, std::int64_t{ja},
-                               std::int64_t{ib}, std::int64_t{jb}, std::int64_t{ic}, std::int64_t{jc}})
-    *at++ = w;
-  store_scalar(alpha, at);
-  store_scalar(beta, at + 2);
-  at += 4;
-  for (const int* d : {desca, descb, descc}) {  // as PBLAS reads them: 11 entries for DTYPE 2, 9 for 1, else 2
-    const int length = d[0] == block_cyclic_2d_inb ? descriptor_length : d[0] == block_cyclic_2d ? descriptor_length_1 : 2;
-    at = std::copy(d, d + length, at);
-    at = std::fill_n(at, descriptor_length + 1 - length, std::int64_t{0});
-  }
+delegation::signature_digest signature_of(std::int64_t limit, char ta, char tb, int m, int n, int k, T alpha, int ia,
+                                          int ja, const int* desca, int ib, int jb, const int* descb, T beta, int ic,
+                                          int jc, const int* descc) {
+  delegation::signature_builder s(limit);
+  s.add(static_cast<std::int64_t>(delegation::routine_family::gemm) * 16 + static_cast<std::int64_t>(element_type_v<T>));
+  for (const int w : {int{ta}, int{tb}, m, n, k, ia, ja, ib, jb, ic, jc}) s.add(w);
+  std::int64_t scalars[4];
+  store_scalar(alpha, scalars);
+  store_scalar(beta, scalars + 2);
+  for (const std::int64_t w : scalars) s.add(w);
+  for (const int* d : {desca, descb, descc}) s.add_descriptor(d);
+  return s.digest();
 }
 
+// Every call but those of the fast path in gemm below.
 template <class T>
-void gemm(const char* routine, const char* transa, const char* transb, int m, int n, int k, T alpha, const T* a,
-          int ia, int ja, const int* desca, const T* b, int ib, int jb, const int* descb, T beta, T* c, int ic, int jc,
-          const int* descc, pblas_gemm_fn scalapack) noexcept {
+[[gnu::noinline]] void gemm_in_full(const char* routine, const char* transa, const char* transb, int m, int n, int k,
+                                    T alpha, const T* a, int ia, int ja, const int* desca, const T* b, int ib, int jb,
+                                    const int* descb, T beta, T* c, int ic, int jc, const int* descc,
+                                    pblas_gemm_fn scalapack) noexcept {
   trace_detail::call_scope traced(routine);
   if (trace_detail::json_fields* f = traced.arguments()) {
     trace_type<T>(*f);
@@ -424,12 +421,12 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
                                       blacs::grid_info(desca[1]))];
     };
     if (scalapack != nullptr && m >= 0 && n >= 0 && k >= 0) {  // negative sizes: redist reports them
-      call_signature my_signature;  // read only with a state
-      if (state != nullptr)
-        fill_signature(my_signature, ta, tb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc);
       way = delegation::choose_way(
           gemm_sizes, [&](std::int64_t limit) { return fewer_multiply_adds(m, n, k, limit); }, class_of_call, state,
-          my_signature, state != nullptr ? desca[1] : -1);
+          [&](std::int64_t limit) {
+            return signature_of(limit, ta, tb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc, descc);
+          },
+          state != nullptr ? desca[1] : -1);
     }
   } catch (const std::exception& e) {
     blacs::fail_after_checks(desca[1], routine, -(desca_pos * 100 + 2), e.what());
@@ -538,6 +535,29 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
   } catch (const std::exception& e) {
     blacs::fail_after_checks(context, routine, context_info, e.what());
   }
+}
+
+// A product whose signature every process checked and delegated for good goes to ScaLAPACK here, from a few lines
+// of code and data (a solver calls many such between other work that leaves the caches cold; tracing off: traced
+// calls are counted in full).
+template <class T>
+void gemm(const char* routine, const char* transa, const char* transb, int m, int n, int k, T alpha, const T* a,
+          int ia, int ja, const int* desca, const T* b, int ib, int jb, const int* descb, T beta, T* c, int ic, int jc,
+          const int* descc, pblas_gemm_fn scalapack) noexcept {
+  if (!trace_detail::on() && scalapack != nullptr && descb != nullptr && descc != nullptr && transa != nullptr &&
+      transb != nullptr) {
+    if (const delegation::context_state* state = delegation::recent_state_of(desca)) {
+      if (delegation::remembered(state, gemm_sizes, [&](std::int64_t limit) {
+            return signature_of(limit, *transa, *transb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc,
+                                descc);
+          })) {
+        scalapack(transa, transb, &m, &n, &k, &alpha, a, &ia, &ja, desca, b, &ib, &jb, descb, &beta, c, &ic, &jc, descc);
+        return;
+      }
+    }
+  }
+  gemm_in_full(routine, transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc,
+               scalapack);
 }
 
 }  // namespace

@@ -68,7 +68,9 @@ std::vector<global_argument> global_arguments() {
 // was faster from 128 x 128 on, while with 4 ranks sharing 2 cores ScaLAPACK's was 8-100x faster up to 736 x 736
 // (bench/traces/issue57_pdtran_*); so up to 2^22 elements (2048 x 2048) the way is learned per class, and larger
 // transposes (the N = 4000 benchmarks) always run redist's.
-constexpr delegation::size_rule tran_sizes{"REDIST_PTRAN_DELEGATE_BELOW", "elements", 0, std::int64_t{1} << 22};
+delegation::override_cache tran_override;  // REDIST_PTRAN_DELEGATE_BELOW as last read
+constexpr delegation::size_rule tran_sizes{"REDIST_PTRAN_DELEGATE_BELOW", "elements", 0, std::int64_t{1} << 22,
+                                           &tran_override};
 
 // A transpose's class: element type, operation, grid, M and N up to the next power of two, whether each
 // sub-matrix starts on a block boundary (the same on every process).
@@ -86,30 +88,26 @@ std::vector<std::int64_t> class_of(element_type type, op operation, int m, int n
           delegation::block_aligned(ic, jc, dc.mb, dc.nb) ? 1 : 0};
 }
 
-// Every argument but the arrays, written in place (delegation::call_signature).
+// The digest of a transpose's signature (delegation.hpp) under the override `limit`.
 template <class T>
-void fill_signature(delegation::call_signature& s, op operation, int m, int n, T alpha, int ia, int ja,
-                    const int* desca, T beta, int ic, int jc, const int* descc) {
-  std::int64_t* at = s.data();
-  for (const std::int64_t w : {static_cast<std::int64_t>(delegation::routine_family::tran) * 16 +
-                                   static_cast<std::int64_t>(element_type_v<T>),
-                               static_cast<std::int64_t>(operation), std::int64_t{m}, std::int64_t{n},
-                               std::int64_t{ia}, std::int64_t{ja}, std::int64_t{ic}, std::int64_t{jc}})
-    *at++ = w;
-  store_scalar(alpha, at);
-  store_scalar(beta, at + 2);
-  at += 4;
-  for (const int* d : {desca, descc}) {  // as PBLAS reads them: 11 entries for DTYPE 2, 9 for 1, else 2
-    const int length = d[0] == block_cyclic_2d_inb ? descriptor_length : d[0] == block_cyclic_2d ? descriptor_length_1 : 2;
-    at = std::copy(d, d + length, at);
-    at = std::fill_n(at, descriptor_length + 1 - length, std::int64_t{0});
-  }
-  std::fill(at, s.data() + s.size(), std::int64_t{0});
+delegation::signature_digest signature_of(std::int64_t limit, op operation, int m, int n, T alpha, int ia, int ja,
+                                          const int* desca, T beta, int ic, int jc, const int* descc) {
+  delegation::signature_builder s(limit);
+  s.add(static_cast<std::int64_t>(delegation::routine_family::tran) * 16 + static_cast<std::int64_t>(element_type_v<T>));
+  for (const int w : {static_cast<int>(operation), m, n, ia, ja, ic, jc}) s.add(w);
+  std::int64_t scalars[4];
+  store_scalar(alpha, scalars);
+  store_scalar(beta, scalars + 2);
+  for (const std::int64_t w : scalars) s.add(w);
+  for (const int* d : {desca, descc}) s.add_descriptor(d);
+  return s.digest();
 }
 
+// Every call but those of the fast path in tran below.
 template <class T>
-void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, int ia, int ja, const int* desca,
-          T beta, T* c, int ic, int jc, const int* descc, pblas_tran_fn scalapack) noexcept {
+[[gnu::noinline]] void tran_in_full(const char* routine, op operation, int m, int n, T alpha, const T* a, int ia,
+                                    int ja, const int* desca, T beta, T* c, int ic, int jc, const int* descc,
+                                    pblas_tran_fn scalapack) noexcept {
   trace_detail::call_scope traced(routine);
   if (trace_detail::json_fields* f = traced.arguments()) {
     trace_type<T>(*f);
@@ -141,10 +139,10 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
     };
     const auto fewer_elements = [&](std::int64_t limit) { return std::int64_t{m} * n < limit; };
     if (scalapack != nullptr && m >= 0 && n >= 0) {  // negative sizes: redist reports them
-      delegation::call_signature my_signature;       // read only with a state
-      if (state != nullptr) fill_signature(my_signature, operation, m, n, alpha, ia, ja, desca, beta, ic, jc, descc);
-      way = delegation::choose_way(tran_sizes, fewer_elements, class_of_call, state, my_signature,
-                                   state != nullptr ? desca[1] : -1);
+      way = delegation::choose_way(
+          tran_sizes, fewer_elements, class_of_call, state,
+          [&](std::int64_t limit) { return signature_of(limit, operation, m, n, alpha, ia, ja, desca, beta, ic, jc, descc); },
+          state != nullptr ? desca[1] : -1);
     }
   } catch (const std::exception& e) {
     blacs::fail_after_checks(desca[1], routine, -(desca_pos * 100 + 2), e.what());
@@ -228,6 +226,24 @@ void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, 
   } catch (const std::exception& e) {
     blacs::fail_after_checks(context, routine, context_info, e.what());
   }
+}
+
+// A transpose whose signature every process checked and delegated for good goes to ScaLAPACK here, from a few
+// lines of code and data (tracing off: traced calls are counted in full).
+template <class T>
+void tran(const char* routine, op operation, int m, int n, T alpha, const T* a, int ia, int ja, const int* desca,
+          T beta, T* c, int ic, int jc, const int* descc, pblas_tran_fn scalapack) noexcept {
+  if (!trace_detail::on() && scalapack != nullptr && descc != nullptr) {
+    if (const delegation::context_state* state = delegation::recent_state_of(desca)) {
+      if (delegation::remembered(state, tran_sizes, [&](std::int64_t limit) {
+            return signature_of(limit, operation, m, n, alpha, ia, ja, desca, beta, ic, jc, descc);
+          })) {
+        scalapack(&m, &n, &alpha, a, &ia, &ja, desca, &beta, c, &ic, &jc, descc);
+        return;
+      }
+    }
+  }
+  tran_in_full(routine, operation, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc, scalapack);
 }
 
 }  // namespace

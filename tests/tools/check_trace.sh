@@ -65,6 +65,9 @@ r = json.load(open(sys.argv[1]))
 assert r["results_agree"] and len(r["classes"]) == 4, r
 assert sorted(c["class"].split()[0] for c in r["classes"]) == ["PDGEMM", "PDGEMR2D", "PDTRAN", "PDTRMR2D"], r
 assert all(c["calls"] == 1 and c["scalapack_seconds"] > 0 and c["redist_seconds"] > 0 for c in r["classes"]), r
+# the path each call took in the replay, as the trace of its extra run says
+assert all(len(c["replayed_paths"]) == 1 and c["replayed_paths"][0].split("/")[0] in ("redist", "delegated", "local")
+           for c in r["classes"]), r
 PY
 # Traces of another rank count: refused with status 2 before anything runs.
 "$mpiexec" -n "$ranks" "$replay" "$work/trace.0.jsonl" "$work/no-such-file" > "$work/refused.out" 2>&1
