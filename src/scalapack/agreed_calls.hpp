@@ -37,7 +37,7 @@ class agreed_calls {
   // decides the result locally, the grid's shape say) that it passed at one same earlier agreement; null otherwise.
   // Collective over comm.
   static const Result* find(MPI_Comm comm, const std::vector<std::int64_t>& mine) {
-    const std::pair<std::int64_t, Result>* found = nullptr;
+    const entry* found = nullptr;
     try {
       agreed_calls& calls = on(comm);
       const auto it = calls.by_arguments_.find(mine);
@@ -47,10 +47,10 @@ class agreed_calls {
       // process still joins the allreduce the others are in, and everyone goes through the full agreement
     }
     std::int64_t number[2] = {-1, 1};
-    if (found != nullptr) number[0] = found->first, number[1] = -found->first;
+    if (found != nullptr) number[0] = found->number, number[1] = -found->number;
     REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, number, 2, MPI_INT64_T, MPI_MAX, comm));
     const bool same_everywhere = number[0] >= 0 && number[0] == -number[1];
-    return same_everywhere ? &found->second : nullptr;
+    return same_everywhere ? &found->result : nullptr;
   }
 
   // Remembers what a full agreement that succeeded concluded: `all` is every process's arguments as gathered
@@ -65,8 +65,10 @@ class agreed_calls {
         calls.by_arguments_.clear();
         calls.words_kept_ = 0;
       }
-      calls.words_kept_ += result_words + mine.size();
-      calls.by_arguments_[std::move(mine)] = {number, result};
+      const std::size_t words = result_words + mine.size();
+      entry& e = calls.by_arguments_[std::move(mine)];
+      calls.words_kept_ += words - e.words;  // a key agreed again replaces its entry
+      e = entry{number, words, result};
     } catch (...) {
       // out of memory, or MPI refused the attribute: not remembered
     }
@@ -81,7 +83,12 @@ class agreed_calls {
     return attribute.get(comm, [] { return agreed_calls{}; });
   }
 
-  std::unordered_map<std::vector<std::int64_t>, std::pair<std::int64_t, Result>, words_hash> by_arguments_;
+  struct entry {
+    std::int64_t number = -1;  // the agreement's name: a hash of every process's arguments, not negative
+    std::size_t words = 0;     // kept for it (its arguments and result)
+    Result result{};
+  };
+  std::unordered_map<std::vector<std::int64_t>, entry, words_hash> by_arguments_;
   std::size_t words_kept_ = 0;
 };
 
