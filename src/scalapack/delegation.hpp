@@ -141,8 +141,8 @@ inline context_state* state_of(const int* desca) {
 }
 
 // An override variable's value as last read, and where it stood in `environ`: read again only when the environment
-// changed. A delegated call then reads two or three pointers of `environ` instead of every variable's name (getenv:
-// a third of a cold delegated call's cost). setenv, unsetenv and putenv change a pointer of the array or its length;
+// changed. A delegated call then reads the array of `environ` (a few cache lines, in order) instead of every
+// variable's name too (getenv: a third of a cold delegated call's cost). setenv, unsetenv and putenv change a pointer of the array or its length;
 // what this misses, a string given to putenv and then changed in place, would at worst pick the other way for a call
 // (both give ScaLAPACK's results).
 struct override_cache {
@@ -170,11 +170,14 @@ void read_override(const size_rule& rule);  // fills rule.cache from the environ
 inline std::int64_t override_bound(const size_rule& rule) {
   const override_cache& c = *rule.cache;
   char** const environment = environ;
-  const bool unchanged =
-      c.read && environment == c.environment &&
-      (environment == nullptr ||
-       (environment[c.entries] == nullptr && (c.entries == 0 || environment[c.entries - 1] != nullptr) &&
-        (c.index < 0 || environment[c.index] == c.entry)));
+  bool unchanged = c.read && environment == c.environment;
+  if (unchanged && environment != nullptr) {
+    // The same length (found from the start, never reading past the end: the array may have been made again at the
+    // same address, shorter), and the same entry for the variable.
+    std::size_t length = 0;
+    while (length <= c.entries && environment[length] != nullptr) ++length;
+    unchanged = length == c.entries && (c.index < 0 || environment[c.index] == c.entry);
+  }
   if (!unchanged) read_override(rule);  // per call in effect: a program (or test) may set it between calls
   return c.bound;
 }
