@@ -25,6 +25,7 @@
 #include <mpi.h>
 #include <unistd.h>  // environ
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -259,6 +260,19 @@ bool remembered(const context_state* state, const size_rule& rule, DigestOf&& di
 // Whether this call's signature can be remembered if every process delegates it: a decision for good (not a
 // trial), and room in the table (made now, before the agreement tells every process whether all have it).
 bool can_remember(context_state* state, const way& w) noexcept;
+
+// A process's `delegates` word in the argument agreement: 0 redist, 1 ScaLAPACK, 2 ScaLAPACK and able to remember.
+inline std::int64_t delegates_word(const way& w, bool remembering) { return w.delegate ? (remembering ? 2 : 1) : 0; }
+
+// After the agreement (every process's record, with its `delegates` word): whether every process hands the call to
+// ScaLAPACK; if so, its signature is remembered when every process can (the same on every process).
+template <class Record>
+bool every_process_delegates(const std::vector<Record>& all, context_state* state, const way& w) {
+  if (!std::all_of(all.begin(), all.end(), [](const Record& r) { return r.delegates != 0; })) return false;
+  if (std::all_of(all.begin(), all.end(), [](const Record& r) { return r.delegates == 2; }))
+    state->seen.insert(w.digest);  // a state and room on each
+  return true;
+}
 
 // Whether a sub-matrix starting at (i, j) (1-based) of a matrix in blocks of mb x nb starts on a block boundary.
 bool block_aligned(int i, int j, std::int64_t mb, std::int64_t nb);

@@ -164,7 +164,7 @@ template <class T>
         mine.ia = ia, mine.ja = ja, mine.ic = ic, mine.jc = jc, mine.m = m, mine.n = n;
         store_scalar(alpha, mine.alpha);
         store_scalar(beta, mine.beta);
-        mine.delegates = way.delegate ? (remembering ? 2 : 1) : 0;
+        mine.delegates = delegation::delegates_word(way, remembering);
         mine.info = descc == nullptr ? -descc_pos : 0;
       },
       [&](const process_grid& grid, const descriptor& da) { return check_tran(grid, m, n, ia, ja, da, ic, jc, dc); });
@@ -174,10 +174,8 @@ template <class T>
   }
   // Every process would hand it to ScaLAPACK (anything else, a different REDIST_PTRAN_DELEGATE_BELOW on one
   // process say, takes redist's path everywhere).
-  if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates != 0; })) {
-    if (std::all_of(call->all.begin(), call->all.end(), [](const rank_record& r) { return r.delegates == 2; }))
-      state->seen.insert(way.digest);  // every process can: a state and room on each
-    trial.start_now();                 // a trial of ScaLAPACK's call alone
+  if (delegation::every_process_delegates(call->all, state, way)) {
+    trial.start_now();  // a trial of ScaLAPACK's call alone
     hand_to_scalapack();
     return;
   }

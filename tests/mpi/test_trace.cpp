@@ -156,6 +156,24 @@ std::map<std::string, trace::entry_totals> by_path() {
   return out;
 }
 
+// A learned class's calls of `size` through `handed_over` (returns 1 when the call went to ScaLAPACK): the first
+// four alternate redist and ScaLAPACK, then two more and one of `same_class_size` take the way decided, alike on
+// every rank; the trace counts them under `entry` ("PDGEMM"). Returns the way (1: ScaLAPACK).
+int learned_way(const std::function<int(int)>& handed_over, int size, int same_class_size, const std::string& entry) {
+  for (int trial = 0; trial < 4; ++trial) EXPECT_EQ(handed_over(size), trial % 2) << "trial " << trial;
+  const int decided = handed_over(size);
+  EXPECT_EQ(handed_over(size), decided);
+  EXPECT_EQ(handed_over(same_class_size), decided) << same_class_size << " is in the same class as " << size;
+  int lowest = decided, highest = decided;
+  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  EXPECT_EQ(lowest, highest) << "the ranks took different ways";
+  const auto rows = by_path();
+  EXPECT_EQ(rows.at(entry + " redist").calls, 2 + (decided == 0 ? 3 : 0));
+  EXPECT_EQ(rows.at(entry + " delegated").calls, 2 + (decided == 1 ? 3 : 0));
+  return decided;
+}
+
 class Trace : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -297,18 +315,8 @@ TEST_F(Trace, MidSizeProductsAreLearnedPerClass) {
     return redist_test_spied_pdgemm_calls() - before;
   };
   const int m = 204;  // 204^3 = 8.49e6 multiply-adds, just above 2^23
-  for (int trial = 0; trial < 4; ++trial) EXPECT_EQ(handed_over(m), trial % 2) << "trial " << trial;
-  const int decided = handed_over(m);
-  EXPECT_EQ(handed_over(m), decided);
-  EXPECT_EQ(handed_over(m + 1), decided) << "205 is in the same class (m, n, k up to 256)";
+  const int decided = learned_way(handed_over, m, m + 1, "PDGEMM");  // 205: the same class (m, n, k up to 256)
   EXPECT_TRUE(all_ranks(decided == 0 || decided == 1));
-  int lowest = decided, highest = decided;
-  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  EXPECT_EQ(lowest, highest) << "the ranks took different ways";
-  const auto rows = by_path();
-  EXPECT_EQ(rows.at("PDGEMM redist").calls, 2 + (decided == 0 ? 3 : 0));
-  EXPECT_EQ(rows.at("PDGEMM delegated").calls, 2 + (decided == 1 ? 3 : 0));
   ASSERT_EQ(setenv("REDIST_PDGEMM_DELEGATE_BELOW", "0", 1), 0);  // the override wins over what was learned
   EXPECT_EQ(handed_over(m), 0);
 }
@@ -324,17 +332,7 @@ TEST_F(Trace, TransposesAreLearnedPerClass) {
     return redist_test_spied_pdtran_calls() - before;
   };
   const int n = 57;
-  for (int trial = 0; trial < 4; ++trial) EXPECT_EQ(handed_over(n), trial % 2) << "trial " << trial;
-  const int decided = handed_over(n);
-  EXPECT_EQ(handed_over(n), decided);
-  EXPECT_EQ(handed_over(n - 1), decided) << "56 is in the same class (m, n up to 64)";
-  int lowest = decided, highest = decided;
-  MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  MPI_Allreduce(MPI_IN_PLACE, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  EXPECT_EQ(lowest, highest) << "the ranks took different ways";
-  const auto rows = by_path();
-  EXPECT_EQ(rows.at("PDTRAN redist").calls, 2 + (decided == 0 ? 3 : 0));
-  EXPECT_EQ(rows.at("PDTRAN delegated").calls, 2 + (decided == 1 ? 3 : 0));
+  const int decided = learned_way(handed_over, n, n - 1, "PDTRAN");  // 56: the same class (m, n up to 64)
   if (decided == 1) {  // handed over for good: a signature checked once is remembered, trials' were not
     mpi_calls = 0;
     counting = true;
