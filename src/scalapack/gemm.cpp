@@ -153,88 +153,14 @@ std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> runs_per_proce
   return runs;
 }
 
-// What a process cannot do in a local multiply in place, sent with its part of the gathered operand so that every
-// process learns it before anything is written (no collective of its own): 0 for nothing.
-enum in_place_problem : std::int64_t { no_problem = 0, gathered_null = 1, kept_null = 2, c_null = 3 };
-
-// op(sub(X)) whole on every process of `comm`, column-major with op(sub(X))'s rows as leading dimension, written at
-// `whole`: every process's blocks of the stored sub-matrix (layout x), after a word with its problem, packed and
-// gathered in one allgather into `received` (x's elements and a word per process), then put in place a column of a
-// block at a time (unless some process had a problem). Returns the lowest process's problem, and its rank in
-// `failing`. `sent` is what this process sent, for the trace.
-template <class T>
-in_place_problem gather_whole(const grid_layout& x, const T* local, op operation, const process_grid& grid,
-                              MPI_Comm comm, in_place_problem mine, std::byte* received, T* whole, int& failing,
-                              std::int64_t& bytes_sent, std::int64_t& messages_sent) {
-  static_assert(alignof(T) <= sizeof(std::int64_t), "elements after a word stay aligned");
-  const std::vector<std::int64_t>&rs = x.row_splits(), &cs = x.col_splits();
-  const int positions = grid.proc_rows * grid.proc_cols, ranks = mpi::size(comm), me = mpi::rank(comm);
-  // A position's blocks in the order packed (its column blocks, in each its row blocks), each column of a block in
-  // turn: visit(first row, column, rows, local offset of the run).
-  const auto each_run = [&](int pr, int pc, auto&& visit) {
-    for (size_t j = 0; j + 1 < cs.size(); ++j) {
-      if (x.col_proc()[j] != pc) continue;
-      for (size_t i = 0; i + 1 < rs.size(); ++i) {
-        if (x.row_proc()[i] != pr) continue;
-        for (std::int64_t c = cs[j]; c < cs[j + 1]; ++c)
-          visit(rs[i], c, rs[i + 1] - rs[i],
-                x.local_row_start()[i] + (x.local_col_start()[j] + (c - cs[j])) * x.local_ld());
-      }
-    }
-  };
-  constexpr int word = static_cast<int>(sizeof(std::int64_t));
-  std::vector<int> counts(static_cast<size_t>(ranks), word), displacements(static_cast<size_t>(ranks), 0);
-  for (int position = 0; position < positions; ++position) {
-    std::int64_t elements = 0;
-    each_run(position / grid.proc_cols, position % grid.proc_cols,
-             [&](std::int64_t, std::int64_t, std::int64_t rows, std::int64_t) { elements += rows; });
-    counts[static_cast<size_t>(grid.position_ranks[static_cast<size_t>(position)])] +=
-        static_cast<int>(elements * static_cast<std::int64_t>(sizeof(T)));  // bounded by the caller
-  }
-  for (int r = 1; r < ranks; ++r)
-    displacements[static_cast<size_t>(r)] = displacements[static_cast<size_t>(r - 1)] + counts[static_cast<size_t>(r - 1)];
-  // Packed straight into this process's place in `received`, sent from there.
-  std::byte* my_place = received + displacements[static_cast<size_t>(me)];
-  if (local == nullptr && counts[static_cast<size_t>(me)] > word) mine = gathered_null;
-  std::memcpy(my_place, &mine, sizeof mine);
-  if (mine == no_problem) {
-    T* packed = reinterpret_cast<T*>(my_place + word);
-    each_run(grid.my_row, grid.my_col, [&](std::int64_t, std::int64_t, std::int64_t rows, std::int64_t at) {
-      packed = std::copy_n(local + at, rows, packed);
-    });
-  }
-  MPI_Request request = MPI_REQUEST_NULL;
-  REDIST_MPI_CHECK(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, received, counts.data(), displacements.data(),
-                                   MPI_BYTE, comm, &request));
-  REDIST_MPI_CHECK(mpi::wait_yielding(request));
-  bytes_sent = static_cast<std::int64_t>(counts[static_cast<size_t>(me)]) * (ranks - 1);
-  messages_sent = ranks - 1;
-  for (failing = 0; failing < ranks; ++failing) {
-    std::int64_t problem = no_problem;
-    std::memcpy(&problem, received + displacements[static_cast<size_t>(failing)], sizeof problem);
-    if (problem != no_problem) return static_cast<in_place_problem>(problem);
-  }
-  const std::int64_t op_rows = operation == op::identity ? x.rows() : x.cols();
-  for (int position = 0; position < positions; ++position) {
-    const T* in = reinterpret_cast<const T*>(
-        received + displacements[static_cast<size_t>(grid.position_ranks[static_cast<size_t>(position)])] + word);
-    each_run(position / grid.proc_cols, position % grid.proc_cols,
-             [&](std::int64_t r0, std::int64_t c, std::int64_t rows, std::int64_t) {
-               if (operation == op::identity) {
-                 std::copy_n(in, rows, whole + r0 + c * op_rows);
-               } else {
-                 for (std::int64_t r = 0; r < rows; ++r) {
-                   T v = in[r];
-                   if constexpr (is_complex_v<T>)
-                     if (operation == op::conj_transpose) v = std::conj(v);
-                   whole[c + (r0 + r) * op_rows] = v;
-                 }
-               }
-               in += rows;
-             });
-  }
-  return no_problem;
-}
+// What a process cannot do in a local multiply in place, exchanged before anything moves or is written: 0 for nothing.
+enum in_place_problem : std::int64_t {
+  no_problem = 0,
+  gathered_null = 1,
+  kept_null = 2,
+  c_null = 3,
+  no_memory = 4
+};
 
 template <class T>
 scalar to_scalar(T x) {
@@ -250,6 +176,16 @@ constexpr std::int64_t in_place_gather_limit = std::int64_t{1} << 28;
 
 // C := alpha*op(A)*op(B) + beta*C by a local multiply in place, when the grid and the layouts allow it (the same
 // answer on every process: decided from global layouts only); false otherwise, nothing done.
+//
+// The gathered operand X (B by rows, A by columns) is split among the processes along one stored dimension, each
+// process's part one rectangle of its local array. Every process packs its part once and sends it to every other in
+// one nonblocking exchange; the parts are multiplied where they arrived, nothing put in place. While the others'
+// parts arrive, the process multiplies with its own, a slice of sub(C) at a time, driving the exchange in between.
+// Where op(X) is not transposed, X's blocks along its split dimension are ranges of K: a part's products add up
+// in sub(C) (beta with the first), and the kept operand's matching columns (by rows) or rows (by columns) are
+// copied together first, so that each part is one multiply and sub(C) is read and written once per process, not
+// once per block. Transposed, the blocks are ranges of sub(C)'s columns (by rows) or rows (by columns): one
+// multiply each, written once.
 template <class T>
 bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout, const grid_layout& c_layout, op op_a,
                        op op_b, const T* a, const T* b, T* c, T alpha, T beta, const process_grid& grid, MPI_Comm comm,
@@ -264,59 +200,156 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
   const grid_layout& kept = by_rows ? a_layout : b_layout;
   const auto kept_runs = runs_per_process(kept, by_rows), c_runs = runs_per_process(c_layout, by_rows);
   const auto kept_across = runs_per_process(kept, !by_rows), c_across = runs_per_process(c_layout, !by_rows);
-  if (!kept_runs || !c_runs || !kept_across || !c_across) return false;
+  const auto parts = runs_per_process(gathered, by_rows), parts_across = runs_per_process(gathered, !by_rows);
+  if (!kept_runs || !c_runs || !kept_across || !c_across || !parts || !parts_across) return false;
   const auto started = trace_detail::clock::now();
-  const size_t mine = static_cast<size_t>(by_rows ? grid.my_row : grid.my_col);
+  const int ranks = mpi::size(comm);
+  const size_t mine = static_cast<size_t>(by_rows ? grid.my_row : grid.my_col), processes = parts->size();
   const std::int64_t m = c_layout.rows(), n = c_layout.cols(), k = by_rows ? a_layout.cols() : b_layout.rows();
-  const auto [kept_first, kept_length] = (*kept_runs)[mine];
-  const auto [c_first, c_length] = (*c_runs)[mine];
+  const op x_op = by_rows ? op_b : op_a;
+  const bool accumulates = x_op == op::identity;  // X's blocks along its split dimension are ranges of K
+  const std::int64_t c_length = (*c_runs)[mine].second;
   const T* kept_data = by_rows ? a : b;
-  const in_place_problem my_problem = c_length > 0 && c == nullptr            ? c_null
-                                      : kept_length > 0 && kept_data == nullptr ? kept_null
-                                                                                : no_problem;
-  // Work buffers from the page cache (memory/pages.hpp): a call made again faults no page in. Acquired before the
-  // gather, and agreed: a process without them would leave the others waiting in it.
-  const std::int64_t whole_bytes = gathered.rows() * gathered.cols() * static_cast<std::int64_t>(sizeof(T));
-  const std::int64_t received_bytes = whole_bytes + std::int64_t{8} * mpi::size(comm);
-  memory::page_buffer received(nullptr, memory::release_pages), whole(nullptr, memory::release_pages);
-  int short_of_memory = std::numeric_limits<int>::max();  // the lowest rank without its buffers
+  const T* my_part_data = by_rows ? b : a;
+  // X's parts: along the split dimension a run per process (first local index, length); across it the whole
+  // extent, one run. Part p is packed column-major: its rows by rows, `across` rows by columns.
+  const std::int64_t across = by_rows ? gathered.cols() : gathered.rows();
+  const auto part_length = [&](size_t p) { return (*parts)[p].second; };
+  const auto part_ld = [&](size_t p) { return by_rows ? part_length(p) : across; };
+  std::vector<std::int64_t> part_offset(processes, 0);  // in the work buffer, elements
+  std::int64_t elements = 0;
+  for (size_t p = 0; p < processes; ++p) part_offset[p] = elements, elements += part_length(p) * across;
+  // Accumulating, the kept operand's K ranges of each part side by side: c_length x K by rows, K x c_length by
+  // columns (the order of each part's blocks).
+  const std::int64_t kept_offset = elements;
+  if (accumulates) elements += c_length * k;
+  in_place_problem my_problem = c_length > 0 && c == nullptr                                  ? c_null
+                                : (*kept_runs)[mine].second > 0 && kept_data == nullptr         ? kept_null
+                                : part_length(mine) > 0 && my_part_data == nullptr              ? gathered_null
+                                                                                                : no_problem;
+  // The work buffer from the page cache (memory/pages.hpp: a call made again faults no page in): acquired before
+  // the exchange of problems, in which a process without it says so, before anything moves.
+  memory::page_buffer work(nullptr, memory::release_pages);
   try {
-    received = memory::allocate_pages(received_bytes);
-    whole = memory::allocate_pages(whole_bytes);
+    work = memory::allocate_pages(std::max<std::int64_t>(elements, 1) * static_cast<std::int64_t>(sizeof(T)));
   } catch (const std::bad_alloc&) {
-    short_of_memory = mpi::rank(comm);
+    if (my_problem == no_problem) my_problem = no_memory;
   }
-  REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, &short_of_memory, 1, MPI_INT, MPI_MIN, comm));
-  if (short_of_memory != std::numeric_limits<int>::max())
-    throw insufficient_memory("rank " + std::to_string(short_of_memory) + ": no memory for the " +
-                              std::to_string(received_bytes + whole_bytes) +
-                              " bytes of a local multiply's gathered operand; expected them free");
-  std::int64_t bytes = 0, messages = 0;
-  int failing = 0;
-  const in_place_problem problem =
-      gather_whole(gathered, by_rows ? b : a, by_rows ? op_b : op_a, grid, comm, my_problem, received.get(),
-                   reinterpret_cast<T*>(whole.get()), failing, bytes, messages);
-  if (problem != no_problem) {  // on every process alike, nothing written
-    const char* const operand_names[] = {"", by_rows ? "B" : "A", by_rows ? "A" : "B", "C"};
-    throw invalid_argument("rank " + std::to_string(failing) + ": " + operand_names[problem] +
+  std::vector<std::int64_t> problems(static_cast<size_t>(ranks), no_problem);
+  REDIST_MPI_CHECK(mpi::allgather_yielding(&my_problem, 1, MPI_INT64_T, problems.data(), 1, MPI_INT64_T, comm));
+  for (int r = 0; r < ranks; ++r) {
+    const std::int64_t problem = problems[static_cast<size_t>(r)];
+    if (problem == no_problem) continue;
+    if (problem == no_memory)
+      throw insufficient_memory("rank " + std::to_string(r) + ": no memory for the " +
+                                std::to_string(elements * static_cast<std::int64_t>(sizeof(T))) +
+                                " bytes of a local multiply's gathered operand; expected them free");
+    const char* const operand = problem == gathered_null ? (by_rows ? "B" : "A")
+                                : problem == kept_null   ? (by_rows ? "A" : "B")
+                                                         : "C";
+    throw invalid_argument("rank " + std::to_string(r) + ": " + operand +
                            "'s buffer is null on a rank that holds elements of it");
   }
-  const T* whole_data = reinterpret_cast<const T*>(whole.get());
-  const std::int64_t kept_across_first = (*kept_across)[0].first, c_across_first = (*c_across)[0].first;
-  if (c_length > 0) {
-    const T* kept_at = kept_data + (by_rows ? kept_first + kept_across_first * kept.local_ld()
-                                            : kept_across_first + kept_first * kept.local_ld());
-    T* c_at = c + (by_rows ? c_first + c_across_first * c_layout.local_ld() : c_across_first + c_first * c_layout.local_ld());
-    if (by_rows) {
-      gemm_detail::local_gemm(element_type_v<T>, c_length, n, k, to_scalar(alpha), kept_at, kept.local_ld(),
-                              whole_data, k, to_scalar(beta), c_at, c_layout.local_ld());
-    } else {
-      gemm_detail::local_gemm(element_type_v<T>, m, c_length, k, to_scalar(alpha), whole_data, m, kept_at,
-                              kept.local_ld(), to_scalar(beta), c_at, c_layout.local_ld());
-    }
+  T* const buffer = reinterpret_cast<T*>(work.get());
+  // This process's part packed, then every part to every other process in one nonblocking exchange (a collective:
+  // BLACS's point-to-point messages on the same communicator cannot match it).
+  const std::int64_t ld = gathered.local_ld(), part_across_first = (*parts_across)[0].first;
+  T* const my_part = buffer + part_offset[mine];
+  if (part_length(mine) > 0) {
+    const T* from = my_part_data + (by_rows ? (*parts)[mine].first + part_across_first * ld
+                                            : part_across_first + (*parts)[mine].first * ld);
+    const std::int64_t columns = by_rows ? across : part_length(mine), rows = by_rows ? part_length(mine) : across;
+    for (std::int64_t j = 0; j < columns; ++j) std::copy_n(from + j * ld, rows, my_part + j * rows);
   }
+  std::vector<int> send_counts(static_cast<size_t>(ranks), 0), receive_counts(static_cast<size_t>(ranks), 0),
+      send_displacements(static_cast<size_t>(ranks), 0), receive_displacements(static_cast<size_t>(ranks), 0);
+  for (size_t p = 0; p < processes; ++p) {
+    if (p == mine) continue;
+    const size_t rank = static_cast<size_t>(grid.position_ranks[p]);  // a one-dimensional grid: position p
+    // Bounded by in_place_gather_limit: int counts and displacements.
+    send_counts[rank] = static_cast<int>(part_length(mine) * across);
+    receive_counts[rank] = static_cast<int>(part_length(p) * across);
+    receive_displacements[rank] = static_cast<int>(part_offset[p]);
+  }
+  const MPI_Datatype element = mpi_datatype(element_type_v<T>);
+  MPI_Request request = MPI_REQUEST_NULL;
+  REDIST_MPI_CHECK(MPI_Ialltoallv(my_part, send_counts.data(), send_displacements.data(), element, buffer,
+                                  receive_counts.data(), receive_displacements.data(), element, comm, &request));
+  int exchanged = 0;
+  const auto drive_exchange = [&] {
+    if (!exchanged) REDIST_MPI_CHECK(MPI_Test(&request, &exchanged, MPI_STATUS_IGNORE));
+  };
+  // Where this process's rows (by rows) or columns (by columns) of sub(C) and of the kept operand start.
+  const std::int64_t kept_ld = kept.local_ld(), c_ld = c_layout.local_ld();
+  const T* const kept_at =
+      kept_data == nullptr ? nullptr
+                           : kept_data + (by_rows ? (*kept_runs)[mine].first + (*kept_across)[0].first * kept_ld
+                                                  : (*kept_across)[0].first + (*kept_runs)[mine].first * kept_ld);
+  T* const c_at = c == nullptr ? nullptr
+                               : c + (by_rows ? (*c_runs)[mine].first + (*c_across)[0].first * c_ld
+                                              : (*c_across)[0].first + (*c_runs)[mine].first * c_ld);
+  const std::vector<std::int64_t>& splits = by_rows ? gathered.row_splits() : gathered.col_splits();
+  const std::vector<int>& owner = by_rows ? gathered.row_proc() : gathered.col_proc();
+  const std::vector<std::int64_t>& local_start = by_rows ? gathered.local_row_start() : gathered.local_col_start();
+  const char x_letter = x_op == op::identity ? 'N' : x_op == op::transpose ? 'T' : 'C';
+  const scalar alpha_value = to_scalar(alpha);
+  bool first_product = true;
+  // Process p's part times the kept operand into this process's sub(C); `between` runs between multiplies.
+  const auto multiply_with = [&](size_t p, auto&& between) {
+    const T* const part = buffer + part_offset[p];
+    if (accumulates) {
+      // The kept operand's K ranges that p's blocks hold, in their order, side by side.
+      T* const kept_p = buffer + kept_offset;
+      std::int64_t copied = 0;
+      for (size_t i = 0; i + 1 < splits.size(); ++i) {
+        if (static_cast<size_t>(owner[i]) != p) continue;
+        const std::int64_t s = splits[i], size = splits[i + 1] - splits[i];
+        if (by_rows)  // columns s.. of A's rows here: c_length x size
+          for (std::int64_t j = 0; j < size; ++j)
+            std::copy_n(kept_at + (s + j) * kept_ld, c_length, kept_p + (copied + j) * c_length);
+        else  // rows s.. of B's columns here, into a K_p x c_length matrix
+          for (std::int64_t j = 0; j < c_length; ++j)
+            std::copy_n(kept_at + s + j * kept_ld, size, kept_p + copied + j * part_length(p));
+        copied += size;
+      }
+      // A slice of sub(C)'s columns at a time: n by rows, c_length by columns.
+      const std::int64_t columns = by_rows ? n : c_length, slice = std::max<std::int64_t>(64, (columns + 7) / 8);
+      const scalar block_beta = to_scalar(first_product ? beta : T(1));
+      for (std::int64_t j = 0; j < columns; j += slice) {
+        const std::int64_t width = std::min(slice, columns - j);
+        if (by_rows)  // C(mine, j..) (+)= A(mine, K_p) * B(K_p, j..)
+          gemm_detail::local_gemm(element_type_v<T>, c_length, width, part_length(p), alpha_value, kept_p, c_length,
+                                  part + j * part_ld(p), part_ld(p), block_beta, c_at + j * c_ld, c_ld);
+        else  // C(:, mine j..) (+)= A(:, K_p) * B(K_p, mine j..)
+          gemm_detail::local_gemm(element_type_v<T>, m, width, part_length(p), alpha_value, part, part_ld(p),
+                                  kept_p + j * part_length(p), part_length(p), block_beta, c_at + j * c_ld, c_ld);
+        between();
+      }
+      first_product = false;
+      return;
+    }
+    for (size_t i = 0; i + 1 < splits.size(); ++i) {
+      if (static_cast<size_t>(owner[i]) != p) continue;
+      const std::int64_t s = splits[i], size = splits[i + 1] - splits[i], at = local_start[i] - (*parts)[p].first;
+      const T* const x = part + (by_rows ? at : at * part_ld(p));  // the block: size rows (by rows) or columns
+      if (by_rows)  // C(mine, N block) = A(mine, :) * op(B(N block, :))
+        gemm_detail::local_gemm(element_type_v<T>, 'N', x_letter, c_length, size, k, alpha_value, kept_at, kept_ld, x,
+                                part_ld(p), to_scalar(beta), c_at + s * c_ld, c_ld);
+      else  // C(M block, mine) = op(A(:, M block)) * B(:, mine)
+        gemm_detail::local_gemm(element_type_v<T>, x_letter, 'N', size, c_length, k, alpha_value, x, part_ld(p),
+                                kept_at, kept_ld, to_scalar(beta), c_at + s, c_ld);
+      between();
+    }
+  };
+  if (c_length > 0 && part_length(mine) > 0) multiply_with(mine, drive_exchange);
+  if (!exchanged) REDIST_MPI_CHECK(mpi::wait_yielding(request));
+  if (c_length > 0)
+    for (size_t p = 0; p < processes; ++p)
+      if (p != mine && part_length(p) > 0) multiply_with(p, [] {});
   traced.path("redist", "in_place");
-  traced.execution(trace_detail::seconds_since(started), bytes, messages);
+  const std::int64_t others = static_cast<std::int64_t>(processes) - 1;
+  traced.execution(trace_detail::seconds_since(started),
+                   part_length(mine) * across * static_cast<std::int64_t>(sizeof(T)) * others, others);
   return true;
 }
 

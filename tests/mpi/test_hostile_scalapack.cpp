@@ -338,6 +338,38 @@ TEST(HostileScalapack, Pdgemm) {
   }
 }
 
+// A product multiplied in place (1 x p grid, B's columns laid out as C's: A gathered): a null buffer on a rank
+// that holds elements of it is found in the exchange of problems before anything moves, and reported alike on
+// every rank, C untouched. Every rank holds columns of A (8 x 8), B and C (8 x 10), all in blocks of 2 (p <= 4).
+TEST(HostileScalapack, PdgemmInPlace) {
+  const return_on_error mode;
+  grids g;
+  matrix_case ca = square_case(8, 2), cb = square_case(8, 2), cc = square_case(8, 2);
+  cb.N = 10, cc.N = 10;
+  const std::vector<int> desca = make_descriptor(ca, g.cols), descb = make_descriptor(cb, g.cols),
+                         descc = make_descriptor(cc, g.cols);
+  const std::vector<double> a = make_local<double>(ca, g.cols, desca, 0), b = make_local<double>(cb, g.cols, descb, 1);
+  guarded_buffer c(local_bytes(descc, cc, g.cols));
+  const auto call_with = [&](bool null_a, bool null_b, bool null_c) {
+    return [&, null_a, null_b, null_c](bool bad) {
+      const int m = 8, n = 10, k = 8, one = 1;
+      const double alpha = 1.5, beta = 0.5;
+      return pxerbla_outcome([&] {
+        redist_pdgemm("N", "N", &m, &n, &k, &alpha, bad && null_a ? nullptr : a.data(), &one, &one, desca.data(),
+                      bad && null_b ? nullptr : b.data(), &one, &one, descb.data(), &beta,
+                      bad && null_c ? nullptr : c.as<double>(), &one, &one, descc.data());
+      });
+    };
+  };
+  const std::vector<hostile_case> cases = {
+      {"A null (gathered)", call_with(true, false, false)},
+      {"B null (kept)", call_with(false, true, false)},
+      {"C null", call_with(false, false, true)},
+  };
+  total_cases += run_hostile("redist_pdgemm in place", {&c}, cases, [&] { return call_with(false, false, false)(false); });
+  print_notes("PDGEMM", {{"A, B or C null (in place)", "crash"}});
+}
+
 TEST(HostileScalapack, CasesCounted) {
   if (world_rank() == 0) std::printf("[hostile] ScaLAPACK twins, total: %d cases\n", total_cases);
   EXPECT_GT(total_cases, 0);
