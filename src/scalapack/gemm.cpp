@@ -154,13 +154,40 @@ std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> runs_per_proce
 }
 
 // What a process cannot do in a local multiply in place, exchanged before anything moves or is written: 0 for nothing.
-enum in_place_problem : std::int64_t {
-  no_problem = 0,
-  gathered_null = 1,
-  kept_null = 2,
-  c_null = 3,
-  no_memory = 4
-};
+enum in_place_problem : std::int64_t { no_problem = 0, a_null = 1, b_null = 2, c_null = 3, no_memory = 4 };
+
+// This process's problem: a null buffer where it holds elements of that operand, else none.
+in_place_problem null_operand(bool holds_a, const void* a, bool holds_b, const void* b, bool holds_c, const void* c) {
+  return holds_c && c == nullptr ? c_null : holds_a && a == nullptr ? a_null : holds_b && b == nullptr ? b_null : no_problem;
+}
+
+// Every process's problem, exchanged (one word each): the lowest process's is thrown on every process, before
+// anything moves or is written. `bytes`: the work buffer a process without memory could not have.
+void agree_on_in_place_problems(in_place_problem mine, std::int64_t bytes, MPI_Comm comm) {
+  std::vector<std::int64_t> problems(static_cast<size_t>(mpi::size(comm)), no_problem);
+  REDIST_MPI_CHECK(mpi::allgather_yielding(&mine, 1, MPI_INT64_T, problems.data(), 1, MPI_INT64_T, comm));
+  for (size_t r = 0; r < problems.size(); ++r) {
+    const std::int64_t problem = problems[r];
+    if (problem == no_problem) continue;
+    if (problem == no_memory)
+      throw insufficient_memory("rank " + std::to_string(r) + ": no memory for the " + std::to_string(bytes) +
+                                " bytes of a local multiply's exchanged parts; expected them free");
+    throw invalid_argument("rank " + std::to_string(r) + ": " + (problem == a_null ? "A" : problem == b_null ? "B" : "C") +
+                           "'s buffer is null on a rank that holds elements of it");
+  }
+}
+
+// Work buffer of `elements` T from the page cache (memory/pages.hpp: a call made again faults no page in), acquired
+// before the agreement on problems: a process without it says so there (no_memory into `problem`).
+template <class T>
+memory::page_buffer in_place_buffer(std::int64_t elements, in_place_problem& problem) {
+  try {
+    return memory::allocate_pages(std::max<std::int64_t>(elements, 1) * static_cast<std::int64_t>(sizeof(T)));
+  } catch (const std::bad_alloc&) {
+    if (problem == no_problem) problem = no_memory;
+    return memory::page_buffer(nullptr, memory::release_pages);
+  }
+}
 
 template <class T>
 scalar to_scalar(T x) {
@@ -223,33 +250,11 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
   // columns (the order of each part's blocks).
   const std::int64_t kept_offset = elements;
   if (accumulates) elements += c_length * k;
-  in_place_problem my_problem = c_length > 0 && c == nullptr                                  ? c_null
-                                : (*kept_runs)[mine].second > 0 && kept_data == nullptr         ? kept_null
-                                : part_length(mine) > 0 && my_part_data == nullptr              ? gathered_null
-                                                                                                : no_problem;
-  // The work buffer from the page cache (memory/pages.hpp: a call made again faults no page in): acquired before
-  // the exchange of problems, in which a process without it says so, before anything moves.
-  memory::page_buffer work(nullptr, memory::release_pages);
-  try {
-    work = memory::allocate_pages(std::max<std::int64_t>(elements, 1) * static_cast<std::int64_t>(sizeof(T)));
-  } catch (const std::bad_alloc&) {
-    if (my_problem == no_problem) my_problem = no_memory;
-  }
-  std::vector<std::int64_t> problems(static_cast<size_t>(ranks), no_problem);
-  REDIST_MPI_CHECK(mpi::allgather_yielding(&my_problem, 1, MPI_INT64_T, problems.data(), 1, MPI_INT64_T, comm));
-  for (int r = 0; r < ranks; ++r) {
-    const std::int64_t problem = problems[static_cast<size_t>(r)];
-    if (problem == no_problem) continue;
-    if (problem == no_memory)
-      throw insufficient_memory("rank " + std::to_string(r) + ": no memory for the " +
-                                std::to_string(elements * static_cast<std::int64_t>(sizeof(T))) +
-                                " bytes of a local multiply's gathered operand; expected them free");
-    const char* const operand = problem == gathered_null ? (by_rows ? "B" : "A")
-                                : problem == kept_null   ? (by_rows ? "A" : "B")
-                                                         : "C";
-    throw invalid_argument("rank " + std::to_string(r) + ": " + operand +
-                           "'s buffer is null on a rank that holds elements of it");
-  }
+  in_place_problem my_problem =
+      null_operand(by_rows ? (*kept_runs)[mine].second > 0 : part_length(mine) > 0, a,
+                   by_rows ? part_length(mine) > 0 : (*kept_runs)[mine].second > 0, b, c_length > 0, c);
+  memory::page_buffer work = in_place_buffer<T>(elements, my_problem);
+  agree_on_in_place_problems(my_problem, elements * static_cast<std::int64_t>(sizeof(T)), comm);
   T* const buffer = reinterpret_cast<T*>(work.get());
   // This process's part packed, then every part to every other process in one nonblocking exchange (a collective:
   // BLACS's point-to-point messages on the same communicator cannot match it).
@@ -350,6 +355,133 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
   const std::int64_t others = static_cast<std::int64_t>(processes) - 1;
   traced.execution(trace_detail::seconds_since(started),
                    part_length(mine) * across * static_cast<std::int64_t>(sizeof(T)) * others, others);
+  return true;
+}
+
+// C := alpha*op(A)*op(B) + beta*C where K is split among the processes of a one-dimensional grid alike in both
+// operands: on a P x 1 grid TRANSA = T or C, TRANSB = N with sub(A)'s rows (K) in the same blocks on the same
+// processes as sub(B)'s; on a 1 x Q grid TRANSA = N, TRANSB = T or C with sub(A)'s columns laid out as sub(B)'s.
+// (The products V**T * C of a Householder update: bench/traces/xdsep_*.) Each process multiplies its K range
+// of A and B into a partial sum of all of sub(C), as a piece per process that holds rows (P x 1) or columns (1 x Q)
+// of sub(C), in that process's local order; the others' pieces go to them in one nonblocking exchange while the
+// process multiplies its own piece straight into its sub(C) (beta there), then it adds the pieces it received.
+// The operand indexed by sub(C)'s split dimension (A's columns by rows, B's rows by columns) is copied per piece,
+// that piece's blocks side by side, so that a piece is one multiply. The same answer on every process (global
+// layouts only); false when the layouts do not allow it, nothing done.
+template <class T>
+bool sum_in_place(const grid_layout& a_layout, const grid_layout& b_layout, const grid_layout& c_layout, op op_a,
+                  op op_b, const T* a, const T* b, T* c, T alpha, T beta, const process_grid& grid, MPI_Comm comm,
+                  trace_detail::call_scope& traced) {
+  const bool by_rows = grid.proc_cols == 1 && op_a != op::identity && op_b == op::identity &&
+                       a_layout.row_splits() == b_layout.row_splits() && a_layout.row_proc() == b_layout.row_proc();
+  const bool by_cols = !by_rows && grid.proc_rows == 1 && op_a == op::identity && op_b != op::identity &&
+                       a_layout.col_splits() == b_layout.col_splits() && a_layout.col_proc() == b_layout.col_proc();
+  if (!by_rows && !by_cols) return false;
+  const std::int64_t m = c_layout.rows(), n = c_layout.cols();
+  if (m * n * static_cast<std::int64_t>(sizeof(T)) > in_place_gather_limit) return false;
+  // K's runs (along the split dimension) in A and B; A's and B's other dimension whole; sub(C)'s runs.
+  const auto a_k = runs_per_process(a_layout, by_rows), b_k = runs_per_process(b_layout, by_rows);
+  const auto a_other = runs_per_process(a_layout, !by_rows), b_other = runs_per_process(b_layout, !by_rows);
+  const auto c_runs = runs_per_process(c_layout, by_rows), c_across = runs_per_process(c_layout, !by_rows);
+  if (!a_k || !b_k || !a_other || !b_other || !c_runs || !c_across) return false;
+  const auto started = trace_detail::clock::now();
+  const int ranks = mpi::size(comm);
+  const size_t mine = static_cast<size_t>(by_rows ? grid.my_row : grid.my_col), processes = c_runs->size();
+  const std::int64_t k_here = (*a_k)[mine].second;  // the same run length in B: laid out alike
+  // Piece q: the rows (by rows) or columns (by columns) of sub(C) that q holds, all columns (rows): `other` wide.
+  const std::int64_t other = by_rows ? n : m;
+  const auto piece_elements = [&](size_t q) { return (*c_runs)[q].second * other; };
+  std::vector<std::int64_t> piece_offset(processes, 0), received_offset(processes, 0);
+  std::int64_t elements = 0, largest = 0;
+  for (size_t q = 0; q < processes; ++q) {
+    largest = std::max(largest, (*c_runs)[q].second);
+    if (q != mine) piece_offset[q] = elements, elements += piece_elements(q);
+  }
+  const std::int64_t pieces_elements = elements;
+  for (size_t p = 0; p < processes; ++p)
+    if (p != mine) received_offset[p] = elements - pieces_elements, elements += piece_elements(mine);
+  const std::int64_t grouped_offset = elements;  // one piece's blocks of the operand indexed by sub(C)'s split
+  elements += k_here * largest;
+  in_place_problem my_problem = null_operand(k_here > 0, a, k_here > 0, b, (*c_runs)[mine].second > 0, c);
+  memory::page_buffer work = in_place_buffer<T>(elements, my_problem);
+  agree_on_in_place_problems(my_problem, elements * static_cast<std::int64_t>(sizeof(T)), comm);
+  T* const buffer = reinterpret_cast<T*>(work.get());
+  T* const grouped = buffer + grouped_offset;
+  const std::int64_t lda = a_layout.local_ld(), ldb = b_layout.local_ld(), ldc = c_layout.local_ld();
+  // This process's K range of A and B (A: K x m by rows, m x K by columns; B: K x n by rows, n x K by columns).
+  const T* const a_here = a == nullptr ? nullptr
+                                       : a + (by_rows ? (*a_k)[mine].first + (*a_other)[0].first * lda
+                                                      : (*a_other)[0].first + (*a_k)[mine].first * lda);
+  const T* const b_here = b == nullptr ? nullptr
+                                       : b + (by_rows ? (*b_k)[mine].first + (*b_other)[0].first * ldb
+                                                      : (*b_other)[0].first + (*b_k)[mine].first * ldb);
+  const std::vector<std::int64_t>& splits = by_rows ? c_layout.row_splits() : c_layout.col_splits();
+  const std::vector<int>& owner = by_rows ? c_layout.row_proc() : c_layout.col_proc();
+  const char a_letter = by_rows ? (op_a == op::transpose ? 'T' : 'C') : 'N';
+  const char b_letter = by_cols ? (op_b == op::transpose ? 'T' : 'C') : 'N';
+  const scalar alpha_value = to_scalar(alpha);
+  // Piece q (alpha*op(A)*op(B) over this K range, q's part of sub(C)) into `out` (ld out_ld) with `piece_beta`.
+  const auto multiply_piece = [&](size_t q, T* out, std::int64_t out_ld, scalar piece_beta) {
+    const std::int64_t length = (*c_runs)[q].second;
+    std::int64_t copied = 0;  // q's blocks of A's columns (by rows: K x length) or B's rows (by columns: length x K)
+    for (size_t i = 0; k_here > 0 && i + 1 < splits.size(); ++i) {
+      if (static_cast<size_t>(owner[i]) != q) continue;
+      const std::int64_t s = splits[i], size = splits[i + 1] - splits[i];
+      if (by_rows)
+        for (std::int64_t j = 0; j < size; ++j) std::copy_n(a_here + (s + j) * lda, k_here, grouped + (copied + j) * k_here);
+      else
+        for (std::int64_t j = 0; j < k_here; ++j) std::copy_n(b_here + s + j * ldb, size, grouped + copied + j * length);
+      copied += size;
+    }
+    if (by_rows)  // op(A(K, q's rows of C)) * B(K, :)
+      gemm_detail::local_gemm(element_type_v<T>, a_letter, 'N', length, n, k_here, alpha_value, grouped,
+                              std::max<std::int64_t>(k_here, 1), b_here, ldb, piece_beta, out, out_ld);
+    else  // A(:, K) * op(B(q's columns of C, K))
+      gemm_detail::local_gemm(element_type_v<T>, 'N', b_letter, m, length, k_here, alpha_value, a_here, lda, grouped,
+                              std::max<std::int64_t>(length, 1), piece_beta, out, out_ld);
+  };
+  const scalar zero = to_scalar(T(0));
+  for (size_t q = 0; q < processes; ++q)
+    if (q != mine && (*c_runs)[q].second > 0)
+      multiply_piece(q, buffer + piece_offset[q], by_rows ? (*c_runs)[q].second : m, zero);
+  std::vector<int> send_counts(static_cast<size_t>(ranks), 0), receive_counts(static_cast<size_t>(ranks), 0),
+      send_displacements(static_cast<size_t>(ranks), 0), receive_displacements(static_cast<size_t>(ranks), 0);
+  for (size_t p = 0; p < processes; ++p) {
+    if (p == mine) continue;
+    const size_t rank = static_cast<size_t>(grid.position_ranks[p]);  // a one-dimensional grid: position p
+    // Bounded by in_place_gather_limit: int counts and displacements.
+    send_counts[rank] = static_cast<int>(piece_elements(p));
+    send_displacements[rank] = static_cast<int>(piece_offset[p]);
+    receive_counts[rank] = static_cast<int>(piece_elements(mine));
+    receive_displacements[rank] = static_cast<int>(received_offset[p]);
+  }
+  const MPI_Datatype element = mpi_datatype(element_type_v<T>);
+  MPI_Request request = MPI_REQUEST_NULL;
+  T* const received = buffer + pieces_elements;  // disjoint from the pieces sent
+  REDIST_MPI_CHECK(MPI_Ialltoallv(buffer, send_counts.data(), send_displacements.data(), element, received,
+                                  receive_counts.data(), receive_displacements.data(), element, comm, &request));
+  const std::int64_t length = (*c_runs)[mine].second;
+  T* const c_here = c == nullptr ? nullptr
+                                 : c + (by_rows ? (*c_runs)[mine].first + (*c_across)[0].first * ldc
+                                                : (*c_across)[0].first + (*c_runs)[mine].first * ldc);
+  if (length > 0) multiply_piece(mine, c_here, ldc, to_scalar(beta));
+  REDIST_MPI_CHECK(mpi::wait_yielding(request));
+  // The others' pieces added: by rows length x n, by columns m x length, column-major.
+  const std::int64_t rows = by_rows ? length : m, columns = by_rows ? n : length;
+  for (size_t p = 0; p < processes; ++p) {
+    if (p == mine || length == 0) continue;
+    const T* piece = received + received_offset[p];
+    for (std::int64_t j = 0; j < columns; ++j) {
+      T* column = c_here + j * ldc;
+      for (std::int64_t i = 0; i < rows; ++i) column[i] += piece[i + j * rows];
+    }
+  }
+  traced.path("redist", "in_place");
+  std::int64_t sent = 0;
+  for (size_t q = 0; q < processes; ++q)
+    if (q != mine) sent += piece_elements(q);
+  traced.execution(trace_detail::seconds_since(started), sent * static_cast<std::int64_t>(sizeof(T)),
+                   static_cast<std::int64_t>(processes) - 1);
   return true;
 }
 
@@ -553,7 +685,9 @@ template <class T>
     const T* b_read = unaliased(b, local_array_elements(db, grid), c, c_elements, b_copy);
     // Up to the learned range's end: beyond, the distributed multiply's schedule wins over gathering an operand.
     if (fewer_multiply_adds(m, n, k, gemm_sizes.learned_below) &&
-        multiply_in_place(a_layout, b_layout, c_layout, op_a, op_b, a_read, b_read, c, alpha, beta, grid, comm, traced))
+        (multiply_in_place(a_layout, b_layout, c_layout, op_a, op_b, a_read, b_read, c, alpha, beta, grid, comm,
+                           traced) ||
+         sum_in_place(a_layout, b_layout, c_layout, op_a, op_b, a_read, b_read, c, alpha, beta, grid, comm, traced)))
       return;
     const gemm_plan& plan = cached_gemm_plan(comm, std::move(key), [&] {
       const auto started = trace_detail::clock::now();

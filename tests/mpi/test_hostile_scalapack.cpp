@@ -338,9 +338,10 @@ TEST(HostileScalapack, Pdgemm) {
   }
 }
 
-// A product multiplied in place (1 x p grid, B's columns laid out as C's: A gathered): a null buffer on a rank
-// that holds elements of it is found in the exchange of problems before anything moves, and reported alike on
-// every rank, C untouched. Every rank holds columns of A (8 x 8), B and C (8 x 10), all in blocks of 2 (p <= 4).
+// Products multiplied in place on a 1 x p grid (B's columns laid out as C's: A gathered; A's and B's columns, K,
+// alike: partial sums exchanged): a null buffer on a rank that holds elements of it is found in the exchange of
+// problems before anything moves, and reported alike on every rank, C untouched. Every rank holds columns of
+// every operand (8 x 8, 8 x 10, 10 x 8), all in blocks of 2 (p <= 4).
 TEST(HostileScalapack, PdgemmInPlace) {
   const return_on_error mode;
   grids g;
@@ -361,12 +362,34 @@ TEST(HostileScalapack, PdgemmInPlace) {
       });
     };
   };
+  // C := A * B**T on the same grid, A (8 x 8) and B (10 x 8) with K's columns alike: partial sums exchanged.
+  matrix_case cbt = square_case(10, 2);
+  cbt.N = 8;
+  const std::vector<int> descbt = make_descriptor(cbt, g.cols);
+  const std::vector<double> bt = make_local<double>(cbt, g.cols, descbt, 2);
+  const auto sum_with = [&](bool null_a, bool null_b, bool null_c) {
+    return [&, null_a, null_b, null_c](bool bad) {
+      const int m = 8, n = 10, k = 8, one = 1;
+      const double alpha = 1.5, beta = 0.5;
+      return pxerbla_outcome([&] {
+        redist_pdgemm("N", "T", &m, &n, &k, &alpha, bad && null_a ? nullptr : a.data(), &one, &one, desca.data(),
+                      bad && null_b ? nullptr : bt.data(), &one, &one, descbt.data(), &beta,
+                      bad && null_c ? nullptr : c.as<double>(), &one, &one, descc.data());
+      });
+    };
+  };
   const std::vector<hostile_case> cases = {
       {"A null (gathered)", call_with(true, false, false)},
       {"B null (kept)", call_with(false, true, false)},
       {"C null", call_with(false, false, true)},
+      {"A null (partial sums)", sum_with(true, false, false)},
+      {"B null (partial sums)", sum_with(false, true, false)},
+      {"C null (partial sums)", sum_with(false, false, true)},
   };
-  total_cases += run_hostile("redist_pdgemm in place", {&c}, cases, [&] { return call_with(false, false, false)(false); });
+  total_cases += run_hostile("redist_pdgemm in place", {&c}, cases, [&] {
+    const std::string gathered = call_with(false, false, false)(false);
+    return gathered != "ok" ? gathered : sum_with(false, false, false)(false);
+  });
   print_notes("PDGEMM", {{"A, B or C null (in place)", "crash"}});
 }
 

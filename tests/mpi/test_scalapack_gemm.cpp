@@ -331,9 +331,11 @@ matrix_case laid_out_alike(rng_t& g, const matrix_case& like, int like_at, int p
   return c;
 }
 
-// Products on a one-dimensional grid whose C and one operand are laid out alike (P x 1: A's rows and C's; 1 x Q:
-// B's columns and C's), the other operand in any layout and operation: redist multiplies in place (one gather, one
-// local multiply; the trace says "in_place"), with the reference's result.
+// Products on a one-dimensional grid that redist multiplies in place (the trace says "in_place"), with the
+// reference's result: C and one operand laid out alike (P x 1: A's rows and C's, TRANSA = N; 1 x Q: B's columns and
+// C's, TRANSB = N), the other operand in any layout and operation, gathered; or K laid out alike in A and B (P x 1:
+// TRANSA = T or C, TRANSB = N, A's rows and B's; 1 x Q: TRANSA = N, TRANSB = T or C, A's columns and B's), C in any
+// layout, partial sums exchanged.
 template <class T>
 void one_dimensional_cases(std::uint64_t seed, int cases) {
   const int nranks = world_size();
@@ -341,7 +343,7 @@ void one_dimensional_cases(std::uint64_t seed, int cases) {
   redist::trace::set_mode(redist::trace::trace_mode::summary);
   redist::trace::reset();
   for (int number = 0; number < cases; ++number) {
-    const bool by_rows = number % 2 == 0;
+    const bool by_rows = number % 2 == 0, sums = number % 4 >= 2;
     std::vector<int> ranks(static_cast<size_t>(nranks));
     std::iota(ranks.begin(), ranks.end(), 0);
     std::shuffle(ranks.begin(), ranks.end(), g);
@@ -349,9 +351,9 @@ void one_dimensional_cases(std::uint64_t seed, int cases) {
     gemm_call<T> x;
     draw_sizes(g, every_shape[uniform(g, 0, 3)], x.m, x.n, x.k);
     const char* letters = uniform(g, 0, 1) ? "NTC" : "ntc";
-    const char other = letters[uniform(g, 0, 2)];
-    x.transa = by_rows ? letters[0] : other;
-    x.transb = by_rows ? other : letters[0];
+    const char other = letters[uniform(g, sums ? 1 : 0, 2)];
+    x.transa = by_rows == sums ? other : letters[0];
+    x.transb = by_rows == sums ? letters[0] : other;
     x.alpha = random_scalar<T>(g, true);
     if (x.alpha == T(0)) x.alpha = T(1);  // "nonzero" draws a zero now and then: that would be a quick return
     x.beta = random_scalar<T>(g);
@@ -359,7 +361,17 @@ void one_dimensional_cases(std::uint64_t seed, int cases) {
     const bool b_transposed = x.transb != 'N' && x.transb != 'n';
     const matrix_case cc = random_operand(g, 1, x.m, x.n, grid, x.ic, x.jc);
     matrix_case ca, cb;
-    if (by_rows) {
+    if (sums && by_rows) {  // A: K x M, B: K x N, K's rows alike
+      ca = random_operand(g, 1, x.k, x.m, grid, x.ia, x.ja);
+      cb = laid_out_alike(g, ca, x.ia, nranks, true, x.k, x.n, x.ib);
+      x.jb = static_cast<int>(uniform(g, 1, 6));
+      cb.N = x.jb - 1 + x.n + uniform(g, 0, 5);
+    } else if (sums) {  // A: M x K, B: N x K, K's columns alike
+      ca = random_operand(g, 1, x.m, x.k, grid, x.ia, x.ja);
+      cb = laid_out_alike(g, ca, x.ja, nranks, false, x.k, x.n, x.jb);
+      x.ib = static_cast<int>(uniform(g, 1, 6));
+      cb.M = x.ib - 1 + x.n + uniform(g, 0, 5);
+    } else if (by_rows) {
       ca = laid_out_alike(g, cc, x.ic, nranks, true, x.m, x.k, x.ia);
       x.ja = static_cast<int>(uniform(g, 1, 6));
       ca.N = x.ja - 1 + x.k + uniform(g, 0, 5);
@@ -392,8 +404,8 @@ void one_dimensional_cases(std::uint64_t seed, int cases) {
 }  // namespace
 
 TEST(ScalapackGemm, OneDimensionalGridsMultiplyInPlace) {
-  one_dimensional_cases<double>(8107, 8);
-  one_dimensional_cases<std::complex<float>>(8108, 4);
+  one_dimensional_cases<double>(8107, 12);
+  one_dimensional_cases<std::complex<float>>(8108, 8);
 }
 
 // Few cases per type: on the 2-core CI machine every call at 8 ranks costs a scheduler slice per collective.
