@@ -28,7 +28,7 @@ void set_mode(trace_mode m);
 
 // One row of the summary: an entry point and the path its calls took there.
 struct entry_totals {
-  std::string entry_point;  // "PDGEMM", "PDGEMR2D", ..., "transform_plan", "gemm_plan"
+  std::string entry_point;  // "PDGEMM", "PDGEMR2D", ..., "transform_plan", "gemm_plan", "neighbor_plan", ...
   // "redist/<strategy>" (transform: its exchange strategy; gemm: how panels travel), "delegated" (to the next
   // p?gemm in the link chain: ScaLAPACK's), "local" (nothing to move: PBLAS's quick returns, beta scaling) or
   // "rejected" (an argument error, reported through PXERBLA)

@@ -53,3 +53,15 @@ def test_an_unknown_mode_is_refused():
     with pytest.raises(ValueError, match="trace mode 'everything': expected 'off', 'summary' or 'calls'"):
         redist.set_trace_mode("everything")
     assert redist.get_trace_mode() == "off"
+
+
+def test_exchanges_are_traced_as_their_plan_kinds():
+    count = 3
+    buf = np.repeat(np.arange(comm.size, dtype=np.float64) + 10 * comm.rank, count)
+    with redist.trace(comm) as traced:
+        redist.alltoall_inplace(comm, buf, count)  # a plan made and executed once
+    assert np.array_equal(buf, np.repeat(comm.rank + 10.0 * np.arange(comm.size), count))
+    rows = [r for r in traced.totals if r["entry_point"] == "inplace_plan"]
+    assert len(rows) == 1, traced.totals
+    assert rows[0]["calls"] == 1 and rows[0]["plans_made"] == 1, rows
+    assert rows[0]["path"].startswith("redist/"), rows

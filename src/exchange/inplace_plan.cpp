@@ -14,6 +14,7 @@
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
 #include "../mpi/checked.hpp"
+#include "../trace/recorder.hpp"
 
 namespace redist::exchange {
 
@@ -202,6 +203,7 @@ std::int64_t inplace_plan::capacity() const { return inplace_plan_detail::checke
 inplace_report inplace_plan::execute(void* buf) const {
   using namespace inplace_detail;
   inplace_plan_detail::checked(state_, "execute");
+  trace_detail::plan_event traced;
   state& s = *state_;
   // Local checks only: a plan is made to be executed without collectives.
   if (buf == nullptr && s.capacity > 0)
@@ -231,13 +233,27 @@ inplace_report inplace_plan::execute(void* buf) const {
   r.messages_received = c.messages_received;
   r.bytes_local = c.bytes_local;
   r.metadata_bytes = c.metadata_bytes;
+  if (traced.active()) traced.executed("inplace_plan", to_string(r.algorithm), r.bytes_sent, r.messages_sent);
   return r;
 }
 
+namespace {
+// A plan made by `make` (every make_*inplace_plan* and one-call form, the C API's included), counted by the trace.
+template <class Make>
+inplace_plan traced_making(Make&& make) {
+  trace_detail::plan_event traced;
+  inplace_plan plan(make());
+  if (traced.active()) traced.made("inplace_plan", to_string(plan.report().algorithm));
+  return plan;
+}
+}  // namespace
+
 inplace_plan make_inplace_plan(std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
                                MPI_Datatype type, MPI_Comm comm, const inplace_options& options) {
-  return inplace_plan(inplace_plan_detail::make_general(nullptr, false, capacity, sendcounts, recvcounts, type, comm,
-                                                        options, "make_inplace_plan"));
+  return traced_making([&] {
+    return inplace_plan_detail::make_general(nullptr, false, capacity, sendcounts, recvcounts, type, comm, options,
+                                             "make_inplace_plan");
+  });
 }
 
 namespace {
@@ -256,7 +272,8 @@ inplace_plan make_alltoall_inplace_plan(std::int64_t count, MPI_Datatype type, M
 
 inplace_plan make_inplace_plan_symmetric(const int* counts, const int* displs, MPI_Datatype type, MPI_Comm comm,
                                          std::int64_t work_bytes) {
-  return inplace_plan(inplace_plan_detail::make_symmetric(nullptr, false, counts, displs, type, comm, work_bytes));
+  return traced_making(
+      [&] { return inplace_plan_detail::make_symmetric(nullptr, false, counts, displs, type, comm, work_bytes); });
 }
 
 // ---- One-call forms: a plan and one execution ------------------------------------------------------------
@@ -264,14 +281,17 @@ inplace_plan make_inplace_plan_symmetric(const int* counts, const int* displs, M
 inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::int64_t* sendcounts,
                                  const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm,
                                  const inplace_options& options) {
-  const inplace_plan plan(inplace_plan_detail::make_general(buf, true, capacity, sendcounts, recvcounts, type, comm,
-                                                            options, "alltoallv_inplace"));
+  const inplace_plan plan = traced_making([&] {
+    return inplace_plan_detail::make_general(buf, true, capacity, sendcounts, recvcounts, type, comm, options,
+                                             "alltoallv_inplace");
+  });
   return plan.execute(buf);
 }
 
 inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const int* displs, MPI_Datatype type,
                                            MPI_Comm comm, std::int64_t work_bytes) {
-  const inplace_plan plan(inplace_plan_detail::make_symmetric(buf, true, counts, displs, type, comm, work_bytes));
+  const inplace_plan plan = traced_making(
+      [&] { return inplace_plan_detail::make_symmetric(buf, true, counts, displs, type, comm, work_bytes); });
   return plan.execute(buf);
 }
 

@@ -9,6 +9,7 @@
 
 #include "redist/error.hpp"
 #include "../mpi/agreement.hpp"
+#include "../trace/recorder.hpp"
 #include "neighbor_detail.hpp"
 
 namespace redist::exchange {
@@ -17,14 +18,21 @@ namespace detail {
 
 void plan_state::start() {
   if (active) throw invalid_argument("neighbor_plan::start: the previous exchange was not waited for");
+  started = trace_detail::on() ? trace_detail::clock::now() : trace_detail::clock::time_point{};
   chosen->start();
   active = true;
 }
 
 void plan_state::wait() {
   if (!active) throw invalid_argument("neighbor_plan::wait: no exchange was started");
+  trace_detail::plan_event traced;
+  const auto wait_began = traced.active() ? trace_detail::clock::now() : trace_detail::clock::time_point{};
   chosen->wait();
   active = false;
+  // An exchange is timed from its start (one started while tracing was off, from its wait).
+  if (traced.active())
+    traced.executed("neighbor_plan", to_string(stats.strategy), stats.bytes_sent, stats.messages_sent,
+                    trace_detail::seconds_since(started != trace_detail::clock::time_point{} ? started : wait_began));
 }
 
 namespace {
@@ -272,6 +280,17 @@ const exchange_statistics& neighbor_plan::statistics() const {
   return state_->stats;
 }
 
+namespace {
+// A plan made by `make` (every neighbor_alltoallv_init, the C API's included), counted by the trace.
+template <class Make>
+neighbor_plan traced_making(Make&& make) {
+  trace_detail::plan_event traced;
+  neighbor_plan plan(make());
+  if (traced.active()) traced.made("neighbor_plan", to_string(plan.statistics().strategy));
+  return plan;
+}
+}  // namespace
+
 neighbor_plan neighbor_alltoallv_init(const neighbor_buffers& buffers, MPI_Comm graph_comm,
                                       const exchange_options& options) {
   int topology = MPI_UNDEFINED;
@@ -286,13 +305,13 @@ neighbor_plan neighbor_alltoallv_init(const neighbor_buffers& buffers, MPI_Comm 
   std::vector<int> in_weights(sources.size() + 1), out_weights(destinations.size() + 1);
   REDIST_MPI_CHECK(MPI_Dist_graph_neighbors(graph_comm, indegree, sources.data(), in_weights.data(), outdegree,
                                             destinations.data(), out_weights.data()));
-  return neighbor_plan(detail::build(sources, destinations, buffers, graph_comm, options));
+  return traced_making([&] { return detail::build(sources, destinations, buffers, graph_comm, options); });
 }
 
 neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std::vector<int>& destinations,
                                       const neighbor_buffers& buffers, MPI_Comm comm,
                                       const exchange_options& options) {
-  return neighbor_plan(detail::build(sources, destinations, buffers, comm, options));
+  return traced_making([&] { return detail::build(sources, destinations, buffers, comm, options); });
 }
 
 }  // namespace redist::exchange

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
@@ -216,6 +217,7 @@ struct plan_state {
   exchange_statistics stats;
   std::unique_ptr<strategy> chosen;
   bool active = false;
+  std::chrono::steady_clock::time_point started;  // the last start(), when tracing is on
 
   void start();
   void wait();

@@ -198,6 +198,30 @@ scalar to_scalar(T x) {
   }
 }
 
+// Starts one nonblocking exchange over a one-dimensional grid's communicator (a collective: BLACS's point-to-point
+// messages on the same communicator cannot match it): to each other position p, `counts(p)[0]` elements from `send`
+// + `counts(p)[1]`; from it `counts(p)[2]` into `receive` + `counts(p)[3]`. Counts and offsets bounded by
+// in_place_gather_limit: MPI's int form.
+template <class T, class Counts>
+MPI_Request start_exchange(const T* send, T* receive, size_t mine, size_t positions, const process_grid& grid,
+                           MPI_Comm comm, Counts&& counts) {
+  const size_t ranks = static_cast<size_t>(mpi::size(comm));
+  std::vector<int> send_counts(ranks, 0), send_displacements(ranks, 0), receive_counts(ranks, 0),
+      receive_displacements(ranks, 0);
+  for (size_t p = 0; p < positions; ++p) {
+    if (p == mine) continue;
+    const size_t rank = static_cast<size_t>(grid.position_ranks[p]);  // a one-dimensional grid: position p
+    const std::array<std::int64_t, 4> c = counts(p);
+    send_counts[rank] = static_cast<int>(c[0]), send_displacements[rank] = static_cast<int>(c[1]);
+    receive_counts[rank] = static_cast<int>(c[2]), receive_displacements[rank] = static_cast<int>(c[3]);
+  }
+  const MPI_Datatype element = mpi_datatype(element_type_v<T>);
+  MPI_Request request = MPI_REQUEST_NULL;
+  REDIST_MPI_CHECK(MPI_Ialltoallv(send, send_counts.data(), send_displacements.data(), element, receive,
+                                  receive_counts.data(), receive_displacements.data(), element, comm, &request));
+  return request;
+}
+
 // The most op(sub(X)) a local multiply in place gathers (bytes): every process holds it whole.
 constexpr std::int64_t in_place_gather_limit = std::int64_t{1} << 28;
 
@@ -230,7 +254,6 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
   const auto parts = runs_per_process(gathered, by_rows), parts_across = runs_per_process(gathered, !by_rows);
   if (!kept_runs || !c_runs || !kept_across || !c_across || !parts || !parts_across) return false;
   const auto started = trace_detail::clock::now();
-  const int ranks = mpi::size(comm);
   const size_t mine = static_cast<size_t>(by_rows ? grid.my_row : grid.my_col), processes = parts->size();
   const std::int64_t m = c_layout.rows(), n = c_layout.cols(), k = by_rows ? a_layout.cols() : b_layout.rows();
   const op x_op = by_rows ? op_b : op_a;
@@ -243,9 +266,13 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
   const std::int64_t across = by_rows ? gathered.cols() : gathered.rows();
   const auto part_length = [&](size_t p) { return (*parts)[p].second; };
   const auto part_ld = [&](size_t p) { return by_rows ? part_length(p) : across; };
-  std::vector<std::int64_t> part_offset(processes, 0);  // in the work buffer, elements
-  std::int64_t elements = 0;
-  for (size_t p = 0; p < processes; ++p) part_offset[p] = elements, elements += part_length(p) * across;
+  // In the work buffer (elements): this process's part, one element apart (an MPI may refuse a send buffer equal
+  // to the receive buffer, even with nothing received there), then the others' parts as received.
+  std::vector<std::int64_t> part_offset(processes, 0);
+  const std::int64_t received_at = part_length(mine) * across + 1;
+  std::int64_t elements = received_at;
+  for (size_t p = 0; p < processes; ++p)
+    if (p != mine) part_offset[p] = elements, elements += part_length(p) * across;
   // Accumulating, the kept operand's K ranges of each part side by side: c_length x K by rows, K x c_length by
   // columns (the order of each part's blocks).
   const std::int64_t kept_offset = elements;
@@ -256,8 +283,7 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
   memory::page_buffer work = in_place_buffer<T>(elements, my_problem);
   agree_on_in_place_problems(my_problem, elements * static_cast<std::int64_t>(sizeof(T)), comm);
   T* const buffer = reinterpret_cast<T*>(work.get());
-  // This process's part packed, then every part to every other process in one nonblocking exchange (a collective:
-  // BLACS's point-to-point messages on the same communicator cannot match it).
+  // This process's part packed, then every part to every other process in one nonblocking exchange.
   const std::int64_t ld = gathered.local_ld(), part_across_first = (*parts_across)[0].first;
   T* const my_part = buffer + part_offset[mine];
   if (part_length(mine) > 0) {
@@ -266,20 +292,10 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
     const std::int64_t columns = by_rows ? across : part_length(mine), rows = by_rows ? part_length(mine) : across;
     for (std::int64_t j = 0; j < columns; ++j) std::copy_n(from + j * ld, rows, my_part + j * rows);
   }
-  std::vector<int> send_counts(static_cast<size_t>(ranks), 0), receive_counts(static_cast<size_t>(ranks), 0),
-      send_displacements(static_cast<size_t>(ranks), 0), receive_displacements(static_cast<size_t>(ranks), 0);
-  for (size_t p = 0; p < processes; ++p) {
-    if (p == mine) continue;
-    const size_t rank = static_cast<size_t>(grid.position_ranks[p]);  // a one-dimensional grid: position p
-    // Bounded by in_place_gather_limit: int counts and displacements.
-    send_counts[rank] = static_cast<int>(part_length(mine) * across);
-    receive_counts[rank] = static_cast<int>(part_length(p) * across);
-    receive_displacements[rank] = static_cast<int>(part_offset[p]);
-  }
-  const MPI_Datatype element = mpi_datatype(element_type_v<T>);
-  MPI_Request request = MPI_REQUEST_NULL;
-  REDIST_MPI_CHECK(MPI_Ialltoallv(my_part, send_counts.data(), send_displacements.data(), element, buffer,
-                                  receive_counts.data(), receive_displacements.data(), element, comm, &request));
+  MPI_Request request = start_exchange(my_part, buffer + received_at, mine, processes, grid, comm, [&](size_t p) {
+    return std::array<std::int64_t, 4>{part_length(mine) * across, 0, part_length(p) * across,
+                                       part_offset[p] - received_at};
+  });
   int exchanged = 0;
   const auto drive_exchange = [&] {
     if (!exchanged) REDIST_MPI_CHECK(MPI_Test(&request, &exchanged, MPI_STATUS_IGNORE));
@@ -385,7 +401,6 @@ bool sum_in_place(const grid_layout& a_layout, const grid_layout& b_layout, cons
   const auto c_runs = runs_per_process(c_layout, by_rows), c_across = runs_per_process(c_layout, !by_rows);
   if (!a_k || !b_k || !a_other || !b_other || !c_runs || !c_across) return false;
   const auto started = trace_detail::clock::now();
-  const int ranks = mpi::size(comm);
   const size_t mine = static_cast<size_t>(by_rows ? grid.my_row : grid.my_col), processes = c_runs->size();
   const std::int64_t k_here = (*a_k)[mine].second;  // the same run length in B: laid out alike
   // Piece q: the rows (by rows) or columns (by columns) of sub(C) that q holds, all columns (rows): `other` wide.
@@ -397,7 +412,8 @@ bool sum_in_place(const grid_layout& a_layout, const grid_layout& b_layout, cons
     largest = std::max(largest, (*c_runs)[q].second);
     if (q != mine) piece_offset[q] = elements, elements += piece_elements(q);
   }
-  const std::int64_t pieces_elements = elements;
+  const std::int64_t pieces_elements = elements + 1;  // one element apart from the received pieces (as above)
+  elements = pieces_elements;
   for (size_t p = 0; p < processes; ++p)
     if (p != mine) received_offset[p] = elements - pieces_elements, elements += piece_elements(mine);
   const std::int64_t grouped_offset = elements;  // one piece's blocks of the operand indexed by sub(C)'s split
@@ -444,22 +460,10 @@ bool sum_in_place(const grid_layout& a_layout, const grid_layout& b_layout, cons
   for (size_t q = 0; q < processes; ++q)
     if (q != mine && (*c_runs)[q].second > 0)
       multiply_piece(q, buffer + piece_offset[q], by_rows ? (*c_runs)[q].second : m, zero);
-  std::vector<int> send_counts(static_cast<size_t>(ranks), 0), receive_counts(static_cast<size_t>(ranks), 0),
-      send_displacements(static_cast<size_t>(ranks), 0), receive_displacements(static_cast<size_t>(ranks), 0);
-  for (size_t p = 0; p < processes; ++p) {
-    if (p == mine) continue;
-    const size_t rank = static_cast<size_t>(grid.position_ranks[p]);  // a one-dimensional grid: position p
-    // Bounded by in_place_gather_limit: int counts and displacements.
-    send_counts[rank] = static_cast<int>(piece_elements(p));
-    send_displacements[rank] = static_cast<int>(piece_offset[p]);
-    receive_counts[rank] = static_cast<int>(piece_elements(mine));
-    receive_displacements[rank] = static_cast<int>(received_offset[p]);
-  }
-  const MPI_Datatype element = mpi_datatype(element_type_v<T>);
-  MPI_Request request = MPI_REQUEST_NULL;
-  T* const received = buffer + pieces_elements;  // disjoint from the pieces sent
-  REDIST_MPI_CHECK(MPI_Ialltoallv(buffer, send_counts.data(), send_displacements.data(), element, received,
-                                  receive_counts.data(), receive_displacements.data(), element, comm, &request));
+  T* const received = buffer + pieces_elements;
+  MPI_Request request = start_exchange(buffer, received, mine, processes, grid, comm, [&](size_t p) {
+    return std::array<std::int64_t, 4>{piece_elements(p), piece_offset[p], piece_elements(mine), received_offset[p]};
+  });
   const std::int64_t length = (*c_runs)[mine].second;
   T* const c_here = c == nullptr ? nullptr
                                  : c + (by_rows ? (*c_runs)[mine].first + (*c_across)[0].first * ldc

@@ -90,6 +90,9 @@ class plan_event {
   bool active() const { return active_ && outermost_; }
   void made(const char* kind, const char* strategy);
   void executed(const char* kind, const char* strategy, std::int64_t bytes_sent, std::int64_t messages_sent);
+  // An execution that began before this event did (a neighborhood exchange's start to its wait): its seconds.
+  void executed(const char* kind, const char* strategy, std::int64_t bytes_sent, std::int64_t messages_sent,
+                double seconds);
 
  private:
   bool active_ = false, outermost_ = false;

@@ -340,8 +340,12 @@ void plan_event::made(const char* kind, const char* strategy) {
 
 void plan_event::executed(const char* kind, const char* strategy, std::int64_t bytes_sent,
                           std::int64_t messages_sent) {
+  if (active_) executed(kind, strategy, bytes_sent, messages_sent, seconds_since(start_));
+}
+
+void plan_event::executed(const char* kind, const char* strategy, std::int64_t bytes_sent, std::int64_t messages_sent,
+                          double seconds) {
   if (!active_ || !outermost_) return;
-  const double seconds = seconds_since(start_);
   if (innermost != nullptr) {
     innermost->execution(seconds, bytes_sent, messages_sent);
     innermost->path("redist", strategy);
