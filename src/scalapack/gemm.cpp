@@ -393,8 +393,11 @@ bool sum_in_place(const grid_layout& a_layout, const grid_layout& b_layout, cons
   const bool by_cols = !by_rows && grid.proc_rows == 1 && op_a == op::identity && op_b != op::identity &&
                        a_layout.col_splits() == b_layout.col_splits() && a_layout.col_proc() == b_layout.col_proc();
   if (!by_rows && !by_cols) return false;
-  const std::int64_t m = c_layout.rows(), n = c_layout.cols();
+  const std::int64_t m = c_layout.rows(), n = c_layout.cols(), k = by_rows ? a_layout.rows() : a_layout.cols();
   if (m * n * static_cast<std::int64_t>(sizeof(T)) > in_place_gather_limit) return false;
+  // Partial sums of sub(C) travel instead of the operands: only where they are no larger (K at least about as
+  // long as sub(C)'s shorter side, as in V**T * C), else the distributed multiply moves less.
+  if (m * n > k * (m + n)) return false;
   // K's runs (along the split dimension) in A and B; A's and B's other dimension whole; sub(C)'s runs.
   const auto a_k = runs_per_process(a_layout, by_rows), b_k = runs_per_process(b_layout, by_rows);
   const auto a_other = runs_per_process(a_layout, !by_rows), b_other = runs_per_process(b_layout, !by_rows);

@@ -350,6 +350,7 @@ void one_dimensional_cases(std::uint64_t seed, int cases) {
     blacs_context grid(by_rows ? nranks : 1, by_rows ? 1 : nranks, ranks);
     gemm_call<T> x;
     draw_sizes(g, every_shape[uniform(g, 0, 3)], x.m, x.n, x.k);
+    if (sums) x.k = std::max(x.k, std::min(x.m, x.n));  // partial sums no larger than the operands: in place
     const char* letters = uniform(g, 0, 1) ? "NTC" : "ntc";
     const char other = letters[uniform(g, sums ? 1 : 0, 2)];
     x.transa = by_rows == sums ? other : letters[0];
