@@ -241,10 +241,8 @@ namespace {
 // A plan made by `make` (every make_*inplace_plan* and one-call form, the C API's included), counted by the trace.
 template <class Make>
 inplace_plan traced_making(Make&& make) {
-  trace_detail::plan_event traced;
-  inplace_plan plan(make());
-  if (traced.active()) traced.made("inplace_plan", to_string(plan.report().algorithm));
-  return plan;
+  return trace_detail::traced_making("inplace_plan", [&] { return inplace_plan(make()); },
+                                     [](const inplace_plan& plan) { return to_string(plan.report().algorithm); });
 }
 }  // namespace
 

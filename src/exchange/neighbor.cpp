@@ -284,10 +284,8 @@ namespace {
 // A plan made by `make` (every neighbor_alltoallv_init, the C API's included), counted by the trace.
 template <class Make>
 neighbor_plan traced_making(Make&& make) {
-  trace_detail::plan_event traced;
-  neighbor_plan plan(make());
-  if (traced.active()) traced.made("neighbor_plan", to_string(plan.statistics().strategy));
-  return plan;
+  return trace_detail::traced_making("neighbor_plan", [&] { return neighbor_plan(make()); },
+                                     [](const neighbor_plan& plan) { return to_string(plan.statistics().strategy); });
 }
 }  // namespace
 

@@ -590,10 +590,9 @@ std::unique_ptr<gemm_plan::impl> build_gemm_plan(MPI_Comm comm, gemm_description
 }  // namespace
 
 gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options) {
-  trace_detail::plan_event traced;
-  gemm_plan plan(build_gemm_plan(comm, std::move(description), options));
-  if (traced.active()) traced.made("gemm_plan", to_string(plan.statistics().communication));
-  return plan;
+  return trace_detail::traced_making(
+      "gemm_plan", [&] { return gemm_plan(build_gemm_plan(comm, std::move(description), options)); },
+      [](const gemm_plan& plan) { return to_string(plan.statistics().communication); });
 }
 
 }  // namespace redist

@@ -128,11 +128,38 @@ void decide(learned_class& cls, int context) {
   double slowest[2] = {0, 0};
   REDIST_MPI_CHECK(MPI_Allreduce(cls.fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
   cls.decided = slowest[1] < slowest[0] ? 1 : 0;
+  cls.scalapack_agreed = slowest[1];
+}
+
+double median_of_recent(const learned_class& cls) {
+  std::array<double, learned_class::watch_window> sorted = cls.recent;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  return sorted[sorted.size() / 2];
+}
+
+void conclude_check(learned_class& cls, double slowest_median) noexcept {
+  if (slowest_median > learned_class::recheck_factor * cls.scalapack_agreed) {
+    cls.decided = 1;
+  } else {
+    cls.watched = 0;
+    cls.next_check = std::min(2 * cls.next_check, learned_class::last_check_interval);
+  }
+}
+
+void check(learned_class& cls, int context) {
+  const double mine = median_of_recent(cls);
+  double slowest = 0;
+  REDIST_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
+  conclude_check(cls, slowest);
 }
 
 trial_timer::~trial_timer() {
   if (cls_ == nullptr) return;
   const double seconds = std::max(0.0, trace_detail::seconds_since(start_) - left_out_);
+  if (slot_ >= 0) {
+    cls_->recent[static_cast<std::size_t>(slot_)] = seconds;
+    return;
+  }
   double& fastest = cls_->fastest[way_];
   fastest = fastest < 0 ? seconds : std::min(fastest, seconds);
 }

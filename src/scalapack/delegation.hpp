@@ -12,7 +12,9 @@
 //   fifth the processes agree (one allreduce) on the way whose fastest call was faster on the slowest process,
 //   which every later call of the class takes (the ski-rental rule of the plan cache, both ways paid). A trial
 //   times the way's own work: ScaLAPACK's call, or redist's agreement and execution without its planning (paid once
-//   per signature, where a class's calls in a solver repeat signatures).
+//   per signature, where a class's calls in a solver repeat signatures). A class decided for redist is checked
+//   again now and then and goes to ScaLAPACK where its calls turned out much slower than ScaLAPACK's trials
+//   (learned_class).
 // What PBLAS requires is checked where a call is first seen: each signature (every argument but the arrays) goes
 // through redist's own argument agreement on every process; a signature every process passed, and on which all of
 // them delegate for good (not a trial), is remembered on the context's communicator and its later calls go to
@@ -99,11 +101,31 @@ class checked_signatures {
 };
 
 // What a learned class has measured on this process, and its decision once made.
+//
+// Two trials a way can mislead where processes share cores (a process descheduled in both trials of one way), so a
+// class decided for redist keeps timing its calls: at checks, after 8, 16, 32, ... (at most 1024) calls since the
+// last, the processes agree (one allreduce) on the slowest process's median of its last `watch_window` calls, and
+// the class goes to ScaLAPACK for good when that median is over `recheck_factor` times ScaLAPACK's agreed trial (the
+// slowest process's fastest). Only this way round: a class wrongly delegated costs ScaLAPACK's time, which the
+// drop-in is never to exceed, and watching it would add collectives to delegated calls.
 struct learned_class {
+  static constexpr int watch_window = 8;
+  static constexpr int last_check_interval = 1024;
+  static constexpr double recheck_factor = 2.0;
   int calls = 0;
   double fastest[2] = {-1, -1};  // this process's fastest call through redist [0] and ScaLAPACK [1] (-1: none yet)
   int decided = -1;              // -1: still trying; 0: redist; 1: ScaLAPACK
+  double scalapack_agreed = -1;  // at the decision: the slowest process's fastest ScaLAPACK trial
+  int watched = 0;               // calls through redist since the decision (the same count on every process)
+  int next_check = watch_window;  // the value of `watched` at which the next check is due
+  std::array<double, watch_window> recent{};  // this process's times of its last watched calls (slot watched % 8)
 };
+
+// The median of a class's recent times (a copy sorted; the upper of the two middle ones).
+double median_of_recent(const learned_class& cls);
+// A check's conclusion from the agreed median (the slowest process's): the class goes to ScaLAPACK, or its next
+// check is set twice as far (up to last_check_interval). The same on every process, given the same agreed value.
+void conclude_check(learned_class& cls, double slowest_median) noexcept;
 
 // What a context's communicator keeps: the signatures checked and the learned classes of every routine. Found by
 // state_of, which keeps the last few it found (a process-wide list, as BLACS itself is used by one thread): the
@@ -185,6 +207,9 @@ inline std::int64_t override_bound(const size_rule& rule) {
 
 // Agrees a class's decision once both ways have had their trials (collective over the context's communicator).
 void decide(learned_class& cls, int context);
+// A check of a class decided for redist (collective over the context's communicator): conclude_check on the agreed
+// median.
+void check(learned_class& cls, int context);
 // A learned class's first calls alternate, redist first (so that neither way has all the cold first calls).
 constexpr int trials_each_way = 2;
 
@@ -193,6 +218,8 @@ struct way {
   bool delegate = false;            // to ScaLAPACK
   bool checked = false;             // a signature remembered: straight to ScaLAPACK, no agreement
   learned_class* trying = nullptr;  // the class whose trial this call is (timed by a trial_timer), or null
+  learned_class* watching = nullptr;  // the class decided for redist whose call this is (timed too), or null
+  int recent_slot = 0;               // where in watching->recent this call's time goes
   signature_digest digest;          // the signature's, under the override in force (with a state)
 };
 
@@ -218,8 +245,12 @@ way choose_way(const size_rule& rule, Fewer&& fewer, ClassOf&& class_of_call, co
   } else if (fewer(rule.learned_below)) {
     if (learned_class* cls = class_of_call()) {
       if (cls->decided < 0 && cls->calls >= 2 * trials_each_way) decide(*cls, context);
-      if (cls->decided >= 0) {
-        w.delegate = cls->decided == 1;
+      if (cls->decided == 0 && cls->watched >= cls->next_check) check(*cls, context);
+      if (cls->decided == 0) {
+        w.watching = cls;
+        w.recent_slot = cls->watched++ % learned_class::watch_window;
+      } else if (cls->decided == 1) {
+        w.delegate = true;
       } else {
         w.trying = cls;
         w.delegate = cls->calls++ % 2 == 1;
@@ -229,12 +260,15 @@ way choose_way(const size_rule& rule, Fewer&& fewer, ClassOf&& class_of_call, co
   return w;
 }
 
-// A trial's time on this process, whichever way the call ends (nothing when `cls` is null), less what leave_out()
-// is told: planning, paid once per signature and not per call.
+// A trial's or a watched call's time on this process, whichever way the call ends (nothing when the call is
+// neither), less what leave_out() is told: planning, paid once per signature and not per call.
 class trial_timer {
  public:
-  trial_timer(learned_class* cls, bool through_scalapack)
-      : cls_(cls), way_(through_scalapack ? 1 : 0), start_(cls ? trace_detail::clock::now() : trace_detail::clock::time_point{}) {}
+  explicit trial_timer(const way& w)
+      : cls_(w.trying ? w.trying : w.watching),
+        way_(w.delegate ? 1 : 0),
+        slot_(w.trying ? -1 : w.recent_slot),
+        start_(cls_ ? trace_detail::clock::now() : trace_detail::clock::time_point{}) {}
   trial_timer(const trial_timer&) = delete;
   trial_timer& operator=(const trial_timer&) = delete;
   ~trial_timer();
@@ -246,6 +280,7 @@ class trial_timer {
  private:
   learned_class* cls_;
   int way_;
+  int slot_;  // -1: a trial (its way's fastest kept); else the watched call's slot in cls_->recent
   trace_detail::clock::time_point start_;
   double left_out_ = 0;
 };

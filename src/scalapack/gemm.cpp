@@ -608,7 +608,7 @@ template <class T>
     hand_to_scalapack();
     return;
   }
-  delegation::trial_timer trial(way.trying, way.delegate);
+  delegation::trial_timer trial(way);
   const bool remembering = delegation::can_remember(state, way);
   descriptor db, dc;
   auto call = agree_on_pblas_call<rank_record>(

@@ -99,6 +99,16 @@ class plan_event {
   clock::time_point start_;
 };
 
+// The plan `make()` returns, its making counted by the trace as a plan of `kind` with the strategy
+// `strategy_of(plan)` names (every plan kind's make functions, C API's included, go through here).
+template <class Make, class StrategyOf>
+auto traced_making(const char* kind, Make&& make, StrategyOf&& strategy_of) {
+  plan_event traced;
+  auto plan = make();
+  if (traced.active()) traced.made(kind, strategy_of(plan));
+  return plan;
+}
+
 // The summary on MPI_COMM_WORLD's rank 0 and the calls file flushed, once per process (MPI_Finalize's wrappers).
 void at_finalize() noexcept;
 

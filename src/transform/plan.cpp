@@ -525,9 +525,11 @@ transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout&
   return make_plan(comm, std::vector<job_description>{{a, b, operation, type}}, options);
 }
 
-transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options) {
+namespace {
+// make_plan and make_reshape_plan, less their tracing.
+std::unique_ptr<transform_plan::impl> make_plan_impl(MPI_Comm comm, std::vector<job_description> jobs,
+                                                     const transform_options& options) {
   const seconds_since started;
-  trace_detail::plan_event traced;
   const int nranks = mpi::size(comm);
   mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_plan", [&](size_t k) {
     const job_description& j = jobs[k];
@@ -544,14 +546,12 @@ transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const
     engine_jobs.push_back({to_nd_layout(j.a), to_nd_layout(j.b),
                            j.operation == op::identity ? std::vector<int>{} : std::vector<int>{1, 0},
                            j.operation == op::conj_transpose, j.type, j.region});
-  transform_plan plan(build_plan(comm, std::move(owned), std::move(engine_jobs), std::move(jobs), options, started));
-  if (traced.active()) traced.made("transform_plan", to_string(plan.strategy()));
-  return plan;
+  return build_plan(comm, std::move(owned), std::move(engine_jobs), std::move(jobs), options, started);
 }
 
-transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, const transform_options& options) {
+std::unique_ptr<transform_plan::impl> make_reshape_plan_impl(MPI_Comm comm, std::vector<reshape_job> jobs,
+                                                             const transform_options& options) {
   const seconds_since started;
-  trace_detail::plan_event traced;
   const int nranks = mpi::size(comm);
   mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_reshape_plan", [&](size_t k) {
     const reshape_job& j = jobs[k];
@@ -562,9 +562,20 @@ transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, c
     const int my_rank = j.a.my_rank() != mpi::rank(comm) ? j.a.my_rank() : j.b.my_rank();
     return job_check{kind, std::move(message), my_rank, hash};
   });
-  transform_plan plan(build_plan(comm, std::move(owned), std::move(jobs), {}, options, started));
-  if (traced.active()) traced.made("reshape_plan", to_string(plan.strategy()));
-  return plan;
+  return build_plan(comm, std::move(owned), std::move(jobs), {}, options, started);
+}
+}  // namespace
+
+transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options) {
+  return trace_detail::traced_making(
+      "transform_plan", [&] { return transform_plan(make_plan_impl(comm, std::move(jobs), options)); },
+      [](const transform_plan& plan) { return to_string(plan.strategy()); });
+}
+
+transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, const transform_options& options) {
+  return trace_detail::traced_making(
+      "reshape_plan", [&] { return transform_plan(make_reshape_plan_impl(comm, std::move(jobs), options)); },
+      [](const transform_plan& plan) { return to_string(plan.strategy()); });
 }
 
 }  // namespace redist

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "delegation.hpp"
 #include "mpi_test_support.hpp"
 #include "redist/trace.hpp"
 #include "scalapack_cases.hpp"
@@ -38,6 +39,7 @@ int redist_test_inside_spied_pdgemm();
 }
 
 using namespace redist::testing;
+namespace delegation = redist::scalapack::delegation;
 namespace trace = redist::trace;
 
 // ---- MPI calls made outside ScaLAPACK's pdgemm_, counted while `counting` is set.
@@ -340,6 +342,34 @@ TEST_F(Trace, TransposesAreLearnedPerClass) {
     counting = false;
     EXPECT_EQ(mpi_calls, 0) << "a signature of a class learned for ScaLAPACK was checked again";
   }
+
+  // A class decided for redist keeps being timed and is checked after 8, then 16 more calls, ...: it stays with
+  // redist while its calls are within twice ScaLAPACK's agreed trial, and goes to ScaLAPACK for good at the first
+  // check that finds them slower (the trials' times set here alike on every rank, so the checks' outcome is known).
+  // Of a signature not called yet (n and n - 1 may be remembered as ScaLAPACK's for good).
+  const int unseen = n - 2;
+  delegation::context_state* state = delegation::state_of(p.desca.data());
+  ASSERT_NE(state, nullptr);
+  ASSERT_EQ(state->classes.size(), 1u);
+  delegation::learned_class& cls = state->classes.begin()->second;
+  cls.decided = 0;
+  cls.watched = 0;
+  cls.next_check = delegation::learned_class::watch_window;
+  cls.scalapack_agreed = 1e9;  // ScaLAPACK's trials took "a billion seconds": every check keeps redist
+  // The checks are made as the 9th and the 25th call start.
+  for (int call = 0; call < 8 + 16 + 1; ++call) EXPECT_EQ(handed_over(unseen), 0) << "call " << call << " after the decision";
+  EXPECT_EQ(cls.next_check, 32) << "two checks passed";
+  EXPECT_EQ(cls.watched, 1);
+  cls.scalapack_agreed = 1e-12;  // now "a picosecond": the next check sends the class to ScaLAPACK
+  for (int call = 0; call < 31; ++call) EXPECT_EQ(handed_over(unseen), 0) << "call " << call << " before the third check";
+  EXPECT_EQ(cls.decided, 0);
+  EXPECT_EQ(handed_over(unseen), 1) << "the third check finds redist's calls slower than ScaLAPACK's trials";
+  EXPECT_EQ(cls.decided, 1);
+  mpi_calls = 0;
+  counting = true;
+  EXPECT_EQ(handed_over(unseen), 1);
+  counting = false;
+  EXPECT_EQ(mpi_calls, 0) << "a signature of a class rechecked for ScaLAPACK was not remembered";
 
   ASSERT_EQ(setenv("REDIST_PTRAN_DELEGATE_BELOW", "1000000", 1), 0);  // every transpose here to ScaLAPACK
   const auto redist_mpi_calls = [&](int size) {
