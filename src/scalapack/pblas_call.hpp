@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@
 #include "blacs.hpp"
 #include "first_error.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/fault_injection.hpp"
+#include "redist/error.hpp"
 #include "redist/scalapack/descriptor.hpp"
 
 namespace redist::scalapack {
@@ -34,6 +37,9 @@ void store_scalar(T value, std::int64_t* out) {
   out[0] = out[1] = 0;
   std::memcpy(out, &value, sizeof(T));
 }
+
+// A record's `info` on a process that could not make its record (out of memory): every process then fails the call.
+constexpr std::int64_t failed_record = std::numeric_limits<std::int64_t>::min();
 
 // A call that passed the agreement: DESCA, the grid (with every position's rank), the context's
 // communicator, this process's rank in it and every process's record (also as words, for plan keys).
@@ -79,30 +85,60 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
   }
   const int context_info = -(desca_pos * 100 + 2);
   const process_grid& grid = call.grid;
-  std::vector<std::int64_t> my_arguments;
   try {
     call.comm = blacs::communicator(call.context);
     call.me = mpi::rank(call.comm);
+    call.all.resize(static_cast<size_t>(mpi::size(call.comm)));
+  } catch (const std::exception& e) {  // no way to the others: this process alone reports it
+    blacs::fail_after_checks(call.context, routine, context_info, e.what());
+    return std::nullopt;
+  }
+  // This process's record. Where it cannot be made, the process still joins the gather below, its record marked
+  // as failed, so that the others do not wait for it: every process then fails the call alike.
+  Record mine{};
+  std::vector<std::int64_t> my_arguments;
+  const char* failure = nullptr;  // why this process could not take part (an exception's message), or null
+  std::string failure_text;
+  try {
     int world_rank = 0;
     REDIST_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
-    Record mine{};
     mine.my_row = call.grid.my_row;
     mine.my_col = call.grid.my_col;
     mine.world_rank = world_rank;
     fill(mine, static_cast<const descriptor&>(call.da));
-    // Arguments every process passed before, alike, at one agreement that succeeded: its conclusion stands.
+    if (fault::hit()) throw insufficient_memory("the drop-in's record of its arguments (injected)");
     const auto* first = reinterpret_cast<const std::int64_t*>(&mine);
     my_arguments.assign(first, first + record_words);
     my_arguments.insert(my_arguments.end(), {call.context, grid.proc_rows, grid.proc_cols});
+  } catch (const std::exception& e) {
+    failure = "out of memory";
+    try {
+      failure_text = e.what();
+      failure = failure_text.c_str();
+    } catch (...) {
+    }
+    mine.info = failed_record;
+    my_arguments.clear();  // matches no earlier agreement
+  }
+  try {
+    // Arguments every process passed before, alike, at one agreement that succeeded: its conclusion stands.
     if (const pblas_call<Record>* agreed = agreed_calls<pblas_call<Record>>::find(call.comm, my_arguments))
       return *agreed;
-    call.all.resize(static_cast<size_t>(mpi::size(call.comm)));
     REDIST_MPI_CHECK(mpi::allgather_yielding(&mine, record_words, MPI_INT64_T, call.all.data(), record_words,
                                              MPI_INT64_T, call.comm));
   } catch (const std::exception& e) {
     blacs::fail_after_checks(call.context, routine, context_info, e.what());
     return std::nullopt;
   }
+  for (size_t r = 0; r < call.all.size(); ++r)
+    if (call.all[r].info == failed_record) {  // the lowest such process's failure, on every process
+      blacs::fail_after_checks(call.context, routine, context_info,
+                               failure != nullptr && r == static_cast<size_t>(call.me)
+                                   ? std::string(failure)
+                                   : "process " + std::to_string(r) + " of the context failed before the " +
+                                         "processes' arguments could be compared");
+      return std::nullopt;
+    }
   call.grid.position_ranks.assign(static_cast<size_t>(grid.proc_rows * grid.proc_cols), -1);
   for (size_t r = 0; r < call.all.size(); ++r) {
     const Record& x = call.all[r];
@@ -123,11 +159,22 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
     blacs::report_problem(routine, "process " + std::to_string(differing) + " of the context passed a different " +
                                        "value of argument " + std::to_string(-info) +
                                        " than the others; it must be the same on every process");
-  try {
-    if (info == 0) info = agree_on_first_error(call.comm, check(static_cast<const process_grid&>(grid), static_cast<const descriptor&>(call.da)));
-  } catch (const std::exception& e) {
-    blacs::fail_after_checks(call.context, routine, context_info, e.what());
-    return std::nullopt;
+  if (info == 0) {
+    // A check that cannot run here (out of memory) is this process's error at CTXT's position, so that it still
+    // joins the agreement the others are in.
+    int my_info = 0;
+    try {
+      my_info = check(static_cast<const process_grid&>(grid), static_cast<const descriptor&>(call.da));
+    } catch (const std::exception& e) {
+      blacs::report_problem(routine, e.what());
+      my_info = context_info;
+    }
+    try {
+      info = agree_on_first_error(call.comm, my_info);
+    } catch (const std::exception& e) {
+      blacs::fail_after_checks(call.context, routine, context_info, e.what());
+      return std::nullopt;
+    }
   }
   if (info != 0) {
     blacs::report_error(call.context, routine, info);
