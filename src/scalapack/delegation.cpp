@@ -128,8 +128,9 @@ void decide(learned_class& cls, int context) {
   double slowest[2] = {0, 0};
   REDIST_MPI_CHECK(MPI_Allreduce(cls.fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
   cls.decided = slowest[1] < slowest[0] ? 1 : 0;
-  cls.scalapack_agreed = slowest[1];
 }
+
+bool cores_shared(int context) { return mpi::hosts_oversubscribed(blacs::communicator(context)); }
 
 double median_of_recent(const learned_class& cls) {
   std::array<double, learned_class::watch_window> sorted = cls.recent;
@@ -137,20 +138,21 @@ double median_of_recent(const learned_class& cls) {
   return sorted[sorted.size() / 2];
 }
 
-void conclude_check(learned_class& cls, double slowest_median) noexcept {
-  if (slowest_median > learned_class::recheck_factor * cls.scalapack_agreed) {
+bool conclude_check(learned_class& cls, double slowest_median, double slowest_scalapack) noexcept {
+  if (slowest_median > learned_class::recheck_factor * slowest_scalapack) {
     cls.decided = 1;
-  } else {
-    cls.watched = 0;
-    cls.next_check = std::min(2 * cls.next_check, learned_class::last_check_interval);
+    return false;
   }
+  cls.watched = 0;
+  cls.next_check = std::min(2 * cls.next_check, learned_class::last_check_interval);
+  return true;
 }
 
-void check(learned_class& cls, int context) {
-  const double mine = median_of_recent(cls);
-  double slowest = 0;
-  REDIST_MPI_CHECK(MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
-  conclude_check(cls, slowest);
+bool check(learned_class& cls, int context) {
+  const double mine[2] = {median_of_recent(cls), cls.fastest[1]};
+  double slowest[2] = {0, 0};
+  REDIST_MPI_CHECK(MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
+  return conclude_check(cls, slowest[0], slowest[1]);
 }
 
 trial_timer::~trial_timer() {

@@ -12,7 +12,8 @@
 //   fifth the processes agree (one allreduce) on the way whose fastest call was faster on the slowest process,
 //   which every later call of the class takes (the ski-rental rule of the plan cache, both ways paid). A trial
 //   times the way's own work: ScaLAPACK's call, or redist's agreement and execution without its planning (paid once
-//   per signature, where a class's calls in a solver repeat signatures). A class decided for redist is checked
+//   per signature, where a class's calls in a solver repeat signatures). Where a host runs more of the context's
+//   processes than it has CPUs, calls between go to ScaLAPACK, unlearned. A class decided for redist is checked
 //   again now and then and goes to ScaLAPACK where its calls turned out much slower than ScaLAPACK's trials
 //   (learned_class).
 // What PBLAS requires is checked where a call is first seen: each signature (every argument but the arrays) goes
@@ -102,11 +103,12 @@ class checked_signatures {
 
 // What a learned class has measured on this process, and its decision once made.
 //
-// Two trials a way can mislead where processes share cores (a process descheduled in both trials of one way), so a
-// class decided for redist keeps timing its calls: at checks, after 8, 16, 32, ... (at most 1024) calls since the
-// last, the processes agree (one allreduce) on the slowest process's median of its last `watch_window` calls, and
-// the class goes to ScaLAPACK for good when that median is over `recheck_factor` times ScaLAPACK's agreed trial (the
-// slowest process's fastest). Only this way round: a class wrongly delegated costs ScaLAPACK's time, which the
+// Two trials a way can mislead where processes share cores (a process descheduled in the trials of one way), so a
+// class decided for redist keeps timing its calls and is checked after 8, then 16, 32, ... (at most 1024) more
+// calls: the processes agree (one allreduce) on the slowest process's median of its last `watch_window` calls and on
+// the slowest process's fastest ScaLAPACK call so far; the class goes to ScaLAPACK for good when the median is over
+// `recheck_factor` times that, and otherwise the checking call is one more trial of ScaLAPACK (so that a trial
+// slowed by chance is outdone). Only this way round: a class wrongly delegated costs ScaLAPACK's time, which the
 // drop-in is never to exceed, and watching it would add collectives to delegated calls.
 struct learned_class {
   static constexpr int watch_window = 8;
@@ -115,17 +117,17 @@ struct learned_class {
   int calls = 0;
   double fastest[2] = {-1, -1};  // this process's fastest call through redist [0] and ScaLAPACK [1] (-1: none yet)
   int decided = -1;              // -1: still trying; 0: redist; 1: ScaLAPACK
-  double scalapack_agreed = -1;  // at the decision: the slowest process's fastest ScaLAPACK trial
-  int watched = 0;               // calls through redist since the decision (the same count on every process)
+  int watched = 0;               // calls through redist since the decision or the last check (alike everywhere)
   int next_check = watch_window;  // the value of `watched` at which the next check is due
   std::array<double, watch_window> recent{};  // this process's times of its last watched calls (slot watched % 8)
 };
 
-// The median of a class's recent times (a copy sorted; the upper of the two middle ones).
+// The median of a class's recent times (the upper of the two middle ones).
 double median_of_recent(const learned_class& cls);
-// A check's conclusion from the agreed median (the slowest process's): the class goes to ScaLAPACK, or its next
-// check is set twice as far (up to last_check_interval). The same on every process, given the same agreed value.
-void conclude_check(learned_class& cls, double slowest_median) noexcept;
+// A check's conclusion from the agreed values (the slowest process's median and fastest ScaLAPACK call): the class
+// goes to ScaLAPACK (false), or stays with redist, its next check twice as far (up to last_check_interval), and
+// the checking call is a trial of ScaLAPACK (true). The same on every process, given the same agreed values.
+bool conclude_check(learned_class& cls, double slowest_median, double slowest_scalapack) noexcept;
 
 // What a context's communicator keeps: the signatures checked and the learned classes of every routine. Found by
 // state_of, which keeps the last few it found (a process-wide list, as BLACS itself is used by one thread): the
@@ -207,9 +209,14 @@ inline std::int64_t override_bound(const size_rule& rule) {
 
 // Agrees a class's decision once both ways have had their trials (collective over the context's communicator).
 void decide(learned_class& cls, int context);
+// Whether a host runs more processes of the context than it has CPUs (collective over the context's communicator
+// the first time, cached on it): a call's time there is mostly when its processes got a core, which tells neither
+// way apart (a 128 x 128 transpose at 4 processes on 2 cores timed 40 us to 4 ms), so classes are not learned: they
+// go to ScaLAPACK, which the drop-in is then not slower than.
+bool cores_shared(int context);
 // A check of a class decided for redist (collective over the context's communicator): conclude_check on the agreed
-// median.
-void check(learned_class& cls, int context);
+// values.
+bool check(learned_class& cls, int context);
 // A learned class's first calls alternate, redist first (so that neither way has all the cold first calls).
 constexpr int trials_each_way = 2;
 
@@ -244,9 +251,12 @@ way choose_way(const size_rule& rule, Fewer&& fewer, ClassOf&& class_of_call, co
     w.delegate = true;
   } else if (fewer(rule.learned_below)) {
     if (learned_class* cls = class_of_call()) {
+      if (cls->decided < 0 && cls->calls == 0 && cores_shared(context)) cls->decided = 1;
       if (cls->decided < 0 && cls->calls >= 2 * trials_each_way) decide(*cls, context);
-      if (cls->decided == 0 && cls->watched >= cls->next_check) check(*cls, context);
-      if (cls->decided == 0) {
+      if (cls->decided == 0 && cls->watched >= cls->next_check && check(*cls, context)) {
+        w.trying = cls;  // still redist's: this call one more trial of ScaLAPACK
+        w.delegate = true;
+      } else if (cls->decided == 0) {
         w.watching = cls;
         w.recent_slot = cls->watched++ % learned_class::watch_window;
       } else if (cls->decided == 1) {

@@ -160,19 +160,24 @@ std::map<std::string, trace::entry_totals> by_path() {
 
 // A learned class's calls of `size` through `handed_over` (returns 1 when the call went to ScaLAPACK): the first
 // four alternate redist and ScaLAPACK, then two more and one of `same_class_size` take the way decided, alike on
-// every rank; the trace counts them under `entry` ("PDGEMM"). Returns the way (1: ScaLAPACK).
-int learned_way(const std::function<int(int)>& handed_over, int size, int same_class_size, const std::string& entry) {
-  for (int trial = 0; trial < 4; ++trial) EXPECT_EQ(handed_over(size), trial % 2) << "trial " << trial;
+// every rank; the trace counts them under `entry` ("PDGEMM"). Where the ranks share cores (more of them on this
+// host than it has CPUs), nothing is learned: all seven go to ScaLAPACK. Returns the way (1: ScaLAPACK).
+int learned_way(const std::function<int(int)>& handed_over, int size, int same_class_size, const std::string& entry,
+                bool cores_shared) {
+  for (int trial = 0; trial < 4; ++trial)
+    EXPECT_EQ(handed_over(size), cores_shared ? 1 : trial % 2) << "trial " << trial;
   const int decided = handed_over(size);
+  if (cores_shared) EXPECT_EQ(decided, 1) << "a class learned where the ranks share cores";
   EXPECT_EQ(handed_over(size), decided);
   EXPECT_EQ(handed_over(same_class_size), decided) << same_class_size << " is in the same class as " << size;
   int lowest = decided, highest = decided;
   MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(MPI_IN_PLACE, &highest, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   EXPECT_EQ(lowest, highest) << "the ranks took different ways";
-  const auto rows = by_path();
-  EXPECT_EQ(rows.at(entry + " redist").calls, 2 + (decided == 0 ? 3 : 0));
-  EXPECT_EQ(rows.at(entry + " delegated").calls, 2 + (decided == 1 ? 3 : 0));
+  auto rows = by_path();
+  const int through_redist = cores_shared ? 0 : 2 + (decided == 0 ? 3 : 0);
+  EXPECT_EQ(rows[entry + " redist"].calls, through_redist);
+  EXPECT_EQ(rows[entry + " delegated"].calls, 7 - through_redist);
   return decided;
 }
 
@@ -196,6 +201,7 @@ TEST_F(Trace, SummaryCountsEveryCallByEntryPointAndPath) {
   problem p(40);
   EXPECT_TRUE(p.copy());
   EXPECT_TRUE(p.copy());  // the same signature: its plan is cached
+  ASSERT_EQ(setenv("REDIST_PTRAN_DELEGATE_BELOW", "0", 1), 0);  // redist for every transpose (none learned)
   p.transpose(40);
   p.transpose(0);  // PBLAS's quick return: nothing to move
   p.multiply(5);   // 125 multiply-adds: handed to ScaLAPACK
@@ -275,7 +281,11 @@ TEST_F(Trace, CallsFileHasOneLinePerCallWithItsArguments) {
   EXPECT_NE(lines[0].find("\"desca\":[1,"), std::string::npos) << lines[0];
   EXPECT_NE(lines[1].find("\"entry\":\"PDGEMM\",\"path\":\"delegated\""), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("\"transa\":\"N\",\"transb\":\"N\",\"m\":7,\"n\":7,\"k\":7"), std::string::npos) << lines[1];
-  EXPECT_NE(lines[2].find("\"entry\":\"PDTRAN\",\"path\":\"redist\""), std::string::npos) << lines[2];
+  // A transpose of 900 elements: learned per class, its first call redist's trial (where the ranks share cores,
+  // handed to ScaLAPACK unlearned).
+  const std::string transpose_path = delegation::cores_shared(p.grid.context) ? "delegated" : "redist";
+  EXPECT_NE(lines[2].find("\"entry\":\"PDTRAN\",\"path\":\"" + transpose_path + "\""), std::string::npos)
+      << lines[2];
   for (std::size_t i = 0; i < lines.size(); ++i) {
     EXPECT_EQ(lines[i].rfind("{\"rank\":" + std::to_string(world) + ",\"seq\":", 0), 0u) << lines[i];
     EXPECT_EQ(lines[i].back(), '}');
@@ -308,7 +318,7 @@ TEST_F(Trace, DelegatedCallsAddNoMpiCall) {
 
 // Products between 2^23 and 2^31 multiply-adds, with REDIST_PDGEMM_DELEGATE_BELOW unset, are learned per class: the
 // class's first four calls alternate redist and ScaLAPACK, and every later call takes the way agreed then, the same
-// on every rank (which way depends on this machine's timings).
+// on every rank (which way depends on this machine's timings); where the ranks share cores, all go to ScaLAPACK.
 TEST_F(Trace, MidSizeProductsAreLearnedPerClass) {
   problem p(210);
   const auto handed_over = [&](int m) {
@@ -317,7 +327,8 @@ TEST_F(Trace, MidSizeProductsAreLearnedPerClass) {
     return redist_test_spied_pdgemm_calls() - before;
   };
   const int m = 204;  // 204^3 = 8.49e6 multiply-adds, just above 2^23
-  const int decided = learned_way(handed_over, m, m + 1, "PDGEMM");  // 205: the same class (m, n, k up to 256)
+  // 205: the same class (m, n, k up to 256)
+  const int decided = learned_way(handed_over, m, m + 1, "PDGEMM", delegation::cores_shared(p.grid.context));
   EXPECT_TRUE(all_ranks(decided == 0 || decided == 1));
   ASSERT_EQ(setenv("REDIST_PDGEMM_DELEGATE_BELOW", "0", 1), 0);  // the override wins over what was learned
   EXPECT_EQ(handed_over(m), 0);
@@ -334,7 +345,8 @@ TEST_F(Trace, TransposesAreLearnedPerClass) {
     return redist_test_spied_pdtran_calls() - before;
   };
   const int n = 57;
-  const int decided = learned_way(handed_over, n, n - 1, "PDTRAN");  // 56: the same class (m, n up to 64)
+  // 56: the same class (m, n up to 64)
+  const int decided = learned_way(handed_over, n, n - 1, "PDTRAN", delegation::cores_shared(p.grid.context));
   if (decided == 1) {  // handed over for good: a signature checked once is remembered, trials' were not
     mpi_calls = 0;
     counting = true;
@@ -343,10 +355,11 @@ TEST_F(Trace, TransposesAreLearnedPerClass) {
     EXPECT_EQ(mpi_calls, 0) << "a signature of a class learned for ScaLAPACK was checked again";
   }
 
-  // A class decided for redist keeps being timed and is checked after 8, then 16 more calls, ...: it stays with
-  // redist while its calls are within twice ScaLAPACK's agreed trial, and goes to ScaLAPACK for good at the first
-  // check that finds them slower (the trials' times set here alike on every rank, so the checks' outcome is known).
-  // Of a signature not called yet (n and n - 1 may be remembered as ScaLAPACK's for good).
+  // A class decided for redist keeps being timed and is checked after 8, then 16 more calls, ...: a check that
+  // finds redist's calls within twice ScaLAPACK's fastest keeps redist, its call one more trial of ScaLAPACK; the
+  // first that finds them slower sends the class to ScaLAPACK for good. ScaLAPACK's fastest is set here before each
+  // call, alike on every rank, so that the checks' outcome is known. Of a signature not called yet (n and n - 1 may
+  // be remembered as ScaLAPACK's for good).
   const int unseen = n - 2;
   delegation::context_state* state = delegation::state_of(p.desca.data());
   ASSERT_NE(state, nullptr);
@@ -355,15 +368,20 @@ TEST_F(Trace, TransposesAreLearnedPerClass) {
   cls.decided = 0;
   cls.watched = 0;
   cls.next_check = delegation::learned_class::watch_window;
-  cls.scalapack_agreed = 1e9;  // ScaLAPACK's trials took "a billion seconds": every check keeps redist
-  // The checks are made as the 9th and the 25th call start.
-  for (int call = 0; call < 8 + 16 + 1; ++call) EXPECT_EQ(handed_over(unseen), 0) << "call " << call << " after the decision";
+  const auto call_with_scalapack_at = [&](double seconds) {
+    cls.fastest[1] = seconds;
+    return handed_over(unseen);
+  };
+  // ScaLAPACK "a billion seconds" a call: the checks at the 9th and the 26th call keep redist and try ScaLAPACK.
+  for (int call = 1; call <= 27; ++call)
+    EXPECT_EQ(call_with_scalapack_at(1e9), call == 9 || call == 26 ? 1 : 0) << "call " << call << " after the decision";
   EXPECT_EQ(cls.next_check, 32) << "two checks passed";
   EXPECT_EQ(cls.watched, 1);
-  cls.scalapack_agreed = 1e-12;  // now "a picosecond": the next check sends the class to ScaLAPACK
-  for (int call = 0; call < 31; ++call) EXPECT_EQ(handed_over(unseen), 0) << "call " << call << " before the third check";
+  // Now "a picosecond": the next check sends the class to ScaLAPACK.
+  for (int call = 0; call < 31; ++call)
+    EXPECT_EQ(call_with_scalapack_at(1e-12), 0) << "call " << call << " before the third check";
   EXPECT_EQ(cls.decided, 0);
-  EXPECT_EQ(handed_over(unseen), 1) << "the third check finds redist's calls slower than ScaLAPACK's trials";
+  EXPECT_EQ(call_with_scalapack_at(1e-12), 1) << "the third check finds redist's calls slower than ScaLAPACK's";
   EXPECT_EQ(cls.decided, 1);
   mpi_calls = 0;
   counting = true;
