@@ -103,7 +103,7 @@ class checked_signatures {
 
 // What a learned class has measured on this process, and its decision once made.
 //
-// Two trials a way can mislead where processes share cores (a process descheduled in the trials of one way), so a
+// Two trials a way can mislead on a loaded machine (a process descheduled in the trials of one way), so a
 // class decided for redist keeps timing its calls and is checked after 8, then 16, 32, ... (at most 1024) more
 // calls: the processes agree (one allreduce) on the slowest process's median of its last `watch_window` calls and on
 // the slowest process's fastest ScaLAPACK call so far; the class goes to ScaLAPACK for good when the median is over
