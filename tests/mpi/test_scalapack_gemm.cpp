@@ -433,7 +433,10 @@ TEST(ScalapackGemm, RepeatedCallsReuseThePlan) {
   const matrix_case cc = random_operand(g, 2, x.m, x.n, grid, x.ic, x.jc);
   const std::vector<int> desca = make_descriptor(ca, grid), descb = make_descriptor(cb, grid);
   const std::vector<int> descc = make_descriptor(cc, grid);
+  // The first call makes at most one plan (none where the drawn case is multiplied in place, as on one rank),
+  // the later ones none.
   const std::size_t made_before = sl::plans_made();
+  std::size_t made_at_first = made_before;
   for (std::uint64_t call = 0; call < 4; ++call) {
     x.alpha = 1.0 + static_cast<double>(call);
     const auto a = random_local<double>(ca, grid, desca, 20 + call), b = random_local<double>(cb, grid, descb, 30 + call);
@@ -442,7 +445,9 @@ TEST(ScalapackGemm, RepeatedCallsReuseThePlan) {
     ours(x, a.data(), desca.data(), b.data(), descb.data(), c.data(), descc.data());
     reference(x, a.data(), desca.data(), b.data(), descb.data(), expected.data(), descc.data());
     EXPECT_EQ(global_sum(wrong_elements(c, expected, c_initial, cc, grid, descc[10], x, tolerance_for(x))), 0) << "call " << call;
-    EXPECT_EQ(sl::plans_made() - made_before, 1u) << "call " << call;
+    if (call == 0) made_at_first = sl::plans_made();
+    EXPECT_LE(made_at_first - made_before, 1u);
+    EXPECT_EQ(sl::plans_made(), made_at_first) << "call " << call;
   }
   // Nothing to multiply: no plan, nothing moves.
   const auto a = random_local<double>(ca, grid, desca, 50), b = random_local<double>(cb, grid, descb, 51);
@@ -457,7 +462,7 @@ TEST(ScalapackGemm, RepeatedCallsReuseThePlan) {
     EXPECT_EQ(global_sum(wrong_elements(c, expected, c_initial, cc, grid, descc[10], y, 0.0)), 0)
         << "alpha " << alpha << " k " << k;
   }
-  EXPECT_EQ(sl::plans_made() - made_before, 1u);
+  EXPECT_EQ(sl::plans_made(), made_at_first);
 }
 
 // PBLAS's quick returns: M or N zero, or (alpha zero or K zero) with beta one, write nothing; alpha = 0 with
