@@ -156,14 +156,9 @@ bool check(learned_class& cls, int context) {
 }
 
 trial_timer::~trial_timer() {
-  if (cls_ == nullptr) return;
+  if (record_ == nullptr) return;
   const double seconds = std::max(0.0, trace_detail::seconds_since(start_) - left_out_);
-  if (slot_ >= 0) {
-    cls_->recent[static_cast<std::size_t>(slot_)] = seconds;
-    return;
-  }
-  double& fastest = cls_->fastest[way_];
-  fastest = fastest < 0 ? seconds : std::min(fastest, seconds);
+  *record_ = keep_fastest_ && *record_ >= 0 ? std::min(*record_, seconds) : seconds;
 }
 
 bool can_remember(context_state* state, const way& w) noexcept {

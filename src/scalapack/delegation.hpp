@@ -275,22 +275,22 @@ way choose_way(const size_rule& rule, Fewer&& fewer, ClassOf&& class_of_call, co
 class trial_timer {
  public:
   explicit trial_timer(const way& w)
-      : cls_(w.trying ? w.trying : w.watching),
-        way_(w.delegate ? 1 : 0),
-        slot_(w.trying ? -1 : w.recent_slot),
-        start_(cls_ ? trace_detail::clock::now() : trace_detail::clock::time_point{}) {}
+      : record_(w.trying ? &w.trying->fastest[w.delegate ? 1 : 0]
+                : w.watching ? &w.watching->recent[static_cast<std::size_t>(w.recent_slot)]
+                             : nullptr),
+        keep_fastest_(w.trying != nullptr),
+        start_(record_ ? trace_detail::clock::now() : trace_detail::clock::time_point{}) {}
   trial_timer(const trial_timer&) = delete;
   trial_timer& operator=(const trial_timer&) = delete;
   ~trial_timer();
   void start_now() {
-    if (cls_ != nullptr) start_ = trace_detail::clock::now();
+    if (record_ != nullptr) start_ = trace_detail::clock::now();
   }
   void leave_out(double seconds) { left_out_ += seconds; }
 
  private:
-  learned_class* cls_;
-  int way_;
-  int slot_;  // -1: a trial (its way's fastest kept); else the watched call's slot in cls_->recent
+  double* record_;     // where the time goes: the way's fastest (a trial) or the watched call's slot of recent
+  bool keep_fastest_;  // a trial: the least of the times so far (negative: none yet)
   trace_detail::clock::time_point start_;
   double left_out_ = 0;
 };

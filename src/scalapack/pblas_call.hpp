@@ -97,8 +97,7 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
   // as failed, so that the others do not wait for it: every process then fails the call alike.
   Record mine{};
   std::vector<std::int64_t> my_arguments;
-  const char* failure = nullptr;  // why this process could not take part (an exception's message), or null
-  std::string failure_text;
+  std::string failure;  // why this process could not take part (empty where even the message could not be copied)
   try {
     int world_rank = 0;
     REDIST_MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank));
@@ -111,10 +110,8 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
     my_arguments.assign(first, first + record_words);
     my_arguments.insert(my_arguments.end(), {call.context, grid.proc_rows, grid.proc_cols});
   } catch (const std::exception& e) {
-    failure = "out of memory";
     try {
-      failure_text = e.what();
-      failure = failure_text.c_str();
+      failure = e.what();
     } catch (...) {
     }
     mine.info = failed_record;
@@ -133,8 +130,8 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
   for (size_t r = 0; r < call.all.size(); ++r)
     if (call.all[r].info == failed_record) {  // the lowest such process's failure, on every process
       blacs::fail_after_checks(call.context, routine, context_info,
-                               failure != nullptr && r == static_cast<size_t>(call.me)
-                                   ? std::string(failure)
+                               r == static_cast<size_t>(call.me)
+                                   ? (failure.empty() ? std::string("out of memory") : failure)
                                    : "process " + std::to_string(r) + " of the context failed before the " +
                                          "processes' arguments could be compared");
       return std::nullopt;

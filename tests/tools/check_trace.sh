@@ -71,6 +71,19 @@ assert all(c["calls"] == 1 and c["scalapack_seconds"] > 0 and c["redist_seconds"
 assert all(len(c["replayed_paths"]) == 1 and c["replayed_paths"][0].split("/")[0] in ("redist", "delegated", "local")
            for c in r["classes"]), r
 PY
+# The noise floor: ScaLAPACK on both sides, so redist is never called (its calls traced: none).
+REDIST_TRACE=calls REDIST_TRACE_FILE="$work/noise.%r.jsonl" OMP_NUM_THREADS=1 "$mpiexec" -n "$ranks" "$replay" \
+  --rounds 2 --noise-floor --json "$work/noise.json" "$work"/trace.*.jsonl > "$work/noise.out" 2>&1 \
+  || { cat "$work/noise.out"; fail "noise floor: exit status $?"; }
+grep -q "^SUMMARY redist-replay: 4 classes, whole trace ScaLAPACK/ScaLAPACK (noise floor) .*results agree$" \
+  "$work/noise.out" || { cat "$work/noise.out"; fail "noise floor: no agreeing summary"; }
+! cat "$work"/noise.*.jsonl 2> /dev/null | grep -q . || fail "noise floor: redist was called"
+python3 - "$work/noise.json" <<'PY' || fail "noise floor: the JSON is not as expected"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["noise_floor"] is True and r["results_agree"] and len(r["classes"]) == 4, r
+assert all(c["replayed_paths"] == ["ScaLAPACK (noise floor)"] and c["redist_seconds"] > 0 for c in r["classes"]), r
+PY
 # Traces of another rank count: refused with status 2 before anything runs.
 "$mpiexec" -n "$ranks" "$replay" "$work/trace.0.jsonl" "$work/no-such-file" > "$work/refused.out" 2>&1
 [ $? = 2 ] || { cat "$work/refused.out"; fail "replay: a missing trace file was not refused with status 2"; }
