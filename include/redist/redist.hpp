@@ -15,6 +15,7 @@
 #include "redist/relabel/relabel.hpp"
 #include "redist/scalapack/descriptor.hpp"
 #include "redist/statistics.hpp"
+#include "redist/timeout.hpp"
 #include "redist/torus/exchange.hpp"
 #include "redist/torus/routing.hpp"
 #include "redist/torus/schedule.hpp"

@@ -39,6 +39,10 @@ def set_argument_agreement(enabled: bool) -> bool:
     """Per-call agreement on argument errors over the ranks (default on); returns the previous setting. Off
     saves one allreduce per call, but a rank-local argument error then leaves the other ranks waiting."""
 def get_argument_agreement() -> bool: ...
+def set_timeout(seconds: float, action: str = "warn") -> float:
+    """After how many seconds a wait inside redist is reported on stderr (0: never), and then 'warn' (wait on) or
+    'abort' (end the job); returns the previous seconds. REDIST_TIMEOUT / REDIST_TIMEOUT_ACTION: the same."""
+def get_timeout() -> float: ...
 
 class Layout:
     """A distributed matrix layout seen from one rank: global block grid and owners, and this rank's storage."""

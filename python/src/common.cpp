@@ -10,6 +10,7 @@
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "redist/gemm/gemm.hpp"
+#include "redist/timeout.hpp"
 #include "redist/trace.hpp"
 #include "redist/names.hpp"
 
@@ -346,6 +347,23 @@ void register_settings(nb::module_& m) {
       "known to be right on every rank (every rank must choose the same).");
   m.def("get_argument_agreement", [] { return argument_agreement; },
         "Whether argument errors are agreed over the ranks before each collective call (the default: True).");
+
+  // The watchdog of redist's waits (redist/timeout.hpp; docs/errors.md).
+  m.def(
+      "set_timeout",
+      [](double seconds, const std::string& action) {
+        const double previous = redist::timeout();
+        if (action != "warn" && action != "abort")
+          throw redist::invalid_argument("set_timeout: action '" + action + "': expected 'warn' or 'abort'");
+        redist::set_timeout(seconds, action == "abort" ? redist::timeout_action::abort : redist::timeout_action::warn);
+        return previous;
+      },
+      nb::arg("seconds"), nb::arg("action") = "warn",
+      "Sets, for this process, after how many seconds a wait inside redist is reported on stderr (0: never) and "
+      "what follows: 'warn' (wait on) or 'abort' (end the job); REDIST_TIMEOUT and REDIST_TIMEOUT_ACTION set both "
+      "from the environment. Returns the previous number of seconds.");
+  m.def("get_timeout", [] { return redist::timeout(); },
+        "After how many seconds a wait inside redist is reported (0: never; REDIST_TIMEOUT, default 300).");
 
   // Call tracing (redist/trace.hpp; the context manager redist.trace is built on these).
   m.def("get_trace_mode", [] { return std::string(to_string(trace::mode())); },

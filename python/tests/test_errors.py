@@ -127,6 +127,21 @@ def test_layout_views_cover_the_local_array():
     assert sum(v.size for _, _, v in layout.local_views(local)) == local.size
 
 
+def test_timeout_is_set_and_checked():
+    before = redist.get_timeout()
+    try:
+        assert redist.set_timeout(2.5, "abort") == before
+        assert redist.get_timeout() == 2.5
+        with pytest.raises(redist.InvalidArgument, match="expected a number >= 0"):
+            redist.set_timeout(-1)
+        with pytest.raises(redist.InvalidArgument, match="expected 'warn' or 'abort'"):
+            redist.set_timeout(1, "later")
+        assert redist.get_timeout() == 2.5  # a refused setting changes nothing
+    finally:
+        redist.set_timeout(before)
+    assert redist.get_timeout() == before
+
+
 def test_argument_agreement_can_be_switched_off_and_on():
     layout = redist.block_cyclic(6, 6, 2, 2, (1, comm.size), comm.rank)
     plan = redist.make_plan(comm, layout, layout, "T", np.float64)

@@ -458,12 +458,13 @@ std::shared_ptr<const mpi::comm_handle> private_comm(MPI_Comm comm) {
 }
 
 std::int64_t agree_on_start(mpi::agreement& agreed, MPI_Comm comm, MPI_Datatype type,
-                            std::shared_ptr<const mpi::comm_handle>& owned_comm) {
+                            std::shared_ptr<const mpi::comm_handle>& owned_comm, datatype_slots& slots) {
   // The private communicator (collective, made once per communicator) comes before the agreement, so that
   // a failure to make it reaches every rank.
   agreed.collective([&] { owned_comm = private_comm(comm); });
   agreed.on_failure([comm] { private_comms().forget(comm); });
   MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  int type_size = 0;
   // MPI_DATATYPE_NULL is refused before MPI sees it: datatype calls report through MPI_COMM_WORLD's error
   // handler, which aborts by default.
   if (type == MPI_DATATYPE_NULL)
@@ -471,13 +472,27 @@ std::int64_t agree_on_start(mpi::agreement& agreed, MPI_Comm comm, MPI_Datatype 
   agreed.attempt([&] {
     REDIST_MPI_CHECK_LOCAL(MPI_Type_get_extent(type, &lb, &extent));
     REDIST_MPI_CHECK_LOCAL(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
+    REDIST_MPI_CHECK_LOCAL(MPI_Type_size(type, &type_size));
   });
+  slots.extent_min = agreed.reduce_min(extent);
+  slots.extent_max = agreed.reduce_max(extent);
+  slots.size_min = agreed.reduce_min(type_size);
+  slots.size_max = agreed.reduce_max(type_size);
   if (!agreed.failed() && (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent))
     agreed.fail(mpi::error_kind::invalid_datatype,
                 "the datatype needs lower bound 0, a positive extent and its data within the extent (lb " +
                     std::to_string(lb) + ", extent " + std::to_string(extent) + ", true lb " +
                     std::to_string(true_lb) + ", true extent " + std::to_string(true_extent) + ")");
   return extent > 0 ? extent : 1;
+}
+
+void refuse_differing_datatypes(const mpi::agreement& agreed, const datatype_slots& slots) {
+  const std::int64_t extents[2] = {agreed.min(slots.extent_min), agreed.max(slots.extent_max)};
+  const std::int64_t sizes[2] = {agreed.min(slots.size_min), agreed.max(slots.size_max)};
+  if (extents[0] != extents[1] || sizes[0] != sizes[1])
+    throw invalid_datatype("the ranks passed different datatypes (extents " + std::to_string(extents[0]) + " to " +
+                           std::to_string(extents[1]) + " bytes, sizes " + std::to_string(sizes[0]) + " to " +
+                           std::to_string(sizes[1]) + "); every rank must pass the same datatype");
 }
 
 bool fits_bytes(std::int64_t elements, std::int64_t extent) {
@@ -496,7 +511,8 @@ validated validate(const void* buf, bool check_buf, std::int64_t capacity, const
   const auto P = static_cast<std::size_t>(p.size);
   mpi::agreement agreed(comm);
   const auto fail = [&](mpi::error_kind kind, const std::string& m) { agreed.fail(kind, m); };
-  p.extent = agree_on_start(agreed, comm, type, v.comm);
+  datatype_slots type_slots;
+  p.extent = agree_on_start(agreed, comm, type, v.comm, type_slots);
   p.comm = v.comm ? v.comm->get() : MPI_COMM_NULL;
   if (options.work_bytes < min_work_bytes || options.work_bytes > max_work_bytes)
     fail(mpi::error_kind::invalid_argument, "work_bytes " + std::to_string(options.work_bytes) + " is outside [65536, 2^30]");
@@ -585,6 +601,7 @@ validated validate(const void* buf, bool check_buf, std::int64_t capacity, const
   // The work buffer is the last resource a call needs: acquired here, its failure is agreed on too.
   agreed.attempt([&] { v.work = std::make_unique<work_buffer>(options.work_bytes); });
   agreed.conclude();
+  refuse_differing_datatypes(agreed, type_slots);
   v.symmetric = agreed.min(symmetric) != 0;
   for (std::size_t k = 0; k < fit.size(); ++k) v.chunked_fits_everywhere[k] = agreed.min(fit_slots[k]);
   p.work = v.work->get();

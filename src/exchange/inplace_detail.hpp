@@ -102,10 +102,18 @@ void compute_offsets_in_dest(problem& p);
 // A private duplicate of comm, cached on it (made by the first call with comm): collective. Shared, so that a
 // plan keeps it alive when the caller frees comm first.
 std::shared_ptr<const mpi::comm_handle> private_comm(MPI_Comm comm);
+// Where the datatype's extent and size ride in the agreement (their minima and maxima over the ranks).
+struct datatype_slots {
+  std::size_t extent_min = 0, extent_max = 0, size_min = 0, size_max = 0;
+};
 // The start of every in-place plan, collective: the private communicator, then the datatype's checks (lower
-// bound 0, data within a positive extent) as failures of `agreed`. Returns the extent (1 for a refused type).
+// bound 0, data within a positive extent) as failures of `agreed`, and its extent and size as riders (`slots`).
+// Returns the extent (1 for a refused type).
 std::int64_t agree_on_start(mpi::agreement& agreed, MPI_Comm comm, MPI_Datatype type,
-                            std::shared_ptr<const mpi::comm_handle>& owned_comm);
+                            std::shared_ptr<const mpi::comm_handle>& owned_comm, datatype_slots& slots);
+// After `agreed` concluded: invalid_datatype on every rank alike when the ranks passed datatypes of different
+// extents or sizes (a rank counting other bytes would fail alone, later, and leave the others waiting).
+void refuse_differing_datatypes(const mpi::agreement& agreed, const datatype_slots& slots);
 // Whether elements * extent bytes fit in 64 bits.
 bool fits_bytes(std::int64_t elements, std::int64_t extent);
 constexpr std::int64_t min_work_bytes = std::int64_t{64} << 10;

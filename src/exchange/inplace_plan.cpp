@@ -137,7 +137,8 @@ std::unique_ptr<state> make_symmetric(const void* buf, bool check_buf, const int
   const auto fail = [&](mpi::error_kind kind, const std::string& m) { agreed.fail(kind, m); };
   auto s = std::make_unique<state>();
   s->symmetric_form = true;
-  const std::int64_t extent = agree_on_start(agreed, comm, type, s->owned_comm);
+  inplace_detail::datatype_slots type_slots;
+  const std::int64_t extent = agree_on_start(agreed, comm, type, s->owned_comm, type_slots);
   s->comm = s->owned_comm ? s->owned_comm->get() : MPI_COMM_NULL;
   if (work_bytes < min_work_bytes || work_bytes > max_work_bytes)
     fail(mpi::error_kind::invalid_argument, "work_bytes " + std::to_string(work_bytes) + " is outside [65536, 2^30]");
@@ -164,6 +165,7 @@ std::unique_ptr<state> make_symmetric(const void* buf, bool check_buf, const int
     fail(mpi::error_kind::invalid_buffer, "buf is null with blocks to exchange");
   agreed.attempt([&] { s->work = std::make_unique<work_buffer>(work_bytes); });
   agreed.conclude();
+  inplace_detail::refuse_differing_datatypes(agreed, type_slots);
   s->work->touch();
 
   s->counts = std::move(mine);
@@ -203,6 +205,7 @@ std::int64_t inplace_plan::capacity() const { return inplace_plan_detail::checke
 inplace_report inplace_plan::execute(void* buf) const {
   using namespace inplace_detail;
   inplace_plan_detail::checked(state_, "execute");
+  const mpi::wait_label label("inplace_plan", "execution");
   trace_detail::plan_event traced;
   state& s = *state_;
   // Local checks only: a plan is made to be executed without collectives.

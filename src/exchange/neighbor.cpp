@@ -25,6 +25,7 @@ void plan_state::start() {
 
 void plan_state::wait() {
   if (!active) throw invalid_argument("neighbor_plan::wait: no exchange was started");
+  const mpi::wait_label label("neighbor_plan", "waiting for the exchange");
   trace_detail::plan_event traced;
   const auto wait_began = traced.active() ? trace_detail::clock::now() : trace_detail::clock::time_point{};
   chosen->wait();

@@ -70,6 +70,7 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
   if (!impl_) throw invalid_argument("execute on an empty gemm_plan (build it with make_gemm_plan)");
   impl& p = *impl_;
   const seconds_since started;
+  const mpi::wait_label label("gemm_plan", "execution");
   trace_detail::plan_event traced;
   std::string problems = problem;
   const bool real = p.description.type == element_type::f32 || p.description.type == element_type::f64;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "checked.hpp"
+#include "watchdog.hpp"
 
 namespace redist::mpi {
 
@@ -117,6 +118,7 @@ void agreement::conclude() {
   // as local ones): a rank failing after it could not tell the others.
   if (!concluded_) fault::close_window();
   concluded_ = true;
+  const wait_label label(nullptr, "the agreement on every process's arguments and outcome");
   const int me = rank(comm_);
   const int nranks = size(comm_);
   // Head: the lowest failing rank (nranks when none), then the hash and its complement (their minima equal

@@ -12,6 +12,7 @@
 
 #include "comm_attribute.hpp"
 #include "fault_injection.hpp"
+#include "watchdog.hpp"
 
 namespace redist {
 
@@ -116,35 +117,42 @@ byte_message describe_bytes(std::int64_t bytes) {
 
 namespace {
 // Calls `test` (an MPI_Test* call returning MPI's code and setting `done`) until it reports completion or an
-// error. A few tests first: on a core of its own a rank rarely waits long, and a yield costs a system call.
+// error. A few tests first: on a core of its own a rank rarely waits long, and a yield costs a system call. Watched
+// (watchdog.hpp) once it yields: `comm` is the collective's communicator, MPI_COMM_NULL where unknown.
 template <class Test>
-int test_yielding(Test test) {
+int test_yielding(Test test, MPI_Comm comm) {
   constexpr int polls_before_yielding = 16;
+  watched_wait watch(comm);
   for (int polls = 0;; ++polls) {
     int done = 0;
     const int code = test(done);
     if (code != MPI_SUCCESS || done) return code;
-    if (polls >= polls_before_yielding) sched_yield();
+    if (polls >= polls_before_yielding) {
+      sched_yield();
+      watch.poll();
+    }
   }
 }
 }  // namespace
 
-int wait_yielding(MPI_Request& request) {
-  return test_yielding([&](int& done) { return MPI_Test(&request, &done, MPI_STATUS_IGNORE); });
+int wait_yielding(MPI_Request& request, MPI_Comm comm) {
+  return test_yielding([&](int& done) { return MPI_Test(&request, &done, MPI_STATUS_IGNORE); }, comm);
 }
 
 int wait_all_yielding(int count, MPI_Request* requests) {
-  return test_yielding([&](int& done) { return MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE); });
+  return test_yielding([&](int& done) { return MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE); },
+                       MPI_COMM_NULL);
 }
 
 int wait_any_yielding(int count, MPI_Request* requests, int* index) {
-  return test_yielding([&](int& done) { return MPI_Testany(count, requests, index, &done, MPI_STATUS_IGNORE); });
+  return test_yielding([&](int& done) { return MPI_Testany(count, requests, index, &done, MPI_STATUS_IGNORE); },
+                       MPI_COMM_NULL);
 }
 
 int allreduce_yielding(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   const int started = MPI_Iallreduce(send, receive, count, type, op, comm, &request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
 }
 
 int allgather_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
@@ -152,13 +160,13 @@ int allgather_yielding(const void* send, int send_count, MPI_Datatype send_type,
   MPI_Request request = MPI_REQUEST_NULL;
   const int started =
       MPI_Iallgather(send, send_count, send_type, receive, receive_count, receive_type, comm, &request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
 }
 
 int barrier_yielding(MPI_Comm comm) {
   MPI_Request request = MPI_REQUEST_NULL;
   const int started = MPI_Ibarrier(comm, &request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
 }
 
 comm_handle duplicate(MPI_Comm comm) {
@@ -167,7 +175,7 @@ comm_handle duplicate(MPI_Comm comm) {
   // Checked once complete, as one call (no injection point while the duplicate is half made: every rank
   // must complete it, and none when it is made: the step making it injects, with the duplicate kept).
   const int started = MPI_Comm_idup(comm, &dup, &request);
-  const int code = started != MPI_SUCCESS ? started : wait_yielding(request);
+  const int code = started != MPI_SUCCESS ? started : wait_yielding(request, comm);
   comm_handle owned(code == MPI_SUCCESS ? dup : MPI_COMM_NULL);
   check_creation(code, "MPI_Comm_idup(comm, &dup) and its completion");
   REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
@@ -246,7 +254,7 @@ const host_share& host_share_of(MPI_Comm comm) {
     std::vector<std::uint64_t> all(2 * ranks);
     MPI_Request request = MPI_REQUEST_NULL;
     const int started = MPI_Iallgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm, &request);
-    check(started != MPI_SUCCESS ? started : wait_yielding(request), "MPI_Iallgather(host name keys) and its completion");
+    check(started != MPI_SUCCESS ? started : wait_yielding(request, comm), "MPI_Iallgather(host name keys) and its completion");
     host_share share;
     share.cpus = static_cast<std::int64_t>(mine[1]);
     std::vector<std::pair<std::uint64_t, std::uint64_t>> hosts(ranks);  // (host key, CPUs), sorted: runs = hosts

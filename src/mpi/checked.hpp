@@ -135,7 +135,8 @@ bool hosts_oversubscribed(MPI_Comm comm);
 // more ranks than cores, a rank spinning in a blocking collective holds the core its peers need to reach it,
 // and each collective then costs scheduler time slices (an 8-byte allreduce on 4 ranks sharing 2 cores:
 // 9-10 ms blocking, 2-3 ms yielding; a communicator duplicate 14-20 ms against 5 ms). Returns MPI's code.
-int wait_yielding(MPI_Request& request);
+// Watched by the watchdog (watchdog.hpp), which names `comm` where given: the collective's communicator.
+int wait_yielding(MPI_Request& request, MPI_Comm comm = MPI_COMM_NULL);
 // The same for MPI_Waitall, MPI_Waitany (index as MPI_Waitany sets it), MPI_Allreduce, MPI_Allgather and
 // MPI_Barrier.
 int wait_all_yielding(int count, MPI_Request* requests);

@@ -18,6 +18,7 @@
 #include "traced_arguments.hpp"
 #include "redist/error.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/watchdog.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
 #include "redist/transform/plan.hpp"
@@ -279,6 +280,7 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
     my_arguments.assign(first, first + record_words);
     my_arguments.insert(my_arguments.end(), {context, ga.proc_rows, ga.proc_cols, gb.proc_rows, gb.proc_cols,
                                              static_cast<std::int64_t>(element_type_v<T>)});
+    const mpi::wait_label label(nullptr, "the processes' arguments compared");
     agreed_before = agreed_calls<agreed_copy>::find(comm, my_arguments);
     if (agreed_before == nullptr) {
       all.resize(static_cast<size_t>(mpi::size(comm)));

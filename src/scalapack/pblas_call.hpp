@@ -18,6 +18,7 @@
 #include "first_error.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/fault_injection.hpp"
+#include "../mpi/watchdog.hpp"
 #include "redist/error.hpp"
 #include "redist/scalapack/descriptor.hpp"
 
@@ -119,6 +120,7 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
   }
   try {
     // Arguments every process passed before, alike, at one agreement that succeeded: its conclusion stands.
+    const mpi::wait_label label(nullptr, "the processes' arguments compared");
     if (const pblas_call<Record>* agreed = agreed_calls<pblas_call<Record>>::find(call.comm, my_arguments))
       return *agreed;
     REDIST_MPI_CHECK(mpi::allgather_yielding(&mine, record_words, MPI_INT64_T, call.all.data(), record_words,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "../mpi/watchdog.hpp"
 #include "redist/trace.hpp"
 
 namespace redist::trace_detail {
@@ -39,7 +40,8 @@ class json_fields {
 class call_scope {
  public:
   // Opens a traced call of `entry_point` (a string literal) when tracing is on; otherwise does nothing.
-  explicit call_scope(const char* entry_point) noexcept {
+  // Also names the call for the watchdog of redist's waits (src/mpi/watchdog.hpp), tracing on or off.
+  explicit call_scope(const char* entry_point) noexcept : wait_label_(entry_point, nullptr) {
     if (on()) open(entry_point);
   }
   ~call_scope() {
@@ -62,6 +64,7 @@ class call_scope {
   void open(const char* entry_point) noexcept;
   void close() noexcept;
 
+  mpi::wait_label wait_label_;
   bool active_ = false;
   bool linked_ = false;  // on the thread's list of open scopes (active_, or dismissed since)
   const char* entry_point_ = nullptr;
@@ -103,6 +106,7 @@ class plan_event {
 // `strategy_of(plan)` names (every plan kind's make functions, C API's included, go through here).
 template <class Make, class StrategyOf>
 auto traced_making(const char* kind, Make&& make, StrategyOf&& strategy_of) {
+  const mpi::wait_label label(kind, "making the plan");
   plan_event traced;
   auto plan = make();
   if (traced.active()) traced.made(kind, strategy_of(plan));

@@ -550,6 +550,37 @@ TEST(InplacePlan, EmptyPlanAndNullBufferThrowLocally) {
 
 // Bad input is refused by make_inplace_plan on every rank, with the same error and message, when one rank is
 // wrong; make_alltoall_inplace_plan and make_inplace_plan_symmetric likewise.
+// A rank passing another datatype is refused on every rank with the same error (before 2026-12-05 the agreement
+// did not compare them: that rank failed alone, later, and the others waited).
+TEST(InplaceAlltoallvErrors, DatatypeDifferingBetweenRanks) {
+  if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
+  problem x(5420);
+  MPI_Datatype pair = MPI_DATATYPE_NULL;  // two of the problem's 8-byte elements: another size and extent
+  MPI_Type_contiguous(2, x.t.type, &pair);
+  MPI_Type_commit(&pair);
+  const MPI_Datatype type = x.last() ? pair : x.t.type;
+  if (x.last()) x.buf.resize(2 * x.buf.size()), x.original = x.buf;  // room for its counts of 16-byte elements
+  std::string message;
+  expect_refused_everywhere(
+      [&] {
+        try {
+          return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, type, MPI_COMM_WORLD);
+        } catch (const redist::invalid_datatype& e) {
+          message = e.what();
+          throw;
+        }
+      },
+      x.buf, x.original, "a datatype of 16 bytes on the last rank, 8 elsewhere");
+  EXPECT_TRUE(same_on_every_rank(message)) << message;
+  EXPECT_NE(message.find("extents 8 to 16 bytes, sizes 8 to 16"), std::string::npos) << message;
+  std::vector<int> counts(static_cast<size_t>(world_size()), 0), displs(counts.size(), 0);
+  EXPECT_THROW(
+      (void)ex::make_inplace_plan_symmetric(counts.data(), displs.data(), type, MPI_COMM_WORLD, std::int64_t{1} << 20),
+      redist::invalid_datatype)
+      << "the MPI_IN_PLACE form";
+  MPI_Type_free(&pair);
+}
+
 TEST(InplacePlan, BadInputRefusedAtMakeOnEveryRank) {
   const int p = world_size();
   const auto refused_alike = [&](const std::function<void()>& make, const std::string& what) {

@@ -1,0 +1,20 @@
+#pragma once
+// The watchdog of redist's waits (docs/errors.md, "A wait that is never silent"): a wait inside redist that lasts
+// the timeout is reported once on stderr, with where it waits; with timeout_action::abort the job then ends.
+// The environment sets it for a process (REDIST_TIMEOUT: seconds, default 300, 0 never; REDIST_TIMEOUT_ACTION: warn
+// or abort); set_timeout replaces both for this process from now on.
+#include "redist/error.hpp"
+
+namespace redist {
+
+enum class timeout_action {
+  warn,   // report the wait and go on waiting (a slow peer is no error)
+  abort,  // report it and end the job (MPI_Abort on MPI_COMM_WORLD)
+};
+
+// Throws invalid_argument for a negative or non-finite number of seconds.
+void set_timeout(double seconds, timeout_action action = timeout_action::warn);
+// The timeout in force, in seconds (0: waits are never reported).
+double timeout() noexcept;
+
+}  // namespace redist

@@ -1,0 +1,68 @@
+// The watchdog of redist's waits (src/mpi/watchdog.hpp), one case per run; tests/tools/check_watchdog.sh runs it
+// under the environment of each case and checks what it prints and how it ends.
+// usage: watchdog_probe late_rank | skipped_call | set_timeout
+//   late_rank     every rank makes the same redist_pdgemm (all-ones operands); the last rank makes it 3 s late:
+//                 the others wait in the argument agreement. Exit 0 when every element of C is K.
+//   skipped_call  the last rank passes descriptors of context -1 (as a process outside the grid does), so it
+//                 takes no part; the others wait until the watchdog ends the job (REDIST_TIMEOUT_ACTION=abort).
+//   set_timeout   skipped_call, with redist::set_timeout(1, abort) instead of the environment.
+// Exit 2 when the call completed where it cannot (the skipping cases) or C is wrong; 3 for a usage error.
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "redist/redist.h"
+#include "redist/timeout.hpp"
+#include "scalapack_cases.hpp"
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  const char* mode = argc > 1 ? argv[1] : "";
+  const bool late = std::strcmp(mode, "late_rank") == 0, skipped = std::strcmp(mode, "skipped_call") == 0,
+             set = std::strcmp(mode, "set_timeout") == 0;
+  if (!late && !skipped && !set) {
+    std::fprintf(stderr, "usage: watchdog_probe late_rank | skipped_call | set_timeout\n");
+    MPI_Finalize();
+    return 3;
+  }
+  int rank = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool last = rank == size - 1;
+  if (set) redist::set_timeout(1, redist::timeout_action::abort);
+  int status = 0;
+  {
+    std::vector<int> everyone(static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r) everyone[static_cast<size_t>(r)] = r;
+    redist::testing::blacs_context grid(size, 1, everyone);
+    const redist::testing::matrix_case square{1, 24, 24, 4, 4, 4, 4, 0, 0, 0};
+    std::vector<int> desc = redist::testing::make_descriptor(square, grid);
+    const auto ones = redist::testing::make_local_from<double>(square, grid, desc,
+                                                               [](std::int64_t, std::int64_t) { return 1.0; });
+    auto c = redist::testing::make_local_from<double>(square, grid, desc,
+                                                      [](std::int64_t, std::int64_t) { return 0.0; });
+    if ((skipped || set) && last) desc[1] = -1;  // no part in the call: it returns at once
+    if (late && last) sleep(3);
+    const int n = 24, one = 1;
+    const double alpha = 1.0, beta = 0.0;
+    redist_pdgemm("N", "N", &n, &n, &n, &alpha, ones.data(), &one, &one, desc.data(), ones.data(), &one, &one,
+                  desc.data(), &beta, c.data(), &one, &one, desc.data());
+    if (skipped || set) {
+      if (!last) {
+        std::fprintf(stderr, "rank %d: the call completed although rank %d took no part\n", rank, size - 1);
+        status = 2;
+      }
+    } else {
+      const std::int64_t rows = redist::scalapack::numroc(n, 4, 4, grid.my_row, 0, grid.rows);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t i = 0; i < rows; ++i)
+          if (c[static_cast<size_t>(i + j * desc[8])] != n) status = 2;
+      if (status != 0) std::fprintf(stderr, "rank %d: C is not all %d\n", rank, n);
+    }
+  }
+  MPI_Finalize();
+  return status;
+}

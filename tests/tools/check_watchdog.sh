@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# The watchdog of redist's waits (docs/errors.md): a rank that comes late is reported by the others once and the
+# call completes (REDIST_TIMEOUT_ACTION=warn, the default); a rank that skips the call leaves the others waiting
+# until the watchdog ends the job (abort), set from the environment or by redist::set_timeout; 0 turns it off; an
+# unusable value is said and the default kept.
+# usage: check_watchdog.sh MPIEXEC RANKS PROBE WORK_DIR     (RANKS >= 2: someone must wait)
+set -u
+mpiexec=$1 ranks=$2 probe=$3 work=$4
+mkdir -p "$work"
+fail() { echo "check_watchdog: $*" >&2; exit 1; }
+# run NAME MODE [VAR=VALUE...]: the probe at RANKS ranks, bounded by `timeout` (a hang fails the test, not ctest).
+run() {
+  local name=$1 mode=$2
+  shift 2
+  env -u REDIST_TIMEOUT -u REDIST_TIMEOUT_ACTION OMP_NUM_THREADS=1 "$@" timeout 120 "$mpiexec" -n "$ranks" "$probe" \
+    "$mode" > "$work/$name.out" 2> "$work/$name.err"
+  echo $? > "$work/$name.status"
+  [ "$(cat "$work/$name.status")" != 124 ] || { cat "$work/$name.err"; fail "$name: still waiting after 120 s"; }
+}
+waited() { grep -c '^redist: waited' "$work/$1.err"; }
+show() { cat "$work/$1.out" "$work/$1.err"; }
+
+# A late rank: each other rank says once where it waits, then the call completes with the right result.
+run late late_rank REDIST_TIMEOUT=1
+[ "$(cat "$work/late.status")" = 0 ] || { show late; fail "late: exit status $(cat "$work/late.status")"; }
+# (At least: on a loaded machine a rank descheduled for a second can make a peer report a later wait too.)
+for ((r = 0; r < ranks - 1; ++r)); do
+  grep -q '^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in PDGEMM (the processes.* arguments compared) on a communicator of '"$ranks"' processes, as its rank [0-9]* (rank '"$r"' of MPI_COMM_WORLD): .*; still waiting' \
+    "$work/late.err" || { show late; fail "late: rank $r did not say where it waits"; }
+done
+
+# A rank that skips the call: the watchdog ends the job, from the environment and from set_timeout.
+for how in environment set_timeout; do
+  if [ "$how" = environment ]; then
+    run skipped skipped_call REDIST_TIMEOUT=1 REDIST_TIMEOUT_ACTION=abort
+  else
+    run skipped set_timeout
+  fi
+  status=$(cat "$work/skipped.status")
+  [ "$status" != 0 ] && [ "$status" != 2 ] || { show skipped; fail "skipped ($how): exit status $status, expected an abort"; }
+  grep -q '^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in PDGEMM .*ending the job (REDIST_TIMEOUT_ACTION=abort)' \
+    "$work/skipped.err" || { show skipped; fail "skipped ($how): no report before the abort"; }
+done
+
+# REDIST_TIMEOUT=0: never reported. A value that is no number: said, and the default (300 s) kept.
+run never late_rank REDIST_TIMEOUT=0
+[ "$(cat "$work/never.status")" = 0 ] && [ "$(waited never)" = 0 ] || { show never; fail "never: reported or failed"; }
+run unusable late_rank REDIST_TIMEOUT=soon
+[ "$(cat "$work/unusable.status")" = 0 ] && [ "$(waited unusable)" = 0 ] || { show unusable; fail "unusable: reported or failed"; }
+grep -q "^redist: REDIST_TIMEOUT='soon' is not a number of seconds" "$work/unusable.err" \
+  || { show unusable; fail "unusable: the value was not refused"; }
+echo "check_watchdog: $ranks ranks: late rank reported and completed, skipped call aborted (environment, set_timeout), 0 and unusable values"
