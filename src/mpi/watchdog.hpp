@@ -44,7 +44,7 @@ class watched_wait {
  private:
   void check() noexcept;
   MPI_Comm comm_;
-  double started_ = -1;  // MPI_Wtime at the first poll
+  double started_ = -1;  // the steady clock, in seconds, at the first poll (-1: none yet)
   bool reported_ = false;
 };
 
