@@ -126,7 +126,8 @@ void read_override(const size_rule& rule) {
 
 void decide(learned_class& cls, int context) {
   double slowest[2] = {0, 0};
-  REDIST_MPI_CHECK(MPI_Allreduce(cls.fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
+  REDIST_MPI_CHECK(
+      mpi::allreduce_yielding(cls.fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
   cls.decided = slowest[1] < slowest[0] ? 1 : 0;
 }
 
@@ -151,7 +152,7 @@ bool conclude_check(learned_class& cls, double slowest_median, double slowest_sc
 bool check(learned_class& cls, int context) {
   const double mine[2] = {median_of_recent(cls), cls.fastest[1]};
   double slowest[2] = {0, 0};
-  REDIST_MPI_CHECK(MPI_Allreduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
+  REDIST_MPI_CHECK(mpi::allreduce_yielding(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
   return conclude_check(cls, slowest[0], slowest[1]);
 }
 
