@@ -11,6 +11,7 @@
 #include "redist/gemm/schedule.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "redist/torus/routing.hpp"
+#include "redist/timeout.hpp"
 #include "redist/trace.hpp"
 #include "redist/transform/plan.hpp"
 #include "redist/transform/types.hpp"
@@ -52,6 +53,14 @@ struct table<trace::trace_mode> {
   static constexpr std::array<spelling<trace::trace_mode>, 3> current{
       {{trace::trace_mode::off, "off"}, {trace::trace_mode::summary, "summary"}, {trace::trace_mode::calls, "calls"}}};
   static constexpr std::array<spelling<trace::trace_mode>, 0> old{};
+};
+
+template <>
+struct table<timeout_action> {
+  static constexpr const char* option = "timeout action";
+  static constexpr std::array<spelling<timeout_action>, 2> current{
+      {{timeout_action::warn, "warn"}, {timeout_action::abort, "abort"}}};
+  static constexpr std::array<spelling<timeout_action>, 0> old{};
 };
 
 template <>
@@ -173,6 +182,7 @@ REDIST_NAMED_ENUM(element_type)
 REDIST_NAMED_ENUM(region_shape)
 REDIST_NAMED_ENUM(exchange_strategy)
 REDIST_NAMED_ENUM(trace::trace_mode)
+REDIST_NAMED_ENUM(timeout_action)
 REDIST_NAMED_ENUM(store_policy)
 REDIST_NAMED_ENUM(gemm_communication)
 REDIST_NAMED_ENUM(gemm_native_order)
@@ -188,6 +198,7 @@ const char* to_string(op o) { return name_in_table(o); }
 const char* to_string(element_type t) { return name_in_table(t); }
 const char* to_string(region_shape s) { return name_in_table(s); }
 const char* to_string(exchange_strategy s) { return name_in_table(s); }
+const char* to_string(timeout_action a) { return name_in_table(a); }
 const char* to_string(store_policy s) { return name_in_table(s); }
 const char* to_string(gemm_communication c) { return name_in_table(c); }
 const char* to_string(gemm_native_order o) { return name_in_table(o); }

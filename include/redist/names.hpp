@@ -11,7 +11,7 @@ namespace redist {
 // The value `text` names. A spelling of an earlier release is still accepted for one release: what to write
 // instead goes to *deprecation when given, else it is printed to stderr once per process and spelling.
 // Unknown text throws invalid_argument naming the option and every spelling it takes.
-// E: op, element_type, region_shape, exchange_strategy, trace::trace_mode, store_policy, gemm_communication,
+// E: op, element_type, region_shape, exchange_strategy, trace::trace_mode, timeout_action, store_policy, gemm_communication,
 // gemm_native_order, gemm_dimension, exchange::neighbor_strategy, exchange::inplace_algorithm, relabel::solver,
 // torus::hardware_routing, torus::routing_mode, torus::intermediate_choice, torus::traffic_pattern,
 // torus::mapping_kind (each area header declares its to_string, which returns "?" for a value outside E).

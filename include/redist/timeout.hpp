@@ -11,6 +11,7 @@ enum class timeout_action {
   warn,   // report the wait and go on waiting (a slow peer is no error)
   abort,  // report it and end the job (MPI_Abort on MPI_COMM_WORLD)
 };
+const char* to_string(timeout_action a);  // "warn", "abort" (redist/names.hpp parses them)
 
 // Throws invalid_argument for a negative or non-finite number of seconds.
 void set_timeout(double seconds, timeout_action action = timeout_action::warn);

@@ -353,9 +353,14 @@ void register_settings(nb::module_& m) {
       "set_timeout",
       [](double seconds, const std::string& action) {
         const double previous = redist::timeout();
-        if (action != "warn" && action != "abort")
-          throw redist::invalid_argument("set_timeout: action '" + action + "': expected 'warn' or 'abort'");
-        redist::set_timeout(seconds, action == "abort" ? redist::timeout_action::abort : redist::timeout_action::warn);
+        redist::timeout_action chosen{};
+        try {
+          chosen = redist::parse_name<redist::timeout_action>(action);
+        } catch (const redist::invalid_argument&) {  // InvalidArgument, as a refused number of seconds
+          throw redist::invalid_argument("set_timeout: action '" + action + "': expected " +
+                                         redist::spelled_choices<redist::timeout_action>("'"));
+        }
+        redist::set_timeout(seconds, chosen);
         return previous;
       },
       nb::arg("seconds"), nb::arg("action") = "warn",

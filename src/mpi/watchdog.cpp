@@ -5,8 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
+#include "redist/names.hpp"
 #include "redist/timeout.hpp"
 
 namespace redist {
@@ -37,11 +37,11 @@ limits read_environment() noexcept {
       l.seconds = value;
   }
   if (const char* text = std::getenv("REDIST_TIMEOUT_ACTION"); text != nullptr && *text != '\0') {
-    if (std::strcmp(text, "abort") == 0)
-      l.abort = true;
-    else if (std::strcmp(text, "warn") != 0)
-      std::fprintf(stderr, "redist: REDIST_TIMEOUT_ACTION='%s' is not 'warn' or 'abort'; a long wait is reported and "
-                   "goes on\n", text);
+    try {
+      l.abort = parse_name<timeout_action>(text) == timeout_action::abort;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "redist: REDIST_TIMEOUT_ACTION: %s; a long wait is reported and goes on\n", e.what());
+    }
   }
   return l;
 }

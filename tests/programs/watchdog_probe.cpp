@@ -4,7 +4,7 @@
 //   late_rank     every rank makes the same redist_pdgemm (all-ones operands); the last rank makes it 3 s late:
 //                 the others wait in the argument agreement. Exit 0 when every element of C is K.
 //   skipped_call  the last rank passes descriptors of context -1 (as a process outside the grid does), so it
-//                 takes no part; the others wait until the watchdog ends the job (REDIST_TIMEOUT_ACTION=abort).
+//                 takes no part and sleeps; the others wait until the watchdog ends the job (abort).
 //   set_timeout   skipped_call, with redist::set_timeout(1, abort) instead of the environment.
 // Exit 2 when the call completed where it cannot (the skipping cases) or C is wrong; 3 for a usage error.
 #include <mpi.h>
@@ -51,6 +51,9 @@ int main(int argc, char** argv) {
     redist_pdgemm("N", "N", &n, &n, &n, &alpha, ones.data(), &one, &one, desc.data(), ones.data(), &one, &one,
                   desc.data(), &beta, c.data(), &one, &one, desc.data());
     if (skipped || set) {
+      // The skipping rank goes on elsewhere (here: sleeps) rather than finalize, which could fail the others' wait
+      // before the watchdog speaks; the watchdog's abort ends it.
+      if (last) sleep(100);
       if (!last) {
         std::fprintf(stderr, "rank %d: the call completed although rank %d took no part\n", rank, size - 1);
         status = 2;

@@ -19,7 +19,8 @@ template <class E>
 class NamedEnum : public ::testing::Test {};
 
 using named_enums =
-    ::testing::Types<op, element_type, region_shape, exchange_strategy, trace::trace_mode, store_policy, gemm_communication,
+    ::testing::Types<op, element_type, region_shape, exchange_strategy, trace::trace_mode, timeout_action, store_policy,
+                     gemm_communication,
                      gemm_native_order, gemm_dimension, exchange::neighbor_strategy, exchange::inplace_algorithm,
                      relabel::solver, torus::hardware_routing, torus::routing_mode, torus::intermediate_choice,
                      torus::traffic_pattern, torus::mapping_kind>;
