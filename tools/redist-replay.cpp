@@ -243,6 +243,21 @@ T random_value(std::mt19937_64& g) {
     return static_cast<T>(u(g));
 }
 
+// This rank's part of the sub-matrix a call writes, in its local array: local rows [row0, row0 + rows) of local
+// columns [col0, col0 + cols), columns lld elements apart, elements of `element` bytes. A round after the first
+// resets and copies only this part, so that a call finds the caches as its neighbours in a solver leave them (the
+// sub-matrices they work on), not emptied by a copy of the whole local array, which a real code never makes
+// between two calls.
+struct output_window {
+  std::int64_t row0 = 0, rows = 0, col0 = 0, cols = 0, lld = 0;
+  std::size_t element = 0;
+  template <class Visit>  // visit(byte offset, bytes) for each column's part
+  void for_each_column(Visit&& visit) const {
+    for (std::int64_t c = col0; c < col0 + cols; ++c)
+      visit(static_cast<std::size_t>((c * lld + row0)) * element, static_cast<std::size_t>(rows) * element);
+  }
+};
+
 // Elements of this rank's local array of a descriptor (0 off its grid).
 std::int64_t local_elements(const std::vector<int>& d, const replay_grid* g, int me) {
   if (g == nullptr || g->context < 0 || d.size() < 9) return 0;
@@ -253,6 +268,37 @@ std::int64_t local_elements(const std::vector<int>& d, const replay_grid* g, int
   if (csrc < 0) return 0;
   const std::int64_t cols = redist::scalapack::numroc(n, inb, nb, col, csrc, g->cols);
   return lld * std::max<std::int64_t>(cols, 1);
+}
+
+// This rank's part of the m x n sub-matrix at (i, j) (1-based) of a descriptor's matrix (empty off its grid): the
+// local indices of the global rows and columns it owns there, which are consecutive in its local array.
+output_window local_window(const std::vector<int>& d, const replay_grid* g, int me, std::int64_t i, std::int64_t j,
+                           std::int64_t m, std::int64_t n, std::size_t element) {
+  output_window w;
+  if (g == nullptr || g->context < 0 || d.size() < 9 || m <= 0 || n <= 0 || i < 1 || j < 1) return w;
+  const auto [row, col] = g->positions.at(me);
+  const bool two = d[0] == 2 && d.size() >= 11;
+  const std::int64_t imb = d[4], inb = d[5], mb = two ? d[6] : d[4], nb = two ? d[7] : d[5];
+  const std::int64_t rsrc = two ? d[8] : d[6], csrc = two ? d[9] : d[7];
+  using redist::scalapack::numroc;
+  w.row0 = numroc(i - 1, imb, mb, row, rsrc, g->rows);
+  w.rows = numroc(i - 1 + m, imb, mb, row, rsrc, g->rows) - w.row0;
+  w.col0 = numroc(j - 1, inb, nb, col, csrc, g->cols);
+  w.cols = numroc(j - 1 + n, inb, nb, col, csrc, g->cols) - w.col0;
+  w.lld = two ? d[10] : d[8];
+  w.element = element;
+  if (w.rows <= 0 || w.cols <= 0) w.rows = w.cols = 0;
+  return w;
+}
+
+std::size_t element_bytes(char type) {
+  switch (type) {
+    case 'S': return sizeof(float);
+    case 'D': return sizeof(double);
+    case 'C': return sizeof(std::complex<float>);
+    case 'Z': return sizeof(std::complex<double>);
+    default: return sizeof(int);
+  }
 }
 
 // A call ready to run on this rank: descriptors with the new contexts, inputs filled, the output's initial values.
@@ -268,6 +314,7 @@ struct prepared_call {
   // Bytes of the routine's type. Both sides write the output at c_timed (the same address: no side gains from
   // its buffer's alignment or placement), copied to its side's result after the timed call.
   std::vector<unsigned char> a, b, c_initial, c_timed, c_scalapack, c_redist;
+  output_window window;  // this rank's part of sub(C) (sub(B) of a copy) in the output's local array
   double alpha[2] = {1, 0}, beta[2] = {0, 0};
   std::int64_t k = 0;
   // Each side's times, [0] when it ran first of the pair, [1] when second.
@@ -294,12 +341,12 @@ void fill_typed(char type, std::vector<unsigned char>& bytes, std::int64_t eleme
   }
 }
 
-// The largest difference between the two outputs, relative to the tolerance of the call (> 1: they differ).
+// The largest difference between the two outputs, relative to the tolerance of the call (> 1: they differ): over
+// the whole local arrays, or over the window alone (where a round after the first wrote them).
 template <class T>
-double difference(const prepared_call& p) {
+double difference(const prepared_call& p, bool whole) {
   const T* x = reinterpret_cast<const T*>(p.c_scalapack.data());
   const T* y = reinterpret_cast<const T*>(p.c_redist.data());
-  const std::size_t n = p.c_scalapack.size() / sizeof(T);
   double eps = 0;
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>)
     eps = 1.2e-7;
@@ -310,21 +357,27 @@ double difference(const prepared_call& p) {
                        std::hypot(p.beta[0], p.beta[1]) + 1;
   const double tolerance = 8 * eps * static_cast<double>(p.k + 2) * scale;
   double worst = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double d = std::abs(x[i] - y[i]);
-    if (!(d <= tolerance)) worst = std::max(worst, tolerance > 0 ? d / tolerance : (d > 0 ? 2.0 : 0.0));
-    if (std::isnan(d)) worst = 2;
-  }
+  const auto compare = [&](std::size_t first, std::size_t count) {
+    for (std::size_t i = first; i < first + count; ++i) {
+      const double d = std::abs(x[i] - y[i]);
+      if (!(d <= tolerance)) worst = std::max(worst, tolerance > 0 ? d / tolerance : (d > 0 ? 2.0 : 0.0));
+      if (std::isnan(d)) worst = 2;
+    }
+  };
+  if (whole)
+    compare(0, p.c_scalapack.size() / sizeof(T));
+  else
+    p.window.for_each_column([&](std::size_t offset, std::size_t bytes) { compare(offset / sizeof(T), bytes / sizeof(T)); });
   return worst;
 }
 
-double difference_typed(char type, const prepared_call& p) {
+double difference_typed(char type, const prepared_call& p, bool whole) {
   switch (type) {
-    case 'S': return difference<float>(p);
-    case 'D': return difference<double>(p);
-    case 'C': return difference<std::complex<float>>(p);
-    case 'Z': return difference<std::complex<double>>(p);
-    default: return difference<int>(p);
+    case 'S': return difference<float>(p, whole);
+    case 'D': return difference<double>(p, whole);
+    case 'C': return difference<std::complex<float>>(p, whole);
+    case 'Z': return difference<std::complex<double>>(p, whole);
+    default: return difference<int>(p, whole);
   }
 }
 
@@ -411,16 +464,28 @@ std::function<void(void*)> bind(const prepared_call& p, bool through_redist) {
 }
 
 // One timed run of a bound call: the output reset from c_initial, the call's grid synchronised, then the call; its
-// output then kept as the side's result.
-double run(prepared_call& p, bool through_redist) {
-  std::copy(p.c_initial.begin(), p.c_initial.end(), p.c_timed.begin());
+// output then kept as the side's result. `whole`: the whole local array reset and kept (the first round, whose
+// comparison would see a write outside the sub-matrix), else the window alone.
+double run(prepared_call& p, bool through_redist, bool whole) {
+  std::vector<unsigned char>& result = through_redist ? p.c_redist : p.c_scalapack;
+  if (whole)
+    std::copy(p.c_initial.begin(), p.c_initial.end(), p.c_timed.begin());
+  else
+    p.window.for_each_column([&](std::size_t offset, std::size_t bytes) {
+      std::memcpy(p.c_timed.data() + offset, p.c_initial.data() + offset, bytes);
+    });
   void* C = p.c_timed.empty() ? nullptr : p.c_timed.data();
   const std::function<void(void*)>& call = through_redist ? p.redist : p.scalapack;
   Cblacs_barrier(p.barrier_context, "A");
   const double start = MPI_Wtime();
   call(C);
   const double seconds = MPI_Wtime() - start;
-  (through_redist ? p.c_redist : p.c_scalapack) = p.c_timed;
+  if (whole)
+    result = p.c_timed;
+  else
+    p.window.for_each_column([&](std::size_t offset, std::size_t bytes) {
+      std::memcpy(result.data() + offset, p.c_timed.data() + offset, bytes);
+    });
   return seconds;
 }
 
@@ -664,6 +729,15 @@ int replay(int argc, char** argv) {
     if (p.barrier_context < 0) continue;  // not on the call's grid: not this rank's call
     fill_typed(elem, p.c_initial, local_elements(p.descc, gc, me), g);
     p.c_timed = p.c_scalapack = p.c_redist = p.c_initial;
+    const bool copy = c.kind == routine_kind::gemr2d || c.kind == routine_kind::trmr2d;  // writes sub(B)
+    const auto at = [&](const char* key) { return a.find(key) ? a.at(key).integer() : 0; };
+    p.window = local_window(p.descc, gc, me, at(copy ? "ib" : "ic"), at(copy ? "jb" : "jc"), at("m"), at("n"),
+                            element_bytes(elem));
+    const output_window& w = p.window;
+    if (w.cols > 0 && (w.row0 + w.rows > w.lld ||
+                       static_cast<std::size_t>(((w.col0 + w.cols - 1) * w.lld + w.row0 + w.rows)) * w.element >
+                           p.c_initial.size()))
+      p.window = output_window{0, static_cast<std::int64_t>(p.c_initial.size()), 0, 1, 0, 1};  // not inside: all
     for (const char* scalar : {"alpha", "beta"}) {
       const json* s = a.find(scalar);
       if (s == nullptr || s->kind != json::array) continue;
@@ -695,10 +769,10 @@ int replay(int argc, char** argv) {
       const bool redist_first = (round + i) % 2 == 1;
       for (int side = 0; side < 2; ++side) {
         const bool through_redist = (side == 0) == redist_first;
-        const double t = run(p, through_redist);
+        const double t = run(p, through_redist, round == 0);
         (through_redist ? p.seconds_redist : p.seconds_scalapack)[side].push_back(t);
       }
-      const double d = difference_typed(p.call->type, p);
+      const double d = difference_typed(p.call->type, p, round == 0);
       p.worst_difference = std::max(p.worst_difference, d);
       if (d > 1) p.agreed = false;
     }
@@ -711,7 +785,7 @@ int replay(int argc, char** argv) {
       continue;
     }
     redist::trace::reset();
-    run(p, true);
+    run(p, true, true);
     for (const redist::trace::entry_totals& t : redist::trace::totals())
       if (t.calls > 0 && t.entry_point == p.call->entry) p.replayed_path = t.path;
   }

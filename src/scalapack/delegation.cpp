@@ -105,6 +105,7 @@ void read_override(const size_rule& rule) {
       c.entry = *e;
       text = *e + name_length + 1;
     }
+  c.last = c.entries > 0 ? c.environment[c.entries - 1] : nullptr;
   c.read = true;
   if (text == nullptr || *text == '\0') return;
   char* end = nullptr;

@@ -166,16 +166,20 @@ inline context_state* state_of(const int* desca) {
 }
 
 // An override variable's value as last read, and where it stood in `environ`: read again only when the environment
-// changed. A delegated call then reads the array of `environ` (a few cache lines, in order) instead of every
-// variable's name too (getenv: a third of a cold delegated call's cost). setenv, unsetenv and putenv change a pointer of the array or its length;
-// what this misses, a string given to putenv and then changed in place, would at worst pick the other way for a call
-// (both give ScaLAPACK's results).
+// changed. A delegated call reads three words of `environ`'s array (its end, its last entry and the variable's
+// entry), not every variable's name (getenv: a third of a cold delegated call's cost) nor the whole array (with 35
+// variables a quarter of what remained). setenv and putenv of a new variable append to the array (its end moves;
+// realloc may move `environ`), of a set one replace its entry; unsetenv moves the later entries down (the last
+// entry moves). What this misses: a string given to putenv and then changed in place, or an array freed
+// (clearenv, a program's own) and another allocated at the same address between two calls that still holds the
+// old words where it was read; at worst a call then takes the other way (both give ScaLAPACK's results).
 struct override_cache {
   bool read = false;
   char** environment = nullptr;  // `environ` when read
   std::size_t entries = 0;       // its length then
   std::ptrdiff_t index = -1;     // the variable's entry (-1: unset)
   const char* entry = nullptr;
+  const char* last = nullptr;    // the array's last entry (null: empty)
   std::int64_t bound = -1;
 };
 
@@ -195,14 +199,11 @@ void read_override(const size_rule& rule);  // fills rule.cache from the environ
 inline std::int64_t override_bound(const size_rule& rule) {
   const override_cache& c = *rule.cache;
   char** const environment = environ;
-  bool unchanged = c.read && environment == c.environment;
-  if (unchanged && environment != nullptr) {
-    // The same length (found from the start, never reading past the end: the array may have been made again at the
-    // same address, shorter), and the same entry for the variable.
-    std::size_t length = 0;
-    while (length <= c.entries && environment[length] != nullptr) ++length;
-    unchanged = length == c.entries && (c.index < 0 || environment[c.index] == c.entry);
-  }
+  const bool unchanged =
+      c.read && environment == c.environment &&
+      (environment == nullptr ||
+       (environment[c.entries] == nullptr && (c.entries == 0 || environment[c.entries - 1] == c.last) &&
+        (c.index < 0 || environment[c.index] == c.entry)));
   if (!unchanged) read_override(rule);  // per call in effect: a program (or test) may set it between calls
   return c.bound;
 }
