@@ -179,6 +179,9 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   const bool ids_everywhere = edges_agreed.min(ids_slot) == 1;
   if (!ids_everywhere && edges_agreed.min(no_ids_slot) == 0)  // the same on every rank
     throw inconsistent_ranks("some ranks pass global ids and others do not: every rank must call the same entry point");
+  // The ids are checked whichever strategy runs: one that ignores them (standard, aggregate) refuses what dedup
+  // would (MPI_ERR_TOPOLOGY in C), so that a strategy never decides whether wrong arguments pass.
+  if (ids_everywhere) mpi::agree_on(comm, mpi::error_kind::invalid_topology, check_global_ids(comm, v, b, nranks));
   const bool mirrors_everywhere = edges_agreed.min(mirrors_slot) == 1;
   if (!automatic && !mirrors_everywhere)
     mpi::agree_on(comm, mpi::error_kind::invalid_datatype,

@@ -29,7 +29,7 @@ struct dedup_tables {
   std::map<int, std::map<int, std::vector<std::int64_t>>> picks;
 };
 
-enum id_block : std::int64_t { distinct_block = 0, needs_block = 1, edge_hash_block = 2 };
+enum id_block : std::int64_t { distinct_block = 0, needs_block = 1 };
 
 std::uint64_t hash_ids(const std::int64_t* ids, std::int64_t count) {
   std::uint64_t h = 1469598103934665603ull ^ static_cast<std::uint64_t>(count);
@@ -41,36 +41,24 @@ std::uint64_t hash_ids(const std::int64_t* ids, std::int64_t count) {
   return h;
 }
 
-// Collective: sources tell their region pairs' senders and receivers their distinct ids, destinations
-// tell the receivers which (source, id) each of their elements is, and every edge's ids are checked
-// against the destination's by a hash. Problems go to `problem` (the caller agrees on them).
+// Collective: sources tell their region pairs' senders and receivers their distinct ids, destinations tell the
+// receivers which (source, id) each of their elements is. The ids were checked (check_global_ids) on every rank;
+// an id a receiver needs that its source does not send (only a collision of that check's hashes) goes to `problem`
+// (the caller agrees on it).
 dedup_tables share_ids(MPI_Comm comm, const layout_facts& f, const plan_setup& p, const neighbor_buffers& b,
                        std::string& problem) {
   dedup_tables t;
-  const datatype_info send_type = describe(p.sendtype), recv_type = describe(p.recvtype);
+  const datatype_info send_type = describe(p.sendtype);
   t.element_bytes = send_type.size;
-  if (send_type.size != recv_type.size)
-    problem = "dedup: the send type's size (" + std::to_string(send_type.size) + " bytes) differs from the "
-              "receive type's (" + std::to_string(recv_type.size) + "): global ids name single elements";
-  const auto ids_of = [&](const edge& e, const std::int64_t* ids, std::int64_t size, const char* side) -> const std::int64_t* {
-    if (e.count == 0) return nullptr;
-    if (ids == nullptr || (size >= 0 && e.displacement + e.count > size)) {
-      if (problem.empty())
-        problem = std::string(side) + " global ids: edge to/from rank " + std::to_string(e.peer) + " needs ids [" +
-                  std::to_string(e.displacement) + ", " + std::to_string(e.displacement + e.count) + ") of " +
-                  (ids == nullptr ? std::string("a null array") : std::to_string(size));
-      return nullptr;
-    }
-    return ids + e.displacement;
+  const auto ids_of = [](const edge& e, const std::int64_t* ids) -> const std::int64_t* {
+    return e.count == 0 || ids == nullptr ? nullptr : ids + e.displacement;
   };
 
   const int mine = f.region_of[f.me];
   std::vector<std::vector<std::int64_t>> to(static_cast<size_t>(f.nranks));
   std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> by_region;  // (id, offset)
   for (const edge& e : p.sends) {
-    const std::int64_t* ids = ids_of(e, b.send_ids, b.send_ids_size, "send");
-    to[e.peer].push_back(edge_hash_block);
-    to[e.peer].push_back(static_cast<std::int64_t>(ids ? hash_ids(ids, e.count) : hash_ids(nullptr, 0)));
+    const std::int64_t* ids = ids_of(e, b.send_ids);
     const int theirs = f.region_of[e.peer];
     if (theirs == mine || ids == nullptr) continue;
     auto& list = by_region[theirs];
@@ -93,7 +81,7 @@ dedup_tables share_ids(MPI_Comm comm, const layout_facts& f, const plan_setup& p
     if (a == mine) continue;
     std::vector<std::int64_t> needs;
     for (int j : receive_order(p.recvs, f, a)) {
-      const std::int64_t* ids = ids_of(p.recvs[j], b.recv_ids, b.recv_ids_size, "receive");
+      const std::int64_t* ids = ids_of(p.recvs[j], b.recv_ids);
       for (std::int64_t k = 0; ids && k < p.recvs[j].count; ++k) {
         needs.push_back(p.recvs[j].peer);
         needs.push_back(ids[k]);
@@ -106,16 +94,10 @@ dedup_tables share_ids(MPI_Comm comm, const layout_facts& f, const plan_setup& p
   }
 
   const auto from = exchange_words(comm, to);
-  std::map<int, std::vector<std::int64_t>> hashes_from;
   std::map<int, std::map<int, std::vector<std::int64_t>>> needs_of;  // [a][destination]: (source, id) pairs
   for (int r = 0; r < f.nranks; ++r) {
     const auto& w = from[r];
     for (size_t k = 0; k < w.size();) {
-      if (w[k] == edge_hash_block) {
-        hashes_from[r].push_back(w[k + 1]);
-        k += 2;
-        continue;
-      }
       const int region = static_cast<int>(w[k + 1]);
       const auto n = static_cast<size_t>(w[k + 2]);
       const auto first = w.begin() + static_cast<std::ptrdiff_t>(k + 3);
@@ -128,16 +110,6 @@ dedup_tables share_ids(MPI_Comm comm, const layout_facts& f, const plan_setup& p
         k += 3 + 2 * n;
       }
     }
-  }
-  std::map<int, int> seen;
-  for (const edge& e : p.recvs) {
-    const int k = seen[e.peer]++;
-    const std::int64_t* ids = ids_of(e, b.recv_ids, b.recv_ids_size, "receive");
-    const auto expected = static_cast<std::int64_t>(ids ? hash_ids(ids, e.count) : hash_ids(nullptr, 0));
-    const auto& got = hashes_from[e.peer];
-    if (problem.empty() && (k >= static_cast<int>(got.size()) || got[k] != expected))
-      problem = "dedup: the global ids that rank " + std::to_string(f.me) + " expects on its receive edge from rank " +
-                std::to_string(e.peer) + " differ from the ids that rank sends on that edge";
   }
   for (auto& [a, destinations] : needs_of) {
     const auto& sources = t.as_receiver[a];
@@ -321,9 +293,51 @@ class dedup final : public staged {
 
 }  // namespace
 
+std::string check_global_ids(MPI_Comm comm, const plan_setup& p, const neighbor_buffers& b, int nranks) {
+  std::string problem;
+  const datatype_info send_type = describe(p.sendtype), recv_type = describe(p.recvtype);
+  if (send_type.size != recv_type.size)
+    problem = "global ids: the send type's size (" + std::to_string(send_type.size) + " bytes) differs from the "
+              "receive type's (" + std::to_string(recv_type.size) + "): global ids name single elements";
+  // An edge's ids (null: none, or a problem said).
+  const auto ids_of = [&](const edge& e, const std::int64_t* ids, std::int64_t size, const char* side) -> const std::int64_t* {
+    if (e.count == 0) return nullptr;
+    if (ids == nullptr || e.displacement < 0 || (size >= 0 && e.displacement + e.count > size)) {
+      if (problem.empty())
+        problem = std::string(side) + " global ids: the edge " + (side[0] == 's' ? "to" : "from") + " rank " +
+                  std::to_string(e.peer) + " needs ids [" + std::to_string(e.displacement) + ", " +
+                  std::to_string(e.displacement + e.count) + ") of " +
+                  (ids == nullptr ? std::string("a null array") : "an array of " + std::to_string(size));
+      return nullptr;
+    }
+    return ids + e.displacement;
+  };
+  // Every send edge's ids, hashed, to its destination, which compares them with its receive edge's in order.
+  std::vector<std::vector<std::int64_t>> to(static_cast<std::size_t>(nranks));
+  for (const edge& e : p.sends) {
+    const std::int64_t* ids = ids_of(e, b.send_ids, b.send_ids_size, "send");
+    to[static_cast<std::size_t>(e.peer)].push_back(
+        static_cast<std::int64_t>(ids ? hash_ids(ids, e.count) : hash_ids(nullptr, 0)));
+  }
+  const auto from = exchange_words(comm, to);
+  int me = 0;
+  MPI_Comm_rank(comm, &me);
+  std::map<int, std::size_t> seen;
+  for (const edge& e : p.recvs) {
+    const std::size_t k = seen[e.peer]++;
+    const std::int64_t* ids = ids_of(e, b.recv_ids, b.recv_ids_size, "receive");
+    const auto expected = static_cast<std::int64_t>(ids ? hash_ids(ids, e.count) : hash_ids(nullptr, 0));
+    const auto& got = from[static_cast<std::size_t>(e.peer)];
+    if (problem.empty() && (k >= got.size() || got[k] != expected))
+      problem = "global ids: the ids that rank " + std::to_string(me) + " expects on its receive edge from rank " +
+                std::to_string(e.peer) + " differ from the ids that rank sends on that edge";
+  }
+  return problem;
+}
+
 strategy_builder prepare_dedup(const strategy_context& c) {
-  std::string id_problem;
   // Shared, not copied, by the builder (std::function copies what it holds).
+  std::string id_problem;
   auto tables = std::make_shared<const dedup_tables>(share_ids(c.comm, c.regions, c.setup, c.buffers, id_problem));
   mpi::agree_on(c.comm, mpi::error_kind::invalid_topology, id_problem);
   return [&f = c.regions, tables](const plan_setup& setup) { return std::make_unique<dedup>(setup, f, *tables); };

@@ -198,6 +198,11 @@ strategy_builder prepare_standard(const strategy_context& c);   // neighbor_stan
 strategy_builder prepare_aggregate(const strategy_context& c);  // neighbor_aggregate.cpp
 strategy_builder prepare_dedup(const strategy_context& c);      // neighbor_dedup.cpp
 
+// Collective (the _ext entry point, every strategy, before one is chosen): whether the global ids fit the edges
+// (arrays present and long enough, send and receive types of one size) and every receive edge's ids are those
+// its sender gives (a hash of each edge's ids to its destination). Returns the first problem (empty: none).
+std::string check_global_ids(MPI_Comm comm, const plan_setup& p, const neighbor_buffers& b, int nranks);
+
 // ---- The registry: every strategy, in automatic's order of candidates (ties go to the first) ----
 struct strategy_entry {
   neighbor_strategy id;  // the value of exchange_options::strategy that requests it

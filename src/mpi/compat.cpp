@@ -488,6 +488,16 @@ MPI_Request recv_init(void* buf, std::int64_t count, MPI_Datatype type, int sour
   return r;
 }
 
+bool is_committed(MPI_Datatype t, MPI_Comm comm) {
+  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_envelope(t, &integers, &addresses, &datatypes, &combiner));
+  if (combiner == MPI_COMBINER_NAMED) return true;
+  const char in = 0;
+  char out = 0;
+  int position = 0;
+  return MPI_Pack(&in, 0, t, &out, 1, &position, comm) == MPI_SUCCESS;
+}
+
 void local_copy(const void* from, std::int64_t from_count, MPI_Datatype from_type, void* to, std::int64_t to_count,
                 MPI_Datatype to_type, MPI_Comm comm) {
   const int me = rank(comm);

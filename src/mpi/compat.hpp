@@ -36,6 +36,11 @@ std::int64_t type_size(MPI_Datatype t);
 type_bounds type_extent(MPI_Datatype t);
 type_bounds type_true_extent(MPI_Datatype t);
 
+// Whether t may be used in communication: a predefined datatype, or one committed. MPI has no such query;
+// MPI_Pack of no element refuses an uncommitted datatype on MPICH and Open MPI and reads no memory. comm returns
+// errors (a library's private duplicate): the refusal is raised there.
+bool is_committed(MPI_Datatype t, MPI_Comm comm);
+
 // `count` elements of t from byte `displacement` on (relative to the buffer), as one committed datatype
 // (count 1), for any count.
 datatype_handle typed_block(MPI_Datatype t, std::int64_t count, std::int64_t displacement);

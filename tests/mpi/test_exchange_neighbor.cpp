@@ -486,22 +486,45 @@ TEST(ExchangeNeighbor, CppBadInputRefusedOnEveryRank) {
   EXPECT_TRUE(all_ranks(recv == std::vector<double>(4, 0.0)));
 }
 
-// One receive id differs from the id its sender gives (on the lowest rank that receives anything).
-TEST(ExchangeNeighbor, MismatchedGlobalIdsRefusedOnEveryRank) {
+// Wrong global ids on the lowest rank that receives anything (one id differs from its sender's, or no receive ids
+// at all), or on every such rank: refused on every rank whichever strategy is asked for (standard and aggregate
+// never read the ids, but the check is one for all), before anything moves.
+TEST(ExchangeNeighbor, WrongGlobalIdsRefusedOnEveryRankByEveryStrategy) {
   id_graph r = make_id_graph(71, 2);
   int candidate = r.recv_ids.empty() ? world_size() : world_rank(), faulty = 0;
   MPI_Allreduce(&candidate, &faulty, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   if (faulty == world_size()) GTEST_SKIP() << "this graph moves no elements";
-  if (world_rank() == faulty) r.recv_ids.back() += 1;
   std::vector<double> send(r.graph.send_total, 1.0), recv(r.graph.recv_total, 0.0);
-  exchange_options o;
-  o.strategy = exchange::neighbor_strategy::dedup;
-  o.region_size = 2;
-  const auto buffers = with_global_ids(
-      typed_buffers(send, r.graph.sendcounts, r.graph.sdispls, recv, r.graph.recvcounts, r.graph.rdispls),
-      r.send_ids, r.recv_ids);
-  EXPECT_THROW(neighbor_alltoallv_init(buffers, r.graph.comm, o), redist::invalid_topology);
-  EXPECT_TRUE(all_ranks(recv == std::vector<double>(recv.size(), 0.0)));
+  for (const bool every_receiver : {false, true})
+    for (const bool null_ids : {false, true})
+      for (const auto strategy : {exchange::neighbor_strategy::standard, exchange::neighbor_strategy::aggregate,
+                                  exchange::neighbor_strategy::dedup, exchange::neighbor_strategy::automatic}) {
+        SCOPED_TRACE(std::string(to_string(strategy)) + (null_ids ? ", null receive ids" : ", one id differs") +
+                     (every_receiver ? " on every receiving rank" : " on one rank"));
+        const bool wrong_here = every_receiver ? !r.recv_ids.empty() : world_rank() == faulty;
+        std::vector<std::int64_t> recv_ids = r.recv_ids;
+        if (wrong_here) recv_ids.back() += 1;
+        exchange_options o;
+        o.strategy = strategy;
+        o.region_size = 2;
+        auto buffers = with_global_ids(
+            typed_buffers(send, r.graph.sendcounts, r.graph.sdispls, recv, r.graph.recvcounts, r.graph.rdispls),
+            r.send_ids, recv_ids);
+        if (wrong_here && null_ids) buffers.recv_ids = nullptr, buffers.recv_ids_size = -1;
+        EXPECT_THROW(neighbor_alltoallv_init(buffers, r.graph.comm, o), redist::invalid_topology);
+        EXPECT_TRUE(all_ranks(recv == std::vector<double>(recv.size(), 0.0)));
+      }
+  // The same ids, right: accepted by every strategy.
+  for (const auto strategy : {exchange::neighbor_strategy::standard, exchange::neighbor_strategy::aggregate,
+                              exchange::neighbor_strategy::dedup, exchange::neighbor_strategy::automatic}) {
+    exchange_options o;
+    o.strategy = strategy;
+    o.region_size = 2;
+    const auto buffers = with_global_ids(
+        typed_buffers(send, r.graph.sendcounts, r.graph.sdispls, recv, r.graph.recvcounts, r.graph.rdispls),
+        r.send_ids, r.recv_ids);
+    EXPECT_NO_THROW(neighbor_alltoallv_init(buffers, r.graph.comm, o)) << to_string(strategy);
+  }
   MPI_Comm_free(&r.graph.comm);
 }
 

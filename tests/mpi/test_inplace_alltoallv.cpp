@@ -581,6 +581,37 @@ TEST(InplaceAlltoallvErrors, DatatypeDifferingBetweenRanks) {
   MPI_Type_free(&pair);
 }
 
+// A datatype not committed, on the last rank or on every rank: refused alike everywhere before anything moves
+// (the one-shot call and the MPI_IN_PLACE plan form).
+TEST(InplaceAlltoallvErrors, UncommittedDatatypeRefused) {
+  for (const bool everywhere : {false, true}) {
+    SCOPED_TRACE(everywhere ? "on every rank" : "on the last rank");
+    problem x(5421);
+    MPI_Datatype same = MPI_DATATYPE_NULL;  // the problem's element, not committed
+    MPI_Type_contiguous(1, x.t.type, &same);
+    const MPI_Datatype type = everywhere || x.last() ? same : x.t.type;
+    std::string message;
+    expect_refused_everywhere(
+        [&] {
+          try {
+            return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, type, MPI_COMM_WORLD);
+          } catch (const redist::invalid_datatype& e) {
+            message = e.what();
+            throw;
+          }
+        },
+        x.buf, x.original, "an uncommitted datatype");
+    EXPECT_TRUE(same_on_every_rank(message)) << message;
+    EXPECT_NE(message.find("not committed"), std::string::npos) << message;
+    std::vector<int> counts(static_cast<size_t>(world_size()), 0), displs(counts.size(), 0);
+    EXPECT_THROW(
+        (void)ex::make_inplace_plan_symmetric(counts.data(), displs.data(), type, MPI_COMM_WORLD, std::int64_t{1} << 20),
+        redist::invalid_datatype)
+        << "the MPI_IN_PLACE form";
+    MPI_Type_free(&same);
+  }
+}
+
 TEST(InplacePlan, BadInputRefusedAtMakeOnEveryRank) {
   const int p = world_size();
   const auto refused_alike = [&](const std::function<void()>& make, const std::string& what) {
