@@ -184,8 +184,10 @@ void check_local_array(const array_view& a, const grid_layout& layout, element_t
     const std::vector<std::int64_t> expected = local_shape(layout);
     const bool col_major = layout.packing_order() == storage_order::col_major;
     const bool order_ok = col_major ? f : c;
-    const bool ld_ok = col_major ? a.shape[0] == expected[0] : a.shape[1] == expected[1];
-    if (!order_ok || !ld_ok)
+    // The whole shape (docs/python.md): a leading dimension that matches with another count of columns (rows
+    // in C order) is an array of some other layout.
+    const bool shape_ok = a.shape[0] == expected[0] && a.shape[1] == expected[1];
+    if (!order_ok || !shape_ok)
       throw nb::value_error((std::string(name) + ": a 2-D array of shape (" + std::to_string(a.shape[0]) + ", " +
                              std::to_string(a.shape[1]) + ") does not match the layout's local storage, expected a " +
                              (col_major ? "Fortran" : "C") + "-ordered array of shape (" +

@@ -43,6 +43,12 @@ def test_mismatched_shapes_and_orders(layouts):
     with pytest.raises(ValueError, match="elements, the layout stores|does not match the layout"):
         plan.execute(np.zeros((rows + 1, cols + 1), order="C"), b)
     if rows * cols > 0:
+        # The layout's order and leading dimension, one row or column more: another layout's array.
+        order = a_layout.order
+        longer = (rows + 1, cols) if order == "C" else (rows, cols + 1)
+        with pytest.raises(ValueError, match="does not match the layout's local storage"):
+            plan.execute(np.zeros(longer, order=order), b)
+    if rows * cols > 0:
         with pytest.raises(ValueError, match="elements, the layout stores"):
             plan.execute(np.zeros(rows * cols - 1), b)
     with pytest.raises(redist.DimensionMismatch):

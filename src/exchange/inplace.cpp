@@ -136,7 +136,7 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
       REDIST_MPI_CHECK(MPI_Isend(g.tell, 2, MPI_INT64_T, s.source, tag + 3, comm, &setup[4 * i + 2]));
       REDIST_MPI_CHECK(MPI_Isend(&g.our_offset, 1, MPI_INT64_T, s.dest, tag + 2, comm, &setup[4 * i + 3]));
     }
-    REDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(setup.size()), setup.data(), MPI_STATUSES_IGNORE));
+    REDIST_MPI_CHECK(mpi::wait_all_yielding(static_cast<int>(setup.size()), setup.data(), comm));
   }
 
   auto post_send = [&](std::size_t i) {
@@ -216,8 +216,8 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
     if (all_done) break;
     if (!moved) {
       int count = 0;
-      REDIST_MPI_CHECK(MPI_Waitsome(static_cast<int>(requests.size()), requests.data(), &count, completed.data(),
-                                    MPI_STATUSES_IGNORE));
+      REDIST_MPI_CHECK(mpi::wait_some_yielding(static_cast<int>(requests.size()), requests.data(), &count,
+                                               completed.data(), comm));
       if (count == MPI_UNDEFINED) throw error("run_streams: nothing in flight but not done (a bug)");
     }
   }

@@ -176,7 +176,7 @@ fragment_list decode(const std::vector<std::int64_t>& words) {
 fragment_list receive_words(MPI_Comm comm, int peer, int tag) {
   MPI_Message msg;
   MPI_Status status;
-  REDIST_MPI_CHECK(MPI_Mprobe(peer, tag, comm, &msg, &status));
+  REDIST_MPI_CHECK(mpi::mprobe_yielding(peer, tag, comm, &msg, &status));
   int n = 0;
   REDIST_MPI_CHECK(MPI_Get_count(&status, MPI_INT64_T, &n));
   std::vector<std::int64_t> words(static_cast<std::size_t>(n));
@@ -202,7 +202,7 @@ fragment_list exchange_lists(MPI_Comm comm, int peer, int tag, const fragment_li
   MPI_Request req;
   REDIST_MPI_CHECK(MPI_Isend(words.data(), static_cast<int>(words.size()), MPI_INT64_T, peer, tag, comm, &req));
   auto theirs = receive_words(comm, peer, tag);
-  REDIST_MPI_CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE));
+  REDIST_MPI_CHECK(mpi::wait_yielding(req, comm));
   c.messages_sent += 1;
   c.messages_received += 1;
   return theirs;

@@ -97,10 +97,11 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
                           options.model->intra_seconds_per_byte, options.model->inter_latency,
                           options.model->inter_seconds_per_message, options.model->inter_seconds_per_byte,
                           options.model->region_seconds_per_byte, options.model->copy_seconds_per_byte})
-      if (!(figure >= 0 && figure < 1e30)) {  // NaN fails too
+      // Below 1e30 s: a figure times a phase's bytes stays finite, so that predictions compare (NaN fails too).
+      if (!(figure >= 0 && figure < 1e30)) {
         agreed.fail(mpi::error_kind::invalid_argument,
                     "exchange_options::model has a figure " + std::to_string(figure) +
-                        "; every cost-model figure must be a finite number of seconds >= 0");
+                        "; every cost-model figure must be a number of seconds >= 0 and below 1e30");
         break;
       }
   if (requested && requested->needs_global_ids && !b.global_ids)

@@ -17,7 +17,7 @@ void request_list::start_all() {
 }
 void request_list::wait_all() {
   if (!requests_.empty())
-    REDIST_MPI_CHECK(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE));
+    REDIST_MPI_CHECK(mpi::wait_all_yielding(static_cast<int>(requests_.size()), requests_.data()));
 }
 
 MPI_Request strategy::send_init(const void* buf, std::int64_t count, MPI_Datatype type, int dest, int tag) {

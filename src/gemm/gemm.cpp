@@ -5,6 +5,8 @@
 #include "redist/gemm/gemm.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -582,7 +584,16 @@ std::unique_ptr<gemm_plan::impl> build_gemm_plan(MPI_Comm comm, gemm_description
   took(planning.storage);
   if (p->k == 0) return p;  // nothing to multiply: the transform out writes beta * C
   // Step 10 (rounds.cpp): the one-sided or node-shared windows (collective).
-  if (p->stats.communication == gemm_communication::one_sided) p->make_panel_windows();
+  std::string no_window;
+  if (p->stats.communication == gemm_communication::one_sided && !p->make_panel_windows(no_window)) {
+    p->stats.communication = gemm_communication::two_sided;
+    static std::atomic<bool> said{false};  // once per process, by a plan's rank 0
+    if (mpi::rank(p->comm.get()) == 0 && !said.exchange(true))
+      std::fprintf(stderr,
+                   "redist: gemm_communication::one_sided: MPI could not make the panels' RMA window (%s); the "
+                   "panels of this plan travel two-sided (docs/mpi.md)\n",
+                   no_window.c_str());
+  }
   if (p->stats.communication == gemm_communication::shared_memory) p->make_shared_stores(comm);
   took(planning.rounds);
   return p;

@@ -89,7 +89,10 @@ struct gemm_plan::impl {
   // Plan time, after lay_out_rounds: the accumulator and the panels the steps gather into (throws bad_alloc).
   void allocate_round_buffers();
   // Plan time, collective over comm: the one-sided panel windows.
-  void make_panel_windows();
+  // False (on every rank) when MPI could not make a window on some rank: none is kept, and the panels travel
+  // two-sided (Debian's Open MPI 4.1 with its stock osc/rdma fails on one-rank lines and on sibling communicators,
+  // docs/mpi.md). `why` then holds the lowest failing rank's MPI error.
+  bool make_panel_windows(std::string& why);
   // Plan time, collective over comm: the segment of the node's arena that holds the native A and B
   // (shared_memory). caller: the communicator make_gemm_plan was given (its node communicator and arena are
   // cached there).

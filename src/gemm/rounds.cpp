@@ -1,6 +1,7 @@
 // The round loop: laid out at plan time (steps, C blocks, buffers, windows, traffic counts) and run by every
 // execution (panels gathered along the grid lines, BLAS on each step, partial C summed along k).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -215,7 +216,21 @@ void gemm_plan::impl::count_multiply_traffic() {
   t.bytes_sent *= static_cast<std::int64_t>(element_bytes);
 }
 
-void gemm_plan::impl::make_panel_windows() {
+namespace {
+// This process saw MPI fail to make a panel window: it makes none again (Open MPI 4.1's osc/rdma may be left
+// broken by the failure, and a later window's fences then never return; docs/mpi.md).
+std::atomic<bool> window_failed{false};
+}  // namespace
+
+bool gemm_plan::impl::make_panel_windows(std::string& why) {
+  // Agreed first: one process that saw a window fail keeps every process of the plan from trying.
+  mpi::agreement ready(comm.get());
+  const std::size_t able = ready.reduce_min(window_failed ? 0 : 1);
+  ready.conclude();
+  if (ready.min(able) == 0) {
+    why = "an earlier window failed on a process of this plan";
+    return false;
+  }
   const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed, MPI_Win& window) {
     if (!needed || line == MPI_COMM_NULL) return;
     MPI_Win made = MPI_WIN_NULL;
@@ -233,7 +248,16 @@ void gemm_plan::impl::make_panel_windows() {
   mpi::agreement windows(comm.get());
   windows.collective([&] { window_over(a_panels, row_comm(), s.grid_n > 1, a_window); });
   windows.collective([&] { window_over(b_panels, col_comm(), s.grid_m > 1, b_window); });
-  windows.conclude();
+  try {
+    windows.conclude();
+    return true;
+  } catch (const mpi_error& e) {  // the same on every rank
+    why = e.what();
+    window_failed = true;
+    for (MPI_Win* w : {&a_window, &b_window})
+      if (*w != MPI_WIN_NULL) MPI_Win_free(w);
+    return false;
+  }
 }
 
 void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {

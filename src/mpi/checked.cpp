@@ -139,9 +139,22 @@ int wait_yielding(MPI_Request& request, MPI_Comm comm) {
   return test_yielding([&](int& done) { return MPI_Test(&request, &done, MPI_STATUS_IGNORE); }, comm);
 }
 
-int wait_all_yielding(int count, MPI_Request* requests) {
-  return test_yielding([&](int& done) { return MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE); },
-                       MPI_COMM_NULL);
+int wait_all_yielding(int count, MPI_Request* requests, MPI_Comm comm) {
+  return test_yielding([&](int& done) { return MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE); }, comm);
+}
+
+int mprobe_yielding(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  return test_yielding([&](int& done) { return MPI_Improbe(source, tag, comm, &done, message, status); }, comm);
+}
+
+int wait_some_yielding(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Comm comm) {
+  return test_yielding(
+      [&](int& done) {
+        const int code = MPI_Testsome(count, requests, outcount, indices, MPI_STATUSES_IGNORE);
+        done = *outcount != 0;  // some completed, or none active (MPI_UNDEFINED)
+        return code;
+      },
+      comm);
 }
 
 int wait_any_yielding(int count, MPI_Request* requests, int* index) {

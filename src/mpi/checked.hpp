@@ -137,9 +137,11 @@ bool hosts_oversubscribed(MPI_Comm comm);
 // 9-10 ms blocking, 2-3 ms yielding; a communicator duplicate 14-20 ms against 5 ms). Returns MPI's code.
 // Watched by the watchdog (watchdog.hpp), which names `comm` where given: the collective's communicator.
 int wait_yielding(MPI_Request& request, MPI_Comm comm = MPI_COMM_NULL);
-// The same for MPI_Waitall, MPI_Waitany (index as MPI_Waitany sets it), MPI_Allreduce, MPI_Allgather and
-// MPI_Barrier.
-int wait_all_yielding(int count, MPI_Request* requests);
+// The same for MPI_Waitall, MPI_Waitany (index as MPI_Waitany sets it), MPI_Waitsome (outcount and indices as
+// MPI_Waitsome sets them), MPI_Allreduce, MPI_Allgather and MPI_Barrier.
+int wait_all_yielding(int count, MPI_Request* requests, MPI_Comm comm = MPI_COMM_NULL);
+int wait_some_yielding(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Comm comm = MPI_COMM_NULL);
+int mprobe_yielding(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
 int wait_any_yielding(int count, MPI_Request* requests, int* index);
 int allreduce_yielding(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
 int allgather_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,

@@ -214,8 +214,8 @@ void routed_exchange::run(const void* send_buffer, void* recv_buffer) const {
   std::vector<int> completed(requests.size());
   for (;;) {
     int count = 0;
-    REDIST_MPI_CHECK(MPI_Waitsome(static_cast<int>(requests.size()), requests.data(), &count, completed.data(),
-                                  MPI_STATUSES_IGNORE));
+    REDIST_MPI_CHECK(mpi::wait_some_yielding(static_cast<int>(requests.size()), requests.data(), &count,
+                                             completed.data(), c));
     if (count == MPI_UNDEFINED) break;
     for (int k = 0; k < count; ++k) {
       const owner& o = owners[static_cast<std::size_t>(completed[static_cast<std::size_t>(k)])];

@@ -229,6 +229,9 @@ TEST(MpiCompat, PutOfLargeCounts) {
   char text[MPI_MAX_ERROR_STRING] = {0};
   int length = 0;
   if (code != MPI_SUCCESS) MPI_Error_string(code, text, &length);
+  // An MPI that makes no window here (Debian's Open MPI 4.1 with its stock osc/rdma on one rank: docs/mpi.md) has
+  // nothing to put into: a skip, said as one. On some ranks only: a failure.
+  if (all_ranks(code != MPI_SUCCESS)) GTEST_SKIP() << "this MPI makes no RMA window here: MPI_Win_create: " << text;
   ASSERT_TRUE(all_ranks(code == MPI_SUCCESS)) << "MPI_Win_create: " << text;
   const std::vector<double> mine = iota_doubles(21, 100.0 * me);
   MPI_Win_fence(0, win);

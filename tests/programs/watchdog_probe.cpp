@@ -1,8 +1,11 @@
 // The watchdog of redist's waits (src/mpi/watchdog.hpp), one case per run; tests/tools/check_watchdog.sh runs it
 // under the environment of each case and checks what it prints and how it ends.
-// usage: watchdog_probe late_rank | skipped_call | set_timeout
+// usage: watchdog_probe late_rank | late_exchange | skipped_call | set_timeout
 //   late_rank     every rank makes the same redist_pdgemm (all-ones operands); the last rank makes it 3 s late:
 //                 the others wait in the argument agreement. Exit 0 when every element of C is K.
+//   late_exchange every rank makes a neighbor exchange plan on a ring (standard strategy: messages after the
+//                 plan's agreement) and runs it; the last rank starts it 3 s late: the others wait for its message.
+//                 Exit 0 when every rank received its left neighbour's rank.
 //   skipped_call  the last rank passes descriptors of context -1 (as a process outside the grid does), so it
 //                 takes no part and sleeps; the others wait until the watchdog ends the job (abort).
 //   set_timeout   skipped_call, with redist::set_timeout(1, abort) instead of the environment.
@@ -14,6 +17,7 @@
 #include <cstring>
 #include <vector>
 
+#include "redist/exchange/neighbor.hpp"
 #include "redist/redist.h"
 #include "redist/timeout.hpp"
 #include "scalapack_cases.hpp"
@@ -22,9 +26,9 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const char* mode = argc > 1 ? argv[1] : "";
   const bool late = std::strcmp(mode, "late_rank") == 0, skipped = std::strcmp(mode, "skipped_call") == 0,
-             set = std::strcmp(mode, "set_timeout") == 0;
-  if (!late && !skipped && !set) {
-    std::fprintf(stderr, "usage: watchdog_probe late_rank | skipped_call | set_timeout\n");
+             set = std::strcmp(mode, "set_timeout") == 0, exchange = std::strcmp(mode, "late_exchange") == 0;
+  if (!late && !skipped && !set && !exchange) {
+    std::fprintf(stderr, "usage: watchdog_probe late_rank | late_exchange | skipped_call | set_timeout\n");
     MPI_Finalize();
     return 3;
   }
@@ -32,6 +36,31 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const bool last = rank == size - 1;
+  if (exchange) {
+    const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    MPI_Comm ring = MPI_COMM_NULL;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, MPI_UNWEIGHTED, 1, &right, MPI_UNWEIGHTED, MPI_INFO_NULL,
+                                   0, &ring);
+    int status = 0;
+    {
+      double sent = rank, received = -1;
+      const int one = 1, zero = 0;
+      redist::exchange::neighbor_buffers buffers{&sent, &one, &zero, MPI_DOUBLE, &received, &one, &zero, MPI_DOUBLE};
+      redist::exchange::exchange_options options;
+      options.strategy = redist::exchange::neighbor_strategy::standard;
+      redist::exchange::neighbor_plan plan = redist::exchange::neighbor_alltoallv_init(buffers, ring, options);
+      if (last) sleep(3);
+      plan.start();
+      plan.wait();
+      if (received != left) {
+        std::fprintf(stderr, "rank %d: received %g, expected %d\n", rank, received, left);
+        status = 2;
+      }
+    }
+    MPI_Comm_free(&ring);
+    MPI_Finalize();
+    return status;
+  }
   if (set) redist::set_timeout(1, redist::timeout_action::abort);
   int status = 0;
   {

@@ -29,6 +29,12 @@ for ((r = 0; r < ranks - 1; ++r)); do
     "$work/late.err" || { show late; fail "late: rank $r did not say where it waits"; }
 done
 
+# A late rank after the agreement (a neighbor exchange's messages): the others say so once, then it completes.
+run exchange late_exchange REDIST_TIMEOUT=1
+[ "$(cat "$work/exchange.status")" = 0 ] || { show exchange; fail "exchange: exit status $(cat "$work/exchange.status")"; }
+grep -q '^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in neighbor_plan (waiting for the exchange) .*(rank 0 of MPI_COMM_WORLD).*; still waiting' \
+  "$work/exchange.err" || { show exchange; fail "exchange: rank 0 did not say where it waits"; }
+
 # A rank that skips the call: the watchdog ends the job, from the environment and from set_timeout.
 for how in environment set_timeout; do
   if [ "$how" = environment ]; then
@@ -49,4 +55,4 @@ run unusable late_rank REDIST_TIMEOUT=soon
 [ "$(cat "$work/unusable.status")" = 0 ] && [ "$(waited unusable)" = 0 ] || { show unusable; fail "unusable: reported or failed"; }
 grep -q "^redist: REDIST_TIMEOUT='soon' is not a number of seconds" "$work/unusable.err" \
   || { show unusable; fail "unusable: the value was not refused"; }
-echo "check_watchdog: $ranks ranks: late rank reported and completed, skipped call aborted (environment, set_timeout), 0 and unusable values"
+echo "check_watchdog: $ranks ranks: late rank reported and completed (agreement, exchange), skipped call aborted (environment, set_timeout), 0 and unusable values"
