@@ -587,6 +587,9 @@ std::unique_ptr<gemm_plan::impl> build_gemm_plan(MPI_Comm comm, gemm_description
   std::string no_window;
   if (p->stats.communication == gemm_communication::one_sided && !p->make_panel_windows(no_window)) {
     p->stats.communication = gemm_communication::two_sided;
+    mpi::agreement gathers(p->comm.get());
+    gathers.attempt([&] { p->prepare_panel_gathers(); });
+    gathers.conclude();
     static std::atomic<bool> said{false};  // once per process, by a plan's rank 0
     if (mpi::rank(p->comm.get()) == 0 && !said.exchange(true))
       std::fprintf(stderr,

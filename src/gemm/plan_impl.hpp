@@ -93,6 +93,8 @@ struct gemm_plan::impl {
   // two-sided (Debian's Open MPI 4.1 with its stock osc/rdma fails on one-rank lines and on sibling communicators,
   // docs/mpi.md). `why` then holds the lowest failing rank's MPI error.
   bool make_panel_windows(std::string& why);
+  // The two-sided panel gathers' arguments (local; may allocate): made with the rounds, or where the windows failed.
+  void prepare_panel_gathers();
   // Plan time, collective over comm: the segment of the node's arena that holds the native A and B
   // (shared_memory). caller: the communicator make_gemm_plan was given (its node communicator and arena are
   // cached there).

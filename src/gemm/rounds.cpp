@@ -154,14 +154,17 @@ void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_de
         steps.push_back(std::move(step));
       }
     }
-  if (stats.communication == gemm_communication::two_sided) {
-    const auto prepare = [&](panel_gather& g) {
-      g.gather = mpi::allgatherv_args(g.my_count, g.counts, g.displacements, mpi_type);
-    };
-    for (round_step& step : steps) {
-      if (s.grid_n > 1) prepare(step.a);
-      if (s.grid_m > 1) prepare(step.b);
-    }
+  if (stats.communication == gemm_communication::two_sided) prepare_panel_gathers();
+}
+
+void gemm_plan::impl::prepare_panel_gathers() {
+  const gemm_schedule& s = stats.schedule;
+  const auto prepare = [&](panel_gather& g) {
+    g.gather = mpi::allgatherv_args(g.my_count, g.counts, g.displacements, mpi_type);
+  };
+  for (round_step& step : steps) {
+    if (s.grid_n > 1) prepare(step.a);
+    if (s.grid_m > 1) prepare(step.b);
   }
 }
 

@@ -223,7 +223,7 @@ TEST(FaultInjection, TransformOnAFreshCommunicator) {
   call(MPI_COMM_WORLD);
   const long warm = global_max(fault::points());
   on_fresh_communicators fresh;
-  const long covered = enumerate(fresh.of("transform on fresh communicators", reset, call, [&] { return A; }));
+  const long covered = enumerate(fresh.of("transform on fresh communicators", reset, call, [&] { return A; })).first;
   const long cold = global_max(fresh.points_of_first_call(reset, call));
   if (me == 0)
     std::printf("[faults] transform on fresh communicators: %ld points covered; per rank %ld (warm %ld)\n", covered,
