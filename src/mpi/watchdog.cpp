@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 #include "redist/names.hpp"
 #include "redist/timeout.hpp"
@@ -107,7 +108,12 @@ void watched_wait::check() noexcept {
                aborts ? "ending the job (REDIST_TIMEOUT_ACTION=abort)"
                       : "still waiting (REDIST_TIMEOUT_ACTION=abort would end the job)");
   std::fflush(stderr);
-  if (aborts) MPI_Abort(MPI_COMM_WORLD, 1);
+  if (aborts) {
+    // Half a second for the launcher to forward the line: MPI_Abort tears the job down at once, and under load
+    // MPICH's launcher lost the line and its own abort message (an ended job, exit status 1, no word why).
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
 }
 
 }  // namespace mpi
