@@ -479,7 +479,7 @@ std::int64_t agree_on_start(mpi::agreement& agreed, MPI_Comm comm, MPI_Datatype 
   slots.extent_max = agreed.reduce_max(extent);
   slots.size_min = agreed.reduce_min(type_size);
   slots.size_max = agreed.reduce_max(type_size);
-  // Used in messages only where a peer's data is, which one rank alone could find; refused here on every rank.
+  // MPI would refuse it only where a message uses it, on that rank alone and after the agreement: refused here.
   if (!agreed.failed() && owned_comm != nullptr && !mpi::is_committed(type, owned_comm->get()))
     agreed.fail(mpi::error_kind::invalid_datatype, "the datatype is not committed (MPI_Type_commit it first)");
   if (!agreed.failed() && (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent))
