@@ -9,6 +9,7 @@
 #include "redist/error.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
+#include "mpi/watchdog.hpp"
 #include "redist/gemm/gemm.hpp"
 #include "redist/timeout.hpp"
 #include "redist/trace.hpp"
@@ -306,6 +307,8 @@ void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
   }
   try {
     nb::gil_scoped_release release;
+    // Named for the watchdog: a rank whose Python arguments never reached this call leaves the others here.
+    const mpi::wait_label label("a call from Python", nullptr);
     mpi::agreement agreed(comm);
     if (local) agreed.fail(mpi::error_kind::invalid_argument, problem.empty() ? "an error without a message" : problem);
     agreed.conclude();
@@ -323,6 +326,7 @@ void register_settings(nb::module_& m) {
       [](nb::handle target, const std::string& message) {
         const MPI_Comm c = agreement_communicator(target);
         nb::gil_scoped_release release;
+        const mpi::wait_label label("a call from Python", nullptr);
         mpi::agreement agreed(c);
         agreed.fail(mpi::error_kind::invalid_argument, message);
         try {
