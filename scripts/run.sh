@@ -81,6 +81,11 @@ case "$what" in
     for n in 1 2 4; do
       OMP_NUM_THREADS=1 timeout 900 /usr/bin/mpiexec.mpich -n "$n" "$venv/bin/python" -m pytest -q "$root/python/tests"
     done
+    echo "== Python: a rank that passes comm=None leaves the other waiting; the watchdog says where and ends the job"
+    watchdog_out=$(REDIST_TIMEOUT=2 REDIST_TIMEOUT_ACTION=abort OMP_NUM_THREADS=1 timeout 120 /usr/bin/mpiexec.mpich \
+      -n 2 "$venv/bin/python" "$root/python/tests/watchdog_probe.py" 2>&1) && { echo "$watchdog_out"; exit 1; }
+    grep -q "^redist: waited [0-9]* s (REDIST_TIMEOUT=2) in a call from Python .*ending the job" <<< "$watchdog_out" \
+      || { echo "$watchdog_out"; echo "the watchdog did not report the Python wait" >&2; exit 1; }
     echo "== Python: an mpi4py binary wheel is refused at import, with the command that fixes it"
     bash "$root/python/tests/check_mpi4py_wheel_refused.sh" "$venv" "$root/build/mpi4py-wheel-venv"
     for example in transpose exchange_and_gemm reshape_fft; do
