@@ -102,8 +102,10 @@ using piece_runs = std::array<const run*, max_axes>;
 // until every thread has several.
 constexpr std::int64_t widest_panel = 1024, narrowest_panel = 64;
 
+// With `whole_x`, piece() is called once per panel and outer index with no run along x (at[x] null): the caller
+// walks all of them itself (short_runs below).
 template <class F>
-void for_each_piece(const tile& t, const kernel_axes& ka, F&& piece) {
+void for_each_piece(const tile& t, const kernel_axes& ka, bool whole_x, F&& piece) {
   std::array<std::vector<run>, max_axes> singles;  // per outer axis: its indices one by one
   std::int64_t combinations = 1;
   for (int i = 0; i < ka.outer_count; ++i) {
@@ -141,6 +143,10 @@ void for_each_piece(const tile& t, const kernel_axes& ka, F&& piece) {
       combination /= n;
     }
     if (ka.y >= 0) at[static_cast<size_t>(ka.y)] = &panels[static_cast<size_t>(item % panel_count)];
+    if (whole_x) {
+      piece(at);
+      return;
+    }
     for (const run& r : inner) {
       at[static_cast<size_t>(ka.x)] = &r;
       piece(at);
@@ -208,12 +214,117 @@ void apply(const job_plan& jp, T* dst, kernels::strided dst_s, const T* bt, kern
                              op::conj_transpose, alpha, beta, stores);
 }
 
+// ---- short runs along x ------------------------------------------------------------------------------------
+// Where a tile's runs along x are a few elements long (ScaLAPACK's MB = 1 against MB = 32: runs of one element,
+// contiguous on one side and every other element on the other), a kernel call per run and panel would stride
+// across the panel's columns one element at a time, a page apart. Instead a piece is a panel: its columns are
+// walked in order and, in each, every x run (regular storage with unit stride along x on both sides; 2 ranks,
+// 1000 x 1000 doubles, MB 1 -> 32 on a 2 x 1 grid: pdgemr2d 3.4 -> 0.83 ms; docs/transform.md).
+constexpr std::int64_t short_run_length = 8;  // mean run length along x below which panels walk runs
+
+bool has_short_x_runs(const tile& t, const kernel_axes& ka) {
+  if (ka.y < 0) return false;
+  const auto count = static_cast<std::int64_t>(t.runs(ka.x).size());
+  return count >= 2 && t.extent(ka.x) < short_run_length * count;
+}
+
+// One x run of a panel: its first element's offsets on both sides (from the panel's first column) and its length.
+struct run_offsets {
+  std::int64_t dst, src, length;
+};
+
+template <class T>
+T multiply(const T& a, const T& b) {
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
+    return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+  else
+    return a * b;
+}
+
+// Calls f with the element operation d = alpha * op(s) + beta * d (alpha != 0), one loop body per case.
+template <class T, class F>
+void with_element_op(bool conjugate, T alpha, T beta, F&& f) {
+  const auto by_conjugation = [&](auto conj) {
+    constexpr bool conj_v = decltype(conj)::value;
+    const auto value = [](const T& s) {
+      if constexpr (conj_v)
+        return T(s.real(), -s.imag());
+      else
+        return s;
+    };
+    if (beta == T(0) && alpha == T(1))
+      f([&](T& d, const T& s) { d = value(s); });
+    else if (beta == T(0))
+      f([&](T& d, const T& s) { d = multiply(alpha, value(s)); });
+    else
+      f([&](T& d, const T& s) { d = multiply(alpha, value(s)) + multiply(beta, d); });
+  };
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+    if (conjugate) {
+      by_conjugation(std::true_type{});
+      return;
+    }
+  }
+  by_conjugation(std::false_type{});
+}
+
+// A panel of `columns` columns, `dst_step`/`src_step` apart on each side, every x run in each.
+template <class T, class Op>
+void walk_short_runs(T* dst, std::int64_t dst_step, const T* src, std::int64_t src_step,
+                     const std::vector<run_offsets>& runs, std::int64_t columns, const Op& op) {
+  for (std::int64_t j = 0; j < columns; ++j) {
+    T* __restrict d = dst + j * dst_step;
+    const T* __restrict s = src + j * src_step;
+    for (const run_offsets& r : runs)
+      for (std::int64_t i = 0; i < r.length; ++i) op(d[r.dst + i], s[r.src + i]);
+  }
+}
+
+// Offset of a piece's first element in regular storage of `strides`, on side a or b.
+std::int64_t regular_offset(const piece_runs& at, const std::int64_t* strides, int ndim, bool a) {
+  std::int64_t off = 0;
+  for (int k = 0; k < ndim; ++k) {
+    const run& r = *at[static_cast<size_t>(k)];
+    off += (a ? r.a_local.value() : r.b_local.value()) * strides[k];
+  }
+  return off;
+}
+
+// Whether the short-run walk applies to one side of a piece: regular storage, unit stride along x.
+bool walks_short_runs(const storage_view& v, const kernel_axes& ka) {
+  return v.kind == storage_kind::regular && v.strides[static_cast<size_t>(ka.x)] == 1;
+}
+
+// The panel's x runs (`at` holds its panel and outer indices) as offsets from each side's base.
+template <class DstOffset, class SrcOffset>
+const std::vector<run_offsets>& panel_runs(const tile& t, const kernel_axes& ka, piece_runs at,
+                                           const DstOffset& dst_offset, const SrcOffset& src_offset) {
+  static thread_local std::vector<run_offsets> runs;  // pieces of one tile may run on several threads
+  runs.clear();
+  for (const run& r : t.runs(ka.x)) {
+    at[static_cast<size_t>(ka.x)] = &r;
+    runs.push_back({dst_offset(at), src_offset(at), r.length});
+  }
+  return runs;
+}
+
 template <class T>
 void pack_tile(const job_plan& jp, const tile& t, const T* b_base, std::byte* message, kernels::store_hint stores) {
   T* packed = reinterpret_cast<T*>(message + t.byte_offset);
   const axis_values ps = packed_strides(jp, t);
   const kernel_axes ka = choose_axes(jp.ndim, jp.packed_order, jp.packed_order);
-  for_each_piece(t, ka, [&](const piece_runs& at) {
+  if (has_short_x_runs(t, ka) && walks_short_runs(jp.b_view, ka)) {
+    const std::int64_t* bs = jp.b_view.strides.data();
+    for_each_piece(t, ka, true, [&](const piece_runs& at) {
+      const auto& runs = panel_runs(
+          t, ka, at, [&](const piece_runs& r) { return packed_offset(r, ps, jp.ndim); },
+          [&](const piece_runs& r) { return regular_offset(r, bs, jp.ndim, false); });
+      walk_short_runs(packed, ps[static_cast<size_t>(ka.y)], b_base, bs[ka.y], runs, at[static_cast<size_t>(ka.y)]->length,
+                      [](T& d, const T& s) { d = s; });
+    });
+    return;
+  }
+  for_each_piece(t, ka, false, [&](const piece_runs& at) {
     const side_indices b = b_side(at, jp.ndim);
     const std::int64_t* bs = nullptr;
     const std::int64_t src = jp.b_view.at(b.block.data(), b.local.data(), bs);
@@ -229,7 +340,21 @@ void unpack_tile(const job_plan& jp, const tile& t, T* a_base, const std::byte* 
   const T* packed = reinterpret_cast<const T*>(message + t.byte_offset);
   const axis_values ps = packed_strides(jp, t);
   const kernel_axes ka = choose_axes(jp.ndim, jp.a_order, jp.packed_order);
-  for_each_piece(t, ka, [&](const piece_runs& at) {
+  if (alpha != T(0) && has_short_x_runs(t, ka) && walks_short_runs(jp.a_view, ka) &&
+      ps[static_cast<size_t>(ka.x)] == 1) {
+    const std::int64_t* as = jp.a_view.strides.data();
+    for_each_piece(t, ka, true, [&](const piece_runs& at) {
+      const auto& runs = panel_runs(
+          t, ka, at, [&](const piece_runs& r) { return regular_offset(r, as, jp.ndim, true); },
+          [&](const piece_runs& r) { return packed_offset(r, ps, jp.ndim); });
+      with_element_op(jp.conjugate, alpha, beta, [&](const auto& op) {
+        walk_short_runs(a_base, as[ka.y], packed, ps[static_cast<size_t>(ka.y)], runs,
+                        at[static_cast<size_t>(ka.y)]->length, op);
+      });
+    });
+    return;
+  }
+  for_each_piece(t, ka, false, [&](const piece_runs& at) {
     const side_indices a = a_side(at, jp.ndim);
     const std::int64_t* as = nullptr;
     const std::int64_t dst = jp.a_view.at(a.block.data(), a.local.data(), as);
@@ -245,7 +370,19 @@ template <class T>
 void direct_tile(const job_plan& jp, const tile& t, T* a_base, const T* b_base, const storage_view& b_view, T alpha,
                  T beta, kernels::store_hint stores) {
   const kernel_axes ka = choose_axes(jp.ndim, jp.a_order, jp.packed_order);
-  for_each_piece(t, ka, [&](const piece_runs& at) {
+  if (alpha != T(0) && has_short_x_runs(t, ka) && walks_short_runs(jp.a_view, ka) && walks_short_runs(b_view, ka)) {
+    const std::int64_t *as = jp.a_view.strides.data(), *bs = b_view.strides.data();
+    for_each_piece(t, ka, true, [&](const piece_runs& at) {
+      const auto& runs = panel_runs(
+          t, ka, at, [&](const piece_runs& r) { return regular_offset(r, as, jp.ndim, true); },
+          [&](const piece_runs& r) { return regular_offset(r, bs, jp.ndim, false); });
+      with_element_op(jp.conjugate, alpha, beta, [&](const auto& op) {
+        walk_short_runs(a_base, as[ka.y], b_base, bs[ka.y], runs, at[static_cast<size_t>(ka.y)]->length, op);
+      });
+    });
+    return;
+  }
+  for_each_piece(t, ka, false, [&](const piece_runs& at) {
     const side_indices a = a_side(at, jp.ndim), b = b_side(at, jp.ndim);
     const std::int64_t *as = nullptr, *bs = nullptr;
     const std::int64_t dst = jp.a_view.at(a.block.data(), a.local.data(), as);

@@ -262,6 +262,66 @@ static std::pair<block_cyclic_params, block_cyclic_params> paper_blocks(std::int
   return {pb, pa};
 }
 
+// Element-cyclic against blocked along one axis or both (ScaLAPACK's MB = 1 against 16-40): runs of one or two
+// elements along A's contiguous axis, which the tile operations walk column by column (tile_ops.cpp, short runs).
+// Random grids, storage orders, ops, alpha/beta (axpby, scaling, conjugation), strategies and chunking, with
+// sub-matrices.
+template <class T>
+void element_cyclic_against_blocked(std::uint64_t seed, int cases) {
+  const int nranks = world_size(), me = world_rank();
+  rng_t g(test_seed(seed));
+  for (int c = 0; c < cases; ++c) {
+    job_data<T> d;
+    d.operation = static_cast<op>(uniform(g, 0, 2));
+    const bool t = d.operation != op::identity;
+    block_cyclic_params pa, pb;
+    const std::int64_t m = uniform(g, 20, 90), n = uniform(g, 20, 90);
+    // Sub-matrices at offsets of up to three rows and columns.
+    pa.sub_m = m;
+    pa.sub_n = n;
+    pb.sub_m = t ? n : m;
+    pb.sub_n = t ? m : n;
+    for (block_cyclic_params* p : {&pa, &pb}) {
+      p->sub_row = uniform(g, 0, 3);
+      p->sub_col = uniform(g, 0, 3);
+      p->m = p->sub_m + p->sub_row;
+      p->n = p->sub_n + p->sub_col;
+      p->proc_rows = static_cast<int>(uniform(g, 1, nranks));
+      while (nranks % p->proc_rows != 0) --p->proc_rows;
+      p->proc_cols = nranks / p->proc_rows;
+      p->rsrc = static_cast<int>(uniform(g, 0, p->proc_rows - 1));
+      p->csrc = static_cast<int>(uniform(g, 0, p->proc_cols - 1));
+      p->mb = uniform(g, 16, 40);
+      p->nb = uniform(g, 16, 40);
+      p->order = uniform(g, 0, 1) ? storage_order::row_major : storage_order::col_major;
+    }
+    // One side element-cyclic (blocks of one or two) along rows, columns or both.
+    block_cyclic_params& cyclic = uniform(g, 0, 1) ? pa : pb;
+    const int axes = static_cast<int>(uniform(g, 1, 3));
+    if (axes & 1) cyclic.mb = uniform(g, 1, 2);
+    if (axes & 2) cyclic.nb = uniform(g, 1, 2);
+    d.a_layout = block_cyclic(pa, me);
+    d.b_layout = block_cyclic(pb, me);
+    d.alpha = random_scalar<T>(g);
+    if (d.alpha == T(0)) d.alpha = T(2);
+    d.beta = random_scalar<T>(g);
+    const std::uint64_t ids = static_cast<std::uint64_t>(uniform(g, 1, 1 << 30));
+    fill(d, ids, ids + 1, false);
+    const transform_options o = random_options(g);
+    auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
+    plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
+    EXPECT_EQ(global_sum(count_errors(d)), 0)
+        << "case " << c << " op " << to_string(d.operation) << " strategy " << to_string(plan.strategy())
+        << " alpha " << scalar(d.alpha) << " beta " << scalar(d.beta) << "\nA: " << d.a_layout.describe()
+        << "\nB: " << d.b_layout.describe();
+  }
+}
+
+TEST(Transform, ElementCyclicAgainstBlockedDouble) { element_cyclic_against_blocked<double>(1201, 24); }
+TEST(Transform, ElementCyclicAgainstBlockedComplexDouble) {
+  element_cyclic_against_blocked<std::complex<double>>(1202, 24);
+}
+
 TEST(Transform, LargerBlockCyclicEveryStrategy) {
   const int nranks = world_size(), me = world_rank();
   // The paper's scenario in small: 32 -> 128 blocks, and a transpose with beta = 1.
