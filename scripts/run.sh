@@ -106,13 +106,15 @@ case "$what" in
     echo "   every capability at 1, 2 and 4 ranks, and the install test (ctest label 'portable')"
     TARGET=portable_subset configure_and_build "$root/build-openmpi" -DREDIST_MPI=openmpi -DREDIST_BUILD_BENCH=OFF \
       -DREDIST_BUILD_TOOLS=OFF -DREDIST_BUILD_EXAMPLES=OFF
-    # Root in containers; ranks beyond the cores; ranks that wait yield the core (oversubscribed). Debian's
-    # Open MPI 4.1 leaves MPI_Win_create to osc/rdma, which fails on one rank and on sibling communicators (the
-    # one-sided GEMM then sends its panels two-sided) and whose puts into a window it did make can spin forever
-    # (docs/mpi.md); osc/pt2pt instead, so the one-sided GEMM and the compat layer's put are tested.
-    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
-      OMPI_MCA_mpi_yield_when_idle=1 OMPI_MCA_osc=sm,pt2pt \
-      ctest --test-dir "$root/build-openmpi" --output-on-failure -j "$jobs" -L portable
+    # As a user runs it: only root in a container, ranks beyond the cores, ranks that wait yield the core. Open MPI
+    # 4.1's osc/rdma (its only component for MPI_Win_create here) is seen by the library, which then makes no such
+    # window: the one-sided GEMM sends its panels two-sided (docs/mpi.md).
+    openmpi_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+                 OMPI_MCA_mpi_yield_when_idle=1)
+    env "${openmpi_env[@]}" ctest --test-dir "$root/build-openmpi" --output-on-failure -j "$jobs" -L portable
+    echo "== Open MPI with osc/pt2pt (OMPI_MCA_osc=sm,pt2pt): the one-sided GEMM and the compat layer's put use windows"
+    env "${openmpi_env[@]}" OMPI_MCA_osc=sm,pt2pt \
+      ctest --test-dir "$root/build-openmpi" --output-on-failure -j "$jobs" -L portable -R "^mpi_test_(gemm|mpi_compat)[.]"
     echo "== sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer, fault injection compiled in): fast subset"
     mkdir -p "$root/build-asan"
     # Debug keeps the assertions; at -O1 (ASan's usual level) this ctest takes 0.65x its time at -O0 and the build

@@ -72,7 +72,7 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
   if (!impl_) throw invalid_argument("execute on an empty gemm_plan (build it with make_gemm_plan)");
   impl& p = *impl_;
   const seconds_since started;
-  const mpi::wait_label label("gemm_plan", "execution");
+  const mpi::wait_label label("gemm_plan", "execution", p.options.timeout_seconds);
   trace_detail::plan_event traced;
   std::string problems = problem;
   const bool real = p.description.type == element_type::f32 || p.description.type == element_type::f64;
@@ -593,7 +593,7 @@ std::unique_ptr<gemm_plan::impl> build_gemm_plan(MPI_Comm comm, gemm_description
     static std::atomic<bool> said{false};  // once per process, by a plan's rank 0
     if (mpi::rank(p->comm.get()) == 0 && !said.exchange(true))
       std::fprintf(stderr,
-                   "redist: gemm_communication::one_sided: MPI could not make the panels' RMA window (%s); the "
+                   "redist: gemm_communication::one_sided: no RMA window for the panels (%s); the "
                    "panels of this plan travel two-sided (docs/mpi.md)\n",
                    no_window.c_str());
   }
@@ -606,7 +606,11 @@ std::unique_ptr<gemm_plan::impl> build_gemm_plan(MPI_Comm comm, gemm_description
 
 gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options) {
   return trace_detail::traced_making(
-      "gemm_plan", [&] { return gemm_plan(build_gemm_plan(comm, std::move(description), options)); },
+      "gemm_plan",
+      [&] {
+        const mpi::wait_label limit(nullptr, nullptr, options.timeout_seconds);
+        return gemm_plan(build_gemm_plan(comm, std::move(description), options));
+      },
       [](const gemm_plan& plan) { return to_string(plan.statistics().communication); });
 }
 

@@ -226,12 +226,17 @@ std::atomic<bool> window_failed{false};
 }  // namespace
 
 bool gemm_plan::impl::make_panel_windows(std::string& why) {
-  // Agreed first: one process that saw a window fail keeps every process of the plan from trying.
+  // Agreed first: one process that saw a window fail, or whose MPI's windows cannot be relied on (Open MPI 4.x's
+  // osc/rdma: a put may spin forever, which no check here could see), keeps every process of the plan from trying.
+  std::string unreliable;
+  const bool reliable = mpi::created_windows_reliable(unreliable);
   mpi::agreement ready(comm.get());
-  const std::size_t able = ready.reduce_min(window_failed ? 0 : 1);
+  const std::size_t able = ready.reduce_min(window_failed || !reliable ? 0 : 1);
   ready.conclude();
   if (ready.min(able) == 0) {
-    why = "an earlier window failed on a process of this plan";
+    why = !reliable       ? unreliable
+          : window_failed ? "an earlier window failed on this process"
+                          : "a process of this plan cannot use MPI_Win_create windows";
     return false;
   }
   const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed, MPI_Win& window) {

@@ -686,6 +686,82 @@ void put(const void* origin, std::int64_t count, MPI_Datatype type, int target, 
 #endif
 }
 
+// ---- one-sided windows ----
+
+bool mca_selection_allows(const std::string& selection, const std::string& component) {
+  const bool excluding = !selection.empty() && selection[0] == '^';
+  bool listed = false;
+  std::size_t start = excluding ? 1 : 0;
+  while (start <= selection.size()) {
+    const std::size_t comma = std::min(selection.find(',', start), selection.size());
+    if (selection.compare(start, comma - start, component) == 0) listed = true;
+    start = comma + 1;
+  }
+  if (selection.empty()) return true;
+  return excluding ? !listed : listed;
+}
+
+namespace {
+
+// The MPI_T control variable `name` as a string, or false (no such variable, not a string, MPI_T unavailable).
+bool control_variable(const char* name, std::string& value) {
+  int provided = 0;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
+  bool read = false;
+  int index = 0;
+  if (MPI_T_cvar_get_index(name, &index) == MPI_SUCCESS) {
+    char found_name[256];
+    int name_length = sizeof found_name, verbosity = 0, binding = 0, scope = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_T_enum enumtype;
+    if (MPI_T_cvar_get_info(index, found_name, &name_length, &verbosity, &type, &enumtype, nullptr, nullptr, &binding,
+                            &scope) == MPI_SUCCESS &&
+        type == MPI_CHAR && binding == MPI_T_BIND_NO_OBJECT) {
+      MPI_T_cvar_handle handle;
+      int count = 0;
+      if (MPI_T_cvar_handle_alloc(index, nullptr, &handle, &count) == MPI_SUCCESS) {
+        std::vector<char> text(static_cast<std::size_t>(std::max(count, 1)) + 1, '\0');
+        if (MPI_T_cvar_read(handle, text.data()) == MPI_SUCCESS) {
+          value.assign(text.data());
+          read = true;
+        }
+        MPI_T_cvar_handle_free(&handle);
+      }
+    }
+  }
+  MPI_T_finalize();
+  return read;
+}
+
+// Open MPI's major version from MPI_Get_library_version ("Open MPI v4.1.4, ..."), or 0 for another MPI.
+int open_mpi_major_version() {
+  char text[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0;
+  if (MPI_Get_library_version(text, &length) != MPI_SUCCESS) return 0;
+  const std::string version(text, static_cast<std::size_t>(std::max(length, 0)));
+  const std::string prefix = "Open MPI v";
+  if (version.compare(0, prefix.size(), prefix) != 0) return 0;
+  return std::atoi(version.c_str() + prefix.size());
+}
+
+}  // namespace
+
+bool created_windows_reliable(std::string& why) {
+  static const std::string reason = [] {
+    const int major = open_mpi_major_version();
+    if (major == 0 || major >= 5) return std::string();
+    std::string selection;
+    if (!control_variable("osc", selection))
+      return "Open MPI " + std::to_string(major) + ".x, whose one-sided component selection (MPI_T \"osc\") could "
+             "not be read: osc/rdma may be chosen";
+    if (!mca_selection_allows(selection, "rdma")) return std::string();
+    return "Open MPI " + std::to_string(major) + ".x selects osc/rdma for MPI_Win_create (osc = \"" + selection +
+           "\"), whose windows fail on some ranks and whose puts can spin forever; OMPI_MCA_osc=sm,pt2pt avoids it";
+  }();
+  why = reason;
+  return reason.empty();
+}
+
 // ---- info ----
 
 bool info_get(MPI_Info info, const char* key, std::string& value) {

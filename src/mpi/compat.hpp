@@ -113,6 +113,18 @@ void reduce_scatter(const void* sendbuf, void* recvbuf, const std::int64_t* recv
 // MPI_Put of `count` elements to the same count and type at target_disp (in the window's displacement units).
 void put(const void* origin, std::int64_t count, MPI_Datatype type, int target, std::int64_t target_disp, MPI_Win win);
 
+// Whether windows made with MPI_Win_create (memory the caller allocated) can be relied on in this process: false
+// where the MPI is Open MPI up to 4.x and its one-sided component selection (the MPI_T control variable "osc": the
+// OMPI_MCA_osc variable or an MCA parameter file; Debian's default is "^ucx,pt2pt") leaves osc/rdma eligible,
+// whose windows fail on some ranks and whose puts can spin forever (docs/mpi.md); `why` then says so. True
+// elsewhere (MPICH, Open MPI with osc/rdma excluded, other MPIs: their creation failures are caught where the
+// windows are made). Read once per process.
+bool created_windows_reliable(std::string& why);
+
+// Whether an Open MPI component selection string ("a,b": only these; "^a,b": all but these; empty: all) lets
+// `component` be selected.
+bool mca_selection_allows(const std::string& selection, const std::string& component);
+
 // ---- info ----
 
 // The value of `key` in info (false when absent); MPI_Info_get_string, or MPI_Info_get_valuelen + MPI_Info_get.

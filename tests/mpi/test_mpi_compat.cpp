@@ -218,7 +218,38 @@ TEST(MpiCompat, ReduceScatter) {
     EXPECT_EQ(recv[k], ranks_sum * 1000 + static_cast<long long>(p) * (offset + static_cast<std::int64_t>(k)));
 }
 
+TEST(MpiCompat, OpenMpiComponentSelection) {
+  EXPECT_TRUE(mpi::mca_selection_allows("", "rdma"));
+  EXPECT_TRUE(mpi::mca_selection_allows("^ucx,pt2pt", "rdma"));  // Debian's Open MPI 4.1
+  EXPECT_FALSE(mpi::mca_selection_allows("^ucx,pt2pt", "pt2pt"));
+  EXPECT_FALSE(mpi::mca_selection_allows("^rdma", "rdma"));
+  EXPECT_FALSE(mpi::mca_selection_allows("sm,pt2pt", "rdma"));
+  EXPECT_TRUE(mpi::mca_selection_allows("sm,pt2pt", "pt2pt"));
+  EXPECT_TRUE(mpi::mca_selection_allows("rdma", "rdma"));
+  EXPECT_FALSE(mpi::mca_selection_allows("rdmax", "rdma"));
+  EXPECT_FALSE(mpi::mca_selection_allows("^ucx,rdma,pt2pt", "rdma"));
+}
+
+// MPICH's windows are relied on; Open MPI 4.x's where OMPI_MCA_osc (the test command's Open MPI leg runs both with
+// and without it) keeps osc/rdma out. A window not relied on says why.
+TEST(MpiCompat, CreatedWindowsReliable) {
+  std::string why;
+  const bool reliable = mpi::created_windows_reliable(why);
+  EXPECT_EQ(reliable, why.empty()) << why;
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  const std::string library(version);
+  if (library.find("MPICH") != std::string::npos) EXPECT_TRUE(reliable) << why;
+  const char* osc = std::getenv("OMPI_MCA_osc");
+  if (library.rfind("Open MPI v4", 0) == 0 && osc != nullptr)
+    EXPECT_EQ(reliable, !mpi::mca_selection_allows(osc, "rdma")) << "OMPI_MCA_osc=" << osc << ": " << why;
+  if (!reliable) EXPECT_NE(why.find("osc"), std::string::npos) << why;
+}
+
 TEST(MpiCompat, PutOfLargeCounts) {
+  std::string unreliable;
+  if (!mpi::created_windows_reliable(unreliable)) GTEST_SKIP() << "this MPI's windows are not used: " << unreliable;
   private_comm c;
   MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);  // a window MPI cannot create fails this test only
   const int p = world_size(), me = world_rank();
