@@ -42,6 +42,8 @@ struct state {
   std::int64_t extent = 1;
   std::unique_ptr<work_buffer> work;
   std::int64_t work_bytes = 0;
+
+  double timeout_seconds = -1;  // inplace_options::timeout_seconds (the MPI_IN_PLACE form has none)
 };
 
 namespace {
@@ -52,6 +54,8 @@ std::unique_ptr<state> make_general(const void* buf, bool check_buf, std::int64_
                                     const std::int64_t* sendcounts, const std::int64_t* recvcounts, MPI_Datatype type,
                                     MPI_Comm comm, const inplace_options& options, const char* who) {
   auto s = std::make_unique<state>();
+  s->timeout_seconds = options.timeout_seconds;
+  const mpi::wait_label limit(nullptr, nullptr, options.timeout_seconds);
   s->v = validate(buf, check_buf, capacity, sendcounts, recvcounts, type, comm, options);
   problem& p = s->v.p;
   inplace_report& report = s->report;
@@ -205,7 +209,7 @@ std::int64_t inplace_plan::capacity() const { return inplace_plan_detail::checke
 inplace_report inplace_plan::execute(void* buf) const {
   using namespace inplace_detail;
   inplace_plan_detail::checked(state_, "execute");
-  const mpi::wait_label label("inplace_plan", "execution");
+  const mpi::wait_label label("inplace_plan", "execution", state_->timeout_seconds);
   trace_detail::plan_event traced;
   state& s = *state_;
   // Local checks only: a plan is made to be executed without collectives.

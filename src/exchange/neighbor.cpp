@@ -25,7 +25,7 @@ void plan_state::start() {
 
 void plan_state::wait() {
   if (!active) throw invalid_argument("neighbor_plan::wait: no exchange was started");
-  const mpi::wait_label label("neighbor_plan", "waiting for the exchange");
+  const mpi::wait_label label("neighbor_plan", "waiting for the exchange", timeout_seconds);
   trace_detail::plan_event traced;
   const auto wait_began = traced.active() ? trace_detail::clock::now() : trace_detail::clock::time_point{};
   chosen->wait();
@@ -74,6 +74,7 @@ std::uint64_t options_hash(const exchange_options& o) {
 
 std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::vector<int>& destinations,
                                   const neighbor_buffers& b, MPI_Comm comm, const exchange_options& options) {
+  const mpi::wait_label limit(nullptr, nullptr, options.timeout_seconds);
   const int nranks = mpi::size(comm);
   plan_setup v;  // the validated description every candidate starts from
   v.sendbuf = static_cast<const char*>(b.sendbuf);
@@ -237,6 +238,7 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
     reason = why.str();
   }
   auto p = std::make_unique<plan_state>();
+  p->timeout_seconds = options.timeout_seconds;
   p->chosen = std::move(candidates[chosen]);
   candidates.clear();  // frees the others' requests before the plan owns the communicator
   p->owned_comm = std::move(owned);

@@ -223,6 +223,7 @@ struct plan_state {
   std::unique_ptr<strategy> chosen;
   bool active = false;
   std::chrono::steady_clock::time_point started;  // the last start(), when tracing is on
+  double timeout_seconds = -1;                    // exchange_options::timeout_seconds
 
   void start();
   void wait();

@@ -58,8 +58,9 @@ std::atomic<int> chosen_action{-1};
 
 }  // namespace
 
-wait_label::wait_label(const char* entry_point, const char* phase) noexcept
-    : entry_point_(entry_point), phase_(phase), outer_(innermost) {
+wait_label::wait_label(const char* entry_point, const char* phase, double timeout_seconds) noexcept
+    : entry_point_(entry_point), phase_(phase), timeout_seconds_(timeout_seconds >= 0 ? timeout_seconds : -1),
+      outer_(innermost) {
   innermost = this;
 }
 
@@ -82,7 +83,10 @@ void watched_wait::check() noexcept {
     started_ = now;
     return;
   }
-  const double limit = timeout_seconds();
+  // A plan's own timeout (the innermost label that has one), else the process's.
+  double plan_limit = -1;
+  for (const wait_label* l = innermost; l != nullptr && plan_limit < 0; l = l->outer_) plan_limit = l->timeout_seconds_;
+  const double limit = plan_limit >= 0 ? plan_limit : timeout_seconds();
   if (limit <= 0 || now - started_ < limit) return;
   reported_ = true;
   // Where: the outermost entry point and the innermost phase of this thread's labels.
@@ -92,6 +96,11 @@ void watched_wait::check() noexcept {
     if (l->entry_point_ != nullptr) entry_point = l->entry_point_;
     if (phase == nullptr) phase = l->phase_;
   }
+  char limit_text[96];
+  if (plan_limit >= 0)
+    std::snprintf(limit_text, sizeof limit_text, "the plan's timeout_seconds=%g, in place of REDIST_TIMEOUT", limit);
+  else
+    std::snprintf(limit_text, sizeof limit_text, "REDIST_TIMEOUT=%g", limit);
   int world_rank = -1, comm_size = 0, comm_rank = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   char where[160] = "on requests of several processes";
@@ -100,9 +109,9 @@ void watched_wait::check() noexcept {
     std::snprintf(where, sizeof where, "on a communicator of %d processes, as its rank %d", comm_size, comm_rank);
   const bool aborts = timeout_aborts();
   std::fprintf(stderr,
-               "redist: waited %.0f s (REDIST_TIMEOUT=%g) in %s%s%s%s %s (rank %d of MPI_COMM_WORLD): a process has "
+               "redist: waited %.0f s (%s) in %s%s%s%s %s (rank %d of MPI_COMM_WORLD): a process has "
                "not made the same call (another communicator or context, a call skipped) or is that much slower; %s\n",
-               now - started_, limit, entry_point != nullptr ? entry_point : "a redist call",
+               now - started_, limit_text, entry_point != nullptr ? entry_point : "a redist call",
                phase != nullptr ? " (" : "", phase != nullptr ? phase : "", phase != nullptr ? ")" : "", where,
                world_rank,
                aborts ? "ending the job (REDIST_TIMEOUT_ACTION=abort)"

@@ -13,9 +13,11 @@ namespace redist::mpi {
 
 // What this thread is doing inside redist, named in the watchdog's message: an entry point sets it for its
 // duration; nested labels (a phase of an entry point) name the outermost entry point and the innermost phase.
+// A label may carry a plan's own timeout (its options' timeout_seconds: >= 0 replaces the process's for the
+// waits inside it, the innermost such label winning; negative or NaN: none).
 class wait_label {
  public:
-  wait_label(const char* entry_point, const char* phase) noexcept;
+  wait_label(const char* entry_point, const char* phase, double timeout_seconds = -1) noexcept;
   wait_label(const wait_label&) = delete;
   wait_label& operator=(const wait_label&) = delete;
   ~wait_label();
@@ -23,6 +25,7 @@ class wait_label {
  private:
   const char* entry_point_;
   const char* phase_;
+  double timeout_seconds_;  // >= 0: this label's timeout; -1: none
   wait_label* outer_;
   friend class watched_wait;
 };

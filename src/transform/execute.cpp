@@ -47,7 +47,8 @@ void transform_plan::execute(const std::vector<job_buffers>& buffers) const { ex
 void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
                                     const transform_plan* next) const {
   if (!impl_) throw invalid_argument("execute on an empty transform_plan (build it with make_plan)");
-  const mpi::wait_label label(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", "execution");
+  const mpi::wait_label label(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", "execution",
+                              impl_->options.timeout_seconds);
   trace_detail::plan_event traced;
   impl_->execute(buffers, problem, next != nullptr ? next->impl_.get() : nullptr);
   if (traced.active())

@@ -568,13 +568,21 @@ std::unique_ptr<transform_plan::impl> make_reshape_plan_impl(MPI_Comm comm, std:
 
 transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options) {
   return trace_detail::traced_making(
-      "transform_plan", [&] { return transform_plan(make_plan_impl(comm, std::move(jobs), options)); },
+      "transform_plan",
+      [&] {
+        const mpi::wait_label limit(nullptr, nullptr, options.timeout_seconds);
+        return transform_plan(make_plan_impl(comm, std::move(jobs), options));
+      },
       [](const transform_plan& plan) { return to_string(plan.strategy()); });
 }
 
 transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, const transform_options& options) {
   return trace_detail::traced_making(
-      "reshape_plan", [&] { return transform_plan(make_reshape_plan_impl(comm, std::move(jobs), options)); },
+      "reshape_plan",
+      [&] {
+        const mpi::wait_label limit(nullptr, nullptr, options.timeout_seconds);
+        return transform_plan(make_reshape_plan_impl(comm, std::move(jobs), options));
+      },
       [](const transform_plan& plan) { return to_string(plan.strategy()); });
 }
 

@@ -1,11 +1,12 @@
 // The watchdog of redist's waits (src/mpi/watchdog.hpp), one case per run; tests/tools/check_watchdog.sh runs it
 // under the environment of each case and checks what it prints and how it ends.
-// usage: watchdog_probe late_rank | late_exchange | skipped_call | set_timeout
+// usage: watchdog_probe late_rank | late_exchange | plan_timeout | skipped_call | set_timeout
 //   late_rank     every rank makes the same redist_pdgemm (all-ones operands); the last rank makes it 3 s late:
 //                 the others wait in the argument agreement. Exit 0 when every element of C is K.
 //   late_exchange every rank makes a neighbor exchange plan on a ring (standard strategy: messages after the
 //                 plan's agreement) and runs it; the last rank starts it 3 s late: the others wait for its message.
 //                 Exit 0 when every rank received its left neighbour's rank.
+//   plan_timeout  late_exchange with the plan's own timeout (exchange_options::timeout_seconds = 1).
 //   skipped_call  the last rank passes descriptors of context -1 (as a process outside the grid does), so it
 //                 takes no part and sleeps; the others wait until the watchdog ends the job (abort).
 //   set_timeout   skipped_call, with redist::set_timeout(1, abort) instead of the environment.
@@ -26,9 +27,10 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   const char* mode = argc > 1 ? argv[1] : "";
   const bool late = std::strcmp(mode, "late_rank") == 0, skipped = std::strcmp(mode, "skipped_call") == 0,
-             set = std::strcmp(mode, "set_timeout") == 0, exchange = std::strcmp(mode, "late_exchange") == 0;
+             set = std::strcmp(mode, "set_timeout") == 0, plan_timeout = std::strcmp(mode, "plan_timeout") == 0,
+             exchange = plan_timeout || std::strcmp(mode, "late_exchange") == 0;
   if (!late && !skipped && !set && !exchange) {
-    std::fprintf(stderr, "usage: watchdog_probe late_rank | late_exchange | skipped_call | set_timeout\n");
+    std::fprintf(stderr, "usage: watchdog_probe late_rank | late_exchange | plan_timeout | skipped_call | set_timeout\n");
     MPI_Finalize();
     return 3;
   }
@@ -48,6 +50,7 @@ int main(int argc, char** argv) {
       redist::exchange::neighbor_buffers buffers{&sent, &one, &zero, MPI_DOUBLE, &received, &one, &zero, MPI_DOUBLE};
       redist::exchange::exchange_options options;
       options.strategy = redist::exchange::neighbor_strategy::standard;
+      if (plan_timeout) options.timeout_seconds = 1;
       redist::exchange::neighbor_plan plan = redist::exchange::neighbor_alltoallv_init(buffers, ring, options);
       if (last) sleep(3);
       plan.start();

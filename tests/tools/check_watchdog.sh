@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The watchdog of redist's waits (docs/errors.md): a rank that comes late is reported by the others once and the
 # call completes (REDIST_TIMEOUT_ACTION=warn, the default); a rank that skips the call leaves the others waiting
-# until the watchdog ends the job (abort), set from the environment or by redist::set_timeout; 0 turns it off; an
-# unusable value is said and the default kept.
+# until the watchdog ends the job (abort), set from the environment or by redist::set_timeout; a plan's own
+# timeout_seconds replaces the process's; 0 turns it off; an unusable value is said and the default kept.
 # usage: check_watchdog.sh MPIEXEC RANKS PROBE WORK_DIR     (RANKS >= 2: someone must wait)
 set -u
 mpiexec=$1 ranks=$2 probe=$3 work=$4
@@ -35,6 +35,12 @@ run exchange late_exchange REDIST_TIMEOUT=1
 grep -q '^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in neighbor_plan (waiting for the exchange) .*(rank 0 of MPI_COMM_WORLD).*; still waiting' \
   "$work/exchange.err" || { show exchange; fail "exchange: rank 0 did not say where it waits"; }
 
+# The plan's own timeout (exchange_options::timeout_seconds = 1) in place of the process's (here 0: never).
+run plan plan_timeout REDIST_TIMEOUT=0
+[ "$(cat "$work/plan.status")" = 0 ] || { show plan; fail "plan: exit status $(cat "$work/plan.status")"; }
+grep -q "^redist: waited [0-9]* s (the plan's timeout_seconds=1, in place of REDIST_TIMEOUT) in neighbor_plan (waiting for the exchange) .*(rank 0 of MPI_COMM_WORLD).*; still waiting" \
+  "$work/plan.err" || { show plan; fail "plan: rank 0 did not say where it waits, with the plan's timeout"; }
+
 # A rank that skips the call: the watchdog ends the job, from the environment and from set_timeout.
 for how in environment set_timeout; do
   if [ "$how" = environment ]; then
@@ -55,4 +61,4 @@ run unusable late_rank REDIST_TIMEOUT=soon
 [ "$(cat "$work/unusable.status")" = 0 ] && [ "$(waited unusable)" = 0 ] || { show unusable; fail "unusable: reported or failed"; }
 grep -q "^redist: REDIST_TIMEOUT='soon' is not a number of seconds" "$work/unusable.err" \
   || { show unusable; fail "unusable: the value was not refused"; }
-echo "check_watchdog: $ranks ranks: late rank reported and completed (agreement, exchange), skipped call aborted (environment, set_timeout), 0 and unusable values"
+echo "check_watchdog: $ranks ranks: late rank reported and completed (agreement, exchange, a plan's own timeout), skipped call aborted (environment, set_timeout), 0 and unusable values"

@@ -35,6 +35,10 @@ struct inplace_options {
   // largest total (the paper's O(NP) cases), bitonic runs instead where it applies (the report says so).
   // Infinity: pairwise always.
   double pairwise_guard = 4.0;
+  // Seconds after which a wait inside this plan (its making and its executions) is reported, in place of the
+  // process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
+  // Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
+  double timeout_seconds = -1;
 };
 
 // What a call did, the same algorithm on every rank; counters are this rank's, in the vocabulary of

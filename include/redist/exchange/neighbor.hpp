@@ -41,6 +41,10 @@ struct exchange_options {
   // The figures behind automatic. Unset: measured once per process for each set of ranks and regions
   // (calibrate_cost_model) and remembered. Every rank must pass the same figures.
   std::optional<cost_model> model;
+  // Seconds after which a wait inside this plan (its making and its executions) is reported, in place of the
+  // process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
+  // Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
+  double timeout_seconds = -1;
 };
 
 // Collective: measures the cost model's figures with ping-pongs inside and between the regions that

@@ -73,6 +73,10 @@ struct gemm_options {
   gemm_native_order native_order = gemm_native_order::automatic;
   // Options of the transforms into and out of the native layouts.
   transform_options transform{};
+  // Seconds after which a wait inside this plan (its making and its executions, its transforms' too) is reported, in place of the
+  // process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
+  // Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
+  double timeout_seconds = -1;
 };
 
 // Where this rank's most recent execute() spent its time (seconds, wall clock, not agreed over ranks): what

@@ -76,6 +76,10 @@ struct transform_options {
   // redist/torus/exchange.hpp), and how the rounds are routed. Must be the same on all ranks.
   std::shared_ptr<const torus::machine> torus;
   torus::routing_options torus_routing{};
+  // Seconds after which a wait inside this plan (its making and its executions) is reported, in place of the
+  // process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
+  // Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
+  double timeout_seconds = -1;
   // The plan is expected to run once (plan + one execution, as transform() and the ScaLAPACK drop-in's first
   // call of a key do): `automatic` then weighs set-up against that one execution. It takes point_to_point
   // below one_shot_window_bytes per rank (sent by the rank that sends the most;
