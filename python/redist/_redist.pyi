@@ -189,13 +189,17 @@ class TransformPlan:
 
 def make_plan(comm: MPI.Comm, a: Layout, b: Layout, op: str = "N", dtype: DTypeLike = None, *,
               region: Region = None, strategy: str = "auto", stores: str = "auto", check_consistency: bool = True,
-              num_threads: int = 0, torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> TransformPlan:
+              num_threads: int = 0, torus: Optional[dict[str, Any]] = None, one_shot: bool = False,
+              timeout_seconds: Optional[float] = None) -> TransformPlan:
     """strategy 'torus_routed' needs torus={'shape': '4x2', ...} (mesh, mapping, mode, alpha, beta, gamma,
     delta, choice, hardware; docs/torus.md). one_shot: the plan runs once ('auto' weighs set-up against one
-    execution). stores: 'auto', 'cached' or 'streaming' (non-temporal stores; docs/transform.md)."""
+    execution). stores: 'auto', 'cached' or 'streaming' (non-temporal stores; docs/transform.md).
+    timeout_seconds: this plan's own watchdog timeout (its making and executions), in place of the process's
+    (set_timeout); None: the process's; 0: never (docs/errors.md). Every plan-making function takes it."""
 def make_batch_plan(comm: MPI.Comm, jobs: Sequence[Job], *, strategy: str = "auto", stores: str = "auto",
                     check_consistency: bool = True, num_threads: int = 0,
-                    torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> TransformPlan: ...
+                    torus: Optional[dict[str, Any]] = None, one_shot: bool = False,
+                    timeout_seconds: Optional[float] = None) -> TransformPlan: ...
 def relabel_targets(comm: MPI.Comm, jobs: Sequence[Job], solver: str = "exact"
                     ) -> Tuple[list[Layout], list[int], dict[str, Union[int, float]]]: ...
 
@@ -203,11 +207,12 @@ def make_reshape_plan(comm: MPI.Comm, a: NdLayout, b: NdLayout, axes: Optional[S
                       dtype: DTypeLike = None, *, conjugate: bool = False, region: Region = None,
                       strategy: str = "auto", stores: str = "auto", check_consistency: bool = True,
                       num_threads: int = 0, torus: Optional[dict[str, Any]] = None,
-                      one_shot: bool = False) -> TransformPlan:
+                      one_shot: bool = False, timeout_seconds: Optional[float] = None) -> TransformPlan:
     """A = alpha * permute(B, axes) + beta * A: axis i of A is axis axes[i] of B; options as for make_plan."""
 def make_batch_reshape_plan(comm: MPI.Comm, jobs: Sequence[ReshapeJob], *, strategy: str = "auto",
                             stores: str = "auto", check_consistency: bool = True, num_threads: int = 0,
-                            torus: Optional[dict[str, Any]] = None, one_shot: bool = False) -> TransformPlan: ...
+                            torus: Optional[dict[str, Any]] = None, one_shot: bool = False,
+                            timeout_seconds: Optional[float] = None) -> TransformPlan: ...
 def relabel_reshape_targets(comm: MPI.Comm, jobs: Sequence[ReshapeJob], solver: str = "exact"
                             ) -> Tuple[list[NdLayout], list[int], dict[str, Union[int, float]]]: ...
 
@@ -253,7 +258,8 @@ def neighbor_alltoallv_init(comm: MPI.Comm, send: np.ndarray, sendcounts: Sequen
                             sources: Optional[Sequence[int]] = None, destinations: Optional[Sequence[int]] = None,
                             send_ids: Optional[np.ndarray] = None, recv_ids: Optional[np.ndarray] = None,
                             strategy: str = "auto", region_size: int = 0, region_id: Optional[int] = None,
-                            cost_model: Optional[dict[str, Any]] = None) -> NeighborPlan:
+                            cost_model: Optional[dict[str, Any]] = None,
+                            timeout_seconds: Optional[float] = None) -> NeighborPlan:
     """Persistent neighborhood alltoallv (collective); counts and displacements in elements of the flat arrays.
     comm: a distributed-graph communicator, or any communicator with sources= and destinations=."""
 
@@ -266,12 +272,14 @@ InplaceReport = dict[str, Any]
 
 def alltoallv_inplace(comm: MPI.Comm, buf: np.ndarray, sendcounts: Sequence[int],
                       recvcounts: Optional[Sequence[int]] = None, *, algorithm: str = "auto",
-                      work_bytes: int = 4 << 20, pairwise_guard: float = 4.0) -> InplaceReport:
+                      work_bytes: int = 4 << 20, pairwise_guard: float = 4.0,
+                      timeout_seconds: Optional[float] = None) -> InplaceReport:
     """Variable-size all-to-all in place: buf holds the blocks for ranks 0..P-1 on entry, the blocks from
     ranks 0..P-1 on exit (report['recvcounts'])."""
 
 def alltoall_inplace(comm: MPI.Comm, buf: np.ndarray, count: int, *, algorithm: str = "auto",
-                     work_bytes: int = 4 << 20, pairwise_guard: float = 4.0) -> InplaceReport: ...
+                     work_bytes: int = 4 << 20, pairwise_guard: float = 4.0,
+                      timeout_seconds: Optional[float] = None) -> InplaceReport: ...
 
 def alltoallv_inplace_symmetric(comm: MPI.Comm, buf: np.ndarray, counts: Sequence[int], displs: Sequence[int], *,
                                 work_bytes: int = 4 << 20) -> InplaceReport:
@@ -291,11 +299,13 @@ class InplacePlan:
 
 def make_inplace_plan(comm: MPI.Comm, buf: np.ndarray, sendcounts: Sequence[int],
                       recvcounts: Optional[Sequence[int]] = None, *, algorithm: str = "auto",
-                      work_bytes: int = 4 << 20, pairwise_guard: float = 4.0) -> InplacePlan:
+                      work_bytes: int = 4 << 20, pairwise_guard: float = 4.0,
+                      timeout_seconds: Optional[float] = None) -> InplacePlan:
     """Plans alltoallv_inplace once (collective): buf gives the dtype and the capacity (its size); not kept."""
 
 def make_alltoall_inplace_plan(comm: MPI.Comm, buf: np.ndarray, count: int, *, algorithm: str = "auto",
-                               work_bytes: int = 4 << 20, pairwise_guard: float = 4.0) -> InplacePlan: ...
+                               work_bytes: int = 4 << 20, pairwise_guard: float = 4.0,
+                      timeout_seconds: Optional[float] = None) -> InplacePlan: ...
 
 def make_inplace_plan_symmetric(comm: MPI.Comm, buf: np.ndarray, counts: Sequence[int], displs: Sequence[int], *,
                                 work_bytes: int = 4 << 20) -> InplacePlan: ...
@@ -326,8 +336,8 @@ class GemmPlan:
 def make_gemm_plan(comm: MPI.Comm, a: Layout, b: Layout, c: Layout, op_a: str = "N", op_b: str = "N",
                    dtype: DTypeLike = None, *, memory_limit_bytes: int = 0, rounds: int = 0,
                    communication: str = "auto", overlap: bool = True, relabel: bool = True,
-                   native_order: str = "auto", max_idle_fraction: float = 0.03, strategy: str = "auto"
-                   ) -> GemmPlan: ...
+                   native_order: str = "auto", max_idle_fraction: float = 0.03, strategy: str = "auto",
+                   timeout_seconds: Optional[float] = None) -> GemmPlan: ...
 
 def get_trace_mode() -> str:
     """This process's trace mode: 'off', 'summary' or 'calls' (REDIST_TRACE when the library was loaded)."""

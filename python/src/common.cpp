@@ -291,6 +291,15 @@ MPI_Comm agreement_communicator(nb::handle target) {
 }
 }  // namespace
 
+double timeout_of(const std::optional<double>& seconds) {
+  if (!seconds) return -1;
+  if (!(*seconds >= 0))
+    throw nb::value_error(("timeout_seconds=" + std::to_string(*seconds) +
+                           ": expected a number of seconds >= 0 (0: never reported) or None (the process's timeout)")
+                              .c_str());
+  return *seconds;
+}
+
 void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
   ++agreements_entered;
   if (!argument_agreement) {

@@ -8,6 +8,7 @@
 #include <complex>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -139,6 +140,9 @@ T cast_argument(nb::handle value, const std::string& where, const char* expected
 // rank cannot leave the others waiting in a collective: the failing rank re-raises its own exception,
 // the others raise redist.InvalidArgument naming the lowest failing rank and its message. One allreduce.
 void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check);
+
+// A plan's timeout_seconds argument: None is the process's timeout (-1); otherwise a number >= 0 (ValueError).
+double timeout_of(const std::optional<double>& seconds);
 
 // What a plan moves from this rank per execution, as a dict (TransformPlan.statistics, gemm's transform_in/out).
 // The fields of redist/statistics.hpp under the same names (the base of every statistics dict).

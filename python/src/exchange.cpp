@@ -69,8 +69,10 @@ exchange::cost_model cost_model_of(const nb::dict& d) {
 
 exchange::exchange_options exchange_options_of(const std::string& strategy, int region_size,
                                                std::optional<int> region_id,
-                                               const std::optional<nb::dict>& cost_model) {
+                                               const std::optional<nb::dict>& cost_model,
+                                               const std::optional<double>& timeout_seconds) {
   exchange::exchange_options o;
+  o.timeout_seconds = timeout_of(timeout_seconds);
   o.strategy = parse_option<neighbor_strategy>(strategy, "strategy");
   if (region_size < 0) throw nb::value_error("region_size must be >= 0 (0: regions are nodes)");
   o.region_size = region_size;
@@ -141,8 +143,9 @@ nb::dict inplace_report_dict(exchange::inplace_report&& r) {
 }
 
 exchange::inplace_options inplace_options_of(const std::string& algorithm, std::int64_t work_bytes,
-                                             double pairwise_guard) {
+                                             double pairwise_guard, const std::optional<double>& timeout_seconds) {
   exchange::inplace_options o;
+  o.timeout_seconds = timeout_of(timeout_seconds);
   o.algorithm = parse_option<inplace_algorithm>(algorithm, "algorithm");
   o.work_bytes = work_bytes;
   o.pairwise_guard = pairwise_guard;
@@ -262,7 +265,7 @@ void register_exchange(nb::module_& m) {
          const std::vector<std::int64_t>& rdispls, std::optional<std::vector<int>> sources,
          std::optional<std::vector<int>> destinations, nb::handle send_ids, nb::handle recv_ids,
          const std::string& strategy, int region_size, std::optional<int> region_id,
-         std::optional<nb::dict> cost_model) {
+         std::optional<nb::dict> cost_model, std::optional<double> timeout_seconds) {
         const MPI_Comm c = communicator(comm);
         std::vector<std::int64_t> sids, rids;
         exchange::neighbor_buffers buffers;
@@ -312,7 +315,7 @@ void register_exchange(nb::module_& m) {
             rids = ids_of(recv_ids, "recv_ids");
             buffers = exchange::with_global_ids(buffers, sids, rids);
           }
-          options = exchange_options_of(strategy, region_size, region_id, cost_model);
+          options = exchange_options_of(strategy, region_size, region_id, cost_model, timeout_seconds);
         });
         neighbor_exchange e;
         {
@@ -327,6 +330,7 @@ void register_exchange(nb::module_& m) {
       "comm"_a, "send"_a, "sendcounts"_a, "sdispls"_a, "recv"_a, "recvcounts"_a, "rdispls"_a, nb::kw_only(),
       "sources"_a = nb::none(), "destinations"_a = nb::none(), "send_ids"_a = nb::none(), "recv_ids"_a = nb::none(),
       "strategy"_a = "auto", "region_size"_a = 0, "region_id"_a = nb::none(), "cost_model"_a = nb::none(),
+      "timeout_seconds"_a = nb::none(),
       "Plans a persistent neighborhood alltoallv (collective). Edge i of the send side moves sendcounts[i] "
       "elements from send[sdispls[i]:], edge i of the receive side writes recvcounts[i] elements to "
       "recv[rdispls[i]:] (flat element offsets into the contiguous arrays, one dtype). comm is a "
@@ -371,7 +375,7 @@ void register_exchange(nb::module_& m) {
       [](nb::handle comm, int region_size, std::optional<int> region_id) {
         const MPI_Comm c = communicator(comm);
         exchange::exchange_options regions;
-        agree_on_arguments(c, [&] { regions = exchange_options_of("auto", region_size, region_id, std::nullopt); });
+        agree_on_arguments(c, [&] { regions = exchange_options_of("auto", region_size, region_id, std::nullopt, std::nullopt); });
         exchange::cost_model model;
         {
           nb::gil_scoped_release release;
@@ -414,14 +418,14 @@ void register_exchange(nb::module_& m) {
       "make_inplace_plan",
       [](nb::handle comm, readable_array buf, const std::vector<std::int64_t>& sendcounts,
          std::optional<std::vector<std::int64_t>> recvcounts, const std::string& algorithm, std::int64_t work_bytes,
-         double pairwise_guard) {
+         double pairwise_guard, std::optional<double> timeout_seconds) {
         exchange::inplace_options options;
         return make_plan_object(
             comm, buf,
             [&](MPI_Comm c, const flat_buffer&) {
               check_count_length(sendcounts.size(), c, "sendcounts");
               if (recvcounts) check_count_length(recvcounts->size(), c, "recvcounts");
-              options = inplace_options_of(algorithm, work_bytes, pairwise_guard);
+              options = inplace_options_of(algorithm, work_bytes, pairwise_guard, timeout_seconds);
             },
             [&](MPI_Comm c, MPI_Datatype type, std::int64_t capacity) {
               return exchange::make_inplace_plan(capacity, sendcounts.data(),
@@ -429,7 +433,7 @@ void register_exchange(nb::module_& m) {
             });
       },
       "comm"_a, "buf"_a, "sendcounts"_a, "recvcounts"_a = nb::none(), nb::kw_only(), "algorithm"_a = "auto",
-      "work_bytes"_a = std::int64_t{4} << 20, "pairwise_guard"_a = 4.0,
+      "work_bytes"_a = std::int64_t{4} << 20, "pairwise_guard"_a = 4.0, "timeout_seconds"_a = nb::none(),
       "Plans alltoallv_inplace once (collective; the same arguments, errors raised on every rank): buf gives the "
       "dtype and the capacity (its length) of the arrays the plan is executed on; it is not kept. "
       "plan.execute(buf) then moves the data without re-checking.");
@@ -437,20 +441,21 @@ void register_exchange(nb::module_& m) {
   m.def(
       "make_alltoall_inplace_plan",
       [](nb::handle comm, readable_array buf, std::int64_t count, const std::string& algorithm,
-         std::int64_t work_bytes, double pairwise_guard) {
+         std::int64_t work_bytes, double pairwise_guard, std::optional<double> timeout_seconds) {
         exchange::inplace_options options;
         return make_plan_object(
             comm, buf,
             [&](MPI_Comm c, const flat_buffer& b) {
               check_alltoall_length(b, count, c);
-              options = inplace_options_of(algorithm, work_bytes, pairwise_guard);
+              options = inplace_options_of(algorithm, work_bytes, pairwise_guard, timeout_seconds);
             },
             [&](MPI_Comm c, MPI_Datatype type, std::int64_t) {
               return exchange::make_alltoall_inplace_plan(count, type, c, options);
             });
       },
       "comm"_a, "buf"_a, "count"_a, nb::kw_only(), "algorithm"_a = "auto", "work_bytes"_a = std::int64_t{4} << 20,
-      "pairwise_guard"_a = 4.0, "Plans alltoall_inplace once (collective); buf gives the dtype and length.");
+      "pairwise_guard"_a = 4.0, "timeout_seconds"_a = nb::none(),
+      "Plans alltoall_inplace once (collective); buf gives the dtype and length.");
 
   m.def(
       "make_inplace_plan_symmetric",
@@ -473,7 +478,7 @@ void register_exchange(nb::module_& m) {
       "alltoallv_inplace",
       [](nb::handle comm, writable_array buf, const std::vector<std::int64_t>& sendcounts,
          std::optional<std::vector<std::int64_t>> recvcounts, const std::string& algorithm, std::int64_t work_bytes,
-         double pairwise_guard) {
+         double pairwise_guard, std::optional<double> timeout_seconds) {
         const MPI_Comm c = communicator(comm);
         flat_buffer b;
         exchange::inplace_options options;
@@ -481,7 +486,7 @@ void register_exchange(nb::module_& m) {
           b = flat_buffer_of(view_of(buf), "buf");
           check_count_length(sendcounts.size(), c, "sendcounts");
           if (recvcounts) check_count_length(recvcounts->size(), c, "recvcounts");
-          options = inplace_options_of(algorithm, work_bytes, pairwise_guard);
+          options = inplace_options_of(algorithm, work_bytes, pairwise_guard, timeout_seconds);
         });
         exchange::inplace_report report;
         {
@@ -493,7 +498,7 @@ void register_exchange(nb::module_& m) {
         return inplace_report_dict(std::move(report));
       },
       "comm"_a, "buf"_a, "sendcounts"_a, "recvcounts"_a = nb::none(), nb::kw_only(), "algorithm"_a = "auto",
-      "work_bytes"_a = std::int64_t{4} << 20, "pairwise_guard"_a = 4.0,
+      "work_bytes"_a = std::int64_t{4} << 20, "pairwise_guard"_a = 4.0, "timeout_seconds"_a = nb::none(),
       "Variable-size all-to-all in place (collective): on entry buf holds the blocks for ranks 0..P-1 one after "
       "another (sendcounts[j] elements for rank j), on exit the blocks from ranks 0..P-1 (report['recvcounts']). "
       "buf (contiguous, any supported dtype) must hold max(sum sent, sum received) elements; extra memory is "
@@ -505,14 +510,14 @@ void register_exchange(nb::module_& m) {
   m.def(
       "alltoall_inplace",
       [](nb::handle comm, writable_array buf, std::int64_t count, const std::string& algorithm,
-         std::int64_t work_bytes, double pairwise_guard) {
+         std::int64_t work_bytes, double pairwise_guard, std::optional<double> timeout_seconds) {
         const MPI_Comm c = communicator(comm);
         flat_buffer b;
         exchange::inplace_options options;
         agree_on_arguments(c, [&] {
           b = flat_buffer_of(view_of(buf), "buf");
           check_alltoall_length(b, count, c);
-          options = inplace_options_of(algorithm, work_bytes, pairwise_guard);
+          options = inplace_options_of(algorithm, work_bytes, pairwise_guard, timeout_seconds);
         });
         exchange::inplace_report report;
         {
@@ -522,7 +527,7 @@ void register_exchange(nb::module_& m) {
         return inplace_report_dict(std::move(report));
       },
       "comm"_a, "buf"_a, "count"_a, nb::kw_only(), "algorithm"_a = "auto", "work_bytes"_a = std::int64_t{4} << 20,
-      "pairwise_guard"_a = 4.0,
+      "pairwise_guard"_a = 4.0, "timeout_seconds"_a = nb::none(),
       "Fixed-size all-to-all in place: count elements to and from every rank, buf holding P * count.");
 
   m.def(

@@ -1,5 +1,6 @@
 // Distributed matrix multiply C = alpha * op(A) * op(B) + beta * C on any layouts (the COSMA schedule).
 #include <nanobind/stl/complex.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
 #include <complex>
@@ -103,7 +104,7 @@ void register_gemm(nb::module_& m) {
       [](nb::handle comm, const grid_layout& a, const grid_layout& b, const grid_layout& c, const std::string& op_a,
          const std::string& op_b, nb::handle dtype, std::int64_t memory_limit_bytes, std::int64_t rounds,
          const std::string& communication, bool overlap, bool relabel, const std::string& native_order,
-         double max_idle_fraction, const std::string& strategy) {
+         double max_idle_fraction, const std::string& strategy, std::optional<double> timeout_seconds) {
         const MPI_Comm mc = communicator(comm);
         gemm_description description{a, b, c};
         gemm_options options;
@@ -119,6 +120,7 @@ void register_gemm(nb::module_& m) {
           options.native_order = parse_option<gemm_native_order>(native_order, "native_order");
           options.max_idle_fraction = max_idle_fraction;
           options.transform.strategy = parse_option<exchange_strategy>(strategy, "strategy");
+          options.timeout_seconds = timeout_of(timeout_seconds);
         });
         nb::gil_scoped_release release;
         return make_gemm_plan(mc, std::move(description), options);
@@ -126,6 +128,7 @@ void register_gemm(nb::module_& m) {
       "comm"_a, "a"_a, "b"_a, "c"_a, "op_a"_a = "N", "op_b"_a = "N", "dtype"_a = nb::none(), nb::kw_only(),
       "memory_limit_bytes"_a = 0, "rounds"_a = 0, "communication"_a = "auto", "overlap"_a = true,
       "relabel"_a = true, "native_order"_a = "auto", "max_idle_fraction"_a = 0.03, "strategy"_a = "auto",
+      "timeout_seconds"_a = nb::none(),
       "Plans C (m x n) = alpha * op(A) * op(B) + beta * C for A, B, C in layouts a, b, c (collective). op_a, "
       "op_b: 'N', 'T', 'C'; dtype float32, float64, complex64 or complex128 (float64 unless given). "
       "memory_limit_bytes: S per rank (0: REDIST_GEMM_MEMORY, else no limit); rounds along k (0: automatic); "

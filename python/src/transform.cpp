@@ -77,8 +77,10 @@ void set_torus(transform_options& o, const nb::dict& torus) {
 }
 
 transform_options make_options(const std::string& strategy, const std::string& stores, bool check_consistency,
-                               int num_threads, const std::optional<nb::dict>& torus, bool one_shot) {
+                               int num_threads, const std::optional<nb::dict>& torus, bool one_shot,
+                               const std::optional<double>& timeout_seconds) {
   transform_options o;
+  o.timeout_seconds = timeout_of(timeout_seconds);
   o.strategy = parse_option<exchange_strategy>(strategy, "strategy");
   o.stores = parse_option<store_policy>(stores, "stores");
   o.check_consistency = check_consistency;
@@ -255,21 +257,21 @@ void register_transform(nb::module_& m) {
       [](nb::handle comm, const grid_layout& a, const grid_layout& b, const std::string& operation, nb::handle dtype,
          std::optional<std::pair<std::string, std::int64_t>> region, const std::string& strategy,
          const std::string& stores, bool check_consistency, int num_threads, std::optional<nb::dict> torus,
-         bool one_shot) {
+         bool one_shot, std::optional<double> timeout_seconds) {
         const MPI_Comm c = communicator(comm);
         std::vector<job_description> jobs;
         transform_options options;
         agree_on_arguments(c, [&] {
           jobs.push_back(
               job_description{a, b, parse_op(operation), element_type_of_dtype(dtype), parse_region(region)});
-          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot);
+          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot, timeout_seconds);
         });
         nb::gil_scoped_release release;
         return redist::make_plan(c, std::move(jobs), options);
       },
       "comm"_a, "a"_a, "b"_a, "op"_a = "N", "dtype"_a = nb::none(), nb::kw_only(), "region"_a = nb::none(),
       "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
-      "torus"_a = nb::none(), "one_shot"_a = false,
+      "torus"_a = nb::none(), "one_shot"_a = false, "timeout_seconds"_a = nb::none(),
       "Plans A = alpha * op(B) + beta * A from layout b to layout a (collective over the mpi4py communicator). "
       "strategy: 'auto', 'point_to_point', 'alltoallv', 'shared_memory', or 'torus_routed' (a transpose of "
       "block-cyclic layouts with equal blocks on one P x Q grid of all ranks, moved in the multi-phase "
@@ -279,22 +281,25 @@ void register_transform(nb::module_& m) {
       "'beta', 'gamma', 'delta', 'choice', 'hardware' (docs/torus.md)). one_shot: the plan runs once, so 'auto' "
       "weighs set-up against one execution (point_to_point below 12 MiB sent per rank, 32 MiB where a host runs "
       "more ranks than CPUs; transform() sets it). stores: 'auto' (non-temporal stores where a job writes more "
-      "than the cache holds), 'cached' or 'streaming' (docs/transform.md, store policy).");
+      "than the cache holds), 'cached' or 'streaming' (docs/transform.md, store policy). timeout_seconds: this "
+      "plan's own watchdog timeout for its making and executions, in place of the process's (set_timeout, "
+      "REDIST_TIMEOUT; None: the process's; 0: never; docs/errors.md).");
 
   m.def(
       "make_batch_plan",
       [](nb::handle comm, std::vector<job_description> jobs, const std::string& strategy, const std::string& stores,
-         bool check_consistency, int num_threads, std::optional<nb::dict> torus, bool one_shot) {
+         bool check_consistency, int num_threads, std::optional<nb::dict> torus, bool one_shot,
+         std::optional<double> timeout_seconds) {
         const MPI_Comm c = communicator(comm);
         transform_options options;
         agree_on_arguments(c, [&] {
-          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot);
+          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot, timeout_seconds);
         });
         nb::gil_scoped_release release;
         return redist::make_plan(c, std::move(jobs), options);
       },
       "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true,
-      "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false,
+      "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false, "timeout_seconds"_a = nb::none(),
       "Plans a batch of Jobs moved in one communication round (collective).");
 
   m.def(
@@ -302,21 +307,21 @@ void register_transform(nb::module_& m) {
       [](nb::handle comm, const nd_layout& a, const nd_layout& b, std::optional<std::vector<int>> axes,
          nb::handle dtype, bool conjugate, std::optional<std::pair<std::string, std::int64_t>> region,
          const std::string& strategy, const std::string& stores, bool check_consistency, int num_threads,
-         std::optional<nb::dict> torus, bool one_shot) {
+         std::optional<nb::dict> torus, bool one_shot, std::optional<double> timeout_seconds) {
         const MPI_Comm c = communicator(comm);
         std::vector<reshape_job> jobs;
         transform_options options;
         agree_on_arguments(c, [&] {
           jobs.push_back(reshape_job{a, b, axes.value_or(std::vector<int>{}), conjugate, element_type_of_dtype(dtype),
                                      parse_region(region)});
-          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot);
+          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot, timeout_seconds);
         });
         nb::gil_scoped_release release;
         return redist::make_reshape_plan(c, std::move(jobs), options);
       },
       "comm"_a, "a"_a, "b"_a, "axes"_a = nb::none(), "dtype"_a = nb::none(), nb::kw_only(), "conjugate"_a = false,
       "region"_a = nb::none(), "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true,
-      "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false,
+      "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false, "timeout_seconds"_a = nb::none(),
       "Plans A = alpha * permute(B, axes) + beta * A from N-d layout b to N-d layout a (collective over the mpi4py "
       "communicator): axis i of A is axis axes[i] of B (None: the same axes), B conjugated when `conjugate`. "
       "Options as for make_plan; execute with this rank's local arrays (NdLayout.empty, NdLayout.local_view).");
@@ -324,17 +329,18 @@ void register_transform(nb::module_& m) {
   m.def(
       "make_batch_reshape_plan",
       [](nb::handle comm, std::vector<reshape_job> jobs, const std::string& strategy, const std::string& stores,
-         bool check_consistency, int num_threads, std::optional<nb::dict> torus, bool one_shot) {
+         bool check_consistency, int num_threads, std::optional<nb::dict> torus, bool one_shot,
+         std::optional<double> timeout_seconds) {
         const MPI_Comm c = communicator(comm);
         transform_options options;
         agree_on_arguments(c, [&] {
-          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot);
+          options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot, timeout_seconds);
         });
         nb::gil_scoped_release release;
         return redist::make_reshape_plan(c, std::move(jobs), options);
       },
       "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true,
-      "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false,
+      "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false, "timeout_seconds"_a = nb::none(),
       "Plans a batch of ReshapeJobs moved in one communication round (collective).");
 
   m.def(

@@ -148,6 +148,25 @@ def test_timeout_is_set_and_checked():
     assert redist.get_timeout() == before
 
 
+def test_plans_take_their_own_timeout_checked_on_every_rank():
+    layout = redist.block_cyclic(8, 8, 2, 2, (1, comm.size), comm.rank)
+    plan = redist.make_plan(comm, layout, layout, "N", np.float64, timeout_seconds=30.0)
+    plan.execute(layout.empty(), layout.empty())
+    redist.make_gemm_plan(comm, layout, layout, layout, timeout_seconds=0.0)
+    buf = np.zeros(2 * comm.size)
+    redist.make_alltoall_inplace_plan(comm, buf, 2, timeout_seconds=None).execute(buf)
+    redist.alltoall_inplace(comm, buf, 2, timeout_seconds=1e9)
+    # A value that is no timeout, on the last rank only: refused there and, through the agreement, everywhere.
+    wrong = -1.0 if comm.rank == comm.size - 1 else 5.0
+    expected = ValueError if comm.rank == comm.size - 1 else redist.InvalidArgument
+    for make in (lambda: redist.make_plan(comm, layout, layout, "N", np.float64, timeout_seconds=wrong),
+                 lambda: redist.make_gemm_plan(comm, layout, layout, layout, timeout_seconds=wrong),
+                 lambda: redist.make_inplace_plan(comm, buf, [2] * comm.size, timeout_seconds=wrong),
+                 lambda: redist.alltoall_inplace(comm, buf, 2, timeout_seconds=float("nan") if wrong < 0 else wrong)):
+        with pytest.raises(expected, match="timeout_seconds"):
+            make()
+
+
 def test_argument_agreement_can_be_switched_off_and_on():
     layout = redist.block_cyclic(6, 6, 2, 2, (1, comm.size), comm.rank)
     plan = redist.make_plan(comm, layout, layout, "T", np.float64)
