@@ -75,6 +75,28 @@ one_mpi() {
   [ "$(printf '%s' "$abis" | grep -c .)" -le 1 ] || fail "$1 loads two MPI libraries: $(echo $abis)"
 }
 
+# The block's link line resolves every MPI library it names in that MPI's own files, never through a link that
+# Debian's `mpi` alternatives set (/usr/lib/<triplet>/libmpi.so -> /etc/alternatives/...: Open MPI's or MPICH's,
+# as they point): so the README's lines build the same program whichever way the alternatives point (the Open MPI
+# wrappers' generic -lmpi made a program that loaded both MPIs where they pointed at MPICH). The linker's --trace
+# names each library it took.
+links_own_mpi() {  # name dir [sed expression applied to the block]
+  local name=$1 dir=$2 edit=${3:-} text trace path
+  text=$(block "$name" | grep -v '^mpiexec')
+  [ -z "$edit" ] || text=$(printf '%s\n' "$text" | sed -e "$edit")
+  text=$(printf '%s\n' "$text" | sed -E 's/^(mpi(cc|cxx|fort)\.[a-z]+ .*)$/\1 -Wl,--trace/')
+  trace=$(cd "$dir" && bash -euo pipefail -c "$text" 2>&1) || { echo "$trace"; fail "block '$name' with --trace"; }
+  local taken=0
+  while read -r path; do
+    taken=$((taken + 1))
+    case "$(readlink "$path" || true)" in
+      /etc/alternatives/*) fail "block '$name': the link took $path, which Debian's alternatives point at one MPI or the other ($(readlink -f "$path"))" ;;
+    esac
+  done < <(grep -E '/lib(mpi|mpich)(_cxx)?\.so$' <<< "$trace")
+  [ $taken -gt 0 ] || { echo "$trace"; fail "block '$name': --trace named no MPI library"; }
+  echo "== [$name] every MPI library of the link in the MPI's own files ($taken taken, none through the alternatives)"
+}
+
 # A fresh directory holding the program a block builds.
 program_dir() {  # name source target
   mkdir -p "$work/$1"
@@ -158,9 +180,11 @@ one_mpi "$dir/build/app"
 dir=$(program_dir pkg-config-c "$root/tests/install/consumer_c/main.c" app.c)
 run_block pkg-config "$dir"
 one_mpi "$dir/app"
+links_own_mpi pkg-config "$dir"
 dir=$(program_dir pkg-config-cxx "$root/tests/install/consumer/main.cpp" app.cpp)
 run_block pkg-config "$dir" 's/mpicc\.\([a-z]*\)/mpicxx.\1/; s/app\.c /app.cpp /'
 one_mpi "$dir/app"
+links_own_mpi pkg-config "$dir" 's/mpicc\.\([a-z]*\)/mpicxx.\1/; s/app\.c /app.cpp /'
 
 # ---- a ScaLAPACK program: relinked with the drop-in, and as built under LD_PRELOAD -------------------------
 fortran=$(block scalapack-relink | grep -oE '^mpifort\.[a-z]+')
@@ -169,6 +193,7 @@ mkdir -p "$dir"
 (cd "$dir" && "$fortran" -c "$root/tests/fortran/dropin_program.f90" -o app.o) || fail "compiling the Fortran program"
 run_block scalapack-relink "$dir"
 one_mpi "$dir/app"
+links_own_mpi scalapack-relink "$dir"
 # The program's ScaLAPACK calls must reach the drop-in, not ScaLAPACK (the loader's bindings say which).
 bound_to_dropin() {  # dir program [env...]
   local d=$1 p=$2
