@@ -9,6 +9,7 @@
 #include "redist/exchange/neighbor.hpp"
 #include "redist/names.hpp"
 #include "../mpi/agreement.hpp"
+#include "../mpi/watchdog.hpp"
 #include "../mpi/compat.hpp"
 #include "error_code.hpp"
 #include "handle_registry.hpp"
@@ -87,8 +88,10 @@ exchange_options parse_info(MPI_Info info, std::string& problem) {
   return options;
 }
 
+// `entry`: the C function, named by the watchdog where a process waits in it (src/mpi/watchdog.hpp).
 template <class Init>
-int init_request(MPI_Comm comm, MPI_Info info, redist_request* request, Init init) noexcept {
+int init_request(const char* entry, MPI_Comm comm, MPI_Info info, redist_request* request, Init init) noexcept {
+  const redist::mpi::wait_label label(entry, nullptr);
   std::uintptr_t slot = 0;
   try {
     std::unique_ptr<redist::exchange::neighbor_plan> owned;
@@ -123,7 +126,7 @@ extern "C" int redist_neighbor_alltoallv_init(const void* sendbuf, const int sen
                                               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                               const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                               MPI_Info info, redist_request* request) {
-  return init_request(comm, info, request, [&](const exchange_options& options) {
+  return init_request("redist_neighbor_alltoallv_init", comm, info, request, [&](const exchange_options& options) {
     const redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                                rdispls, recvtype};
     return redist::exchange::neighbor_alltoallv_init(b, comm, options);
@@ -136,7 +139,7 @@ extern "C" int redist_neighbor_alltoallv_init_lists(int indegree, const int sour
                                                     MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                                     MPI_Info info, redist_request* request) {
-  return init_request(comm, info, request, [&](const exchange_options& options) {
+  return init_request("redist_neighbor_alltoallv_init_lists", comm, info, request, [&](const exchange_options& options) {
     // A bad degree or list becomes an empty side plus a problem the engine's agreement reports.
     std::vector<int> in, out;
     redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
@@ -158,7 +161,7 @@ extern "C" int redist_neighbor_alltoallv_init_ext(const void* sendbuf, const int
                                                   void* recvbuf, const int recvcounts[], const int rdispls[],
                                                   const int64_t global_recv_indices[], MPI_Datatype recvtype,
                                                   MPI_Comm comm, MPI_Info info, redist_request* request) {
-  return init_request(comm, info, request, [&](const exchange_options& options) {
+  return init_request("redist_neighbor_alltoallv_init_ext", comm, info, request, [&](const exchange_options& options) {
     redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                                          rdispls, recvtype};
     b.global_ids = true;

@@ -5,6 +5,7 @@
 
 #include "redist/transform/node_buffer.hpp"
 #include "../mpi/agreement.hpp"
+#include "../mpi/watchdog.hpp"
 #include "error_code.hpp"
 #include "handle_registry.hpp"
 #include "redist/redist.h"
@@ -18,6 +19,7 @@ auto& buffers() { return redist::capi::registry_of<redist::node_buffer, redist_n
 extern "C" {
 
 int redist_node_buffer_create(MPI_Comm comm, int64_t bytes, redist_node_buffer* buffer) {
+  const redist::mpi::wait_label label("redist_node_buffer_create", nullptr);
   std::uintptr_t slot = 0;
   try {
     std::unique_ptr<redist::node_buffer> owned;

@@ -14,6 +14,7 @@
 #include "redist/transform/plan.hpp"
 #include "redist/transform/relabel_targets.hpp"
 #include "../mpi/agreement.hpp"
+#include "../mpi/watchdog.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/compat.hpp"
 #include "error_code.hpp"
@@ -167,6 +168,7 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
                                const int in_order[], const int64_t out_lo[], const int64_t out_hi[],
                                const int out_order[], const int axes[], MPI_Datatype type, MPI_Info info,
                                redist_reshape_plan* plan) {
+  const redist::mpi::wait_label label("redist_reshape_plan_create", nullptr);
   std::uintptr_t slot = 0;  // the handle's registry slot, once reserved
   try {
     using redist::mpi::error_kind;

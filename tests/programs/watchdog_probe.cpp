@@ -1,12 +1,15 @@
 // The watchdog of redist's waits (src/mpi/watchdog.hpp), one case per run; tests/tools/check_watchdog.sh runs it
 // under the environment of each case and checks what it prints and how it ends.
-// usage: watchdog_probe late_rank | late_exchange | plan_timeout | skipped_call | set_timeout
+// usage: watchdog_probe late_rank | late_exchange | plan_timeout | other_communicator | skipped_call | set_timeout
 //   late_rank     every rank makes the same redist_pdgemm (all-ones operands); the last rank makes it 3 s late:
 //                 the others wait in the argument agreement. Exit 0 when every element of C is K.
 //   late_exchange every rank makes a neighbor exchange plan on a ring (standard strategy: messages after the
 //                 plan's agreement) and runs it; the last rank starts it 3 s late: the others wait for its message.
 //                 Exit 0 when every rank received its left neighbour's rank.
 //   plan_timeout  late_exchange with the plan's own timeout (exchange_options::timeout_seconds = 1).
+//   other_communicator  the C exchange's init (redist_neighbor_alltoallv_init) on a ring graph, rank 0 passing
+//                 MPI_COMM_WORLD instead: every rank waits in an agreement the others never join, until the
+//                 watchdog ends the job (abort).
 //   skipped_call  the last rank passes descriptors of context -1 (as a process outside the grid does), so it
 //                 takes no part and sleeps; the others wait until the watchdog ends the job (abort).
 //   set_timeout   skipped_call, with redist::set_timeout(1, abort) instead of the environment.
@@ -28,9 +31,12 @@ int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   const bool late = std::strcmp(mode, "late_rank") == 0, skipped = std::strcmp(mode, "skipped_call") == 0,
              set = std::strcmp(mode, "set_timeout") == 0, plan_timeout = std::strcmp(mode, "plan_timeout") == 0,
-             exchange = plan_timeout || std::strcmp(mode, "late_exchange") == 0;
-  if (!late && !skipped && !set && !exchange) {
-    std::fprintf(stderr, "usage: watchdog_probe late_rank | late_exchange | plan_timeout | skipped_call | set_timeout\n");
+             exchange = plan_timeout || std::strcmp(mode, "late_exchange") == 0,
+             other_comm = std::strcmp(mode, "other_communicator") == 0;
+  if (!late && !skipped && !set && !exchange && !other_comm) {
+    std::fprintf(stderr,
+                 "usage: watchdog_probe late_rank | late_exchange | plan_timeout | other_communicator | skipped_call | "
+                 "set_timeout\n");
     MPI_Finalize();
     return 3;
   }
@@ -38,6 +44,22 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const bool last = rank == size - 1;
+  if (other_comm) {
+    const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+    MPI_Comm ring = MPI_COMM_NULL;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, MPI_UNWEIGHTED, 1, &right, MPI_UNWEIGHTED, MPI_INFO_NULL,
+                                   0, &ring);
+    double sent = rank, received = -1;
+    const int one = 1, zero = 0;
+    redist_request request = REDIST_REQUEST_NULL;
+    const int code = redist_neighbor_alltoallv_init(&sent, &one, &zero, MPI_DOUBLE, &received, &one, &zero,
+                                                    MPI_DOUBLE, rank == 0 ? MPI_COMM_WORLD : ring, MPI_INFO_NULL,
+                                                    &request);
+    std::fprintf(stderr, "rank %d: redist_neighbor_alltoallv_init returned %d although the ranks' communicators differ\n",
+                 rank, code);
+    MPI_Finalize();
+    return 2;
+  }
   if (exchange) {
     const int left = (rank + size - 1) % size, right = (rank + 1) % size;
     MPI_Comm ring = MPI_COMM_NULL;

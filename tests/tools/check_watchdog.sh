@@ -54,6 +54,14 @@ for how in environment set_timeout; do
     "$work/skipped.err" || { show skipped; fail "skipped ($how): no report before the abort"; }
 done
 
+# A rank on another communicator (the C exchange's init, rank 0 passing MPI_COMM_WORLD instead of the graph):
+# every rank waits in an agreement the others are not in; the watchdog names the C function and ends the job.
+run other other_communicator REDIST_TIMEOUT=1 REDIST_TIMEOUT_ACTION=abort
+status=$(cat "$work/other.status")
+[ "$status" != 0 ] && [ "$status" != 2 ] || { show other; fail "other communicator: exit status $status, expected an abort"; }
+grep -q '^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in redist_neighbor_alltoallv_init (the agreement .*ending the job (REDIST_TIMEOUT_ACTION=abort)' \
+  "$work/other.err" || { show other; fail "other communicator: no report naming redist_neighbor_alltoallv_init before the abort"; }
+
 # REDIST_TIMEOUT=0: never reported. A value that is no number: said, and the default (300 s) kept.
 run never late_rank REDIST_TIMEOUT=0
 [ "$(cat "$work/never.status")" = 0 ] && [ "$(waited never)" = 0 ] || { show never; fail "never: reported or failed"; }
@@ -61,4 +69,4 @@ run unusable late_rank REDIST_TIMEOUT=soon
 [ "$(cat "$work/unusable.status")" = 0 ] && [ "$(waited unusable)" = 0 ] || { show unusable; fail "unusable: reported or failed"; }
 grep -q "^redist: REDIST_TIMEOUT='soon' is not a number of seconds" "$work/unusable.err" \
   || { show unusable; fail "unusable: the value was not refused"; }
-echo "check_watchdog: $ranks ranks: late rank reported and completed (agreement, exchange, a plan's own timeout), skipped call aborted (environment, set_timeout), 0 and unusable values"
+echo "check_watchdog: $ranks ranks: late rank reported and completed (agreement, exchange, a plan's own timeout), skipped call and another communicator aborted (environment, set_timeout), 0 and unusable values"
