@@ -222,6 +222,14 @@ void execute_copy(const char* routine, const agreed_copy& copy, MPI_Comm comm, c
   }
 }
 
+// A context of B's or A's descriptor whose grid holds this process (B's first: the target grid is the one a
+// caller most often also passes as ICTXT), or -1.
+int reachable_grid(const int* desca, const int* descb) {
+  for (const int* desc : {descb, desca})
+    if (desc != nullptr && blacs::holds_me(desc[1])) return desc[1];
+  return -1;
+}
+
 // p?gemr2d (region all) and p?trmr2d (a trapezoid, or region_info the info of a wrong UPLO or DIAG).
 //
 // Every process of ICTXT gathers every process's arguments in one collective and all decide the same from them:
@@ -238,13 +246,22 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
     if (!empty) blacs::report_problem(routine, blacs::unavailable_reason());
     return;
   }
-  // REDIST reads nothing when the copy is empty, ICTXT included; otherwise an unknown or exited context, or
-  // one without this process, cannot reach the others: reported here alone.
+  // REDIST reads nothing when the copy is empty, ICTXT included. Otherwise an unknown or exited context, or one
+  // without this process, is ICTXT's error; the process joins the others' agreement through the grid of B's or
+  // A's descriptor where it is on one (ICTXT is often that grid: then every process reports ICTXT's position, as
+  // for any argument wrong on one process); where it is on neither it cannot reach them and reports alone (their
+  // wait is the watchdog's).
   const int ictxt_info = -(pos.descb + 1);
+  int own_info = 0;
   if (!blacs::holds_me(context)) {
-    if (!empty) blacs::report_error(context, routine, ictxt_info);
-    if (context == -1) traced.dismiss();  // off ICTXT's grid: not this process's call
-    return;
+    const int through = empty ? -1 : reachable_grid(desca, descb);
+    if (through < 0) {
+      if (!empty) blacs::report_error(context, routine, ictxt_info);
+      if (context == -1) traced.dismiss();  // off ICTXT's grid: not this process's call
+      return;
+    }
+    context = through;
+    own_info = ictxt_info;
   }
   MPI_Comm comm = MPI_COMM_NULL;
   std::vector<rank_record> all;
@@ -260,7 +277,7 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
     int info = 0;
     descriptor da, db;
     if (!empty) {
-      info = region_info;
+      info = first_error(region_info, own_info);
       if (m < 0) info = first_error(info, -pos.m);
       if (n < 0) info = first_error(info, -pos.n);
       da = read_descriptor(desca, pos.desca, info);

@@ -154,7 +154,9 @@ TEST(HostileScalapack, Pdgemr2d) {
       {"N and JA on one rank", call_with([](A& x) { x.n = 11, x.ja = 2; }), invalid_on::one_rank_only},
       {"DESCA NB on one rank", call_with([](A& x) { x.da[5] = 4; }), invalid_on::one_rank_only},
       {"DESCB M_ on one rank", call_with([](A& x) { x.db[2] = 13; }), invalid_on::one_rank_only},
-      // ICTXT bad on one rank only cannot reach the others (documented); every rank passes it here.
+      // ICTXT bad on one rank: that rank joins the others through B's grid (ICTXT here), so every rank reports it.
+      {"ICTXT -1 on one rank", call_with([](A& x) { x.ictxt = -1; }), invalid_on::one_rank_only},
+      {"ICTXT exited on one rank", call_with([exited](A& x) { x.ictxt = exited; }), invalid_on::one_rank_only},
       {"ICTXT -1 everywhere", [&](bool) { return call_with([](A& x) { x.ictxt = -1; })(true); }},
       {"ICTXT exited everywhere", [&](bool) { return call_with([exited](A& x) { x.ictxt = exited; })(true); }},
   };
