@@ -139,7 +139,7 @@ extern "C" int redist_neighbor_alltoallv_init_lists(int indegree, const int sour
                                                     MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                                                     const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                                     MPI_Info info, redist_request* request) {
-  return init_request("redist_neighbor_alltoallv_init_lists", comm, info, request, [&](const exchange_options& options) {
+  const auto lists = [&](const exchange_options& options) {
     // A bad degree or list becomes an empty side plus a problem the engine's agreement reports.
     std::vector<int> in, out;
     redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
@@ -153,7 +153,8 @@ extern "C" int redist_neighbor_alltoallv_init_lists(int indegree, const int sour
     else
       out.assign(destinations, destinations + outdegree);
     return redist::exchange::neighbor_alltoallv_init(in, out, b, comm, options);
-  });
+  };
+  return init_request("redist_neighbor_alltoallv_init_lists", comm, info, request, lists);
 }
 
 extern "C" int redist_neighbor_alltoallv_init_ext(const void* sendbuf, const int sendcounts[], const int sdispls[],

@@ -228,7 +228,8 @@ bool has_short_x_runs(const tile& t, const kernel_axes& ka) {
   return count >= 2 && t.extent(ka.x) < short_run_length * count;
 }
 
-// One x run of a panel: its first element's offsets on both sides (from the panel's first column) and its length.
+// One x run of a panel: its first element's offsets from each side's base, in the panel's first column, and its
+// length.
 struct run_offsets {
   std::int64_t dst, src, length;
 };
@@ -319,8 +320,8 @@ void pack_tile(const job_plan& jp, const tile& t, const T* b_base, std::byte* me
       const auto& runs = panel_runs(
           t, ka, at, [&](const piece_runs& r) { return packed_offset(r, ps, jp.ndim); },
           [&](const piece_runs& r) { return regular_offset(r, bs, jp.ndim, false); });
-      walk_short_runs(packed, ps[static_cast<size_t>(ka.y)], b_base, bs[ka.y], runs, at[static_cast<size_t>(ka.y)]->length,
-                      [](T& d, const T& s) { d = s; });
+      walk_short_runs(packed, ps[static_cast<size_t>(ka.y)], b_base, bs[ka.y], runs,
+                      at[static_cast<size_t>(ka.y)]->length, [](T& d, const T& s) { d = s; });
     });
     return;
   }

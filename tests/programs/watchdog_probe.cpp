@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
     const int code = redist_neighbor_alltoallv_init(&sent, &one, &zero, MPI_DOUBLE, &received, &one, &zero,
                                                     MPI_DOUBLE, rank == 0 ? MPI_COMM_WORLD : ring, MPI_INFO_NULL,
                                                     &request);
-    std::fprintf(stderr, "rank %d: redist_neighbor_alltoallv_init returned %d although the ranks' communicators differ\n",
+    std::fprintf(stderr,
+                 "rank %d: redist_neighbor_alltoallv_init returned %d although the ranks' communicators differ\n",
                  rank, code);
     MPI_Finalize();
     return 2;
