@@ -102,10 +102,14 @@ using piece_runs = std::array<const run*, max_axes>;
 // until every thread has several.
 constexpr std::int64_t widest_panel = 1024, narrowest_panel = 64;
 
-// With `whole_x`, piece() is called once per panel and outer index with no run along x (at[x] null): the caller
-// walks all of them itself (short_runs below).
-template <class F>
-void for_each_piece(const tile& t, const kernel_axes& ka, bool whole_x, F&& piece) {
+bool has_short_y_runs(const tile& t, const kernel_axes& ka);
+
+// With `whole_x`, piece(at, y_runs, y_count) is called once per panel and outer index with no run along x (at[x]
+// null): the caller walks the panel's columns and x runs itself (short runs below). A panel is then either a cut of
+// one y run or, where the y runs are short (ScaLAPACK's NB = 1 against NB = 32: a run per column), consecutive y
+// runs up to a panel's width, at[y] its first.
+template <bool whole_x, class F>
+void for_each_piece(const tile& t, const kernel_axes& ka, F&& piece) {
   std::array<std::vector<run>, max_axes> singles;  // per outer axis: its indices one by one
   std::int64_t combinations = 1;
   for (int i = 0; i < ka.outer_count; ++i) {
@@ -116,7 +120,8 @@ void for_each_piece(const tile& t, const kernel_axes& ka, bool whole_x, F&& piec
   }
   const bool parallel =
       t.elements() >= kernels::parallel_threshold && !omp_in_parallel() && omp_get_max_threads() > 1;
-  std::vector<run> panels;
+  std::vector<run> panel_parts;           // the y runs as the panels take them
+  std::vector<std::size_t> panel_starts;  // panel p: panel_parts[panel_starts[p], panel_starts[p + 1])
   if (ka.y >= 0) {
     const auto panels_of_width = [&](std::int64_t width) {
       std::int64_t n = 0;
@@ -124,14 +129,29 @@ void for_each_piece(const tile& t, const kernel_axes& ka, bool whole_x, F&& piec
       return n;
     };
     std::int64_t width = widest_panel;
-    while (parallel && width > narrowest_panel && combinations * panels_of_width(width) < 4 * omp_get_max_threads())
+    const bool group = whole_x && has_short_y_runs(t, ka);
+    while (!group && parallel && width > narrowest_panel &&
+           combinations * panels_of_width(width) < 4 * omp_get_max_threads())
       width /= 2;
-    for (const run& o : t.runs(ka.y))
-      for (std::int64_t k = 0; k < o.length; k += width) panels.push_back(sub_run(o, k, std::min(width, o.length - k)));
+    std::int64_t filled = width;
+    for (const run& o : t.runs(ka.y)) {
+      if (group) {
+        if (filled + o.length > width) panel_starts.push_back(panel_parts.size()), filled = 0;
+        panel_parts.push_back(o);
+        filled += o.length;
+        continue;
+      }
+      for (std::int64_t k = 0; k < o.length; k += width) {
+        panel_starts.push_back(panel_parts.size());
+        panel_parts.push_back(sub_run(o, k, std::min(width, o.length - k)));
+      }
+    }
   } else {
-    panels.push_back(run{});  // d = 1: one panel, unused
+    panel_starts.push_back(0);
+    panel_parts.push_back(run{});  // d = 1: one panel, unused
   }
-  const auto panel_count = static_cast<std::int64_t>(panels.size());
+  const auto panel_count = static_cast<std::int64_t>(panel_starts.size());
+  panel_starts.push_back(panel_parts.size());
   const run_range inner = t.runs(ka.x);
   auto one_item = [&](std::int64_t item) {
     piece_runs at{};
@@ -142,14 +162,16 @@ void for_each_piece(const tile& t, const kernel_axes& ka, bool whole_x, F&& piec
       at[static_cast<size_t>(ka.outer[static_cast<size_t>(i)])] = &s[static_cast<size_t>(combination % n)];
       combination /= n;
     }
-    if (ka.y >= 0) at[static_cast<size_t>(ka.y)] = &panels[static_cast<size_t>(item % panel_count)];
-    if (whole_x) {
-      piece(at);
-      return;
-    }
-    for (const run& r : inner) {
-      at[static_cast<size_t>(ka.x)] = &r;
-      piece(at);
+    const auto panel = static_cast<std::size_t>(item % panel_count);
+    const run* first = &panel_parts[panel_starts[panel]];
+    if (ka.y >= 0) at[static_cast<size_t>(ka.y)] = first;
+    if constexpr (whole_x) {
+      piece(at, first, panel_starts[panel + 1] - panel_starts[panel]);
+    } else {
+      for (const run& r : inner) {
+        at[static_cast<size_t>(ka.x)] = &r;
+        piece(at);
+      }
     }
   };
   const std::int64_t items = combinations * panel_count;
@@ -214,19 +236,24 @@ void apply(const job_plan& jp, T* dst, kernels::strided dst_s, const T* bt, kern
                              op::conj_transpose, alpha, beta, stores);
 }
 
-// ---- short runs along x ------------------------------------------------------------------------------------
-// Where a tile's runs along x are a few elements long (ScaLAPACK's MB = 1 against MB = 32: runs of one element,
-// contiguous on one side and every other element on the other), a kernel call per run and panel would stride
-// across the panel's columns one element at a time, a page apart. Instead a piece is a panel: its columns are
-// walked in order and, in each, every x run (regular storage with unit stride along x on both sides; 2 ranks,
-// 1000 x 1000 doubles, MB 1 -> 32 on a 2 x 1 grid: pdgemr2d 3.4 -> 0.83 ms; docs/transform.md).
-constexpr std::int64_t short_run_length = 8;  // mean run length along x below which panels walk runs
+// ---- short runs ---------------------------------------------------------------------------------------------
+// Where a tile's runs along x or y are a few elements long, a kernel call per piece costs more than the piece's
+// copy. ScaLAPACK's MB = 1 against MB = 32 gives runs of one element along x, contiguous on one side and every other
+// element on the other: a kernel call per run and panel would stride across the panel's columns one element at a
+// time, a page apart. NB = 1 against NB = 32 gives runs of one column along y: a kernel call per column and x run.
+// Instead a piece is a panel: its columns are walked in order and, in each, every x run (regular storage with unit
+// stride along x on both sides; 2 ranks, 1000 x 1000 doubles, MB 1 -> 32 on a 2 x 1 grid: pdgemr2d 3.4 -> 0.83
+// ms; 2000 x 2000, NB = 1 on 1 x 2 -> 32 x 32 on 2 x 1: 12.9 -> 2.4 ms).
+constexpr std::int64_t short_run_length = 8;  // mean run length along x or y below which panels walk runs
 
-bool has_short_x_runs(const tile& t, const kernel_axes& ka) {
-  if (ka.y < 0) return false;
-  const auto count = static_cast<std::int64_t>(t.runs(ka.x).size());
-  return count >= 2 && t.extent(ka.x) < short_run_length * count;
+bool has_short_runs(const tile& t, int axis) {
+  const auto count = static_cast<std::int64_t>(t.runs(axis).size());
+  return count >= 2 && t.extent(axis) < short_run_length * count;
 }
+
+bool has_short_x_runs(const tile& t, const kernel_axes& ka) { return ka.y >= 0 && has_short_runs(t, ka.x); }
+bool has_short_y_runs(const tile& t, const kernel_axes& ka) { return ka.y >= 0 && has_short_runs(t, ka.y); }
+bool has_short_runs(const tile& t, const kernel_axes& ka) { return has_short_x_runs(t, ka) || has_short_y_runs(t, ka); }
 
 // One x run of a panel: its first element's offsets from each side's base, in the panel's first column, and its
 // length.
@@ -269,13 +296,41 @@ void with_element_op(bool conjugate, T alpha, T beta, F&& f) {
   by_conjugation(std::false_type{});
 }
 
-// A panel of `columns` columns, `dst_step`/`src_step` apart on each side, every x run in each.
+// One column of a panel: its offsets from the panel's first column on each side.
+struct column_offsets {
+  std::int64_t dst, src;
+};
+
+// Where one side's index along y lies: a run's first local index on side a or b, or its packed index, times the
+// side's stride along y.
+struct y_side {
+  enum class index { a_local, b_local, packed } of;
+  std::int64_t stride;
+  std::int64_t offset(const run& r) const {
+    const std::int64_t i = of == index::a_local ? r.a_local.value() : of == index::b_local ? r.b_local.value() : r.packed;
+    return i * stride;
+  }
+};
+
+// The columns of a panel (y runs `ys[0, count)`) as offsets from its first column.
+const std::vector<column_offsets>& panel_columns(const run* ys, std::size_t count, const y_side& dst, const y_side& src) {
+  static thread_local std::vector<column_offsets> columns;  // pieces of one tile may run on several threads
+  columns.clear();
+  const std::int64_t dst0 = dst.offset(ys[0]), src0 = src.offset(ys[0]);
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::int64_t d = dst.offset(ys[i]) - dst0, s = src.offset(ys[i]) - src0;
+    for (std::int64_t k = 0; k < ys[i].length; ++k) columns.push_back({d + k * dst.stride, s + k * src.stride});
+  }
+  return columns;
+}
+
+// Every x run of every column of a panel.
 template <class T, class Op>
-void walk_short_runs(T* dst, std::int64_t dst_step, const T* src, std::int64_t src_step,
-                     const std::vector<run_offsets>& runs, std::int64_t columns, const Op& op) {
-  for (std::int64_t j = 0; j < columns; ++j) {
-    T* __restrict d = dst + j * dst_step;
-    const T* __restrict s = src + j * src_step;
+void walk_short_runs(T* dst, const T* src, const std::vector<run_offsets>& runs,
+                     const std::vector<column_offsets>& columns, const Op& op) {
+  for (const column_offsets& c : columns) {
+    T* __restrict d = dst + c.dst;
+    const T* __restrict s = src + c.src;
     for (const run_offsets& r : runs)
       for (std::int64_t i = 0; i < r.length; ++i) op(d[r.dst + i], s[r.src + i]);
   }
@@ -314,18 +369,18 @@ void pack_tile(const job_plan& jp, const tile& t, const T* b_base, std::byte* me
   T* packed = reinterpret_cast<T*>(message + t.byte_offset);
   const axis_values ps = packed_strides(jp, t);
   const kernel_axes ka = choose_axes(jp.ndim, jp.packed_order, jp.packed_order);
-  if (has_short_x_runs(t, ka) && walks_short_runs(jp.b_view, ka)) {
+  if (has_short_runs(t, ka) && walks_short_runs(jp.b_view, ka)) {
     const std::int64_t* bs = jp.b_view.strides.data();
-    for_each_piece(t, ka, true, [&](const piece_runs& at) {
+    const y_side dst_y{y_side::index::packed, ps[static_cast<size_t>(ka.y)]}, src_y{y_side::index::b_local, bs[ka.y]};
+    for_each_piece<true>(t, ka, [&](const piece_runs& at, const run* ys, std::size_t y_count) {
       const auto& runs = panel_runs(
           t, ka, at, [&](const piece_runs& r) { return packed_offset(r, ps, jp.ndim); },
           [&](const piece_runs& r) { return regular_offset(r, bs, jp.ndim, false); });
-      walk_short_runs(packed, ps[static_cast<size_t>(ka.y)], b_base, bs[ka.y], runs,
-                      at[static_cast<size_t>(ka.y)]->length, [](T& d, const T& s) { d = s; });
+      walk_short_runs(packed, b_base, runs, panel_columns(ys, y_count, dst_y, src_y), [](T& d, const T& s) { d = s; });
     });
     return;
   }
-  for_each_piece(t, ka, false, [&](const piece_runs& at) {
+  for_each_piece<false>(t, ka, [&](const piece_runs& at) {
     const side_indices b = b_side(at, jp.ndim);
     const std::int64_t* bs = nullptr;
     const std::int64_t src = jp.b_view.at(b.block.data(), b.local.data(), bs);
@@ -341,21 +396,21 @@ void unpack_tile(const job_plan& jp, const tile& t, T* a_base, const std::byte* 
   const T* packed = reinterpret_cast<const T*>(message + t.byte_offset);
   const axis_values ps = packed_strides(jp, t);
   const kernel_axes ka = choose_axes(jp.ndim, jp.a_order, jp.packed_order);
-  if (alpha != T(0) && has_short_x_runs(t, ka) && walks_short_runs(jp.a_view, ka) &&
+  if (alpha != T(0) && has_short_runs(t, ka) && walks_short_runs(jp.a_view, ka) &&
       ps[static_cast<size_t>(ka.x)] == 1) {
     const std::int64_t* as = jp.a_view.strides.data();
-    for_each_piece(t, ka, true, [&](const piece_runs& at) {
+    const y_side dst_y{y_side::index::a_local, as[ka.y]}, src_y{y_side::index::packed, ps[static_cast<size_t>(ka.y)]};
+    for_each_piece<true>(t, ka, [&](const piece_runs& at, const run* ys, std::size_t y_count) {
       const auto& runs = panel_runs(
           t, ka, at, [&](const piece_runs& r) { return regular_offset(r, as, jp.ndim, true); },
           [&](const piece_runs& r) { return packed_offset(r, ps, jp.ndim); });
-      with_element_op(jp.conjugate, alpha, beta, [&](const auto& op) {
-        walk_short_runs(a_base, as[ka.y], packed, ps[static_cast<size_t>(ka.y)], runs,
-                        at[static_cast<size_t>(ka.y)]->length, op);
-      });
+      const auto& columns = panel_columns(ys, y_count, dst_y, src_y);
+      with_element_op(jp.conjugate, alpha, beta,
+                      [&](const auto& op) { walk_short_runs(a_base, packed, runs, columns, op); });
     });
     return;
   }
-  for_each_piece(t, ka, false, [&](const piece_runs& at) {
+  for_each_piece<false>(t, ka, [&](const piece_runs& at) {
     const side_indices a = a_side(at, jp.ndim);
     const std::int64_t* as = nullptr;
     const std::int64_t dst = jp.a_view.at(a.block.data(), a.local.data(), as);
@@ -371,19 +426,20 @@ template <class T>
 void direct_tile(const job_plan& jp, const tile& t, T* a_base, const T* b_base, const storage_view& b_view, T alpha,
                  T beta, kernels::store_hint stores) {
   const kernel_axes ka = choose_axes(jp.ndim, jp.a_order, jp.packed_order);
-  if (alpha != T(0) && has_short_x_runs(t, ka) && walks_short_runs(jp.a_view, ka) && walks_short_runs(b_view, ka)) {
+  if (alpha != T(0) && has_short_runs(t, ka) && walks_short_runs(jp.a_view, ka) && walks_short_runs(b_view, ka)) {
     const std::int64_t *as = jp.a_view.strides.data(), *bs = b_view.strides.data();
-    for_each_piece(t, ka, true, [&](const piece_runs& at) {
+    const y_side dst_y{y_side::index::a_local, as[ka.y]}, src_y{y_side::index::b_local, bs[ka.y]};
+    for_each_piece<true>(t, ka, [&](const piece_runs& at, const run* ys, std::size_t y_count) {
       const auto& runs = panel_runs(
           t, ka, at, [&](const piece_runs& r) { return regular_offset(r, as, jp.ndim, true); },
           [&](const piece_runs& r) { return regular_offset(r, bs, jp.ndim, false); });
-      with_element_op(jp.conjugate, alpha, beta, [&](const auto& op) {
-        walk_short_runs(a_base, as[ka.y], b_base, bs[ka.y], runs, at[static_cast<size_t>(ka.y)]->length, op);
-      });
+      const auto& columns = panel_columns(ys, y_count, dst_y, src_y);
+      with_element_op(jp.conjugate, alpha, beta,
+                      [&](const auto& op) { walk_short_runs(a_base, b_base, runs, columns, op); });
     });
     return;
   }
-  for_each_piece(t, ka, false, [&](const piece_runs& at) {
+  for_each_piece<false>(t, ka, [&](const piece_runs& at) {
     const side_indices a = a_side(at, jp.ndim), b = b_side(at, jp.ndim);
     const std::int64_t *as = nullptr, *bs = nullptr;
     const std::int64_t dst = jp.a_view.at(a.block.data(), a.local.data(), as);
