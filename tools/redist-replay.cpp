@@ -301,6 +301,13 @@ std::size_t element_bytes(char type) {
   }
 }
 
+// An output matrix's local array: its initial values and where each side writes. Both sides write at `timed` (the
+// same address: no side gains from its buffer's alignment or placement), copied to its side's result after the
+// timed call.
+struct output_buffers {
+  std::vector<unsigned char> initial, timed, scalapack, redist;
+};
+
 // A call ready to run on this rank: descriptors with the new contexts, inputs filled, the output's initial values.
 struct prepared_call {
   const recorded_call* call = nullptr;
@@ -311,9 +318,12 @@ struct prepared_call {
   std::vector<int> desca, descb, descc;
   int ictxt = -1;       // gemr2d/trmr2d: the context over both grids
   int barrier_context = -1;
-  // Bytes of the routine's type. Both sides write the output at c_timed (the same address: no side gains from
-  // its buffer's alignment or placement), copied to its side's result after the timed call.
-  std::vector<unsigned char> a, b, c_initial, c_timed, c_scalapack, c_redist;
+  // Bytes of the routine's type, shared by the calls whose matrices have the same descriptor and type, as a
+  // program's calls share its arrays (one buffer per call would hold a whole local matrix per call: 12 GB for the
+  // N = 4000 solver trace). Inputs are only read; the output is reset before each timed call and compared right
+  // after each pair, so no call sees another's writes where it looks.
+  std::shared_ptr<const std::vector<unsigned char>> a, b;
+  std::shared_ptr<output_buffers> c;
   output_window window;  // this rank's part of sub(C) (sub(B) of a copy) in the output's local array
   double alpha[2] = {1, 0}, beta[2] = {0, 0};
   std::int64_t k = 0;
@@ -345,8 +355,8 @@ void fill_typed(char type, std::vector<unsigned char>& bytes, std::int64_t eleme
 // the whole local arrays, or over the window alone (where a round after the first wrote them).
 template <class T>
 double difference(const prepared_call& p, bool whole) {
-  const T* x = reinterpret_cast<const T*>(p.c_scalapack.data());
-  const T* y = reinterpret_cast<const T*>(p.c_redist.data());
+  const T* x = reinterpret_cast<const T*>(p.c->scalapack.data());
+  const T* y = reinterpret_cast<const T*>(p.c->redist.data());
   double eps = 0;
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, std::complex<float>>)
     eps = 1.2e-7;
@@ -365,7 +375,7 @@ double difference(const prepared_call& p, bool whole) {
     }
   };
   if (whole)
-    compare(0, p.c_scalapack.size() / sizeof(T));
+    compare(0, p.c->scalapack.size() / sizeof(T));
   else
     p.window.for_each_column([&](std::size_t offset, std::size_t bytes) { compare(offset / sizeof(T), bytes / sizeof(T)); });
   return worst;
@@ -429,8 +439,8 @@ std::function<void(void*)> bind(const prepared_call& p, bool through_redist) {
   const std::string uplo = a.find("uplo") ? a.at("uplo").str : "", diag = a.find("diag") ? a.at("diag").str : "";
   const int m = arg("m"), n = arg("n"), k = arg("k"), ia = arg("ia"), ja = arg("ja"), ib = arg("ib"), jb = arg("jb"),
             ic = arg("ic"), jc = arg("jc");
-  const void* A = p.a.empty() ? nullptr : p.a.data();
-  const void* B = p.b.empty() ? nullptr : p.b.data();
+  const void* A = p.a == nullptr || p.a->empty() ? nullptr : p.a->data();
+  const void* B = p.b == nullptr || p.b->empty() ? nullptr : p.b->data();
   const int *da = p.desca.data(), *db = p.descb.data(), *dc = p.descc.data(), *ictxt = &p.ictxt;
   const double *alpha = p.alpha, *beta = p.beta;
   switch (c.kind) {
@@ -463,28 +473,29 @@ std::function<void(void*)> bind(const prepared_call& p, bool through_redist) {
   }
 }
 
-// One timed run of a bound call: the output reset from c_initial, the call's grid synchronised, then the call; its
-// output then kept as the side's result. `whole`: the whole local array reset and kept (the first round, whose
+// One timed run of a bound call: the output reset from its initial values, the call's grid synchronised, then the
+// call; its output then kept as the side's result. `whole`: the whole local array reset and kept (the first round, whose
 // comparison would see a write outside the sub-matrix), else the window alone.
 double run(prepared_call& p, bool through_redist, bool whole) {
-  std::vector<unsigned char>& result = through_redist ? p.c_redist : p.c_scalapack;
+  output_buffers& c = *p.c;
+  std::vector<unsigned char>& result = through_redist ? c.redist : c.scalapack;
   if (whole)
-    std::copy(p.c_initial.begin(), p.c_initial.end(), p.c_timed.begin());
+    std::copy(c.initial.begin(), c.initial.end(), c.timed.begin());
   else
     p.window.for_each_column([&](std::size_t offset, std::size_t bytes) {
-      std::memcpy(p.c_timed.data() + offset, p.c_initial.data() + offset, bytes);
+      std::memcpy(c.timed.data() + offset, c.initial.data() + offset, bytes);
     });
-  void* C = p.c_timed.empty() ? nullptr : p.c_timed.data();
+  void* C = c.timed.empty() ? nullptr : c.timed.data();
   const std::function<void(void*)>& call = through_redist ? p.redist : p.scalapack;
   Cblacs_barrier(p.barrier_context, "A");
   const double start = MPI_Wtime();
   call(C);
   const double seconds = MPI_Wtime() - start;
   if (whole)
-    result = p.c_timed;
+    result = c.timed;
   else
     p.window.for_each_column([&](std::size_t offset, std::size_t bytes) {
-      std::memcpy(result.data() + offset, p.c_timed.data() + offset, bytes);
+      std::memcpy(result.data() + offset, c.timed.data() + offset, bytes);
     });
   return seconds;
 }
@@ -687,8 +698,12 @@ int replay(int argc, char** argv) {
     return &grids.at({ctxt, g[0], g[1]});
   };
 
-  // This rank's calls, prepared: inputs random (seeded by rank and call), descriptors on the new contexts.
+  // This rank's calls, prepared: inputs random (seeded by rank and the first call of each descriptor), descriptors
+  // on the new contexts, one buffer per distinct (type, descriptor) and role.
   std::vector<prepared_call> mine;
+  using buffer_key = std::pair<char, std::vector<int>>;
+  std::map<buffer_key, std::shared_ptr<const std::vector<unsigned char>>> inputs;
+  std::map<buffer_key, std::shared_ptr<output_buffers>> outputs;
   for (const recorded_call& c : calls) {
     if (c.rank != me) continue;
     prepared_call p;
@@ -705,30 +720,44 @@ int replay(int argc, char** argv) {
     };
     replay_grid *ga = nullptr, *gb = nullptr, *gc = nullptr;
     const char elem = c.type;
+    const auto input = [&](const std::vector<int>& desc, const replay_grid* grid) {
+      std::shared_ptr<const std::vector<unsigned char>>& shared = inputs[{elem, desc}];
+      if (shared == nullptr) {
+        auto bytes = std::make_shared<std::vector<unsigned char>>();
+        fill_typed(elem, *bytes, local_elements(desc, grid, me), g);
+        shared = std::move(bytes);
+      }
+      return shared;
+    };
     if (c.kind == routine_kind::gemm) {
       p.desca = described("desca", "grid", ga);
       p.descb = described("descb", "grid", gb);
       p.descc = described("descc", "grid", gc);
-      fill_typed(elem, p.a, local_elements(p.desca, ga, me), g);
-      fill_typed(elem, p.b, local_elements(p.descb, gb, me), g);
+      p.a = input(p.desca, ga);
+      p.b = input(p.descb, gb);
       p.k = a.at("k").integer();
       p.barrier_context = ga != nullptr ? ga->context : -1;
     } else if (c.kind == routine_kind::tran) {
       p.desca = described("desca", "grid", ga);
       p.descc = described("descc", "grid", gc);
-      fill_typed(elem, p.a, local_elements(p.desca, ga, me), g);
+      p.a = input(p.desca, ga);
       p.barrier_context = ga != nullptr ? ga->context : -1;
     } else {
       p.desca = described("desca", "grid_a", ga);
       p.descc = described("descb", "grid_b", gc);
-      fill_typed(elem, p.a, local_elements(p.desca, ga, me), g);
+      p.a = input(p.desca, ga);
       replay_grid* whole = grid_for(static_cast<int>(a.at("ictxt").integer()), integers(a.at("grid")));
       p.ictxt = whole != nullptr ? whole->context : -1;
       p.barrier_context = p.ictxt;
     }
     if (p.barrier_context < 0) continue;  // not on the call's grid: not this rank's call
-    fill_typed(elem, p.c_initial, local_elements(p.descc, gc, me), g);
-    p.c_timed = p.c_scalapack = p.c_redist = p.c_initial;
+    std::shared_ptr<output_buffers>& output = outputs[{elem, p.descc}];
+    if (output == nullptr) {
+      output = std::make_shared<output_buffers>();
+      fill_typed(elem, output->initial, local_elements(p.descc, gc, me), g);
+      output->timed = output->scalapack = output->redist = output->initial;
+    }
+    p.c = output;
     const bool copy = c.kind == routine_kind::gemr2d || c.kind == routine_kind::trmr2d;  // writes sub(B)
     const auto at = [&](const char* key) { return a.find(key) ? a.at(key).integer() : 0; };
     p.window = local_window(p.descc, gc, me, at(copy ? "ib" : "ic"), at(copy ? "jb" : "jc"), at("m"), at("n"),
@@ -736,8 +765,8 @@ int replay(int argc, char** argv) {
     const output_window& w = p.window;
     if (w.cols > 0 && (w.row0 + w.rows > w.lld ||
                        static_cast<std::size_t>(((w.col0 + w.cols - 1) * w.lld + w.row0 + w.rows)) * w.element >
-                           p.c_initial.size()))
-      p.window = output_window{0, static_cast<std::int64_t>(p.c_initial.size()), 0, 1, 0, 1};  // not inside: all
+                           p.c->initial.size()))
+      p.window = output_window{0, static_cast<std::int64_t>(p.c->initial.size()), 0, 1, 0, 1};  // not inside: all
     for (const char* scalar : {"alpha", "beta"}) {
       const json* s = a.find(scalar);
       if (s == nullptr || s->kind != json::array) continue;

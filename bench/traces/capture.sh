@@ -4,8 +4,9 @@
 # eigensolver (xdsep: PxSYEV/PxSYEVX/PxSYEVD, whose internals call p?gemm and p?gemr2d) and the SVD
 # (xdsvd), at 2 and 4 ranks on several grids and block sizes (their workspace is fixed: N at most about 250).
 # (xzsep on a 2 x 1 grid reached none of the drop-in's symbols: no complex trace.) Then bench/traces/solver_driver.cpp,
-# built here with mpicxx.mpich against Debian's ScaLAPACK: pdsyevd, pdgesvd and pdpotrf + pdpotri at N = 1000 (beyond
-# the testers' fixed workspace) on 2 x 1, 2 x 2 and 3 x 2 grids.
+# built here with mpicxx.mpich against Debian's ScaLAPACK: pdsyevd, pdgesvd and pdpotrf + pdpotri at N = 500-4000 (beyond
+# the testers' fixed workspace) on 2 x 1, 2 x 2 and 3 x 2 grids, and the complex pzheevd and pzgetrf + pzgetri (the
+# complex traces: pzgemm).
 # Each trace is a folder NAME_npR/ of R files trace.<rank>.jsonl; bench/replay_traces.sh replays them all.
 # usage: bench/traces/capture.sh BUILD_DIR [TRACES_DIR]   (BUILD_DIR: a build with libredist_scalapack)
 set -euo pipefail
@@ -42,18 +43,23 @@ capture xdsvd_200x150 4 xdsvd SVD.dat.in SVD_M=200 SVD_N=150 SVD_P=2 SVD_Q=2 SVD
 # The solver driver: built once, each run's trace kept like a tester's.
 driver=$(mktemp -d)/solver_driver
 mpicxx.mpich -O2 -o "$driver" "$(dirname "$0")/solver_driver.cpp" -lscalapack-mpich -llapack -lblas
-solver() {  # NAME RANKS N NB P Q
+solver() {  # NAME RANKS N NB P Q ROUTINES
   local name=$1 ranks=$2 out=$traces/${1}_np$2
   rm -rf "$out" && mkdir -p "$out"
   OMP_NUM_THREADS=1 mpiexec.mpich -n "$ranks" -env LD_PRELOAD "$dropin" -env REDIST_TRACE calls \
-    -env REDIST_TRACE_FILE "$out/trace.%r.jsonl" "$driver" "$3" "$4" "$5" "$6" > "$out.results" 2> "$out.summary" \
+    -env REDIST_TRACE_FILE "$out/trace.%r.jsonl" "$driver" "$3" "$4" "$5" "$6" "$7" > "$out.results" 2> "$out.summary" \
     || { cat "$out.results" "$out.summary"; echo "solver_driver: failed" >&2; exit 1; }
   cat "$out.results"
   echo "== $name at $ranks ranks: $(cat "$out"/trace.*.jsonl | wc -l) lines"
   sed -n '/^redist trace/,$p' "$out.summary"
   rm -f "$out.summary" "$out.results"
 }
-solver solver_n1000_2x1 2 1000 32 2 1
-solver solver_n1000_2x2 4 1000 32 2 2
-solver solver_n1000_3x2 6 1000 32 3 2
+solver solver_n1000_2x1 2 1000 32 2 1 syevd,gesvd,potri
+solver solver_n1000_2x2 4 1000 32 2 2 syevd,gesvd,potri
+solver solver_n1000_3x2 6 1000 32 3 2 syevd,gesvd,potri
+solver solver_n500_3x2 6 500 32 3 2 syevd,gesvd,potri,heevd,getri
+solver solver_n2000_2x1 2 2000 32 2 1 syevd,gesvd,potri,heevd,getri
+solver solver_n4000_2x1 2 4000 64 2 1 syevd,potri,getri
+solver solver_complex_n1000_2x1 2 1000 32 2 1 heevd,getri
+solver solver_complex_n1000_2x2 4 1000 32 2 2 heevd,getri
 rm -rf "$(dirname "$driver")"
