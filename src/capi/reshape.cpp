@@ -237,8 +237,8 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
       agreed.conclude();
     }
 
-    REDIST_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, flat.data(),
-                                   static_cast<int>(mine.size()), MPI_INT64_T, comm));
+    REDIST_MPI_CHECK(redist::mpi::allgather_yielding(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, flat.data(),
+                                                     static_cast<int>(mine.size()), MPI_INT64_T, comm));
     for (size_t r = 0; r < all.size(); ++r)
       std::copy(flat.begin() + static_cast<std::ptrdiff_t>(r * mine.size()),
                 flat.begin() + static_cast<std::ptrdiff_t>((r + 1) * mine.size()), all[r].begin());

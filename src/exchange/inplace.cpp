@@ -534,7 +534,8 @@ validated validate(const void* buf, bool check_buf, std::int64_t capacity, const
   // What every peer sends here (a negative count travels too and is reported by its sender).
   p.recvcounts.assign(P, 0);
   agreed.collective([&] {
-    REDIST_MPI_CHECK(MPI_Alltoall(p.sendcounts.data(), 1, MPI_INT64_T, p.recvcounts.data(), 1, MPI_INT64_T, comm));
+    REDIST_MPI_CHECK(redist::mpi::alltoall_yielding(p.sendcounts.data(), 1, MPI_INT64_T, p.recvcounts.data(), 1,
+                                                     MPI_INT64_T, comm));
   });
 
   std::int64_t send_total = 0, recv_total = 0;
@@ -582,7 +583,7 @@ validated validate(const void* buf, bool check_buf, std::int64_t capacity, const
                               static_cast<std::int64_t>(options.algorithm), guard_bits};
   std::vector<std::int64_t> all(words * P);
   agreed.collective(
-      [&] { REDIST_MPI_CHECK(MPI_Allgather(mine, words, MPI_INT64_T, all.data(), words, MPI_INT64_T, comm)); });
+      [&] { REDIST_MPI_CHECK(redist::mpi::allgather_yielding(mine, words, MPI_INT64_T, all.data(), words, MPI_INT64_T, comm)); });
   p.send_totals.resize(P);
   p.recv_totals.resize(P);
   p.capacities.resize(P);
@@ -615,7 +616,8 @@ validated validate(const void* buf, bool check_buf, std::int64_t capacity, const
 void compute_offsets_in_dest(problem& p) {
   if (!p.offset_in_dest.empty()) return;
   p.offset_in_dest.assign(static_cast<std::size_t>(p.size), 0);
-  REDIST_MPI_CHECK(MPI_Exscan(p.sendcounts.data(), p.offset_in_dest.data(), p.size, MPI_INT64_T, MPI_SUM, p.comm));
+  REDIST_MPI_CHECK(
+      redist::mpi::exscan_yielding(p.sendcounts.data(), p.offset_in_dest.data(), p.size, MPI_INT64_T, MPI_SUM, p.comm));
   if (p.rank == 0) std::fill(p.offset_in_dest.begin(), p.offset_in_dest.end(), 0);
 }
 

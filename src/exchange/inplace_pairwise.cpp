@@ -147,7 +147,7 @@ std::int64_t pairwise_max_bytes(const problem& p) {
   counters scratch;
   const std::int64_t mine = pairwise_schedule(p, scratch, false);
   std::int64_t most = 0;
-  REDIST_MPI_CHECK(MPI_Allreduce(&mine, &most, 1, MPI_INT64_T, MPI_MAX, p.comm));
+  REDIST_MPI_CHECK(redist::mpi::allreduce_yielding(&mine, &most, 1, MPI_INT64_T, MPI_MAX, p.comm));
   return most;
 }
 

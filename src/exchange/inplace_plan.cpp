@@ -149,7 +149,8 @@ std::unique_ptr<state> make_symmetric(const void* buf, bool check_buf, const int
   if (counts == nullptr || displs == nullptr) fail(mpi::error_kind::invalid_argument, "counts or displs is null");
   std::vector<int> mine(P, 0), theirs(P, 0);
   if (counts != nullptr) std::copy(counts, counts + P, mine.begin());
-  agreed.collective([&] { REDIST_MPI_CHECK(MPI_Alltoall(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, comm)); });
+  agreed.collective(
+      [&] { REDIST_MPI_CHECK(redist::mpi::alltoall_yielding(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, comm)); });
   std::vector<std::pair<std::int64_t, std::int64_t>> areas;  // [first, last) in elements
   for (std::size_t j = 0; j < P && !agreed.failed(); ++j) {
     if (mine[j] < 0 || displs[j] < 0) {

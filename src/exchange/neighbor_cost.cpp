@@ -6,6 +6,7 @@
 #include <numeric>
 #include <vector>
 
+#include "../mpi/checked.hpp"
 #include "neighbor_detail.hpp"
 
 namespace redist::exchange {
@@ -107,16 +108,16 @@ cost_model measure(MPI_Comm comm, const layout_facts& f) {
   double t[12] = {};
   for (int k = 0; k < 2; ++k) {
     const int partner = k == 0 ? intra_partner : inter_partner;
-    REDIST_MPI_CHECK(MPI_Barrier(comm));
+    REDIST_MPI_CHECK(mpi::barrier_yielding(comm));
     t[4 * k] = ping_pong(comm, f.me, partner, buffer, small, 20);
-    REDIST_MPI_CHECK(MPI_Barrier(comm));
+    REDIST_MPI_CHECK(mpi::barrier_yielding(comm));
     t[4 * k + 1] = ping_pong(comm, f.me, k == 1 && index > 0 ? -1 : partner, buffer, large, 5);
-    REDIST_MPI_CHECK(MPI_Barrier(comm));
+    REDIST_MPI_CHECK(mpi::barrier_yielding(comm));
     t[4 * k + 2] = burst_round(comm, f.me, partner, 1, 10);
-    REDIST_MPI_CHECK(MPI_Barrier(comm));
+    REDIST_MPI_CHECK(mpi::barrier_yielding(comm));
     t[4 * k + 3] = burst_round(comm, f.me, partner, burst, 10);
   }
-  REDIST_MPI_CHECK(MPI_Barrier(comm));
+  REDIST_MPI_CHECK(mpi::barrier_yielding(comm));
   t[8] = ping_pong(comm, f.me, inter_partner, buffer, large, 5);
   std::vector<char> copy_target(buffer.size());
   const double begin = MPI_Wtime();
@@ -127,7 +128,7 @@ cost_model measure(MPI_Comm comm, const layout_facts& f) {
   t[9] = (MPI_Wtime() - begin) / (20.0 * static_cast<double>(large));
   t[10] = inter_partner >= 0 ? 1.0 : 0.0;
   t[11] = intra_partner >= 0 ? 1.0 : 0.0;
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, t, 12, MPI_DOUBLE, MPI_MAX, comm));
+  REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, t, 12, MPI_DOUBLE, MPI_MAX, comm));
 
   cost_model m;  // figures that cannot be measured (one region, or one rank per region) keep their defaults
   const auto fit = [&](const double* w, double& latency, double& per_message, double& per_byte) {
@@ -163,9 +164,10 @@ std::vector<double> predict(const std::vector<std::unique_ptr<strategy>>& candid
     std::copy(values, values + 5, worst.begin() + static_cast<std::ptrdiff_t>(5 * c));
     region_bytes[c * nregions + f.region_of[f.me]] = static_cast<double>(inter_region_bytes_sent(*candidates[c]));
   }
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, worst.data(), static_cast<int>(worst.size()), MPI_DOUBLE, MPI_MAX, comm));
-  REDIST_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, region_bytes.data(), static_cast<int>(region_bytes.size()),
-                                 MPI_DOUBLE, MPI_SUM, comm));
+  REDIST_MPI_CHECK(
+      mpi::allreduce_yielding(MPI_IN_PLACE, worst.data(), static_cast<int>(worst.size()), MPI_DOUBLE, MPI_MAX, comm));
+  REDIST_MPI_CHECK(mpi::allreduce_yielding(MPI_IN_PLACE, region_bytes.data(), static_cast<int>(region_bytes.size()),
+                                           MPI_DOUBLE, MPI_SUM, comm));
   std::vector<double> seconds(n);
   for (size_t c = 0; c < n; ++c) {
     const double* w = worst.data() + 5 * c;

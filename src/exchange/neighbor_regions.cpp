@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "redist/error.hpp"
+#include "../mpi/checked.hpp"
 #include "neighbor_detail.hpp"
 
 namespace redist::exchange::detail {
@@ -85,7 +86,7 @@ layout_facts find_regions(MPI_Comm comm, const exchange_options& options) {
   const int mode = options.region_id ? 2 : options.region_size > 0 ? 1 : 0;
   int mine[2] = {mode, options.region_id ? *options.region_id : options.region_size};
   std::vector<int> all(2 * static_cast<size_t>(f.nranks));
-  REDIST_MPI_CHECK(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm));
+  REDIST_MPI_CHECK(redist::mpi::allgather_yielding(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm));
   for (int r = 0; r < f.nranks; ++r) {
     // Every rank sees the same table, hence throws the same error.
     if (all[2 * r] != mode)
@@ -121,7 +122,8 @@ std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::
   const size_t nranks = to.size();
   std::vector<std::int64_t> send_counts(nranks), recv_counts(nranks), sdispls(nranks), rdispls(nranks);
   for (size_t r = 0; r < nranks; ++r) send_counts[r] = static_cast<std::int64_t>(to[r].size());
-  REDIST_MPI_CHECK(MPI_Alltoall(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm));
+  REDIST_MPI_CHECK(
+      redist::mpi::alltoall_yielding(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm));
   std::int64_t send_total = 0, recv_total = 0;
   for (size_t r = 0; r < nranks; ++r) {
     sdispls[r] = send_total;
@@ -131,7 +133,8 @@ std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::
   }
   std::vector<std::int64_t> flat_out(static_cast<size_t>(send_total)), flat_in(static_cast<size_t>(recv_total));
   for (size_t r = 0; r < nranks; ++r) std::copy(to[r].begin(), to[r].end(), flat_out.begin() + sdispls[r]);
-  // The totals bound every count and displacement; without large-count calls all ranks agree on the form.
+  // The totals bound every count and displacement; without large-count calls all ranks agree on the form. (The
+  // blocking MPI_Alltoallv cannot wait for a missing rank: every rank completed the watched all-to-all above.)
   const bool wide = !mpi::has_large_counts() &&
                     mpi::on_any_rank(comm, std::max(send_total, recv_total) > mpi::int_limit());
   mpi::alltoallv(flat_out.data(), send_counts.data(), sdispls.data(), MPI_INT64_T, flat_in.data(), recv_counts.data(),

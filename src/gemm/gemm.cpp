@@ -274,7 +274,7 @@ grid_placement place_on_grid(gemm_plan::impl& p, MPI_Comm caller, const native_p
     placed.rank_of_label = found.new_rank_of;
     placed.rank_of_label.resize(static_cast<size_t>(nranks));
     // The solver is deterministic; rank 0's answer is broadcast anyway so every rank uses the same one.
-    REDIST_MPI_CHECK(MPI_Bcast(placed.rank_of_label.data(), nranks, MPI_INT, 0, dup));
+    REDIST_MPI_CHECK(redist::mpi::bcast_yielding(placed.rank_of_label.data(), nranks, MPI_INT, 0, dup));
   }
   const auto eb = static_cast<std::int64_t>(p.element_bytes);
   p.stats.relabel_volume_before = found.remote_volume_before / eb;
@@ -497,9 +497,11 @@ void split_grid_lines(gemm_plan::impl& p, MPI_Comm caller, const std::vector<int
     agreed.collective([&] {
       if (extent <= 1) return;
       MPI_Comm made_line = MPI_COMM_NULL;
+      // The split has no nonblocking form: every rank arrives first, in a watched wait (mpi/checked.hpp).
+      const int arrived = mpi::barrier_yielding(p.comm.get());
       const int code = MPI_Comm_split(p.comm.get(), p.idle ? MPI_UNDEFINED : color, key, &made_line);
       line = mpi::comm_handle(code == MPI_SUCCESS ? made_line : MPI_COMM_NULL);
-      mpi::check(code, "MPI_Comm_split(grid line)");
+      mpi::check(code != MPI_SUCCESS ? code : arrived, "MPI_Ibarrier and MPI_Comm_split(grid line)");
     });
   };
   split(s.grid_n, at.i * s.grid_k + at.l, at.j, made->row);

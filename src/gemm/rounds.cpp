@@ -242,8 +242,11 @@ bool gemm_plan::impl::make_panel_windows(std::string& why) {
   const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed, MPI_Win& window) {
     if (!needed || line == MPI_COMM_NULL) return;
     MPI_Win made = MPI_WIN_NULL;
-    const int created = MPI_Win_create(panels.data(), static_cast<MPI_Aint>(panels.bytes()),
-                                       static_cast<int>(element_bytes), MPI_INFO_NULL, line, &made);
+    // Window creation has no nonblocking form: every rank of the line arrives first, in a watched wait.
+    const int arrived = mpi::barrier_yielding(line);
+    const int window_created = MPI_Win_create(panels.data(), static_cast<MPI_Aint>(panels.bytes()),
+                                              static_cast<int>(element_bytes), MPI_INFO_NULL, line, &made);
+    const int created = window_created != MPI_SUCCESS ? window_created : arrived;
     // Owned before the check: a window that exists on every rank is freed by the plan on every rank, also
     // when the check fails on one of them (the others would wait in MPI_Win_free otherwise).
     window = made;

@@ -142,9 +142,10 @@ void agreement::conclude() {
     // An error an inner agreement raised on every rank already names the rank that failed first.
     int header[4] = {static_cast<int>(local_.kind), local_.mpi_code, static_cast<int>(local_.message.size()),
                      local_.agreed ? 1 : 0};
-    REDIST_MPI_CHECK_LOCAL(MPI_Bcast(header, 4, MPI_INT, first_failing, comm_));
+    REDIST_MPI_CHECK_LOCAL(bcast_yielding(header, 4, MPI_INT, first_failing, comm_));
     std::string text = me == first_failing ? local_.message : std::string(static_cast<std::size_t>(header[2]), '\0');
-    if (header[2] > 0) REDIST_MPI_CHECK_LOCAL(MPI_Bcast(text.data(), header[2], MPI_CHAR, first_failing, comm_));
+    if (header[2] > 0)
+      REDIST_MPI_CHECK_LOCAL(bcast_yielding(text.data(), header[2], MPI_CHAR, first_failing, comm_));
     failure agreed;
     agreed.kind = static_cast<error_kind>(header[0]);
     agreed.mpi_code = header[1];

@@ -182,6 +182,41 @@ int barrier_yielding(MPI_Comm comm) {
   return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
 }
 
+int bcast_yielding(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int started = MPI_Ibcast(buffer, count, type, root, comm, &request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+}
+
+int alltoall_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+                      MPI_Datatype receive_type, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int started = MPI_Ialltoall(send, send_count, send_type, receive, receive_count, receive_type, comm, &request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+}
+
+int exscan_yielding(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int started = MPI_Iexscan(send, receive, count, type, op, comm, &request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+}
+
+int gather_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+                    MPI_Datatype receive_type, int root, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int started =
+      MPI_Igather(send, send_count, send_type, receive, receive_count, receive_type, root, comm, &request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+}
+
+int gatherv_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int* receive_counts,
+                     const int* displacements, MPI_Datatype receive_type, int root, MPI_Comm comm) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int started = MPI_Igatherv(send, send_count, send_type, receive, receive_counts, displacements, receive_type,
+                                   root, comm, &request);
+  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+}
+
 comm_handle duplicate(MPI_Comm comm) {
   MPI_Comm dup = MPI_COMM_NULL;
   MPI_Request request = MPI_REQUEST_NULL;
@@ -196,9 +231,13 @@ comm_handle duplicate(MPI_Comm comm) {
 }
 
 comm_handle split_shared(MPI_Comm comm) {
-  MPI_Comm node;
-  REDIST_MPI_CHECK_CREATION(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank(comm), MPI_INFO_NULL, &node));
-  comm_handle owned(node);
+  MPI_Comm node = MPI_COMM_NULL;
+  // The split has no nonblocking form: every process arrives first, in a watched wait, so that the split cannot
+  // wait for a missing one; both made whatever the first returned, and checked as one call.
+  const int arrived = barrier_yielding(comm);
+  const int code = MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank(comm), MPI_INFO_NULL, &node);
+  comm_handle owned(code == MPI_SUCCESS ? node : MPI_COMM_NULL);
+  check_creation(arrived != MPI_SUCCESS ? arrived : code, "MPI_Ibarrier(comm) and MPI_Comm_split_type(comm, shared)");
   REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN));
   return owned;
 }
@@ -236,8 +275,8 @@ std::vector<int> node_leaders(MPI_Comm comm) {
     std::vector<int> leader_of(static_cast<size_t>(size(comm)));
     // Both made by every rank whatever the first returned, and checked as one call: a rank failing between them
     // would skip the gather the others enter.
-    const int reduced = MPI_Allreduce(&me, &lowest, 1, MPI_INT, MPI_MIN, node);
-    const int gathered = MPI_Allgather(&lowest, 1, MPI_INT, leader_of.data(), 1, MPI_INT, comm);
+    const int reduced = allreduce_yielding(&me, &lowest, 1, MPI_INT, MPI_MIN, node);
+    const int gathered = allgather_yielding(&lowest, 1, MPI_INT, leader_of.data(), 1, MPI_INT, comm);
     check(reduced != MPI_SUCCESS ? reduced : gathered, "MPI_Allreduce(lowest node rank) and MPI_Allgather(leaders)");
     return leader_of;
   });

@@ -138,7 +138,10 @@ bool hosts_oversubscribed(MPI_Comm comm);
 // Watched by the watchdog (watchdog.hpp), which names `comm` where given: the collective's communicator.
 int wait_yielding(MPI_Request& request, MPI_Comm comm = MPI_COMM_NULL);
 // The same for MPI_Waitall, MPI_Waitany (index as MPI_Waitany sets it), MPI_Waitsome (outcount and indices as
-// MPI_Waitsome sets them), MPI_Allreduce, MPI_Allgather and MPI_Barrier.
+// MPI_Waitsome sets them), and the collectives (their nonblocking forms, waited on): every collective redist makes
+// goes through these, so that none waits unwatched. A call that has no nonblocking form (a communicator split, a
+// window's creation) comes after barrier_yielding: once every process has arrived there, the call itself cannot
+// wait for a missing one.
 int wait_all_yielding(int count, MPI_Request* requests, MPI_Comm comm = MPI_COMM_NULL);
 int wait_some_yielding(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Comm comm = MPI_COMM_NULL);
 int mprobe_yielding(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
@@ -147,5 +150,13 @@ int allreduce_yielding(const void* send, void* receive, int count, MPI_Datatype 
 int allgather_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
                        MPI_Datatype receive_type, MPI_Comm comm);
 int barrier_yielding(MPI_Comm comm);
+int bcast_yielding(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm);
+int alltoall_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+                      MPI_Datatype receive_type, MPI_Comm comm);
+int exscan_yielding(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm);
+int gather_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
+                    MPI_Datatype receive_type, int root, MPI_Comm comm);
+int gatherv_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int* receive_counts,
+                     const int* displacements, MPI_Datatype receive_type, int root, MPI_Comm comm);
 
 }  // namespace redist::mpi

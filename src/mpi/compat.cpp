@@ -120,7 +120,7 @@ std::int64_t int_limit() noexcept {
 
 bool on_any_rank(MPI_Comm comm, bool mine) {
   int value = mine ? 1 : 0, any = 0;
-  REDIST_MPI_CHECK(MPI_Allreduce(&value, &any, 1, MPI_INT, MPI_LOR, comm));
+  REDIST_MPI_CHECK(allreduce_yielding(&value, &any, 1, MPI_INT, MPI_LOR, comm));
   return any != 0;
 }
 
@@ -630,7 +630,9 @@ void reduce_scatter(const void* sendbuf, void* recvbuf, const std::int64_t* recv
   const auto n = static_cast<std::size_t>(size(comm));
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
   std::vector<MPI_Count> counts;
-  REDIST_MPI_CHECK(MPI_Reduce_scatter_c(sendbuf, recvbuf, as(recvcounts, n, counts), type, op, comm));
+  MPI_Request request = MPI_REQUEST_NULL;
+  REDIST_MPI_CHECK(MPI_Ireduce_scatter_c(sendbuf, recvbuf, as(recvcounts, n, counts), type, op, comm, &request));
+  REDIST_MPI_CHECK(wait_yielding(request, comm));
 #else
   std::int64_t total = 0;
   bool all_fit = true;
@@ -640,7 +642,9 @@ void reduce_scatter(const void* sendbuf, void* recvbuf, const std::int64_t* recv
   }
   if (all_fit && fits(total)) {  // the total too: implementations add the counts up in an int
     const std::vector<int> counts = to_ints(recvcounts, n, "reduce_scatter count");
-    REDIST_MPI_CHECK(MPI_Reduce_scatter(sendbuf, recvbuf, counts.data(), type, op, comm));
+    MPI_Request request = MPI_REQUEST_NULL;
+    REDIST_MPI_CHECK(MPI_Ireduce_scatter(sendbuf, recvbuf, counts.data(), type, op, comm, &request));
+    REDIST_MPI_CHECK(wait_yielding(request, comm));
     return;
   }
   // Every rank's block reduced to it, in pieces an int counts (the same calls in the same order everywhere).
@@ -653,7 +657,9 @@ void reduce_scatter(const void* sendbuf, void* recvbuf, const std::int64_t* recv
       const char* from = static_cast<const char*>(sendbuf) + times(offset + done, extent, "reduce_scatter");
       char* into = static_cast<int>(r) == me ? static_cast<char*>(recvbuf) + times(done, extent, "reduce_scatter")
                                              : nullptr;
-      REDIST_MPI_CHECK(MPI_Reduce(from, into, count, type, op, static_cast<int>(r), comm));
+      MPI_Request request = MPI_REQUEST_NULL;
+      REDIST_MPI_CHECK(MPI_Ireduce(from, into, count, type, op, static_cast<int>(r), comm, &request));
+      REDIST_MPI_CHECK(wait_yielding(request, comm));
     }
     offset += recvcounts[r];
   }

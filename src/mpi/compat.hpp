@@ -77,7 +77,10 @@ void local_copy(const void* from, std::int64_t from_count, MPI_Datatype from_typ
 
 // MPI_Alltoallv with 64-bit counts and displacements (in elements of the datatypes' extents). `wide` must be
 // the same on every rank: whether any rank's counts or displacements exceed int_limit() (on_any_rank); the
-// MPI-3.1 equivalent is then MPI_Alltoallw with a datatype per peer. Ignored with large-count calls.
+// MPI-3.1 equivalent is then MPI_Alltoallw with a datatype per peer. Ignored with large-count calls. Blocking, so
+// not watched: Open MPI 4.1's MPI_Ialltoallv, completed, left the communicator's next MPI_Comm_idup waiting forever
+// on every rank (the transform tests at 4 ranks; MPICH completes both). Callers at plan time arrive first through
+// barrier_yielding.
 void alltoallv(const void* sendbuf, const std::int64_t* sendcounts, const std::int64_t* sdispls,
                MPI_Datatype sendtype, void* recvbuf, const std::int64_t* recvcounts, const std::int64_t* rdispls,
                MPI_Datatype recvtype, MPI_Comm comm, bool wide);
@@ -106,7 +109,7 @@ class allgatherv_args {
 
 // MPI_Reduce_scatter with 64-bit counts (sendbuf holds the blocks one after another; not MPI_IN_PLACE).
 // Beyond int, the equivalent reduces each block to its rank in pieces (MPI_Reduce): predefined operations
-// are defined on predefined datatypes only.
+// are defined on predefined datatypes only. Made nonblocking and waited on through the watchdog (checked.hpp).
 void reduce_scatter(const void* sendbuf, void* recvbuf, const std::int64_t* recvcounts, MPI_Datatype type, MPI_Op op,
                     MPI_Comm comm);
 

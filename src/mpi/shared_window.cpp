@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include "../memory/cache_line.hpp"
+#include "checked.hpp"
 
 namespace redist::mpi {
 
@@ -18,9 +19,12 @@ int allocate_shared_window(std::int64_t bytes, MPI_Comm node, std::byte** base, 
     if (page > 0 && request % page == 0) request += memory::cache_line;
   }
   void* made = nullptr;
+  // Window creation has no nonblocking form: every process arrives first, in a watched wait (checked.hpp), so that
+  // the creation cannot wait for a missing one; both made whatever the first returned.
+  const int arrived = barrier_yielding(node);
   const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(request), 1, MPI_INFO_NULL, node, &made, window);
   if (rc == MPI_SUCCESS && request > 0) *base = memory::align_to_cache_line(made);
-  return rc;
+  return rc != MPI_SUCCESS ? rc : arrived;
 }
 
 int shared_window_segment(MPI_Win window, int rank, std::byte** base) noexcept {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include "redist/names.hpp"
@@ -96,6 +97,15 @@ void watched_wait::check() noexcept {
     if (l->entry_point_ != nullptr) entry_point = l->entry_point_;
     if (phase == nullptr) phase = l->phase_;
   }
+  char arguments[512] = "";
+  for (const wait_label* l = innermost; l != nullptr; l = l->outer_)
+    if (l->describe_ != nullptr) {
+      arguments[0] = ' ', arguments[1] = '[';
+      l->describe_(l->arguments_, arguments + 2, sizeof arguments - 3);
+      const std::size_t end = std::strlen(arguments);
+      arguments[end] = ']', arguments[end + 1] = '\0';
+      break;
+    }
   char limit_text[96];
   if (plan_limit >= 0)
     std::snprintf(limit_text, sizeof limit_text, "the plan's timeout_seconds=%g, in place of REDIST_TIMEOUT", limit);
@@ -109,10 +119,10 @@ void watched_wait::check() noexcept {
     std::snprintf(where, sizeof where, "on a communicator of %d processes, as its rank %d", comm_size, comm_rank);
   const bool aborts = timeout_aborts();
   std::fprintf(stderr,
-               "redist: waited %.0f s (%s) in %s%s%s%s %s (rank %d of MPI_COMM_WORLD): a process has "
+               "redist: waited %.0f s (%s) in %s%s%s%s%s %s (rank %d of MPI_COMM_WORLD): a process has "
                "not made the same call (another communicator or context, a call skipped) or is that much slower; %s\n",
                now - started_, limit_text, entry_point != nullptr ? entry_point : "a redist call",
-               phase != nullptr ? " (" : "", phase != nullptr ? phase : "", phase != nullptr ? ")" : "", where,
+               phase != nullptr ? " (" : "", phase != nullptr ? phase : "", phase != nullptr ? ")" : "", arguments, where,
                world_rank,
                aborts ? "ending the job (REDIST_TIMEOUT_ACTION=abort)"
                       : "still waiting (REDIST_TIMEOUT_ACTION=abort would end the job)");

@@ -1,13 +1,15 @@
 #pragma once
 // One watchdog for redist's waits: a wait inside redist (an agreement, an exchange's completion) that lasts
 // REDIST_TIMEOUT seconds (default 300; 0: never) is reported once on stderr, naming where it waits (entry point,
-// phase, the communicator's size and this process's rank in it); with REDIST_TIMEOUT_ACTION=abort the job then
+// phase, what the call was given, the communicator's size and this process's rank in it); with REDIST_TIMEOUT_ACTION=abort the job then
 // ends (MPI_Abort on MPI_COMM_WORLD), with `warn` (the default) the wait goes on: a slow peer is no error.
 // A process that does not enter a collective the others entered (a context of -1 on one rank, another
 // communicator) otherwise leaves them waiting without a word. docs/errors.md.
 //
 // Cost when nothing waits long: a wait reads the clock only once it yields the core (completion polled first).
 #include <mpi.h>
+
+#include <cstddef>
 
 namespace redist::mpi {
 
@@ -22,10 +24,21 @@ class wait_label {
   wait_label& operator=(const wait_label&) = delete;
   ~wait_label();
 
+  // What the call was given, for the message: `describe` writes a summary of `arguments` into `out` (at most
+  // `size` bytes, terminated). Called only when a wait is reported, so an entry point pays two stores for it; the
+  // innermost label that has one is used. `arguments` must outlive the label.
+  using describe_fn = void (*)(const void* arguments, char* out, std::size_t size) noexcept;
+  void describe(describe_fn describe, const void* arguments) noexcept {
+    describe_ = describe;
+    arguments_ = arguments;
+  }
+
  private:
   const char* entry_point_;
   const char* phase_;
   double timeout_seconds_;  // >= 0: this label's timeout; -1: none
+  describe_fn describe_ = nullptr;
+  const void* arguments_ = nullptr;
   wait_label* outer_;
   friend class watched_wait;
 };

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "blacs.hpp"
+#include "call_summary.hpp"
 #include "delegation.hpp"
 #include "dropin.hpp"
 #include "first_error.hpp"
@@ -559,6 +560,9 @@ template <class T>
                                     const int* descb, T beta, T* c, int ic, int jc, const int* descc,
                                     pblas_gemm_fn scalapack) noexcept {
   trace_detail::call_scope traced(routine);
+  const call_summary summary{{"transa", "transb"}, {transa, transb}, m, n, true, k,
+                             {{'A', ia, ja, desca}, {'B', ib, jb, descb}, {'C', ic, jc, descc}}};
+  traced.describe(describe_call, &summary);
   if (trace_detail::json_fields* f = traced.arguments()) {
     trace_type<T>(*f);
     f->text("transa", std::string(transa ? 1 : 0, transa ? *transa : ' '));

@@ -12,6 +12,7 @@
 
 #include "agreed_calls.hpp"
 #include "blacs.hpp"
+#include "call_summary.hpp"
 #include "first_error.hpp"
 #include "plan_cache.hpp"
 #include "staging.hpp"
@@ -403,6 +404,8 @@ template <class T>
 void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib, int jb,
             const int* descb, int context) noexcept {
   trace_detail::call_scope traced(routine);
+  const call_summary summary{{}, {}, m, n, false, 0, {{'A', ia, ja, desca}, {'B', ib, jb, descb}}, &context};
+  traced.describe(describe_call, &summary);
   if (trace_detail::json_fields* f = traced.arguments()) trace_arguments<T>(*f, m, n, ia, ja, desca, ib, jb, descb, context);
   redistribute<T>(routine, gemr2d_positions, false, 0, element_region{}, m, n, a, ia, ja, desca, b, ib, jb, descb,
                   context, traced);
@@ -412,6 +415,9 @@ template <class T>
 void trmr2d(const char* routine, const char* uplo, const char* diag, int m, int n, const T* a, int ia, int ja,
             const int* desca, T* b, int ib, int jb, const int* descb, int context) noexcept {
   trace_detail::call_scope traced(routine);
+  const call_summary summary{{"uplo", "diag"}, {uplo, diag}, m, n, false, 0,
+                             {{'A', ia, ja, desca}, {'B', ib, jb, descb}}, &context};
+  traced.describe(describe_call, &summary);
   if (trace_detail::json_fields* f = traced.arguments()) {
     f->text("uplo", std::string(uplo ? 1 : 0, uplo ? *uplo : ' '));
     f->text("diag", std::string(diag ? 1 : 0, diag ? *diag : ' '));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "blacs.hpp"
+#include "call_summary.hpp"
 #include "delegation.hpp"
 #include "dropin.hpp"
 #include "first_error.hpp"
@@ -109,6 +110,8 @@ template <class T>
                                     int ja, const int* desca, T beta, T* c, int ic, int jc, const int* descc,
                                     pblas_tran_fn scalapack) noexcept {
   trace_detail::call_scope traced(routine);
+  const call_summary summary{{}, {}, m, n, false, 0, {{'A', ia, ja, desca}, {'C', ic, jc, descc}}};
+  traced.describe(describe_call, &summary);
   if (trace_detail::json_fields* f = traced.arguments()) {
     trace_type<T>(*f);
     f->number("m", std::int64_t{m}), f->number("n", std::int64_t{n});

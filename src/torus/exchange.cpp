@@ -330,8 +330,8 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
   std::vector<std::unique_ptr<detail::routed_exchange>> out;
   mpi::agreement acquired(comm);
   acquired.collective([&] {
-    REDIST_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(row), MPI_INT64_T, all.data(), static_cast<int>(row),
-                                   MPI_INT64_T, comm));
+    REDIST_MPI_CHECK(redist::mpi::allgather_yielding(mine.data(), static_cast<int>(row), MPI_INT64_T, all.data(),
+                                                     static_cast<int>(row), MPI_INT64_T, comm));
   });
   for (int r = 1; r < nranks && !acquired.failed(); ++r)
     if (at(r, 2 * phases) != at(0, 2 * phases))

@@ -50,6 +50,10 @@ class call_scope {
   call_scope(const call_scope&) = delete;
   call_scope& operator=(const call_scope&) = delete;
 
+  // What the call was given, said by the watchdog where it waits long (mpi::wait_label::describe).
+  void describe(mpi::wait_label::describe_fn describe, const void* arguments) noexcept {
+    wait_label_.describe(describe, arguments);
+  }
   bool active() const { return active_; }
   // The call's arguments for its JSON line (null when calls are not written).
   json_fields* arguments() { return active_ && writing_calls() ? &arguments_ : nullptr; }

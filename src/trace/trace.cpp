@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "recorder.hpp"
+#include "../mpi/checked.hpp"
 #include "redist/error.hpp"
 #include "redist/names.hpp"
 
@@ -404,7 +405,7 @@ std::string summary(MPI_Comm comm) {
   const std::string mine = trace_detail::serialized(totals());
   int length = static_cast<int>(mine.size());
   std::vector<int> lengths(rank == 0 ? size : 0), offsets(rank == 0 ? size : 0);
-  if (MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm) != MPI_SUCCESS)
+  if (mpi::gather_yielding(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm) != MPI_SUCCESS)
     throw error("redist::trace::summary: MPI_Gather failed");
   std::string all;
   if (rank == 0) {
@@ -412,8 +413,8 @@ std::string summary(MPI_Comm comm) {
     for (int r = 0; r < size; ++r) offsets[r] = static_cast<int>(total), total += lengths[r];
     all.resize(static_cast<std::size_t>(total));
   }
-  if (MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, comm) !=
-      MPI_SUCCESS)
+  if (mpi::gatherv_yielding(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0,
+                            comm) != MPI_SUCCESS)
     throw error("redist::trace::summary: MPI_Gatherv failed");
   if (rank != 0) return {};
   std::map<std::pair<std::string, std::string>, trace_detail::merged_row> rows;

@@ -137,7 +137,7 @@ node_buffer::node_buffer(MPI_Comm comm, std::int64_t bytes) {
     token = (std::hash<std::string>{}(host) << 40) ^ (static_cast<std::uint64_t>(getpid()) << 20) ^ (++allocations);
     if (token == 0) token = 1;  // 0 means "not in a node_buffer"
   }
-  REDIST_MPI_CHECK(MPI_Bcast(&token, 1, MPI_UINT64_T, 0, comm));
+  REDIST_MPI_CHECK(redist::mpi::bcast_yielding(&token, 1, MPI_UINT64_T, 0, comm));
   detail::register_node_segment(
       {token, mpi::rank(s->node_comm.get()), s->window, static_cast<const std::byte*>(s->data), bytes});
   state_ = std::move(s);

@@ -36,7 +36,7 @@ relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_descripti
   agreed.conclude();
   auto& perm = out.result.new_rank_of;
   perm.resize(static_cast<size_t>(nranks));
-  REDIST_MPI_CHECK(MPI_Bcast(perm.data(), nranks, MPI_INT, 0, comm));
+  REDIST_MPI_CHECK(redist::mpi::bcast_yielding(perm.data(), nranks, MPI_INT, 0, comm));
   for (const auto& j : jobs) out.a_layouts.push_back(j.a.relabeled(perm));
   return out;
 }
@@ -67,7 +67,7 @@ relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vect
   agreed.conclude();
   auto& perm = out.result.new_rank_of;
   perm.resize(static_cast<size_t>(nranks));
-  REDIST_MPI_CHECK(MPI_Bcast(perm.data(), nranks, MPI_INT, 0, comm));
+  REDIST_MPI_CHECK(redist::mpi::bcast_yielding(perm.data(), nranks, MPI_INT, 0, comm));
   for (const auto& j : jobs) out.a_layouts.push_back(j.a.relabeled(perm));
   return out;
 }

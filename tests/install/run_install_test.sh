@@ -92,9 +92,48 @@ links_own_mpi() {  # name dir [sed expression applied to the block]
     case "$(readlink "$path" || true)" in
       /etc/alternatives/*) fail "block '$name': the link took $path, which Debian's alternatives point at one MPI or the other ($(readlink -f "$path"))" ;;
     esac
+    case "$path" in
+      "$other_alternatives"/*) fail "block '$name': with the alternatives pointed at MPICH the link took $path ($(readlink -f "$path"))" ;;
+    esac
   done < <(grep -E '/lib(mpi|mpich)(_cxx)?\.so$' <<< "$trace")
   [ $taken -gt 0 ] || { echo "$trace"; fail "block '$name': --trace named no MPI library"; }
-  echo "== [$name] every MPI library of the link in the MPI's own files ($taken taken, none through the alternatives)"
+  echo "== [$name] every MPI library of the link in the MPI's own files ($taken taken, none through the alternatives${REDIST_OTHER_ALTERNATIVES:+, alternatives pointed at MPICH})"
+}
+
+# Debian's `mpi-<triplet>` alternatives pointed at MPICH while the program is built with Open MPI's wrappers, without
+# root and without touching the system. The alternatives set /usr/lib/<triplet>/libmpi.so and its companions,
+# which the linker finds after every -L of the command line; Open MPI's mpifort names -lmpi with no -L to Open MPI's
+# own library directory, so it took MPICH's library there. Here the same links are in a folder of this test, named
+# by -L after the wrapper's own directories (OMPI_LDFLAGS, set by a stand-in for each wrapper first on PATH): where
+# the system's directory is. (MPICH's wrappers name libmpich, which the alternatives do not set: nothing to do.)
+other_alternatives="$work/alternatives-pointed-at-mpich"
+if [ "$mpi" = openmpi ]; then
+  mkdir -p "$other_alternatives/lib" "$other_alternatives/bin"
+  triplet_lib=/usr/lib/$(gcc -print-multiarch)
+  for pair in libmpi.so:libmpich.so libmpi++.so:libmpichcxx.so libmpicxx.so:libmpichcxx.so libmpif77.so:libmpichfort.so \
+              libmpif90.so:libmpichfort.so libmpifort.so:libmpichfort.so; do
+    if [ -e "$triplet_lib/${pair#*:}" ]; then ln -sf "$triplet_lib/${pair#*:}" "$other_alternatives/lib/${pair%%:*}"; fi
+  done
+  for wrapper in mpicc mpicxx mpifort; do
+    real=$(command -v "$wrapper.openmpi" || true)
+    [ -n "$real" ] || continue
+    printf '#!/bin/sh\nflags=""\nfor d in $(%s -showme:libdirs); do flags="$flags -L$d"; done\nOMPI_LDFLAGS="$flags -L%s" exec %s "$@"\n' \
+      "$real" "$other_alternatives/lib" "$real" > "$other_alternatives/bin/$wrapper.openmpi"
+    chmod +x "$other_alternatives/bin/$wrapper.openmpi"
+  done
+fi
+# Runs a command (run_block, links_own_mpi, one_mpi, bound_to_dropin) as on a machine whose alternatives point at
+# MPICH.
+with_other_alternatives() {
+  if [ "$mpi" != openmpi ]; then
+    echo "== [$1 $2] alternatives pointed at the other MPI: not applicable (MPICH's wrappers name libmpich)"
+    return
+  fi
+  if [ -z "$(ls -A "$other_alternatives/lib")" ]; then
+    echo "== [$1 $2] alternatives pointed at MPICH: SKIPPED (MPICH's development files are not installed)"
+    return
+  fi
+  (export PATH="$other_alternatives/bin:$PATH" REDIST_OTHER_ALTERNATIVES=1; "$@") || exit 1
 }
 
 # A fresh directory holding the program a block builds.
@@ -181,10 +220,17 @@ dir=$(program_dir pkg-config-c "$root/tests/install/consumer_c/main.c" app.c)
 run_block pkg-config "$dir"
 one_mpi "$dir/app"
 links_own_mpi pkg-config "$dir"
+with_other_alternatives run_block pkg-config "$dir"
+with_other_alternatives one_mpi "$dir/app"
+with_other_alternatives links_own_mpi pkg-config "$dir"
 dir=$(program_dir pkg-config-cxx "$root/tests/install/consumer/main.cpp" app.cpp)
-run_block pkg-config "$dir" 's/mpicc\.\([a-z]*\)/mpicxx.\1/; s/app\.c /app.cpp /'
+cxx_edit='s/mpicc\.\([a-z]*\)/mpicxx.\1/; s/app\.c /app.cpp /'
+run_block pkg-config "$dir" "$cxx_edit"
 one_mpi "$dir/app"
-links_own_mpi pkg-config "$dir" 's/mpicc\.\([a-z]*\)/mpicxx.\1/; s/app\.c /app.cpp /'
+links_own_mpi pkg-config "$dir" "$cxx_edit"
+with_other_alternatives run_block pkg-config "$dir" "$cxx_edit"
+with_other_alternatives one_mpi "$dir/app"
+with_other_alternatives links_own_mpi pkg-config "$dir" "$cxx_edit"
 
 # ---- a ScaLAPACK program: relinked with the drop-in, and as built under LD_PRELOAD -------------------------
 fortran=$(block scalapack-relink | grep -oE '^mpifort\.[a-z]+')
@@ -206,6 +252,10 @@ bound_to_dropin() {  # dir program [env...]
   rm -f "$d"/bindings.*
 }
 bound_to_dropin "$dir" app
+with_other_alternatives run_block scalapack-relink "$dir"
+with_other_alternatives one_mpi "$dir/app"
+with_other_alternatives links_own_mpi scalapack-relink "$dir"
+with_other_alternatives bound_to_dropin "$dir" app
 
 dir="$work/scalapack-preload"
 mkdir -p "$dir"

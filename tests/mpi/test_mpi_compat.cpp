@@ -8,14 +8,17 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "../../src/mpi/checked.hpp"
 #include "../../src/mpi/compat.hpp"
 #include "mpi_test_support.hpp"
 #include "redist/redist.hpp"
@@ -216,6 +219,75 @@ TEST(MpiCompat, ReduceScatter) {
   const long long ranks_sum = static_cast<long long>(p) * (p + 1) / 2;
   for (std::size_t k = 0; k < recv.size(); ++k)
     EXPECT_EQ(recv[k], ranks_sum * 1000 + static_cast<long long>(p) * (offset + static_cast<std::int64_t>(k)));
+}
+
+// Every collective redist makes waits through the watchdog (src/mpi/checked.hpp): a process that comes late is
+// reported by each process that waits for it (once per collective), and the collective then gives MPI's result.
+TEST(MpiCompat, CollectivesAreWatched) {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) GTEST_SKIP() << "someone must wait for someone: 2 or more ranks";
+  private_comm c;
+  const double previous = redist::timeout();
+  redist::set_timeout(0.2, redist::timeout_action::warn);
+  // Runs `collective` with rank `late` arriving 0.8 s after the others; whether this rank reported a wait.
+  const auto reported = [&](int late, const auto& collective) {
+    testing::internal::CaptureStderr();
+    if (me == late) std::this_thread::sleep_for(std::chrono::milliseconds(800));
+    EXPECT_EQ(collective(), MPI_SUCCESS);
+    return testing::internal::GetCapturedStderr().find("redist: waited") != std::string::npos;
+  };
+  const auto sized = [](int n) { return static_cast<std::size_t>(n); };
+
+  int word = me == 0 ? 42 : -1;  // the root late: every other rank needs its word
+  const bool bcast_waited = reported(0, [&] { return mpi::bcast_yielding(&word, 1, MPI_INT, 0, c.comm); });
+  EXPECT_EQ(word, 42);
+  EXPECT_TRUE(me == 0 || bcast_waited) << "broadcast";
+
+  std::vector<int> to(sized(p)), from(sized(p), -1);  // the last rank late: everyone needs its part
+  for (int r = 0; r < p; ++r) to[sized(r)] = me * 100 + r;
+  const bool alltoall_waited = reported(p - 1, [&] {
+    return mpi::alltoall_yielding(to.data(), 1, MPI_INT, from.data(), 1, MPI_INT, c.comm);
+  });
+  for (int r = 0; r < p; ++r) EXPECT_EQ(from[sized(r)], r * 100 + me);
+  EXPECT_TRUE(me == p - 1 || alltoall_waited) << "all-to-all";
+
+  const std::int64_t mine = me + 1;  // rank 0 late: every later rank's prefix holds its value
+  std::int64_t before = -7;
+  const bool exscan_waited =
+      reported(0, [&] { return mpi::exscan_yielding(&mine, &before, 1, MPI_INT64_T, MPI_SUM, c.comm); });
+  if (me > 0) EXPECT_EQ(before, std::int64_t{me} * (me + 1) / 2);
+  EXPECT_TRUE(me == 0 || exscan_waited) << "exclusive scan";
+
+  std::vector<int> gathered(sized(p), -1);  // the last rank late: the root waits for its part
+  const bool gather_waited =
+      reported(p - 1, [&] { return mpi::gather_yielding(&me, 1, MPI_INT, gathered.data(), 1, MPI_INT, 0, c.comm); });
+  if (me == 0)
+    for (int r = 0; r < p; ++r) EXPECT_EQ(gathered[sized(r)], r);
+  EXPECT_TRUE(me != 0 || gather_waited) << "gather";
+
+  std::vector<int> counts(sized(p)), offsets(sized(p));  // rank r sends r + 1 copies of r
+  for (int r = 0, total = 0; r < p; total += r + 1, ++r) counts[sized(r)] = r + 1, offsets[sized(r)] = total;
+  const std::vector<int> copies(sized(me + 1), me);
+  std::vector<int> all(sized(p * (p + 1) / 2), -1);
+  const bool gatherv_waited = reported(p - 1, [&] {
+    return mpi::gatherv_yielding(copies.data(), me + 1, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT,
+                                 0, c.comm);
+  });
+  if (me == 0)
+    for (int r = 0; r < p; ++r)
+      for (int k = 0; k <= r; ++k) EXPECT_EQ(all[sized(offsets[sized(r)] + k)], r);
+  EXPECT_TRUE(me != 0 || gatherv_waited) << "gatherv";
+
+  // The reduce-scatter of the distributed multiply (compat.hpp), rank 0 late: everyone's block needs its part.
+  std::vector<std::int64_t> block_counts(sized(p), 2);
+  std::vector<long long> send(sized(2 * p), me + 1), sum(2, -1);
+  const bool reduce_waited = reported(0, [&] {
+    mpi::reduce_scatter(send.data(), sum.data(), block_counts.data(), MPI_LONG_LONG, MPI_SUM, c.comm);
+    return MPI_SUCCESS;
+  });
+  EXPECT_EQ(sum[0], static_cast<long long>(p) * (p + 1) / 2);
+  EXPECT_TRUE(me == 0 || reduce_waited) << "reduce-scatter";
+  redist::set_timeout(previous, redist::timeout_action::warn);
 }
 
 TEST(MpiCompat, OpenMpiComponentSelection) {

@@ -20,12 +20,13 @@ run() {
 waited() { grep -c '^redist: waited' "$work/$1.err"; }
 show() { cat "$work/$1.out" "$work/$1.err"; }
 
-# A late rank: each other rank says once where it waits, then the call completes with the right result.
+# A late rank: each other rank says once where it waits and what the call was given, then the call completes with
+# the right result.
 run late late_rank REDIST_TIMEOUT=1
 [ "$(cat "$work/late.status")" = 0 ] || { show late; fail "late: exit status $(cat "$work/late.status")"; }
 # (At least: on a loaded machine a rank descheduled for a second can make a peer report a later wait too.)
 for ((r = 0; r < ranks - 1; ++r)); do
-  grep -q '^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in PDGEMM (the processes.* arguments compared) on a communicator of '"$ranks"' processes, as its rank [0-9]* (rank '"$r"' of MPI_COMM_WORLD): .*; still waiting' \
+  grep -q '^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in PDGEMM (the processes.* arguments compared) \[transa=N transb=N m=24 n=24 k=24; A(1,1) of 24x24 in 4x4 blocks from process (0,0), context [0-9]*; B(1,1) of 24x24 in 4x4 blocks from process (0,0), context [0-9]*; C(1,1) of 24x24 in 4x4 blocks from process (0,0), context [0-9]*\] on a communicator of '"$ranks"' processes, as its rank [0-9]* (rank '"$r"' of MPI_COMM_WORLD): .*; still waiting' \
     "$work/late.err" || { show late; fail "late: rank $r did not say where it waits"; }
 done
 
