@@ -129,7 +129,7 @@ void decide(learned_class& cls, int context) {
   double slowest[2] = {0, 0};
   REDIST_MPI_CHECK(
       mpi::allreduce_yielding(cls.fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
-  cls.decided = slowest[1] < slowest[0] ? 1 : 0;
+  cls.decided = slowest[0] < learned_margin * slowest[1] ? 0 : 1;
 }
 
 bool cores_shared(int context) { return mpi::hosts_oversubscribed(blacs::communicator(context)); }

@@ -220,6 +220,11 @@ bool cores_shared(int context);
 bool check(learned_class& cls, int context);
 // A learned class's first calls alternate, redist first (so that neither way has all the cold first calls).
 constexpr int trials_each_way = 2;
+// A class goes to redist only where redist's fastest trial beat ScaLAPACK's by this factor on the slowest process:
+// two trials a way read a few per cent either way by chance, and a class handed to ScaLAPACK costs exactly its time
+// while one given to redist by chance costs up to that chance more (the tenth replay run, bench/results/replay.md:
+// in-place classes at 1.05x-1.11x where the trials had picked redist).
+constexpr double learned_margin = 0.95;
 
 // The way a call goes.
 struct way {
