@@ -136,7 +136,10 @@ void for_each_piece(const tile& t, const kernel_axes& ka, F&& piece) {
     std::int64_t filled = width;
     for (const run& o : t.runs(ka.y)) {
       if (group) {
-        if (filled + o.length > width) panel_starts.push_back(panel_parts.size()), filled = 0;
+        if (filled + o.length > width) {  // this run starts a new panel
+          panel_starts.push_back(panel_parts.size());
+          filled = 0;
+        }
         panel_parts.push_back(o);
         filled += o.length;
         continue;
