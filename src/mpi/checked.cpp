@@ -162,59 +162,59 @@ int wait_any_yielding(int count, MPI_Request* requests, int* index) {
                        MPI_COMM_NULL);
 }
 
-int allreduce_yielding(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+namespace {
+// A nonblocking collective started by `start(&request)` (MPI's code), then waited on through wait_yielding.
+template <class Start>
+int started_and_waited(MPI_Comm comm, Start&& start) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const int started = MPI_Iallreduce(send, receive, count, type, op, comm, &request);
+  const int started = start(&request);
   return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+}
+}  // namespace
+
+int allreduce_yielding(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  return started_and_waited(comm, [&](MPI_Request* r) { return MPI_Iallreduce(send, receive, count, type, op, comm, r); });
 }
 
 int allgather_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
                        MPI_Datatype receive_type, MPI_Comm comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int started =
-      MPI_Iallgather(send, send_count, send_type, receive, receive_count, receive_type, comm, &request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+  return started_and_waited(comm, [&](MPI_Request* r) {
+    return MPI_Iallgather(send, send_count, send_type, receive, receive_count, receive_type, comm, r);
+  });
 }
 
 int barrier_yielding(MPI_Comm comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int started = MPI_Ibarrier(comm, &request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+  return started_and_waited(comm, [&](MPI_Request* r) { return MPI_Ibarrier(comm, r); });
 }
 
 int bcast_yielding(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int started = MPI_Ibcast(buffer, count, type, root, comm, &request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+  return started_and_waited(comm, [&](MPI_Request* r) { return MPI_Ibcast(buffer, count, type, root, comm, r); });
 }
 
 int alltoall_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
                       MPI_Datatype receive_type, MPI_Comm comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int started = MPI_Ialltoall(send, send_count, send_type, receive, receive_count, receive_type, comm, &request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+  return started_and_waited(comm, [&](MPI_Request* r) {
+    return MPI_Ialltoall(send, send_count, send_type, receive, receive_count, receive_type, comm, r);
+  });
 }
 
 int exscan_yielding(const void* send, void* receive, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int started = MPI_Iexscan(send, receive, count, type, op, comm, &request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+  return started_and_waited(comm, [&](MPI_Request* r) { return MPI_Iexscan(send, receive, count, type, op, comm, r); });
 }
 
 int gather_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, int receive_count,
                     MPI_Datatype receive_type, int root, MPI_Comm comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int started =
-      MPI_Igather(send, send_count, send_type, receive, receive_count, receive_type, root, comm, &request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+  return started_and_waited(comm, [&](MPI_Request* r) {
+    return MPI_Igather(send, send_count, send_type, receive, receive_count, receive_type, root, comm, r);
+  });
 }
 
 int gatherv_yielding(const void* send, int send_count, MPI_Datatype send_type, void* receive, const int* receive_counts,
                      const int* displacements, MPI_Datatype receive_type, int root, MPI_Comm comm) {
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int started = MPI_Igatherv(send, send_count, send_type, receive, receive_counts, displacements, receive_type,
-                                   root, comm, &request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+  return started_and_waited(comm, [&](MPI_Request* r) {
+    return MPI_Igatherv(send, send_count, send_type, receive, receive_counts, displacements, receive_type, root, comm,
+                        r);
+  });
 }
 
 comm_handle duplicate(MPI_Comm comm) {
