@@ -1,5 +1,6 @@
 // C entry points of the persistent neighborhood alltoallv: MPI_Info parsing, error codes, the opaque handle.
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <new>
@@ -88,10 +89,32 @@ exchange_options parse_info(MPI_Info info, std::string& problem) {
   return options;
 }
 
+// What the watchdog's line says of the communicator a process passed (src/mpi/watchdog.hpp): side by side, the
+// lines of the ranks show one that passed a communicator without the others' graph.
+struct communicator_summary {
+  int topology = MPI_UNDEFINED;  // MPI_Topo_test's
+  int sources = 0, destinations = 0;
+};
+void describe_communicator(const void* summary, char* out, std::size_t size) noexcept {
+  const auto& c = *static_cast<const communicator_summary*>(summary);
+  if (c.topology == MPI_DIST_GRAPH)
+    std::snprintf(out, size, "a communicator with a distributed graph: %d sources, %d destinations here", c.sources,
+                  c.destinations);
+  else
+    std::snprintf(out, size, "a communicator without a distributed graph");
+}
+
 // `entry`: the C function, named by the watchdog where a process waits in it (src/mpi/watchdog.hpp).
 template <class Init>
 int init_request(const char* entry, MPI_Comm comm, MPI_Info info, redist_request* request, Init init) noexcept {
-  const redist::mpi::wait_label label(entry, nullptr);
+  redist::mpi::wait_label label(entry, nullptr);
+  communicator_summary summary;
+  if (comm != MPI_COMM_NULL && MPI_Topo_test(comm, &summary.topology) == MPI_SUCCESS &&
+      summary.topology == MPI_DIST_GRAPH) {
+    int weighted = 0;
+    MPI_Dist_graph_neighbors_count(comm, &summary.sources, &summary.destinations, &weighted);
+  }
+  label.describe(describe_communicator, &summary);
   std::uintptr_t slot = 0;
   try {
     std::unique_ptr<redist::exchange::neighbor_plan> owned;

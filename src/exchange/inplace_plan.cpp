@@ -3,6 +3,7 @@
 // and one execution. Validation, the streams and the algorithms themselves: inplace.cpp and its siblings.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -207,10 +208,25 @@ const inplace_report& inplace_plan::report() const { return inplace_plan_detail:
 
 std::int64_t inplace_plan::capacity() const { return inplace_plan_detail::checked(state_, "capacity").capacity; }
 
+namespace {
+// mpi::wait_label::describe_fn for a plan's state, said by the watchdog where a wait lasts long.
+void describe_inplace(const void* plan_state, char* out, std::size_t size) noexcept {
+  const auto& s = *static_cast<const inplace_plan_detail::state*>(plan_state);
+  if (s.symmetric_form) {
+    std::snprintf(out, size, "MPI_IN_PLACE form; this process: %lld elements of %lld bytes",
+                  static_cast<long long>(s.capacity), static_cast<long long>(s.extent));
+    return;
+  }
+  std::snprintf(out, size, "algorithm %s; this process: capacity %lld elements of %lld bytes", to_string(s.chosen),
+                static_cast<long long>(s.capacity), static_cast<long long>(s.v.p.extent));
+}
+}  // namespace
+
 inplace_report inplace_plan::execute(void* buf) const {
   using namespace inplace_detail;
   inplace_plan_detail::checked(state_, "execute");
-  const mpi::wait_label label("inplace_plan", "execution", state_->timeout_seconds);
+  mpi::wait_label label("inplace_plan", "execution", state_->timeout_seconds);
+  label.describe(describe_inplace, state_.get());
   trace_detail::plan_event traced;
   state& s = *state_;
   // Local checks only: a plan is made to be executed without collectives.

@@ -4,6 +4,7 @@
 #include "redist/exchange/neighbor.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -23,9 +24,32 @@ void plan_state::start() {
   active = true;
 }
 
+namespace {
+// mpi::wait_label::describe_fn for a plan_state, said by the watchdog where a wait lasts long.
+void describe_exchange(const void* state, char* out, std::size_t size) noexcept {
+  const exchange_statistics& stats = static_cast<const plan_state*>(state)->stats;
+  std::snprintf(out, size, "strategy %s; this process sends %lld messages of %lld bytes and receives %lld of %lld",
+                to_string(stats.strategy), static_cast<long long>(stats.messages_sent),
+                static_cast<long long>(stats.bytes_sent), static_cast<long long>(stats.messages_received),
+                static_cast<long long>(stats.bytes_received));
+}
+
+// What a plan's making was given, for the same line.
+struct exchange_arguments {
+  std::size_t sources = 0, destinations = 0;
+  neighbor_strategy strategy = neighbor_strategy::automatic;
+};
+void describe_exchange_arguments(const void* arguments, char* out, std::size_t size) noexcept {
+  const auto& a = *static_cast<const exchange_arguments*>(arguments);
+  std::snprintf(out, size, "this process: %zu sources, %zu destinations; strategy %s", a.sources, a.destinations,
+                to_string(a.strategy));
+}
+}  // namespace
+
 void plan_state::wait() {
   if (!active) throw invalid_argument("neighbor_plan::wait: no exchange was started");
-  const mpi::wait_label label("neighbor_plan", "waiting for the exchange", timeout_seconds);
+  mpi::wait_label label("neighbor_plan", "waiting for the exchange", timeout_seconds);
+  label.describe(describe_exchange, this);
   trace_detail::plan_event traced;
   const auto wait_began = traced.active() ? trace_detail::clock::now() : trace_detail::clock::time_point{};
   chosen->wait();
@@ -74,7 +98,9 @@ std::uint64_t options_hash(const exchange_options& o) {
 
 std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::vector<int>& destinations,
                                   const neighbor_buffers& b, MPI_Comm comm, const exchange_options& options) {
-  const mpi::wait_label limit(nullptr, nullptr, options.timeout_seconds);
+  mpi::wait_label limit(nullptr, nullptr, options.timeout_seconds);
+  const exchange_arguments arguments{sources.size(), destinations.size(), options.strategy};
+  limit.describe(describe_exchange_arguments, &arguments);
   const int nranks = mpi::size(comm);
   plan_setup v;  // the validated description every candidate starts from
   v.sendbuf = static_cast<const char*>(b.sendbuf);

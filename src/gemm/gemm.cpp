@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <exception>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -63,6 +64,21 @@ std::string gemm_plan::type_problem(element_type t) const {
          " elements but execute was called with " + to_string(t);
 }
 
+namespace {
+// mpi::wait_label::describe_fn for a gemm_description, said by the watchdog where a wait lasts long:
+// "f64 C 24x24 matrix in ... = identity of A ... times transpose of B ...".
+void describe_product(const void* description, char* out, std::size_t size) noexcept {
+  try {
+    const auto& d = *static_cast<const gemm_description*>(description);
+    const std::string text = std::string(to_string(d.type)) + " C " + d.c.describe() + " = " + to_string(d.op_a) +
+                             " of A " + d.a.describe() + " times " + to_string(d.op_b) + " of B " + d.b.describe();
+    if (size > 0) std::snprintf(out, size, "%s", text.c_str());
+  } catch (const std::exception&) {
+    if (size > 0) std::snprintf(out, size, "(out of memory)");
+  }
+}
+}  // namespace
+
 void gemm_plan::execute(void* c, const void* a, const void* b, scalar alpha, scalar beta) const {
   execute_agreed(c, a, b, alpha, beta, {});
 }
@@ -72,7 +88,8 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
   if (!impl_) throw invalid_argument("execute on an empty gemm_plan (build it with make_gemm_plan)");
   impl& p = *impl_;
   const seconds_since started;
-  const mpi::wait_label label("gemm_plan", "execution", p.options.timeout_seconds);
+  mpi::wait_label label("gemm_plan", "execution", p.options.timeout_seconds);
+  label.describe(describe_product, &p.description);
   trace_detail::plan_event traced;
   std::string problems = problem;
   const bool real = p.description.type == element_type::f32 || p.description.type == element_type::f64;
@@ -549,9 +566,12 @@ std::unique_ptr<gemm_plan::impl> build_gemm_plan(MPI_Comm comm, gemm_description
     step = seconds_since();
     planning.total = started.elapsed();
   };
+  mpi::wait_label described(nullptr, nullptr);
+  described.describe(describe_product, &description);
   agree_on_problem(comm, *p, description, options);
   took(planning.agreement);
   p->description = std::move(description);
+  described.describe(describe_product, &p->description);
   p->options = options;
   if (p->m == 0 || p->n == 0) return p;  // C has no element: nothing to do
 

@@ -118,11 +118,12 @@ byte_message describe_bytes(std::int64_t bytes) {
 namespace {
 // Calls `test` (an MPI_Test* call returning MPI's code and setting `done`) until it reports completion or an
 // error. A few tests first: on a core of its own a rank rarely waits long, and a yield costs a system call. Watched
-// (watchdog.hpp) once it yields: `comm` is the collective's communicator, MPI_COMM_NULL where unknown.
+// (watchdog.hpp) once it yields: `comm` is the requests' communicator, MPI_COMM_NULL where unknown; `collective`:
+// the wait is a collective's on comm.
 template <class Test>
-int test_yielding(Test test, MPI_Comm comm) {
+int test_yielding(Test test, MPI_Comm comm, bool collective = false) {
   constexpr int polls_before_yielding = 16;
-  watched_wait watch(comm);
+  watched_wait watch(comm, collective);
   for (int polls = 0;; ++polls) {
     int done = 0;
     const int code = test(done);
@@ -137,6 +138,10 @@ int test_yielding(Test test, MPI_Comm comm) {
 
 int wait_yielding(MPI_Request& request, MPI_Comm comm) {
   return test_yielding([&](int& done) { return MPI_Test(&request, &done, MPI_STATUS_IGNORE); }, comm);
+}
+
+int wait_collective_yielding(MPI_Request& request, MPI_Comm comm) {
+  return test_yielding([&](int& done) { return MPI_Test(&request, &done, MPI_STATUS_IGNORE); }, comm, true);
 }
 
 int wait_all_yielding(int count, MPI_Request* requests, MPI_Comm comm) {
@@ -168,7 +173,7 @@ template <class Start>
 int started_and_waited(MPI_Comm comm, Start&& start) {
   MPI_Request request = MPI_REQUEST_NULL;
   const int started = start(&request);
-  return started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+  return started != MPI_SUCCESS ? started : wait_collective_yielding(request, comm);
 }
 }  // namespace
 
@@ -223,10 +228,11 @@ comm_handle duplicate(MPI_Comm comm) {
   // Checked once complete, as one call (no injection point while the duplicate is half made: every rank
   // must complete it, and none when it is made: the step making it injects, with the duplicate kept).
   const int started = MPI_Comm_idup(comm, &dup, &request);
-  const int code = started != MPI_SUCCESS ? started : wait_yielding(request, comm);
+  const int code = started != MPI_SUCCESS ? started : wait_collective_yielding(request, comm);
   comm_handle owned(code == MPI_SUCCESS ? dup : MPI_COMM_NULL);
   check_creation(code, "MPI_Comm_idup(comm, &dup) and its completion");
   REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
+  mark_private(dup);  // redist's own: the watchdog may hold roll calls there
   return owned;
 }
 
@@ -306,7 +312,7 @@ const host_share& host_share_of(MPI_Comm comm) {
     std::vector<std::uint64_t> all(2 * ranks);
     MPI_Request request = MPI_REQUEST_NULL;
     const int started = MPI_Iallgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm, &request);
-    check(started != MPI_SUCCESS ? started : wait_yielding(request, comm), "MPI_Iallgather(host name keys) and its completion");
+    check(started != MPI_SUCCESS ? started : wait_collective_yielding(request, comm), "MPI_Iallgather(host name keys) and its completion");
     host_share share;
     share.cpus = static_cast<std::int64_t>(mine[1]);
     std::vector<std::pair<std::uint64_t, std::uint64_t>> hosts(ranks);  // (host key, CPUs), sorted: runs = hosts

@@ -135,7 +135,7 @@ bool hosts_oversubscribed(MPI_Comm comm);
 // more ranks than cores, a rank spinning in a blocking collective holds the core its peers need to reach it,
 // and each collective then costs scheduler time slices (an 8-byte allreduce on 4 ranks sharing 2 cores:
 // 9-10 ms blocking, 2-3 ms yielding; a communicator duplicate 14-20 ms against 5 ms). Returns MPI's code.
-// Watched by the watchdog (watchdog.hpp), which names `comm` where given: the collective's communicator.
+// Watched by the watchdog (watchdog.hpp), which names `comm` where given: the requests' communicator.
 int wait_yielding(MPI_Request& request, MPI_Comm comm = MPI_COMM_NULL);
 // The same for MPI_Waitall, MPI_Waitany (index as MPI_Waitany sets it), MPI_Waitsome (outcount and indices as
 // MPI_Waitsome sets them), and the collectives (their nonblocking forms, waited on): every collective redist makes
@@ -143,6 +143,9 @@ int wait_yielding(MPI_Request& request, MPI_Comm comm = MPI_COMM_NULL);
 // window's creation) comes after barrier_yielding: once every process has arrived there, the call itself cannot
 // wait for a missing one.
 int wait_all_yielding(int count, MPI_Request* requests, MPI_Comm comm = MPI_COMM_NULL);
+// wait_yielding for a collective's request on `comm`, which every process of comm must enter: on redist's private
+// duplicates the watchdog then holds a roll call (watchdog.hpp).
+int wait_collective_yielding(MPI_Request& request, MPI_Comm comm);
 int wait_some_yielding(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Comm comm = MPI_COMM_NULL);
 int mprobe_yielding(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status);
 int wait_any_yielding(int count, MPI_Request* requests, int* index);

@@ -632,7 +632,7 @@ void reduce_scatter(const void* sendbuf, void* recvbuf, const std::int64_t* recv
   std::vector<MPI_Count> counts;
   MPI_Request request = MPI_REQUEST_NULL;
   REDIST_MPI_CHECK(MPI_Ireduce_scatter_c(sendbuf, recvbuf, as(recvcounts, n, counts), type, op, comm, &request));
-  REDIST_MPI_CHECK(wait_yielding(request, comm));
+  REDIST_MPI_CHECK(wait_collective_yielding(request, comm));
 #else
   std::int64_t total = 0;
   bool all_fit = true;
@@ -644,7 +644,7 @@ void reduce_scatter(const void* sendbuf, void* recvbuf, const std::int64_t* recv
     const std::vector<int> counts = to_ints(recvcounts, n, "reduce_scatter count");
     MPI_Request request = MPI_REQUEST_NULL;
     REDIST_MPI_CHECK(MPI_Ireduce_scatter(sendbuf, recvbuf, counts.data(), type, op, comm, &request));
-    REDIST_MPI_CHECK(wait_yielding(request, comm));
+    REDIST_MPI_CHECK(wait_collective_yielding(request, comm));
     return;
   }
   // Every rank's block reduced to it, in pieces an int counts (the same calls in the same order everywhere).
@@ -659,7 +659,7 @@ void reduce_scatter(const void* sendbuf, void* recvbuf, const std::int64_t* recv
                                              : nullptr;
       MPI_Request request = MPI_REQUEST_NULL;
       REDIST_MPI_CHECK(MPI_Ireduce(from, into, count, type, op, static_cast<int>(r), comm, &request));
-      REDIST_MPI_CHECK(wait_yielding(request, comm));
+      REDIST_MPI_CHECK(wait_collective_yielding(request, comm));
     }
     offset += recvcounts[r];
   }

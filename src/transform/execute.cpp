@@ -6,6 +6,7 @@
 
 #include "../mpi/agreement.hpp"
 #include "detail/plan_impl.hpp"
+#include "job_summary.hpp"
 #include "../trace/recorder.hpp"
 #include "redist/error.hpp"
 #include "strategies/strategy.hpp"
@@ -47,8 +48,9 @@ void transform_plan::execute(const std::vector<job_buffers>& buffers) const { ex
 void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
                                     const transform_plan* next) const {
   if (!impl_) throw invalid_argument("execute on an empty transform_plan (build it with make_plan)");
-  const mpi::wait_label label(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", "execution",
-                              impl_->options.timeout_seconds);
+  mpi::wait_label label(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", "execution",
+                        impl_->options.timeout_seconds);
+  label.describe(transform_detail::describe_reshape_jobs, &impl_->reshape_jobs);
   trace_detail::plan_event traced;
   impl_->execute(buffers, problem, next != nullptr ? next->impl_.get() : nullptr);
   if (traced.active())

@@ -12,6 +12,7 @@
 
 #include "../memory/cache_line.hpp"
 #include "../mpi/agreement.hpp"
+#include "job_summary.hpp"
 #include "../mpi/checked.hpp"
 #include "redist/error.hpp"
 #include "detail/plan_impl.hpp"
@@ -460,10 +461,12 @@ std::unique_ptr<transform_plan::impl> build_plan(MPI_Comm comm, mpi::comm_handle
   // The messages (memory for the tiles) are agreed on with the choice of strategy, whose figures ride in the same
   // allreduce; setup_exchange concludes it. A rank that fails makes every rank throw its error, instead of leaving
   // the others in the exchange's set-up.
-  mpi::agreement planned(p->comm.get());
-  planned.attempt([&] { plan_messages(*p, jobs); });
   p->reshape_jobs = std::move(jobs);
   p->jobs = std::move(matrix_jobs);
+  mpi::wait_label described(nullptr, nullptr);
+  described.describe(transform_detail::describe_reshape_jobs, &p->reshape_jobs);
+  mpi::agreement planned(p->comm.get());
+  planned.attempt([&] { plan_messages(*p, p->reshape_jobs); });
   p->setup_exchange(comm, planned);
   p->stats.plan_seconds = started.elapsed();
   return p;
@@ -531,6 +534,9 @@ std::unique_ptr<transform_plan::impl> make_plan_impl(MPI_Comm comm, std::vector<
                                                      const transform_options& options) {
   const seconds_since started;
   const int nranks = mpi::size(comm);
+  // The jobs as given, for the watchdog's line while they are checked (build_plan names them from then on).
+  mpi::wait_label described(nullptr, nullptr);
+  described.describe(transform_detail::describe_matrix_jobs, &jobs);
   mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_plan", [&](size_t k) {
     const job_description& j = jobs[k];
     auto [kind, message] = validate_job(j, k, nranks);
@@ -546,6 +552,7 @@ std::unique_ptr<transform_plan::impl> make_plan_impl(MPI_Comm comm, std::vector<
     engine_jobs.push_back({to_nd_layout(j.a), to_nd_layout(j.b),
                            j.operation == op::identity ? std::vector<int>{} : std::vector<int>{1, 0},
                            j.operation == op::conj_transpose, j.type, j.region});
+  described.describe(nullptr, nullptr);
   return build_plan(comm, std::move(owned), std::move(engine_jobs), std::move(jobs), options, started);
 }
 
@@ -553,6 +560,9 @@ std::unique_ptr<transform_plan::impl> make_reshape_plan_impl(MPI_Comm comm, std:
                                                              const transform_options& options) {
   const seconds_since started;
   const int nranks = mpi::size(comm);
+  // The jobs as given, for the watchdog's line while they are checked (build_plan names them from then on).
+  mpi::wait_label described(nullptr, nullptr);
+  described.describe(transform_detail::describe_reshape_jobs, &jobs);
   mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_reshape_plan", [&](size_t k) {
     const reshape_job& j = jobs[k];
     auto [kind, message] = validate_reshape_job(j, k, nranks);
@@ -562,6 +572,7 @@ std::unique_ptr<transform_plan::impl> make_reshape_plan_impl(MPI_Comm comm, std:
     const int my_rank = j.a.my_rank() != mpi::rank(comm) ? j.a.my_rank() : j.b.my_rank();
     return job_check{kind, std::move(message), my_rank, hash};
   });
+  described.describe(nullptr, nullptr);
   return build_plan(comm, std::move(owned), std::move(jobs), {}, options, started);
 }
 }  // namespace

@@ -1,6 +1,7 @@
 // The watchdog of redist's waits (src/mpi/watchdog.hpp), one case per run; tests/tools/check_watchdog.sh runs it
 // under the environment of each case and checks what it prints and how it ends.
-// usage: watchdog_probe late_rank | late_exchange | plan_timeout | other_communicator | skipped_call | set_timeout
+// usage: watchdog_probe late_rank | late_exchange | plan_timeout | other_communicator | skipped_call | set_timeout |
+//        skipped_execute
 //   late_rank     every rank makes the same redist_pdgemm (all-ones operands); the last rank makes it 3 s late:
 //                 the others wait in the argument agreement. Exit 0 when every element of C is K.
 //   late_exchange every rank makes a neighbor exchange plan on a ring (standard strategy: messages after the
@@ -13,6 +14,10 @@
 //   skipped_call  the last rank passes descriptors of context -1 (as a process outside the grid does), so it
 //                 takes no part and sleeps; the others wait until the watchdog ends the job (abort).
 //   set_timeout   skipped_call, with redist::set_timeout(1, abort) instead of the environment.
+//   skipped_execute  every rank makes a transform plan (24 x 24, 4 x 4 blocks on a column of processes to 3 x 3
+//                 blocks on a row); the last rank does not execute it and sleeps: the others wait in the
+//                 execution's agreement, on the plan's private duplicate, where the watchdog's roll call names
+//                 the last rank, until the watchdog ends the job (abort).
 // Exit 2 when the call completed where it cannot (the skipping cases) or C is wrong; 3 for a usage error.
 #include <mpi.h>
 #include <unistd.h>
@@ -22,8 +27,10 @@
 #include <vector>
 
 #include "redist/exchange/neighbor.hpp"
+#include "redist/layout/builders.hpp"
 #include "redist/redist.h"
 #include "redist/timeout.hpp"
+#include "redist/transform/plan.hpp"
 #include "scalapack_cases.hpp"
 
 int main(int argc, char** argv) {
@@ -32,11 +39,12 @@ int main(int argc, char** argv) {
   const bool late = std::strcmp(mode, "late_rank") == 0, skipped = std::strcmp(mode, "skipped_call") == 0,
              set = std::strcmp(mode, "set_timeout") == 0, plan_timeout = std::strcmp(mode, "plan_timeout") == 0,
              exchange = plan_timeout || std::strcmp(mode, "late_exchange") == 0,
-             other_comm = std::strcmp(mode, "other_communicator") == 0;
-  if (!late && !skipped && !set && !exchange && !other_comm) {
+             other_comm = std::strcmp(mode, "other_communicator") == 0,
+             skipped_execute = std::strcmp(mode, "skipped_execute") == 0;
+  if (!late && !skipped && !set && !exchange && !other_comm && !skipped_execute) {
     std::fprintf(stderr,
                  "usage: watchdog_probe late_rank | late_exchange | plan_timeout | other_communicator | skipped_call | "
-                 "set_timeout\n");
+                 "set_timeout | skipped_execute\n");
     MPI_Finalize();
     return 3;
   }
@@ -60,6 +68,29 @@ int main(int argc, char** argv) {
                  rank, code);
     MPI_Finalize();
     return 2;
+  }
+  if (skipped_execute) {
+    int status = 0;
+    {
+      redist::block_cyclic_params column{24, 24, 4, 4};
+      column.proc_rows = size;
+      redist::block_cyclic_params row{24, 24, 3, 3};
+      row.proc_cols = size;
+      const redist::grid_layout target = redist::block_cyclic(column, rank), source = redist::block_cyclic(row, rank);
+      const redist::transform_plan plan =
+          redist::make_plan(MPI_COMM_WORLD, target, source, redist::op::identity, redist::element_type::f64);
+      std::vector<double> a(static_cast<size_t>(target.local_elements())),
+          b(static_cast<size_t>(source.local_elements()), 1.0);
+      if (last) {
+        sleep(100);  // elsewhere, as in skipped_call; the watchdog's abort ends it
+      } else {
+        plan.execute(a.data(), b.data());
+        std::fprintf(stderr, "rank %d: the execution completed although rank %d took no part\n", rank, size - 1);
+        status = 2;
+      }
+    }
+    MPI_Finalize();
+    return status;
   }
   if (exchange) {
     const int left = (rank + size - 1) % size, right = (rank + 1) % size;

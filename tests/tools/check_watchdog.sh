@@ -33,7 +33,7 @@ done
 # A late rank after the agreement (a neighbor exchange's messages): the others say so once, then it completes.
 run exchange late_exchange REDIST_TIMEOUT=1
 [ "$(cat "$work/exchange.status")" = 0 ] || { show exchange; fail "exchange: exit status $(cat "$work/exchange.status")"; }
-grep -q '^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in neighbor_plan (waiting for the exchange) .*(rank 0 of MPI_COMM_WORLD).*; still waiting' \
+grep -q '^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in neighbor_plan (waiting for the exchange) \[strategy standard; this process sends 1 messages of 8 bytes and receives 1 of 8\] .*(rank 0 of MPI_COMM_WORLD).*; still waiting' \
   "$work/exchange.err" || { show exchange; fail "exchange: rank 0 did not say where it waits"; }
 
 # The plan's own timeout (exchange_options::timeout_seconds = 1) in place of the process's (here 0: never).
@@ -62,7 +62,23 @@ status=$(cat "$work/other.status")
 [ "$status" != 0 ] && [ "$status" != 2 ] || { show other; fail "other communicator: exit status $status, expected an abort"; }
 grep -q '^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in redist_neighbor_alltoallv_init (the agreement .*ending the job (REDIST_TIMEOUT_ACTION=abort)' \
   "$work/other.err" || { show other; fail "other communicator: no report naming redist_neighbor_alltoallv_init before the abort"; }
+# What each passed, side by side: rank 0 a communicator without the others' graph (whichever ranks reported
+# before the abort).
+! grep '^redist: waited' "$work/other.err" | grep -v '(rank 0 of MPI_COMM_WORLD)' | grep -v -q '\[a communicator with a distributed graph: 1 sources, 1 destinations here\]' \
+  || { show other; fail "other communicator: a rank with the ring did not say so"; }
+! grep '^redist: waited' "$work/other.err" | grep '(rank 0 of MPI_COMM_WORLD)' | grep -v -q '\[a communicator without a distributed graph\]' \
+  || { show other; fail "other communicator: rank 0 did not say it passed a communicator without a graph"; }
 
+# A rank that skips a plan's execution: the others wait in its agreement on the plan's private duplicate, where the
+# roll call names the rank that is not there, and no other; the watchdog ends the job.
+run execute skipped_execute REDIST_TIMEOUT=1 REDIST_TIMEOUT_ACTION=abort
+status=$(cat "$work/execute.status")
+[ "$status" != 0 ] && [ "$status" != 2 ] || { show execute; fail "skipped execution: exit status $status, expected an abort"; }
+absent=$((ranks - 1))
+grep -q "^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in transform_plan (.*) \[1 job: double A 24x24 in 6x6 blocks on a ${ranks}x1 grid from B 24x24 in 8x8 blocks on a 1x${ranks} grid\] on a communicator of $ranks processes, as its rank [0-9]* (rank [0-9]* of MPI_COMM_WORLD): a roll call of 1 s found its rank $absent (rank $absent of MPI_COMM_WORLD) not waiting in redist on it (the call skipped.*ending the job (REDIST_TIMEOUT_ACTION=abort)" \
+  "$work/execute.err" || { show execute; fail "skipped execution: no report naming rank $absent before the abort"; }
+! grep "^redist: waited" "$work/execute.err" | grep -q "its rank [0-9]* (rank [0-9]* of MPI_COMM_WORLD), its rank" \
+  || { show execute; fail "skipped execution: the roll call named a rank that waits"; }
 # REDIST_TIMEOUT=0: never reported. A value that is no number: said, and the default (300 s) kept.
 run never late_rank REDIST_TIMEOUT=0
 [ "$(cat "$work/never.status")" = 0 ] && [ "$(waited never)" = 0 ] || { show never; fail "never: reported or failed"; }
@@ -70,4 +86,4 @@ run unusable late_rank REDIST_TIMEOUT=soon
 [ "$(cat "$work/unusable.status")" = 0 ] && [ "$(waited unusable)" = 0 ] || { show unusable; fail "unusable: reported or failed"; }
 grep -q "^redist: REDIST_TIMEOUT='soon' is not a number of seconds" "$work/unusable.err" \
   || { show unusable; fail "unusable: the value was not refused"; }
-echo "check_watchdog: $ranks ranks: late rank reported and completed (agreement, exchange, a plan's own timeout), skipped call and another communicator aborted (environment, set_timeout), 0 and unusable values"
+echo "check_watchdog: $ranks ranks: late rank reported and completed (agreement, exchange, a plan's own timeout), skipped call and another communicator aborted (environment, set_timeout), a skipped execution's absent rank named, 0 and unusable values"
