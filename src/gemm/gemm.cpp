@@ -7,9 +7,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <exception>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <limits>
 #include <string>
 #include <vector>
@@ -66,7 +66,7 @@ std::string gemm_plan::type_problem(element_type t) const {
 
 namespace {
 // mpi::wait_label::describe_fn for a gemm_description, said by the watchdog where a wait lasts long:
-// "f64 C 24x24 matrix in ... = identity of A ... times transpose of B ...".
+// "double C 24x24 matrix in ... = identity of A ... times transpose of B ...".
 void describe_product(const void* description, char* out, std::size_t size) noexcept {
   try {
     const auto& d = *static_cast<const gemm_description*>(description);
