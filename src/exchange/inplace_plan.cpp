@@ -51,12 +51,25 @@ namespace {
 
 // The general form. buf: the one-call form's buffer, checked with the rest (a plan gets it at execution);
 // `who` names the entry point in the errors raised after the agreement (the same on every rank).
+// What a plan's making was given, said by the watchdog where a wait lasts long (mpi::wait_label::describe_fn).
+struct making_arguments {
+  std::int64_t capacity;
+  inplace_algorithm algorithm;
+};
+void describe_making(const void* arguments, char* out, std::size_t size) noexcept {
+  const auto& a = *static_cast<const making_arguments*>(arguments);
+  std::snprintf(out, size, "algorithm %s asked; this process: capacity %lld elements", to_string(a.algorithm),
+                static_cast<long long>(a.capacity));
+}
+
 std::unique_ptr<state> make_general(const void* buf, bool check_buf, std::int64_t capacity,
                                     const std::int64_t* sendcounts, const std::int64_t* recvcounts, MPI_Datatype type,
                                     MPI_Comm comm, const inplace_options& options, const char* who) {
   auto s = std::make_unique<state>();
   s->timeout_seconds = options.timeout_seconds;
-  const mpi::wait_label limit(nullptr, nullptr, options.timeout_seconds);
+  mpi::wait_label limit(nullptr, nullptr, options.timeout_seconds);
+  const making_arguments arguments{capacity, options.algorithm};
+  limit.describe(describe_making, &arguments);
   s->v = validate(buf, check_buf, capacity, sendcounts, recvcounts, type, comm, options);
   problem& p = s->v.p;
   inplace_report& report = s->report;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "redist/error.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/shared_window.hpp"
+#include "../mpi/watchdog.hpp"
 #include "detail/node_buffer_registry.hpp"
 
 namespace redist {
@@ -93,7 +95,17 @@ node_buffer& node_buffer::operator=(node_buffer&&) noexcept = default;
 void* node_buffer::data() const { return state_ ? state_->data : nullptr; }
 std::int64_t node_buffer::bytes() const { return state_ ? state_->bytes : 0; }
 
+namespace {
+// mpi::wait_label::describe_fn for the bytes a process asked for, said by the watchdog where a wait lasts long.
+void describe_request(const void* bytes, char* out, std::size_t size) noexcept {
+  std::snprintf(out, size, "this process asks for %lld bytes",
+                static_cast<long long>(*static_cast<const std::int64_t*>(bytes)));
+}
+}  // namespace
+
 node_buffer::node_buffer(MPI_Comm comm, std::int64_t bytes) {
+  mpi::wait_label label("node_buffer", "making the buffer");
+  label.describe(describe_request, &bytes);
   // Agreed over comm: one rank's bad size stops every rank before any of them allocates. A size beyond the
   // machine's memory is refused here: MPI_Win_allocate_shared may fail on some ranks only, inside its own
   // collective, where the others would wait for ever.
