@@ -38,12 +38,13 @@
 extern "C" {
 void Cblacs_gridmap(int* context, int* usermap, int ldumap, int proc_rows, int proc_cols);
 void Cblacs_barrier(int context, const char* scope);
+void Cblacs_gridexit(int context);
 }
 
 namespace {
 
 const char* const usage_text =
-    "usage: mpiexec -n R redist-replay [--rounds N] [--noise-floor] [--json FILE] TRACE_FILE...\n"
+    "usage: mpiexec -n R redist-replay [--rounds N] [--noise-floor] [--cold] [--json FILE] TRACE_FILE...\n"
     "  Replays the ScaLAPACK calls of REDIST_TRACE=calls files (one per rank of the recorded run, any order;\n"
     "  R = the recorded rank count) through ScaLAPACK and through redist, interleaved, N rounds (default 5;\n"
     "  short calls, below 2^24 multiply-adds or 2^16 elements, 4N): results compared, median times per\n"
@@ -51,6 +52,8 @@ const char* const usage_text =
     "  run of each call, traced).\n"
     "  --noise-floor: both sides run ScaLAPACK (the redist columns time ScaLAPACK again): each ratio is how\n"
     "  far from 1 the same code reads here, the harness's noise floor for that class on this machine.\n"
+    "  --cold: each round as a program's one run: the grids are made again before it, so the drop-in's learned\n"
+    "  classes, checked signatures and cached plans start empty (its first calls' trials and planning timed).\n"
     "  Exit status 0: every result agreed; 1: a result differed or a call failed; 2: wrong arguments or traces.\n";
 
 // ---- a JSON value, as much of JSON as the trace lines use --------------------------------------------------------
@@ -575,6 +578,7 @@ int replay(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int rounds = 5;
   bool noise_floor = false;
+  bool cold = false;
   std::string json_path;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
@@ -585,6 +589,8 @@ int replay(int argc, char** argv) {
       if (rounds < 1) throw std::invalid_argument("--rounds needs a positive number");
     } else if (arg == "--noise-floor") {
       noise_floor = true;
+    } else if (arg == "--cold") {
+      cold = true;
     } else if (arg == "--json" && i + 1 < argc) {
       json_path = argv[++i];
     } else if (!arg.empty() && arg[0] == '-') {
@@ -681,18 +687,30 @@ int replay(int argc, char** argv) {
                                     std::to_string(ctxt) + " in the traces (a context made again with another "
                                     "rank order: not supported)");
     }
-  for (auto& [key, g] : grids) {
+  for (auto& [key, g] : grids)
     if (static_cast<int>(g.positions.size()) != g.rows * g.cols)
       throw std::invalid_argument("context " + std::to_string(std::get<0>(key)) + " (" + std::to_string(g.rows) +
                                   "x" + std::to_string(g.cols) + ") has " + std::to_string(g.positions.size()) +
                                   " ranks in the traces");
-    std::vector<int> usermap(static_cast<std::size_t>(g.rows * g.cols), -1);
-    for (const auto& [rank, pos] : g.positions) usermap[static_cast<std::size_t>(pos.first + pos.second * g.rows)] = rank;
-    int context = 0;
-    Cblacs_get(-1, 0, &context);
-    Cblacs_gridmap(&context, usermap.data(), g.rows, g.rows, g.cols);
-    g.context = g.positions.count(me) ? context : -1;
-  }
+  // Makes every grid (again, where made before: BLACS frees the old context's communicators, and the drop-in's
+  // state on them goes with them), in one order on every rank; returns this rank's old context -> new.
+  const auto make_grids = [&] {
+    std::map<int, int> renamed;
+    for (auto& [key, g] : grids) {
+      if (g.context >= 0) Cblacs_gridexit(g.context);
+      std::vector<int> usermap(static_cast<std::size_t>(g.rows * g.cols), -1);
+      for (const auto& [rank, pos] : g.positions)
+        usermap[static_cast<std::size_t>(pos.first + pos.second * g.rows)] = rank;
+      int context = 0;
+      Cblacs_get(-1, 0, &context);
+      Cblacs_gridmap(&context, usermap.data(), g.rows, g.rows, g.cols);
+      const int made = g.positions.count(me) ? context : -1;
+      if (g.context >= 0) renamed[g.context] = made;
+      g.context = made;
+    }
+    return renamed;
+  };
+  make_grids();
   const auto grid_for = [&](int ctxt, const std::vector<int>& g) -> replay_grid* {
     if (g.size() < 5 || g[2] < 0) return nullptr;
     return &grids.at({ctxt, g[0], g[1]});
@@ -791,7 +809,19 @@ int replay(int argc, char** argv) {
 
   // Interleaved rounds: each call through both paths, the order alternating; results compared after each pair.
   MPI_Barrier(MPI_COMM_WORLD);
-  for (int round = 0; round < short_call_rounds * rounds; ++round)
+  for (int round = 0; round < short_call_rounds * rounds; ++round) {
+    if (cold && round > 0) {  // a fresh program run: the calls' contexts made again
+      const std::map<int, int> renamed = make_grids();
+      const auto rename = [&](int& context) {
+        if (const auto it = renamed.find(context); it != renamed.end()) context = it->second;
+      };
+      for (prepared_call& p : mine) {
+        for (std::vector<int>* d : {&p.desca, &p.descb, &p.descc})
+          if (d->size() >= 2) rename((*d)[1]);
+        rename(p.ictxt);
+        rename(p.barrier_context);
+      }
+    }
     for (std::size_t i = 0; i < mine.size(); ++i) {
       prepared_call& p = mine[i];
       if (round >= rounds && !p.short_call) continue;
@@ -805,6 +835,7 @@ int replay(int argc, char** argv) {
       p.worst_difference = std::max(p.worst_difference, d);
       if (d > 1) p.agreed = false;
     }
+  }
   // The path redist takes for each call now (learned classes decided), from one more run of its side, traced.
   const redist::trace::trace_mode mode_before = redist::trace::mode();
   redist::trace::set_mode(redist::trace::trace_mode::summary);
@@ -893,15 +924,16 @@ int replay(int argc, char** argv) {
     }
   }
   std::printf("redist-replay: %zu trace files, %d ranks, %zu calls replayed (%zu lines skipped: C++ plans, argument "
-              "errors), %d rounds (short calls %d)\n",
-              files.size(), size, calls.size(), skipped, rounds, short_call_rounds * rounds);
+              "errors), %d rounds (short calls %d)%s\n",
+              files.size(), size, calls.size(), skipped, rounds, short_call_rounds * rounds,
+              cold ? ", each a program's one run (--cold)" : "");
   if (noise_floor)
     std::printf("noise floor: both columns ScaLAPACK (redist's column runs ScaLAPACK again)\n");
   std::printf("%-46s %6s %13s %13s %8s %6s  %s\n", "signature class", "calls", "ScaLAPACK ms",
               noise_floor ? "again ms" : "redist ms", "ratio", "agree", "paths: replayed (recorded)");
   redist_baseline::json_writer out;
   out.begin_object().field("program", "redist-replay").field("ranks", size).field("rounds", rounds);
-  out.field("short_call_rounds", short_call_rounds * rounds).field("noise_floor", noise_floor);
+  out.field("short_call_rounds", short_call_rounds * rounds).field("noise_floor", noise_floor).field("cold", cold);
   out.key("trace_files").begin_array();
   for (const std::string& f : files) out.value(f);
   out.end_array();

@@ -84,6 +84,16 @@ r = json.load(open(sys.argv[1]))
 assert r["noise_floor"] is True and r["results_agree"] and len(r["classes"]) == 4, r
 assert all(c["replayed_paths"] == ["ScaLAPACK (noise floor)"] and c["redist_seconds"] > 0 for c in r["classes"]), r
 PY
+# Cold rounds (--cold): each round a program's one run on grids made again, so redist's copy plans anew every round
+# (its plan-cache outcome, traced: a miss each time, where the warm replay above hit after its first round).
+REDIST_TRACE=calls REDIST_TRACE_FILE="$work/cold.%r.jsonl" OMP_NUM_THREADS=1 "$mpiexec" -n "$ranks" "$replay" \
+  --rounds 2 --cold --json "$work/cold.json" "$work"/trace.*.jsonl > "$work/cold.out" 2>&1 \
+  || { cat "$work/cold.out"; fail "cold: exit status $?"; }
+grep -q "each a program's one run (--cold)" "$work/cold.out" && grep -q "^SUMMARY redist-replay: 4 classes, .*results agree$" \
+  "$work/cold.out" || { cat "$work/cold.out"; fail "cold: no agreeing summary of cold rounds"; }
+copies=$(grep -c '"entry":"PDGEMR2D"' "$work/cold.0.jsonl")
+misses=$(grep '"entry":"PDGEMR2D"' "$work/cold.0.jsonl" | grep -c '"plan_cache":"miss"')
+[ "$copies" -gt 1 ] && [ "$misses" = "$copies" ] || fail "cold: $misses plan-cache misses in $copies copies (expected one a round)"
 # Traces of another rank count: refused with status 2 before anything runs.
 "$mpiexec" -n "$ranks" "$replay" "$work/trace.0.jsonl" "$work/no-such-file" > "$work/refused.out" 2>&1
 [ $? = 2 ] || { cat "$work/refused.out"; fail "replay: a missing trace file was not refused with status 2"; }
