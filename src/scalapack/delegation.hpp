@@ -8,10 +8,9 @@
 // - the routine's override variable set (REDIST_PDGEMM_DELEGATE_BELOW, REDIST_PTRAN_DELEGATE_BELOW): calls of a
 //   smaller size than it says go to ScaLAPACK, the rest to redist (0: redist for all);
 // - otherwise below `always_below` to ScaLAPACK, from `learned_below` on to redist, and between learned per class
-//   (each routine says what its class is): the class's first four calls are two trials of each way (in the order
-//   its routine's size_rule says), and at its fifth the processes agree (one allreduce) on the way whose fastest
-//   call was faster on the slowest process, which every later call of the class takes (the ski-rental rule of the
-//   plan cache, both ways paid). A trial
+//   (each routine says what its class is): the class's first four calls alternate redist and ScaLAPACK, and at its
+//   fifth the processes agree (one allreduce) on the way whose fastest call was faster on the slowest process,
+//   which every later call of the class takes (the ski-rental rule of the plan cache, both ways paid). A trial
 //   times the way's own work: ScaLAPACK's call, or redist's agreement and execution without its planning (paid once
 //   per signature, where a class's calls in a solver repeat signatures). Where a host runs more of the context's
 //   processes than it has CPUs, calls between go to ScaLAPACK, unlearned. A class decided for redist is checked
@@ -184,21 +183,14 @@ struct override_cache {
   std::int64_t bound = -1;
 };
 
-// The order of a learned class's trials.
-enum class trial_order {
-  alternating,       // redist, ScaLAPACK, redist, ScaLAPACK: a class called once or twice gets redist's time
-  scalapack_first,   // ScaLAPACK, ScaLAPACK, redist, redist: a class called once or twice gets ScaLAPACK's time
-};
-
 // The routine's sizes: `variable` is its override, `unit` what its size counts (for the message about a bad
-// value); calls smaller than always_below go to ScaLAPACK, from learned_below on to redist, between learned in
-// `trials` order. `cache` holds the variable's value (one per routine, never shared).
+// value); calls smaller than always_below go to ScaLAPACK, from learned_below on to redist. `cache` holds the
+// variable's value (one per routine, never shared).
 struct size_rule {
   const char* variable;
   const char* unit;
   std::int64_t always_below;
   std::int64_t learned_below;
-  trial_order trials;
   override_cache* cache;
 };
 
@@ -226,13 +218,8 @@ bool cores_shared(int context);
 // A check of a class decided for redist (collective over the context's communicator): conclude_check on the agreed
 // values.
 bool check(learned_class& cls, int context);
-// A learned class's trials a way (its fastest kept): the same count both ways, so that neither way's fastest is
-// the least of more samples.
+// A learned class's first calls alternate, redist first (so that neither way has all the cold first calls).
 constexpr int trials_each_way = 2;
-// Whether a learned class's trial call `call` (0-based, < 2 * trials_each_way) goes to ScaLAPACK.
-constexpr bool trial_delegates(trial_order order, int call) {
-  return order == trial_order::alternating ? call % 2 == 1 : call < trials_each_way;
-}
 // A class goes to redist only where redist's fastest trial beat ScaLAPACK's by this factor on the slowest process:
 // two trials a way read a few per cent either way by chance, and a class handed to ScaLAPACK costs exactly its time
 // while one given to redist by chance costs up to that chance more (the tenth replay run, bench/results/replay.md:
@@ -282,7 +269,7 @@ way choose_way(const size_rule& rule, Fewer&& fewer, ClassOf&& class_of_call, co
         w.delegate = true;
       } else {
         w.trying = cls;
-        w.delegate = trial_delegates(rule.trials, cls->calls++);
+        w.delegate = cls->calls++ % 2 == 1;
       }
     }
   }

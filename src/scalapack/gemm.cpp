@@ -500,15 +500,10 @@ bool sum_in_place(const grid_layout& a_layout, const grid_layout& b_layout, cons
 // (bench/pdgemm_crossover.cpp; docs/scalapack.md). From 2^31 (about 1300^3) redist's multiply was 1.5x to 74x
 // ScaLAPACK's in every recorded run (bench/results/side_by_side.md), so nothing is learned. Between, mid-size
 // products and sub-matrices at block-misaligned offsets are where ScaLAPACK's own multiply can win
-// (bench/traces/, bench/results/replay.md): learned per class, ScaLAPACK's trials first. Most classes of a solver
-// are called once or twice (128 of the 276 classes of the tenth replay run), and there redist's trials, when
-// first, cost up to 1.2x ScaLAPACK's time where ScaLAPACK's multiply is at the compute bound (ski rental: its time
-// is paid before redist's trials are risked); a class of four calls or more that redist wins has as many of them
-// through redist as with the trials alternating.
+// (bench/traces/, bench/results/replay.md): learned per class.
 delegation::override_cache gemm_override;  // REDIST_PDGEMM_DELEGATE_BELOW as last read
-constexpr delegation::size_rule gemm_sizes{"REDIST_PDGEMM_DELEGATE_BELOW", "multiply-adds", std::int64_t{1} << 23,
-                                           std::int64_t{1} << 31, delegation::trial_order::scalapack_first,
-                                           &gemm_override};
+constexpr delegation::size_rule gemm_sizes{"REDIST_PDGEMM_DELEGATE_BELOW", "multiply-adds",
+                                           std::int64_t{1} << 23, std::int64_t{1} << 31, &gemm_override};
 
 // M*N*K < limit, without forming a product beyond 64 bits (sizes not negative).
 bool fewer_multiply_adds(int m, int n, int k, std::int64_t limit) {

@@ -68,12 +68,10 @@ std::vector<global_argument> global_arguments() {
 // A transpose's size is its elements (M*N). None goes to ScaLAPACK by size alone: at 2 ranks redist's transpose
 // was faster from 128 x 128 on, while with 4 ranks sharing 2 cores ScaLAPACK's was 8-100x faster up to 736 x 736
 // (bench/traces/issue57_pdtran_*); so up to 2^22 elements (2048 x 2048) the way is learned per class, and larger
-// transposes (the N = 4000 benchmarks) always run redist's. The trials alternate, redist first: a transpose is a
-// redistribution, redist's own work (0.54x-0.86x ScaLAPACK's time in the replays of bench/traces/issue57_pdtran_1x2),
-// so a class called once gets redist's way.
+// transposes (the N = 4000 benchmarks) always run redist's.
 delegation::override_cache tran_override;  // REDIST_PTRAN_DELEGATE_BELOW as last read
 constexpr delegation::size_rule tran_sizes{"REDIST_PTRAN_DELEGATE_BELOW", "elements", 0, std::int64_t{1} << 22,
-                                           delegation::trial_order::alternating, &tran_override};
+                                           &tran_override};
 
 // A transpose's class: element type, operation, grid, M and N up to the next power of two, whether each
 // sub-matrix starts on a block boundary (the same on every process).

@@ -159,15 +159,13 @@ std::map<std::string, trace::entry_totals> by_path() {
 }
 
 // A learned class's calls of `size` through `handed_over` (returns 1 when the call went to ScaLAPACK): the first
-// four are two trials a way in the routine's `order`, then two more and one of `same_class_size` take the way
-// decided, alike on every rank; the trace counts them under `entry` ("PDGEMM"). Where the ranks share cores (more
-// of them on this host than it has CPUs), nothing is learned: all seven go to ScaLAPACK. Returns the way (1:
-// ScaLAPACK).
+// four alternate redist and ScaLAPACK, then two more and one of `same_class_size` take the way decided, alike on
+// every rank; the trace counts them under `entry` ("PDGEMM"). Where the ranks share cores (more of them on this
+// host than it has CPUs), nothing is learned: all seven go to ScaLAPACK. Returns the way (1: ScaLAPACK).
 int learned_way(const std::function<int(int)>& handed_over, int size, int same_class_size, const std::string& entry,
-                delegation::trial_order order, bool cores_shared) {
-  const bool alternating = order == delegation::trial_order::alternating;
+                bool cores_shared) {
   for (int trial = 0; trial < 4; ++trial)
-    EXPECT_EQ(handed_over(size), cores_shared ? 1 : alternating ? trial % 2 : trial < 2 ? 1 : 0) << "trial " << trial;
+    EXPECT_EQ(handed_over(size), cores_shared ? 1 : trial % 2) << "trial " << trial;
   const int decided = handed_over(size);
   if (cores_shared) EXPECT_EQ(decided, 1) << "a class learned where the ranks share cores";
   EXPECT_EQ(handed_over(size), decided);
@@ -319,9 +317,8 @@ TEST_F(Trace, DelegatedCallsAddNoMpiCall) {
 }
 
 // Products between 2^23 and 2^31 multiply-adds, with REDIST_PDGEMM_DELEGATE_BELOW unset, are learned per class: the
-// class's first two calls go to ScaLAPACK, the next two to redist, and every later call takes the way agreed then,
-// the same on every rank (which way depends on this machine's timings); where the ranks share cores, all go to
-// ScaLAPACK.
+// class's first four calls alternate redist and ScaLAPACK, and every later call takes the way agreed then, the same
+// on every rank (which way depends on this machine's timings); where the ranks share cores, all go to ScaLAPACK.
 TEST_F(Trace, MidSizeProductsAreLearnedPerClass) {
   problem p(210);
   const auto handed_over = [&](int m) {
@@ -331,8 +328,7 @@ TEST_F(Trace, MidSizeProductsAreLearnedPerClass) {
   };
   const int m = 204;  // 204^3 = 8.49e6 multiply-adds, just above 2^23
   // 205: the same class (m, n, k up to 256)
-  const int decided = learned_way(handed_over, m, m + 1, "PDGEMM", delegation::trial_order::scalapack_first,
-                                 delegation::cores_shared(p.grid.context));
+  const int decided = learned_way(handed_over, m, m + 1, "PDGEMM", delegation::cores_shared(p.grid.context));
   EXPECT_TRUE(all_ranks(decided == 0 || decided == 1));
   ASSERT_EQ(setenv("REDIST_PDGEMM_DELEGATE_BELOW", "0", 1), 0);  // the override wins over what was learned
   EXPECT_EQ(handed_over(m), 0);
@@ -350,8 +346,7 @@ TEST_F(Trace, TransposesAreLearnedPerClass) {
   };
   const int n = 57;
   // 56: the same class (m, n up to 64)
-  const int decided = learned_way(handed_over, n, n - 1, "PDTRAN", delegation::trial_order::alternating,
-                                 delegation::cores_shared(p.grid.context));
+  const int decided = learned_way(handed_over, n, n - 1, "PDTRAN", delegation::cores_shared(p.grid.context));
   if (decided == 1) {  // handed over for good: a signature checked once is remembered, trials' were not
     mpi_calls = 0;
     counting = true;
