@@ -158,6 +158,11 @@ void mark_private(MPI_Comm comm) noexcept {
   if (private_keyval() != MPI_KEYVAL_INVALID) MPI_Comm_set_attr(comm, private_keyval(), &private_mark);
 }
 
+bool watched_wait::on_private_duplicate() noexcept {
+  if (private_ < 0) private_ = is_private(comm_) ? 1 : 0;
+  return private_ == 1;
+}
+
 void watched_wait::check() noexcept {
   const double now = steady_seconds();
   if (started_ < 0) {
@@ -166,8 +171,7 @@ void watched_wait::check() noexcept {
     return;
   }
   if (now >= next_answer_) {
-    if (private_ < 0) private_ = is_private(comm_) ? 1 : 0;
-    if (private_ == 1) {
+    if (on_private_duplicate()) {
       answer_questions(comm_);
       if (roll_call_ends_ >= 0) collect_answers();
     }
@@ -190,10 +194,7 @@ void watched_wait::check() noexcept {
   limit_ = plan_limit >= 0 ? plan_limit : timeout_seconds();
   plan_limit_ = plan_limit >= 0;
   if (limit_ <= 0 || now - started_ < limit_) return;
-  if (collective_) {
-    if (private_ < 0) private_ = is_private(comm_) ? 1 : 0;
-    if (private_ == 1 && start_roll_call(now)) return;
-  }
+  if (collective_ && on_private_duplicate() && start_roll_call(now)) return;
   report(now, false);
 }
 

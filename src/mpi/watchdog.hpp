@@ -79,6 +79,7 @@ class watched_wait {
 
  private:
   void check() noexcept;
+  bool on_private_duplicate() noexcept;  // comm_ is one (looked up once)
   bool start_roll_call(double now) noexcept;
   void collect_answers() noexcept;
   void report(double now, bool roll_called) noexcept;
