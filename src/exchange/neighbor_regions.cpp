@@ -7,6 +7,7 @@
 
 #include "redist/error.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/compat.hpp"
 #include "neighbor_detail.hpp"
 
 namespace redist::exchange::detail {
@@ -120,28 +121,38 @@ layout_facts find_regions(MPI_Comm comm, const exchange_options& options) {
 
 std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::int64_t>>& to) {
   const size_t nranks = to.size();
-  std::vector<std::int64_t> send_counts(nranks), recv_counts(nranks), sdispls(nranks), rdispls(nranks);
+  std::vector<std::int64_t> send_counts(nranks), recv_counts(nranks);
   for (size_t r = 0; r < nranks; ++r) send_counts[r] = static_cast<std::int64_t>(to[r].size());
   REDIST_MPI_CHECK(
       redist::mpi::alltoall_yielding(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm));
-  std::int64_t send_total = 0, recv_total = 0;
-  for (size_t r = 0; r < nranks; ++r) {
-    sdispls[r] = send_total;
-    rdispls[r] = recv_total;
-    send_total += send_counts[r];
-    recv_total += recv_counts[r];
-  }
-  std::vector<std::int64_t> flat_out(static_cast<size_t>(send_total)), flat_in(static_cast<size_t>(recv_total));
-  for (size_t r = 0; r < nranks; ++r) std::copy(to[r].begin(), to[r].end(), flat_out.begin() + sdispls[r]);
-  // The totals bound every count and displacement; without large-count calls all ranks agree on the form. (The
-  // blocking MPI_Alltoallv cannot wait for a missing rank: every rank completed the watched all-to-all above.)
-  const bool wide = !mpi::has_large_counts() &&
-                    mpi::on_any_rank(comm, std::max(send_total, recv_total) > mpi::int_limit());
-  mpi::alltoallv(flat_out.data(), send_counts.data(), sdispls.data(), MPI_INT64_T, flat_in.data(), recv_counts.data(),
-                 rdispls.data(), MPI_INT64_T, comm, wide);
+  // The words go as messages between the pairs that have some, on a private duplicate (the caller's receives
+  // never match them), completed in a watched wait that yields the core: MPI_Alltoallv's wait spins, and with more
+  // processes than cores each of its rounds waited for a scheduler tick (17 ms a plan with 7 processes on 2 cores,
+  // against 1 ms). Every rank completed the all-to-all above, so none waits here for a missing one.
+  const MPI_Comm channel = mpi::call_duplicate(comm);
   std::vector<std::vector<std::int64_t>> from(nranks);
+  struct persistent_requests {
+    std::vector<MPI_Request> list;
+    ~persistent_requests() {
+      for (MPI_Request& r : list)
+        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    }
+  } requests;
+  std::vector<mpi::datatype_handle> keep;
+  for (size_t r = 0; r < nranks; ++r) {
+    if (recv_counts[r] == 0) continue;
+    from[r].resize(static_cast<size_t>(recv_counts[r]));
+    requests.list.push_back(
+        mpi::recv_init(from[r].data(), recv_counts[r], MPI_INT64_T, static_cast<int>(r), 0, channel, keep));
+  }
   for (size_t r = 0; r < nranks; ++r)
-    from[r].assign(flat_in.begin() + rdispls[r], flat_in.begin() + rdispls[r] + recv_counts[r]);
+    if (send_counts[r] > 0)
+      requests.list.push_back(
+          mpi::send_init(to[r].data(), send_counts[r], MPI_INT64_T, static_cast<int>(r), 0, channel, keep));
+  if (!requests.list.empty()) {
+    REDIST_MPI_CHECK(MPI_Startall(static_cast<int>(requests.list.size()), requests.list.data()));
+    REDIST_MPI_CHECK(mpi::wait_all_yielding(static_cast<int>(requests.list.size()), requests.list.data(), channel));
+  }
   return from;
 }
 

@@ -257,11 +257,24 @@ int new_comm_keyval_with_finalize(MPI_Comm_delete_attr_function* on_free, MPI_Co
   return keyval;
 }
 
-MPI_Comm node_communicator(MPI_Comm comm) {
-  static const comm_attribute<comm_handle> node;
-  // The split is made from a duplicate, whose calls return errors whatever comm's error handler is.
-  return node.get(comm, [&] { return split_shared(duplicate(comm).get()); }).get();
+MPI_Comm call_duplicate(MPI_Comm comm) {
+  static const comm_attribute<comm_handle> duplicates;
+  return duplicates.get(comm, [&] { return duplicate(comm); }).get();
 }
+
+namespace {
+const comm_attribute<comm_handle>& node_communicators() {
+  static const comm_attribute<comm_handle> nodes;
+  return nodes;
+}
+}  // namespace
+
+MPI_Comm node_communicator(MPI_Comm comm) {
+  // The split is made from a duplicate, whose calls return errors whatever comm's error handler is.
+  return node_communicators().get(comm, [&] { return split_shared(duplicate(comm).get()); }).get();
+}
+
+void forget_node_communicator(MPI_Comm comm) { node_communicators().forget(comm); }
 
 comm_handle node_duplicate(MPI_Comm comm) { return duplicate(node_communicator(comm)); }
 

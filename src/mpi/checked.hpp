@@ -92,6 +92,11 @@ byte_message describe_bytes(std::int64_t bytes);
 // caller's communicator keeps its own error handler.
 comm_handle duplicate(MPI_Comm comm);
 
+// A private duplicate of comm, made once per comm and cached on it (owned by the cache, freed with comm), for
+// messages that start and complete within one library call (a plan's set-up exchanging what each rank needs):
+// later calls pay no duplicate. Collective over comm the first time.
+MPI_Comm call_duplicate(MPI_Comm comm);
+
 // The communicator of the ranks that share memory with this one (MPI_COMM_TYPE_SHARED), returning errors.
 comm_handle split_shared(MPI_Comm comm);
 
@@ -103,6 +108,10 @@ MPI_Comm node_communicator(MPI_Comm comm);
 // one duplicate instead of a split (MPI_Comm_split_type gathers every rank's node: 40-80 ms against 5 ms for a
 // duplicate with 4 ranks on 2 cores). Collective over comm.
 comm_handle node_duplicate(MPI_Comm comm);
+
+// Drops comm's cached node communicator (local): called on every rank when the agreement around a node_duplicate
+// failed, so that no rank keeps a split that the others will make again.
+void forget_node_communicator(MPI_Comm comm);
 
 // Per rank of comm, the lowest rank of comm on its node (MPI_COMM_TYPE_SHARED): the library's one node discovery
 // (the neighbor exchange's regions, the relabeling's node-aware cost). Splitting a communicator is among the

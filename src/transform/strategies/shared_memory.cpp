@@ -186,6 +186,7 @@ class shared_memory_executor final : public transform_executor {
 shared_memory_executor::shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller, mpi::agreement& set_up)
     : plan_(plan) {
   set_up.collective([&] { node_comm = mpi::node_duplicate(caller); });
+  set_up.on_failure([caller] { mpi::forget_node_communicator(caller); });
   // Without it (MPI failed to make it here) this rank cannot take part in its node's collectives; an injected
   // failure follows a duplicate made for real, which the rank keeps.
   if (node_comm.get() == MPI_COMM_NULL) return;
