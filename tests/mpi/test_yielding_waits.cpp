@@ -243,21 +243,32 @@ TEST(YieldingWaits, DropInRedistributions) {
   std::vector<int> reversed = all_ranks_list();
   std::reverse(reversed.begin(), reversed.end());
   blacs_context cols(1, p, reversed);
-  matrix_case c;
-  c.M = 13;
-  c.N = 11;
-  c.mb = c.nb = c.imb = c.inb = 2;
-  const std::vector<int> desc_a = make_descriptor(c, rows);
-  std::vector<double> a = make_local<double>(c, rows, desc_a, 0);
-  c.mb = c.nb = c.imb = c.inb = 3;
-  const std::vector<int> desc_b = make_descriptor(c, cols);
-  std::vector<double> b = make_local<double>(c, cols, desc_b, 1);
+  matrix_case ca;
+  ca.M = 13;
+  ca.N = 11;
+  ca.mb = ca.nb = ca.imb = ca.inb = 2;
+  const std::vector<int> desc_a = make_descriptor(ca, rows);
+  const std::vector<double> a = make_local<double>(ca, rows, desc_a, 0);
+  matrix_case cb = ca;
+  cb.mb = cb.nb = cb.imb = cb.inb = 3;
+  const std::vector<int> desc_b = make_descriptor(cb, cols);
+  std::vector<double> b = make_local<double>(cb, cols, desc_b, 1);
   expect_only_yielding_waits("p?gemr2d", [&] {
     redist_Cpdgemr2d(13, 11, a.data(), 1, 1, desc_a.data(), b.data(), 1, 1, desc_b.data(), rows.context);
   });
-  const int m = 11, n = 11, one = 1;
+  EXPECT_EQ(b, make_local<double>(cb, cols, desc_b, 0)) << "p?gemr2d: B is not A";
+  // C = A^T on A's grid (the redist_ twin runs redist's transpose, never ScaLAPACK's).
+  matrix_case cc = ca;
+  cc.M = 11;
+  cc.N = 13;
+  const std::vector<int> desc_c = make_descriptor(cc, rows);
+  std::vector<double> c = make_local<double>(cc, rows, desc_c, 2);
+  const int m = 11, n = 13, one = 1;
   const double alpha = 1.0, beta = 0.0;
   expect_only_yielding_waits("p?tran", [&] {
-    redist_pdtran(&m, &n, &alpha, a.data(), &one, &one, desc_a.data(), &beta, b.data(), &one, &one, desc_b.data());
+    redist_pdtran(&m, &n, &alpha, a.data(), &one, &one, desc_a.data(), &beta, c.data(), &one, &one, desc_c.data());
   });
+  EXPECT_EQ(c, make_local_from<double>(cc, rows, desc_c, [](std::int64_t i, std::int64_t j) {
+              return value_of<double>(j, i, 0);
+            })) << "p?tran: C is not A^T";
 }
