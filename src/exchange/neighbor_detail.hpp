@@ -128,7 +128,7 @@ class request_list {
   ~request_list();
   void push_back(MPI_Request r) { requests_.push_back(r); }
   void start_all();
-  void wait_all();
+  void wait_all(MPI_Comm comm = MPI_COMM_NULL);  // comm: the requests' (answers roll calls on it), if known
 
  private:
   std::vector<MPI_Request> requests_;

@@ -15,9 +15,9 @@ request_list::~request_list() {
 void request_list::start_all() {
   if (!requests_.empty()) REDIST_MPI_CHECK(MPI_Startall(static_cast<int>(requests_.size()), requests_.data()));
 }
-void request_list::wait_all() {
+void request_list::wait_all(MPI_Comm comm) {
   if (!requests_.empty())
-    REDIST_MPI_CHECK(mpi::wait_all_yielding(static_cast<int>(requests_.size()), requests_.data()));
+    REDIST_MPI_CHECK(mpi::wait_all_yielding(static_cast<int>(requests_.size()), requests_.data(), comm));
 }
 
 MPI_Request strategy::send_init(const void* buf, std::int64_t count, MPI_Datatype type, int dest, int tag) {

@@ -79,8 +79,8 @@ void local_copy(const void* from, std::int64_t from_count, MPI_Datatype from_typ
 // the same on every rank: whether any rank's counts or displacements exceed int_limit() (on_any_rank); the
 // MPI-3.1 equivalent is then MPI_Alltoallw with a datatype per peer. Ignored with large-count calls. Blocking, so
 // not watched: Open MPI 4.1's MPI_Ialltoallv, completed, left the communicator's next MPI_Comm_idup waiting forever
-// on every rank (the transform tests at 4 ranks; MPICH completes both). Callers at plan time arrive first through
-// barrier_yielding.
+// on every rank (the transform tests at 4 ranks; MPICH completes both). Its one caller is the alltoallv transform
+// strategy's execution (MPI's collective, on request only).
 void alltoallv(const void* sendbuf, const std::int64_t* sendcounts, const std::int64_t* sdispls,
                MPI_Datatype sendtype, void* recvbuf, const std::int64_t* recvcounts, const std::int64_t* rdispls,
                MPI_Datatype recvtype, MPI_Comm comm, bool wide);
