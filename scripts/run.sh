@@ -114,7 +114,7 @@ case "$what" in
     env "${openmpi_env[@]}" ctest --test-dir "$root/build-openmpi" --output-on-failure -j "$jobs" -L portable
     echo "== Open MPI with osc/pt2pt (OMPI_MCA_osc=sm,pt2pt): the one-sided GEMM and the compat layer's put use windows"
     env "${openmpi_env[@]}" OMPI_MCA_osc=sm,pt2pt \
-      ctest --test-dir "$root/build-openmpi" --output-on-failure -j "$jobs" -L portable -R "^mpi_test_(gemm|mpi_compat)[.]"
+      ctest --test-dir "$root/build-openmpi" --output-on-failure -j "$jobs" -L portable -R "^mpi_test_(gemm|mpi_compat|yielding_waits)[.]"
     echo "== sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer, fault injection compiled in): fast subset"
     mkdir -p "$root/build-asan"
     # Debug keeps the assertions; at -O1 (ASan's usual level) this ctest takes 0.65x its time at -O0 and the build

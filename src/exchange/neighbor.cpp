@@ -146,6 +146,11 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   agreed.require_same(options_hash(options),
                       "ranks passed different exchange options (strategy, region_size, region_id set or not, or cost "
                       "model figures); every rank must pass the same (C: the same info values)");
+  // The private duplicate the set-up's messages travel on (exchange_words), made by every rank inside the
+  // agreement: one rank that fails to make it fails every rank here, instead of leaving the others waiting for its
+  // messages; and no rank keeps a duplicate that the others will make again.
+  agreed.collective([&] { mpi::call_duplicate(comm); });
+  agreed.on_failure([comm] { mpi::forget_call_duplicate(comm); });
   agreed.conclude();
 
   const layout_facts f = find_regions(comm, options);

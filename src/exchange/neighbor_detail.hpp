@@ -87,7 +87,8 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
 // Collective: the regions that `options` defines on comm, the same on every rank.
 layout_facts find_regions(MPI_Comm comm, const exchange_options& options);
 
-// Sends to[r] to every rank r; returns what each rank sent to this one. Collective.
+// Sends to[r] to every rank r; returns what each rank sent to this one. Collective; the messages travel on
+// mpi::call_duplicate(comm), which the set-up's first agreement made.
 std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::int64_t>>& to);
 
 // A record one rank sends about one of its send edges: the destination and the bytes.

@@ -55,7 +55,10 @@ struct gemm_plan::impl {
   std::int64_t a_panel_capacity = 0, b_panel_capacity = 0, accumulator_elements = 0;
   mutable gemm_detail::buffer a_store, b_store, c_store, accumulator, a_panels, b_panels;
   mutable gemm_execution_profile last_execution;
+  // one_sided: the panels' windows, each in a passive epoch (lock_all) while the plan lives; a round's puts are
+  // completed by flushes and a watched barrier of the line (complete_puts), not by fences.
   MPI_Win a_window = MPI_WIN_NULL, b_window = MPI_WIN_NULL;
+  bool a_window_locked = false, b_window_locked = false;
   // shared_memory (stats.communication): the native A and B of every rank of the node in one segment (its A where
   // its grid row shares A, then its B where its column shares B) of the node's arena (detail/node_arena.hpp) where
   // it has room, else of a window of the plan's own; either window (native_shared) stays in a passive epoch
@@ -70,8 +73,7 @@ struct gemm_plan::impl {
 
   ~impl() {
     if (mpi::finalized()) return;
-    if (a_window != MPI_WIN_NULL) MPI_Win_free(&a_window);
-    if (b_window != MPI_WIN_NULL) MPI_Win_free(&b_window);
+    free_panel_windows();
     if (own_native_window_locked) MPI_Win_unlock_all(own_native_window);
     if (own_native_window != MPI_WIN_NULL) MPI_Win_free(&own_native_window);
   }
@@ -93,6 +95,8 @@ struct gemm_plan::impl {
   // two-sided (Debian's Open MPI 4.1 with its stock osc/rdma fails on one-rank lines and on sibling communicators,
   // docs/mpi.md). `why` then holds the lowest failing rank's MPI error.
   bool make_panel_windows(std::string& why);
+  // Closes the panel windows' epochs and frees them (collective over each line; local where none was made).
+  void free_panel_windows();
   // The two-sided panel gathers' arguments (local; may allocate): made with the rounds, or where the windows failed.
   void prepare_panel_gathers();
   // Plan time, collective over comm: the segment of the node's arena that holds the native A and B

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "local_blas.hpp"
@@ -221,7 +222,7 @@ void gemm_plan::impl::count_multiply_traffic() {
 
 namespace {
 // This process saw MPI fail to make a panel window: it makes none again (Open MPI 4.1's osc/rdma may be left
-// broken by the failure, and a later window's fences then never return; docs/mpi.md).
+// broken by the failure, and a later window's synchronisation then never returns; docs/mpi.md).
 std::atomic<bool> window_failed{false};
 }  // namespace
 
@@ -239,7 +240,7 @@ bool gemm_plan::impl::make_panel_windows(std::string& why) {
                           : "a process of this plan cannot use MPI_Win_create windows";
     return false;
   }
-  const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed, MPI_Win& window) {
+  const auto window_over = [&](buffer& panels, MPI_Comm line, bool needed, MPI_Win& window, bool& locked) {
     if (!needed || line == MPI_COMM_NULL) return;
     MPI_Win made = MPI_WIN_NULL;
     // Window creation has no nonblocking form: every rank of the line arrives first, in a watched wait.
@@ -251,23 +252,35 @@ bool gemm_plan::impl::make_panel_windows(std::string& why) {
     // when the check fails on one of them (the others would wait in MPI_Win_free otherwise).
     window = made;
     mpi::check(created, "MPI_Win_create(panels, line)");
-    REDIST_MPI_CHECK(MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN));  // fences report, as calls on comms
+    REDIST_MPI_CHECK(MPI_Win_set_errhandler(window, MPI_ERRORS_RETURN));  // RMA calls report, as calls on comms
+    // One passive epoch for the plan's life: a round's puts are completed by flushes and a watched barrier of the
+    // line (complete_puts), so that no wait of an execution is a fence, which blocks unwatched and spins.
+    const int epoch = MPI_Win_lock_all(MPI_MODE_NOCHECK, window);
+    locked = epoch == MPI_SUCCESS;
+    mpi::check(epoch, "MPI_Win_lock_all(panels)");
   };
   // Made by every rank and agreed on: an MPI may fail to make a window on some ranks only (Open MPI 4.1's
-  // osc/rdma, docs/mpi.md), and the others would then wait in the first fence.
+  // osc/rdma, docs/mpi.md), and the others would then wait for them in the first round.
   const gemm_schedule& s = stats.schedule;
   mpi::agreement windows(comm.get());
-  windows.collective([&] { window_over(a_panels, row_comm(), s.grid_n > 1, a_window); });
-  windows.collective([&] { window_over(b_panels, col_comm(), s.grid_m > 1, b_window); });
+  windows.collective([&] { window_over(a_panels, row_comm(), s.grid_n > 1, a_window, a_window_locked); });
+  windows.collective([&] { window_over(b_panels, col_comm(), s.grid_m > 1, b_window, b_window_locked); });
   try {
     windows.conclude();
     return true;
   } catch (const mpi_error& e) {  // the same on every rank
     why = e.what();
     window_failed = true;
-    for (MPI_Win* w : {&a_window, &b_window})
-      if (*w != MPI_WIN_NULL) MPI_Win_free(w);
+    free_panel_windows();
     return false;
+  }
+}
+
+void gemm_plan::impl::free_panel_windows() {
+  for (auto [window, locked] : {std::pair{&a_window, &a_window_locked}, std::pair{&b_window, &b_window_locked}}) {
+    if (*locked) MPI_Win_unlock_all(*window);
+    *locked = false;
+    if (*window != MPI_WIN_NULL) MPI_Win_free(window);
   }
 }
 
@@ -443,9 +456,16 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
   const bool gather_a = !shared && s.grid_n > 1, gather_b = !shared && s.grid_m > 1;
   const bool one_sided = stats.communication == gemm_communication::one_sided;
   const int slots = options.overlap ? 2 : 1;
-  const auto fence_all = [&](int assertions) {
-    if (gather_a) REDIST_MPI_CHECK(MPI_Win_fence(assertions, a_window));
-    if (gather_b) REDIST_MPI_CHECK(MPI_Win_fence(assertions, b_window));
+  // one_sided, in place of fences: this rank's puts completed at their targets (flush), then a watched barrier of
+  // each line (every member's puts complete, and every member done reading the panels that the next puts
+  // overwrite), then MPI_Win_sync so that this rank's loads see what arrived.
+  const auto complete_puts = [&](bool flush) {
+    if (flush && gather_a) REDIST_MPI_CHECK(MPI_Win_flush_all(a_window));
+    if (flush && gather_b) REDIST_MPI_CHECK(MPI_Win_flush_all(b_window));
+    if (gather_a) REDIST_MPI_CHECK(mpi::barrier_yielding(row_comm()));
+    if (gather_b) REDIST_MPI_CHECK(mpi::barrier_yielding(col_comm()));
+    if (gather_a) REDIST_MPI_CHECK(MPI_Win_sync(a_window));
+    if (gather_b) REDIST_MPI_CHECK(MPI_Win_sync(b_window));
   };
   std::vector<MPI_Request> pending;
   // Brings step q's panels into slot q % slots; with overlap the next step's travel while this one multiplies.
@@ -457,7 +477,7 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
   const auto complete = [&]() {
     const seconds_since waiting;
     if (one_sided) {
-      fence_all(0);
+      complete_puts(true);
     } else if (!pending.empty()) {
       REDIST_MPI_CHECK(mpi::wait_all_yielding(static_cast<int>(pending.size()), pending.data()));
       pending.clear();
@@ -465,7 +485,9 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
     last_execution.panel_wait += waiting.elapsed();
   };
   const bool communicates = gather_a || gather_b;
-  if (one_sided && communicates) fence_all(MPI_MODE_NOPRECEDE);
+  // Every member of the lines done with the previous execution's panels before they are overwritten (with
+  // overlap, the previous execution ended with a barrier after its last multiply).
+  if (one_sided && communicates && !options.overlap) complete_puts(false);
   // shared_memory: the line's members must have written their native A and B (the transform in) before this
   // rank reads them. They write them again only after the next execution's agreement, which every rank
   // enters after this multiply; without that agreement (transform check_consistency off) a second barrier
@@ -491,8 +513,8 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
       if (options.overlap) {
         if (q + 1 < steps.size()) issue(q + 1);
       } else {
-        // One buffer: a target may still multiply step q - 1 out of it until everyone passes a fence.
-        if (one_sided && q > 0) fence_all(0);
+        // One buffer: a target may still multiply step q - 1 out of it until every member has passed a barrier.
+        if (one_sided && q > 0) complete_puts(false);
         issue(q);
         complete();
       }
@@ -551,7 +573,6 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
       block_started = false;
     }
   }
-  if (one_sided && communicates) fence_all(MPI_MODE_NOSUCCEED);
   if (shared && !options.transform.check_consistency) line_barriers();
 }
 

@@ -257,10 +257,18 @@ int new_comm_keyval_with_finalize(MPI_Comm_delete_attr_function* on_free, MPI_Co
   return keyval;
 }
 
-MPI_Comm call_duplicate(MPI_Comm comm) {
+namespace {
+const comm_attribute<comm_handle>& call_duplicates() {
   static const comm_attribute<comm_handle> duplicates;
-  return duplicates.get(comm, [&] { return duplicate(comm); }).get();
+  return duplicates;
 }
+}  // namespace
+
+MPI_Comm call_duplicate(MPI_Comm comm) {
+  return call_duplicates().get(comm, [&] { return duplicate(comm); }).get();
+}
+
+void forget_call_duplicate(MPI_Comm comm) { call_duplicates().forget(comm); }
 
 namespace {
 const comm_attribute<comm_handle>& node_communicators() {

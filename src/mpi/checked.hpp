@@ -97,6 +97,9 @@ comm_handle duplicate(MPI_Comm comm);
 // later calls pay no duplicate. Collective over comm the first time.
 MPI_Comm call_duplicate(MPI_Comm comm);
 
+// Drops comm's cached call_duplicate (local): called on every rank when the agreement around its making failed.
+void forget_call_duplicate(MPI_Comm comm);
+
 // The communicator of the ranks that share memory with this one (MPI_COMM_TYPE_SHARED), returning errors.
 comm_handle split_shared(MPI_Comm comm);
 

@@ -80,7 +80,8 @@ void local_copy(const void* from, std::int64_t from_count, MPI_Datatype from_typ
 // MPI-3.1 equivalent is then MPI_Alltoallw with a datatype per peer. Ignored with large-count calls. Blocking, so
 // not watched: Open MPI 4.1's MPI_Ialltoallv, completed, left the communicator's next MPI_Comm_idup waiting forever
 // on every rank (the transform tests at 4 ranks; MPICH completes both). Its one caller is the alltoallv transform
-// strategy's execution (MPI's collective, on request only).
+// strategy's execution (MPI's collective, on request only), after a watched wait that every rank has left (the
+// execution's agreement, or a barrier): it cannot wait there for a process that skipped the call.
 void alltoallv(const void* sendbuf, const std::int64_t* sendcounts, const std::int64_t* sdispls,
                MPI_Datatype sendtype, void* recvbuf, const std::int64_t* recvcounts, const std::int64_t* rdispls,
                MPI_Datatype recvtype, MPI_Comm comm, bool wide);

@@ -1,7 +1,7 @@
 // The watchdog of redist's waits (src/mpi/watchdog.hpp), one case per run; tests/tools/check_watchdog.sh runs it
 // under the environment of each case and checks what it prints and how it ends.
 // usage: watchdog_probe late_rank | late_exchange | plan_timeout | other_communicator | skipped_call | set_timeout |
-//        skipped_execute
+//        skipped_execute | skipped_alltoallv | skipped_one_sided
 //   late_rank     every rank makes the same redist_pdgemm (all-ones operands); the last rank makes it 3 s late:
 //                 the others wait in the argument agreement. Exit 0 when every element of C is K.
 //   late_exchange every rank makes a neighbor exchange plan on a ring (standard strategy: messages after the
@@ -18,6 +18,11 @@
 //                 blocks on a row); the last rank does not execute it and sleeps: the others wait in the
 //                 execution's agreement, on the plan's private duplicate, where the watchdog's roll call names
 //                 the last rank, until the watchdog ends the job (abort).
+//   skipped_alltoallv  skipped_execute with the alltoallv strategy (MPI's blocking MPI_Alltoallv) and
+//                 check_consistency off (no execution agreement): the others wait in the watched barrier before it.
+//   skipped_one_sided  a multiply plan (gemm_communication::one_sided, the transforms' check_consistency off) that
+//                 the last rank does not execute: the others wait in the watched barrier of their grid lines that
+//                 opens an execution's rounds.
 // Exit 2 when the call completed where it cannot (the skipping cases) or C is wrong; 3 for a usage error.
 #include <mpi.h>
 #include <unistd.h>
@@ -27,6 +32,7 @@
 #include <vector>
 
 #include "redist/exchange/neighbor.hpp"
+#include "redist/gemm/gemm.hpp"
 #include "redist/layout/builders.hpp"
 #include "redist/redist.h"
 #include "redist/timeout.hpp"
@@ -40,11 +46,13 @@ int main(int argc, char** argv) {
              set = std::strcmp(mode, "set_timeout") == 0, plan_timeout = std::strcmp(mode, "plan_timeout") == 0,
              exchange = plan_timeout || std::strcmp(mode, "late_exchange") == 0,
              other_comm = std::strcmp(mode, "other_communicator") == 0,
-             skipped_execute = std::strcmp(mode, "skipped_execute") == 0;
-  if (!late && !skipped && !set && !exchange && !other_comm && !skipped_execute) {
+             skipped_alltoallv = std::strcmp(mode, "skipped_alltoallv") == 0,
+             skipped_execute = skipped_alltoallv || std::strcmp(mode, "skipped_execute") == 0,
+             skipped_one_sided = std::strcmp(mode, "skipped_one_sided") == 0;
+  if (!late && !skipped && !set && !exchange && !other_comm && !skipped_execute && !skipped_one_sided) {
     std::fprintf(stderr,
                  "usage: watchdog_probe late_rank | late_exchange | plan_timeout | other_communicator | skipped_call | "
-                 "set_timeout | skipped_execute\n");
+                 "set_timeout | skipped_execute | skipped_alltoallv | skipped_one_sided\n");
     MPI_Finalize();
     return 3;
   }
@@ -77,8 +85,13 @@ int main(int argc, char** argv) {
       redist::block_cyclic_params row{24, 24, 3, 3};
       row.proc_cols = size;
       const redist::grid_layout target = redist::block_cyclic(column, rank), source = redist::block_cyclic(row, rank);
+      redist::transform_options options;
+      if (skipped_alltoallv) {
+        options.strategy = redist::exchange_strategy::alltoallv;
+        options.check_consistency = false;
+      }
       const redist::transform_plan plan =
-          redist::make_plan(MPI_COMM_WORLD, target, source, redist::op::identity, redist::element_type::f64);
+          redist::make_plan(MPI_COMM_WORLD, target, source, redist::op::identity, redist::element_type::f64, options);
       std::vector<double> a(static_cast<size_t>(target.local_elements())),
           b(static_cast<size_t>(source.local_elements()), 1.0);
       if (last) {
@@ -86,6 +99,32 @@ int main(int argc, char** argv) {
       } else {
         plan.execute(a.data(), b.data());
         std::fprintf(stderr, "rank %d: the execution completed although rank %d took no part\n", rank, size - 1);
+        status = 2;
+      }
+    }
+    MPI_Finalize();
+    return status;
+  }
+  if (skipped_one_sided) {
+    int status = 0;
+    {
+      // C (24 x 24) = A B, A and C on a column of processes, B on a row: the schedule's grid has lines to gather along.
+      redist::block_cyclic_params column{24, 24, 4, 4};
+      column.proc_rows = size;
+      redist::block_cyclic_params row{24, 24, 4, 4};
+      row.proc_cols = size;
+      const redist::grid_layout a = redist::block_cyclic(column, rank), b = redist::block_cyclic(row, rank);
+      redist::gemm_options options;
+      options.communication = redist::gemm_communication::one_sided;
+      options.transform.check_consistency = false;
+      const redist::gemm_plan plan = redist::make_gemm_plan(MPI_COMM_WORLD, redist::gemm_description{a, b, a}, options);
+      std::vector<double> as(static_cast<size_t>(a.local_elements()), 1.0),
+          bs(static_cast<size_t>(b.local_elements()), 1.0), cs(as.size(), 0.0);
+      if (last) {
+        sleep(100);  // elsewhere, as in skipped_call; the watchdog's abort ends it
+      } else {
+        plan.execute(cs.data(), as.data(), bs.data(), 1.0, 0.0);
+        std::fprintf(stderr, "rank %d: the multiply completed although rank %d took no part\n", rank, size - 1);
         status = 2;
       }
     }

@@ -79,6 +79,19 @@ grep -q "^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in transform_plan (.*) \[1 
   "$work/execute.err" || { show execute; fail "skipped execution: no report naming rank $absent before the abort"; }
 ! grep "^redist: waited" "$work/execute.err" | grep -q "its rank [0-9]* (rank [0-9]* of MPI_COMM_WORLD), its rank" \
   || { show execute; fail "skipped execution: the roll call named a rank that waits"; }
+# MPI's blocking collective (the alltoallv strategy without the execution's agreement): the others wait in the
+# watched barrier before it, where the roll call names the absent rank. A one-sided multiply without the
+# transforms' agreement: the others wait in its execution (the transform in's messages) and are reported.
+run alltoallv skipped_alltoallv REDIST_TIMEOUT=1 REDIST_TIMEOUT_ACTION=abort
+status=$(cat "$work/alltoallv.status")
+[ "$status" != 0 ] && [ "$status" != 2 ] || { show alltoallv; fail "skipped alltoallv: exit status $status, expected an abort"; }
+grep -q "^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in transform_plan (.*found its rank $absent (rank $absent of MPI_COMM_WORLD) not waiting in redist on it (the call skipped.*ending the job (REDIST_TIMEOUT_ACTION=abort)" \
+  "$work/alltoallv.err" || { show alltoallv; fail "skipped alltoallv: no report naming rank $absent before the abort"; }
+run one_sided skipped_one_sided REDIST_TIMEOUT=1 REDIST_TIMEOUT_ACTION=abort
+status=$(cat "$work/one_sided.status")
+[ "$status" != 0 ] && [ "$status" != 2 ] || { show one_sided; fail "skipped one_sided: exit status $status, expected an abort"; }
+grep -q "^redist: waited [0-9]* s (REDIST_TIMEOUT=1) in gemm_plan (execution) .*ending the job (REDIST_TIMEOUT_ACTION=abort)" \
+  "$work/one_sided.err" || { show one_sided; fail "skipped one_sided: no report before the abort"; }
 # REDIST_TIMEOUT=0: never reported. A value that is no number: said, and the default (300 s) kept.
 run never late_rank REDIST_TIMEOUT=0
 [ "$(cat "$work/never.status")" = 0 ] && [ "$(waited never)" = 0 ] || { show never; fail "never: reported or failed"; }
@@ -86,4 +99,4 @@ run unusable late_rank REDIST_TIMEOUT=soon
 [ "$(cat "$work/unusable.status")" = 0 ] && [ "$(waited unusable)" = 0 ] || { show unusable; fail "unusable: reported or failed"; }
 grep -q "^redist: REDIST_TIMEOUT='soon' is not a number of seconds" "$work/unusable.err" \
   || { show unusable; fail "unusable: the value was not refused"; }
-echo "check_watchdog: $ranks ranks: late rank reported and completed (agreement, exchange, a plan's own timeout), skipped call and another communicator aborted (environment, set_timeout), a skipped execution's absent rank named, 0 and unusable values"
+echo "check_watchdog: $ranks ranks: late rank reported and completed (agreement, exchange, a plan's own timeout), skipped call and another communicator aborted (environment, set_timeout), a skipped execution's absent rank named (agreement, before MPI_Alltoallv), a skipped one-sided multiply reported, 0 and unusable values"

@@ -36,7 +36,7 @@ namespace redist {
 enum class gemm_communication : std::uint8_t {
   automatic = 0,  // shared_memory where every grid line lies on one node, else two_sided
   two_sided = 1,  // nonblocking MPI collectives (MPI_Iallgatherv) on the grid's row and column communicators
-  one_sided = 2,  // MPI_Put into RMA windows over the round buffers, fence-synchronised
+  one_sided = 2,  // MPI_Put into RMA windows over the round buffers (passive epoch: flushes and barriers)
   // Nothing travels: the native A and B live in a node-shared window (one per plan and node) and BLAS
   // reads each round's pieces where the ranks of the line keep them. No panel copies and no waits for
   // messages (an MPI without asynchronous progress moves them only inside MPI calls), one barrier per line

@@ -2,6 +2,7 @@
 // exceed int and the MPI has no large counts), then every message unpacked.
 #include <algorithm>
 
+#include "../../mpi/checked.hpp"
 #include "../../mpi/compat.hpp"
 #include "strategy.hpp"
 
@@ -32,6 +33,9 @@ class alltoallv_executor final : public transform_executor {
     std::byte dummy{};
     std::byte* sbuf = p.send_buffer ? p.send_buffer.get() : &dummy;
     std::byte* rbuf = p.recv_buffer ? p.recv_buffer.get() : &dummy;
+    // MPI's collective blocks unwatched (mpi::alltoallv): every rank has arrived first, in a watched wait, so
+    // that it cannot wait for a missing one. With check_consistency the execution's agreement was that wait.
+    if (!p.options.check_consistency) REDIST_MPI_CHECK(mpi::barrier_yielding(p.comm.get()));
     mpi::alltoallv(sbuf, scount.data(), sdispl.data(), MPI_BYTE, rbuf, rcount.data(), rdispl.data(), MPI_BYTE,
                    p.comm.get(), wide_);
     for (const tile& t : p.local_tiles) ops.local(t);
