@@ -291,6 +291,8 @@ TEST_F(Trace, CallsFileHasOneLinePerCallWithItsArguments) {
     EXPECT_EQ(lines[i].back(), '}');
   }
   unsetenv("REDIST_TRACE_FILE");
+  // The library keeps the file open until MPI_Finalize; unlinked now, it is gone then (no files left in TMPDIR).
+  std::remove(mine.c_str());
 }
 
 // A small product whose signature was checked goes to ScaLAPACK without an MPI call of redist's; a new signature
