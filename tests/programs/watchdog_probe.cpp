@@ -27,8 +27,10 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <vector>
 
 #include "redist/exchange/neighbor.hpp"
@@ -38,6 +40,27 @@
 #include "redist/timeout.hpp"
 #include "redist/transform/plan.hpp"
 #include "scalapack_cases.hpp"
+
+namespace {
+// The last rank takes no part in `call` and goes on elsewhere (sleeps: the watchdog's abort ends it); the others make
+// it, which cannot complete. Returns the exit status: 2 where it completed.
+int skipped_by_last_rank(int rank, int size, const char* what, const std::function<void()>& call) {
+  if (rank == size - 1) {
+    sleep(100);
+    return 0;
+  }
+  call();
+  std::fprintf(stderr, "rank %d: %s completed although rank %d took no part\n", rank, what, size - 1);
+  return 2;
+}
+
+// A 24 x 24 matrix in `block` x `block` blocks on a column (over_rows) or a row of all processes.
+redist::grid_layout line_layout(int rank, int size, bool over_rows, std::int64_t block) {
+  redist::block_cyclic_params p{24, 24, block, block};
+  (over_rows ? p.proc_rows : p.proc_cols) = size;
+  return redist::block_cyclic(p, rank);
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -80,11 +103,7 @@ int main(int argc, char** argv) {
   if (skipped_execute) {
     int status = 0;
     {
-      redist::block_cyclic_params column{24, 24, 4, 4};
-      column.proc_rows = size;
-      redist::block_cyclic_params row{24, 24, 3, 3};
-      row.proc_cols = size;
-      const redist::grid_layout target = redist::block_cyclic(column, rank), source = redist::block_cyclic(row, rank);
+      const redist::grid_layout target = line_layout(rank, size, true, 4), source = line_layout(rank, size, false, 3);
       redist::transform_options options;
       if (skipped_alltoallv) {
         options.strategy = redist::exchange_strategy::alltoallv;
@@ -94,13 +113,7 @@ int main(int argc, char** argv) {
           redist::make_plan(MPI_COMM_WORLD, target, source, redist::op::identity, redist::element_type::f64, options);
       std::vector<double> a(static_cast<size_t>(target.local_elements())),
           b(static_cast<size_t>(source.local_elements()), 1.0);
-      if (last) {
-        sleep(100);  // elsewhere, as in skipped_call; the watchdog's abort ends it
-      } else {
-        plan.execute(a.data(), b.data());
-        std::fprintf(stderr, "rank %d: the execution completed although rank %d took no part\n", rank, size - 1);
-        status = 2;
-      }
+      status = skipped_by_last_rank(rank, size, "the execution", [&] { plan.execute(a.data(), b.data()); });
     }
     MPI_Finalize();
     return status;
@@ -109,24 +122,15 @@ int main(int argc, char** argv) {
     int status = 0;
     {
       // C (24 x 24) = A B, A and C on a column of processes, B on a row: the schedule's grid has lines to gather along.
-      redist::block_cyclic_params column{24, 24, 4, 4};
-      column.proc_rows = size;
-      redist::block_cyclic_params row{24, 24, 4, 4};
-      row.proc_cols = size;
-      const redist::grid_layout a = redist::block_cyclic(column, rank), b = redist::block_cyclic(row, rank);
+      const redist::grid_layout a = line_layout(rank, size, true, 4), b = line_layout(rank, size, false, 4);
       redist::gemm_options options;
       options.communication = redist::gemm_communication::one_sided;
       options.transform.check_consistency = false;
       const redist::gemm_plan plan = redist::make_gemm_plan(MPI_COMM_WORLD, redist::gemm_description{a, b, a}, options);
       std::vector<double> as(static_cast<size_t>(a.local_elements()), 1.0),
           bs(static_cast<size_t>(b.local_elements()), 1.0), cs(as.size(), 0.0);
-      if (last) {
-        sleep(100);  // elsewhere, as in skipped_call; the watchdog's abort ends it
-      } else {
-        plan.execute(cs.data(), as.data(), bs.data(), 1.0, 0.0);
-        std::fprintf(stderr, "rank %d: the multiply completed although rank %d took no part\n", rank, size - 1);
-        status = 2;
-      }
+      status = skipped_by_last_rank(rank, size, "the multiply",
+                                    [&] { plan.execute(cs.data(), as.data(), bs.data(), 1.0, 0.0); });
     }
     MPI_Finalize();
     return status;
