@@ -13,6 +13,7 @@ the target environment first (the same interpreter without pip's PYTHONPATH), el
 Prints `NAME=value` lines (MPI_C_COMPILER, MPI_CXX_COMPILER, MPI_LIBRARY, MPI4PY_INCLUDE_DIR, MPI4PY_VERSION) or one
 line `ERROR=<what to do>` and exits 1.
 """
+import json
 import os
 import shlex
 import shutil
@@ -43,7 +44,6 @@ def fail(message):
 
 def probe_mpi4py():
     """mpi4py as this interpreter sees it, else as the target environment (pip's isolation undone) sees it."""
-    import json
     current = dict(os.environ)
     target = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONNOUSERSITE")}
     # Inside pip's isolated build the target environment comes first (the overlay may hold another mpi4py).
@@ -123,8 +123,9 @@ def main():
 
     candidates = []
     explicit = os.environ.get("MPICC", "")
-    if explicit:
-        candidates.append(shutil.which(explicit) or explicit)
+    explicit_path = (shutil.which(explicit) or explicit) if explicit else ""
+    if explicit_path:
+        candidates.append(explicit_path)
     if config_mpicc:
         candidates.append(shutil.which(config_mpicc) or config_mpicc)
     if library:
@@ -150,7 +151,7 @@ def main():
         if links == library:
             chosen = c
             break
-        if c == explicit or c == shutil.which(explicit or "-"):
+        if c == explicit_path:
             fail(f"MPICC={explicit} links {links or 'no MPI library it names'}, but mpi4py ({found['path']}) loads "
                  f"{library}; unset MPICC, or set it to the mpicc of mpi4py's MPI")
     if not chosen:

@@ -67,7 +67,6 @@ python_package() {  # block, venv (relative to the root), sed expressions...
   (cd "$root" && env OMP_NUM_THREADS=1 "${python_run_env[@]}" timeout 1800 \
      bash -euo pipefail -c "$commands")
   echo "   ($target: $((SECONDS - started)) s, install and example)"
-  "$root/$target/bin/python" -m pip install -q pytest
 }
 venv="$root/build/python-venv"           # (c) Debian's MPICH, mpi4py from source: the full Python checks
 wheel_venv="$root/build/venv-mpich-wheel"  # (a) pip alone: the mpich wheel
@@ -88,6 +87,7 @@ case "$what" in
     echo "   MPICH and (d) Debian's Open MPI with mpi4py from source, (e) MPICH's standard ABI; pytest at 1, 2, 4 ranks in"
     echo "   (a) and (c)"
     python_package python build/venv-mpich-wheel
+    "$wheel_venv/bin/python" -m pip install -q pytest
     for n in 1 2 4; do
       OMP_NUM_THREADS=1 timeout 900 "$wheel_venv/bin/mpiexec" -n "$n" "$wheel_venv/bin/python" -m pytest -q \
         "$root/python/tests"
@@ -106,6 +106,7 @@ case "$what" in
       -e 's#MPICC=mpicc.mpich #MPICC=mpicc.openmpi #' -e 's#^mpiexec.mpich #mpiexec.openmpi #'
     python_run_env=()
     python_package python-site build/python-venv
+    "$venv/bin/python" -m pip install -q pytest
     bash "$root/python/tests/check_python_build_errors.sh" "$root/build/python-errors" "$wheel_venv" "$venv"
     for n in 1 2 4; do
       OMP_NUM_THREADS=1 timeout 900 /usr/bin/mpiexec.mpich -n "$n" "$venv/bin/python" -m pytest -q "$root/python/tests"

