@@ -7,6 +7,7 @@
 #   REDIST_HAVE_MPI_INFO_GET_STRING         MPI_Info_get_string
 #   REDIST_HAVE_MPI_NEIGHBOR_ALLTOALLV_INIT MPI's persistent neighborhood collective (the exchange benchmark's baseline)
 # REDIST_MPI_FALLBACKS=ON skips the checks, so that the MPI-3.1 equivalents are built and tested on any MPI.
+# Also here: REDIST_MPI_BLOCKING_COLLECTIVES (below), read by src/mpi/checked.hpp.
 option(REDIST_MPI_FALLBACKS "Use the MPI-3.1 equivalents of MPI-4 calls even where the MPI has them (tests them)" OFF)
 
 # redist (and its users, which include redist's headers) use MPI's C interface only: in C++, mpi.h must not pull
@@ -14,23 +15,41 @@ option(REDIST_MPI_FALLBACKS "Use the MPI-3.1 equivalents of MPI-4 calls even whe
 # libmpi_cxx (not linked: redist links MPI::MPI_C). The same switch for MPICH's header.
 target_compile_definitions(redist PUBLIC OMPI_SKIP_MPICXX MPICH_SKIP_MPICXX)
 
+include(CheckSymbolExists)
+include(CheckCXXSourceCompiles)
+include(CMakePushCheckState)
+# The checks below compile and link against the MPI found (its imported target where FindMPI made one).
+macro(_redist_push_mpi_check_state)
+  cmake_push_check_state(RESET)
+  set(CMAKE_REQUIRED_QUIET ON)
+  if(TARGET MPI::MPI_C)
+    set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
+  else()
+    set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
+    set(CMAKE_REQUIRED_LIBRARIES ${MPI_C_LIBRARIES})
+  endif()
+endmacro()
+
+# SimGrid's SMPI (a simulated MPI, bench/smpi/) implements every nonblocking collective by posting all P^2
+# messages at once (minutes per plan at 256 simulated ranks) and lacks MPI_Comm_idup: there redist makes its
+# collectives blocking (src/mpi/checked.hpp, collectives_block()). Any MPI may choose it; the default follows mpi.h.
+_redist_push_mpi_check_state()
+check_symbol_exists(SMPI_SHARED_MALLOC "mpi.h" REDIST_MPI_IS_SMPI)
+cmake_pop_check_state()
+option(REDIST_MPI_BLOCKING_COLLECTIVES
+       "Make redist's collectives blocking (no watchdog on them): for MPIs whose nonblocking collectives are naive"
+       ${REDIST_MPI_IS_SMPI})
+if(REDIST_MPI_BLOCKING_COLLECTIVES)
+  target_compile_definitions(redist PUBLIC $<BUILD_INTERFACE:REDIST_MPI_BLOCKING_COLLECTIVES>)
+  message(STATUS "redist: blocking collectives (REDIST_MPI_BLOCKING_COLLECTIVES=ON)")
+endif()
+
 if(REDIST_MPI_FALLBACKS)
   message(STATUS "redist: MPI-4 calls replaced by their MPI-3.1 equivalents (REDIST_MPI_FALLBACKS=ON)")
   return()
 endif()
 
-include(CheckSymbolExists)
-include(CheckCXXSourceCompiles)
-include(CMakePushCheckState)
-
-cmake_push_check_state(RESET)
-set(CMAKE_REQUIRED_QUIET ON)
-if(TARGET MPI::MPI_C)
-  set(CMAKE_REQUIRED_LIBRARIES MPI::MPI_C)
-else()
-  set(CMAKE_REQUIRED_INCLUDES ${MPI_C_INCLUDE_DIRS})
-  set(CMAKE_REQUIRED_LIBRARIES ${MPI_C_LIBRARIES})
-endif()
+_redist_push_mpi_check_state()
 
 # The results are cached per MPI: switching REDIST_MPI (or the wrappers) in a build tree checks again.
 set(_redist_mpi_key "${MPI_C_COMPILER};${MPI_C_LIBRARIES}")

@@ -20,6 +20,8 @@ packages=(build-essential cmake pkg-config gfortran mpich libmpich-dev libscalap
 # check that the build still takes MPICH and that the drop-in refuses to run in an Open MPI program, and build
 # and test the portable subset with Open MPI.
 [ "$what" = test ] && packages+=(libopenmpi-dev libscalapack-openmpi-dev openmpi-bin)
+# SimGrid's SMPI: redist built against a simulated MPI (bench/smpi/), so that the scale instrument keeps building.
+[ "$what" = test ] && packages+=(libsimgrid-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -143,6 +145,12 @@ case "$what" in
     echo "== Open MPI with osc/pt2pt (OMPI_MCA_osc=sm,pt2pt): the one-sided GEMM and the compat layer's put use windows"
     env "${openmpi_env[@]}" OMPI_MCA_osc=sm,pt2pt \
       ctest --test-dir "$root/build-openmpi" --output-on-failure -j "$jobs" -L portable -R "^mpi_test_(gemm|mpi_compat|yielding_waits)[.]"
+    echo "== SimGrid SMPI (bench/smpi/run.sh): libredist built against a simulated MPI with blocking collectives; the"
+    echo "   transform at 64 simulated ranks on a fat tree (every strategy and MPI_Alltoallv) and torus_routed on a 4x4x4"
+    echo "   torus, each result checked element by element"
+    REDIST_SMPI_BUILD="$root/build/smpi" bash "$root/bench/smpi/run.sh" transform fattree 64 1024
+    CASE=equal VARIANTS="redist:torus_routed redist:point_to_point" REDIST_SMPI_BUILD="$root/build/smpi" \
+      bash "$root/bench/smpi/run.sh" transform torus 64 1024
     echo "== sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer, fault injection compiled in): fast subset"
     mkdir -p "$root/build-asan"
     # Debug keeps the assertions; at -O1 (ASan's usual level) this ctest takes 0.65x its time at -O0 and the build

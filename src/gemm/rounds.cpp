@@ -330,9 +330,7 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
   const std::int64_t mine[2] = {in_arena ? native_segment.offset : 0, b_offset};
   std::vector<std::int64_t> offsets(2 * static_cast<std::size_t>(mpi::size(node)));
   windows.collective([&] {
-    MPI_Request gathered = MPI_REQUEST_NULL;
-    REDIST_MPI_CHECK(MPI_Iallgather(mine, 2, MPI_INT64_T, offsets.data(), 2, MPI_INT64_T, node, &gathered));
-    REDIST_MPI_CHECK(mpi::wait_yielding(gathered));
+    REDIST_MPI_CHECK(mpi::allgather_yielding(mine, 2, MPI_INT64_T, offsets.data(), 2, MPI_INT64_T, node));
   });
   // The grid lines' members located before the conclusion too: a rank whose (local) queries fail fails every
   // rank instead of leaving them to wait for it in the first round.

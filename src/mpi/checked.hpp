@@ -143,6 +143,18 @@ void forget_host_share(MPI_Comm comm);
 // host_share_of(comm).any_host_oversubscribed. Collective over comm.
 bool hosts_oversubscribed(MPI_Comm comm);
 
+// Whether redist makes its collectives (and communicator duplicates) in their blocking forms: configured with
+// REDIST_MPI_BLOCKING_COLLECTIVES (cmake/mpi_compat.cmake; on by default under SimGrid's SMPI, whose nonblocking
+// collectives post every message at once and whose MPI_Comm_idup is missing). The watchdog (watchdog.hpp) then
+// watches no collective wait: a process that never arrives leaves the others waiting in MPI.
+constexpr bool collectives_block() noexcept {
+#ifdef REDIST_MPI_BLOCKING_COLLECTIVES
+  return true;
+#else
+  return false;
+#endif
+}
+
 // Completes `request` (MPI_Test in a loop), giving the core away between tests after a few: on a node with
 // more ranks than cores, a rank spinning in a blocking collective holds the core its peers need to reach it,
 // and each collective then costs scheduler time slices (an 8-byte allreduce on 4 ranks sharing 2 cores:

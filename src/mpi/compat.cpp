@@ -417,8 +417,10 @@ MPI_Datatype rebuild(const contents& c) {
     }
     case MPI_COMBINER_DARRAY: {
       const int dims = i[2];
-      REDIST_MPI_CHECK_LOCAL(MPI_Type_create_darray(i[0], i[1], dims, i + 3, i + 3 + dims, i + 3 + 2 * dims,
-                                              i + 3 + 3 * dims, i[3 + 4 * dims], m, &r));
+      // A copy: SimGrid's SMPI declares the four arrays without const.
+      std::vector<int> v(i, i + 4 + 4 * dims);
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_create_darray(v[0], v[1], dims, &v[3], &v[3 + dims], &v[3 + 2 * dims],
+                                                    &v[3 + 3 * dims], v[3 + 4 * dims], m, &r));
       return r;
     }
     case MPI_COMBINER_RESIZED: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_resized(m, a[0], a[1], &r)); return r;
@@ -710,7 +712,13 @@ bool mca_selection_allows(const std::string& selection, const std::string& compo
 namespace {
 
 // The MPI_T control variable `name` as a string, or false (no such variable, not a string, MPI_T unavailable).
+// Read in Open MPI only, the one MPI whose variable is asked for (SimGrid's SMPI has no MPI_T interface).
 bool control_variable(const char* name, std::string& value) {
+#ifndef OPEN_MPI
+  (void)name;
+  (void)value;
+  return false;
+#else
   int provided = 0;
   if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return false;
   bool read = false;
@@ -737,6 +745,7 @@ bool control_variable(const char* name, std::string& value) {
   }
   MPI_T_finalize();
   return read;
+#endif
 }
 
 // Open MPI's major version from MPI_Get_library_version ("Open MPI v4.1.4, ..."), or 0 for another MPI.

@@ -365,11 +365,8 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
                                 has_segment ? 1 : 0};
   set_up.collective([&] {
     // Checked once complete, as one call: no failure may leave the request writing into gathered_values.
-    MPI_Request gathered = MPI_REQUEST_NULL;
-    const int started = MPI_Iallgather(mine, 3, MPI_INT64_T, gathered_values.data(), 3, MPI_INT64_T, node_comm.get(),
-                                       &gathered);
-    mpi::check(started != MPI_SUCCESS ? started : mpi::wait_yielding(gathered),
-               "MPI_Iallgather(segment offsets, node) and its completion");
+    mpi::check(mpi::allgather_yielding(mine, 3, MPI_INT64_T, gathered_values.data(), 3, MPI_INT64_T, node_comm.get()),
+               "MPI_Allgather(segment offsets, node)");
   });
   // A node rank without its segment: no rank of the node wires its streams (the set-up fails on every rank).
   for (int d = 0; d < node_size; ++d)

@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""SimGrid platform (XML) of the simulated machines redist is measured on: platform_xml.py fattree|torus|dragonfly RANKS.
+
+One host per rank, every link 12.5 GB/s (100 Gb/s) with 1 us latency, hosts 10 Gflop/s (unused: the runs simulate
+the network only). The shapes for RANKS (P):
+  fattree    two levels, full bisection: P = d*l hosts, d per leaf switch (d the power of two nearest sqrt(P) from
+             below), l leaves, each leaf with one up-link to each of d top switches ("2;d,l;1,d;1,1")
+  torus      3-D torus, extents as equal as P's factors allow, largest first (64: 4,4,4; 256: 8,8,4;
+             1024: 16,8,8; 4096: 16,16,16); SimGrid routes dimension by dimension, first dimension first, the
+             shorter way round, and numbers hosts with the first dimension fastest
+  dragonfly  groups of 32 hosts (2 chassis x 4 routers x 4 hosts), links within a group one per pair of
+             routers/chassis, between groups ceil(16 / (G - 1)) per pair of the G groups (each group has about
+             16 global links for its 32 hosts: 2:1 tapered)
+Prints the XML; the extents chosen go into a comment on its first lines.
+"""
+import math
+import sys
+
+BW, LAT = "12.5GBps", "1us"
+
+
+def torus_extents(p):
+    extents = [1, 1, 1]
+    factors = []
+    q, f = p, 2
+    while q > 1:
+        while q % f == 0:
+            factors.append(f)
+            q //= f
+        f += 1
+    for f in sorted(factors, reverse=True):
+        extents[extents.index(min(extents))] *= f
+    return sorted(extents, reverse=True)
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("fattree", "torus", "dragonfly") or not sys.argv[2].isdigit():
+        sys.exit("usage: platform_xml.py fattree|torus|dragonfly RANKS")
+    kind, p = sys.argv[1], int(sys.argv[2])
+    if kind == "fattree":
+        d = 1 << int(math.log2(math.isqrt(p)))
+        if p % d:
+            sys.exit(f"fattree: {p} hosts are not a multiple of {d} per leaf switch")
+        topology, parameters = "FAT_TREE", f"2;{d},{p // d};1,{d};1,1"
+        shape = f"{p // d} leaf switches of {d} hosts, {d} top switches"
+    elif kind == "torus":
+        e = torus_extents(p)
+        topology, parameters = "TORUS", ",".join(map(str, e))
+        shape = "torus " + "x".join(map(str, e))
+    else:
+        if p % 32:
+            sys.exit(f"dragonfly: {p} hosts are not whole groups of 32")
+        g = p // 32
+        global_links = math.ceil(16 / (g - 1)) if g > 1 else 1
+        topology, parameters = "DRAGONFLY", f"{g},{global_links};2,1;4,1;4"
+        shape = f"{g} groups of 2 chassis x 4 routers x 4 hosts, {global_links} links per pair of groups"
+    print(f"""<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<!-- redist bench/smpi/platform_xml.py {kind} {p}: {shape}; links {BW}, {LAT} -->
+<platform version="4.1">
+  <cluster id="c" prefix="node-" radical="0-{p - 1}" suffix="" speed="10Gf" bw="{BW}" lat="{LAT}"
+           loopback_bw="50GBps" loopback_lat="0.1us" topology="{topology}" topo_parameters="{parameters}"/>
+</platform>""")
+
+
+if __name__ == "__main__":
+    main()

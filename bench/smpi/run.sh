@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# redist on a simulated cluster (SimGrid's SMPI): one JSON line per measured variant.
+#   bash bench/smpi/run.sh transform PLATFORM RANKS N
+# PLATFORM: fattree, torus or dragonfly (bench/smpi/platform_xml.py says what each is); one rank per simulated host;
+# network time only (the ranks' computation costs no simulated time). Installs SimGrid (apt-get) when smpirun is
+# missing and builds what it needs in build/smpi (REDIST_SMPI_BUILD overrides).
+# Environment:
+#   VARIANTS   the variants to run, space-separated (default: every one that applies, below): redist:<strategy>,
+#              mpi:alltoallv:<selector> (mpich, ompi, mvapich2, impi: that MPI's choice of algorithm as SMPI
+#              re-implements it) or mpi:alltoallv:<algorithm> (SMPI's name: bruck, pair, ring, ompi_basic_linear...)
+#   CASE       transform layouts: study (32x32 blocks -> A = B^T in 128x128 on the transposed grid, default) or
+#              equal (128x128 on one grid: a permutation of blocks, the case torus_routed takes)
+#   VERIFY     1: real buffers, every element checked; 0: SMPI's shared pages (timing only); default 1 for N <= 8192
+#   REPS       executions per plan, the best one reported (default 2)
+#   WALL_LIMIT seconds of wall time per variant (default: none); a variant stopped there prints
+#              "simulated_seconds": null and a note
+# A variant's JSON has "verified": true only when its result was checked; a wrong result exits non-zero.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+usage() { echo "usage: bash bench/smpi/run.sh transform fattree|torus|dragonfly RANKS N" >&2; exit 2; }
+[ $# -eq 4 ] || usage
+benchmark=$1 platform=$2 ranks=$3 n=$4
+case $benchmark in transform) ;; *) echo "run.sh: benchmark '$benchmark': only transform is built so far" >&2; exit 2 ;; esac
+case $platform in fattree|torus|dragonfly) ;; *) usage ;; esac
+[[ $ranks =~ ^[0-9]+$ && $n =~ ^[0-9]+$ ]] || usage
+
+if ! command -v smpirun > /dev/null; then
+  sudo=$([ "$(id -u)" -eq 0 ] || echo sudo)
+  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsimgrid-dev > /dev/null
+fi
+build=${REDIST_SMPI_BUILD:-$root/build/smpi}
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S "$root/bench/smpi" -B "$build" > "$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
+fi
+cmake --build "$build" -j "$(nproc)" > "$build.build.log" 2>&1 || { tail -40 "$build.build.log" >&2; exit 1; }
+
+mkdir -p "$build/platforms"
+xml=$build/platforms/$platform$ranks.xml hosts=$build/platforms/hosts$ranks.txt
+python3 "$root/bench/smpi/platform_xml.py" "$platform" "$ranks" > "$xml"
+seq -f "node-%g" 0 $((ranks - 1)) > "$hosts"
+bandwidth=12.5e9  # platform_xml.py's links: the link-rate bound's rate
+torus=$(sed -n 's/.*topology="TORUS" topo_parameters="\([0-9,]*\)".*/\1/p' "$xml")
+
+layout_case=${CASE:-study}
+if [ -z "${VARIANTS:-}" ]; then
+  VARIANTS="redist:auto redist:point_to_point redist:alltoallv mpi:alltoallv:mpich mpi:alltoallv:ompi"
+  VARIANTS="$VARIANTS mpi:alltoallv:ompi_basic_linear"
+  [ "$platform" = torus ] && [ "$layout_case" = equal ] && VARIANTS="$VARIANTS redist:torus_routed"
+fi
+verify=${VERIFY:-$([ "$n" -le 8192 ] && echo 1 || echo 0)}
+status=0 results=()
+for variant in $VARIANTS; do
+  # redist's own collectives (plan agreement) use the mpich selector; an MPI baseline names its selector. SMPI's
+  # default selector posts every message of a collective at once: minutes per collective at 256 ranks.
+  selector=mpich extra=() algorithm=()
+  if [[ $variant == mpi:*:* ]]; then
+    name=${variant##*:} collective=${variant#mpi:}; collective=${collective%%:*}
+    case $name in
+      mpich|ompi|mvapich2|impi) selector=$name ;;        # a whole MPI's decision logic, as SMPI re-implements it
+      *) algorithm=(--cfg=smpi/"$collective":"$name") ;;  # one of SMPI's algorithms by its name
+    esac
+  fi
+  [ "$variant" = redist:torus_routed ] && extra=(--torus "$torus")
+  # smpi/test: SMPI charges 1e-4 s of simulated time per unsuccessful MPI_Test by default, growing; redist's waits
+  # poll, so that would be charged as network time. REDIST_TIMEOUT=0: the simulation's wall time is not the job's.
+  out=$(REDIST_TIMEOUT=0 timeout "${WALL_LIMIT:-0}" smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" \
+          --cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 --cfg=smpi/grow-injected-times:no \
+          --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" --log=root.thresh:error \
+          "$build/smpi_bench" "$benchmark" --n "$n" --variant "$variant" --platform "$platform" \
+          --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" --case "$layout_case" "${extra[@]}" \
+          2> "$build/last_run.err") || {
+    code=$?
+    if [ "$code" = 124 ]; then  # not a failure: the simulation outlived WALL_LIMIT
+      echo "{\"benchmark\": \"$benchmark\", \"platform\": \"$platform\", \"ranks\": $ranks, \"n\": $n, \"case\": \"$layout_case\", \"variant\": \"$variant\", \"simulated_seconds\": null, \"verified\": false, \"note\": \"simulation did not finish in ${WALL_LIMIT} s of wall time\"}"
+      continue
+    fi
+    echo "run.sh: $variant failed:" >&2; tail -20 "$build/last_run.err" >&2; status=1; continue; }
+  line=$(grep '^{' <<< "$out" || true)
+  if [ -z "$line" ]; then echo "run.sh: $variant printed no result" >&2; tail -20 "$build/last_run.err" >&2; status=1; continue; fi
+  echo "$line"
+  results+=("$line")
+  if [ "$verify" = 1 ] && ! grep -q '"verified": true' <<< "$line"; then
+    echo "run.sh: $variant: result not verified" >&2; status=1
+  fi
+done
+# One line for people: each variant's simulated time, and how far the best redist variant is from the best MPI one and
+# from the bound.
+printf '%s\n' "${results[@]}" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin if l.startswith("{")]
+done = [r for r in rows if r["simulated_seconds"] is not None]
+if done:
+    parts = ", ".join("%s %.3g ms" % (r["variant"], r["simulated_seconds"] * 1e3) for r in done)
+    best = lambda prefix: min((r["simulated_seconds"] for r in done if r["variant"].startswith(prefix)), default=None)
+    ours, theirs, bound = best("redist:"), best("mpi:"), done[0].get("bound_seconds")
+    ratio = " ; best MPI / best redist %.2f" % (theirs / ours) if ours and theirs else ""
+    over = " ; best redist / bound %.2f" % (ours / bound) if ours and bound else ""
+    r0 = rows[0]
+    print("SUMMARY %s %s P=%d N=%d: %s%s%s" % (r0["benchmark"], r0["platform"], r0["ranks"], r0["n"], parts, ratio, over))
+'
+exit $status
