@@ -8,9 +8,10 @@ the network only). The shapes for RANKS (P):
   torus      3-D torus, extents as equal as P's factors allow, largest first (64: 4,4,4; 256: 8,8,4;
              1024: 16,8,8; 4096: 16,16,16); SimGrid routes dimension by dimension, first dimension first, the
              shorter way round, and numbers hosts with the first dimension fastest
-  dragonfly  groups of 32 hosts (2 chassis x 4 routers x 4 hosts), links within a group one per pair of
-             routers/chassis, between groups ceil(16 / (G - 1)) per pair of the G groups (each group has about
-             16 global links for its 32 hosts: 2:1 tapered)
+  dragonfly  G = sqrt(P)/4 groups (at least 2) of 2 chassis x R routers x H hosts, R = max(4, G) (SimGrid 3.32
+             crashes with more groups than routers per chassis), H = P / (2 G R); one link per pair of routers and
+             of chassis within a group, ceil(R H / (G - 1)) between each pair of groups (a group has about half as
+             many global links as hosts: 2:1 tapered). 64: 2 x 2 x 4 x 4; 256: 4 x 2 x 4 x 8; 1024: 8 x 2 x 8 x 8
 Prints the XML; the extents chosen go into a comment on its first lines.
 """
 import math
@@ -48,12 +49,17 @@ def main():
         topology, parameters = "TORUS", ",".join(map(str, e))
         shape = "torus " + "x".join(map(str, e))
     else:
-        if p % 32:
-            sys.exit(f"dragonfly: {p} hosts are not whole groups of 32")
-        g = p // 32
-        global_links = math.ceil(16 / (g - 1)) if g > 1 else 1
-        topology, parameters = "DRAGONFLY", f"{g},{global_links};2,1;4,1;4"
-        shape = f"{g} groups of 2 chassis x 4 routers x 4 hosts, {global_links} links per pair of groups"
+        # SimGrid 3.32 wires a group's global links by router index within a chassis: more groups than routers
+        # per chassis crash it, so routers per chassis = max(4, groups).
+        g = max(2, math.isqrt(p) // 4)
+        routers = max(4, g)
+        hosts = p // (2 * g * routers)
+        if hosts < 1 or 2 * g * routers * hosts != p:
+            sys.exit(f"dragonfly: {p} hosts do not make {g} groups of 2 chassis x {routers} routers")
+        global_links = math.ceil(routers * hosts / (g - 1))
+        topology, parameters = "DRAGONFLY", f"{g},{global_links};2,1;{routers},1;{hosts}"
+        shape = (f"{g} groups of 2 chassis x {routers} routers x {hosts} hosts, {global_links} links per pair of "
+                 f"groups")
     print(f"""<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <!-- redist bench/smpi/platform_xml.py {kind} {p}: {shape}; links {BW}, {LAT} -->

@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -63,19 +64,50 @@ bool finalized() noexcept {
   return done != 0;
 }
 
+// The duplicates plans gave back, per slot (MPI_COMM_NULL: held by a plan), cached on the caller's communicator.
+// Slots are numbered alike on every rank: a slot is added only when every rank makes a new duplicate (64 at most,
+// the allreduce's mask; later plans' duplicates are not pooled). Plans may die on any thread: a mutex.
+struct duplicate_pool {
+  std::mutex mutex;
+  std::vector<MPI_Comm> given_back;
+  ~duplicate_pool() {
+    for (MPI_Comm& c : given_back)
+      if (c != MPI_COMM_NULL && !finalized()) MPI_Comm_free(&c);
+  }
+};
+
+comm_handle::comm_handle(comm_handle&& o) noexcept
+    : comm_(o.comm_), pool_(std::move(o.pool_)), slot_(o.slot_), returnable_(o.returnable_) {
+  o.comm_ = MPI_COMM_NULL;
+}
+
+void comm_handle::close() noexcept {
+  if (comm_ == MPI_COMM_NULL) return;
+  if (returnable_)
+    if (const std::shared_ptr<duplicate_pool> pool = pool_.lock()) {
+      const std::lock_guard<std::mutex> lock(pool->mutex);
+      pool->given_back[slot_] = comm_;
+      comm_ = MPI_COMM_NULL;
+      return;
+    }
+  // A destructor cannot throw; a failing free leaves nothing to recover.
+  if (!finalized()) MPI_Comm_free(&comm_);
+  comm_ = MPI_COMM_NULL;
+}
+
 comm_handle& comm_handle::operator=(comm_handle&& o) noexcept {
   if (this != &o) {
-    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+    close();
     comm_ = o.comm_;
+    pool_ = std::move(o.pool_);
+    slot_ = o.slot_;
+    returnable_ = o.returnable_;
     o.comm_ = MPI_COMM_NULL;
   }
   return *this;
 }
 
-comm_handle::~comm_handle() {
-  // A destructor cannot throw; a failing free leaves nothing to recover.
-  if (comm_ != MPI_COMM_NULL && !finalized()) MPI_Comm_free(&comm_);
-}
+comm_handle::~comm_handle() { close(); }
 
 datatype_handle& datatype_handle::operator=(datatype_handle&& o) noexcept {
   if (this != &o) {
@@ -282,6 +314,46 @@ int new_comm_keyval_with_finalize(MPI_Comm_delete_attr_function* on_free, MPI_Co
   REDIST_MPI_CHECK_LOCAL(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &finalize_keyval, nullptr));
   REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, nullptr));
   return keyval;
+}
+
+namespace {
+const comm_attribute<std::shared_ptr<duplicate_pool>>& duplicate_pools() {
+  static const comm_attribute<std::shared_ptr<duplicate_pool>> pools;
+  return pools;
+}
+}  // namespace
+
+comm_handle plan_duplicate(MPI_Comm comm) {
+  const std::shared_ptr<duplicate_pool> pool =
+      duplicate_pools().get(comm, [] { return std::make_shared<duplicate_pool>(); });
+  std::uint64_t back_everywhere = 0;
+  {
+    const std::lock_guard<std::mutex> lock(pool->mutex);
+    for (std::size_t slot = 0; slot < pool->given_back.size(); ++slot)
+      if (pool->given_back[slot] != MPI_COMM_NULL) back_everywhere |= std::uint64_t(1) << slot;
+  }
+  // No injection point: a rank failing here alone would leave the others making a duplicate without it.
+  check_creation(allreduce_yielding(MPI_IN_PLACE, &back_everywhere, 1, MPI_UINT64_T, MPI_BAND, comm),
+                 "MPI_Allreduce(duplicates given back)");
+  comm_handle handle;
+  if (back_everywhere != 0) {
+    std::size_t slot = 0;
+    while ((back_everywhere >> slot & 1u) == 0) ++slot;
+    const std::lock_guard<std::mutex> lock(pool->mutex);
+    handle.comm_ = pool->given_back[slot];
+    pool->given_back[slot] = MPI_COMM_NULL;
+    handle.slot_ = slot;
+    handle.pool_ = pool;
+    return handle;
+  }
+  handle = duplicate(comm);
+  const std::lock_guard<std::mutex> lock(pool->mutex);
+  if (pool->given_back.size() < 64) {
+    handle.slot_ = pool->given_back.size();
+    pool->given_back.push_back(MPI_COMM_NULL);
+    handle.pool_ = pool;
+  }
+  return handle;
 }
 
 namespace {

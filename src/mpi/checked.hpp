@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -39,14 +40,17 @@ int size(MPI_Comm comm);
 // say) can then no longer be freed, and destructors leave them to the finished MPI library.
 bool finalized() noexcept;
 
-// Owns a communicator created by the library (MPI_Comm_free on destruction).
+struct duplicate_pool;
+
+// Owns a communicator created by the library (MPI_Comm_free on destruction). One from plan_duplicate() goes back to
+// its pool instead, once returnable() was said and unless discard() was said since.
 class comm_handle {
  public:
   comm_handle() = default;
   explicit comm_handle(MPI_Comm c) : comm_(c) {}
   comm_handle(const comm_handle&) = delete;
   comm_handle& operator=(const comm_handle&) = delete;
-  comm_handle(comm_handle&& o) noexcept : comm_(o.comm_) { o.comm_ = MPI_COMM_NULL; }
+  comm_handle(comm_handle&& o) noexcept;
   comm_handle& operator=(comm_handle&& o) noexcept;
   ~comm_handle();
   MPI_Comm get() const noexcept { return comm_; }
@@ -54,11 +58,21 @@ class comm_handle {
   MPI_Comm release() noexcept {
     const MPI_Comm c = comm_;
     comm_ = MPI_COMM_NULL;
+    pool_.reset();
     return c;
   }
+  // A pooled duplicate may go back to its pool: its owner finished setting up. Every rank says it in the same call.
+  void returnable() noexcept { returnable_ = true; }
+  // A pooled duplicate must not go back: messages may be left on it (an exchange that ended in an error).
+  void discard() const noexcept { returnable_ = false; }
 
  private:
+  friend comm_handle plan_duplicate(MPI_Comm comm);
+  void close() noexcept;
   MPI_Comm comm_ = MPI_COMM_NULL;
+  std::weak_ptr<duplicate_pool> pool_;
+  std::size_t slot_ = 0;
+  mutable bool returnable_ = false;
 };
 
 // Owns a committed MPI datatype.
@@ -91,6 +105,13 @@ byte_message describe_bytes(std::int64_t bytes);
 // communicators made from it inherit that) so that they reach the caller as redist::mpi_error; the
 // caller's communicator keeps its own error handler.
 comm_handle duplicate(MPI_Comm comm);
+
+// A private duplicate of comm (as duplicate()) for a plan, which keeps it for its life: one that an earlier plan on
+// comm gave back where every rank has it back (one allreduce of a bit mask over comm), else a new one, which goes
+// back to comm's pool when its handle dies (after returnable(), unless discarded). A duplicate is where
+// communicators cost (one MPI_Comm_dup, a context id of the few thousand an MPI has; under SimGrid's SMPI linear in
+// the ranks), so that plans made and dropped over and over pay it once. Collective over comm.
+comm_handle plan_duplicate(MPI_Comm comm);
 
 // A private duplicate of comm, made once per comm and cached on it (owned by the cache, freed with comm), for
 // messages that start and complete within one library call (a plan's set-up exchanging what each rank needs):

@@ -214,7 +214,7 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
   mpi::agreement agreed(comm);
   // The plan's own communicator first: a failure to make it is agreed on with the arguments' checks.
   mpi::comm_handle owned_comm;
-  agreed.collective([&] { owned_comm = mpi::duplicate(comm); });
+  agreed.collective([&] { owned_comm = mpi::plan_duplicate(comm); });
   // The host share that sizes the plan's OpenMP team is gathered once per communicator: on the first plan, here,
   // where a failure of its allgather is agreed on too (and forgotten by every rank). A step of its own, so that
   // every rank makes it.
@@ -468,6 +468,7 @@ std::unique_ptr<transform_plan::impl> build_plan(MPI_Comm comm, mpi::comm_handle
   mpi::agreement planned(p->comm.get());
   planned.attempt([&] { plan_messages(*p, p->reshape_jobs); });
   p->setup_exchange(comm, planned);
+  p->comm.returnable();  // set up on every rank: nothing left on it for the next plan that takes it
   p->stats.plan_seconds = started.elapsed();
   return p;
 }

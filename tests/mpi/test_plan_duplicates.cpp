@@ -1,0 +1,122 @@
+// A transform plan keeps a private duplicate of its communicator for its life; a plan made after another was
+// dropped on every rank takes the duplicate that one gave back (no new MPI_Comm_dup), plans alive together never
+// share one, and a duplicate is reused only once every rank has given it back. Results stay exact throughout.
+// redist-test-ranks: 1 2 3 4
+// redist-test-labels: fast
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "mpi_test_support.hpp"
+#include "redist/redist.hpp"
+
+using namespace redist;
+
+namespace {
+
+// f(global row, global column, local offset) for every element of l on this rank (regular storage).
+template <class F>
+void for_each_local(const grid_layout& l, F&& f) {
+  for (const auto pos : l.my_positions())
+    for (std::int64_t bi = 0; bi < l.block_rows(); ++bi)
+      for (std::int64_t bj = 0; bj < l.block_cols(); ++bj) {
+        if (l.row_proc()[bi] != pos.row || l.col_proc()[bj] != pos.col) continue;
+        for (std::int64_t j = l.col_splits()[bj]; j < l.col_splits()[bj + 1]; ++j)
+          for (std::int64_t i = l.row_splits()[bi]; i < l.row_splits()[bi + 1]; ++i)
+            f(i, j, l.local_row_start()[bi] + i - l.row_splits()[bi] +
+                        (l.local_col_start()[bj] + j - l.col_splits()[bj]) * l.local_ld());
+      }
+}
+
+struct transpose_case {
+  grid_layout a, b;
+  std::vector<double> bv, av;
+  transpose_case(MPI_Comm comm, std::int64_t n) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    block_cyclic_params pb{n, n, 3, 3};
+    pb.proc_rows = size;
+    block_cyclic_params pa{n, n, 5, 5};
+    pa.proc_cols = size;
+    b = block_cyclic(pb, rank);
+    a = block_cyclic(pa, rank);
+    bv.resize(static_cast<size_t>(b.local_elements()));
+    // B(i, j) = i + n j: its transpose is known everywhere.
+    for_each_local(b, [&](std::int64_t i, std::int64_t j, std::int64_t at) {
+      bv[static_cast<size_t>(at)] = static_cast<double>(i + n * j);
+    });
+    av.assign(static_cast<size_t>(a.local_elements()), -1.0);
+  }
+  transform_plan plan(MPI_Comm comm) const { return make_plan(comm, a, b, op::transpose, element_type::f64); }
+  // Executes and checks A = B^T.
+  void run(const transform_plan& p) {
+    p.execute(av.data(), bv.data());
+    const std::int64_t n = a.rows();
+    for_each_local(a, [&](std::int64_t i, std::int64_t j, std::int64_t at) {
+      ASSERT_EQ(av[static_cast<size_t>(at)], static_cast<double>(j + n * i)) << "A(" << i << ", " << j << ")";
+    });
+  }
+};
+
+// Marks a plan's communicator, to recognise it later: a freed communicator's handle may come back as a new one's,
+// but a new communicator has no attributes.
+int mark_keyval() {
+  static const int keyval = [] {
+    int k = MPI_KEYVAL_INVALID;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &k, nullptr);
+    return k;
+  }();
+  return keyval;
+}
+int marker = 0;
+void mark(MPI_Comm c) { MPI_Comm_set_attr(c, mark_keyval(), &marker); }
+bool marked(MPI_Comm c) {
+  void* value = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(c, mark_keyval(), &value, &found);
+  return found != 0 && value == &marker;
+}
+
+TEST(PlanDuplicates, DroppedPlansGiveTheirDuplicateToTheNext) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);  // a pool of its own
+  transpose_case t(comm, 23);
+  {
+    const transform_plan p = t.plan(comm);
+    mark(p.communicator());
+    t.run(p);
+  }
+  const transform_plan again = t.plan(comm);
+  EXPECT_TRUE(marked(again.communicator())) << "the second plan made a new duplicate";
+  t.run(again);
+  // Alive together: another duplicate.
+  const transform_plan other = t.plan(comm);
+  EXPECT_FALSE(marked(other.communicator()));
+  t.run(other);
+  t.run(again);
+  MPI_Comm_free(&comm);  // the pool goes with it; plans alive keep their duplicates
+  t.run(other);
+}
+
+TEST(PlanDuplicates, ReusedOnlyWhereEveryRankGaveItBack) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  const int rank = redist::testing::world_rank(), size = redist::testing::world_size();
+  transpose_case t(comm, 17);
+  auto held = std::make_unique<transform_plan>(t.plan(comm));
+  mark(held->communicator());
+  if (rank == 0) held.reset();  // rank 0 alone gives it back
+  const transform_plan next = t.plan(comm);
+  // Every rank but rank 0 still holds it, so nobody may take it (with one rank, everybody gave it back).
+  EXPECT_EQ(marked(next.communicator()), size == 1);
+  t.run(next);
+  held.reset();  // (not executed: rank 0 no longer has it)
+  const transform_plan last = t.plan(comm);
+  EXPECT_EQ(marked(last.communicator()), size > 1);  // with one rank, `next` holds it
+  t.run(last);
+  MPI_Comm_free(&comm);
+}
+
+}  // namespace
