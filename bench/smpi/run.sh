@@ -12,6 +12,8 @@
 #              equal (128x128 on one grid: a permutation of blocks, the case torus_routed takes)
 #   VERIFY     1: real buffers, every element checked; 0: SMPI's shared pages (timing only); default 1 for N <= 8192
 #   REPS       executions per plan, the best one reported (default 2)
+#   TORUS_ROUTING, TORUS_BETA   redist:torus_routed's routing mode (sdr, direct, automatic; default sdr) and chunks
+#              per routed message (default: the library's)
 #   WALL_LIMIT seconds of wall time per variant (default: none); a variant stopped there prints
 #              "simulated_seconds": null and a note
 # A variant's JSON has "verified": true only when its result was checked; a wrong result exits non-zero.
@@ -60,7 +62,8 @@ for variant in $VARIANTS; do
       *) algorithm=(--cfg=smpi/"$collective":"$name") ;;  # one of SMPI's algorithms by its name
     esac
   fi
-  [ "$variant" = redist:torus_routed ] && extra=(--torus "$torus")
+  [ "$variant" = redist:torus_routed ] && extra=(--torus "$torus" --torus-routing "${TORUS_ROUTING:-sdr}"
+                                                --torus-beta "${TORUS_BETA:-0}")
   # smpi/test: SMPI charges 1e-4 s of simulated time per unsuccessful MPI_Test by default, growing; redist's waits
   # poll, so that would be charged as network time. REDIST_TIMEOUT=0: the simulation's wall time is not the job's.
   out=$(REDIST_TIMEOUT=0 timeout "${WALL_LIMIT:-0}" smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" \

@@ -1,11 +1,13 @@
 // redist at scale under SimGrid's SMPI: one measured variant per run, one JSON line from rank 0.
 //   smpi_bench transform --n N --variant V --platform NAME --link-bandwidth BYTES_PER_S [--reps R] [--verify 0|1]
-//                        [--case study|equal] [--torus X,Y,Z]
+//                        [--case study|equal] [--torus X,Y,Z] [--torus-routing sdr|direct|automatic]
+//                        [--torus-beta CHUNKS]
 // Variants: redist:auto, redist:point_to_point, redist:alltoallv, redist:torus_routed (needs --torus and the
 // equal case), mpi:alltoallv:<selector> (SMPI's MPI_Alltoallv of the same per-peer bytes; the selector is
 // smpirun's --cfg=smpi/coll-selector, named here for the record).
-// MPI_Wtime is the simulated clock. Without --verify the matrices live in SMPI_SHARED_MALLOC memory (every rank's
-// buffers share pages: contents meaningless, timing only); with it every element of the result is checked.
+// MPI_Wtime is the simulated clock. Without --verify the matrices and redist's own buffers of 1 MiB or more live in
+// SMPI_SHARED_MALLOC memory (every rank's buffers share pages: contents meaningless, timing only); with it every
+// element of the result is checked.
 #include <mpi.h>
 #include <smpi/smpi.h>
 
@@ -22,10 +24,14 @@
 
 #include <redist/redist.hpp>
 
+#include "../../src/memory/pages.hpp"  // the library's seam for fake buffers (use_page_source)
+
 namespace {
 
 struct arguments {
-  std::string benchmark, variant = "redist:auto", platform = "unknown", layout_case = "study", torus;
+  std::string benchmark, variant = "redist:auto", platform = "unknown", layout_case = "study", torus,
+      torus_routing = "sdr";
+  std::int64_t torus_beta = 0;  // 0: the library's default
   std::int64_t n = 1024;
   int reps = 2;
   bool verify = false;
@@ -48,6 +54,8 @@ arguments parse(int argc, char** argv) {
     else if (key == "--verify") a.verify = value == "1";
     else if (key == "--case") a.layout_case = value;
     else if (key == "--torus") a.torus = value;
+    else if (key == "--torus-routing") a.torus_routing = value;
+    else if (key == "--torus-beta") a.torus_beta = std::stoll(value);
     else throw std::invalid_argument("unknown option " + key);
   }
   if (a.layout_case != "study" && a.layout_case != "equal")
@@ -172,6 +180,8 @@ measured transform(const arguments& a, int rank, int size) {
       redist::torus::topology t({d[2], d[1], d[0]});
       o.torus = std::make_shared<const redist::torus::machine>(
           redist::torus::machine{t, redist::torus::rank_mapping::dimension_ordered(t, "XYZ")});
+      o.torus_routing.mode = redist::parse_name<redist::torus::routing_mode>(a.torus_routing);
+      if (a.torus_beta > 0) o.torus_routing.beta = a.torus_beta;
     }
     // The communicator has seen a collective, as an application's has (SMPI's mpich selector builds node-aware
     // sub-communicators on the first one), and the cost of one bare MPI_Comm_dup, for comparison with the plans.
@@ -269,6 +279,11 @@ int main(int argc, char** argv) {
   int status = 0;
   try {
     const arguments a = parse(argc, argv);
+    // Timing only: redist's own large buffers (messages, staging) in SMPI's shared pages too, so that thousands of
+    // simulated ranks with large N fit in this machine's memory (and SMPI skips copying their payloads).
+    if (!a.verify)
+      redist::memory::use_page_source({std::size_t(1) << 20, [](std::size_t bytes) { return SMPI_SHARED_MALLOC(bytes); },
+                                       [](void* data) { SMPI_SHARED_FREE(data); }});
     if (a.benchmark != "transform") throw std::invalid_argument("benchmark " + a.benchmark + ": expected transform");
     const auto wall0 = std::chrono::steady_clock::now();
     const measured m = transform(a, rank, size);

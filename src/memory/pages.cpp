@@ -13,6 +13,7 @@
 #include <system_error>
 #include <new>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -71,6 +72,8 @@ struct page_cache {
   std::vector<void*> kept;
   std::size_t kept_bytes = 0;
   const std::size_t limit = cache_limit_from_environment();
+  page_source source;                    // use_page_source's (allocate null: none)
+  std::unordered_set<void*> from_source;  // live blocks of the source
 };
 
 page_cache& cache() {
@@ -94,9 +97,30 @@ void* take_kept(std::size_t size) {
 }
 }  // namespace
 
+void use_page_source(const page_source& source) {
+  page_cache& c = cache();
+  std::lock_guard<std::mutex> guard(c.lock);
+  c.source = source;
+}
+
 page_buffer allocate_pages(std::int64_t bytes) {
   if (bytes <= 0) return page_buffer(nullptr, release_pages);
   const auto size = static_cast<std::size_t>(bytes);
+  {
+    page_cache& c = cache();
+    std::lock_guard<std::mutex> guard(c.lock);
+    if (c.source.allocate != nullptr && size >= c.source.from_bytes) {
+      void* data = c.source.allocate(size);
+      if (data == nullptr) throw std::bad_alloc();
+      try {
+        c.from_source.insert(data);
+      } catch (...) {
+        c.source.release(data);
+        throw;
+      }
+      return page_buffer(static_cast<std::byte*>(data), release_pages);
+    }
+  }
   if (size < kept_from) {  // on a cache line: BLAS and vector copies keep their rate there (malloc gives 16 bytes)
     void* data = nullptr;
     if (posix_memalign(&data, static_cast<std::size_t>(cache_line), size) != 0) throw std::bad_alloc();
@@ -130,6 +154,10 @@ void release_pages(void* data) {
   if (data == nullptr) return;
   page_cache& c = cache();
   std::lock_guard<std::mutex> guard(c.lock);
+  if (c.from_source.erase(data) != 0) {
+    c.source.release(data);
+    return;
+  }
   const auto found = c.sizes.find(data);
   if (found == c.sizes.end()) {  // under kept_from: plain heap
     std::free(data);

@@ -39,6 +39,16 @@ bool returned_after_use(std::int64_t bytes) noexcept;
 // memset would add a pass): planning pays the faults, not the first execution.
 void touch_pages(std::byte* data, std::int64_t bytes);
 
+// Where blocks of `from_bytes` or more come from instead of the C heap: a simulator's fake memory (SimGrid's
+// SMPI_SHARED_MALLOC, whose pages all ranks share, so that a simulation of thousands of ranks holds each large
+// buffer once; bench/smpi/). Such blocks are never cached. Set before the first allocation, once per process.
+struct page_source {
+  std::size_t from_bytes = 0;
+  void* (*allocate)(std::size_t bytes) = nullptr;
+  void (*release)(void* data) = nullptr;
+};
+void use_page_source(const page_source& source);
+
 // Bytes kept by the cache now, and returning them all to the system (for tests).
 std::int64_t cached_page_bytes();
 void drop_cached_pages();

@@ -1,11 +1,13 @@
 // Message and work buffers (src/memory/pages.cpp): 2 MiB alignment from 2 MiB on, and the cache of released
 // blocks (from 64 KiB on): a later allocation of 50-100% of a kept block's size gets that block (its pages
 // already mapped), a smaller one does not, and the kept bytes never exceed the limit (256 MiB unless
-// REDIST_BUFFER_CACHE says); the byte counts of the environment variables.
+// REDIST_BUFFER_CACHE says); the byte counts of the environment variables; a page source (fake memory) instead
+// of the heap for large blocks.
 #include <gtest/gtest.h>
 
 #include <cinttypes>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -147,3 +149,36 @@ TEST(Pages, ByteCountsParseAsTheEnvironmentVariablesDocumentThem) {
 }
 
 }  // namespace
+
+namespace {
+// A page source that counts what it hands out and takes back (a simulator's fake memory stands there).
+int sourced_live = 0, sourced_total = 0;
+void* counted_allocate(std::size_t bytes) {
+  ++sourced_live;
+  ++sourced_total;
+  return std::malloc(bytes);
+}
+void counted_release(void* data) {
+  --sourced_live;
+  std::free(data);
+}
+}  // namespace
+
+TEST(Pages, APageSourceServesLargeBlocksAndTakesThemBack) {
+  redist::memory::use_page_source({std::size_t(1) << 20, counted_allocate, counted_release});
+  {
+    const page_buffer large = allocate_pages(std::int64_t(3) << 20);
+    const page_buffer small = allocate_pages(std::int64_t(64) << 10);  // below from_bytes: the heap
+    EXPECT_EQ(sourced_live, 1);
+    EXPECT_EQ(sourced_total, 1);
+    std::memset(large.get(), 1, std::size_t(3) << 20);
+  }
+  EXPECT_EQ(sourced_live, 0) << "a sourced block went elsewhere than its source";
+  const std::int64_t kept = cached_page_bytes();
+  { const page_buffer again = allocate_pages(std::int64_t(3) << 20); }
+  EXPECT_EQ(sourced_total, 2) << "a sourced block was kept by the cache";
+  EXPECT_EQ(cached_page_bytes(), kept);
+  redist::memory::use_page_source({});  // the heap again, for the tests after this one
+  { const page_buffer heap = allocate_pages(std::int64_t(3) << 20); }
+  EXPECT_EQ(sourced_total, 2);
+}
