@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # redist on a simulated cluster (SimGrid's SMPI): one JSON line per measured variant.
-#   bash bench/smpi/run.sh transform PLATFORM RANKS N
-# PLATFORM: fattree, torus or dragonfly (bench/smpi/platform_xml.py says what each is); one rank per simulated host;
+#   bash bench/smpi/run.sh transform|neighbor PLATFORM RANKS N
+# transform: a block-cyclic pdtran-like redistribution of an N x N matrix; neighbor: a 27-point halo exchange of
+# N^3 subdomains (docs/smpi.md). PLATFORM: fattree, torus or dragonfly (bench/smpi/platform_xml.py says what each is); one rank per simulated host;
 # network time only (the ranks' computation costs no simulated time). Installs SimGrid (apt-get) when smpirun is
 # missing and builds what it needs in build/smpi (REDIST_SMPI_BUILD overrides).
 # Environment:
@@ -10,7 +11,10 @@
 #              re-implements it) or mpi:alltoallv:<algorithm> (SMPI's name: bruck, pair, ring, ompi_basic_linear...)
 #   CASE       transform layouts: study (32x32 blocks -> A = B^T in 128x128 on the transposed grid, default) or
 #              equal (128x128 on one grid: a permutation of blocks, the case torus_routed takes)
-#   VERIFY     1: real buffers, every element checked; 0: SMPI's shared pages (timing only); default 1 for N <= 8192
+#   VERIFY     1: real buffers, every element checked; 0: SMPI's shared pages (timing only); default 1 for
+#              N <= 8192 (transform), N <= 64 (neighbor)
+#   REGION     neighbor: ranks per region, the simulated node of several hosts that aggregate and dedup group by
+#              (default 8)
 #   REPS       executions per plan, the best one reported (default 2)
 #   TORUS_ROUTING, TORUS_BETA   redist:torus_routed's routing mode (sdr, direct, automatic; default sdr) and chunks
 #              per routed message (default: the library's)
@@ -19,10 +23,10 @@
 # A variant's JSON has "verified": true only when its result was checked; a wrong result exits non-zero.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-usage() { echo "usage: bash bench/smpi/run.sh transform fattree|torus|dragonfly RANKS N" >&2; exit 2; }
+usage() { echo "usage: bash bench/smpi/run.sh transform|neighbor fattree|torus|dragonfly RANKS N" >&2; exit 2; }
 [ $# -eq 4 ] || usage
 benchmark=$1 platform=$2 ranks=$3 n=$4
-case $benchmark in transform) ;; *) echo "run.sh: benchmark '$benchmark': only transform is built so far" >&2; exit 2 ;; esac
+case $benchmark in transform|neighbor) ;; *) echo "run.sh: benchmark '$benchmark': transform and neighbor are built so far" >&2; exit 2 ;; esac
 case $platform in fattree|torus|dragonfly) ;; *) usage ;; esac
 [[ $ranks =~ ^[0-9]+$ && $n =~ ^[0-9]+$ ]] || usage
 
@@ -44,12 +48,15 @@ bandwidth=12.5e9  # platform_xml.py's links: the link-rate bound's rate
 torus=$(sed -n 's/.*topology="TORUS" topo_parameters="\([0-9,]*\)".*/\1/p' "$xml")
 
 layout_case=${CASE:-study}
-if [ -z "${VARIANTS:-}" ]; then
+if [ -z "${VARIANTS:-}" ] && [ "$benchmark" = transform ]; then
   VARIANTS="redist:auto redist:point_to_point redist:alltoallv mpi:alltoallv:mpich mpi:alltoallv:ompi"
   VARIANTS="$VARIANTS mpi:alltoallv:ompi_basic_linear"
   [ "$platform" = torus ] && [ "$layout_case" = equal ] && VARIANTS="$VARIANTS redist:torus_routed"
+elif [ -z "${VARIANTS:-}" ]; then
+  VARIANTS="redist:auto redist:standard redist:aggregate redist:dedup mpi:neighbor_alltoallv"
 fi
-verify=${VERIFY:-$([ "$n" -le 8192 ] && echo 1 || echo 0)}
+if [ "$benchmark" = transform ]; then small=8192; else small=64; fi
+verify=${VERIFY:-$([ "$n" -le $small ] && echo 1 || echo 0)}
 status=0 results=()
 for variant in $VARIANTS; do
   # redist's own collectives (plan agreement) use the mpich selector; an MPI baseline names its selector. SMPI's
@@ -70,7 +77,8 @@ for variant in $VARIANTS; do
           --cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 --cfg=smpi/grow-injected-times:no \
           --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" --log=root.thresh:error \
           "$build/smpi_bench" "$benchmark" --n "$n" --variant "$variant" --platform "$platform" \
-          --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" --case "$layout_case" "${extra[@]}" \
+          --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" --case "$layout_case" \
+          --region "${REGION:-8}" "${extra[@]}" \
           2> "$build/last_run.err") || {
     code=$?
     if [ "$code" = 124 ]; then  # not a failure: the simulation outlived WALL_LIMIT

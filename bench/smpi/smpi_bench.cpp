@@ -1,10 +1,13 @@
 // redist at scale under SimGrid's SMPI: one measured variant per run, one JSON line from rank 0.
-//   smpi_bench transform --n N --variant V --platform NAME --link-bandwidth BYTES_PER_S [--reps R] [--verify 0|1]
+//   smpi_bench transform|neighbor --n N --variant V --platform NAME --link-bandwidth BYTES_PER_S [--reps R]
+//                        [--verify 0|1] [--region RANKS]
 //                        [--case study|equal] [--torus X,Y,Z] [--torus-routing sdr|direct|automatic]
 //                        [--torus-beta CHUNKS]
-// Variants: redist:auto, redist:point_to_point, redist:alltoallv, redist:torus_routed (needs --torus and the
-// equal case), mpi:alltoallv:<selector> (SMPI's MPI_Alltoallv of the same per-peer bytes; the selector is
-// smpirun's --cfg=smpi/coll-selector, named here for the record).
+// transform variants: redist:auto, redist:point_to_point, redist:alltoallv, redist:torus_routed (needs --torus and
+// the equal case), mpi:alltoallv:<selector> (SMPI's MPI_Alltoallv of the same per-peer bytes; the selector is
+// smpirun's --cfg=smpi/coll-selector, named here for the record). neighbor (a 27-point halo, N the subdomain's
+// edge): redist:auto, redist:standard, redist:aggregate, redist:dedup (regions of --region ranks),
+// mpi:neighbor_alltoallv (every receive and send posted at once, as MPICH's and Open MPI's default).
 // MPI_Wtime is the simulated clock. Without --verify the matrices and redist's own buffers of 1 MiB or more live in
 // SMPI_SHARED_MALLOC memory (every rank's buffers share pages: contents meaningless, timing only); with it every
 // element of the result is checked.
@@ -32,6 +35,7 @@ struct arguments {
   std::string benchmark, variant = "redist:auto", platform = "unknown", layout_case = "study", torus,
       torus_routing = "sdr";
   std::int64_t torus_beta = 0;  // 0: the library's default
+  int region = 8;               // neighbor: ranks per region (a simulated node of several hosts)
   std::int64_t n = 1024;
   int reps = 2;
   bool verify = false;
@@ -56,6 +60,7 @@ arguments parse(int argc, char** argv) {
     else if (key == "--torus") a.torus = value;
     else if (key == "--torus-routing") a.torus_routing = value;
     else if (key == "--torus-beta") a.torus_beta = std::stoll(value);
+    else if (key == "--region") a.region = std::stoi(value);
     else throw std::invalid_argument("unknown option " + key);
   }
   if (a.layout_case != "study" && a.layout_case != "equal")
@@ -269,6 +274,132 @@ measured transform(const arguments& a, int rank, int size) {
   return m;
 }
 
+
+// 3-D halo exchange of a 27-point stencil: ranks on a periodic px x py x pz grid, each with an n^3 subdomain of
+// doubles, send to each of their 26 neighbours the boundary slab facing it (faces n^2, edges n, corners 1
+// element); an element's global id is its owner's rank * n^3 + its index there, and its value that id.
+struct halo {
+  std::vector<int> sources, destinations;
+  std::vector<std::int64_t> send_counts, send_displs, recv_counts, recv_displs, send_ids, recv_ids;
+};
+
+halo halo_of(int rank, int size, std::int64_t n) {
+  int dims[3] = {0, 0, 0};
+  MPI_Dims_create(size, 3, dims);
+  const int c[3] = {rank / (dims[1] * dims[2]), rank / dims[2] % dims[1], rank % dims[2]};
+  const auto rank_at = [&](const int* d, int sign) {
+    int q[3];
+    for (int k = 0; k < 3; ++k) q[k] = ((c[k] + sign * d[k]) % dims[k] + dims[k]) % dims[k];
+    return (q[0] * dims[1] + q[1]) * dims[2] + q[2];
+  };
+  // The slab of a subdomain facing direction d, as local indices (x slowest).
+  const auto slab = [&](const int* d) {
+    std::vector<std::int64_t> at;
+    for (std::int64_t x = 0; x < n; ++x)
+      for (std::int64_t y = 0; y < n; ++y)
+        for (std::int64_t z = 0; z < n; ++z) {
+          const std::int64_t v[3] = {x, y, z};
+          bool in = true;
+          for (int k = 0; k < 3; ++k) in = in && (d[k] == 0 || v[k] == (d[k] > 0 ? n - 1 : 0));
+          if (in) at.push_back((x * n + y) * n + z);
+        }
+    return at;
+  };
+  halo h;
+  const std::int64_t volume = n * n * n;
+  for (int dx = -1; dx <= 1; ++dx)
+    for (int dy = -1; dy <= 1; ++dy)
+      for (int dz = -1; dz <= 1; ++dz) {
+        if (dx == 0 && dy == 0 && dz == 0) continue;
+        const int d[3] = {dx, dy, dz};
+        const std::vector<std::int64_t> at = slab(d);
+        // Send my slab facing d to the rank at +d; receive the slab facing d of the rank at -d.
+        const int to = rank_at(d, 1), from = rank_at(d, -1);
+        h.destinations.push_back(to);
+        h.send_displs.push_back(static_cast<std::int64_t>(h.send_ids.size()));
+        h.send_counts.push_back(static_cast<std::int64_t>(at.size()));
+        for (std::int64_t i : at) h.send_ids.push_back(rank * volume + i);
+        h.sources.push_back(from);
+        h.recv_displs.push_back(static_cast<std::int64_t>(h.recv_ids.size()));
+        h.recv_counts.push_back(static_cast<std::int64_t>(at.size()));
+        for (std::int64_t i : at) h.recv_ids.push_back(from * volume + i);
+      }
+  return h;
+}
+
+measured neighbor(const arguments& a, int rank, int size) {
+  const halo h = halo_of(rank, size, a.n);
+  const std::size_t send_n = h.send_ids.size(), recv_n = h.recv_ids.size();
+  buffer send(send_n * 8, a.verify), receive(recv_n * 8, a.verify);
+  auto* sv = reinterpret_cast<double*>(send.data);
+  auto* rv = reinterpret_cast<double*>(receive.data);
+  if (a.verify)
+    for (std::size_t i = 0; i < send_n; ++i) sv[i] = static_cast<double>(h.send_ids[i]);
+  measured m;
+  for (std::size_t e = 0; e < h.destinations.size(); ++e)
+    if (h.destinations[e] != rank) {
+      m.bytes_sent += h.send_counts[e] * 8;
+      ++m.messages;
+    }
+  for (std::size_t e = 0; e < h.sources.size(); ++e)
+    if (h.sources[e] != rank) m.bytes_received += h.recv_counts[e] * 8;
+  const auto check = [&] {
+    if (!a.verify) return;
+    for (std::size_t i = 0; i < recv_n; ++i)
+      if (rv[i] != static_cast<double>(h.recv_ids[i])) m.correct = false;
+    m.verified = true;
+  };
+  double ignored = 0;
+  MPI_Allreduce(MPI_IN_PLACE, &ignored, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  if (a.variant.rfind("redist:", 0) == 0) {
+    namespace ex = redist::exchange;
+    ex::exchange_options o;
+    o.strategy = redist::parse_name<ex::neighbor_strategy>(a.variant.substr(7));
+    o.region_size = a.region;
+    ex::neighbor_buffers b{send.data, h.send_counts.data(), h.send_displs.data(), MPI_DOUBLE,
+                           receive.data, h.recv_counts.data(), h.recv_displs.data(), MPI_DOUBLE};
+    b.send_entries = b.recv_entries = static_cast<std::int64_t>(h.destinations.size());
+    b = ex::with_global_ids(b, h.send_ids, h.recv_ids);
+    std::unique_ptr<ex::neighbor_plan> plan;
+    m.plan = timed([&] {
+      plan = std::make_unique<ex::neighbor_plan>(ex::neighbor_alltoallv_init(h.sources, h.destinations, b, MPI_COMM_WORLD, o));
+    });
+    const auto& st = plan->statistics();
+    m.bytes_sent = st.bytes_sent;
+    m.bytes_received = st.bytes_received;
+    m.messages = st.messages_sent;
+    m.chosen = ex::to_string(st.strategy);
+    for (int r = 0; r < a.reps; ++r) {
+      const double t = timed([&] {
+        plan->start();
+        plan->wait();
+      });
+      if (r == 0) m.first = t;
+      m.best = std::min(m.best, t);
+    }
+    check();
+    return m;
+  }
+  if (a.variant != "mpi:neighbor_alltoallv") throw std::invalid_argument("unknown variant " + a.variant);
+  // What MPICH's and Open MPI's default MPI_Neighbor_alltoallv does: every receive and send posted, then waited.
+  std::vector<MPI_Request> requests(h.sources.size() + h.destinations.size());
+  for (int r = 0; r < a.reps; ++r) {
+    const double t = timed([&] {
+      std::size_t k = 0;
+      for (std::size_t e = 0; e < h.sources.size(); ++e)
+        MPI_Irecv(rv + h.recv_displs[e], static_cast<int>(h.recv_counts[e]), MPI_DOUBLE, h.sources[e],
+                  static_cast<int>(e), MPI_COMM_WORLD, &requests[k++]);
+      for (std::size_t e = 0; e < h.destinations.size(); ++e)
+        MPI_Isend(sv + h.send_displs[e], static_cast<int>(h.send_counts[e]), MPI_DOUBLE, h.destinations[e],
+                  static_cast<int>(e), MPI_COMM_WORLD, &requests[k++]);
+      MPI_Waitall(static_cast<int>(k), requests.data(), MPI_STATUSES_IGNORE);
+    });
+    if (r == 0) m.first = t;
+    m.best = std::min(m.best, t);
+  }
+  check();
+  return m;
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -284,9 +415,10 @@ int main(int argc, char** argv) {
     if (!a.verify)
       redist::memory::use_page_source({std::size_t(1) << 20, [](std::size_t bytes) { return SMPI_SHARED_MALLOC(bytes); },
                                        [](void* data) { SMPI_SHARED_FREE(data); }});
-    if (a.benchmark != "transform") throw std::invalid_argument("benchmark " + a.benchmark + ": expected transform");
+    if (a.benchmark != "transform" && a.benchmark != "neighbor")
+      throw std::invalid_argument("benchmark " + a.benchmark + ": expected transform or neighbor");
     const auto wall0 = std::chrono::steady_clock::now();
-    const measured m = transform(a, rank, size);
+    const measured m = a.benchmark == "transform" ? transform(a, rank, size) : neighbor(a, rank, size);
     // Totals and the busiest rank's bytes in or out: the link-rate bound is that rank's bytes over one link.
     const std::int64_t mine[3] = {m.bytes_sent, m.messages, m.correct ? 0 : 1};
     std::int64_t total[3] = {0, 0, 0};
@@ -301,9 +433,11 @@ int main(int argc, char** argv) {
                   a.benchmark.c_str(), a.platform.c_str(), size, static_cast<long long>(a.n), a.layout_case.c_str(),
                   a.variant.c_str(), m.best, m.first);
       if (a.variant.rfind("redist:", 0) == 0)
-        std::printf("\"plan_simulated_seconds\": %.9g, \"second_plan_simulated_seconds\": %.9g, "
-                    "\"comm_dup_simulated_seconds\": %.9g, \"strategy\": \"%s\", ",
-                    m.plan, m.plan_again, m.comm_dup, m.chosen.c_str());
+        std::printf("\"plan_simulated_seconds\": %.9g, \"strategy\": \"%s\", ", m.plan, m.chosen.c_str());
+      if (a.variant.rfind("redist:", 0) == 0 && a.benchmark == "transform")
+        std::printf("\"second_plan_simulated_seconds\": %.9g, \"comm_dup_simulated_seconds\": %.9g, ", m.plan_again,
+                    m.comm_dup);
+      if (a.benchmark == "neighbor") std::printf("\"region\": %d, ", a.region);
       std::printf("\"bound_seconds\": %.9g, \"bytes_off_rank\": %lld, \"busiest_rank_bytes\": %lld, \"messages\": %lld, "
                   "\"verified\": %s, \"reps\": %d, \"wall_seconds_rank0\": %.3f}\n",
                   static_cast<double>(busiest) / a.link_bandwidth, static_cast<long long>(total[0]),
