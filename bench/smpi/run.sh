@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # redist on a simulated cluster (SimGrid's SMPI): one JSON line per measured variant.
-#   bash bench/smpi/run.sh transform|neighbor PLATFORM RANKS N
+#   bash bench/smpi/run.sh transform|neighbor|inplace PLATFORM RANKS N
 # transform: a block-cyclic pdtran-like redistribution of an N x N matrix; neighbor: a 27-point halo exchange of
-# N^3 subdomains (docs/smpi.md). PLATFORM: fattree, torus or dragonfly (bench/smpi/platform_xml.py says what each is); one rank per simulated host;
+# N^3 subdomains; inplace: a variable all-to-all of N/2 .. 2N doubles per pair in one buffer (docs/smpi.md). PLATFORM: fattree, torus or dragonfly (bench/smpi/platform_xml.py says what each is); one rank per simulated host;
 # network time only (the ranks' computation costs no simulated time). Installs SimGrid (apt-get) when smpirun is
 # missing and builds what it needs in build/smpi (REDIST_SMPI_BUILD overrides).
 # Environment:
@@ -23,10 +23,10 @@
 # A variant's JSON has "verified": true only when its result was checked; a wrong result exits non-zero.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-usage() { echo "usage: bash bench/smpi/run.sh transform|neighbor fattree|torus|dragonfly RANKS N" >&2; exit 2; }
+usage() { echo "usage: bash bench/smpi/run.sh transform|neighbor|inplace fattree|torus|dragonfly RANKS N" >&2; exit 2; }
 [ $# -eq 4 ] || usage
 benchmark=$1 platform=$2 ranks=$3 n=$4
-case $benchmark in transform|neighbor) ;; *) echo "run.sh: benchmark '$benchmark': transform and neighbor are built so far" >&2; exit 2 ;; esac
+case $benchmark in transform|neighbor|inplace) ;; *) echo "run.sh: benchmark '$benchmark': transform, neighbor and inplace are built so far" >&2; exit 2 ;; esac
 case $platform in fattree|torus|dragonfly) ;; *) usage ;; esac
 [[ $ranks =~ ^[0-9]+$ && $n =~ ^[0-9]+$ ]] || usage
 
@@ -52,10 +52,12 @@ if [ -z "${VARIANTS:-}" ] && [ "$benchmark" = transform ]; then
   VARIANTS="redist:auto redist:point_to_point redist:alltoallv mpi:alltoallv:mpich mpi:alltoallv:ompi"
   VARIANTS="$VARIANTS mpi:alltoallv:ompi_basic_linear"
   [ "$platform" = torus ] && [ "$layout_case" = equal ] && VARIANTS="$VARIANTS redist:torus_routed"
+elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = inplace ]; then
+  VARIANTS="redist:auto redist:chunked redist:pairwise mpi:alltoallv:mpich mpi:alltoallv:ompi"
 elif [ -z "${VARIANTS:-}" ]; then
   VARIANTS="redist:auto redist:standard redist:aggregate redist:dedup mpi:neighbor_alltoallv"
 fi
-if [ "$benchmark" = transform ]; then small=8192; else small=64; fi
+case $benchmark in transform) small=8192 ;; inplace) small=65536 ;; *) small=64 ;; esac
 verify=${VERIFY:-$([ "$n" -le $small ] && echo 1 || echo 0)}
 status=0 results=()
 for variant in $VARIANTS; do
@@ -74,7 +76,7 @@ for variant in $VARIANTS; do
   # smpi/test: SMPI charges 1e-4 s of simulated time per unsuccessful MPI_Test by default, growing; redist's waits
   # poll, so that would be charged as network time. REDIST_TIMEOUT=0: the simulation's wall time is not the job's.
   out=$(REDIST_TIMEOUT=0 timeout "${WALL_LIMIT:-0}" smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" \
-          --cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 --cfg=smpi/grow-injected-times:no \
+          --cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 --cfg=smpi/iprobe:1e-8 --cfg=smpi/grow-injected-times:no \
           --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" --log=root.thresh:error \
           "$build/smpi_bench" "$benchmark" --n "$n" --variant "$variant" --platform "$platform" \
           --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" --case "$layout_case" \

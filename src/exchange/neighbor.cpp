@@ -20,6 +20,8 @@ namespace detail {
 void plan_state::start() {
   if (active) throw invalid_argument("neighbor_plan::start: the previous exchange was not waited for");
   started = trace_detail::on() ? trace_detail::clock::now() : trace_detail::clock::time_point{};
+  // Messages in flight: the communicator serves no other plan until an exchange has completed on every rank.
+  owned_comm.discard();
   chosen->start();
   active = true;
 }
@@ -54,6 +56,7 @@ void plan_state::wait() {
   const auto wait_began = traced.active() ? trace_detail::clock::now() : trace_detail::clock::time_point{};
   chosen->wait();
   active = false;
+  owned_comm.returnable();
   // An exchange is timed from its start (one started while tracing was off, from its wait).
   if (traced.active())
     traced.executed("neighbor_plan", to_string(stats.strategy), stats.bytes_sent, stats.messages_sent,
@@ -239,7 +242,7 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   // on before any candidate is measured or chosen.
   mpi::agreement built(comm);
   mpi::comm_handle owned;
-  built.collective([&] { owned = mpi::duplicate(comm); });
+  built.collective([&] { owned = mpi::plan_duplicate(comm); });
   v.comm = owned.get();
   std::vector<std::unique_ptr<strategy>> candidates;
   for (const strategy_builder& make : builders) built.attempt([&] { candidates.push_back(make(v)); });
@@ -292,6 +295,7 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
     }
   }
   for (const auto& copy : run.self_copies) s.bytes_local += run.sends[static_cast<size_t>(copy.first)].bytes;
+  p->owned_comm.returnable();  // set up on every rank, nothing in flight: the next plan on comm may take it
   return p;
 }
 

@@ -1,6 +1,6 @@
-// A transform plan keeps a private duplicate of its communicator for its life; a plan made after another was
-// dropped on every rank takes the duplicate that one gave back (no new MPI_Comm_dup), plans alive together never
-// share one, and a duplicate is reused only once every rank has given it back. Results stay exact throughout.
+// A transform or neighbor-exchange plan keeps a private duplicate of its communicator for its life; a plan made after
+// another was dropped on every rank takes the duplicate that one gave back (no new MPI_Comm_dup), plans alive together
+// never share one, and a duplicate is reused only once every rank has given it back. Results stay exact throughout.
 // redist-test-ranks: 1 2 3 4
 // redist-test-labels: fast
 #include <gtest/gtest.h>
@@ -12,6 +12,21 @@
 #include "redist/redist.hpp"
 
 using namespace redist;
+
+// Duplicates made, counted through MPI's profiling interface (the library's calls bind to these definitions).
+namespace {
+int duplicates_made = 0;
+}
+extern "C" int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* dup) {
+  ++duplicates_made;
+  return PMPI_Comm_dup(comm, dup);
+}
+#if MPI_VERSION >= 3
+extern "C" int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* dup, MPI_Request* request) {
+  ++duplicates_made;
+  return PMPI_Comm_idup(comm, dup, request);
+}
+#endif
 
 namespace {
 
@@ -116,6 +131,79 @@ TEST(PlanDuplicates, ReusedOnlyWhereEveryRankGaveItBack) {
   const transform_plan last = t.plan(comm);
   EXPECT_EQ(marked(last.communicator()), size > 1);  // with one rank, `next` holds it
   t.run(last);
+  MPI_Comm_free(&comm);
+}
+
+// A ring exchange on the light path: each rank sends `count` values to the next rank and receives from the previous.
+struct ring_case {
+  int rank = 0, size = 1, count = 5;
+  std::vector<int> sources, destinations, sendcounts, sdispls, recvcounts, rdispls;
+  std::vector<double> send, recv;
+  explicit ring_case(MPI_Comm comm) {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    sources = {(rank + size - 1) % size};
+    destinations = {(rank + 1) % size};
+    sendcounts = recvcounts = {count};
+    sdispls = rdispls = {0};
+    for (int k = 0; k < count; ++k) send.push_back(rank * 100 + k);
+    recv.assign(static_cast<size_t>(count), -1.0);
+  }
+  exchange::neighbor_plan plan(MPI_Comm comm, exchange::neighbor_strategy strategy) {
+    exchange::exchange_options options;
+    options.strategy = strategy;
+    return exchange::neighbor_alltoallv_init(sources, destinations, send, sendcounts, sdispls, recv, recvcounts,
+                                             rdispls, comm, options);
+  }
+  void run(exchange::neighbor_plan& p) {
+    recv.assign(recv.size(), -1.0);
+    p.start();
+    p.wait();
+    for (int k = 0; k < count; ++k) ASSERT_EQ(recv[static_cast<size_t>(k)], sources[0] * 100 + k) << "element " << k;
+  }
+};
+
+TEST(PlanDuplicates, NeighborPlansTakeTheDuplicateADroppedOneGaveBack) {
+  for (auto strategy : {exchange::neighbor_strategy::standard, exchange::neighbor_strategy::aggregate}) {
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);  // a pool of its own
+    ring_case ring(comm);
+    {
+      auto first = ring.plan(comm, strategy);
+      ring.run(first);
+    }
+    const int before = duplicates_made;
+    {
+      auto again = ring.plan(comm, strategy);
+      ring.run(again);
+      ring.run(again);
+    }
+    EXPECT_EQ(duplicates_made, before) << to_string(strategy) << ": a plan made again duplicated the communicator";
+    {
+      // Alive together: the second needs a duplicate of its own.
+      auto held = ring.plan(comm, strategy);
+      auto other = ring.plan(comm, strategy);
+      EXPECT_EQ(duplicates_made, before + 1) << to_string(strategy);
+      ring.run(other);
+      ring.run(held);
+    }
+    MPI_Comm_free(&comm);
+  }
+}
+
+TEST(PlanDuplicates, NeighborPlanDroppedDuringAnExchangeKeepsItsDuplicate) {
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  ring_case abandoned(comm), ring(comm);  // the abandoned plan's messages may still reach its buffers
+  {
+    auto first = abandoned.plan(comm, exchange::neighbor_strategy::standard);
+    abandoned.run(first);
+    first.start();  // dropped with messages in flight
+  }
+  const int before = duplicates_made;
+  auto next = ring.plan(comm, exchange::neighbor_strategy::standard);
+  EXPECT_EQ(duplicates_made, before + 1) << "a plan took the duplicate of a plan dropped during an exchange";
+  ring.run(next);
   MPI_Comm_free(&comm);
 }
 
