@@ -91,15 +91,17 @@ void complete_assignment(int n, std::vector<int>& right_of) {
 
 // ---- sparse row-covering min-cost assignment ---------------------------------------------------------
 
-// Rectangular assignment problem (rows <= columns) in compressed rows; every row has at least two edges
-// and a matching covering all rows exists (each label row has its private column).
-template <class Cost>
+// Rectangular assignment problem in compressed rows. `Edges` lists each row's edges: rows(), listed_columns(),
+// edge_count(), row_begin(r)/row_end(r) (64-bit edge ids), column(e) and cost(e). Row r also has a private
+// "stay unmatched" column listed_columns() + r at cost 0, after its listed edges (edge id edge_count() + r), so a
+// matching covering all rows exists. Private edges and the row of each search path edge are not stored per edge:
+// the solver adds O(rows + columns) to the input, which the caller may hold in its own compact form.
+template <class Cost, class Edges>
 class sparse_assignment {
  public:
-  sparse_assignment(int rows, int cols, std::vector<int> row_start, std::vector<int> col_of_edge,
-                    std::vector<Cost> cost)
-      : rows_(rows), cols_(cols), row_start_(std::move(row_start)), col_(std::move(col_of_edge)),
-        cost_(std::move(cost)) {}
+  explicit sparse_assignment(const Edges& edges)
+      : edges_(edges), rows_(edges.rows()), cols_(edges.listed_columns() + edges.rows()),
+        listed_edges_(edges.edge_count()) {}
 
   // Returns col[row].
   std::vector<int> solve() {
@@ -107,26 +109,37 @@ class sparse_assignment {
     v_.assign(cols, Cost(0));
     matched_edge_.assign(static_cast<size_t>(rows_), -1);
     row_of_col_.assign(cols, -1);
-    row_of_edge_.resize(cost_.size());
-    for (int r = 0; r < rows_; ++r)
-      for (int e = row_start_[r]; e < row_start_[r + 1]; ++e) row_of_edge_[e] = r;
     reduce_rows();
     dist_.assign(cols, infinity());
     pred_edge_.assign(cols, -1);
+    pred_row_.assign(cols, -1);
     finalized_.assign(cols, 0);
     for (int r = 0; r < rows_; ++r)
       if (matched_edge_[r] < 0) augment_from(r);
     std::vector<int> col_of_row(static_cast<size_t>(rows_));
-    for (int r = 0; r < rows_; ++r) col_of_row[r] = col_[matched_edge_[r]];
+    for (int r = 0; r < rows_; ++r) col_of_row[r] = column(matched_edge_[r]);
     return col_of_row;
   }
 
  private:
   static constexpr Cost infinity() { return std::numeric_limits<Cost>::max() / 4; }
 
-  void assign(int row, int edge) {
+  int column(std::int64_t e) const {
+    return e < listed_edges_ ? edges_.column(e) : edges_.listed_columns() + static_cast<int>(e - listed_edges_);
+  }
+  Cost cost(std::int64_t e) const { return e < listed_edges_ ? edges_.cost(e) : Cost(0); }
+  std::int64_t private_edge(int r) const { return listed_edges_ + r; }
+
+  // Calls visit(edge) for row r's listed edges, then its private edge.
+  template <class Visit>
+  void for_each_edge(int r, Visit&& visit) const {
+    for (std::int64_t e = edges_.row_begin(r), end = edges_.row_end(r); e < end; ++e) visit(e);
+    visit(private_edge(r));
+  }
+
+  void assign(int row, std::int64_t edge) {
     matched_edge_[row] = edge;
-    row_of_col_[col_[edge]] = row;
+    row_of_col_[column(edge)] = row;
   }
 
   // Jonker-Volgenant's augmenting row reduction: a free row takes its cheapest column (reduced by the
@@ -138,17 +151,17 @@ class sparse_assignment {
   void reduce_rows() {
     std::vector<int> free_rows(static_cast<size_t>(rows_));
     for (int r = 0; r < rows_; ++r) free_rows[r] = rows_ - 1 - r;  // bid in ascending row order (stack)
-    std::int64_t budget = 4 * static_cast<std::int64_t>(rows_) + static_cast<std::int64_t>(cost_.size());
+    std::int64_t budget = 4 * static_cast<std::int64_t>(rows_) + listed_edges_ + rows_;
     for (int pass = 0; pass < 2 && !free_rows.empty(); ++pass) {
       std::vector<int> next_pass;
       while (!free_rows.empty()) {
         if (--budget < 0) return;  // leftover rows (free_rows, next_pass) are simply unmatched
         const int r = free_rows.back();
         free_rows.pop_back();
-        int best = -1, second = -1;
+        std::int64_t best = -1, second = -1;
         Cost best_value = infinity(), second_value = infinity();
-        for (int e = row_start_[r]; e < row_start_[r + 1]; ++e) {
-          const Cost value = cost_[e] - v_[col_[e]];
+        for_each_edge(r, [&](std::int64_t e) {
+          const Cost value = cost(e) - v_[column(e)];
           if (value < best_value) {
             second = best;
             second_value = best_value;
@@ -158,15 +171,15 @@ class sparse_assignment {
             second = e;
             second_value = value;
           }
-        }
-        int take = best;
-        int evicted = row_of_col_[col_[best]];
+        });
+        std::int64_t take = best;
+        int evicted = row_of_col_[column(best)];
         const bool strictly_better = best_value < second_value;
         if (strictly_better) {
-          v_[col_[best]] -= second_value - best_value;
+          v_[column(best)] -= second_value - best_value;
         } else if (evicted >= 0) {
           take = second;  // tie: the other cheapest column may be free
-          evicted = row_of_col_[col_[second]];
+          evicted = row_of_col_[column(second)];
         }
         if (evicted >= 0) {
           matched_edge_[evicted] = -1;
@@ -182,22 +195,22 @@ class sparse_assignment {
   }
 
   // Row dual of a matched row: its matched edge is tight.
-  Cost row_dual(int r) const { return cost_[matched_edge_[r]] - v_[col_[matched_edge_[r]]]; }
+  Cost row_dual(int r) const { return cost(matched_edge_[r]) - v_[column(matched_edge_[r])]; }
 
   static Cost non_negative(Cost x) { return x < Cost(0) ? Cost(0) : x; }  // absorbs rounding of doubles
 
   void augment_from(int start) {
     // The free row's dual: the largest value that keeps its reduced costs non-negative.
     Cost start_dual = infinity();
-    int tight_edge = -1;
-    for (int e = row_start_[start]; e < row_start_[start + 1]; ++e) {
-      const Cost reduced = cost_[e] - v_[col_[e]];
-      if (reduced < start_dual || (reduced == start_dual && row_of_col_[col_[e]] < 0)) {
+    std::int64_t tight_edge = -1;
+    for_each_edge(start, [&](std::int64_t e) {
+      const Cost reduced = cost(e) - v_[column(e)];
+      if (reduced < start_dual || (reduced == start_dual && row_of_col_[column(e)] < 0)) {
         start_dual = reduced;
         tight_edge = e;
       }
-    }
-    if (row_of_col_[col_[tight_edge]] < 0) {  // a free column on a tight edge: no search needed
+    });
+    if (row_of_col_[column(tight_edge)] < 0) {  // a free column on a tight edge: no search needed
       assign(start, tight_edge);
       return;
     }
@@ -208,16 +221,16 @@ class sparse_assignment {
     std::priority_queue<entry, std::vector<entry>, std::greater<entry>> heap;
     touched_.clear();
     finalized_list_.clear();
-    auto relax = [&](int e, Cost candidate) {
-      const int c = col_[e];
+    auto relax = [&](int row, std::int64_t e, Cost candidate) {
+      const int c = column(e);
       if (finalized_[c] || !(candidate < dist_[c])) return;
       if (dist_[c] == infinity()) touched_.push_back(c);
       dist_[c] = candidate;
       pred_edge_[c] = e;
+      pred_row_[c] = row;
       heap.emplace(candidate, 2 * c + (row_of_col_[c] >= 0 ? 1 : 0));
     };
-    for (int e = row_start_[start]; e < row_start_[start + 1]; ++e)
-      relax(e, non_negative(cost_[e] - v_[col_[e]] - start_dual));
+    for_each_edge(start, [&](std::int64_t e) { relax(start, e, non_negative(cost(e) - v_[column(e)] - start_dual)); });
 
     int sink = -1;
     Cost sink_dist = 0;
@@ -235,8 +248,10 @@ class sparse_assignment {
         break;
       }
       const Cost r_dual = row_dual(r);
-      for (int e = row_start_[r]; e < row_start_[r + 1]; ++e)
-        if (e != matched_edge_[r]) relax(e, d + non_negative(cost_[e] - v_[col_[e]] - r_dual));
+      const std::int64_t matched = matched_edge_[r];
+      for_each_edge(r, [&](std::int64_t e) {
+        if (e != matched) relax(r, e, d + non_negative(cost(e) - v_[column(e)] - r_dual));
+      });
     }
     if (sink < 0) throw error("relabel: internal error, the assignment problem has no row-covering matching");
 
@@ -248,12 +263,12 @@ class sparse_assignment {
     // Flip the alternating path back to the start row.
     int c = sink;
     while (true) {
-      const int e = pred_edge_[c];
-      const int r = row_of_edge_[e];
-      const int previous_edge = matched_edge_[r];
+      const std::int64_t e = pred_edge_[c];
+      const int r = pred_row_[c];
+      const std::int64_t previous_edge = matched_edge_[r];
       assign(r, e);
       if (r == start) break;
-      c = col_[previous_edge];
+      c = column(previous_edge);
     }
 
     for (int t : touched_) {
@@ -262,17 +277,71 @@ class sparse_assignment {
     }
   }
 
+  const Edges& edges_;
   int rows_, cols_;
-  std::vector<int> row_start_, col_;
-  std::vector<Cost> cost_;
-  std::vector<int> row_of_edge_;
-  std::vector<Cost> v_;            // column duals, <= 0, 0 on free columns
-  std::vector<int> matched_edge_;  // per row, -1 when free
-  std::vector<int> row_of_col_;    // per column, -1 when free
+  std::int64_t listed_edges_;
+  std::vector<Cost> v_;                     // column duals, <= 0, 0 on free columns
+  std::vector<std::int64_t> matched_edge_;  // per row, -1 when free
+  std::vector<int> row_of_col_;             // per column, -1 when free
   std::vector<Cost> dist_;
-  std::vector<int> pred_edge_;
+  std::vector<std::int64_t> pred_edge_;  // per column: the search path edge into it ...
+  std::vector<int> pred_row_;            // ... and that edge's row
   std::vector<char> finalized_;
   std::vector<int> touched_, finalized_list_;
+};
+
+// Edges given as arrays (the weighted_edge entry point): compact row offsets, columns and costs.
+template <class Cost>
+struct listed_edges {
+  std::vector<std::int64_t> row_start{0};
+  std::vector<int> col;
+  std::vector<Cost> cost_of;
+  int num_columns = 0;
+
+  int rows() const { return static_cast<int>(row_start.size()) - 1; }
+  int listed_columns() const { return num_columns; }
+  std::int64_t edge_count() const { return row_start.back(); }
+  std::int64_t row_begin(int r) const { return row_start[static_cast<size_t>(r)]; }
+  std::int64_t row_end(int r) const { return row_start[static_cast<size_t>(r) + 1]; }
+  int column(std::int64_t e) const { return col[static_cast<size_t>(e)]; }
+  Cost cost(std::int64_t e) const { return cost_of[static_cast<size_t>(e)]; }
+};
+
+// Edges read straight from a label_graph (locally-free gains: the gain of rank y for label x is the volume y
+// holds of x's data): rows are the labels with packages, columns the senders numbered in order of first
+// appearance, as the weighted_edge entry point numbers them, so both give the same matching.
+template <class Cost>
+struct label_graph_edges {
+  const label_graph& graph;
+  std::vector<int> label_of_row;
+  std::vector<int> column_of_rank;  // -1 for a rank that sends nothing
+  std::vector<int> rank_of_column;
+
+  explicit label_graph_edges(const label_graph& g)
+      : graph(g), column_of_rank(static_cast<size_t>(g.nranks), -1) {
+    for (int x = 0; x < g.label_count(); ++x) {
+      const std::int64_t begin = g.label_start[static_cast<size_t>(x)], end = g.label_start[static_cast<size_t>(x) + 1];
+      if (begin == end) continue;
+      label_of_row.push_back(x);
+      for (std::int64_t k = begin; k < end; ++k) {
+        const int rank = g.src[static_cast<size_t>(k)];
+        if (column_of_rank[static_cast<size_t>(rank)] >= 0) continue;
+        column_of_rank[static_cast<size_t>(rank)] = static_cast<int>(rank_of_column.size());
+        rank_of_column.push_back(rank);
+      }
+    }
+  }
+
+  int rows() const { return static_cast<int>(label_of_row.size()); }
+  int listed_columns() const { return static_cast<int>(rank_of_column.size()); }
+  std::int64_t edge_count() const { return graph.package_count(); }
+  std::int64_t row_begin(int r) const { return graph.label_start[static_cast<size_t>(label_of_row[r])]; }
+  std::int64_t row_end(int r) const { return graph.label_start[static_cast<size_t>(label_of_row[r]) + 1]; }
+  int column(std::int64_t e) const { return column_of_rank[static_cast<size_t>(graph.src[static_cast<size_t>(e)])]; }
+  // The weighted_edge path takes the gain as a double first: the same rounding for volumes above 2^53.
+  Cost cost(std::int64_t e) const {
+    return -static_cast<Cost>(static_cast<double>(graph.volume[static_cast<size_t>(e)]));
+  }
 };
 
 // Maximum-weight matching of the sparse bipartite graph of positive edges (sorted by (left, right),
@@ -283,37 +352,39 @@ std::vector<int> sparse_max_weight_matching(int n, const std::vector<weighted_ed
   // Compact indices: only lefts and rights that some positive edge touches take part.
   std::vector<int> right_index(static_cast<size_t>(n), -1);
   std::vector<int> lefts, rights;
-  for (const auto& e : positive) {
-    if (lefts.empty() || lefts.back() != e.left) lefts.push_back(e.left);
+  listed_edges<Cost> edges;
+  edges.col.reserve(positive.size());
+  edges.cost_of.reserve(positive.size());
+  for (size_t k = 0; k < positive.size(); ++k) {
+    const weighted_edge& e = positive[k];
+    if (lefts.empty() || lefts.back() != e.left) {
+      if (!lefts.empty()) edges.row_start.push_back(static_cast<std::int64_t>(k));
+      lefts.push_back(e.left);
+    }
     if (right_index[e.right] < 0) {
       right_index[e.right] = static_cast<int>(rights.size());
       rights.push_back(e.right);
     }
+    edges.col.push_back(right_index[e.right]);
+    edges.cost_of.push_back(-static_cast<Cost>(e.weight));
   }
-  const int num_left = static_cast<int>(lefts.size()), num_right = static_cast<int>(rights.size());
+  if (!lefts.empty()) edges.row_start.push_back(static_cast<std::int64_t>(positive.size()));
+  edges.num_columns = static_cast<int>(rights.size());
 
-  std::vector<int> row_start(static_cast<size_t>(num_left) + 1, 0);
-  std::vector<int> col;
-  std::vector<Cost> cost;
-  col.reserve(positive.size() + static_cast<size_t>(num_left));
-  cost.reserve(col.capacity());
-  size_t k = 0;
-  for (int l = 0; l < num_left; ++l) {
-    for (; k < positive.size() && positive[k].left == lefts[l]; ++k) {
-      col.push_back(right_index[positive[k].right]);
-      cost.push_back(-static_cast<Cost>(positive[k].weight));
-    }
-    col.push_back(num_right + l);  // stay unmatched
-    cost.push_back(Cost(0));
-    row_start[l + 1] = static_cast<int>(col.size());
-  }
-
-  sparse_assignment<Cost> problem(num_left, num_right + num_left, std::move(row_start), std::move(col),
-                                  std::move(cost));
-  const std::vector<int> col_of_row = problem.solve();
+  const std::vector<int> col_of_row = sparse_assignment<Cost, listed_edges<Cost>>(edges).solve();
   std::vector<int> right_of(static_cast<size_t>(n), -1);
-  for (int l = 0; l < num_left; ++l)
-    if (col_of_row[l] < num_right) right_of[lefts[l]] = rights[col_of_row[l]];
+  for (size_t l = 0; l < lefts.size(); ++l)
+    if (col_of_row[l] < edges.num_columns) right_of[lefts[l]] = rights[col_of_row[l]];
+  return right_of;
+}
+
+template <class Cost>
+std::vector<int> label_graph_matching(const label_graph& g) {
+  const label_graph_edges<Cost> edges(g);
+  const std::vector<int> col_of_row = sparse_assignment<Cost, label_graph_edges<Cost>>(edges).solve();
+  std::vector<int> right_of(static_cast<size_t>(g.nranks), -1);
+  for (size_t r = 0; r < col_of_row.size(); ++r)
+    if (col_of_row[r] < edges.listed_columns()) right_of[edges.label_of_row[r]] = edges.rank_of_column[col_of_row[r]];
   return right_of;
 }
 
@@ -429,6 +500,29 @@ std::vector<int> max_weight_assignment(int n, const std::vector<weighted_edge>& 
   return right_of;
 }
 
+std::vector<int> max_volume_assignment(const label_graph& g) {
+  if (g.nranks < 0)
+    throw invalid_argument("max_volume_assignment: nranks must be >= 0, got " + std::to_string(g.nranks));
+  if (g.first_label != 0 || g.label_count() != g.nranks)
+    throw invalid_argument("max_volume_assignment: the graph holds labels [" + std::to_string(g.first_label) + ", " +
+                           std::to_string(g.first_label + g.label_count()) + "), expected all of [0, " +
+                           std::to_string(g.nranks) + ")");
+  std::int64_t largest = 0;
+  for (size_t k = 0; k < g.src.size(); ++k) {
+    if (g.src[k] < 0 || g.src[k] >= g.nranks || g.volume[k] <= 0)
+      throw invalid_argument("max_volume_assignment: package " + std::to_string(k) + " (from " +
+                             std::to_string(g.src[k]) + ", " + std::to_string(g.volume[k]) +
+                             " bytes) has a sender outside [0, " + std::to_string(g.nranks) +
+                             ") or a volume <= 0; expected positive volumes");
+    largest = std::max(largest, g.volume[k]);
+  }
+  // The same choice of arithmetic as integral_weights() on the gains.
+  const bool integral = static_cast<double>(largest) * (4.0 * (2.0 * g.nranks) + 8.0) < 0x1p62;
+  std::vector<int> right_of = integral ? label_graph_matching<std::int64_t>(g) : label_graph_matching<double>(g);
+  complete_assignment(g.nranks, right_of);
+  return right_of;
+}
+
 std::vector<int> greedy_assignment(int n, const std::vector<weighted_edge>& edges) {
   check_size(n, "greedy_assignment");
   std::vector<weighted_edge> merged = merged_edges(n, edges, "greedy_assignment");
@@ -471,3 +565,4 @@ double assignment_weight(const std::vector<weighted_edge>& edges, const std::vec
 }
 
 }  // namespace redist::relabel
+
