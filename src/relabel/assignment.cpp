@@ -92,54 +92,71 @@ void complete_assignment(int n, std::vector<int>& right_of) {
 // ---- sparse row-covering min-cost assignment ---------------------------------------------------------
 
 // Rectangular assignment problem in compressed rows. `Edges` lists each row's edges: rows(), listed_columns(),
-// edge_count(), row_begin(r)/row_end(r) (64-bit edge ids), column(e) and cost(e). Row r also has a private
-// "stay unmatched" column listed_columns() + r at cost 0, after its listed edges (edge id edge_count() + r), so a
-// matching covering all rows exists. Private edges and the row of each search path edge are not stored per edge:
-// the solver adds O(rows + columns) to the input, which the caller may hold in its own compact form.
+// row_begin(r)/row_end(r) (64-bit edge ids), column(e) and cost(e). Row r also has a private "stay unmatched"
+// column listed_columns() + r at cost 0, after its listed edges (offset row_end(r) - row_begin(r) in the row), so
+// a matching covering all rows exists. Edges are kept as offsets within their row and private columns have no
+// search state (a search reaches row r's private column only from r, which it scans only when r is matched
+// elsewhere, so the column is free and ends the search once it is the nearest), so the solver adds about
+// 30 bytes per listed column and 16 per row to the input, which the caller may hold in its own compact form.
 template <class Cost, class Edges>
 class sparse_assignment {
  public:
   explicit sparse_assignment(const Edges& edges)
-      : edges_(edges), rows_(edges.rows()), cols_(edges.listed_columns() + edges.rows()),
-        listed_edges_(edges.edge_count()) {}
+      : edges_(edges), rows_(edges.rows()), listed_cols_(edges.listed_columns()) {}
 
   // Returns col[row].
   std::vector<int> solve() {
-    const auto cols = static_cast<size_t>(cols_);
-    v_.assign(cols, Cost(0));
-    matched_edge_.assign(static_cast<size_t>(rows_), -1);
-    row_of_col_.assign(cols, -1);
+    const auto all_cols = static_cast<size_t>(listed_cols_) + static_cast<size_t>(rows_);
+    v_.assign(all_cols, Cost(0));
+    matched_.assign(static_cast<size_t>(rows_), -1);
+    row_of_col_.assign(all_cols, -1);
     reduce_rows();
+    const auto cols = static_cast<size_t>(listed_cols_);
     dist_.assign(cols, infinity());
-    pred_edge_.assign(cols, -1);
     pred_row_.assign(cols, -1);
+    pred_offset_.assign(cols, -1);
     finalized_.assign(cols, 0);
     for (int r = 0; r < rows_; ++r)
-      if (matched_edge_[r] < 0) augment_from(r);
+      if (matched_[r] < 0) augment_from(r);
+    // The search state goes before the answer is built: the peak is the larger of the two.
+    release(dist_);
+    release(pred_row_);
+    release(pred_offset_);
+    release(finalized_);
+    release(v_);
+    release(row_of_col_);
     std::vector<int> col_of_row(static_cast<size_t>(rows_));
-    for (int r = 0; r < rows_; ++r) col_of_row[r] = column(matched_edge_[r]);
+    for (int r = 0; r < rows_; ++r) col_of_row[r] = column(r, matched_[r]);
     return col_of_row;
   }
 
  private:
   static constexpr Cost infinity() { return std::numeric_limits<Cost>::max() / 4; }
-
-  int column(std::int64_t e) const {
-    return e < listed_edges_ ? edges_.column(e) : edges_.listed_columns() + static_cast<int>(e - listed_edges_);
+  template <class T>
+  static void release(std::vector<T>& v) {
+    std::vector<T>().swap(v);
   }
-  Cost cost(std::int64_t e) const { return e < listed_edges_ ? edges_.cost(e) : Cost(0); }
-  std::int64_t private_edge(int r) const { return listed_edges_ + r; }
 
-  // Calls visit(edge) for row r's listed edges, then its private edge.
+  int degree(int r) const { return static_cast<int>(edges_.row_end(r) - edges_.row_begin(r)); }
+  // Column and cost of the edge at `offset` in row r (offset degree(r): the private column).
+  int column(int r, int offset) const {
+    return offset < degree(r) ? edges_.column(edges_.row_begin(r) + offset) : listed_cols_ + r;
+  }
+  Cost cost(int r, int offset) const {
+    return offset < degree(r) ? edges_.cost(edges_.row_begin(r) + offset) : Cost(0);
+  }
+
+  // Calls visit(offset, column, cost) for row r's listed edges, then its private edge.
   template <class Visit>
   void for_each_edge(int r, Visit&& visit) const {
-    for (std::int64_t e = edges_.row_begin(r), end = edges_.row_end(r); e < end; ++e) visit(e);
-    visit(private_edge(r));
+    const std::int64_t begin = edges_.row_begin(r), end = edges_.row_end(r);
+    for (std::int64_t e = begin; e < end; ++e) visit(static_cast<int>(e - begin), edges_.column(e), edges_.cost(e));
+    visit(static_cast<int>(end - begin), listed_cols_ + r, Cost(0));
   }
 
-  void assign(int row, std::int64_t edge) {
-    matched_edge_[row] = edge;
-    row_of_col_[column(edge)] = row;
+  void assign(int row, int offset) {
+    matched_[row] = offset;
+    row_of_col_[column(row, offset)] = row;
   }
 
   // Jonker-Volgenant's augmenting row reduction: a free row takes its cheapest column (reduced by the
@@ -151,38 +168,42 @@ class sparse_assignment {
   void reduce_rows() {
     std::vector<int> free_rows(static_cast<size_t>(rows_));
     for (int r = 0; r < rows_; ++r) free_rows[r] = rows_ - 1 - r;  // bid in ascending row order (stack)
-    std::int64_t budget = 4 * static_cast<std::int64_t>(rows_) + listed_edges_ + rows_;
+    std::int64_t budget = 5 * static_cast<std::int64_t>(rows_);
+    for (int r = 0; r < rows_; ++r) budget += degree(r);
     for (int pass = 0; pass < 2 && !free_rows.empty(); ++pass) {
       std::vector<int> next_pass;
       while (!free_rows.empty()) {
         if (--budget < 0) return;  // leftover rows (free_rows, next_pass) are simply unmatched
         const int r = free_rows.back();
         free_rows.pop_back();
-        std::int64_t best = -1, second = -1;
+        int best = -1, second = -1, best_col = -1, second_col = -1;
         Cost best_value = infinity(), second_value = infinity();
-        for_each_edge(r, [&](std::int64_t e) {
-          const Cost value = cost(e) - v_[column(e)];
+        for_each_edge(r, [&](int offset, int c, Cost edge_cost) {
+          const Cost value = edge_cost - v_[c];
           if (value < best_value) {
             second = best;
+            second_col = best_col;
             second_value = best_value;
-            best = e;
+            best = offset;
+            best_col = c;
             best_value = value;
           } else if (value < second_value) {
-            second = e;
+            second = offset;
+            second_col = c;
             second_value = value;
           }
         });
-        std::int64_t take = best;
-        int evicted = row_of_col_[column(best)];
+        int take = best;
+        int evicted = row_of_col_[best_col];
         const bool strictly_better = best_value < second_value;
         if (strictly_better) {
-          v_[column(best)] -= second_value - best_value;
+          v_[best_col] -= second_value - best_value;
         } else if (evicted >= 0) {
           take = second;  // tie: the other cheapest column may be free
-          evicted = row_of_col_[column(second)];
+          evicted = row_of_col_[second_col];
         }
         if (evicted >= 0) {
-          matched_edge_[evicted] = -1;
+          matched_[evicted] = -1;
           if (strictly_better)
             free_rows.push_back(evicted);  // bids right away against the new price
           else
@@ -195,80 +216,110 @@ class sparse_assignment {
   }
 
   // Row dual of a matched row: its matched edge is tight.
-  Cost row_dual(int r) const { return cost(matched_edge_[r]) - v_[column(matched_edge_[r])]; }
+  Cost row_dual(int r) const {
+    const int offset = matched_[r];
+    return cost(r, offset) - v_[column(r, offset)];
+  }
 
   static Cost non_negative(Cost x) { return x < Cost(0) ? Cost(0) : x; }  // absorbs rounding of doubles
 
   void augment_from(int start) {
     // The free row's dual: the largest value that keeps its reduced costs non-negative.
     Cost start_dual = infinity();
-    std::int64_t tight_edge = -1;
-    for_each_edge(start, [&](std::int64_t e) {
-      const Cost reduced = cost(e) - v_[column(e)];
-      if (reduced < start_dual || (reduced == start_dual && row_of_col_[column(e)] < 0)) {
+    int tight = -1, tight_col = -1;
+    for_each_edge(start, [&](int offset, int c, Cost edge_cost) {
+      const Cost reduced = edge_cost - v_[c];
+      if (reduced < start_dual || (reduced == start_dual && row_of_col_[c] < 0)) {
         start_dual = reduced;
-        tight_edge = e;
+        tight = offset;
+        tight_col = c;
       }
     });
-    if (row_of_col_[column(tight_edge)] < 0) {  // a free column on a tight edge: no search needed
-      assign(start, tight_edge);
+    if (row_of_col_[tight_col] < 0) {  // a free column on a tight edge: no search needed
+      assign(start, tight);
       return;
     }
 
     // Equal distances pop free columns first (key 2 * column + matched), so plateaus of zero reduced
-    // cost end the search as soon as they touch a free column.
-    using entry = std::pair<Cost, int>;
+    // cost end the search as soon as they touch a free column. The nearest private column reached so far
+    // (always free, relaxed once) is kept aside and compared with the heap's top under the same order.
+    using entry = std::pair<Cost, std::int64_t>;
     std::priority_queue<entry, std::vector<entry>, std::greater<entry>> heap;
     touched_.clear();
     finalized_list_.clear();
-    auto relax = [&](int row, std::int64_t e, Cost candidate) {
-      const int c = column(e);
+    entry nearest_private{infinity(), 0};
+    int private_row = -1;
+    auto relax = [&](int row, int offset, int c, Cost candidate) {
+      if (c >= listed_cols_) {
+        const entry key{candidate, 2 * static_cast<std::int64_t>(c)};
+        if (private_row < 0 || key < nearest_private) {
+          nearest_private = key;
+          private_row = row;
+        }
+        return;
+      }
       if (finalized_[c] || !(candidate < dist_[c])) return;
       if (dist_[c] == infinity()) touched_.push_back(c);
       dist_[c] = candidate;
-      pred_edge_[c] = e;
       pred_row_[c] = row;
-      heap.emplace(candidate, 2 * c + (row_of_col_[c] >= 0 ? 1 : 0));
+      pred_offset_[c] = offset;
+      heap.emplace(candidate, 2 * static_cast<std::int64_t>(c) + (row_of_col_[c] >= 0 ? 1 : 0));
     };
-    for_each_edge(start, [&](std::int64_t e) { relax(start, e, non_negative(cost(e) - v_[column(e)] - start_dual)); });
+    for_each_edge(start, [&](int offset, int c, Cost edge_cost) {
+      relax(start, offset, c, non_negative(edge_cost - v_[c] - start_dual));
+    });
 
-    int sink = -1;
+    int sink = -1, sink_row = -1, sink_offset = -1;
     Cost sink_dist = 0;
-    while (!heap.empty()) {
+    while (true) {
+      while (!heap.empty()) {  // drop stale entries
+        const int c = static_cast<int>(heap.top().second / 2);
+        if (!finalized_[c] && !(dist_[c] < heap.top().first)) break;
+        heap.pop();
+      }
+      if (private_row >= 0 && (heap.empty() || nearest_private < heap.top())) {
+        sink = listed_cols_ + private_row;
+        sink_dist = nearest_private.first;
+        sink_row = private_row;
+        sink_offset = degree(private_row);
+        break;
+      }
+      if (heap.empty()) break;
       const Cost d = heap.top().first;
-      const int c = heap.top().second / 2;
+      const int c = static_cast<int>(heap.top().second / 2);
       heap.pop();
-      if (finalized_[c] || dist_[c] < d) continue;  // stale entry
       finalized_[c] = 1;
       finalized_list_.push_back(c);
       const int r = row_of_col_[c];
       if (r < 0) {
         sink = c;
         sink_dist = d;
+        sink_row = pred_row_[c];
+        sink_offset = pred_offset_[c];
         break;
       }
       const Cost r_dual = row_dual(r);
-      const std::int64_t matched = matched_edge_[r];
-      for_each_edge(r, [&](std::int64_t e) {
-        if (e != matched) relax(r, e, d + non_negative(cost(e) - v_[column(e)] - r_dual));
+      const int matched = matched_[r];
+      for_each_edge(r, [&](int offset, int edge_col, Cost edge_cost) {
+        if (offset != matched) relax(r, offset, edge_col, d + non_negative(edge_cost - v_[edge_col] - r_dual));
       });
     }
     if (sink < 0) throw error("relabel: internal error, the assignment problem has no row-covering matching");
 
-    // Dual update of the finalised columns only (all matched, except the sink whose change is 0): every
+    // Dual update of the finalised columns only (all matched, except a listed sink whose change is 0): every
     // other vertex is at distance >= sink_dist and keeps its dual. Matched rows' duals follow implicitly
     // from their tight matched edges.
     for (int c : finalized_list_) v_[c] -= sink_dist - dist_[c];
 
     // Flip the alternating path back to the start row.
-    int c = sink;
+    int r = sink_row, offset = sink_offset;
     while (true) {
-      const std::int64_t e = pred_edge_[c];
-      const int r = pred_row_[c];
-      const std::int64_t previous_edge = matched_edge_[r];
-      assign(r, e);
+      const int previous = matched_[r];
+      assign(r, offset);
       if (r == start) break;
-      c = column(previous_edge);
+      const int c = column(r, previous);
+      r = pred_row_[c];
+      offset = pred_offset_[c];
     }
 
     for (int t : touched_) {
@@ -278,14 +329,13 @@ class sparse_assignment {
   }
 
   const Edges& edges_;
-  int rows_, cols_;
-  std::int64_t listed_edges_;
-  std::vector<Cost> v_;                     // column duals, <= 0, 0 on free columns
-  std::vector<std::int64_t> matched_edge_;  // per row, -1 when free
-  std::vector<int> row_of_col_;             // per column, -1 when free
-  std::vector<Cost> dist_;
-  std::vector<std::int64_t> pred_edge_;  // per column: the search path edge into it ...
-  std::vector<int> pred_row_;            // ... and that edge's row
+  int rows_, listed_cols_;
+  std::vector<Cost> v_;           // column duals (listed, then private), <= 0, 0 on free columns
+  std::vector<int> matched_;      // per row: offset of its matched edge in the row, -1 when free
+  std::vector<int> row_of_col_;   // per column (listed, then private), -1 when free
+  std::vector<Cost> dist_;        // per listed column, search state: distance,
+  std::vector<int> pred_row_;     // the row of the search path edge into it
+  std::vector<int> pred_offset_;  // and that edge's offset in the row
   std::vector<char> finalized_;
   std::vector<int> touched_, finalized_list_;
 };
@@ -300,7 +350,6 @@ struct listed_edges {
 
   int rows() const { return static_cast<int>(row_start.size()) - 1; }
   int listed_columns() const { return num_columns; }
-  std::int64_t edge_count() const { return row_start.back(); }
   std::int64_t row_begin(int r) const { return row_start[static_cast<size_t>(r)]; }
   std::int64_t row_end(int r) const { return row_start[static_cast<size_t>(r) + 1]; }
   int column(std::int64_t e) const { return col[static_cast<size_t>(e)]; }
@@ -334,7 +383,6 @@ struct label_graph_edges {
 
   int rows() const { return static_cast<int>(label_of_row.size()); }
   int listed_columns() const { return static_cast<int>(rank_of_column.size()); }
-  std::int64_t edge_count() const { return graph.package_count(); }
   std::int64_t row_begin(int r) const { return graph.label_start[static_cast<size_t>(label_of_row[r])]; }
   std::int64_t row_end(int r) const { return graph.label_start[static_cast<size_t>(label_of_row[r]) + 1]; }
   int column(std::int64_t e) const { return column_of_rank[static_cast<size_t>(graph.src[static_cast<size_t>(e)])]; }
