@@ -358,8 +358,10 @@ struct listed_edges {
 
 // Edges read straight from a label_graph (locally-free gains: the gain of rank y for label x is the volume y
 // holds of x's data): rows are the labels with packages, columns the senders numbered in order of first
-// appearance, as the weighted_edge entry point numbers them, so both give the same matching.
-template <class Cost>
+// appearance, as the weighted_edge entry point numbers them, so both give the same matching. The weighted_edge path
+// takes each gain as a double first; `through_double` does the same, needed only for volumes above 2^53 (the
+// conversion is exact below, and costs a tenth of the solve).
+template <class Cost, bool through_double>
 struct label_graph_edges {
   const label_graph& graph;
   std::vector<int> label_of_row;
@@ -386,9 +388,9 @@ struct label_graph_edges {
   std::int64_t row_begin(int r) const { return graph.label_start[static_cast<size_t>(label_of_row[r])]; }
   std::int64_t row_end(int r) const { return graph.label_start[static_cast<size_t>(label_of_row[r]) + 1]; }
   int column(std::int64_t e) const { return column_of_rank[static_cast<size_t>(graph.src[static_cast<size_t>(e)])]; }
-  // The weighted_edge path takes the gain as a double first: the same rounding for volumes above 2^53.
   Cost cost(std::int64_t e) const {
-    return -static_cast<Cost>(static_cast<double>(graph.volume[static_cast<size_t>(e)]));
+    const std::int64_t volume = graph.volume[static_cast<size_t>(e)];
+    return through_double ? -static_cast<Cost>(static_cast<double>(volume)) : -static_cast<Cost>(volume);
   }
 };
 
@@ -426,10 +428,10 @@ std::vector<int> sparse_max_weight_matching(int n, const std::vector<weighted_ed
   return right_of;
 }
 
-template <class Cost>
+template <class Cost, bool through_double>
 std::vector<int> label_graph_matching(const label_graph& g) {
-  const label_graph_edges<Cost> edges(g);
-  const std::vector<int> col_of_row = sparse_assignment<Cost, label_graph_edges<Cost>>(edges).solve();
+  const label_graph_edges<Cost, through_double> edges(g);
+  const std::vector<int> col_of_row = sparse_assignment<Cost, label_graph_edges<Cost, through_double>>(edges).solve();
   std::vector<int> right_of(static_cast<size_t>(g.nranks), -1);
   for (size_t r = 0; r < col_of_row.size(); ++r)
     if (col_of_row[r] < edges.listed_columns()) right_of[edges.label_of_row[r]] = edges.rank_of_column[col_of_row[r]];
@@ -566,7 +568,13 @@ std::vector<int> max_volume_assignment(const label_graph& g) {
   }
   // The same choice of arithmetic as integral_weights() on the gains.
   const bool integral = static_cast<double>(largest) * (4.0 * (2.0 * g.nranks) + 8.0) < 0x1p62;
-  std::vector<int> right_of = integral ? label_graph_matching<std::int64_t>(g) : label_graph_matching<double>(g);
+  std::vector<int> right_of;
+  if (!integral)
+    right_of = label_graph_matching<double, false>(g);
+  else if (largest > (std::int64_t{1} << 53))
+    right_of = label_graph_matching<std::int64_t, true>(g);
+  else
+    right_of = label_graph_matching<std::int64_t, false>(g);
   complete_assignment(g.nranks, right_of);
   return right_of;
 }

@@ -169,31 +169,45 @@ std::vector<int> solve(const comm_graph& g, const relabel_cost& cost, solver s) 
   return greedy_assignment(n, gains);
 }
 
-// Remote volume, messages and the busiest rank's remote bytes of a graph by label with label x placed on rank
-// rank_of_label(x); sums in int64, so they do not depend on the order of the packages.
+// Remote volume, messages and the busiest rank's remote bytes of a graph by label, with label x on rank x
+// (before) and on rank new_rank_of[x] (after), in one pass; sums in int64, so they do not depend on the order
+// of the packages.
 struct placement_figures {
   std::int64_t remote_volume = 0, messages = 0, max_rank_volume = 0;
 };
 
-template <class RankOfLabel>
-placement_figures figures_of(const label_graph& g, RankOfLabel rank_of_label) {
-  placement_figures out;
-  std::vector<std::int64_t> sent(static_cast<size_t>(g.nranks), 0), received(static_cast<size_t>(g.nranks), 0);
-  for (int x = 0; x < g.nranks; ++x) {
-    const int dst = rank_of_label(x);
-    for (std::int64_t k = g.label_start[static_cast<size_t>(x)]; k < g.label_start[static_cast<size_t>(x) + 1]; ++k) {
-      const int src = g.src[static_cast<size_t>(k)];
-      if (src == dst) continue;
+void figures_of(const label_graph& g, const std::vector<int>& new_rank_of, placement_figures& before,
+                placement_figures& after) {
+  const auto n = static_cast<size_t>(g.nranks);
+  // Per rank: remote bytes sent and received before, then after.
+  std::vector<std::int64_t> traffic(4 * n, 0);
+  std::int64_t* sent_before = traffic.data();
+  std::int64_t* received_before = sent_before + n;
+  std::int64_t* sent_after = received_before + n;
+  std::int64_t* received_after = sent_after + n;
+  for (size_t x = 0; x < n; ++x) {
+    const auto moved_to = static_cast<size_t>(new_rank_of[x]);
+    for (std::int64_t k = g.label_start[x]; k < g.label_start[x + 1]; ++k) {
+      const auto src = static_cast<size_t>(g.src[static_cast<size_t>(k)]);
       const std::int64_t volume = g.volume[static_cast<size_t>(k)];
-      out.remote_volume += volume;
-      ++out.messages;
-      sent[static_cast<size_t>(src)] += volume;
-      received[static_cast<size_t>(dst)] += volume;
+      if (src != x) {
+        before.remote_volume += volume;
+        ++before.messages;
+        sent_before[src] += volume;
+        received_before[x] += volume;
+      }
+      if (src != moved_to) {
+        after.remote_volume += volume;
+        ++after.messages;
+        sent_after[src] += volume;
+        received_after[moved_to] += volume;
+      }
     }
   }
-  for (int r = 0; r < g.nranks; ++r)
-    out.max_rank_volume = std::max({out.max_rank_volume, sent[static_cast<size_t>(r)], received[static_cast<size_t>(r)]});
-  return out;
+  for (size_t r = 0; r < n; ++r) {
+    before.max_rank_volume = std::max({before.max_rank_volume, sent_before[r], received_before[r]});
+    after.max_rank_volume = std::max({after.max_rank_volume, sent_after[r], received_after[r]});
+  }
 }
 
 void check_label_graph(const label_graph& g) {
@@ -309,8 +323,8 @@ relabeling find_relabeling(const label_graph& g, const relabel_cost& cost, solve
   std::vector<int> new_rank_of = s == solver::exact ? max_volume_assignment(g) : identity_permutation(g.nranks);
   out.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  const placement_figures before = figures_of(g, [](int x) { return x; });
-  placement_figures after = figures_of(g, [&](int x) { return new_rank_of[static_cast<size_t>(x)]; });
+  placement_figures before, after;
+  figures_of(g, new_rank_of, before, after);
   out.cost_before = static_cast<double>(before.remote_volume);
   // Relabel only when it pays, as for the edge list.
   if (!(after.remote_volume < before.remote_volume)) {
