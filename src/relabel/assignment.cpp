@@ -91,10 +91,12 @@ void complete_assignment(int n, std::vector<int>& right_of) {
 
 // ---- sparse row-covering min-cost assignment ---------------------------------------------------------
 
-// Rectangular assignment problem in compressed rows. `Edges` lists each row's edges: rows(), listed_columns(),
-// row_begin(r)/row_end(r) (64-bit edge ids), column(e) and cost(e). Row r also has a private "stay unmatched"
-// column listed_columns() + r at cost 0, after its listed edges (offset row_end(r) - row_begin(r) in the row), so
-// a matching covering all rows exists. Edges are kept as offsets within their row and private columns have no
+// Rectangular assignment problem in compressed rows. `Edges` lists each row's edges: rows(), listed_columns() (column
+// ids are [0, listed_columns())), row_begin(r)/row_end(r) (64-bit edge ids), column(e) and cost(e), and the order
+// in which equally distant columns are taken: tie_place(c) for a listed column, ordered_columns() + r for row r's
+// private "stay unmatched" column (id listed_columns() + r, cost 0, after its listed edges: offset
+// row_end(r) - row_begin(r) in the row), so that column ids can be whatever is cheapest to read while the
+// answers stay those of the compact numbering. A matching covering all rows exists. Edges are kept as offsets within their row and private columns have no
 // search state (a search reaches row r's private column only from r, which it scans only when r is matched
 // elsewhere, so the column is free and ends the search once it is the nearest), so the solver adds about
 // 30 bytes per listed column and 16 per row to the input, which the caller may hold in its own compact form.
@@ -132,6 +134,16 @@ class sparse_assignment {
 
  private:
   static constexpr Cost infinity() { return std::numeric_limits<Cost>::max() / 4; }
+
+  // A search heap entry, ordered by (distance, tie key).
+  struct entry {
+    Cost dist;
+    std::int64_t key;
+    int column;
+    bool operator<(const entry& o) const { return dist != o.dist ? dist < o.dist : key < o.key; }
+    bool operator>(const entry& o) const { return o < *this; }
+  };
+
   template <class T>
   static void release(std::vector<T>& v) {
     std::vector<T>().swap(v);
@@ -240,18 +252,17 @@ class sparse_assignment {
       return;
     }
 
-    // Equal distances pop free columns first (key 2 * column + matched), so plateaus of zero reduced
+    // Equal distances pop free columns first (key 2 * tie place + matched), so plateaus of zero reduced
     // cost end the search as soon as they touch a free column. The nearest private column reached so far
     // (always free, relaxed once) is kept aside and compared with the heap's top under the same order.
-    using entry = std::pair<Cost, std::int64_t>;
     std::priority_queue<entry, std::vector<entry>, std::greater<entry>> heap;
     touched_.clear();
     finalized_list_.clear();
-    entry nearest_private{infinity(), 0};
+    entry nearest_private{infinity(), 0, 0};
     int private_row = -1;
     auto relax = [&](int row, int offset, int c, Cost candidate) {
       if (c >= listed_cols_) {
-        const entry key{candidate, 2 * static_cast<std::int64_t>(c)};
+        const entry key{candidate, 2 * (static_cast<std::int64_t>(edges_.ordered_columns()) + row), c};
         if (private_row < 0 || key < nearest_private) {
           nearest_private = key;
           private_row = row;
@@ -263,7 +274,7 @@ class sparse_assignment {
       dist_[c] = candidate;
       pred_row_[c] = row;
       pred_offset_[c] = offset;
-      heap.emplace(candidate, 2 * static_cast<std::int64_t>(c) + (row_of_col_[c] >= 0 ? 1 : 0));
+      heap.push({candidate, 2 * static_cast<std::int64_t>(edges_.tie_place(c)) + (row_of_col_[c] >= 0 ? 1 : 0), c});
     };
     for_each_edge(start, [&](int offset, int c, Cost edge_cost) {
       relax(start, offset, c, non_negative(edge_cost - v_[c] - start_dual));
@@ -273,20 +284,20 @@ class sparse_assignment {
     Cost sink_dist = 0;
     while (true) {
       while (!heap.empty()) {  // drop stale entries
-        const int c = static_cast<int>(heap.top().second / 2);
-        if (!finalized_[c] && !(dist_[c] < heap.top().first)) break;
+        const int c = heap.top().column;
+        if (!finalized_[c] && !(dist_[c] < heap.top().dist)) break;
         heap.pop();
       }
       if (private_row >= 0 && (heap.empty() || nearest_private < heap.top())) {
         sink = listed_cols_ + private_row;
-        sink_dist = nearest_private.first;
+        sink_dist = nearest_private.dist;
         sink_row = private_row;
         sink_offset = degree(private_row);
         break;
       }
       if (heap.empty()) break;
-      const Cost d = heap.top().first;
-      const int c = static_cast<int>(heap.top().second / 2);
+      const Cost d = heap.top().dist;
+      const int c = heap.top().column;
       heap.pop();
       finalized_[c] = 1;
       finalized_list_.push_back(c);
@@ -350,6 +361,8 @@ struct listed_edges {
 
   int rows() const { return static_cast<int>(row_start.size()) - 1; }
   int listed_columns() const { return num_columns; }
+  int ordered_columns() const { return num_columns; }
+  int tie_place(int c) const { return c; }
   std::int64_t row_begin(int r) const { return row_start[static_cast<size_t>(r)]; }
   std::int64_t row_end(int r) const { return row_start[static_cast<size_t>(r) + 1]; }
   int column(std::int64_t e) const { return col[static_cast<size_t>(e)]; }
@@ -357,37 +370,43 @@ struct listed_edges {
 };
 
 // Edges read straight from a label_graph (locally-free gains: the gain of rank y for label x is the volume y
-// holds of x's data): rows are the labels with packages, columns the senders numbered in order of first
-// appearance, as the weighted_edge entry point numbers them, so both give the same matching. The weighted_edge path
-// takes each gain as a double first; `through_double` does the same, needed only for volumes above 2^53 (the
-// conversion is exact below, and costs a tenth of the solve).
+// holds of x's data): rows are the labels with packages, a column is the sender's rank itself (no lookup per
+// edge), and ties are broken in the order the weighted_edge entry point numbers its columns (senders in order of
+// first appearance), so both give the same matching. The weighted_edge path takes each gain as a double first;
+// `through_double` does the same, needed only for volumes above 2^53 (the conversion is exact below, and costs a
+// tenth of the solve).
 template <class Cost, bool through_double>
 struct label_graph_edges {
   const label_graph& graph;
-  std::vector<int> label_of_row;
-  std::vector<int> column_of_rank;  // -1 for a rank that sends nothing
-  std::vector<int> rank_of_column;
+  std::vector<int> label_of_row;  // empty when every label has packages (row r is label r)
+  std::vector<int> place_of_rank;  // tie place of a sender, -1 for a rank that sends nothing
+  int senders = 0;
 
-  explicit label_graph_edges(const label_graph& g)
-      : graph(g), column_of_rank(static_cast<size_t>(g.nranks), -1) {
+  explicit label_graph_edges(const label_graph& g) : graph(g), place_of_rank(static_cast<size_t>(g.nranks), -1) {
+    int rows_found = 0;
     for (int x = 0; x < g.label_count(); ++x) {
       const std::int64_t begin = g.label_start[static_cast<size_t>(x)], end = g.label_start[static_cast<size_t>(x) + 1];
       if (begin == end) continue;
-      label_of_row.push_back(x);
+      ++rows_found;
       for (std::int64_t k = begin; k < end; ++k) {
-        const int rank = g.src[static_cast<size_t>(k)];
-        if (column_of_rank[static_cast<size_t>(rank)] >= 0) continue;
-        column_of_rank[static_cast<size_t>(rank)] = static_cast<int>(rank_of_column.size());
-        rank_of_column.push_back(rank);
+        int& place = place_of_rank[static_cast<size_t>(g.src[static_cast<size_t>(k)])];
+        if (place < 0) place = senders++;
       }
     }
+    if (rows_found == g.label_count()) return;
+    label_of_row.reserve(static_cast<size_t>(rows_found));
+    for (int x = 0; x < g.label_count(); ++x)
+      if (g.label_start[static_cast<size_t>(x)] < g.label_start[static_cast<size_t>(x) + 1]) label_of_row.push_back(x);
   }
 
-  int rows() const { return static_cast<int>(label_of_row.size()); }
-  int listed_columns() const { return static_cast<int>(rank_of_column.size()); }
-  std::int64_t row_begin(int r) const { return graph.label_start[static_cast<size_t>(label_of_row[r])]; }
-  std::int64_t row_end(int r) const { return graph.label_start[static_cast<size_t>(label_of_row[r]) + 1]; }
-  int column(std::int64_t e) const { return column_of_rank[static_cast<size_t>(graph.src[static_cast<size_t>(e)])]; }
+  int label(int r) const { return label_of_row.empty() ? r : label_of_row[static_cast<size_t>(r)]; }
+  int rows() const { return label_of_row.empty() ? graph.label_count() : static_cast<int>(label_of_row.size()); }
+  int listed_columns() const { return graph.nranks; }
+  int ordered_columns() const { return senders; }
+  int tie_place(int c) const { return place_of_rank[static_cast<size_t>(c)]; }
+  std::int64_t row_begin(int r) const { return graph.label_start[static_cast<size_t>(label(r))]; }
+  std::int64_t row_end(int r) const { return graph.label_start[static_cast<size_t>(label(r)) + 1]; }
+  int column(std::int64_t e) const { return graph.src[static_cast<size_t>(e)]; }
   Cost cost(std::int64_t e) const {
     const std::int64_t volume = graph.volume[static_cast<size_t>(e)];
     return through_double ? -static_cast<Cost>(static_cast<double>(volume)) : -static_cast<Cost>(volume);
@@ -434,7 +453,7 @@ std::vector<int> label_graph_matching(const label_graph& g) {
   const std::vector<int> col_of_row = sparse_assignment<Cost, label_graph_edges<Cost, through_double>>(edges).solve();
   std::vector<int> right_of(static_cast<size_t>(g.nranks), -1);
   for (size_t r = 0; r < col_of_row.size(); ++r)
-    if (col_of_row[r] < edges.listed_columns()) right_of[edges.label_of_row[r]] = edges.rank_of_column[col_of_row[r]];
+    if (col_of_row[r] < edges.listed_columns()) right_of[static_cast<size_t>(edges.label(static_cast<int>(r)))] = col_of_row[r];
   return right_of;
 }
 
