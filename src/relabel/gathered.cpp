@@ -2,12 +2,38 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <vector>
 
 #include "../mpi/agreement.hpp"
 #include "../mpi/checked.hpp"
 
 namespace redist::relabel {
+
+namespace {
+
+// Makes every collective call of a sequence even after one failed on this rank (a failed call was still made, or
+// an injected failure: fault_injection.hpp), so that no rank leaves the others waiting in a later one; the first
+// failure is thrown once the sequence is done.
+class every_call {
+ public:
+  template <class Call>
+  void operator()(Call&& call) {
+    try {
+      call();
+    } catch (...) {
+      if (!first_) first_ = std::current_exception();
+    }
+  }
+  void throw_first() const {
+    if (first_) std::rethrow_exception(first_);
+  }
+
+ private:
+  std::exception_ptr first_;
+};
+
+}  // namespace
 
 label_graph gather_label_graph(const label_graph& mine, std::int64_t largest_share, int root, MPI_Comm comm,
                                std::int64_t stage_packages) {
@@ -20,8 +46,11 @@ label_graph gather_label_graph(const label_graph& mine, std::int64_t largest_sha
   // Each label's package count (one label per rank), so root knows where every share goes.
   const std::int64_t my_count = mine.package_count();
   if (is_root) out.label_start.assign(ranks + 1, 0);
-  REDIST_MPI_CHECK(mpi::gather_yielding(&my_count, 1, MPI_INT64_T, is_root ? out.label_start.data() + 1 : nullptr, 1,
-                                        MPI_INT64_T, root, comm));
+  every_call calls;
+  calls([&] {
+    REDIST_MPI_CHECK(mpi::gather_yielding(&my_count, 1, MPI_INT64_T, is_root ? out.label_start.data() + 1 : nullptr,
+                                          1, MPI_INT64_T, root, comm));
+  });
   if (is_root) {
     for (size_t x = 1; x < out.label_start.size(); ++x) out.label_start[x] += out.label_start[x - 1];
     out.src.resize(static_cast<size_t>(out.package_count()));
@@ -55,11 +84,15 @@ label_graph gather_label_graph(const label_graph& mine, std::int64_t largest_sha
         staged += round_count[k];
       }
     }
-    REDIST_MPI_CHECK(mpi::gatherv_yielding(mine.src.data() + my_offset, my_part, MPI_INT, staged_src.data(),
-                                           round_count.data(), round_displacement.data(), MPI_INT, root, comm));
-    REDIST_MPI_CHECK(mpi::gatherv_yielding(mine.volume.data() + my_offset, my_part, MPI_INT64_T,
-                                           staged_volume.data(), round_count.data(), round_displacement.data(),
-                                           MPI_INT64_T, root, comm));
+    calls([&] {
+      REDIST_MPI_CHECK(mpi::gatherv_yielding(mine.src.data() + my_offset, my_part, MPI_INT, staged_src.data(),
+                                             round_count.data(), round_displacement.data(), MPI_INT, root, comm));
+    });
+    calls([&] {
+      REDIST_MPI_CHECK(mpi::gatherv_yielding(mine.volume.data() + my_offset, my_part, MPI_INT64_T,
+                                             staged_volume.data(), round_count.data(), round_displacement.data(),
+                                             MPI_INT64_T, root, comm));
+    });
     if (!is_root) continue;
     for (size_t k = 0; k < ranks; ++k) {
       const auto from = static_cast<size_t>(round_displacement[k]);
@@ -70,6 +103,7 @@ label_graph gather_label_graph(const label_graph& mine, std::int64_t largest_sha
                   out.volume.begin() + static_cast<std::ptrdiff_t>(to));
     }
   }
+  calls.throw_first();
   return out;
 }
 

@@ -17,7 +17,8 @@ inline constexpr std::int64_t gather_stage_packages = std::int64_t{1} << 20;
 // nranks the size of comm, a precondition every caller meets by construction; largest_share is the largest
 // package count of any rank, the same on every rank. Returns the whole graph on `root` (an empty graph
 // elsewhere). Packages travel in rounds of at most stage_packages in all, so counts and displacements stay
-// within MPI's int whatever the graph's size. Throws mpi_error when an MPI call fails.
+// within MPI's int whatever the graph's size. Every rank makes every call even after one failed on it;
+// then throws the first mpi_error.
 label_graph gather_label_graph(const label_graph& mine, std::int64_t largest_share, int root, MPI_Comm comm,
                                std::int64_t stage_packages = gather_stage_packages);
 
