@@ -22,6 +22,10 @@ inline constexpr std::int64_t gather_stage_packages = std::int64_t{1} << 20;
 label_graph gather_label_graph(const label_graph& mine, std::int64_t largest_share, int root, MPI_Comm comm,
                                std::int64_t stage_packages = gather_stage_packages);
 
+// Throws what find_relabeling throws for these arguments before it looks at the graph (a solver or cost model
+// that is not an enumerator, a node_of of the wrong size), so that ranks that do not solve check them too.
+void check_request(const relabel_cost& cost, solver s, int nranks);
+
 // The relabeling of the gathered graph: solved on rank 0 (find_relabeling on the graph by label), the
 // permutation and the figures broadcast, so every rank returns rank 0's answer. Collective; runs under its own
 // agreement, so an error on rank 0's solve (or a failed gather) is raised on every rank.

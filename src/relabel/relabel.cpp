@@ -14,6 +14,7 @@
 
 #include "redist/error.hpp"
 #include "../mpi/checked.hpp"
+#include "gathered.hpp"
 #include "redist/relabel/relabel.hpp"
 
 namespace redist::relabel {
@@ -63,9 +64,6 @@ std::vector<weighted_edge> node_aware_gains(const comm_graph& g, const relabel_c
     node_of.resize(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) node_of[r] = r;
   }
-  if (node_of.size() != static_cast<size_t>(n))
-    throw invalid_argument("find_relabeling: relabel_cost::node_of has " + std::to_string(node_of.size()) +
-                           " entries, expected one per rank (" + std::to_string(n) + ")");
   // Dense node ids and the ranks of each node (ascending).
   std::vector<int> node_ids = node_of;
   std::sort(node_ids.begin(), node_ids.end());
@@ -143,16 +141,12 @@ std::vector<int> identity_permutation(int n) {
 std::vector<int> solve(const comm_graph& g, const relabel_cost& cost, solver s) {
   const int n = g.nranks;
   if (s == solver::none) return identity_permutation(n);
-  if (s != solver::exact && s != solver::greedy)
-    throw invalid_argument("find_relabeling: unknown solver " + std::to_string(static_cast<int>(s)) +
-                           "; expected none, exact or greedy");
+  check_request(cost, s, n);
   if (cost.model == relabel_cost::kind::locally_free_volume) {
     // The exact solver reads the gains (the volumes) from the graph by label, without a gains list.
     if (s == solver::exact) return max_volume_assignment(to_label_graph(g));
     return greedy_assignment(n, locally_free_gains(g));
   }
-  if (cost.model != relabel_cost::kind::latency_bandwidth)
-    throw invalid_argument("find_relabeling: unknown cost model " + std::to_string(static_cast<int>(cost.model)));
   if (!cost.pair_cost) {
     const auto gains = node_aware_gains(g, cost);
     return s == solver::exact ? max_weight_assignment(n, gains) : greedy_assignment(n, gains);
@@ -231,6 +225,19 @@ void check_label_graph(const label_graph& g) {
 }
 
 }  // namespace
+
+void check_request(const relabel_cost& cost, solver s, int nranks) {
+  if (s == solver::none) return;  // the identity: nothing else is looked at
+  if (s != solver::exact && s != solver::greedy)
+    throw invalid_argument("find_relabeling: unknown solver " + std::to_string(static_cast<int>(s)) +
+                           "; expected none, exact or greedy");
+  if (cost.model == relabel_cost::kind::locally_free_volume) return;
+  if (cost.model != relabel_cost::kind::latency_bandwidth)
+    throw invalid_argument("find_relabeling: unknown cost model " + std::to_string(static_cast<int>(cost.model)));
+  if (!cost.pair_cost && !cost.node_of.empty() && cost.node_of.size() != static_cast<size_t>(nranks))
+    throw invalid_argument("find_relabeling: relabel_cost::node_of has " + std::to_string(cost.node_of.size()) +
+                           " entries, expected one per rank (" + std::to_string(nranks) + ")");
+}
 
 double relabel_cost::package_cost(int src, int dst, std::int64_t bytes) const {
   if (bytes <= 0) return 0.0;  // w(i, j, empty) = 0

@@ -34,6 +34,8 @@ relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_descripti
     pairs.reserve(jobs.size());
     for (const auto& j : jobs) pairs.push_back({&j.a, &j.b, j.operation, element_size(j.type)});
     mine = relabel::incoming_packages(pairs, nranks, rank, rank + 1);
+    // Only rank 0 solves: every rank checks the solver and the cost model, as a solve would.
+    relabel::check_request(cost, solver, nranks);
   });
   const std::size_t largest = agreed.reduce_max(mine.package_count());
   agreed.conclude();
@@ -66,6 +68,8 @@ relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vect
       pairs.push_back({&j.a, &j.b, j.axes, element_size(j.type)});
     }
     mine = relabel::incoming_packages(pairs, nranks, rank, rank + 1);
+    // Only rank 0 solves: every rank checks the solver and the cost model, as a solve would.
+    relabel::check_request(cost, solver, nranks);
   });
   const std::size_t largest = agreed.reduce_max(mine.package_count());
   agreed.conclude();
