@@ -53,7 +53,8 @@ void senders_of(family f, int x, int p, int k, std::vector<std::pair<int, std::i
       for (int dj = 0; dj < span; ++dj) {
         const int src = ((i + 1 + di) % rows) * cols + (j + 2 + dj) % cols;
         const auto row_overlap = static_cast<std::int64_t>(1 + mix(static_cast<std::uint64_t>(i) * 8 + di) % 64);
-        const auto col_overlap = static_cast<std::int64_t>(1 + mix((static_cast<std::uint64_t>(j) * 8 + dj) << 20) % 64);
+        const auto col_overlap =
+            static_cast<std::int64_t>(1 + mix((static_cast<std::uint64_t>(j) * 8 + dj) << 20) % 64);
         if (std::none_of(out.begin(), out.end(), [&](const auto& s) { return s.first == src; }))
           out.emplace_back(src, row_overlap * col_overlap * 8);
       }
@@ -63,11 +64,13 @@ void senders_of(family f, int x, int p, int k, std::vector<std::pair<int, std::i
   const std::uint64_t stride = 7919;  // prime, so x -> (stride * x + 13) mod p is a permutation unless p | stride
   out.emplace_back(static_cast<int>((stride * static_cast<std::uint64_t>(x) + 13) % static_cast<std::uint64_t>(p)), 0);
   for (std::uint64_t attempt = 0; static_cast<int>(out.size()) < std::min(k, p); ++attempt) {
-    const int src = static_cast<int>(mix(static_cast<std::uint64_t>(x) * 1000003u + attempt) % static_cast<std::uint64_t>(p));
+    const std::uint64_t draw = mix(static_cast<std::uint64_t>(x) * 1000003u + attempt);
+    const int src = static_cast<int>(draw % static_cast<std::uint64_t>(p));
     if (std::none_of(out.begin(), out.end(), [&](const auto& s) { return s.first == src; })) out.emplace_back(src, 0);
   }
   for (auto& s : out)
-    s.second = 1 + static_cast<std::int64_t>(mix(static_cast<std::uint64_t>(x) * 131u + static_cast<std::uint64_t>(s.first)) % (1u << 20));
+    s.second = 1 + static_cast<std::int64_t>(
+                       mix(static_cast<std::uint64_t>(x) * 131u + static_cast<std::uint64_t>(s.first)) % (1u << 20));
   std::sort(out.begin(), out.end());
 }
 
@@ -140,7 +143,8 @@ run_result label_graph_run(family f, int p, int k) {
     g.label_start[static_cast<size_t>(x) + 1] = static_cast<std::int64_t>(g.src.size());
   }
   run_result out;
-  out.input_bytes = static_cast<std::int64_t>(g.label_start.size() * 8 + g.src.capacity() * 4 + g.volume.capacity() * 8);
+  out.input_bytes =
+      static_cast<std::int64_t>(g.label_start.size() * 8 + g.src.capacity() * 4 + g.volume.capacity() * 8);
   const auto started = std::chrono::steady_clock::now();
   const relabeling r = find_relabeling(g);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -181,7 +185,8 @@ int main(int argc, char** argv) {
   const long max_p = argc > 1 ? std::atol(argv[1]) : 1000000;
   // Families to run (default both): "random", "stencil".
   std::vector<family> families;
-  for (int a = 2; a < argc; ++a) families.push_back(std::string(argv[a]) == "random" ? family::random : family::stencil);
+  for (int a = 2; a < argc; ++a)
+    families.push_back(std::string(argv[a]) == "random" ? family::random : family::stencil);
   if (families.empty()) families = {family::stencil, family::random};
   bool all_verified = true;
   std::vector<std::string> summary;

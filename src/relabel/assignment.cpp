@@ -91,15 +91,16 @@ void complete_assignment(int n, std::vector<int>& right_of) {
 
 // ---- sparse row-covering min-cost assignment ---------------------------------------------------------
 
-// Rectangular assignment problem in compressed rows. `Edges` lists each row's edges: rows(), listed_columns() (column
-// ids are [0, listed_columns())), row_begin(r)/row_end(r) (64-bit edge ids), column(e) and cost(e), and the order
-// in which equally distant columns are taken: tie_place(c) for a listed column, ordered_columns() + r for row r's
-// private "stay unmatched" column (id listed_columns() + r, cost 0, after its listed edges: offset
-// row_end(r) - row_begin(r) in the row), so that column ids can be whatever is cheapest to read while the
-// answers stay those of the compact numbering. A matching covering all rows exists. Edges are kept as offsets within their row and private columns have no
-// search state (a search reaches row r's private column only from r, which it scans only when r is matched
-// elsewhere, so the column is free and ends the search once it is the nearest), so the solver adds about
-// 30 bytes per listed column and 16 per row to the input, which the caller may hold in its own compact form.
+// Rectangular assignment problem in compressed rows. `Edges` lists each row's edges: rows(), listed_columns()
+// (column ids are [0, listed_columns())), row_begin(r)/row_end(r) (64-bit edge ids), column(e) and cost(e), and
+// the order in which equally distant columns are taken: tie_place(c) for a listed column, ordered_columns() + r
+// for row r's private "stay unmatched" column (id listed_columns() + r, cost 0, after its listed edges: offset
+// row_end(r) - row_begin(r) in the row). Column ids can so be whatever is cheapest to read while the answers stay
+// those of the compact numbering. A matching covering all rows exists. Edges are kept as offsets within their row,
+// and private columns have no search state (a search reaches row r's private column only from r, which it scans
+// only when r is matched elsewhere, so the column is free and ends the search once it is the nearest): the solver
+// adds about 30 bytes per listed column and 16 per row to the input, which the caller may hold in its own compact
+// form.
 template <class Cost, class Edges>
 class sparse_assignment {
  public:
@@ -453,7 +454,8 @@ std::vector<int> label_graph_matching(const label_graph& g) {
   const std::vector<int> col_of_row = sparse_assignment<Cost, label_graph_edges<Cost, through_double>>(edges).solve();
   std::vector<int> right_of(static_cast<size_t>(g.nranks), -1);
   for (size_t r = 0; r < col_of_row.size(); ++r)
-    if (col_of_row[r] < edges.listed_columns()) right_of[static_cast<size_t>(edges.label(static_cast<int>(r)))] = col_of_row[r];
+    if (col_of_row[r] < edges.listed_columns())
+      right_of[static_cast<size_t>(edges.label(static_cast<int>(r)))] = col_of_row[r];
   return right_of;
 }
 

@@ -316,12 +316,12 @@ relabeling find_relabeling(const label_graph& g, const relabel_cost& cost, solve
   bool in_place = cost.model == relabel_cost::kind::locally_free_volume && !cost.transformed &&
                   (s == solver::exact || s == solver::none);
   std::int64_t total = 0;
-  for (int x = 0; x < g.nranks && in_place; ++x)
-    for (std::int64_t k = g.label_start[static_cast<size_t>(x)]; k < g.label_start[static_cast<size_t>(x) + 1]; ++k) {
+  for (size_t x = 0; x < static_cast<size_t>(g.nranks) && in_place; ++x)
+    for (std::int64_t k = g.label_start[x]; k < g.label_start[x + 1] && in_place; ++k) {
       const auto at = static_cast<size_t>(k);
-      in_place = in_place && g.volume[at] > 0 && !__builtin_add_overflow(total, g.volume[at], &total) &&
-                 total < (std::int64_t{1} << 53) && (k == g.label_start[static_cast<size_t>(x)] || g.src[at - 1] < g.src[at]);
-      if (!in_place) break;
+      const bool ascending = k == g.label_start[x] || g.src[at - 1] < g.src[at];
+      in_place = ascending && g.volume[at] > 0 && !__builtin_add_overflow(total, g.volume[at], &total) &&
+                 total < (std::int64_t{1} << 53);
     }
   if (!in_place) return find_relabeling(to_comm_graph(g), cost, s);
 

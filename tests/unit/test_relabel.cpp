@@ -610,8 +610,9 @@ TEST(LabelGraph, SharesOfLabelRangesJoinToTheWholeGraph) {
     const comm_graph back = to_comm_graph(joined);
     EXPECT_EQ(as_map(back), as_map(communication_graph(pairs, nranks)));
   }
-  // The N-d form: a 3-d block layout against a permuted one.
-  const grid_layout a = bc(30, 20, 4, 3, 2, 3, grid_order::row_major), b = bc(20, 30, 5, 2, 3, 2, grid_order::col_major);
+  // The N-d form: a matrix pair as 2-d layouts, the source permuted (axes {1, 0}).
+  const grid_layout a = bc(30, 20, 4, 3, 2, 3, grid_order::row_major);
+  const grid_layout b = bc(20, 30, 5, 2, 3, 2, grid_order::col_major);
   const nd_layout na = to_nd_layout(a), nb = to_nd_layout(b);
   const std::vector<nd_layout_pair> nd_pairs = {{&na, &nb, {1, 0}, 8}};
   const label_graph whole = incoming_packages(nd_pairs, 6, 0, 6);
