@@ -20,6 +20,7 @@
 #include "../mpi/agreement.hpp"
 #include "../mpi/comm_attribute.hpp"
 #include "../mpi/checked.hpp"
+#include "../relabel/gathered.hpp"
 #include "redist/error.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
@@ -261,7 +262,8 @@ grid_placement place_on_grid(gemm_plan::impl& p, MPI_Comm caller, const native_p
   for (int x = 0; x < nranks; ++x) placed.rank_of_label[static_cast<size_t>(x)] = x;
   const gemm_description& u = p.description;
   mpi::agreement relabel_agreed(dup);
-  relabel::relabeling found;
+  // Every rank computes the packages its own label receives; rank 0 solves (relabel_targets' way).
+  relabel::label_graph mine;
   relabel_agreed.attempt([&] {
     u.a.validate_global(nranks);
     u.b.validate_global(nranks);
@@ -277,9 +279,9 @@ grid_placement place_on_grid(gemm_plan::impl& p, MPI_Comm caller, const native_p
       pairs.push_back({&labels.b, &u.b, u.op_b, eb});
     }
     pairs.push_back({&labels.c, &u.c, op::identity, eb});  // C travels the other way: same volume
-    const relabel::comm_graph graph = relabel::communication_graph(pairs, nranks);
-    found = relabel::find_relabeling(graph, {}, p.options.relabel ? relabel::solver::exact : relabel::solver::none);
+    mine = relabel::incoming_packages(pairs, nranks, mpi::rank(dup), mpi::rank(dup) + 1);
   });
+  const std::size_t largest_share = relabel_agreed.reduce_max(mine.package_count());
   // The ranks' nodes, for choose_communication (cached on the caller's communicator): a collective step of this
   // agreement, forgotten by every rank when it fails.
   if (discovers_nodes(p)) {
@@ -287,12 +289,11 @@ grid_placement place_on_grid(gemm_plan::impl& p, MPI_Comm caller, const native_p
     relabel_agreed.on_failure([caller] { mpi::forget_node_leaders(caller); });
   }
   relabel_agreed.conclude();
-  if (p.options.relabel) {
-    placed.rank_of_label = found.new_rank_of;
-    placed.rank_of_label.resize(static_cast<size_t>(nranks));
-    // The solver is deterministic; rank 0's answer is broadcast anyway so every rank uses the same one.
-    REDIST_MPI_CHECK(redist::mpi::bcast_yielding(placed.rank_of_label.data(), nranks, MPI_INT, 0, dup));
-  }
+  // Without relabeling, the solve (none) still gives the volume figures.
+  const relabel::relabeling found =
+      relabel::find_relabeling_gathered(dup, mine, relabel_agreed.max(largest_share), {},
+                                        p.options.relabel ? relabel::solver::exact : relabel::solver::none);
+  if (p.options.relabel) placed.rank_of_label = found.new_rank_of;
   const auto eb = static_cast<std::int64_t>(p.element_bytes);
   p.stats.relabel_volume_before = found.remote_volume_before / eb;
   p.stats.relabel_volume_after = (p.options.relabel ? found.remote_volume_after : found.remote_volume_before) / eb;

@@ -91,42 +91,85 @@ void complete_assignment(int n, std::vector<int>& right_of) {
 
 // ---- sparse row-covering min-cost assignment ---------------------------------------------------------
 
-// Rectangular assignment problem (rows <= columns) in compressed rows; every row has at least two edges
-// and a matching covering all rows exists (each label row has its private column).
-template <class Cost>
+// Rectangular assignment problem in compressed rows. `Edges` lists each row's edges: rows(), listed_columns()
+// (column ids are [0, listed_columns())), row_begin(r)/row_end(r) (64-bit edge ids), column(e) and cost(e), and
+// the order in which equally distant columns are taken: tie_place(c) for a listed column, ordered_columns() + r
+// for row r's private "stay unmatched" column (id listed_columns() + r, cost 0, after its listed edges: offset
+// row_end(r) - row_begin(r) in the row). Column ids can so be whatever is cheapest to read while the answers stay
+// those of the compact numbering. A matching covering all rows exists. Edges are kept as offsets within their row,
+// and private columns have no search state (a search reaches row r's private column only from r, which it scans
+// only when r is matched elsewhere, so the column is free and ends the search once it is the nearest): the solver
+// adds about 30 bytes per listed column and 16 per row to the input, which the caller may hold in its own compact
+// form.
+template <class Cost, class Edges>
 class sparse_assignment {
  public:
-  sparse_assignment(int rows, int cols, std::vector<int> row_start, std::vector<int> col_of_edge,
-                    std::vector<Cost> cost)
-      : rows_(rows), cols_(cols), row_start_(std::move(row_start)), col_(std::move(col_of_edge)),
-        cost_(std::move(cost)) {}
+  explicit sparse_assignment(const Edges& edges)
+      : edges_(edges), rows_(edges.rows()), listed_cols_(edges.listed_columns()) {}
 
   // Returns col[row].
   std::vector<int> solve() {
-    const auto cols = static_cast<size_t>(cols_);
-    v_.assign(cols, Cost(0));
-    matched_edge_.assign(static_cast<size_t>(rows_), -1);
-    row_of_col_.assign(cols, -1);
-    row_of_edge_.resize(cost_.size());
-    for (int r = 0; r < rows_; ++r)
-      for (int e = row_start_[r]; e < row_start_[r + 1]; ++e) row_of_edge_[e] = r;
+    const auto all_cols = static_cast<size_t>(listed_cols_) + static_cast<size_t>(rows_);
+    v_.assign(all_cols, Cost(0));
+    matched_.assign(static_cast<size_t>(rows_), -1);
+    row_of_col_.assign(all_cols, -1);
     reduce_rows();
+    const auto cols = static_cast<size_t>(listed_cols_);
     dist_.assign(cols, infinity());
-    pred_edge_.assign(cols, -1);
+    pred_row_.assign(cols, -1);
+    pred_offset_.assign(cols, -1);
     finalized_.assign(cols, 0);
     for (int r = 0; r < rows_; ++r)
-      if (matched_edge_[r] < 0) augment_from(r);
+      if (matched_[r] < 0) augment_from(r);
+    // The search state goes before the answer is built: the peak is the larger of the two.
+    release(dist_);
+    release(pred_row_);
+    release(pred_offset_);
+    release(finalized_);
+    release(v_);
+    release(row_of_col_);
     std::vector<int> col_of_row(static_cast<size_t>(rows_));
-    for (int r = 0; r < rows_; ++r) col_of_row[r] = col_[matched_edge_[r]];
+    for (int r = 0; r < rows_; ++r) col_of_row[r] = column(r, matched_[r]);
     return col_of_row;
   }
 
  private:
   static constexpr Cost infinity() { return std::numeric_limits<Cost>::max() / 4; }
 
-  void assign(int row, int edge) {
-    matched_edge_[row] = edge;
-    row_of_col_[col_[edge]] = row;
+  // A search heap entry, ordered by (distance, tie key).
+  struct entry {
+    Cost dist;
+    std::int64_t key;
+    int column;
+    bool operator<(const entry& o) const { return dist != o.dist ? dist < o.dist : key < o.key; }
+    bool operator>(const entry& o) const { return o < *this; }
+  };
+
+  template <class T>
+  static void release(std::vector<T>& v) {
+    std::vector<T>().swap(v);
+  }
+
+  int degree(int r) const { return static_cast<int>(edges_.row_end(r) - edges_.row_begin(r)); }
+  // Column and cost of the edge at `offset` in row r (offset degree(r): the private column).
+  int column(int r, int offset) const {
+    return offset < degree(r) ? edges_.column(edges_.row_begin(r) + offset) : listed_cols_ + r;
+  }
+  Cost cost(int r, int offset) const {
+    return offset < degree(r) ? edges_.cost(edges_.row_begin(r) + offset) : Cost(0);
+  }
+
+  // Calls visit(offset, column, cost) for row r's listed edges, then its private edge.
+  template <class Visit>
+  void for_each_edge(int r, Visit&& visit) const {
+    const std::int64_t begin = edges_.row_begin(r), end = edges_.row_end(r);
+    for (std::int64_t e = begin; e < end; ++e) visit(static_cast<int>(e - begin), edges_.column(e), edges_.cost(e));
+    visit(static_cast<int>(end - begin), listed_cols_ + r, Cost(0));
+  }
+
+  void assign(int row, int offset) {
+    matched_[row] = offset;
+    row_of_col_[column(row, offset)] = row;
   }
 
   // Jonker-Volgenant's augmenting row reduction: a free row takes its cheapest column (reduced by the
@@ -138,38 +181,42 @@ class sparse_assignment {
   void reduce_rows() {
     std::vector<int> free_rows(static_cast<size_t>(rows_));
     for (int r = 0; r < rows_; ++r) free_rows[r] = rows_ - 1 - r;  // bid in ascending row order (stack)
-    std::int64_t budget = 4 * static_cast<std::int64_t>(rows_) + static_cast<std::int64_t>(cost_.size());
+    std::int64_t budget = 5 * static_cast<std::int64_t>(rows_);
+    for (int r = 0; r < rows_; ++r) budget += degree(r);
     for (int pass = 0; pass < 2 && !free_rows.empty(); ++pass) {
       std::vector<int> next_pass;
       while (!free_rows.empty()) {
         if (--budget < 0) return;  // leftover rows (free_rows, next_pass) are simply unmatched
         const int r = free_rows.back();
         free_rows.pop_back();
-        int best = -1, second = -1;
+        int best = -1, second = -1, best_col = -1, second_col = -1;
         Cost best_value = infinity(), second_value = infinity();
-        for (int e = row_start_[r]; e < row_start_[r + 1]; ++e) {
-          const Cost value = cost_[e] - v_[col_[e]];
+        for_each_edge(r, [&](int offset, int c, Cost edge_cost) {
+          const Cost value = edge_cost - v_[c];
           if (value < best_value) {
             second = best;
+            second_col = best_col;
             second_value = best_value;
-            best = e;
+            best = offset;
+            best_col = c;
             best_value = value;
           } else if (value < second_value) {
-            second = e;
+            second = offset;
+            second_col = c;
             second_value = value;
           }
-        }
+        });
         int take = best;
-        int evicted = row_of_col_[col_[best]];
+        int evicted = row_of_col_[best_col];
         const bool strictly_better = best_value < second_value;
         if (strictly_better) {
-          v_[col_[best]] -= second_value - best_value;
+          v_[best_col] -= second_value - best_value;
         } else if (evicted >= 0) {
           take = second;  // tie: the other cheapest column may be free
-          evicted = row_of_col_[col_[second]];
+          evicted = row_of_col_[second_col];
         }
         if (evicted >= 0) {
-          matched_edge_[evicted] = -1;
+          matched_[evicted] = -1;
           if (strictly_better)
             free_rows.push_back(evicted);  // bids right away against the new price
           else
@@ -182,78 +229,109 @@ class sparse_assignment {
   }
 
   // Row dual of a matched row: its matched edge is tight.
-  Cost row_dual(int r) const { return cost_[matched_edge_[r]] - v_[col_[matched_edge_[r]]]; }
+  Cost row_dual(int r) const {
+    const int offset = matched_[r];
+    return cost(r, offset) - v_[column(r, offset)];
+  }
 
   static Cost non_negative(Cost x) { return x < Cost(0) ? Cost(0) : x; }  // absorbs rounding of doubles
 
   void augment_from(int start) {
     // The free row's dual: the largest value that keeps its reduced costs non-negative.
     Cost start_dual = infinity();
-    int tight_edge = -1;
-    for (int e = row_start_[start]; e < row_start_[start + 1]; ++e) {
-      const Cost reduced = cost_[e] - v_[col_[e]];
-      if (reduced < start_dual || (reduced == start_dual && row_of_col_[col_[e]] < 0)) {
+    int tight = -1, tight_col = -1;
+    for_each_edge(start, [&](int offset, int c, Cost edge_cost) {
+      const Cost reduced = edge_cost - v_[c];
+      if (reduced < start_dual || (reduced == start_dual && row_of_col_[c] < 0)) {
         start_dual = reduced;
-        tight_edge = e;
+        tight = offset;
+        tight_col = c;
       }
-    }
-    if (row_of_col_[col_[tight_edge]] < 0) {  // a free column on a tight edge: no search needed
-      assign(start, tight_edge);
+    });
+    if (row_of_col_[tight_col] < 0) {  // a free column on a tight edge: no search needed
+      assign(start, tight);
       return;
     }
 
-    // Equal distances pop free columns first (key 2 * column + matched), so plateaus of zero reduced
-    // cost end the search as soon as they touch a free column.
-    using entry = std::pair<Cost, int>;
+    // Equal distances pop free columns first (key 2 * tie place + matched), so plateaus of zero reduced
+    // cost end the search as soon as they touch a free column. The nearest private column reached so far
+    // (always free, relaxed once) is kept aside and compared with the heap's top under the same order.
     std::priority_queue<entry, std::vector<entry>, std::greater<entry>> heap;
     touched_.clear();
     finalized_list_.clear();
-    auto relax = [&](int e, Cost candidate) {
-      const int c = col_[e];
+    entry nearest_private{infinity(), 0, 0};
+    int private_row = -1;
+    auto relax = [&](int row, int offset, int c, Cost candidate) {
+      if (c >= listed_cols_) {
+        const entry key{candidate, 2 * (static_cast<std::int64_t>(edges_.ordered_columns()) + row), c};
+        if (private_row < 0 || key < nearest_private) {
+          nearest_private = key;
+          private_row = row;
+        }
+        return;
+      }
       if (finalized_[c] || !(candidate < dist_[c])) return;
       if (dist_[c] == infinity()) touched_.push_back(c);
       dist_[c] = candidate;
-      pred_edge_[c] = e;
-      heap.emplace(candidate, 2 * c + (row_of_col_[c] >= 0 ? 1 : 0));
+      pred_row_[c] = row;
+      pred_offset_[c] = offset;
+      heap.push({candidate, 2 * static_cast<std::int64_t>(edges_.tie_place(c)) + (row_of_col_[c] >= 0 ? 1 : 0), c});
     };
-    for (int e = row_start_[start]; e < row_start_[start + 1]; ++e)
-      relax(e, non_negative(cost_[e] - v_[col_[e]] - start_dual));
+    for_each_edge(start, [&](int offset, int c, Cost edge_cost) {
+      relax(start, offset, c, non_negative(edge_cost - v_[c] - start_dual));
+    });
 
-    int sink = -1;
+    int sink = -1, sink_row = -1, sink_offset = -1;
     Cost sink_dist = 0;
-    while (!heap.empty()) {
-      const Cost d = heap.top().first;
-      const int c = heap.top().second / 2;
+    while (true) {
+      while (!heap.empty()) {  // drop stale entries
+        const int c = heap.top().column;
+        if (!finalized_[c] && !(dist_[c] < heap.top().dist)) break;
+        heap.pop();
+      }
+      if (private_row >= 0 && (heap.empty() || nearest_private < heap.top())) {
+        sink = listed_cols_ + private_row;
+        sink_dist = nearest_private.dist;
+        sink_row = private_row;
+        sink_offset = degree(private_row);
+        break;
+      }
+      if (heap.empty()) break;
+      const Cost d = heap.top().dist;
+      const int c = heap.top().column;
       heap.pop();
-      if (finalized_[c] || dist_[c] < d) continue;  // stale entry
       finalized_[c] = 1;
       finalized_list_.push_back(c);
       const int r = row_of_col_[c];
       if (r < 0) {
         sink = c;
         sink_dist = d;
+        sink_row = pred_row_[c];
+        sink_offset = pred_offset_[c];
         break;
       }
       const Cost r_dual = row_dual(r);
-      for (int e = row_start_[r]; e < row_start_[r + 1]; ++e)
-        if (e != matched_edge_[r]) relax(e, d + non_negative(cost_[e] - v_[col_[e]] - r_dual));
+      const int matched = matched_[r];
+      for_each_edge(r, [&](int offset, int edge_col, Cost edge_cost) {
+        if (offset != matched) relax(r, offset, edge_col, d + non_negative(edge_cost - v_[edge_col] - r_dual));
+      });
     }
     if (sink < 0) throw error("relabel: internal error, the assignment problem has no row-covering matching");
 
-    // Dual update of the finalised columns only (all matched, except the sink whose change is 0): every
+    // Dual update of the finalised columns only (all matched, except a listed sink whose change is 0): every
     // other vertex is at distance >= sink_dist and keeps its dual. Matched rows' duals follow implicitly
     // from their tight matched edges.
     for (int c : finalized_list_) v_[c] -= sink_dist - dist_[c];
 
     // Flip the alternating path back to the start row.
-    int c = sink;
+    int r = sink_row, offset = sink_offset;
     while (true) {
-      const int e = pred_edge_[c];
-      const int r = row_of_edge_[e];
-      const int previous_edge = matched_edge_[r];
-      assign(r, e);
+      const int previous = matched_[r];
+      assign(r, offset);
       if (r == start) break;
-      c = col_[previous_edge];
+      const int c = column(r, previous);
+      r = pred_row_[c];
+      offset = pred_offset_[c];
     }
 
     for (int t : touched_) {
@@ -262,17 +340,78 @@ class sparse_assignment {
     }
   }
 
-  int rows_, cols_;
-  std::vector<int> row_start_, col_;
-  std::vector<Cost> cost_;
-  std::vector<int> row_of_edge_;
-  std::vector<Cost> v_;            // column duals, <= 0, 0 on free columns
-  std::vector<int> matched_edge_;  // per row, -1 when free
-  std::vector<int> row_of_col_;    // per column, -1 when free
-  std::vector<Cost> dist_;
-  std::vector<int> pred_edge_;
+  const Edges& edges_;
+  int rows_, listed_cols_;
+  std::vector<Cost> v_;           // column duals (listed, then private), <= 0, 0 on free columns
+  std::vector<int> matched_;      // per row: offset of its matched edge in the row, -1 when free
+  std::vector<int> row_of_col_;   // per column (listed, then private), -1 when free
+  std::vector<Cost> dist_;        // per listed column, search state: distance,
+  std::vector<int> pred_row_;     // the row of the search path edge into it
+  std::vector<int> pred_offset_;  // and that edge's offset in the row
   std::vector<char> finalized_;
   std::vector<int> touched_, finalized_list_;
+};
+
+// Edges given as arrays (the weighted_edge entry point): compact row offsets, columns and costs.
+template <class Cost>
+struct listed_edges {
+  std::vector<std::int64_t> row_start{0};
+  std::vector<int> col;
+  std::vector<Cost> cost_of;
+  int num_columns = 0;
+
+  int rows() const { return static_cast<int>(row_start.size()) - 1; }
+  int listed_columns() const { return num_columns; }
+  int ordered_columns() const { return num_columns; }
+  int tie_place(int c) const { return c; }
+  std::int64_t row_begin(int r) const { return row_start[static_cast<size_t>(r)]; }
+  std::int64_t row_end(int r) const { return row_start[static_cast<size_t>(r) + 1]; }
+  int column(std::int64_t e) const { return col[static_cast<size_t>(e)]; }
+  Cost cost(std::int64_t e) const { return cost_of[static_cast<size_t>(e)]; }
+};
+
+// Edges read straight from a label_graph (locally-free gains: the gain of rank y for label x is the volume y
+// holds of x's data): rows are the labels with packages, a column is the sender's rank itself (no lookup per
+// edge), and ties are broken in the order the weighted_edge entry point numbers its columns (senders in order of
+// first appearance), so both give the same matching. The weighted_edge path takes each gain as a double first;
+// `through_double` does the same, needed only for volumes above 2^53 (the conversion is exact below, and costs a
+// tenth of the solve).
+template <class Cost, bool through_double>
+struct label_graph_edges {
+  const label_graph& graph;
+  std::vector<int> label_of_row;  // empty when every label has packages (row r is label r)
+  std::vector<int> place_of_rank;  // tie place of a sender, -1 for a rank that sends nothing
+  int senders = 0;
+
+  explicit label_graph_edges(const label_graph& g) : graph(g), place_of_rank(static_cast<size_t>(g.nranks), -1) {
+    int rows_found = 0;
+    for (int x = 0; x < g.label_count(); ++x) {
+      const std::int64_t begin = g.label_start[static_cast<size_t>(x)], end = g.label_start[static_cast<size_t>(x) + 1];
+      if (begin == end) continue;
+      ++rows_found;
+      for (std::int64_t k = begin; k < end; ++k) {
+        int& place = place_of_rank[static_cast<size_t>(g.src[static_cast<size_t>(k)])];
+        if (place < 0) place = senders++;
+      }
+    }
+    if (rows_found == g.label_count()) return;
+    label_of_row.reserve(static_cast<size_t>(rows_found));
+    for (int x = 0; x < g.label_count(); ++x)
+      if (g.label_start[static_cast<size_t>(x)] < g.label_start[static_cast<size_t>(x) + 1]) label_of_row.push_back(x);
+  }
+
+  int label(int r) const { return label_of_row.empty() ? r : label_of_row[static_cast<size_t>(r)]; }
+  int rows() const { return label_of_row.empty() ? graph.label_count() : static_cast<int>(label_of_row.size()); }
+  int listed_columns() const { return graph.nranks; }
+  int ordered_columns() const { return senders; }
+  int tie_place(int c) const { return place_of_rank[static_cast<size_t>(c)]; }
+  std::int64_t row_begin(int r) const { return graph.label_start[static_cast<size_t>(label(r))]; }
+  std::int64_t row_end(int r) const { return graph.label_start[static_cast<size_t>(label(r)) + 1]; }
+  int column(std::int64_t e) const { return graph.src[static_cast<size_t>(e)]; }
+  Cost cost(std::int64_t e) const {
+    const std::int64_t volume = graph.volume[static_cast<size_t>(e)];
+    return through_double ? -static_cast<Cost>(static_cast<double>(volume)) : -static_cast<Cost>(volume);
+  }
 };
 
 // Maximum-weight matching of the sparse bipartite graph of positive edges (sorted by (left, right),
@@ -283,37 +422,40 @@ std::vector<int> sparse_max_weight_matching(int n, const std::vector<weighted_ed
   // Compact indices: only lefts and rights that some positive edge touches take part.
   std::vector<int> right_index(static_cast<size_t>(n), -1);
   std::vector<int> lefts, rights;
-  for (const auto& e : positive) {
-    if (lefts.empty() || lefts.back() != e.left) lefts.push_back(e.left);
+  listed_edges<Cost> edges;
+  edges.col.reserve(positive.size());
+  edges.cost_of.reserve(positive.size());
+  for (size_t k = 0; k < positive.size(); ++k) {
+    const weighted_edge& e = positive[k];
+    if (lefts.empty() || lefts.back() != e.left) {
+      if (!lefts.empty()) edges.row_start.push_back(static_cast<std::int64_t>(k));
+      lefts.push_back(e.left);
+    }
     if (right_index[e.right] < 0) {
       right_index[e.right] = static_cast<int>(rights.size());
       rights.push_back(e.right);
     }
+    edges.col.push_back(right_index[e.right]);
+    edges.cost_of.push_back(-static_cast<Cost>(e.weight));
   }
-  const int num_left = static_cast<int>(lefts.size()), num_right = static_cast<int>(rights.size());
+  if (!lefts.empty()) edges.row_start.push_back(static_cast<std::int64_t>(positive.size()));
+  edges.num_columns = static_cast<int>(rights.size());
 
-  std::vector<int> row_start(static_cast<size_t>(num_left) + 1, 0);
-  std::vector<int> col;
-  std::vector<Cost> cost;
-  col.reserve(positive.size() + static_cast<size_t>(num_left));
-  cost.reserve(col.capacity());
-  size_t k = 0;
-  for (int l = 0; l < num_left; ++l) {
-    for (; k < positive.size() && positive[k].left == lefts[l]; ++k) {
-      col.push_back(right_index[positive[k].right]);
-      cost.push_back(-static_cast<Cost>(positive[k].weight));
-    }
-    col.push_back(num_right + l);  // stay unmatched
-    cost.push_back(Cost(0));
-    row_start[l + 1] = static_cast<int>(col.size());
-  }
-
-  sparse_assignment<Cost> problem(num_left, num_right + num_left, std::move(row_start), std::move(col),
-                                  std::move(cost));
-  const std::vector<int> col_of_row = problem.solve();
+  const std::vector<int> col_of_row = sparse_assignment<Cost, listed_edges<Cost>>(edges).solve();
   std::vector<int> right_of(static_cast<size_t>(n), -1);
-  for (int l = 0; l < num_left; ++l)
-    if (col_of_row[l] < num_right) right_of[lefts[l]] = rights[col_of_row[l]];
+  for (size_t l = 0; l < lefts.size(); ++l)
+    if (col_of_row[l] < edges.num_columns) right_of[lefts[l]] = rights[col_of_row[l]];
+  return right_of;
+}
+
+template <class Cost, bool through_double>
+std::vector<int> label_graph_matching(const label_graph& g) {
+  const label_graph_edges<Cost, through_double> edges(g);
+  const std::vector<int> col_of_row = sparse_assignment<Cost, label_graph_edges<Cost, through_double>>(edges).solve();
+  std::vector<int> right_of(static_cast<size_t>(g.nranks), -1);
+  for (size_t r = 0; r < col_of_row.size(); ++r)
+    if (col_of_row[r] < edges.listed_columns())
+      right_of[static_cast<size_t>(edges.label(static_cast<int>(r)))] = col_of_row[r];
   return right_of;
 }
 
@@ -429,6 +571,35 @@ std::vector<int> max_weight_assignment(int n, const std::vector<weighted_edge>& 
   return right_of;
 }
 
+std::vector<int> max_volume_assignment(const label_graph& g) {
+  if (g.nranks < 0)
+    throw invalid_argument("max_volume_assignment: nranks must be >= 0, got " + std::to_string(g.nranks));
+  if (g.first_label != 0 || g.label_count() != g.nranks)
+    throw invalid_argument("max_volume_assignment: the graph holds labels [" + std::to_string(g.first_label) + ", " +
+                           std::to_string(g.first_label + g.label_count()) + "), expected all of [0, " +
+                           std::to_string(g.nranks) + ")");
+  std::int64_t largest = 0;
+  for (size_t k = 0; k < g.src.size(); ++k) {
+    if (g.src[k] < 0 || g.src[k] >= g.nranks || g.volume[k] <= 0)
+      throw invalid_argument("max_volume_assignment: package " + std::to_string(k) + " (from " +
+                             std::to_string(g.src[k]) + ", " + std::to_string(g.volume[k]) +
+                             " bytes) has a sender outside [0, " + std::to_string(g.nranks) +
+                             ") or a volume <= 0; expected positive volumes");
+    largest = std::max(largest, g.volume[k]);
+  }
+  // The same choice of arithmetic as integral_weights() on the gains.
+  const bool integral = static_cast<double>(largest) * (4.0 * (2.0 * g.nranks) + 8.0) < 0x1p62;
+  std::vector<int> right_of;
+  if (!integral)
+    right_of = label_graph_matching<double, false>(g);
+  else if (largest > (std::int64_t{1} << 53))
+    right_of = label_graph_matching<std::int64_t, true>(g);
+  else
+    right_of = label_graph_matching<std::int64_t, false>(g);
+  complete_assignment(g.nranks, right_of);
+  return right_of;
+}
+
 std::vector<int> greedy_assignment(int n, const std::vector<weighted_edge>& edges) {
   check_size(n, "greedy_assignment");
   std::vector<weighted_edge> merged = merged_edges(n, edges, "greedy_assignment");
@@ -471,3 +642,4 @@ double assignment_weight(const std::vector<weighted_edge>& edges, const std::vec
 }
 
 }  // namespace redist::relabel
+

@@ -74,10 +74,16 @@ std::vector<position_overlap> overlay(const std::vector<std::int64_t>& src_split
   return out;
 }
 
-// Sorts by (src, dst) and adds up duplicates in place.
-void sort_and_merge(std::vector<edge>& edges) {
-  std::sort(edges.begin(), edges.end(),
-            [](const edge& a, const edge& b) { return a.src != b.src ? a.src < b.src : a.dst < b.dst; });
+enum class edge_order { by_source, by_label };
+
+// Sorts by (src, dst) (or (dst, src) by_label) and adds up duplicates in place.
+void sort_and_merge(std::vector<edge>& edges, edge_order order = edge_order::by_source) {
+  if (order == edge_order::by_source)
+    std::sort(edges.begin(), edges.end(),
+              [](const edge& a, const edge& b) { return a.src != b.src ? a.src < b.src : a.dst < b.dst; });
+  else
+    std::sort(edges.begin(), edges.end(),
+              [](const edge& a, const edge& b) { return a.dst != b.dst ? a.dst < b.dst : a.src < b.src; });
   size_t kept = 0;
   for (size_t k = 0; k < edges.size(); ++k) {
     if (edges[k].volume == 0) continue;
@@ -154,7 +160,76 @@ void add_edges(const nd_layout& target, const nd_layout& source, std::int64_t el
   }
 }
 
-void add_pair(const layout_pair& pair, int nranks, std::vector<edge>& edges, size_t& compact_at) {
+// The packages of source -> target whose target rank is in [first_label, end_label), holding only those: the
+// target grid positions of these labels, and per axis the overlaps at each target position, so the work is the
+// overlays plus the packages found.
+void add_label_edges(const nd_layout& target, const nd_layout& source, std::int64_t element_size, int first_label,
+                     int end_label, std::vector<edge>& edges, size_t& compact_at) {
+  const size_t d = static_cast<size_t>(target.ndim());
+  // Per axis, the overlaps grouped by target position (compressed rows over the positions).
+  std::vector<std::vector<position_overlap>> axes(d);
+  std::vector<std::vector<size_t>> at_position(d);
+  for (size_t k = 0; k < d; ++k) {
+    const int ak = static_cast<int>(k);
+    const std::vector<position_overlap> pieces = overlay(source.splits(ak), source.procs(ak),
+                                                         source.grid_shape()[k], target.splits(ak),
+                                                         target.procs(ak), target.grid_shape()[k]);
+    if (pieces.empty()) return;  // an axis of extent 0: nothing moves
+    std::vector<size_t>& start = at_position[k];
+    start.assign(static_cast<size_t>(target.grid_shape()[k]) + 1, 0);
+    for (const auto& p : pieces) ++start[static_cast<size_t>(p.dst_pos) + 1];
+    for (size_t q = 0; q + 1 < start.size(); ++q) start[q + 1] += start[q];
+    axes[k].resize(pieces.size());
+    std::vector<size_t> next(start.begin(), start.end() - 1);
+    for (const auto& p : pieces) axes[k][next[static_cast<size_t>(p.dst_pos)]++] = p;
+  }
+  const std::vector<int>& shape = target.grid_shape();
+  const std::vector<int>& owners = target.grid_ranks();
+  std::vector<int> dst(d), src(d);
+  std::vector<size_t> pick(d);
+  for (size_t index = 0; index < owners.size(); ++index) {
+    const int label = owners[index];
+    if (label < first_label || label >= end_label) continue;
+    // The position of this grid entry (C order, the last axis fastest).
+    size_t rest = index;
+    bool has_data = true;
+    for (size_t k = d; k-- > 0;) {
+      dst[k] = static_cast<int>(rest % static_cast<size_t>(shape[k]));
+      rest /= static_cast<size_t>(shape[k]);
+      pick[k] = at_position[k][static_cast<size_t>(dst[k])];
+      has_data = has_data && pick[k] < at_position[k][static_cast<size_t>(dst[k]) + 1];
+    }
+    if (!has_data) continue;
+    while (true) {
+      std::int64_t volume = element_size;
+      for (size_t k = 0; k < d; ++k) {
+        const position_overlap& o = axes[k][pick[k]];
+        volume *= o.length;
+        src[k] = o.src_pos;
+      }
+      edges.push_back({source.grid_rank(src.data()), label, volume});
+      if (edges.size() >= compact_at) {
+        sort_and_merge(edges, edge_order::by_label);
+        compact_at = std::max(compact_at, 2 * edges.size());
+      }
+      size_t k = d;
+      while (k-- > 0) {
+        if (++pick[k] < at_position[k][static_cast<size_t>(dst[k]) + 1]) break;
+        pick[k] = at_position[k][static_cast<size_t>(dst[k])];
+      }
+      if (k == static_cast<size_t>(-1)) break;
+    }
+  }
+}
+
+// Which packages a pair adds: all of them (the whole graph) or those of a range of target labels.
+struct label_range {
+  bool all = true;
+  int first = 0, end = 0;
+};
+
+void add_pair(const layout_pair& pair, int nranks, std::vector<edge>& edges, size_t& compact_at,
+              label_range labels = {}) {
   if (pair.a == nullptr || pair.b == nullptr)
     throw invalid_argument("communication_graph: a layout pair has a null layout; expected both A and B");
   if (pair.element_size == 0)
@@ -179,11 +254,16 @@ void add_pair(const layout_pair& pair, int nranks, std::vector<edge>& edges, siz
       __builtin_mul_overflow(total_bytes, static_cast<std::int64_t>(pair.element_size), &total_bytes))
     throw overflow_error("communication_graph: the matrix size in bytes does not fit in 64 bits");
 
-  add_edges(to_nd_layout(target), to_nd_layout(*source), static_cast<std::int64_t>(pair.element_size), edges,
-            compact_at);
+  if (labels.all)
+    add_edges(to_nd_layout(target), to_nd_layout(*source), static_cast<std::int64_t>(pair.element_size), edges,
+              compact_at);
+  else
+    add_label_edges(to_nd_layout(target), to_nd_layout(*source), static_cast<std::int64_t>(pair.element_size),
+                    labels.first, labels.end, edges, compact_at);
 }
 
-void add_pair(const nd_layout_pair& pair, int nranks, std::vector<edge>& edges, size_t& compact_at) {
+void add_pair(const nd_layout_pair& pair, int nranks, std::vector<edge>& edges, size_t& compact_at,
+              label_range labels = {}) {
   if (pair.a == nullptr || pair.b == nullptr)
     throw invalid_argument("communication_graph: a layout pair has a null layout; expected both A and B");
   if (pair.element_size == 0)
@@ -204,7 +284,11 @@ void add_pair(const nd_layout_pair& pair, int nranks, std::vector<edge>& edges, 
   for (int k = 0; k < d; ++k)
     if (__builtin_mul_overflow(total_bytes, target.extent(k), &total_bytes))
       throw overflow_error("communication_graph: the array size in bytes does not fit in 64 bits");
-  add_edges(target, source, static_cast<std::int64_t>(pair.element_size), edges, compact_at);
+  if (labels.all)
+    add_edges(target, source, static_cast<std::int64_t>(pair.element_size), edges, compact_at);
+  else
+    add_label_edges(target, source, static_cast<std::int64_t>(pair.element_size), labels.first, labels.end, edges,
+                    compact_at);
 }
 
 }  // namespace
@@ -256,12 +340,120 @@ comm_graph graph_of(const std::vector<Pair>& pairs, int nranks) {
   return g;
 }
 
+// Edges sorted by (dst, src), merged, all with dst in [first_label, end_label), as compressed rows.
+label_graph compress_by_label(const std::vector<edge>& edges, int nranks, int first_label, int end_label) {
+  label_graph out;
+  out.nranks = nranks;
+  out.first_label = first_label;
+  out.label_start.assign(static_cast<size_t>(end_label - first_label) + 1, 0);
+  out.src.reserve(edges.size());
+  out.volume.reserve(edges.size());
+  for (const auto& e : edges) {
+    ++out.label_start[static_cast<size_t>(e.dst - first_label) + 1];
+    out.src.push_back(e.src);
+    out.volume.push_back(e.volume);
+  }
+  for (size_t x = 0; x + 1 < out.label_start.size(); ++x) out.label_start[x + 1] += out.label_start[x];
+  return out;
+}
+
+template <class Pair>
+label_graph incoming_of(const std::vector<Pair>& pairs, int nranks, int first_label, int end_label) {
+  if (nranks < 1) throw invalid_argument("incoming_packages: nranks must be >= 1, got " + std::to_string(nranks));
+  if (first_label < 0 || first_label > end_label || end_label > nranks)
+    throw invalid_argument("incoming_packages: the labels [" + std::to_string(first_label) + ", " +
+                           std::to_string(end_label) + ") are not a range inside [0, " + std::to_string(nranks) +
+                           ")");
+  std::vector<edge> edges;
+  size_t compact_at = size_t{1} << 21;
+  for (const auto& pair : pairs) add_pair(pair, nranks, edges, compact_at, {false, first_label, end_label});
+  sort_and_merge(edges, edge_order::by_label);
+  return compress_by_label(edges, nranks, first_label, end_label);
+}
+
 }  // namespace
 
 comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks) { return graph_of(pairs, nranks); }
 
 comm_graph communication_graph(const std::vector<nd_layout_pair>& pairs, int nranks) {
   return graph_of(pairs, nranks);
+}
+
+label_graph incoming_packages(const std::vector<layout_pair>& pairs, int nranks, int first_label, int end_label) {
+  return incoming_of(pairs, nranks, first_label, end_label);
+}
+
+label_graph incoming_packages(const std::vector<nd_layout_pair>& pairs, int nranks, int first_label,
+                              int end_label) {
+  return incoming_of(pairs, nranks, first_label, end_label);
+}
+
+label_graph to_label_graph(const comm_graph& g) {
+  if (g.nranks < 0) throw invalid_argument("to_label_graph: nranks must be >= 0, got " + std::to_string(g.nranks));
+  const auto n = static_cast<size_t>(g.nranks);
+  label_graph out;
+  out.nranks = g.nranks;
+  out.label_start.assign(n + 1, 0);
+  for (const auto& e : g.edges) {
+    if (e.src < 0 || e.src >= g.nranks || e.dst < 0 || e.dst >= g.nranks)
+      throw invalid_argument("to_label_graph: edge (" + std::to_string(e.src) + " -> " + std::to_string(e.dst) +
+                             ") is outside [0, " + std::to_string(g.nranks) + ")");
+    if (e.volume != 0) ++out.label_start[static_cast<size_t>(e.dst) + 1];
+  }
+  for (size_t x = 0; x < n; ++x) out.label_start[x + 1] += out.label_start[x];
+  // Counting sort by label; stable, so a graph sorted by (src, dst) gives ascending senders per label.
+  out.src.resize(static_cast<size_t>(out.label_start.back()));
+  out.volume.resize(out.src.size());
+  std::vector<std::int64_t> next(out.label_start.begin(), out.label_start.end() - 1);
+  bool sorted = true;
+  for (const auto& e : g.edges) {
+    if (e.volume == 0) continue;
+    const auto at = static_cast<size_t>(next[static_cast<size_t>(e.dst)]++);
+    sorted = sorted && (at == static_cast<size_t>(out.label_start[static_cast<size_t>(e.dst)]) ||
+                        out.src[at - 1] < e.src);
+    out.src[at] = e.src;
+    out.volume[at] = e.volume;
+  }
+  if (sorted) return out;
+  // An unsorted edge list or repeated (src, dst) pairs: sort each label's senders and add repeats up.
+  std::vector<std::pair<int, std::int64_t>> senders;
+  std::int64_t kept = 0;
+  for (size_t x = 0; x < n; ++x) {
+    senders.clear();
+    for (std::int64_t k = out.label_start[x]; k < out.label_start[x + 1]; ++k)
+      senders.emplace_back(out.src[static_cast<size_t>(k)], out.volume[static_cast<size_t>(k)]);
+    std::sort(senders.begin(), senders.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    out.label_start[x] = kept;
+    for (size_t k = 0; k < senders.size(); ++k) {
+      if (k > 0 && senders[k].first == senders[k - 1].first) {
+        out.volume[static_cast<size_t>(kept - 1)] += senders[k].second;
+        continue;
+      }
+      out.src[static_cast<size_t>(kept)] = senders[k].first;
+      out.volume[static_cast<size_t>(kept)] = senders[k].second;
+      ++kept;
+    }
+  }
+  out.label_start[n] = kept;
+  out.src.resize(static_cast<size_t>(kept));
+  out.volume.resize(static_cast<size_t>(kept));
+  return out;
+}
+
+comm_graph to_comm_graph(const label_graph& g) {
+  if (g.first_label != 0 || g.label_count() != g.nranks)
+    throw invalid_argument("to_comm_graph: the graph holds labels [" + std::to_string(g.first_label) + ", " +
+                           std::to_string(g.first_label + g.label_count()) + "), expected all of [0, " +
+                           std::to_string(g.nranks) + ")");
+  comm_graph out;
+  out.nranks = g.nranks;
+  out.edges.reserve(static_cast<size_t>(g.package_count()));
+  for (int x = 0; x < g.nranks; ++x)
+    for (std::int64_t k = g.label_start[static_cast<size_t>(x)]; k < g.label_start[static_cast<size_t>(x) + 1]; ++k)
+      out.edges.push_back({g.src[static_cast<size_t>(k)], x, g.volume[static_cast<size_t>(k)]});
+  sort_and_merge(out.edges);
+  return out;
 }
 
 comm_graph relabel_graph(const comm_graph& g, const std::vector<int>& new_rank_of) {

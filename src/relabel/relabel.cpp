@@ -14,6 +14,7 @@
 
 #include "redist/error.hpp"
 #include "../mpi/checked.hpp"
+#include "gathered.hpp"
 #include "redist/relabel/relabel.hpp"
 
 namespace redist::relabel {
@@ -63,9 +64,6 @@ std::vector<weighted_edge> node_aware_gains(const comm_graph& g, const relabel_c
     node_of.resize(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) node_of[r] = r;
   }
-  if (node_of.size() != static_cast<size_t>(n))
-    throw invalid_argument("find_relabeling: relabel_cost::node_of has " + std::to_string(node_of.size()) +
-                           " entries, expected one per rank (" + std::to_string(n) + ")");
   // Dense node ids and the ranks of each node (ascending).
   std::vector<int> node_ids = node_of;
   std::sort(node_ids.begin(), node_ids.end());
@@ -143,15 +141,12 @@ std::vector<int> identity_permutation(int n) {
 std::vector<int> solve(const comm_graph& g, const relabel_cost& cost, solver s) {
   const int n = g.nranks;
   if (s == solver::none) return identity_permutation(n);
-  if (s != solver::exact && s != solver::greedy)
-    throw invalid_argument("find_relabeling: unknown solver " + std::to_string(static_cast<int>(s)) +
-                           "; expected none, exact or greedy");
+  check_request(cost, s, n);
   if (cost.model == relabel_cost::kind::locally_free_volume) {
-    const auto gains = locally_free_gains(g);
-    return s == solver::exact ? max_weight_assignment(n, gains) : greedy_assignment(n, gains);
+    // The exact solver reads the gains (the volumes) from the graph by label, without a gains list.
+    if (s == solver::exact) return max_volume_assignment(to_label_graph(g));
+    return greedy_assignment(n, locally_free_gains(g));
   }
-  if (cost.model != relabel_cost::kind::latency_bandwidth)
-    throw invalid_argument("find_relabeling: unknown cost model " + std::to_string(static_cast<int>(cost.model)));
   if (!cost.pair_cost) {
     const auto gains = node_aware_gains(g, cost);
     return s == solver::exact ? max_weight_assignment(n, gains) : greedy_assignment(n, gains);
@@ -168,7 +163,81 @@ std::vector<int> solve(const comm_graph& g, const relabel_cost& cost, solver s) 
   return greedy_assignment(n, gains);
 }
 
+// Remote volume, messages and the busiest rank's remote bytes of a graph by label, with label x on rank x
+// (before) and on rank new_rank_of[x] (after), in one pass; sums in int64, so they do not depend on the order
+// of the packages.
+struct placement_figures {
+  std::int64_t remote_volume = 0, messages = 0, max_rank_volume = 0;
+};
+
+void figures_of(const label_graph& g, const std::vector<int>& new_rank_of, placement_figures& before,
+                placement_figures& after) {
+  const auto n = static_cast<size_t>(g.nranks);
+  // Per rank: remote bytes sent and received before, then after.
+  std::vector<std::int64_t> traffic(4 * n, 0);
+  std::int64_t* sent_before = traffic.data();
+  std::int64_t* received_before = sent_before + n;
+  std::int64_t* sent_after = received_before + n;
+  std::int64_t* received_after = sent_after + n;
+  for (size_t x = 0; x < n; ++x) {
+    const auto moved_to = static_cast<size_t>(new_rank_of[x]);
+    for (std::int64_t k = g.label_start[x]; k < g.label_start[x + 1]; ++k) {
+      const auto src = static_cast<size_t>(g.src[static_cast<size_t>(k)]);
+      const std::int64_t volume = g.volume[static_cast<size_t>(k)];
+      if (src != x) {
+        before.remote_volume += volume;
+        ++before.messages;
+        sent_before[src] += volume;
+        received_before[x] += volume;
+      }
+      if (src != moved_to) {
+        after.remote_volume += volume;
+        ++after.messages;
+        sent_after[src] += volume;
+        received_after[moved_to] += volume;
+      }
+    }
+  }
+  for (size_t r = 0; r < n; ++r) {
+    before.max_rank_volume = std::max({before.max_rank_volume, sent_before[r], received_before[r]});
+    after.max_rank_volume = std::max({after.max_rank_volume, sent_after[r], received_after[r]});
+  }
+}
+
+void check_label_graph(const label_graph& g) {
+  if (g.nranks < 0) throw invalid_argument("find_relabeling: nranks must be >= 0, got " + std::to_string(g.nranks));
+  if (g.first_label != 0 || g.label_count() != g.nranks || g.label_start.front() != 0 ||
+      g.src.size() != static_cast<size_t>(g.package_count()) || g.volume.size() != g.src.size())
+    throw invalid_argument("find_relabeling: the graph by label holds labels [" + std::to_string(g.first_label) +
+                           ", " + std::to_string(g.first_label + g.label_count()) + ") and " +
+                           std::to_string(g.src.size()) + " packages for " + std::to_string(g.package_count()) +
+                           " offsets; expected all of [0, " + std::to_string(g.nranks) +
+                           ") and one sender and volume per package");
+  for (size_t x = 0; x + 1 < g.label_start.size(); ++x)
+    if (g.label_start[x + 1] < g.label_start[x])
+      throw invalid_argument("find_relabeling: the package offsets of the graph by label decrease at label " +
+                             std::to_string(x) + "; expected non-decreasing offsets");
+  for (size_t k = 0; k < g.src.size(); ++k)
+    if (g.src[k] < 0 || g.src[k] >= g.nranks || g.volume[k] < 0)
+      throw invalid_argument("find_relabeling: package " + std::to_string(k) + " (from " + std::to_string(g.src[k]) +
+                             ", " + std::to_string(g.volume[k]) + " bytes) has a sender outside [0, " +
+                             std::to_string(g.nranks) + ") or a negative volume");
+}
+
 }  // namespace
+
+void check_request(const relabel_cost& cost, solver s, int nranks) {
+  if (s == solver::none) return;  // the identity: nothing else is looked at
+  if (s != solver::exact && s != solver::greedy)
+    throw invalid_argument("find_relabeling: unknown solver " + std::to_string(static_cast<int>(s)) +
+                           "; expected none, exact or greedy");
+  if (cost.model == relabel_cost::kind::locally_free_volume) return;
+  if (cost.model != relabel_cost::kind::latency_bandwidth)
+    throw invalid_argument("find_relabeling: unknown cost model " + std::to_string(static_cast<int>(cost.model)));
+  if (!cost.pair_cost && !cost.node_of.empty() && cost.node_of.size() != static_cast<size_t>(nranks))
+    throw invalid_argument("find_relabeling: relabel_cost::node_of has " + std::to_string(cost.node_of.size()) +
+                           " entries, expected one per rank (" + std::to_string(nranks) + ")");
+}
 
 double relabel_cost::package_cost(int src, int dst, std::int64_t bytes) const {
   if (bytes <= 0) return 0.0;  // w(i, j, empty) = 0
@@ -236,6 +305,47 @@ relabeling find_relabeling(const comm_graph& g, const relabel_cost& cost, solver
   out.remote_volume_after = after.remote_volume();
   out.messages_after = after.remote_messages();
   out.max_rank_volume_after = after.max_rank_volume();
+  return out;
+}
+
+relabeling find_relabeling(const label_graph& g, const relabel_cost& cost, solver s) {
+  check_label_graph(g);
+  // In place: locally-free costs are the remote volumes, integers whose double sums are exact below 2^53 in any
+  // order, so the figures equal those of the edge list; the senders of each label must be ascending and distinct
+  // (the order the edge list's solver sees) with positive volumes.
+  bool in_place = cost.model == relabel_cost::kind::locally_free_volume && !cost.transformed &&
+                  (s == solver::exact || s == solver::none);
+  std::int64_t total = 0;
+  for (size_t x = 0; x < static_cast<size_t>(g.nranks) && in_place; ++x)
+    for (std::int64_t k = g.label_start[x]; k < g.label_start[x + 1] && in_place; ++k) {
+      const auto at = static_cast<size_t>(k);
+      const bool ascending = k == g.label_start[x] || g.src[at - 1] < g.src[at];
+      in_place = ascending && g.volume[at] > 0 && !__builtin_add_overflow(total, g.volume[at], &total) &&
+                 total < (std::int64_t{1} << 53);
+    }
+  if (!in_place) return find_relabeling(to_comm_graph(g), cost, s);
+
+  relabeling out;
+  const auto started = std::chrono::steady_clock::now();
+  std::vector<int> new_rank_of = s == solver::exact ? max_volume_assignment(g) : identity_permutation(g.nranks);
+  out.solve_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  placement_figures before, after;
+  figures_of(g, new_rank_of, before, after);
+  out.cost_before = static_cast<double>(before.remote_volume);
+  // Relabel only when it pays, as for the edge list.
+  if (!(after.remote_volume < before.remote_volume)) {
+    new_rank_of = identity_permutation(g.nranks);
+    after = before;
+  }
+  out.new_rank_of = std::move(new_rank_of);
+  out.cost_after = static_cast<double>(after.remote_volume);
+  out.remote_volume_before = before.remote_volume;
+  out.remote_volume_after = after.remote_volume;
+  out.messages_before = before.messages;
+  out.messages_after = after.messages;
+  out.max_rank_volume_before = before.max_rank_volume;
+  out.max_rank_volume_after = after.max_rank_volume;
   return out;
 }
 

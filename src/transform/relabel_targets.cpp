@@ -3,17 +3,18 @@
 #include <cstdint>
 
 #include "../mpi/agreement.hpp"
-#include "redist/error.hpp"
 #include "../mpi/checked.hpp"
+#include "../relabel/gathered.hpp"
+#include "redist/error.hpp"
 
 namespace redist {
 
 relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_description>& jobs,
                                   const relabel::relabel_cost& cost, relabel::solver solver) {
-  const int nranks = mpi::size(comm);
+  const int nranks = mpi::size(comm), rank = mpi::rank(comm);
   relabeled_targets out;
-  // Every rank solves the same problem (rank 0's answer is the one used); a rank whose inputs or solver fail
-  // makes every rank throw before the broadcast.
+  // Every rank computes the packages its own label receives; rank 0 gathers them, solves and broadcasts its
+  // answer. A rank whose inputs fail makes every rank throw before the gather, a failed solve before the broadcast.
   mpi::agreement agreed(comm);
   // Every rank must describe the same jobs: the one permutation is rank 0's answer.
   std::uint64_t hash = jobs.size();
@@ -22,6 +23,7 @@ relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_descripti
            (static_cast<std::uint64_t>(j.operation) << 8) ^ static_cast<std::uint64_t>(j.type);
   agreed.require_same(hash, "ranks passed different jobs (layouts, ops or element types) to relabel_targets; "
                             "every rank must describe the same jobs");
+  relabel::label_graph mine;
   agreed.attempt([&] {
     // The communication graph weighs whole rectangles; a trapezoid would be weighed wrongly.
     for (const auto& j : jobs)
@@ -31,19 +33,21 @@ relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_descripti
     std::vector<relabel::layout_pair> pairs;
     pairs.reserve(jobs.size());
     for (const auto& j : jobs) pairs.push_back({&j.a, &j.b, j.operation, element_size(j.type)});
-    out.result = relabel::find_relabeling(relabel::communication_graph(pairs, nranks), cost, solver);
+    mine = relabel::incoming_packages(pairs, nranks, rank, rank + 1);
+    // Only rank 0 solves: every rank checks the solver and the cost model, as a solve would.
+    relabel::check_request(cost, solver, nranks);
   });
+  const std::size_t largest = agreed.reduce_max(mine.package_count());
   agreed.conclude();
-  auto& perm = out.result.new_rank_of;
-  perm.resize(static_cast<size_t>(nranks));
-  REDIST_MPI_CHECK(redist::mpi::bcast_yielding(perm.data(), nranks, MPI_INT, 0, comm));
+  out.result = relabel::find_relabeling_gathered(comm, mine, agreed.max(largest), cost, solver);
+  const auto& perm = out.result.new_rank_of;
   for (const auto& j : jobs) out.a_layouts.push_back(j.a.relabeled(perm));
   return out;
 }
 
 relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vector<reshape_job>& jobs,
                                                   const relabel::relabel_cost& cost, relabel::solver solver) {
-  const int nranks = mpi::size(comm);
+  const int nranks = mpi::size(comm), rank = mpi::rank(comm);
   relabeled_reshape_targets out;
   mpi::agreement agreed(comm);
   std::uint64_t hash = jobs.size();
@@ -53,6 +57,7 @@ relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vect
   }
   agreed.require_same(hash, "ranks passed different jobs (layouts, axes or element types) to relabel_reshape_targets; "
                             "every rank must describe the same jobs");
+  relabel::label_graph mine;
   agreed.attempt([&] {
     std::vector<relabel::nd_layout_pair> pairs;
     pairs.reserve(jobs.size());
@@ -62,12 +67,14 @@ relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vect
                                "not supported (relabel the full job, then plan with the region)");
       pairs.push_back({&j.a, &j.b, j.axes, element_size(j.type)});
     }
-    out.result = relabel::find_relabeling(relabel::communication_graph(pairs, nranks), cost, solver);
+    mine = relabel::incoming_packages(pairs, nranks, rank, rank + 1);
+    // Only rank 0 solves: every rank checks the solver and the cost model, as a solve would.
+    relabel::check_request(cost, solver, nranks);
   });
+  const std::size_t largest = agreed.reduce_max(mine.package_count());
   agreed.conclude();
-  auto& perm = out.result.new_rank_of;
-  perm.resize(static_cast<size_t>(nranks));
-  REDIST_MPI_CHECK(redist::mpi::bcast_yielding(perm.data(), nranks, MPI_INT, 0, comm));
+  out.result = relabel::find_relabeling_gathered(comm, mine, agreed.max(largest), cost, solver);
+  const auto& perm = out.result.new_rank_of;
   for (const auto& j : jobs) out.a_layouts.push_back(j.a.relabeled(perm));
   return out;
 }

@@ -553,3 +553,130 @@ TEST(Relabel, TenThousandRanksBlockCyclicExactBeatsGreedy) {
 }
 
 }  // namespace
+
+// ---- graph by label (the solving rank's form) ----------------------------------------------------------
+
+namespace scale {
+
+void expect_same_relabeling(const relabeling& a, const relabeling& b, const std::string& where) {
+  EXPECT_EQ(a.new_rank_of, b.new_rank_of) << where;
+  EXPECT_EQ(a.cost_before, b.cost_before) << where;
+  EXPECT_EQ(a.cost_after, b.cost_after) << where;
+  EXPECT_EQ(a.remote_volume_before, b.remote_volume_before) << where;
+  EXPECT_EQ(a.remote_volume_after, b.remote_volume_after) << where;
+  EXPECT_EQ(a.messages_before, b.messages_before) << where;
+  EXPECT_EQ(a.messages_after, b.messages_after) << where;
+  EXPECT_EQ(a.max_rank_volume_before, b.max_rank_volume_before) << where;
+  EXPECT_EQ(a.max_rank_volume_after, b.max_rank_volume_after) << where;
+}
+
+// The label ranges [cut_k, cut_k+1) of random cuts, computed one by one and joined, as the ranks do.
+label_graph joined_shares(std::mt19937_64& rng, const std::vector<layout_pair>& pairs, int nranks) {
+  label_graph all;
+  all.nranks = nranks;
+  int first = 0;
+  while (first < nranks) {
+    const int end = std::min(nranks, first + static_cast<int>(rng() % 3));
+    const label_graph share = incoming_packages(pairs, nranks, first, end);
+    EXPECT_EQ(share.first_label, first);
+    EXPECT_EQ(share.label_count(), end - first);
+    const std::int64_t base = all.package_count();
+    for (int x = 0; x < share.label_count(); ++x) all.label_start.push_back(base + share.label_start[x + 1]);
+    all.src.insert(all.src.end(), share.src.begin(), share.src.end());
+    all.volume.insert(all.volume.end(), share.volume.begin(), share.volume.end());
+    first = end;
+  }
+  return all;
+}
+
+}  // namespace scale
+
+TEST(LabelGraph, SharesOfLabelRangesJoinToTheWholeGraph) {
+  std::mt19937_64 rng(test_seed(77));
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::int64_t m = 1 + static_cast<std::int64_t>(rng() % 23), n = 1 + static_cast<std::int64_t>(rng() % 23);
+    const int max_ranks = 1 + static_cast<int>(rng() % 9);
+    const op o = trial % 2 == 0 ? op::identity : op::transpose;
+    const grid_layout a = random_layout(rng, m, n, max_ranks);
+    const grid_layout b = o == op::identity ? random_layout(rng, m, n, max_ranks) : random_layout(rng, n, m, max_ranks);
+    const grid_layout a2 = random_layout(rng, n, m, max_ranks), b2 = random_layout(rng, n, m, max_ranks);
+    const int nranks = std::max({a.ranks_needed(), b.ranks_needed(), a2.ranks_needed(), b2.ranks_needed()});
+    const std::vector<layout_pair> pairs = {{&a, &b, o, 8}, {&a2, &b2, op::identity, 4}};
+    const label_graph expected = to_label_graph(communication_graph(pairs, nranks));
+    const label_graph joined = scale::joined_shares(rng, pairs, nranks);
+    ASSERT_EQ(joined.label_start, expected.label_start) << "trial " << trial;
+    ASSERT_EQ(joined.src, expected.src) << "trial " << trial;
+    ASSERT_EQ(joined.volume, expected.volume) << "trial " << trial;
+    const comm_graph back = to_comm_graph(joined);
+    EXPECT_EQ(as_map(back), as_map(communication_graph(pairs, nranks)));
+  }
+  // The N-d form: a matrix pair as 2-d layouts, the source permuted (axes {1, 0}).
+  const grid_layout a = bc(30, 20, 4, 3, 2, 3, grid_order::row_major);
+  const grid_layout b = bc(20, 30, 5, 2, 3, 2, grid_order::col_major);
+  const nd_layout na = to_nd_layout(a), nb = to_nd_layout(b);
+  const std::vector<nd_layout_pair> nd_pairs = {{&na, &nb, {1, 0}, 8}};
+  const label_graph whole = incoming_packages(nd_pairs, 6, 0, 6);
+  const label_graph expected = to_label_graph(communication_graph(nd_pairs, 6));
+  EXPECT_EQ(whole.label_start, expected.label_start);
+  EXPECT_EQ(whole.src, expected.src);
+  EXPECT_EQ(whole.volume, expected.volume);
+  EXPECT_THROW(incoming_packages(nd_pairs, 6, 4, 7), invalid_argument);
+  EXPECT_THROW(incoming_packages(nd_pairs, 6, 3, 2), invalid_argument);
+}
+
+TEST(LabelGraph, UnsortedAndRepeatedEdgesAreMerged) {
+  comm_graph g;
+  g.nranks = 3;
+  g.edges = {{2, 0, 4}, {1, 0, 5}, {2, 0, 1}, {0, 2, 0}, {1, 1, 7}};
+  const label_graph l = to_label_graph(g);
+  EXPECT_EQ(l.label_start, (std::vector<std::int64_t>{0, 2, 3, 3}));
+  EXPECT_EQ(l.src, (std::vector<int>{1, 2, 1}));
+  EXPECT_EQ(l.volume, (std::vector<std::int64_t>{5, 5, 7}));
+  g.edges.push_back({3, 0, 1});
+  EXPECT_THROW(to_label_graph(g), invalid_argument);
+}
+
+TEST(LabelGraph, FindRelabelingMatchesTheEdgeList) {
+  std::mt19937_64 rng(test_seed(91));
+  relabel_cost node_aware;
+  node_aware.model = relabel_cost::kind::latency_bandwidth;
+  relabel_cost transformed;
+  transformed.transformed = true;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int nranks = 1 + static_cast<int>(rng() % 40);
+    comm_graph g;
+    g.nranks = nranks;
+    const int edges = static_cast<int>(rng() % (4 * nranks + 1));
+    for (int k = 0; k < edges; ++k)
+      g.edges.push_back({static_cast<int>(rng() % nranks), static_cast<int>(rng() % nranks),
+                         1 + static_cast<std::int64_t>(rng() % (trial % 2 ? 4 : 1000))});  // ties when small
+    std::sort(g.edges.begin(), g.edges.end(),
+              [](const edge& a, const edge& b) { return a.src != b.src ? a.src < b.src : a.dst < b.dst; });
+    g.edges.erase(std::unique(g.edges.begin(), g.edges.end(),
+                              [](const edge& a, const edge& b) { return a.src == b.src && a.dst == b.dst; }),
+                  g.edges.end());
+    const label_graph l = to_label_graph(g);
+    const std::string where = "trial " + std::to_string(trial);
+    for (solver s : {solver::exact, solver::none, solver::greedy})
+      scale::expect_same_relabeling(find_relabeling(l, {}, s), find_relabeling(g, {}, s), where);
+    scale::expect_same_relabeling(find_relabeling(l, node_aware), find_relabeling(g, node_aware), where);
+    scale::expect_same_relabeling(find_relabeling(l, transformed), find_relabeling(g, transformed), where);
+    // The in-place solve gives the answer of the weighted_edge solver on the same gains.
+    std::vector<weighted_edge> gains;
+    for (int x = 0; x < nranks; ++x)
+      for (std::int64_t k = l.label_start[x]; k < l.label_start[x + 1]; ++k)
+        gains.push_back({x, l.src[k], static_cast<double>(l.volume[k])});
+    EXPECT_EQ(max_volume_assignment(l), max_weight_assignment(nranks, gains)) << where;
+  }
+  label_graph partial;
+  partial.nranks = 2;
+  partial.label_start = {0, 0};
+  EXPECT_THROW(find_relabeling(partial), invalid_argument);
+  EXPECT_THROW(max_volume_assignment(partial), invalid_argument);
+  label_graph bad_sender;
+  bad_sender.nranks = 1;
+  bad_sender.label_start = {0, 1};
+  bad_sender.src = {1};
+  bad_sender.volume = {5};
+  EXPECT_THROW(find_relabeling(bad_sender), invalid_argument);
+}

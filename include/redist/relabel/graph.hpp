@@ -56,6 +56,36 @@ struct nd_layout_pair {
 // package per combination of the axes' position pairs. Throws as above (invalid_layout from validate_global).
 comm_graph communication_graph(const std::vector<nd_layout_pair>& pairs, int nranks);
 
+// The packages of a range of target labels, compressed by label: the senders of label first_label + x are
+// src[label_start[x] .. label_start[x + 1]), ascending, with volume[...] bytes each (no zero volumes).
+// 12 bytes per package against comm_graph's 16 and already in the order the assignment solver reads, so the
+// rank that solves a large relabeling holds nothing else per package. Indices are 64-bit: a graph may hold
+// more than 2^31 packages.
+struct label_graph {
+  int nranks = 0;
+  int first_label = 0;
+  std::vector<std::int64_t> label_start{0};
+  std::vector<int> src;
+  std::vector<std::int64_t> volume;
+
+  int label_count() const { return static_cast<int>(label_start.size()) - 1; }
+  std::int64_t package_count() const { return label_start.back(); }
+};
+
+// The packages received by the labels [first_label, end_label) of the movements, from the global layouts,
+// holding only those packages: the work is the overlay of the splits (as for communication_graph) plus the
+// target positions owned by those labels and their packages. For all labels, the same packages as
+// communication_graph(pairs, nranks). Throws as communication_graph, and invalid_argument when the range is
+// not inside [0, nranks].
+label_graph incoming_packages(const std::vector<layout_pair>& pairs, int nranks, int first_label, int end_label);
+label_graph incoming_packages(const std::vector<nd_layout_pair>& pairs, int nranks, int first_label, int end_label);
+
+// The graph by label (all labels), by a counting sort; edges with volume 0 are left out, duplicate
+// (src, dst) edges added up. Throws invalid_argument for an edge outside [0, nranks).
+label_graph to_label_graph(const comm_graph& g);
+// The graph as an edge list sorted by (src, dst); g must hold all labels (first_label 0, nranks labels).
+comm_graph to_comm_graph(const label_graph& g);
+
 // The graph after relabeling target labels: label x becomes rank new_rank_of[x] (a permutation of
 // [0, nranks), else invalid_argument). Equal to communication_graph() of A.relabeled(new_rank_of).
 comm_graph relabel_graph(const comm_graph& g, const std::vector<int>& new_rank_of);

@@ -78,6 +78,13 @@ struct relabeling {
 // above the limit.
 relabeling find_relabeling(const comm_graph& g, const relabel_cost& cost = {}, solver s = solver::exact);
 
+// The same for a graph held by label (all labels, as a solving rank gathers it): the same answer and figures as
+// find_relabeling(to_comm_graph(g), cost, s). The exact locally-free solve (without the transform term) reads
+// the graph in place, so the solving rank holds the graph's 12 bytes per package plus O(nranks); other models
+// and solvers go through the edge list. Throws invalid_argument as above, and for a graph that does not hold
+// all labels.
+relabeling find_relabeling(const label_graph& g, const relabel_cost& cost = {}, solver s = solver::exact);
+
 // ---- assignment solvers (exposed for tests and other capabilities) ----
 struct weighted_edge {
   int left = 0;
@@ -96,6 +103,10 @@ inline constexpr int dense_assignment_limit = 5000;
 // when both are left over, so that such ranks keep their labels.
 // Throws redist::invalid_argument for n < 0, an index outside [0, n) or a non-finite weight.
 std::vector<int> max_weight_assignment(int n, const std::vector<weighted_edge>& edges);
+// max_weight_assignment with the gain of rank y for label x being the volume y sends to x (the locally-free
+// gains), read from the graph in place: the same answer as max_weight_assignment on those gains. g must hold
+// all labels with positive volumes, else invalid_argument.
+std::vector<int> max_volume_assignment(const label_graph& g);
 // Greedy counterpart: positive edges heaviest first (ties by left, then right), taken when both ends are
 // free; then the same completion as above. At least half the optimum for non-negative weights.
 std::vector<int> greedy_assignment(int n, const std::vector<weighted_edge>& edges);
