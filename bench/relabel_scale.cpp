@@ -2,8 +2,8 @@
 // whole-graph path (an edge list of 16 bytes per package, a gains list, max_weight_assignment and the relabeled
 // graph's statistics, as every rank ran it before) against the graph by label solved in place
 // (find_relabeling on a label_graph, what relabel_targets' solving rank runs).
-//   bench_relabel_scale [max_p [family...]]   (max_p default 1000000: P = 10^4, 10^5, 10^6 up to max_p; k = 1 and
-//                                            16; families stencil and random, see senders_of)
+//   bench_relabel_scale [--max-p 1000000] [--graphs stencil,random]   (P = 10^4, 10^5, 10^6 up to max_p; k = 1
+//                                                                      and 16 packages per label; graphs: senders_of)
 // Each (case, solver) runs in a child process, so that its peak RSS (getrusage) is its own: input generation
 // and the solve. One JSON object per run, then a SUMMARY line for the largest P with k = 16.
 #include <sys/resource.h>
@@ -182,11 +182,35 @@ bool run_in_child(bool whole_graph, family f, int p, int k, run_result& result) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const long max_p = argc > 1 ? std::atol(argv[1]) : 1000000;
-  // Families to run (default both): "random", "stencil".
+  const char* usage = "usage: bench_relabel_scale [--max-p 1000000] [--graphs stencil,random]\n";
+  long max_p = 1000000;
   std::vector<family> families;
-  for (int a = 2; a < argc; ++a)
-    families.push_back(std::string(argv[a]) == "random" ? family::random : family::stencil);
+  for (int a = 1; a < argc; ++a) {
+    const std::string key = argv[a];
+    if (key == "--help" || key == "-h") {
+      std::printf("%s", usage);
+      return 0;
+    }
+    if (a + 1 >= argc || (key != "--max-p" && key != "--graphs")) {
+      std::fprintf(stderr, "bench_relabel_scale: unknown or incomplete option %s\n%s", key.c_str(), usage);
+      return 2;
+    }
+    const std::string value = argv[++a];
+    if (key == "--max-p") {
+      max_p = std::atol(value.c_str());
+      continue;
+    }
+    for (std::size_t at = 0; at <= value.size();) {
+      const std::size_t comma = std::min(value.find(',', at), value.size());
+      const std::string name = value.substr(at, comma - at);
+      if (name != "stencil" && name != "random") {
+        std::fprintf(stderr, "bench_relabel_scale: graph '%s': expected stencil or random\n", name.c_str());
+        return 2;
+      }
+      families.push_back(name == "random" ? family::random : family::stencil);
+      at = comma + 1;
+    }
+  }
   if (families.empty()) families = {family::stencil, family::random};
   bool all_verified = true;
   std::vector<std::string> summary;
