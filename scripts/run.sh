@@ -146,11 +146,15 @@ case "$what" in
     env "${openmpi_env[@]}" OMPI_MCA_osc=sm,pt2pt \
       ctest --test-dir "$root/build-openmpi" --output-on-failure -j "$jobs" -L portable -R "^mpi_test_(gemm|mpi_compat|yielding_waits)[.]"
     echo "== SimGrid SMPI (bench/smpi/run.sh): libredist built against a simulated MPI with blocking collectives; the"
-    echo "   transform at 64 simulated ranks on a fat tree (every strategy and MPI_Alltoallv) and torus_routed on a 4x4x4"
-    echo "   torus, each result checked element by element"
+    echo "   transform at 64 simulated ranks on a fat tree (every strategy and MPI_Alltoallv), torus_routed on a 4x4x4"
+    echo "   torus, the neighbor exchange (every strategy, regions of 8) at 16 and the in-place all-to-all at 64 ranks,"
+    echo "   each result checked element by element"
     REDIST_SMPI_BUILD="$root/build/smpi" bash "$root/bench/smpi/run.sh" transform fattree 64 1024
     CASE=equal VARIANTS="redist:torus_routed redist:point_to_point" REDIST_SMPI_BUILD="$root/build/smpi" \
       bash "$root/bench/smpi/run.sh" transform torus 64 1024
+    REDIST_SMPI_BUILD="$root/build/smpi" bash "$root/bench/smpi/run.sh" neighbor fattree 16 4
+    VARIANTS="redist:auto mpi:alltoallv:mpich" REDIST_SMPI_BUILD="$root/build/smpi" \
+      bash "$root/bench/smpi/run.sh" inplace fattree 64 64
     echo "== sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer, fault injection compiled in): fast subset"
     mkdir -p "$root/build-asan"
     # Debug keeps the assertions; at -O1 (ASan's usual level) this ctest takes 0.65x its time at -O0 and the build
