@@ -148,6 +148,18 @@ double timed(F&& f) {
   return slowest;
 }
 
+// The communicator has seen a collective, as an application's has (SMPI's mpich selector builds node-aware
+// sub-communicators on the first one); returns the cost of one bare MPI_Comm_dup, for comparison with the plans.
+double warm_up_and_time_a_duplicate() {
+  double ignored = 0;
+  MPI_Allreduce(MPI_IN_PLACE, &ignored, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  return timed([] {
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_free(&dup);
+  });
+}
+
 measured transform(const arguments& a, int rank, int size) {
   int rows = 1, cols = 1;
   grid_dims(size, rows, cols);
@@ -190,15 +202,7 @@ measured transform(const arguments& a, int rank, int size) {
       o.torus_routing.mode = redist::parse_name<redist::torus::routing_mode>(a.torus_routing);
       if (a.torus_beta > 0) o.torus_routing.beta = a.torus_beta;
     }
-    // The communicator has seen a collective, as an application's has (SMPI's mpich selector builds node-aware
-    // sub-communicators on the first one), and the cost of one bare MPI_Comm_dup, for comparison with the plans.
-    double ignored = 0;
-    MPI_Allreduce(MPI_IN_PLACE, &ignored, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    m.comm_dup = timed([&] {
-      MPI_Comm dup;
-      MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-      MPI_Comm_free(&dup);
-    });
+    m.comm_dup = warm_up_and_time_a_duplicate();
     std::unique_ptr<redist::transform_plan> plan;
     m.plan = timed([&] {
       plan = std::make_unique<redist::transform_plan>(
@@ -308,13 +312,7 @@ measured inplace(const arguments& a, int rank, int size) {
         if (*in++ != value(p, rank, k)) m.correct = false;
     m.verified = true;
   };
-  double ignored = 0;
-  MPI_Allreduce(MPI_IN_PLACE, &ignored, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  m.comm_dup = timed([&] {
-    MPI_Comm dup;
-    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    MPI_Comm_free(&dup);
-  });
+  m.comm_dup = warm_up_and_time_a_duplicate();
   if (a.variant.rfind("redist:", 0) == 0) {
     namespace ex = redist::exchange;
     ex::inplace_options o;
@@ -440,13 +438,7 @@ measured neighbor(const arguments& a, int rank, int size) {
     m.verified = true;
   };
   m.problem_bytes = std::max(m.bytes_sent, m.bytes_received);  // the bound: aggregate's leaders forward more
-  double ignored = 0;
-  MPI_Allreduce(MPI_IN_PLACE, &ignored, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  m.comm_dup = timed([&] {
-    MPI_Comm dup;
-    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
-    MPI_Comm_free(&dup);
-  });
+  m.comm_dup = warm_up_and_time_a_duplicate();
   if (a.variant.rfind("redist:", 0) == 0) {
     namespace ex = redist::exchange;
     ex::exchange_options o;
