@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # redist on a simulated cluster (SimGrid's SMPI): one JSON line per measured variant.
-#   bash bench/smpi/run.sh transform|neighbor|inplace PLATFORM RANKS N
+#   bash bench/smpi/run.sh transform|neighbor|inplace|reshape|gemm PLATFORM RANKS N
 # transform: a block-cyclic pdtran-like redistribution of an N x N matrix; neighbor: a 27-point halo exchange of
 # N^3 subdomains; inplace: a variable all-to-all of N/2 .. 2N doubles per pair in one buffer (docs/smpi.md). PLATFORM: fattree, torus or dragonfly (bench/smpi/platform_xml.py says what each is); one rank per simulated host;
 # network time only (the ranks' computation costs no simulated time). Installs SimGrid (apt-get) when smpirun is
@@ -23,16 +23,21 @@
 # A variant's JSON has "verified": true only when its result was checked; a wrong result exits non-zero.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-usage() { echo "usage: bash bench/smpi/run.sh transform|neighbor|inplace fattree|torus|dragonfly RANKS N" >&2; exit 2; }
+usage() { echo "usage: bash bench/smpi/run.sh transform|neighbor|inplace|reshape|gemm fattree|torus|dragonfly RANKS N" >&2; exit 2; }
 [ $# -eq 4 ] || usage
 benchmark=$1 platform=$2 ranks=$3 n=$4
-case $benchmark in transform|neighbor|inplace) ;; *) echo "run.sh: benchmark '$benchmark': transform, neighbor and inplace are built so far" >&2; exit 2 ;; esac
+case $benchmark in transform|neighbor|inplace|reshape|gemm) ;; *) usage ;; esac
 case $platform in fattree|torus|dragonfly) ;; *) usage ;; esac
 [[ $ranks =~ ^[0-9]+$ && $n =~ ^[0-9]+$ ]] || usage
 
-if ! command -v smpirun > /dev/null; then
+# What the SMPI build needs, installed where missing: SimGrid, a compiler and CMake, the BLAS libredist links.
+missing=()
+for p in build-essential cmake python3 libsimgrid-dev libopenblas-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
   sudo=$([ "$(id -u)" -eq 0 ] || echo sudo)
-  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsimgrid-dev > /dev/null
+  $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null
 fi
 build=${REDIST_SMPI_BUILD:-$root/build/smpi}
 if [ ! -f "$build/CMakeCache.txt" ]; then
@@ -47,17 +52,21 @@ seq -f "node-%g" 0 $((ranks - 1)) > "$hosts"
 bandwidth=12.5e9  # platform_xml.py's links: the link-rate bound's rate
 torus=$(sed -n 's/.*topology="TORUS" topo_parameters="\([0-9,]*\)".*/\1/p' "$xml")
 
-layout_case=${CASE:-study}
+layout_case=${CASE:-}
 if [ -z "${VARIANTS:-}" ] && [ "$benchmark" = transform ]; then
   VARIANTS="redist:auto redist:point_to_point redist:alltoallv mpi:alltoallv:mpich mpi:alltoallv:ompi"
   VARIANTS="$VARIANTS mpi:alltoallv:ompi_basic_linear"
   [ "$platform" = torus ] && [ "$layout_case" = equal ] && VARIANTS="$VARIANTS redist:torus_routed"
 elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = inplace ]; then
   VARIANTS="redist:auto redist:chunked redist:pairwise mpi:alltoallv:mpich mpi:alltoallv:ompi"
+elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = reshape ]; then
+  VARIANTS="redist:auto redist:point_to_point mpi:alltoallw:mpich mpi:alltoallw:ompi"
+elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = gemm ]; then
+  VARIANTS="redist:auto redist:two_sided mpi:summa:mpich mpi:summa:ompi"
 elif [ -z "${VARIANTS:-}" ]; then
   VARIANTS="redist:auto redist:standard redist:aggregate redist:dedup mpi:neighbor_alltoallv"
 fi
-case $benchmark in transform) small=8192 ;; inplace) small=65536 ;; *) small=64 ;; esac
+case $benchmark in transform) small=8192 ;; inplace) small=65536 ;; reshape) small=256 ;; gemm) small=2048 ;; *) small=64 ;; esac
 verify=${VERIFY:-$([ "$n" -le $small ] && echo 1 || echo 0)}
 status=0 results=()
 for variant in $VARIANTS; do
@@ -79,12 +88,12 @@ for variant in $VARIANTS; do
           --cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 --cfg=smpi/iprobe:1e-8 --cfg=smpi/grow-injected-times:no \
           --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" --log=root.thresh:error \
           "$build/smpi_bench" "$benchmark" --n "$n" --variant "$variant" --platform "$platform" \
-          --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" --case "$layout_case" \
+          --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" ${layout_case:+--case "$layout_case"} \
           --region "${REGION:-8}" "${extra[@]}" \
           2> "$build/last_run.err") || {
     code=$?
     if [ "$code" = 124 ]; then  # not a failure: the simulation outlived WALL_LIMIT
-      echo "{\"benchmark\": \"$benchmark\", \"platform\": \"$platform\", \"ranks\": $ranks, \"n\": $n, \"case\": \"$layout_case\", \"variant\": \"$variant\", \"simulated_seconds\": null, \"verified\": false, \"note\": \"simulation did not finish in ${WALL_LIMIT} s of wall time\"}"
+      echo "{\"benchmark\": \"$benchmark\", \"platform\": \"$platform\", \"ranks\": $ranks, \"n\": $n, \"case\": \"${layout_case:-default}\", \"variant\": \"$variant\", \"simulated_seconds\": null, \"verified\": false, \"note\": \"simulation did not finish in ${WALL_LIMIT} s of wall time\"}"
       continue
     fi
     echo "run.sh: $variant failed:" >&2; tail -20 "$build/last_run.err" >&2; status=1; continue; }

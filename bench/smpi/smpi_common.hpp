@@ -1,0 +1,80 @@
+// The parts every smpi_bench benchmark shares: its arguments, buffers (real or SMPI's shared pages), what it
+// measured, and the timing of a collective step between barriers (MPI_Wtime is the simulated clock).
+#pragma once
+#include <mpi.h>
+#include <smpi/smpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+
+namespace smpi_bench {
+
+struct arguments {
+  std::string benchmark, variant = "redist:auto", platform = "unknown", layout_case, torus,
+      torus_routing = "sdr";
+  std::int64_t torus_beta = 0;  // 0: the library's default
+  int region = 8;               // neighbor: ranks per region (a simulated node of several hosts)
+  std::int64_t n = 1024;
+  int reps = 2;
+  bool verify = false;
+  double link_bandwidth = 12.5e9;
+};
+
+
+// The most nearly square grid rows x cols = p with rows <= cols.
+void grid_dims(int p, int& rows, int& cols);
+
+// Buffers: real (verified runs) or SMPI's shared pages (timing only). Never size 0: SMPI refuses it.
+struct buffer {
+  std::byte* data = nullptr;
+  bool shared = false;
+  buffer(std::size_t bytes, bool real) : shared(!real) {
+    data = static_cast<std::byte*>(real ? std::malloc(bytes + 64) : SMPI_SHARED_MALLOC(bytes + 64));
+    if (data == nullptr) throw std::bad_alloc();
+  }
+  ~buffer() {
+    if (shared) SMPI_SHARED_FREE(data);
+    else std::free(data);
+  }
+  buffer(const buffer&) = delete;
+  buffer& operator=(const buffer&) = delete;
+};
+
+struct measured {
+  double plan = 0, plan_again = 0, comm_dup = 0, best = 1e300, first = 0;
+  std::int64_t bytes_sent = 0, bytes_received = 0, messages = 0;
+  std::int64_t problem_bytes = -1;  // this rank's own data in or out, where a variant may move more (neighbor)
+  bool verified = false, correct = true;
+  std::string chosen;
+  std::string extra_json;  // the benchmark's own fields, `"key": value, ` each (printed before the common ones)
+};
+
+
+// The slowest rank's time of f(), between barriers.
+template <class F>
+double timed(F&& f) {
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t0 = MPI_Wtime();
+  f();
+  const double mine = MPI_Wtime() - t0;
+  double slowest = 0;
+  MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return slowest;
+}
+
+
+// The communicator has seen a collective, as an application's has (SMPI's mpich selector builds node-aware
+// sub-communicators on the first one); returns the cost of one bare MPI_Comm_dup, for comparison with the plans.
+double warm_up_and_time_a_duplicate();
+
+// One per benchmark: runs a.variant on MPI_COMM_WORLD and returns this rank's measurements.
+measured transform(const arguments& a, int rank, int size);
+measured neighbor(const arguments& a, int rank, int size);
+measured inplace(const arguments& a, int rank, int size);
+measured reshape(const arguments& a, int rank, int size);
+measured gemm(const arguments& a, int rank, int size);
+
+}  // namespace smpi_bench
