@@ -7,7 +7,7 @@
 #   REDIST_HAVE_MPI_INFO_GET_STRING         MPI_Info_get_string
 #   REDIST_HAVE_MPI_NEIGHBOR_ALLTOALLV_INIT MPI's persistent neighborhood collective (the exchange benchmark's baseline)
 # REDIST_MPI_FALLBACKS=ON skips the checks, so that the MPI-3.1 equivalents are built and tested on any MPI.
-# Also here: REDIST_MPI_BLOCKING_COLLECTIVES (below), read by src/mpi/checked.hpp.
+# Also here: REDIST_MPI_BLOCKING_COLLECTIVES and REDIST_MPI_BLOCKING_WAITS (below), read by src/mpi/checked.hpp.
 option(REDIST_MPI_FALLBACKS "Use the MPI-3.1 equivalents of MPI-4 calls even where the MPI has them (tests them)" OFF)
 
 # redist (and its users, which include redist's headers) use MPI's C interface only: in C++, mpi.h must not pull
@@ -42,6 +42,15 @@ option(REDIST_MPI_BLOCKING_COLLECTIVES
 if(REDIST_MPI_BLOCKING_COLLECTIVES)
   target_compile_definitions(redist PUBLIC $<BUILD_INTERFACE:REDIST_MPI_BLOCKING_COLLECTIVES>)
   message(STATUS "redist: blocking collectives (REDIST_MPI_BLOCKING_COLLECTIVES=ON)")
+endif()
+# SMPI simulates every MPI_Test as a step of the simulation: redist's polled waits (test, yield, test) then cost
+# minutes of wall time per exchange at 1024 simulated ranks. Blocking waits (src/mpi/checked.hpp, waits_block())
+# end that, and with it the watchdog (REDIST_TIMEOUT has no effect): for simulators, not for production runs.
+option(REDIST_MPI_BLOCKING_WAITS
+       "Make redist's waits block in MPI (MPI_Wait*, no watchdog, no yielding): for simulated MPIs" ${REDIST_MPI_IS_SMPI})
+if(REDIST_MPI_BLOCKING_WAITS)
+  target_compile_definitions(redist PUBLIC $<BUILD_INTERFACE:REDIST_MPI_BLOCKING_WAITS>)
+  message(STATUS "redist: blocking waits (REDIST_MPI_BLOCKING_WAITS=ON)")
 endif()
 
 if(REDIST_MPI_FALLBACKS)

@@ -151,9 +151,10 @@ namespace {
 // Calls `test` (an MPI_Test* call returning MPI's code and setting `done`) until it reports completion or an
 // error. A few tests first: on a core of its own a rank rarely waits long, and a yield costs a system call. Watched
 // (watchdog.hpp) once it yields: `comm` is the requests' communicator, MPI_COMM_NULL where unknown; `collective`:
-// the wait is a collective's on comm.
-template <class Test>
-int test_yielding(Test test, MPI_Comm comm, bool collective = false) {
+// the wait is a collective's on comm. Where waits_block(), the blocking call `blocking()` instead.
+template <class Test, class Blocking>
+int test_yielding(Test test, Blocking blocking, MPI_Comm comm, bool collective = false) {
+  if (waits_block()) return blocking();
   constexpr int polls_before_yielding = 16;
   watched_wait watch(comm, collective);
   for (int polls = 0;; ++polls) {
@@ -171,20 +172,24 @@ int test_yielding(Test test, MPI_Comm comm, bool collective = false) {
 int wait_yielding(MPI_Request& request, MPI_Comm comm) {
   // A null request is complete; it is not passed to MPI_Test, whose flag SimGrid's SMPI leaves unset for one.
   if (request == MPI_REQUEST_NULL) return MPI_SUCCESS;
-  return test_yielding([&](int& done) { return MPI_Test(&request, &done, MPI_STATUS_IGNORE); }, comm);
+  return test_yielding([&](int& done) { return MPI_Test(&request, &done, MPI_STATUS_IGNORE); },
+                       [&] { return MPI_Wait(&request, MPI_STATUS_IGNORE); }, comm);
 }
 
 int wait_collective_yielding(MPI_Request& request, MPI_Comm comm) {
   if (request == MPI_REQUEST_NULL) return MPI_SUCCESS;
-  return test_yielding([&](int& done) { return MPI_Test(&request, &done, MPI_STATUS_IGNORE); }, comm, true);
+  return test_yielding([&](int& done) { return MPI_Test(&request, &done, MPI_STATUS_IGNORE); },
+                       [&] { return MPI_Wait(&request, MPI_STATUS_IGNORE); }, comm, true);
 }
 
 int wait_all_yielding(int count, MPI_Request* requests, MPI_Comm comm) {
-  return test_yielding([&](int& done) { return MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE); }, comm);
+  return test_yielding([&](int& done) { return MPI_Testall(count, requests, &done, MPI_STATUSES_IGNORE); },
+                       [&] { return MPI_Waitall(count, requests, MPI_STATUSES_IGNORE); }, comm);
 }
 
 int mprobe_yielding(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
-  return test_yielding([&](int& done) { return MPI_Improbe(source, tag, comm, &done, message, status); }, comm);
+  return test_yielding([&](int& done) { return MPI_Improbe(source, tag, comm, &done, message, status); },
+                       [&] { return MPI_Mprobe(source, tag, comm, message, status); }, comm);
 }
 
 int wait_some_yielding(int count, MPI_Request* requests, int* outcount, int* indices, MPI_Comm comm) {
@@ -194,12 +199,12 @@ int wait_some_yielding(int count, MPI_Request* requests, int* outcount, int* ind
         done = *outcount != 0;  // some completed, or none active (MPI_UNDEFINED)
         return code;
       },
-      comm);
+      [&] { return MPI_Waitsome(count, requests, outcount, indices, MPI_STATUSES_IGNORE); }, comm);
 }
 
 int wait_any_yielding(int count, MPI_Request* requests, int* index) {
   return test_yielding([&](int& done) { return MPI_Testany(count, requests, index, &done, MPI_STATUS_IGNORE); },
-                       MPI_COMM_NULL);
+                       [&] { return MPI_Waitany(count, requests, index, MPI_STATUS_IGNORE); }, MPI_COMM_NULL);
 }
 
 namespace {

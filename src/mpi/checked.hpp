@@ -176,10 +176,23 @@ constexpr bool collectives_block() noexcept {
 #endif
 }
 
+// Whether redist's waits block in MPI (MPI_Wait*, MPI_Mprobe) instead of testing in a loop: configured with
+// REDIST_MPI_BLOCKING_WAITS (cmake/mpi_compat.cmake; on by default under SimGrid's SMPI, where every test is a step
+// of the simulation, so that a polled wait of simulated milliseconds costs minutes of wall time at 1024 ranks). The
+// watchdog (watchdog.hpp) then watches no wait and answers no roll call: REDIST_TIMEOUT has no effect.
+constexpr bool waits_block() noexcept {
+#ifdef REDIST_MPI_BLOCKING_WAITS
+  return true;
+#else
+  return false;
+#endif
+}
+
 // Completes `request` (MPI_Test in a loop), giving the core away between tests after a few: on a node with
 // more ranks than cores, a rank spinning in a blocking collective holds the core its peers need to reach it,
 // and each collective then costs scheduler time slices (an 8-byte allreduce on 4 ranks sharing 2 cores:
-// 9-10 ms blocking, 2-3 ms yielding; a communicator duplicate 14-20 ms against 5 ms). Returns MPI's code.
+// 9-10 ms blocking, 2-3 ms yielding; a communicator duplicate 14-20 ms against 5 ms); MPI_Wait where
+// waits_block(). Returns MPI's code.
 // Watched by the watchdog (watchdog.hpp), which names `comm` where given: the requests' communicator.
 int wait_yielding(MPI_Request& request, MPI_Comm comm = MPI_COMM_NULL);
 // The same for MPI_Waitall, MPI_Waitany (index as MPI_Waitany sets it), MPI_Waitsome (outcount and indices as
