@@ -156,7 +156,7 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   agreed.on_failure([comm] { mpi::forget_call_duplicate(comm); });
   agreed.conclude();
 
-  const layout_facts f = find_regions(comm, options);
+  const layout_facts f = find_regions(comm, options, /*options_agreed=*/true);  // options_hash, above
   int tag_ub_found = 0;
   int* tag_ub = nullptr;
   REDIST_MPI_CHECK_LOCAL(MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &tag_ub_found));

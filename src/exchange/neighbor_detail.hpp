@@ -84,8 +84,10 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
                        std::int64_t capacity, std::int64_t entries, int nranks, std::vector<edge>& edges,
                        bool check_overlap);
 
-// Collective: the regions that `options` defines on comm, the same on every rank.
-layout_facts find_regions(MPI_Comm comm, const exchange_options& options);
+// Collective: the regions that `options` defines on comm, the same on every rank. options_agreed: every rank is
+// known to pass the same region options (neighbor plans agree on options_hash first), so that only region ids need
+// gathering; otherwise every rank's choice is gathered and checked.
+layout_facts find_regions(MPI_Comm comm, const exchange_options& options, bool options_agreed = false);
 
 // Sends to[r] to every rank r; returns what each rank sent to this one. Collective; the messages travel on
 // mpi::call_duplicate(comm), which the set-up's first agreement made.

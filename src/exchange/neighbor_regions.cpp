@@ -80,15 +80,18 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
   return {};
 }
 
-layout_facts find_regions(MPI_Comm comm, const exchange_options& options) {
+layout_facts find_regions(MPI_Comm comm, const exchange_options& options, bool options_agreed) {
   layout_facts f;
   f.me = mpi::rank(comm);
   f.nranks = mpi::size(comm);
   const int mode = options.region_id ? 2 : options.region_size > 0 ? 1 : 0;
   int mine[2] = {mode, options.region_id ? *options.region_id : options.region_size};
-  std::vector<int> all(2 * static_cast<size_t>(f.nranks));
-  REDIST_MPI_CHECK(redist::mpi::allgather_yielding(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm));
-  for (int r = 0; r < f.nranks; ++r) {
+  // The table of every rank's choice, where it says something the agreed options do not: region ids, or anything
+  // when nothing was agreed. (An all-gather of 2P ints: at 1024 ranks the largest collective of a plan made again.)
+  const bool gather = !options_agreed || mode == 2;
+  std::vector<int> all(gather ? 2 * static_cast<size_t>(f.nranks) : 0);
+  if (gather) REDIST_MPI_CHECK(redist::mpi::allgather_yielding(mine, 2, MPI_INT, all.data(), 2, MPI_INT, comm));
+  for (int r = 0; gather && r < f.nranks; ++r) {
     // Every rank sees the same table, hence throws the same error.
     if (all[2 * r] != mode)
       throw inconsistent_ranks("exchange regions: rank " + std::to_string(r) +
