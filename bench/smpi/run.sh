@@ -60,7 +60,7 @@ if [ -z "${VARIANTS:-}" ] && [ "$benchmark" = transform ]; then
 elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = inplace ]; then
   VARIANTS="redist:auto redist:chunked redist:pairwise mpi:alltoallv:mpich mpi:alltoallv:ompi"
 elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = reshape ]; then
-  VARIANTS="redist:auto redist:point_to_point mpi:alltoallw:mpich mpi:alltoallw:ompi"
+  VARIANTS="redist:auto redist:point_to_point mpi:alltoallw mpi:alltoallv:mpich mpi:alltoallv:ompi"
 elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = gemm ]; then
   VARIANTS="redist:auto redist:two_sided mpi:summa:mpich mpi:summa:ompi"
 elif [ -z "${VARIANTS:-}" ]; then
@@ -84,8 +84,11 @@ for variant in $VARIANTS; do
                                                 --torus-beta "${TORUS_BETA:-0}")
   # smpi/test: SMPI charges 1e-4 s of simulated time per unsuccessful MPI_Test by default, growing; redist's waits
   # poll, so that would be charged as network time. REDIST_TIMEOUT=0: the simulation's wall time is not the job's.
+  # smpi/shared-malloc-blocksize: SMPI maps each shared buffer one block at a time; 64 MiB blocks keep gigabytes of
+  # fake buffers under the kernel's limit of 65530 mappings per process (1 MiB blocks: 17 GB of reshape failed).
   out=$(REDIST_TIMEOUT=0 timeout "${WALL_LIMIT:-0}" smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" \
           --cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 --cfg=smpi/iprobe:1e-8 --cfg=smpi/grow-injected-times:no \
+          --cfg=smpi/shared-malloc-blocksize:67108864 \
           --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" --log=root.thresh:error \
           "$build/smpi_bench" "$benchmark" --n "$n" --variant "$variant" --platform "$platform" \
           --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" ${layout_case:+--case "$layout_case"} \
