@@ -62,7 +62,7 @@ elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = inplace ]; then
 elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = reshape ]; then
   VARIANTS="redist:auto redist:point_to_point mpi:alltoallw:mpich mpi:alltoallw:ompi"
 elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = gemm ]; then
-  VARIANTS="redist:auto redist:two_sided mpi:summa:mpich mpi:summa:ompi"
+  VARIANTS="redist:auto redist:two_sided redist:one_sided mpi:summa:mpich mpi:summa:ompi"
 elif [ -z "${VARIANTS:-}" ]; then
   VARIANTS="redist:auto redist:standard redist:aggregate redist:dedup mpi:neighbor_alltoallv"
 fi
@@ -84,7 +84,9 @@ for variant in $VARIANTS; do
                                                 --torus-beta "${TORUS_BETA:-0}")
   # smpi/test: SMPI charges 1e-4 s of simulated time per unsuccessful MPI_Test by default, growing; redist's waits
   # poll, so that would be charged as network time. REDIST_TIMEOUT=0: the simulation's wall time is not the job's.
-  out=$(REDIST_TIMEOUT=0 timeout "${WALL_LIMIT:-0}" smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" \
+  # OPENBLAS_NUM_THREADS=1: every simulated rank runs on one OS thread (gemm's local products).
+  out=$(REDIST_TIMEOUT=0 OPENBLAS_NUM_THREADS=1 timeout "${WALL_LIMIT:-0}" smpirun -np "$ranks" -platform "$xml" \
+          -hostfile "$hosts" \
           --cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 --cfg=smpi/iprobe:1e-8 --cfg=smpi/grow-injected-times:no \
           --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" --log=root.thresh:error \
           "$build/smpi_bench" "$benchmark" --n "$n" --variant "$variant" --platform "$platform" \
