@@ -3,7 +3,6 @@
 // out of its native layouts) vs a SUMMA on the same layout, as ScaLAPACK's pdgemm does it.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -64,18 +63,19 @@ struct summa {
   std::int64_t n, nb, local_rows, local_cols;
   int rows, cols, my_row, my_col;
   MPI_Comm row_comm = MPI_COMM_NULL, col_comm = MPI_COMM_NULL;
-  buffer a_shared, b_shared;  // the panels received (SMPI's shared pages in timing runs)
-  double* a_buf;
-  double* b_buf;
+  buffer a_panel_storage, b_panel_storage;  // SMPI's shared pages in timing runs
+  double* a_panel;  // the A panel received from another process column
+  double* b_panel;  // the B panel, packed here or received from another process row
 
   summa(std::int64_t n_, std::int64_t nb_, int rows_, int cols_, redist::grid_position me, bool real)
       : n(n_), nb(nb_),
         local_rows(redist::block_cyclic_local_count(n_, nb_, nb_, me.row, 0, rows_)),
         local_cols(redist::block_cyclic_local_count(n_, nb_, nb_, me.col, 0, cols_)),
         rows(rows_), cols(cols_), my_row(me.row), my_col(me.col),
-        a_shared(static_cast<std::size_t>(local_rows * nb_) * 8, real),
-        b_shared(static_cast<std::size_t>(nb_ * local_cols) * 8, real),
-        a_buf(reinterpret_cast<double*>(a_shared.data)), b_buf(reinterpret_cast<double*>(b_shared.data)) {
+        a_panel_storage(static_cast<std::size_t>(local_rows * nb_) * 8, real),
+        b_panel_storage(static_cast<std::size_t>(nb_ * local_cols) * 8, real),
+        a_panel(reinterpret_cast<double*>(a_panel_storage.data)),
+        b_panel(reinterpret_cast<double*>(b_panel_storage.data)) {
     MPI_Comm_split(MPI_COMM_WORLD, my_row, my_col, &row_comm);  // rank in it: the process column
     MPI_Comm_split(MPI_COMM_WORLD, my_col, my_row, &col_comm);  // rank in it: the process row
   }
@@ -94,16 +94,16 @@ struct summa {
       const int kw = static_cast<int>(std::min(nb, n - kb * nb));
       const int owner_col = static_cast<int>(kb % cols), owner_row = static_cast<int>(kb % rows);
       // A's panel: this rank's rows of block column kb, contiguous in the owner's local A (kb / cols-th local block).
-      double* ap = my_col == owner_col ? const_cast<double*>(a) + (kb / cols) * nb * local_rows : a_buf;
+      double* ap = my_col == owner_col ? const_cast<double*>(a) + (kb / cols) * nb * local_rows : a_panel;
       MPI_Bcast(ap, lr * kw, MPI_DOUBLE, owner_col, row_comm);
       // B's panel: block row kb's kw rows of this rank's columns, strided in the owner's B: packed first.
       if (my_row == owner_row) {
         const std::int64_t first = (kb / rows) * nb;
         for (std::int64_t j = 0; j < local_cols; ++j)
-          std::memcpy(b_buf + j * kw, b + first + j * local_rows, static_cast<std::size_t>(kw) * 8);
+          std::memcpy(b_panel + j * kw, b + first + j * local_rows, static_cast<std::size_t>(kw) * 8);
       }
-      MPI_Bcast(b_buf, kw * lc, MPI_DOUBLE, owner_row, col_comm);
-      dgemm_("N", "N", &lr, &lc, &kw, &one, ap, &lr, b_buf, &kw, kb == 0 ? &zero : &one, c, &lr, 1, 1);
+      MPI_Bcast(b_panel, kw * lc, MPI_DOUBLE, owner_row, col_comm);
+      dgemm_("N", "N", &lr, &lc, &kw, &one, ap, &lr, b_panel, &kw, kb == 0 ? &zero : &one, c, &lr, 1, 1);
     }
   }
 
