@@ -62,7 +62,7 @@ elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = inplace ]; then
 elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = reshape ]; then
   VARIANTS="redist:auto redist:point_to_point mpi:alltoallw mpi:alltoallv:mpich mpi:alltoallv:ompi"
 elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = gemm ]; then
-  VARIANTS="redist:auto redist:two_sided mpi:summa:mpich mpi:summa:ompi"
+  VARIANTS="redist:auto redist:two_sided redist:one_sided mpi:summa:mpich mpi:summa:ompi"
 elif [ -z "${VARIANTS:-}" ]; then
   VARIANTS="redist:auto redist:standard redist:aggregate redist:dedup mpi:neighbor_alltoallv"
 fi
@@ -86,7 +86,9 @@ for variant in $VARIANTS; do
   # poll, so that would be charged as network time. REDIST_TIMEOUT=0: the simulation's wall time is not the job's.
   # smpi/shared-malloc-blocksize: SMPI maps each shared buffer one block at a time; 64 MiB blocks keep gigabytes of
   # fake buffers under the kernel's limit of 65530 mappings per process (1 MiB blocks: 17 GB of reshape failed).
-  out=$(REDIST_TIMEOUT=0 timeout "${WALL_LIMIT:-0}" smpirun -np "$ranks" -platform "$xml" -hostfile "$hosts" \
+  # OPENBLAS_NUM_THREADS=1: every simulated rank runs on one OS thread (gemm's local products).
+  out=$(REDIST_TIMEOUT=0 OPENBLAS_NUM_THREADS=1 timeout "${WALL_LIMIT:-0}" smpirun -np "$ranks" -platform "$xml" \
+          -hostfile "$hosts" \
           --cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 --cfg=smpi/iprobe:1e-8 --cfg=smpi/grow-injected-times:no \
           --cfg=smpi/shared-malloc-blocksize:67108864 \
           --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" --log=root.thresh:error \
