@@ -105,6 +105,8 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
   // layouts (and C is never written in place), and the one out of them decides before C is written. Where the
   // multiply writes some of C in place, the first one decides for the transform out too (it acquires its
   // buffers, and the transform out makes no agreement of its own).
+  // Until this execution completes on this rank its communicator may carry messages: it serves no other plan.
+  p.comm.discard();
   if (p.has_into)
     p.into_native.execute_agreed({job_buffers{p.a_store.data(), a, scalar(1.0), scalar(0.0)},
                                   job_buffers{p.b_store.data(), b, scalar(1.0), scalar(0.0)}},
@@ -115,6 +117,7 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
   if (p.has_out)
     p.out_of_native.execute_agreed(std::vector<job_buffers>(p.out_jobs, job_buffers{c, p.c_store.data(), scalar(1.0), beta}),
                                    p.has_into ? std::string() : problems);
+  p.comm.returnable();
   p.last_execution.transform_in = into_done;
   p.last_execution.transform_out = started.elapsed() - multiply_done;
   p.last_execution.total = started.elapsed();
@@ -228,7 +231,7 @@ std::uint64_t problem_hash(const gemm_plan::impl& p, const gemm_description& d, 
 // that a failure to make it is agreed on too (over the caller's).
 void agree_on_problem(MPI_Comm comm, gemm_plan::impl& p, const gemm_description& d, const gemm_options& options) {
   mpi::agreement agreed(comm);
-  agreed.collective([&] { p.comm = mpi::duplicate(comm); });
+  agreed.collective([&] { p.comm = mpi::plan_duplicate(comm); });  // a dropped plan's, where one was given back
   std::uint64_t hash = 0;
   agreed.attempt([&] {
     check_arguments(d, options);
@@ -632,7 +635,9 @@ gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm
       "gemm_plan",
       [&] {
         const mpi::wait_label limit(nullptr, nullptr, options.timeout_seconds);
-        return gemm_plan(build_gemm_plan(comm, std::move(description), options));
+        auto p = build_gemm_plan(comm, std::move(description), options);
+        p->comm.returnable();  // set up on every rank: nothing left on it for the next plan that takes it
+        return gemm_plan(std::move(p));
       },
       [](const gemm_plan& plan) { return to_string(plan.statistics().communication); });
 }

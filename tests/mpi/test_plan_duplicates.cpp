@@ -1,4 +1,4 @@
-// A transform or neighbor-exchange plan keeps a private duplicate of its communicator for its life; a plan made after
+// A transform, GEMM or neighbor-exchange plan keeps a private duplicate of its communicator for its life; a plan made after
 // another was dropped on every rank takes the duplicate that one gave back (no new MPI_Comm_dup), plans alive together
 // never share one, and a duplicate is reused only once every rank has given it back. Results stay exact throughout.
 // redist-test-ranks: 1 2 3 4
@@ -205,6 +205,66 @@ TEST(PlanDuplicates, NeighborPlanDroppedDuringAnExchangeKeepsItsDuplicate) {
   EXPECT_EQ(duplicates_made, before + 1) << "a plan took the duplicate of a plan dropped during an exchange";
   ring.run(next);
   MPI_Comm_free(&comm);
+}
+
+// C = A * B on a 1 x P grid, n x n, with small integers: exact in double.
+struct gemm_case {
+  std::int64_t n = 11;
+  grid_layout a, b, c;
+  std::vector<double> av, bv, cv;
+  explicit gemm_case(MPI_Comm comm) {
+    int rank = 0, size = 1;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    block_cyclic_params p{n, n, 2, 3};
+    p.proc_cols = size;
+    a = b = c = block_cyclic(p, rank);
+    av.resize(static_cast<size_t>(a.local_elements()));
+    bv.resize(static_cast<size_t>(b.local_elements()));
+    for_each_local(a, [&](std::int64_t i, std::int64_t j, std::int64_t at) { av[static_cast<size_t>(at)] = double((i + 2 * j) % 5); });
+    for_each_local(b, [&](std::int64_t i, std::int64_t j, std::int64_t at) { bv[static_cast<size_t>(at)] = double((2 * i + j) % 3); });
+  }
+  gemm_plan plan(MPI_Comm comm, gemm_communication communication) const {
+    gemm_options o;
+    o.communication = communication;
+    return make_gemm_plan(comm, gemm_description{a, b, c}, o);
+  }
+  void run(const gemm_plan& p) {
+    cv.assign(static_cast<size_t>(c.local_elements()), -1.0);
+    p.execute(cv.data(), av.data(), bv.data(), 1.0, 0.0);
+    for_each_local(c, [&](std::int64_t i, std::int64_t j, std::int64_t at) {
+      double expected = 0;
+      for (std::int64_t k = 0; k < n; ++k) expected += double((i + 2 * k) % 5) * double((2 * k + j) % 3);
+      ASSERT_EQ(cv[static_cast<size_t>(at)], expected) << "C(" << i << ", " << j << ")";
+    });
+  }
+};
+
+TEST(PlanDuplicates, GemmPlansTakeTheDuplicatesADroppedOneGaveBack) {
+  for (auto communication : {gemm_communication::automatic, gemm_communication::two_sided}) {
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);  // a pool of its own
+    gemm_case g(comm);
+    {
+      const gemm_plan first = g.plan(comm, communication);
+      g.run(first);
+    }
+    const int before = duplicates_made;
+    {
+      const gemm_plan again = g.plan(comm, communication);  // its own, its transforms' in and out: all given back
+      g.run(again);
+      g.run(again);
+    }
+    EXPECT_EQ(duplicates_made, before) << to_string(communication) << ": a plan made again duplicated the communicator";
+    {
+      const gemm_plan held = g.plan(comm, communication);
+      const gemm_plan other = g.plan(comm, communication);  // alive together: duplicates of its own
+      EXPECT_GT(duplicates_made, before) << to_string(communication);
+      g.run(other);
+      g.run(held);
+    }
+    MPI_Comm_free(&comm);
+  }
 }
 
 }  // namespace
