@@ -319,7 +319,10 @@ std::string check_global_ids(MPI_Comm comm, const plan_setup& p, const neighbor_
     to[static_cast<std::size_t>(e.peer)].push_back(
         static_cast<std::int64_t>(ids ? hash_ids(ids, e.count) : hash_ids(nullptr, 0)));
   }
-  const auto from = exchange_words(comm, to);
+  // One word per edge: the graph, agreed before (the set-up's records), says how many come from each rank.
+  std::vector<std::int64_t> words_from(static_cast<std::size_t>(nranks), 0);
+  for (const edge& e : p.recvs) ++words_from[static_cast<std::size_t>(e.peer)];
+  const auto from = exchange_words(comm, to, &words_from);
   int me = 0;
   MPI_Comm_rank(comm, &me);
   std::map<int, std::size_t> seen;

@@ -90,8 +90,10 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
 layout_facts find_regions(MPI_Comm comm, const exchange_options& options, bool options_agreed = false);
 
 // Sends to[r] to every rank r; returns what each rank sent to this one. Collective; the messages travel on
-// mpi::call_duplicate(comm), which the set-up's first agreement made.
-std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::int64_t>>& to);
+// mpi::call_duplicate(comm), which the set-up's first agreement made. words_from: how many words each rank sends
+// this one, where every rank knows that already (an agreed graph); null: found with an MPI_Alltoall of the counts.
+std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::int64_t>>& to,
+                                                      const std::vector<std::int64_t>* words_from = nullptr);
 
 // A record one rank sends about one of its send edges: the destination and the bytes.
 constexpr int record_words = 2;
@@ -203,7 +205,8 @@ strategy_builder prepare_dedup(const strategy_context& c);      // neighbor_dedu
 
 // Collective (the _ext entry point, every strategy, before one is chosen): whether the global ids fit the edges
 // (arrays present and long enough, send and receive types of one size) and every receive edge's ids are those
-// its sender gives (a hash of each edge's ids to its destination). Returns the first problem (empty: none).
+// its sender gives (a hash of each edge's ids to its destination). Returns the first problem (empty: none). Only
+// after the edges were agreed (every rank's receive edges from each source match that source's send edges to it).
 std::string check_global_ids(MPI_Comm comm, const plan_setup& p, const neighbor_buffers& b, int nranks);
 
 // ---- The registry: every strategy, in automatic's order of candidates (ties go to the first) ----

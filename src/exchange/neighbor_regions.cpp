@@ -122,16 +122,23 @@ layout_facts find_regions(MPI_Comm comm, const exchange_options& options, bool o
   return f;
 }
 
-std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::int64_t>>& to) {
+std::vector<std::vector<std::int64_t>> exchange_words(MPI_Comm comm, const std::vector<std::vector<std::int64_t>>& to,
+                                                      const std::vector<std::int64_t>* words_from) {
   const size_t nranks = to.size();
   std::vector<std::int64_t> send_counts(nranks), recv_counts(nranks);
   for (size_t r = 0; r < nranks; ++r) send_counts[r] = static_cast<std::int64_t>(to[r].size());
-  REDIST_MPI_CHECK(
-      redist::mpi::alltoall_yielding(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm));
+  // The all-to-all of counts is O(P) per rank, the one part of a plan made again that grows with P under a
+  // latency-bound network: skipped where the receivers know their counts.
+  if (words_from != nullptr)
+    recv_counts = *words_from;
+  else
+    REDIST_MPI_CHECK(
+        redist::mpi::alltoall_yielding(send_counts.data(), 1, MPI_INT64_T, recv_counts.data(), 1, MPI_INT64_T, comm));
   // The words go as messages between the pairs that have some, on a private duplicate (the caller's receives
   // never match them), completed in a watched wait that yields the core: MPI_Alltoallv's wait spins, and with more
   // processes than cores each of its rounds waited for a scheduler tick (a plan 16 ms with 7 processes on 2 cores,
-  // against 0.25 ms). Every rank completed the all-to-all above, so none waits here for a missing one.
+  // against 0.25 ms). Every rank completed the all-to-all above (or agreed on the graph), so none waits here for a
+  // missing one.
   const MPI_Comm channel = mpi::call_duplicate(comm);
   std::vector<std::vector<std::int64_t>> from(nranks);
   std::vector<mpi::datatype_handle> keep;
