@@ -148,7 +148,7 @@ case "$what" in
     echo "== SimGrid SMPI (bench/smpi/run.sh): libredist built against a simulated MPI with blocking collectives; the"
     echo "   transform at 64 simulated ranks on a fat tree (every strategy and MPI_Alltoallv), torus_routed on a 4x4x4"
     echo "   torus, the neighbor exchange (every strategy, regions of 8) at 16, the in-place all-to-all at 64 and the"
-    echo "   pencil reshapes at 16 ranks, each result checked element by element"
+    echo "   pencil reshapes and the GEMM (redist and SUMMA) at 16 ranks, each result checked element by element"
     REDIST_SMPI_BUILD="$root/build/smpi" bash "$root/bench/smpi/run.sh" transform fattree 64 1024
     CASE=equal VARIANTS="redist:torus_routed redist:point_to_point" REDIST_SMPI_BUILD="$root/build/smpi" \
       bash "$root/bench/smpi/run.sh" transform torus 64 1024
@@ -157,6 +157,7 @@ case "$what" in
       bash "$root/bench/smpi/run.sh" inplace fattree 64 64
     REDIST_SMPI_BUILD="$root/build/smpi" bash "$root/bench/smpi/run.sh" reshape fattree 16 32
     CASE=brick_to_x_pencil REDIST_SMPI_BUILD="$root/build/smpi" bash "$root/bench/smpi/run.sh" reshape fattree 16 32
+    REDIST_SMPI_BUILD="$root/build/smpi" bash "$root/bench/smpi/run.sh" gemm fattree 16 256
     echo "== sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer, fault injection compiled in): fast subset"
     mkdir -p "$root/build-asan"
     # Debug keeps the assertions; at -O1 (ASan's usual level) this ctest takes 0.65x its time at -O0 and the build

@@ -2,17 +2,21 @@
 # redist on a simulated cluster (SimGrid's SMPI): one JSON line per measured variant.
 #   bash bench/smpi/run.sh transform|neighbor|inplace|reshape|gemm PLATFORM RANKS N
 # transform: a block-cyclic pdtran-like redistribution of an N x N matrix; neighbor: a 27-point halo exchange of
-# N^3 subdomains; inplace: a variable all-to-all of N/2 .. 2N doubles per pair in one buffer (docs/smpi.md). PLATFORM: fattree, torus or dragonfly (bench/smpi/platform_xml.py says what each is); one rank per simulated host;
+# N^3 subdomains; inplace: a variable all-to-all of N/2 .. 2N doubles per pair in one buffer; reshape: a 3-D FFT's
+# reshape of N^3 complex doubles; gemm: C = A B, N x N block-cyclic (docs/smpi.md). PLATFORM: fattree, torus or
+# dragonfly (bench/smpi/platform_xml.py says what each is); one rank per simulated host;
 # network time only (the ranks' computation costs no simulated time). Installs SimGrid (apt-get) when smpirun is
 # missing and builds what it needs in build/smpi (REDIST_SMPI_BUILD overrides).
 # Environment:
 #   VARIANTS   the variants to run, space-separated (default: every one that applies, below): redist:<strategy>,
 #              mpi:alltoallv:<selector> (mpich, ompi, mvapich2, impi: that MPI's choice of algorithm as SMPI
-#              re-implements it) or mpi:alltoallv:<algorithm> (SMPI's name: bruck, pair, ring, ompi_basic_linear...)
+#              re-implements it) or mpi:alltoallv:<algorithm> (SMPI's name: bruck, pair, ring, ompi_basic_linear...);
+#              reshape also mpi:alltoallw, gemm mpi:summa:<selector>, neighbor mpi:neighbor_alltoallv
 #   CASE       transform layouts: study (32x32 blocks -> A = B^T in 128x128 on the transposed grid, default) or
-#              equal (128x128 on one grid: a permutation of blocks, the case torus_routed takes)
+#              equal (128x128 on one grid: a permutation of blocks, the case torus_routed takes); reshape:
+#              x_to_y_pencil (default) or brick_to_x_pencil
 #   VERIFY     1: real buffers, every element checked; 0: SMPI's shared pages (timing only); default 1 for
-#              N <= 8192 (transform), N <= 64 (neighbor)
+#              N <= 8192 (transform), 65536 (inplace), 256 (reshape), 2048 (gemm), 64 (neighbor)
 #   REGION     neighbor: ranks per region, the simulated node of several hosts that aggregate and dedup group by
 #              (default 8)
 #   REPS       executions per plan, the best one reported (default 2)
@@ -52,7 +56,10 @@ seq -f "node-%g" 0 $((ranks - 1)) > "$hosts"
 bandwidth=12.5e9  # platform_xml.py's links: the link-rate bound's rate
 torus=$(sed -n 's/.*topology="TORUS" topo_parameters="\([0-9,]*\)".*/\1/p' "$xml")
 
-layout_case=${CASE:-}
+# Each benchmark's default case (smpi_bench's table says the same).
+case $benchmark in transform) layout_case=study ;; neighbor) layout_case=halo27 ;; inplace) layout_case=variable ;;
+                   reshape) layout_case=x_to_y_pencil ;; gemm) layout_case=square ;; esac
+layout_case=${CASE:-$layout_case}
 if [ -z "${VARIANTS:-}" ] && [ "$benchmark" = transform ]; then
   VARIANTS="redist:auto redist:point_to_point redist:alltoallv mpi:alltoallv:mpich mpi:alltoallv:ompi"
   VARIANTS="$VARIANTS mpi:alltoallv:ompi_basic_linear"
@@ -82,8 +89,8 @@ for variant in $VARIANTS; do
   fi
   [ "$variant" = redist:torus_routed ] && extra=(--torus "$torus" --torus-routing "${TORUS_ROUTING:-sdr}"
                                                 --torus-beta "${TORUS_BETA:-0}")
-  # smpi/test: SMPI charges 1e-4 s of simulated time per unsuccessful MPI_Test by default, growing; redist's waits
-  # poll, so that would be charged as network time. REDIST_TIMEOUT=0: the simulation's wall time is not the job's.
+  # smpi/test: SMPI charges 1e-4 s of simulated time per unsuccessful MPI_Test by default, growing; redist tests for
+  # progress between its copies (its waits block under SMPI), which would be charged as network time. REDIST_TIMEOUT=0: the simulation's wall time is not the job's.
   # smpi/shared-malloc-blocksize: SMPI maps each shared buffer one block at a time; 64 MiB blocks keep gigabytes of
   # fake buffers under the kernel's limit of 65530 mappings per process (1 MiB blocks: 17 GB of reshape failed).
   # OPENBLAS_NUM_THREADS=1: every simulated rank runs on one OS thread (gemm's local products).
@@ -93,12 +100,12 @@ for variant in $VARIANTS; do
           --cfg=smpi/shared-malloc-blocksize:67108864 \
           --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" --log=root.thresh:error \
           "$build/smpi_bench" "$benchmark" --n "$n" --variant "$variant" --platform "$platform" \
-          --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" ${layout_case:+--case "$layout_case"} \
+          --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" --case "$layout_case" \
           --region "${REGION:-8}" "${extra[@]}" \
           2> "$build/last_run.err") || {
     code=$?
     if [ "$code" = 124 ]; then  # not a failure: the simulation outlived WALL_LIMIT
-      echo "{\"benchmark\": \"$benchmark\", \"platform\": \"$platform\", \"ranks\": $ranks, \"n\": $n, \"case\": \"${layout_case:-default}\", \"variant\": \"$variant\", \"simulated_seconds\": null, \"verified\": false, \"note\": \"simulation did not finish in ${WALL_LIMIT} s of wall time\"}"
+      echo "{\"benchmark\": \"$benchmark\", \"platform\": \"$platform\", \"ranks\": $ranks, \"n\": $n, \"case\": \"$layout_case\", \"variant\": \"$variant\", \"simulated_seconds\": null, \"verified\": false, \"note\": \"simulation did not finish in ${WALL_LIMIT} s of wall time\"}"
       continue
     fi
     echo "run.sh: $variant failed:" >&2; tail -20 "$build/last_run.err" >&2; status=1; continue; }
