@@ -10,6 +10,8 @@
 #include <new>
 #include <string>
 
+#include <redist/layout/grid_layout.hpp>
+
 namespace smpi_bench {
 
 struct arguments {
@@ -26,6 +28,23 @@ struct arguments {
 
 // The most nearly square grid rows x cols = p with rows <= cols.
 void grid_dims(int p, int& rows, int& cols);
+
+// Calls f(global_row, global_col, local_offset) for every element this rank holds in layout l.
+template <class F>
+void for_each_local(const redist::grid_layout& l, F&& f) {
+  for (const auto pos : l.my_positions())
+    for (std::int64_t bi = 0; bi < l.block_rows(); ++bi) {
+      if (l.row_proc()[bi] != pos.row) continue;
+      for (std::int64_t bj = 0; bj < l.block_cols(); ++bj) {
+        if (l.col_proc()[bj] != pos.col) continue;
+        for (std::int64_t j = l.col_splits()[bj]; j < l.col_splits()[bj + 1]; ++j)
+          for (std::int64_t i = l.row_splits()[bi]; i < l.row_splits()[bi + 1]; ++i)
+            f(i, j,
+              (l.local_row_start()[bi] + i - l.row_splits()[bi]) +
+                  (l.local_col_start()[bj] + j - l.col_splits()[bj]) * l.local_ld());
+      }
+    }
+}
 
 // Buffers: real (verified runs) or SMPI's shared pages (timing only). Never size 0: SMPI refuses it.
 struct buffer {

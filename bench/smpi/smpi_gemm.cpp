@@ -39,23 +39,6 @@ std::vector<double> expected_table(std::int64_t n) {
   return t;
 }
 
-// Calls f(global_row, global_col, local_offset) for every element this rank holds in layout l.
-template <class F>
-void for_each_local(const redist::grid_layout& l, F&& f) {
-  for (const auto pos : l.my_positions())
-    for (std::int64_t bi = 0; bi < l.block_rows(); ++bi) {
-      if (l.row_proc()[bi] != pos.row) continue;
-      for (std::int64_t bj = 0; bj < l.block_cols(); ++bj) {
-        if (l.col_proc()[bj] != pos.col) continue;
-        for (std::int64_t j = l.col_splits()[bj]; j < l.col_splits()[bj + 1]; ++j)
-          for (std::int64_t i = l.row_splits()[bi]; i < l.row_splits()[bi + 1]; ++i)
-            f(i, j,
-              (l.local_row_start()[bi] + i - l.row_splits()[bi]) +
-                  (l.local_col_start()[bj] + j - l.col_splits()[bj]) * l.local_ld());
-      }
-    }
-}
-
 // SUMMA on the block-cyclic layout, as pdgemm: for each block column kb of A (block row kb of B) the process column
 // owning it broadcasts its A panel along each process row, the process row owning B's broadcasts its B panel down
 // each process column, and every rank adds the panels' product to its C. Row and column communicators made once.

@@ -12,23 +12,6 @@
 namespace smpi_bench {
 namespace {
 
-// Calls f(global_row, global_col, local_offset) for every element this rank holds in layout l.
-template <class F>
-void for_each_local(const redist::grid_layout& l, F&& f) {
-  for (const auto pos : l.my_positions())
-    for (std::int64_t bi = 0; bi < l.block_rows(); ++bi) {
-      if (l.row_proc()[bi] != pos.row) continue;
-      for (std::int64_t bj = 0; bj < l.block_cols(); ++bj) {
-        if (l.col_proc()[bj] != pos.col) continue;
-        for (std::int64_t j = l.col_splits()[bj]; j < l.col_splits()[bj + 1]; ++j)
-          for (std::int64_t i = l.row_splits()[bi]; i < l.row_splits()[bi + 1]; ++i)
-            f(i, j,
-              (l.local_row_start()[bi] + i - l.row_splits()[bi]) +
-                  (l.local_col_start()[bj] + j - l.col_splits()[bj]) * l.local_ld());
-      }
-    }
-}
-
 // Elements of this rank's rows (from_rows) or columns of `from` that land on each process row or column of `to`.
 std::vector<std::int64_t> per_process(const redist::grid_layout& from, bool from_rows, int my_proc,
                                       const redist::grid_layout& to, bool to_rows, int nprocs) {
