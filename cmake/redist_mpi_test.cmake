@@ -22,7 +22,7 @@ function(redist_add_mpi_test)
     set(T_TIMEOUT 600)
   endif()
   add_executable(${T_NAME} ${T_SOURCES})
-  target_link_libraries(${T_NAME} PRIVATE redist redist_mpi_gtest_main ${T_LIBS})
+  target_link_libraries(${T_NAME} PRIVATE redist redist_mpi_gtest_main redist_test_yield_when_idle ${T_LIBS})
   foreach(n IN LISTS T_RANKS)
     set(test_name ${T_NAME}.np${n})
     add_test(NAME ${test_name}

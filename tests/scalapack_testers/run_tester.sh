@@ -6,6 +6,8 @@
 #     libredist_scalapack (LD_DEBUG=bindings; lazy binding, so a binding line means a call was made),
 #   - both runs ran the same tests with the same verdicts, every one passed, and there was at least one.
 # usage: run_tester.sh MPIEXEC RANKS TESTER INPUT_FILE DROPIN_LIB WORK_DIR SYMBOL...
+# REDIST_TEST_PRELOAD (optional) is preloaded into both runs: tests/support/yield_when_idle.c, which lets
+# oversubscribed ranks give up the core while MPI waits; it changes no result.
 set -uo pipefail
 mpiexec=$1 ranks=$2 tester=$3 input=$4 dropin=$5 work=$6
 shift 6
@@ -35,10 +37,11 @@ verdicts() {
     | sed -E 's/-?[0-9]+\.[0-9]+(E[-+][0-9]+)?//g; s/ +/ /g'
 }
 
-run "$work/reference" || exit 1
+yield_lib=${REDIST_TEST_PRELOAD:-}
+run "$work/reference" env LD_PRELOAD="$yield_lib" || exit 1
 # The variables reach the tester only, through env: launchers spell passing them differently (MPICH's -env,
 # Open MPI's -x).
-run "$work/dropin" env LD_PRELOAD="$dropin" LD_DEBUG=bindings LD_DEBUG_OUTPUT="$work/dropin/ld/b" || exit 1
+run "$work/dropin" env LD_PRELOAD="$dropin${yield_lib:+ $yield_lib}" LD_DEBUG=bindings LD_DEBUG_OUTPUT="$work/dropin/ld/b" || exit 1
 
 status=0
 for s in "${symbols[@]}"; do
