@@ -64,7 +64,8 @@ constexpr const char* usage_text =
     "[--bytes-per-node 256M] [--network both] [--json FILE]\n"
     "  --nodes LIST          node counts, comma-separated, each 2 d^3 (d x d x 2d torus) or 4 d^3 (d x 2d x 2d)\n"
     "  --samples N           random rank mappings averaged per setting (the default mapping is one)\n"
-    "  --hardware NAME       the network's routing: uniform_shortest, dimension_order or random_direction\n"
+    "  --hardware NAME       the network's routing: uniform_shortest, dimension_order, random_direction or\n"
+    "                        simgrid_torus\n"
     "  --bytes-per-node B    bytes each node moves over all phases (suffix K, M, G: powers of 1024)\n"
     "  --network NAME        torus (wraps everywhere), bgp (meshes below 1024 nodes, as Blue Gene/P) or both\n"
     "  --json FILE           write the JSON to FILE and a table on stdout (default: the JSON on stdout)\n";

@@ -141,9 +141,10 @@ template <>
 struct table<torus::hardware_routing> {
   using E = torus::hardware_routing;
   static constexpr const char* option = "hardware routing";
-  static constexpr std::array<spelling<E>, 3> current{{{E::dimension_order, "dimension_order"},
+  static constexpr std::array<spelling<E>, 4> current{{{E::dimension_order, "dimension_order"},
                                                        {E::uniform_shortest, "uniform_shortest"},
-                                                       {E::random_direction, "random_direction"}}};
+                                                       {E::random_direction, "random_direction"},
+                                                       {E::simgrid_torus, "simgrid_torus"}}};
   // redist-torus and bench_torus_fig3 wrote these.
   static constexpr std::array<spelling<E>, 3> old{
       {{E::dimension_order, "dimension-order"}, {E::uniform_shortest, "uniform"}, {E::random_direction, "random-direction"}}};

@@ -4,7 +4,7 @@
 //   redist-torus simulate --dims 16x8 [--mesh] [--pattern random|transpose] [--grid PxQ]
 //                         [--mapping default_order|random] [--order XYZ] [--routing direct|sdr|auto]
 //                         [--alpha A] [--beta B] [--gamma G] [--delta D] [--choice auto|shortest|all_but_longest]
-//                         [--hardware dimension_order|uniform_shortest|random_direction] [--message-bytes N]
+//                         [--hardware dimension_order|uniform_shortest|random_direction|simgrid_torus] [--message-bytes N]
 //                         [--samples S] [--seed N] [--json]
 //   redist-torus schedule --grid PxQ [--json]
 //
@@ -54,7 +54,8 @@ constexpr const char* kUsage =
     "  --gamma G          pairs nearer than G along the long dimensions go directly, >= 0 (default 2)\n"
     "  --delta D          one pair per intermediate, alternatives nearer than D; -1: no limit (default 2)\n"
     "  --choice C         intermediates: auto, shortest or all_but_longest (default auto)\n"
-    "  --hardware H       network routing: dimension_order, uniform_shortest or random_direction\n"
+    "  --hardware H       network routing: dimension_order, uniform_shortest, random_direction or\n"
+    "                     simgrid_torus (SimGrid's TORUS: Z first, ties one way)\n"
     "                     (default uniform_shortest)\n"
     "  --message-bytes N  bytes each node sends per permutation, >= 0 (default 268435456 = 256 MiB)\n"
     "  --samples S        random draws averaged, >= 1 (default 1)\n"

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""SimGrid platform (XML) of the simulated machines redist is measured on: platform_xml.py fattree|torus|dragonfly RANKS.
+"""SimGrid platform (XML) of the simulated machines redist is measured on:
+platform_xml.py fattree|torus|dragonfly RANKS [X,Y,Z (torus only: its extents, product RANKS)].
 
 One host per rank, every link 12.5 GB/s (100 Gb/s) with 1 us latency, hosts 10 Gflop/s (unused: the runs simulate
 the network only). The shapes for RANKS (P):
   fattree    two levels, full bisection: P = d*l hosts, d per leaf switch (d the power of two nearest sqrt(P) from
              below), l leaves, each leaf with one up-link to each of d top switches ("2;d,l;1,d;1,1")
   torus      3-D torus, extents as equal as P's factors allow, largest first (64: 4,4,4; 256: 8,8,4;
-             1024: 16,8,8; 4096: 16,16,16); SimGrid routes dimension by dimension, first dimension first, the
+             1024: 16,8,8; 4096: 16,16,16) unless given (16,8,1: an asymmetric 2-D torus); SimGrid routes dimension by dimension, first dimension first, the
              shorter way round, and numbers hosts with the first dimension fastest
   dragonfly  G = sqrt(P)/4 groups (at least 2) of 2 chassis x R routers x H hosts, R = max(4, G) (SimGrid 3.32
              crashes with more groups than routers per chassis), H = P / (2 G R); one link per pair of routers and
@@ -35,9 +36,18 @@ def torus_extents(p):
 
 
 def main():
-    if len(sys.argv) != 3 or sys.argv[1] not in ("fattree", "torus", "dragonfly") or not sys.argv[2].isdigit():
-        sys.exit("usage: platform_xml.py fattree|torus|dragonfly RANKS")
+    usage = "usage: platform_xml.py fattree|torus|dragonfly RANKS [X,Y,Z (torus)]"
+    if len(sys.argv) not in (3, 4) or sys.argv[1] not in ("fattree", "torus", "dragonfly") or not sys.argv[2].isdigit():
+        sys.exit(usage)
     kind, p = sys.argv[1], int(sys.argv[2])
+    given = None
+    if len(sys.argv) == 4:
+        parts = sys.argv[3].split(",")
+        if kind != "torus" or len(parts) != 3 or not all(x.isdigit() and int(x) > 0 for x in parts):
+            sys.exit(usage)
+        given = [int(x) for x in parts]
+        if math.prod(given) != p:
+            sys.exit(f"torus: extents {sys.argv[3]} make {math.prod(given)} hosts, not {p}")
     if kind == "fattree":
         d = 1 << int(math.log2(math.isqrt(p)))
         if p % d:
@@ -45,7 +55,7 @@ def main():
         topology, parameters = "FAT_TREE", f"2;{d},{p // d};1,{d};1,1"
         shape = f"{p // d} leaf switches of {d} hosts, {d} top switches"
     elif kind == "torus":
-        e = torus_extents(p)
+        e = given or torus_extents(p)
         topology, parameters = "TORUS", ",".join(map(str, e))
         shape = "torus " + "x".join(map(str, e))
     else:

@@ -20,8 +20,12 @@
 #   REGION     neighbor: ranks per region, the simulated node of several hosts that aggregate and dedup group by
 #              (default 8)
 #   REPS       executions per plan, the best one reported (default 2)
+#   TORUS      torus: its extents X,Y,Z, product RANKS (default: as equal as RANKS's factors allow, largest first);
+#              16,8,1 is an asymmetric 2-D torus
 #   TORUS_ROUTING, TORUS_BETA   redist:torus_routed's routing mode (sdr, direct, automatic; default sdr) and chunks
 #              per routed message (default: the library's)
+#   SMPI_CFG   more smpirun options, space-separated, e.g. "--cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1" (SMPI's
+#              per-message latency and bandwidth factors, calibrated on a TCP cluster, set to 1: an ideal network)
 #   WALL_LIMIT seconds of wall time per variant (default: none); a variant stopped there prints
 #              "simulated_seconds": null and a note
 # A variant's JSON has "verified": true only when its result was checked; a wrong result exits non-zero.
@@ -50,8 +54,9 @@ fi
 cmake --build "$build" -j "$(nproc)" > "$build.build.log" 2>&1 || { tail -40 "$build.build.log" >&2; exit 1; }
 
 mkdir -p "$build/platforms"
-xml=$build/platforms/$platform$ranks.xml hosts=$build/platforms/hosts$ranks.txt
-python3 "$root/bench/smpi/platform_xml.py" "$platform" "$ranks" > "$xml"
+xml=$build/platforms/$platform$ranks${TORUS:+-${TORUS//,/x}}.xml hosts=$build/platforms/hosts$ranks.txt
+[ -z "${TORUS:-}" ] || [ "$platform" = torus ] || { echo "TORUS=$TORUS: only for the torus platform" >&2; exit 2; }
+python3 "$root/bench/smpi/platform_xml.py" "$platform" "$ranks" ${TORUS:+"$TORUS"} > "$xml"
 seq -f "node-%g" 0 $((ranks - 1)) > "$hosts"
 bandwidth=12.5e9  # platform_xml.py's links: the link-rate bound's rate
 torus=$(sed -n 's/.*topology="TORUS" topo_parameters="\([0-9,]*\)".*/\1/p' "$xml")
@@ -98,7 +103,7 @@ for variant in $VARIANTS; do
           -hostfile "$hosts" \
           --cfg=smpi/simulate-computation:no --cfg=smpi/test:1e-8 --cfg=smpi/iprobe:1e-8 --cfg=smpi/grow-injected-times:no \
           --cfg=smpi/shared-malloc-blocksize:67108864 \
-          --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" --log=root.thresh:error \
+          --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" ${SMPI_CFG:-} --log=root.thresh:error \
           "$build/smpi_bench" "$benchmark" --n "$n" --variant "$variant" --platform "$platform" \
           --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" --case "$layout_case" \
           --region "${REGION:-8}" "${extra[@]}" \

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <new>
 #include <string>
+#include <utility>
 
 #include <redist/layout/grid_layout.hpp>
 
@@ -84,6 +85,22 @@ double timed(F&& f) {
   return slowest;
 }
 
+
+// Times `reps` executions, execute(rep) each, between barriers: the first into m.first, the fastest into m.best.
+// before_each(rep), untimed, runs ahead of each (restoring an in-place buffer).
+template <class Execute, class Before>
+void time_executions(measured& m, int reps, Execute&& execute, Before&& before_each) {
+  for (int r = 0; r < reps; ++r) {
+    before_each(r);
+    const double t = timed([&] { execute(r); });
+    if (r == 0) m.first = t;
+    m.best = std::min(m.best, t);
+  }
+}
+template <class Execute>
+void time_executions(measured& m, int reps, Execute&& execute) {
+  time_executions(m, reps, std::forward<Execute>(execute), [](int) {});
+}
 
 // The communicator has seen a collective, as an application's has (SMPI's mpich selector builds node-aware
 // sub-communicators on the first one); returns the cost of one bare MPI_Comm_dup, for comparison with the plans.

@@ -57,19 +57,19 @@ measured inplace(const arguments& a, int rank, int size) {
     plan = ex::inplace_plan();
     m.plan_again = timed([&] { plan = ex::make_inplace_plan(capacity, sc.data(), rc.data(), MPI_DOUBLE, MPI_COMM_WORLD, o); });
     m.chosen = ex::to_string(plan.report().algorithm);
-    for (int r = 0; r < a.reps; ++r) {
-      if (a.verify) fill(data);  // each execution starts from the send layout (not timed)
-      const double t = timed([&] {
-        const ex::inplace_report report = plan.execute(data);
-        if (r == 0) {  // what this algorithm moves, which may exceed the data's own bytes (forwarding)
-          m.bytes_sent = report.bytes_sent;
-          m.bytes_received = report.bytes_received;
-          m.messages = report.messages_sent;
-        }
-      });
-      if (r == 0) m.first = t;
-      m.best = std::min(m.best, t);
-    }
+    time_executions(
+        m, a.reps,
+        [&](int r) {
+          const ex::inplace_report report = plan.execute(data);
+          if (r == 0) {  // what this algorithm moves, which may exceed the data's own bytes (forwarding)
+            m.bytes_sent = report.bytes_sent;
+            m.bytes_received = report.bytes_received;
+            m.messages = report.messages_sent;
+          }
+        },
+        [&](int) {
+          if (a.verify) fill(data);  // each execution starts from the send layout
+        });
     if (a.verify) check(data);
     return m;
   }
@@ -83,14 +83,10 @@ measured inplace(const arguments& a, int rank, int size) {
   }
   buffer send(static_cast<std::size_t>(sent) * 8, a.verify), receive(static_cast<std::size_t>(received) * 8, a.verify);
   if (a.verify) fill(reinterpret_cast<double*>(send.data));
-  for (int r = 0; r < a.reps; ++r) {
-    const double t = timed([&] {
-      MPI_Alltoallv(send.data, isc.data(), isd.data(), MPI_DOUBLE, receive.data, irc.data(), ird.data(), MPI_DOUBLE,
-                    MPI_COMM_WORLD);
-    });
-    if (r == 0) m.first = t;
-    m.best = std::min(m.best, t);
-  }
+  time_executions(m, a.reps, [&](int) {
+    MPI_Alltoallv(send.data, isc.data(), isd.data(), MPI_DOUBLE, receive.data, irc.data(), ird.data(), MPI_DOUBLE,
+                  MPI_COMM_WORLD);
+  });
   if (a.verify) check(reinterpret_cast<const double*>(receive.data));
   return m;
 }
@@ -196,34 +192,26 @@ measured neighbor(const arguments& a, int rank, int size) {
     m.bytes_received = st.bytes_received;
     m.messages = st.messages_sent;
     m.chosen = ex::to_string(st.strategy);
-    for (int r = 0; r < a.reps; ++r) {
-      const double t = timed([&] {
-        plan->start();
-        plan->wait();
-      });
-      if (r == 0) m.first = t;
-      m.best = std::min(m.best, t);
-    }
+    time_executions(m, a.reps, [&](int) {
+      plan->start();
+      plan->wait();
+    });
     check();
     return m;
   }
   if (a.variant != "mpi:neighbor_alltoallv") throw std::invalid_argument("unknown variant " + a.variant);
   // What MPICH's and Open MPI's default MPI_Neighbor_alltoallv does: every receive and send posted, then waited.
   std::vector<MPI_Request> requests(h.sources.size() + h.destinations.size());
-  for (int r = 0; r < a.reps; ++r) {
-    const double t = timed([&] {
-      std::size_t k = 0;
-      for (std::size_t e = 0; e < h.sources.size(); ++e)
-        MPI_Irecv(rv + h.recv_displs[e], static_cast<int>(h.recv_counts[e]), MPI_DOUBLE, h.sources[e],
-                  static_cast<int>(e), MPI_COMM_WORLD, &requests[k++]);
-      for (std::size_t e = 0; e < h.destinations.size(); ++e)
-        MPI_Isend(sv + h.send_displs[e], static_cast<int>(h.send_counts[e]), MPI_DOUBLE, h.destinations[e],
-                  static_cast<int>(e), MPI_COMM_WORLD, &requests[k++]);
-      MPI_Waitall(static_cast<int>(k), requests.data(), MPI_STATUSES_IGNORE);
-    });
-    if (r == 0) m.first = t;
-    m.best = std::min(m.best, t);
-  }
+  time_executions(m, a.reps, [&](int) {
+    std::size_t k = 0;
+    for (std::size_t e = 0; e < h.sources.size(); ++e)
+      MPI_Irecv(rv + h.recv_displs[e], static_cast<int>(h.recv_counts[e]), MPI_DOUBLE, h.sources[e],
+                static_cast<int>(e), MPI_COMM_WORLD, &requests[k++]);
+    for (std::size_t e = 0; e < h.destinations.size(); ++e)
+      MPI_Isend(sv + h.send_displs[e], static_cast<int>(h.send_counts[e]), MPI_DOUBLE, h.destinations[e],
+                static_cast<int>(e), MPI_COMM_WORLD, &requests[k++]);
+    MPI_Waitall(static_cast<int>(k), requests.data(), MPI_STATUSES_IGNORE);
+  });
   check();
   return m;
 }

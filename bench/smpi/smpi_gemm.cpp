@@ -147,13 +147,7 @@ measured gemm(const arguments& a, int rank, int size) {
   m.problem_bytes = static_cast<std::int64_t>(
       std::max(0.0, 8 * (3 * std::pow(n * n * n / ranks, 2.0 / 3.0) - 3 * n * n / ranks)));
   m.comm_dup = warm_up_and_time_a_duplicate();
-  const auto run = [&](auto&& multiply) {
-    for (int r = 0; r < a.reps; ++r) {
-      const double t = timed(multiply);
-      if (r == 0) m.first = t;
-      m.best = std::min(m.best, t);
-    }
-  };
+  const auto run = [&](auto&& multiply) { time_executions(m, a.reps, [&](int) { multiply(); }); };
   const std::string grid = "\"process_grid\": \"" + std::to_string(rows) + "x" + std::to_string(cols) +
                            "\", \"block\": " + std::to_string(nb) + ", ";
   if (a.variant.rfind("redist:", 0) == 0) {

@@ -110,11 +110,7 @@ measured reshape(const arguments& a, int rank, int size) {
     m.verified = true;
   };
   const auto run = [&](auto&& execute) {
-    for (int r = 0; r < a.reps; ++r) {
-      const double t = timed(execute);
-      if (r == 0) m.first = t;
-      m.best = std::min(m.best, t);
-    }
+    time_executions(m, a.reps, [&](int) { execute(); });
     check();
   };
   m.comm_dup = warm_up_and_time_a_duplicate();

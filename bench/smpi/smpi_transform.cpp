@@ -94,11 +94,7 @@ measured transform(const arguments& a, int rank, int size) {
     m.bytes_received = s.bytes_received;
     m.messages = s.messages_sent;
     m.chosen = redist::to_string(plan->strategy());
-    for (int r = 0; r < a.reps; ++r) {
-      const double t = timed([&] { plan->execute(av, bv, 1.0, 0.0); });
-      if (r == 0) m.first = t;
-      m.best = std::min(m.best, t);
-    }
+    time_executions(m, a.reps, [&](int) { plan->execute(av, bv, 1.0, 0.0); });
     if (a.verify) {
       for_each_local(al, [&](std::int64_t i, std::int64_t j, std::int64_t at) {
         if (av[at] != j + n * i) m.correct = false;
@@ -137,14 +133,10 @@ measured transform(const arguments& a, int rank, int size) {
   if (a.verify)
     for (int p = 0; p < size; ++p)
       for (int i = 0; i < sc[p]; ++i) send.data[sd[p] + i] = pattern(rank, p, i);
-  for (int r = 0; r < a.reps; ++r) {
-    const double t = timed([&] {
-      MPI_Alltoallv(send.data, sc.data(), sd.data(), MPI_BYTE, receive.data, rc.data(), rd.data(), MPI_BYTE,
-                    MPI_COMM_WORLD);
-    });
-    if (r == 0) m.first = t;
-    m.best = std::min(m.best, t);
-  }
+  time_executions(m, a.reps, [&](int) {
+    MPI_Alltoallv(send.data, sc.data(), sd.data(), MPI_BYTE, receive.data, rc.data(), rd.data(), MPI_BYTE,
+                  MPI_COMM_WORLD);
+  });
   if (a.verify) {
     for (int p = 0; p < size; ++p)
       for (int i = 0; i < rc[p]; ++i)

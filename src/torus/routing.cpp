@@ -25,7 +25,7 @@ void validate(const routing_options& o) {
       o.choice != intermediate_choice::all_but_longest)
     fail("intermediate choice " + std::to_string(static_cast<int>(o.choice)) + " unknown");
   if (o.hardware != hardware_routing::dimension_order && o.hardware != hardware_routing::uniform_shortest &&
-      o.hardware != hardware_routing::random_direction)
+      o.hardware != hardware_routing::random_direction && o.hardware != hardware_routing::simgrid_torus)
     fail("hardware routing " + std::to_string(static_cast<int>(o.hardware)) + " unknown");
   const time_model& m = o.model;
   if (!(m.link_bandwidth > 0) || !(m.injection_bandwidth > 0))

@@ -51,9 +51,11 @@ void spread(const topology& t, std::vector<double>& load, const leg& l, hardware
   };
   const int travelled = (l.hops[0] > 0) + (l.hops[1] > 0) + (l.hops[2] > 0);
   // Along a single dimension every model takes the one straight path.
-  if (hardware == hardware_routing::dimension_order || travelled <= 1) {
+  if (hardware == hardware_routing::dimension_order || hardware == hardware_routing::simgrid_torus || travelled <= 1) {
     coordinate c = l.from;
-    for (int dim = 0; dim < 3; ++dim) {
+    const bool z_first = hardware == hardware_routing::simgrid_torus;
+    for (int k = 0; k < 3; ++k) {
+      const int dim = z_first ? 2 - k : k;
       for (int h = 0; h < l.hops[static_cast<size_t>(dim)]; ++h) {
         load[link(c[0], c[1], c[2], dim)] += weight;
         c[static_cast<size_t>(dim)] = moved(t, dim, c[static_cast<size_t>(dim)], l.step[static_cast<size_t>(dim)]);
@@ -126,7 +128,11 @@ void add_leg(const topology& t, std::vector<double>& load, int source, int desti
     const int forward = (ahead % n + n) % n, backward = forward == 0 ? 0 : n - forward;
     l.step[d] = forward <= backward ? 1 : -1;
     l.hops[d] = std::min(forward, backward);
-    if (forward != 0 && forward == backward) tied[static_cast<size_t>(ties++)] = dim;
+    if (forward != 0 && forward == backward) {
+      // SimGrid decides a tie from the source's position alone: the - way from N/2, else the + way.
+      if (hardware == hardware_routing::simgrid_torus) l.step[d] = l.from[d] == n / 2 ? -1 : 1;
+      else tied[static_cast<size_t>(ties++)] = dim;
+    }
   }
   // A tie at exactly N/2 is split evenly: each combination of ways round gets an equal part.
   const int combinations = 1 << ties;

@@ -100,6 +100,26 @@ TEST(TorusLinkLoads, RingTieAtHalfTheLengthIsSplitEvenly) {
   }
 }
 
+// SimGrid's TORUS: Z hops first, then Y, then X; a tie goes the + way, except from N/2 (the - way).
+TEST(TorusLinkLoads, SimgridTorusTakesZFirstAndTiesOneWay) {
+  const topology cube({4, 4, 4});
+  link_loads corner(cube);
+  corner.add_message(cube.node({0, 0, 0}), cube.node({1, 1, 1}), hardware_routing::simgrid_torus);
+  expect_loads(corner, {{{0, 0, 0}, 2, plus, 1}, {{0, 0, 1}, 1, plus, 1}, {{0, 1, 1}, 0, plus, 1}});
+  const topology ring({4});
+  link_loads ties(ring);
+  ties.add_message(0, 2, hardware_routing::simgrid_torus);  // + : links 0+ and 1+
+  ties.add_message(1, 3, hardware_routing::simgrid_torus);  // + : 1+ and 2+
+  ties.add_message(2, 0, hardware_routing::simgrid_torus);  // from N/2: - : 2- and 1-
+  ties.add_message(3, 1, hardware_routing::simgrid_torus);  // + round the wrap: 3+ and 0+
+  expect_loads(ties, {{{0, 0, 0}, 0, plus, 2},
+                      {{1, 0, 0}, 0, plus, 2},
+                      {{2, 0, 0}, 0, plus, 1},
+                      {{3, 0, 0}, 0, plus, 1},
+                      {{2, 0, 0}, 0, minus, 1},
+                      {{1, 0, 0}, 0, minus, 1}});
+}
+
 // From corner (0,0) to corner (2,2) of a 3x3 mesh: 6 shortest paths.
 TEST(TorusLinkLoads, MeshCornerToCornerUnderEachModel) {
   const topology mesh({3, 3}, {false, false});

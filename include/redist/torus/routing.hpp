@@ -16,6 +16,9 @@ enum class hardware_routing : std::uint8_t {
   uniform_shortest = 1,  // equally over all shortest paths (the paper's idealised adaptive routing)
   random_direction = 2,  // each hop picks uniformly one dimension still to travel (a stand-in for minimal
                          // adaptive routing)
+  simgrid_torus = 3,     // as SimGrid's TORUS cluster routes (3.32): Z hops first (its first dimension is the one
+                         // numbered fastest), then Y, then X, each the shorter way round; a tie at exactly N/2 goes
+                         // the + way, except from position N/2, which goes the - way (docs/smpi.md)
 };
 const char* to_string(hardware_routing r);
 
