@@ -74,6 +74,9 @@ int MPI_Comm_dup(MPI_Comm c, MPI_Comm* d) { return timed("MPI_Comm_dup", [&] { r
 int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm* d) {
   return timed("MPI_Comm_split", [&] { return PMPI_Comm_split(c, color, key, d); });
 }
+int MPI_Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm* d) {
+  return timed("MPI_Comm_create_group", [&] { return PMPI_Comm_create_group(c, g, tag, d); });
+}
 int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info i, MPI_Comm* d) {
   return timed("MPI_Comm_split_type", [&] { return PMPI_Comm_split_type(c, type, key, i, d); });
 }

@@ -511,23 +511,39 @@ void split_grid_lines(gemm_plan::impl& p, MPI_Comm caller, const std::vector<int
       return;
     }
   const gemm_detail::grid_coordinates at = p.me;
+  const gemm_detail::cuts cut{s};
   auto made = std::make_shared<gemm_detail::grid_lines>();
-  // Each split a collective step of its own, so that every rank makes all three whatever failed before; a line is
-  // owned before its code is checked, so that a failure frees it.
-  const auto split = [&](int extent, int color, int key, mpi::comm_handle& line) {
+  // A line is made from the group of its members, which every rank knows from the placement: only the line's own
+  // ranks take part (MPI_Comm_split would gather every rank's color and key: an all-gather over the whole
+  // communicator per line, what made a first plan's time grow with P). Lines of one kind are disjoint and every
+  // rank makes its row, then its column, then its layer, so the creations cannot wait on one another. Each is a
+  // collective step of its own, so that every rank makes all three whatever failed before; a line is owned before
+  // its code is checked, so that a failure frees it.
+  const auto make_line = [&](int extent, int tag, auto label_at, mpi::comm_handle& line) {
     agreed.collective([&] {
       if (extent <= 1) return;
-      MPI_Comm made_line = MPI_COMM_NULL;
-      // The split has no nonblocking form: every rank arrives first, in a watched wait (mpi/checked.hpp).
+      // The creation has no nonblocking form: every rank arrives first, in a watched wait (mpi/checked.hpp).
       const int arrived = mpi::barrier_yielding(p.comm.get());
-      const int code = MPI_Comm_split(p.comm.get(), p.idle ? MPI_UNDEFINED : color, key, &made_line);
-      line = mpi::comm_handle(code == MPI_SUCCESS ? made_line : MPI_COMM_NULL);
-      mpi::check(code != MPI_SUCCESS ? code : arrived, "MPI_Ibarrier and MPI_Comm_split(grid line)");
+      int code = MPI_SUCCESS;
+      if (!p.idle) {
+        std::vector<int> members(static_cast<size_t>(extent));
+        for (int position = 0; position < extent; ++position)
+          members[static_cast<size_t>(position)] = rank_of_label[static_cast<size_t>(label_at(position))];
+        MPI_Group all = MPI_GROUP_NULL, mine = MPI_GROUP_NULL;
+        MPI_Comm made_line = MPI_COMM_NULL;
+        code = MPI_Comm_group(p.comm.get(), &all);
+        if (code == MPI_SUCCESS) code = MPI_Group_incl(all, extent, members.data(), &mine);
+        if (code == MPI_SUCCESS) code = MPI_Comm_create_group(p.comm.get(), mine, tag, &made_line);
+        if (mine != MPI_GROUP_NULL) MPI_Group_free(&mine);
+        if (all != MPI_GROUP_NULL) MPI_Group_free(&all);
+        line = mpi::comm_handle(code == MPI_SUCCESS ? made_line : MPI_COMM_NULL);
+      }
+      mpi::check(code != MPI_SUCCESS ? code : arrived, "MPI_Ibarrier and MPI_Comm_create_group(grid line)");
     });
   };
-  split(s.grid_n, at.i * s.grid_k + at.l, at.j, made->row);
-  split(s.grid_m, at.j * s.grid_k + at.l, at.i, made->col);
-  split(s.grid_k, at.i * s.grid_n + at.j, at.l, made->layer);
+  make_line(s.grid_n, 1, [&](int j) { return cut.label(at.i, j, at.l); }, made->row);
+  make_line(s.grid_m, 2, [&](int i) { return cut.label(i, at.j, at.l); }, made->col);
+  make_line(s.grid_k, 3, [&](int l) { return cut.label(at.i, at.j, l); }, made->layer);
   agreed.attempt([&] {
     if (recent.placements.size() == grid_lines_kept) recent.placements.erase(recent.placements.begin());
     recent.placements.emplace_back(std::move(placement), made);

@@ -114,18 +114,11 @@ class sparse_assignment {
     matched_.assign(static_cast<size_t>(rows_), -1);
     row_of_col_.assign(all_cols, -1);
     reduce_rows();
-    const auto cols = static_cast<size_t>(listed_cols_);
-    dist_.assign(cols, infinity());
-    pred_row_.assign(cols, -1);
-    pred_offset_.assign(cols, -1);
-    finalized_.assign(cols, 0);
+    search_.assign(static_cast<size_t>(listed_cols_), search_entry{infinity(), -1, -1});
     for (int r = 0; r < rows_; ++r)
       if (matched_[r] < 0) augment_from(r);
     // The search state goes before the answer is built: the peak is the larger of the two.
-    release(dist_);
-    release(pred_row_);
-    release(pred_offset_);
-    release(finalized_);
+    release(search_);
     release(v_);
     release(row_of_col_);
     std::vector<int> col_of_row(static_cast<size_t>(rows_));
@@ -189,23 +182,19 @@ class sparse_assignment {
         if (--budget < 0) return;  // leftover rows (free_rows, next_pass) are simply unmatched
         const int r = free_rows.back();
         free_rows.pop_back();
-        int best = -1, second = -1, best_col = -1, second_col = -1;
+        // The two cheapest edges, by selects rather than branches: the values are unpredictable, and this loop
+        // is most of the bidding's time.
+        int best = -1, second = -1;
         Cost best_value = infinity(), second_value = infinity();
         for_each_edge(r, [&](int offset, int c, Cost edge_cost) {
           const Cost value = edge_cost - v_[c];
-          if (value < best_value) {
-            second = best;
-            second_col = best_col;
-            second_value = best_value;
-            best = offset;
-            best_col = c;
-            best_value = value;
-          } else if (value < second_value) {
-            second = offset;
-            second_col = c;
-            second_value = value;
-          }
+          const bool below_best = value < best_value, below_second = value < second_value;
+          second_value = below_best ? best_value : (below_second ? value : second_value);
+          second = below_best ? best : (below_second ? offset : second);
+          best_value = below_best ? value : best_value;
+          best = below_best ? offset : best;
         });
+        const int best_col = column(r, best), second_col = second >= 0 ? column(r, second) : -1;
         int take = best;
         int evicted = row_of_col_[best_col];
         const bool strictly_better = best_value < second_value;
@@ -261,8 +250,13 @@ class sparse_assignment {
     finalized_list_.clear();
     entry nearest_private{infinity(), 0, 0};
     int private_row = -1;
+    // No column farther than a free one already reached can end the search or lie on its path: such candidates
+    // are not pushed (most of them, since every search stops early).
+    Cost bound = infinity();
     auto relax = [&](int row, int offset, int c, Cost candidate) {
+      if (candidate > bound) return;
       if (c >= listed_cols_) {
+        bound = candidate;
         const entry key{candidate, 2 * (static_cast<std::int64_t>(edges_.ordered_columns()) + row), c};
         if (private_row < 0 || key < nearest_private) {
           nearest_private = key;
@@ -270,12 +264,14 @@ class sparse_assignment {
         }
         return;
       }
-      if (finalized_[c] || !(candidate < dist_[c])) return;
-      if (dist_[c] == infinity()) touched_.push_back(c);
-      dist_[c] = candidate;
-      pred_row_[c] = row;
-      pred_offset_[c] = offset;
-      heap.push({candidate, 2 * static_cast<std::int64_t>(edges_.tie_place(c)) + (row_of_col_[c] >= 0 ? 1 : 0), c});
+      // A finalised column fails this test too: candidates are never below the distance being finalised.
+      search_entry& state = search_[static_cast<size_t>(c)];
+      if (!(candidate < state.dist)) return;
+      if (state.dist == infinity()) touched_.push_back(c);
+      state = {candidate, row, offset};
+      const bool free = row_of_col_[c] < 0;
+      if (free) bound = candidate;
+      heap.push({candidate, 2 * static_cast<std::int64_t>(edges_.tie_place(c)) + (free ? 0 : 1), c});
     };
     for_each_edge(start, [&](int offset, int c, Cost edge_cost) {
       relax(start, offset, c, non_negative(edge_cost - v_[c] - start_dual));
@@ -284,9 +280,8 @@ class sparse_assignment {
     int sink = -1, sink_row = -1, sink_offset = -1;
     Cost sink_dist = 0;
     while (true) {
-      while (!heap.empty()) {  // drop stale entries
-        const int c = heap.top().column;
-        if (!finalized_[c] && !(dist_[c] < heap.top().dist)) break;
+      while (!heap.empty()) {  // drop stale entries (finalised columns' among them: only one entry has its distance)
+        if (!(search_[static_cast<size_t>(heap.top().column)].dist < heap.top().dist)) break;
         heap.pop();
       }
       if (private_row >= 0 && (heap.empty() || nearest_private < heap.top())) {
@@ -300,14 +295,13 @@ class sparse_assignment {
       const Cost d = heap.top().dist;
       const int c = heap.top().column;
       heap.pop();
-      finalized_[c] = 1;
       finalized_list_.push_back(c);
       const int r = row_of_col_[c];
       if (r < 0) {
         sink = c;
         sink_dist = d;
-        sink_row = pred_row_[c];
-        sink_offset = pred_offset_[c];
+        sink_row = search_[static_cast<size_t>(c)].pred_row;
+        sink_offset = search_[static_cast<size_t>(c)].pred_offset;
         break;
       }
       const Cost r_dual = row_dual(r);
@@ -321,7 +315,7 @@ class sparse_assignment {
     // Dual update of the finalised columns only (all matched, except a listed sink whose change is 0): every
     // other vertex is at distance >= sink_dist and keeps its dual. Matched rows' duals follow implicitly
     // from their tight matched edges.
-    for (int c : finalized_list_) v_[c] -= sink_dist - dist_[c];
+    for (int c : finalized_list_) v_[c] -= sink_dist - search_[static_cast<size_t>(c)].dist;
 
     // Flip the alternating path back to the start row.
     int r = sink_row, offset = sink_offset;
@@ -330,14 +324,11 @@ class sparse_assignment {
       assign(r, offset);
       if (r == start) break;
       const int c = column(r, previous);
-      r = pred_row_[c];
-      offset = pred_offset_[c];
+      r = search_[static_cast<size_t>(c)].pred_row;
+      offset = search_[static_cast<size_t>(c)].pred_offset;
     }
 
-    for (int t : touched_) {
-      dist_[t] = infinity();
-      finalized_[t] = 0;
-    }
+    for (int t : touched_) search_[static_cast<size_t>(t)].dist = infinity();
   }
 
   const Edges& edges_;
@@ -345,10 +336,13 @@ class sparse_assignment {
   std::vector<Cost> v_;           // column duals (listed, then private), <= 0, 0 on free columns
   std::vector<int> matched_;      // per row: offset of its matched edge in the row, -1 when free
   std::vector<int> row_of_col_;   // per column (listed, then private), -1 when free
-  std::vector<Cost> dist_;        // per listed column, search state: distance,
-  std::vector<int> pred_row_;     // the row of the search path edge into it
-  std::vector<int> pred_offset_;  // and that edge's offset in the row
-  std::vector<char> finalized_;
+  // Per listed column, the search state, together since a relaxation reads and writes all of it.
+  struct search_entry {
+    Cost dist;        // distance from the start row (infinity when not reached)
+    int pred_row;     // the row of the search path's edge into the column
+    int pred_offset;  // and that edge's offset in the row
+  };
+  std::vector<search_entry> search_;
   std::vector<int> touched_, finalized_list_;
 };
 

@@ -323,7 +323,7 @@ TEST(FaultInjection, Gemm) {
     c.may_recover = one_sided;  // a window not made: its panels travel two-sided
     const long recovered = run(c);
     if (one_sided && p > 1) EXPECT_GT(recovered, 0) << "no window's failure was recovered from";
-    // A first plan on a communicator splits it into nodes and grid lines and makes the node's window.
+    // A first plan on a communicator splits it into nodes, makes its grid lines and the node's window.
     on_fresh_communicators fresh;
     fault_case f = fresh.of(name + " on fresh communicators", reset, call, [&] { return C; });
     f.may_recover = one_sided;
