@@ -151,6 +151,14 @@ struct table<torus::hardware_routing> {
 };
 
 template <>
+struct table<torus::phase_schedule> {
+  using E = torus::phase_schedule;
+  static constexpr const char* option = "torus phase schedule";
+  static constexpr std::array<spelling<E>, 2> current{{{E::sequential, "sequential"}, {E::concurrent, "concurrent"}}};
+  static constexpr std::array<spelling<E>, 0> old{};
+};
+
+template <>
 struct table<torus::routing_mode> {
   using E = torus::routing_mode;
   static constexpr const char* option = "torus routing mode";
@@ -193,6 +201,7 @@ REDIST_NAMED_ENUM(exchange::inplace_algorithm)
 REDIST_NAMED_ENUM(relabel::solver)
 REDIST_NAMED_ENUM(torus::hardware_routing)
 REDIST_NAMED_ENUM(torus::routing_mode)
+REDIST_NAMED_ENUM(torus::phase_schedule)
 REDIST_NAMED_ENUM(torus::intermediate_choice)
 
 const char* to_string(op o) { return name_in_table(o); }
@@ -221,6 +230,7 @@ const char* to_string(solver s) { return name_in_table(s); }
 namespace torus {
 const char* to_string(hardware_routing r) { return name_in_table(r); }
 const char* to_string(routing_mode m) { return name_in_table(m); }
+const char* to_string(phase_schedule s) { return name_in_table(s); }
 const char* to_string(intermediate_choice c) { return name_in_table(c); }
 }  // namespace torus
 

@@ -19,6 +19,7 @@ struct arguments {
   std::string benchmark, variant = "redist:auto", platform = "unknown", layout_case, torus,
       torus_routing = "sdr";
   std::int64_t torus_beta = 0;  // 0: the library's default
+  std::string torus_phases = "sequential";  // torus::phase_schedule
   int region = 8;               // neighbor: ranks per region (a simulated node of several hosts)
   std::int64_t n = 1024;
   int reps = 2;

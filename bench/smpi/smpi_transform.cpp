@@ -75,6 +75,11 @@ measured transform(const arguments& a, int rank, int size) {
           redist::torus::machine{t, redist::torus::rank_mapping::dimension_ordered(t, "XYZ")});
       o.torus_routing.mode = redist::parse_name<redist::torus::routing_mode>(a.torus_routing);
       if (a.torus_beta > 0) o.torus_routing.beta = a.torus_beta;
+      o.torus_routing.phases = redist::parse_name<redist::torus::phase_schedule>(a.torus_phases);
+      m.extra_json = "\"torus_extents_simgrid\": \"" + a.torus + "\", \"torus_routing\": \"" +
+                     redist::torus::to_string(o.torus_routing.mode) + "\", \"torus_beta\": " +
+                     std::to_string(o.torus_routing.beta) + ", \"torus_phases\": \"" +
+                     redist::torus::to_string(o.torus_routing.phases) + "\", ";
     }
     m.comm_dup = warm_up_and_time_a_duplicate();
     std::unique_ptr<redist::transform_plan> plan;

@@ -52,9 +52,12 @@ void set_torus(transform_options& o, const nb::dict& torus) {
     } else if (name == "hardware") {
       const std::string h = cast_argument<std::string>(value, "torus['hardware']", "a string");
       r.hardware = parse_option<torus::hardware_routing>(h, "torus hardware");
+    } else if (name == "phases") {
+      const std::string p = cast_argument<std::string>(value, "torus['phases']", "a string");
+      r.phases = parse_option<torus::phase_schedule>(p, "torus phases");
     } else {
       throw nb::value_error(("torus: unknown key '" + name + "'; expected shape, mesh, mapping, mode, alpha, beta, "
-                             "gamma, delta, choice, hardware").c_str());
+                             "gamma, delta, choice, hardware, phases").c_str());
     }
   }
   if (!shape) throw nb::value_error("torus: 'shape' is required (e.g. '4x2', '8x4x4')");
@@ -278,7 +281,7 @@ void register_transform(nb::module_& m) {
       "schedule's rounds, each routed on the torus described by torus=: a dict with 'shape' ('4x2', '8x4x4'; "
       "one node per rank) and optionally 'mesh' (no wrap-around), 'mapping' (dimension order string like 'XY', "
       "an int seed for a random placement, or node_of_rank), 'mode' ('sdr', 'direct', 'auto'), 'alpha', "
-      "'beta', 'gamma', 'delta', 'choice', 'hardware' (docs/torus.md)). one_shot: the plan runs once, so 'auto' "
+      "'beta', 'gamma', 'delta', 'choice', 'hardware', 'phases' ('sequential' or 'concurrent') (docs/torus.md)). one_shot: the plan runs once, so 'auto' "
       "weighs set-up against one execution (point_to_point below 12 MiB sent per rank, 32 MiB where a host runs "
       "more ranks than CPUs; transform() sets it). stores: 'auto' (non-temporal stores where a job writes more "
       "than the cache holds), 'cached' or 'streaming' (docs/transform.md, store policy). timeout_seconds: this "

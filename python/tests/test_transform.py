@@ -181,8 +181,9 @@ def test_torus_routed_transpose_matches_numpy(mapping):
         for p, q in [(size, 1), (1, size)] + ([(size // 2, 2)] if size % 2 == 0 and size > 2 else []):
             b_layout = redist.block_cyclic(rows, cols, 3, 3, (p, q), rank)
             a_layout = redist.block_cyclic(cols, rows, 3, 3, (p, q), rank)
+            # Phases one after another with a dimension-ordered mapping, all at once with a random one.
             torus = {"shape": shape, "mapping": mapping, "mode": "sdr", "alpha": 1.0, "gamma": 0, "delta": -1,
-                     "beta": 4}
+                     "beta": 4, "phases": "sequential" if mapping is None else "concurrent"}
             plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64, strategy="torus_routed",
                                     torus=torus)
             assert plan.strategy == "torus_routed"
@@ -200,6 +201,8 @@ def test_torus_options_are_checked():
         redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"size": "4"})
     with pytest.raises(ValueError, match="'shape' is required"):
         redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"mode": "sdr"})
+    with pytest.raises(ValueError, match="torus phases 'parallel'"):
+        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"shape": "2", "phases": "parallel"})
     with pytest.raises(ValueError, match="torus mode 'fast'"):
         redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"shape": "2", "mode": "fast"})
     with pytest.raises(redist.InvalidArgument, match="alpha"):

@@ -21,6 +21,11 @@ namespace {
 constexpr int direct_tag = 7401;      // whole messages, source to destination
 constexpr int first_leg_tag = 7402;   // chunks, source to intermediate
 constexpr int second_leg_tag = 7403;  // chunks, intermediate to destination
+// Phases run at once (phase_schedule::concurrent) take three tags each, phase k these plus 3 k, so that the
+// chunks of two phases between the same two ranks cannot match each other's receives; within the 32767 every
+// MPI allows.
+constexpr int tags_per_phase = 3;
+constexpr std::size_t most_concurrent_phases = (32767 - second_leg_tag) / tags_per_phase + 1;
 
 // Chunks a source (destination) keeps in flight to (from) the intermediate: twice the relay's slots, so the
 // next chunks are already posted when a slot frees. Chunk sends are synchronous (MPI_Issend), so at most
@@ -66,11 +71,15 @@ struct routed_exchange {
   std::int64_t receive_chunk = 0;
   std::vector<forwarded_pair> forwards;
   std::int64_t forwarded_bytes = 0;
-  // Staging slots of the forwarded pairs, shared by the phases of a routed_phases_plan (they run one
-  // after another), sized for the phase that needs most.
+  // Staging slots of the forwarded pairs: one buffer shared by the phases of a routed_phases_plan, sized for the
+  // phase that needs most when they run one after another, each phase its own part of it when they run at once.
   std::shared_ptr<std::byte[]> staging;
+  int tag_offset = 0;  // added to the three tags: 0, or tags_per_phase * k for phase k run at once with others
 
-  void run(const void* send, void* recv) const;
+  void run(const void* send, void* recv) const { run_together({this}, {send}, {recv}); }
+  // Runs the given exchanges (on one communicator, with distinct tags or one alone) in one progress loop.
+  static void run_together(const std::vector<const routed_exchange*>& exchanges,
+                           const std::vector<const void*>& sends, const std::vector<void*>& recvs);
   std::string buffer_problem(const void* send, const void* recv) const;
 };
 
@@ -83,12 +92,10 @@ std::string routed_exchange::buffer_problem(const void* send, const void* recv) 
   return {};
 }
 
-void routed_exchange::run(const void* send_buffer, void* recv_buffer) const {
-  const auto* send = static_cast<const std::byte*>(send_buffer);
-  auto* recv = static_cast<std::byte*>(recv_buffer);
-  if (destination == rank && send_bytes > 0 && send != recv)
-    std::memcpy(recv, send, static_cast<std::size_t>(send_bytes));
-  MPI_Comm c = comm->get();
+void routed_exchange::run_together(const std::vector<const routed_exchange*>& exchanges,
+                                   const std::vector<const void*>& sends, const std::vector<void*>& recvs) {
+  if (exchanges.empty()) return;
+  MPI_Comm c = exchanges.front()->comm->get();
 
   // A message sent (from) or received (into) chunk by chunk through a ring of `window` requests: chunk k
   // uses request first + k % window and is posted only after chunk k - 1, so that MPI's in-order matching
@@ -107,6 +114,7 @@ void routed_exchange::run(const void* send_buffer, void* recv_buffer) const {
   struct relay {
     const forwarded_pair* pair = nullptr;
     std::byte* slots_base = nullptr;
+    int first_tag = 0, second_tag = 0;
     std::int64_t chunks = 0, posted = 0, forwarded = 0;
     std::size_t first = 0;
     std::vector<slot_state> state;
@@ -127,28 +135,38 @@ void routed_exchange::run(const void* send_buffer, void* recv_buffer) const {
     for (std::size_t k = 0; k < s.window; ++k) owners.push_back({streams.size(), -1});
     streams.push_back(s);
   };
-  if (destination != rank && send_bytes > 0) {
-    if (send_via >= 0)
-      add_stream({send, nullptr, true, send_via, first_leg_tag, send_bytes, send_chunk});
-    else
-      add_stream({send, nullptr, false, destination, direct_tag, send_bytes, send_bytes});
-  }
-  if (source != rank && receive_bytes > 0) {
-    if (receive_via >= 0)
-      add_stream({nullptr, recv, false, receive_via, second_leg_tag, receive_bytes, receive_chunk});
-    else
-      add_stream({nullptr, recv, false, source, direct_tag, receive_bytes, receive_bytes});
-  }
-  relays.reserve(forwards.size());
-  for (const forwarded_pair& f : forwards) {
-    relay r;
-    r.pair = &f;
-    r.slots_base = staging.get() + f.staging_offset;
-    r.chunks = chunks_of(f.bytes, f.chunk);
-    r.first = owners.size();
-    r.state.assign(static_cast<std::size_t>(f.slots), slot_state::free);
-    for (std::int64_t s = 0; s < f.slots; ++s) owners.push_back({relays.size(), s});
-    relays.push_back(std::move(r));
+  for (std::size_t k = 0; k < exchanges.size(); ++k) {
+    const routed_exchange& x = *exchanges[k];
+    const auto* send = static_cast<const std::byte*>(sends[k]);
+    auto* recv = static_cast<std::byte*>(recvs[k]);
+    if (x.destination == x.rank && x.send_bytes > 0 && send != recv)
+      std::memcpy(recv, send, static_cast<std::size_t>(x.send_bytes));
+    const int direct = direct_tag + x.tag_offset, first_leg = first_leg_tag + x.tag_offset,
+              second_leg = second_leg_tag + x.tag_offset;
+    if (x.destination != x.rank && x.send_bytes > 0) {
+      if (x.send_via >= 0)
+        add_stream({send, nullptr, true, x.send_via, first_leg, x.send_bytes, x.send_chunk});
+      else
+        add_stream({send, nullptr, false, x.destination, direct, x.send_bytes, x.send_bytes});
+    }
+    if (x.source != x.rank && x.receive_bytes > 0) {
+      if (x.receive_via >= 0)
+        add_stream({nullptr, recv, false, x.receive_via, second_leg, x.receive_bytes, x.receive_chunk});
+      else
+        add_stream({nullptr, recv, false, x.source, direct, x.receive_bytes, x.receive_bytes});
+    }
+    for (const forwarded_pair& f : x.forwards) {
+      relay r;
+      r.pair = &f;
+      r.slots_base = x.staging.get() + f.staging_offset;
+      r.first_tag = first_leg;
+      r.second_tag = second_leg;
+      r.chunks = chunks_of(f.bytes, f.chunk);
+      r.first = owners.size();
+      r.state.assign(static_cast<std::size_t>(f.slots), slot_state::free);
+      for (std::int64_t slot = 0; slot < f.slots; ++slot) owners.push_back({relays.size(), slot});
+      relays.push_back(std::move(r));
+    }
   }
   if (owners.empty()) return;
 
@@ -187,7 +205,7 @@ void routed_exchange::run(const void* send_buffer, void* recv_buffer) const {
       if (r.state[slot] != slot_state::holding) break;
       const std::int64_t offset = r.forwarded * f.chunk;
       post_send(r.first + slot, true, r.slots_base + static_cast<std::int64_t>(slot) * f.chunk,
-                std::min(f.chunk, f.bytes - offset), f.destination, second_leg_tag);
+                std::min(f.chunk, f.bytes - offset), f.destination, r.second_tag);
       r.state[slot] = slot_state::sending;
       ++r.forwarded;
     }
@@ -196,7 +214,7 @@ void routed_exchange::run(const void* send_buffer, void* recv_buffer) const {
       if (r.state[slot] != slot_state::free) break;
       const std::int64_t offset = r.posted * f.chunk;
       post_receive(r.first + slot, r.slots_base + static_cast<std::int64_t>(slot) * f.chunk,
-                   std::min(f.chunk, f.bytes - offset), f.source, first_leg_tag);
+                   std::min(f.chunk, f.bytes - offset), f.source, r.first_tag);
       r.state[slot] = slot_state::receiving;
       ++r.posted;
     }
@@ -258,6 +276,7 @@ std::uint64_t description_hash(const machine& m, const routing_options& o) {
   h = mix(h, static_cast<std::uint64_t>(o.delta));
   h = mix(h, static_cast<std::uint64_t>(o.choice));
   h = mix(h, static_cast<std::uint64_t>(o.hardware));
+  h = mix(h, static_cast<std::uint64_t>(o.phases));
   for (double v : {o.model.link_bandwidth, o.model.injection_bandwidth, o.model.message_latency,
                    o.model.hop_latency, o.model.forwarding_cost})
     h = mix(h, bits_of(v));
@@ -297,6 +316,10 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
       problem = e.what();
     }
   }
+  if (problem.empty() && options.phases == phase_schedule::concurrent && phases > most_concurrent_phases)
+    problem = "routed phases: " + std::to_string(phases) + " phases run at once (phase_schedule::concurrent) need " +
+              std::to_string(tags_per_phase * phases) + " tags; expected at most " +
+              std::to_string(most_concurrent_phases) + " phases (or phase_schedule::sequential)";
   for (std::size_t k = 0; k < phases && problem.empty(); ++k) {
     if (destination_rank[k] < 0 || destination_rank[k] >= nranks)
       problem = phase_name(phases, k) + "destination rank " + std::to_string(destination_rank[k]) +
@@ -340,8 +363,10 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
                         " describes a different torus, rank mapping or routing options than rank 0; every rank must "
                         "pass the same machine and routing_options");
   acquired.collective([&] { shared_comm = std::make_shared<const mpi::comm_handle>(mpi::duplicate(comm)); });
+  const bool concurrent = options.phases == phase_schedule::concurrent;
   acquired.attempt([&] {
     std::int64_t staging_bytes = 0;
+    std::vector<std::int64_t> staging_base(phases, 0);  // of each phase's part of the staging buffer
     for (std::size_t k = 0; k < phases; ++k) {
       std::vector<int> sender(static_cast<std::size_t>(nranks), -1);  // by destination rank
       std::vector<int> destination_node(static_cast<std::size_t>(nranks));
@@ -369,6 +394,7 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
       x->send_bytes = send_bytes[k];
       x->source = sender[static_cast<std::size_t>(me)];
       x->receive_bytes = at(x->source, phases + k);
+      x->tag_offset = concurrent ? tags_per_phase * static_cast<int>(k) : 0;
       std::int64_t staging = 0;
       for (const route& rt : x->routes.routes) {
         const int src = m.mapping.rank_of_node(rt.source), dst = m.mapping.rank_of_node(rt.destination);
@@ -397,12 +423,18 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
           x->forwards.push_back(f);
         }
       }
-      staging_bytes = std::max(staging_bytes, staging);
+      if (concurrent) {
+        staging_base[k] = staging_bytes;
+        staging_bytes += staging;
+      } else {
+        staging_bytes = std::max(staging_bytes, staging);
+      }
       out.push_back(std::move(x));
     }
     if (staging_bytes > 0) {
       std::shared_ptr<std::byte[]> staging(new std::byte[static_cast<std::size_t>(staging_bytes)]);
-      for (auto& x : out) x->staging = staging;
+      for (std::size_t k = 0; k < phases; ++k)  // aliases of the one buffer, at each phase's part
+        out[k]->staging = std::shared_ptr<std::byte[]>(staging, staging.get() + staging_base[k]);
     }
   });
   acquired.conclude();
@@ -490,6 +522,14 @@ void routed_phases_plan::execute(const std::vector<const void*>& send, const std
     if (!problem.empty()) problem = "phase " + std::to_string(k) + ": " + problem;
   }
   mpi::agree_on(phases_.front().communicator(), mpi::error_kind::invalid_argument, problem);
+  if (schedule_ == phase_schedule::concurrent) {
+    std::vector<const detail::routed_exchange*> all;
+    for (const routed_permutation_plan& phase : phases_) all.push_back(phase.state_.get());
+    detail::routed_exchange::run_together(all, send, recv);
+    if (after_phase)
+      for (std::size_t k = 0; k < phases_.size(); ++k) after_phase(static_cast<int>(k));
+    return;
+  }
   for (std::size_t k = 0; k < phases_.size(); ++k) {
     phases_[k].state_->run(send[k], recv[k]);
     if (after_phase) after_phase(static_cast<int>(k));
@@ -499,6 +539,7 @@ void routed_phases_plan::execute(const std::vector<const void*>& send, const std
 routed_phases_plan make_routed_phases(MPI_Comm comm, const machine& m, const std::vector<int>& destination_rank,
                                       const std::vector<std::int64_t>& send_bytes, const routing_options& options) {
   routed_phases_plan plan;
+  plan.schedule_ = options.phases;
   for (auto& x : plan_phases(comm, m, destination_rank, send_bytes, options))
     plan.phases_.push_back(routed_permutation_plan(std::move(x)));
   return plan;

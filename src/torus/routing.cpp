@@ -27,6 +27,9 @@ void validate(const routing_options& o) {
   if (o.hardware != hardware_routing::dimension_order && o.hardware != hardware_routing::uniform_shortest &&
       o.hardware != hardware_routing::random_direction && o.hardware != hardware_routing::simgrid_torus)
     fail("hardware routing " + std::to_string(static_cast<int>(o.hardware)) + " unknown");
+  if (o.phases != phase_schedule::sequential && o.phases != phase_schedule::concurrent)
+    fail("phase schedule " + std::to_string(static_cast<int>(o.phases)) + " unknown, expected " +
+         spelled_choices<phase_schedule>());
   const time_model& m = o.model;
   if (!(m.link_bandwidth > 0) || !(m.injection_bandwidth > 0))
     fail("time model bandwidths must be > 0 bytes/s");

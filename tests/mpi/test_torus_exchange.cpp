@@ -273,6 +273,12 @@ TEST(TorusExchange, MultiphaseTransposeRounds) {
       const auto reference = run(direct_routing());
       EXPECT_TRUE(all_ranks(run(forced_sdr(9)) == reference)) << dims << " grid " << P << "x" << Q;
       EXPECT_TRUE(all_ranks(run(routing_options{}) == reference)) << dims << " grid " << P << "x" << Q;
+      // Every phase at once: each phase's chunks on tags of their own, through staging slots of their own.
+      for (routing_options o : {direct_routing(), forced_sdr(9)}) {
+        o.phases = phase_schedule::concurrent;
+        EXPECT_TRUE(all_ranks(run(o) == reference)) << dims << " grid " << P << "x" << Q << " concurrent "
+                                                    << to_string(o.mode);
+      }
     }
 }
 
@@ -319,6 +325,8 @@ TEST(TorusExchange, TransformEngineTransposeMatchesPointToPoint) {
         routed.strategy = exchange_strategy::torus_routed;
         routed.torus = std::make_shared<const machine>(make_machine(dims, test_seed(9)));
         routed.torus_routing = forced_sdr(3);
+        // Phases one after another for row-major grids, all at once for column-major ones.
+        if (order == grid_order::col_major) routed.torus_routing.phases = phase_schedule::concurrent;
         const auto reference_plan = make_plan(MPI_COMM_WORLD, c.a, c.b, op::transpose, element_type::f64, p2p);
         const auto plan = make_plan(MPI_COMM_WORLD, c.a, c.b, op::transpose, element_type::f64, routed);
         EXPECT_EQ(plan.strategy(), exchange_strategy::torus_routed);
@@ -356,6 +364,18 @@ TEST(TorusExchange, RejectsBadInput) {
       [&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, bad_alpha); }, "alpha");
   expect_rejected<redist::invalid_argument>(
       [&] { make_routed_permutation(MPI_COMM_WORLD, m, me, me == 0 ? -1 : 10, routing_options{}); }, "bytes");
+  routing_options bad_phases;
+  bad_phases.phases = static_cast<phase_schedule>(7);
+  expect_rejected<redist::invalid_argument>(
+      [&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, bad_phases); }, "phase schedule 7 unknown");
+  // Phases at once take three tags each, within the 32767 every MPI allows: 8455 phases at most.
+  routing_options at_once;
+  at_once.phases = phase_schedule::concurrent;
+  expect_rejected<redist::invalid_argument>(
+      [&] {
+        make_routed_phases(MPI_COMM_WORLD, m, std::vector<int>(8456, me), std::vector<std::int64_t>(8456, 0), at_once);
+      },
+      "expected at most 8455 phases");
   routing_options other = routing_options{};
   if (me == 0) other.alpha = 0.25;
   if (n > 1)

@@ -22,7 +22,8 @@ using named_enums =
     ::testing::Types<op, element_type, region_shape, exchange_strategy, trace::trace_mode, timeout_action, store_policy,
                      gemm_communication,
                      gemm_native_order, gemm_dimension, exchange::neighbor_strategy, exchange::inplace_algorithm,
-                     relabel::solver, torus::hardware_routing, torus::routing_mode, torus::intermediate_choice,
+                     relabel::solver, torus::hardware_routing, torus::routing_mode, torus::phase_schedule,
+                     torus::intermediate_choice,
                      torus::traffic_pattern, torus::mapping_kind>;
 TYPED_TEST_SUITE(NamedEnum, named_enums);
 

@@ -102,10 +102,11 @@ class routed_permutation_plan {
 routed_permutation_plan make_routed_permutation(MPI_Comm comm, const machine& m, int destination_rank,
                                                 std::int64_t send_bytes, const routing_options& options);
 
-// A sequence of routed permutations executed one after another (e.g. the phases of
-// multiphase_transpose_schedule): phase k sends buffer k. The phases share one duplicate of the
-// communicator: their messages cannot mix, a phase ending on every rank only after all its messages
-// arrived and MPI delivering messages between two ranks in order.
+// A sequence of routed permutations (e.g. the phases of multiphase_transpose_schedule): phase k sends buffer k.
+// routing_options::phases says how they run: one after another (sequential; their messages cannot mix, a phase
+// ending on every rank only after all its messages arrived and MPI delivering messages between two ranks in
+// order), or all at once in one progress loop (concurrent; each phase's messages on tags of their own, each its
+// own staging slots). The phases share one duplicate of the communicator.
 class routed_phases_plan {
  public:
   routed_phases_plan();
@@ -116,8 +117,9 @@ class routed_phases_plan {
   routed_phases_plan& operator=(const routed_phases_plan&) = delete;
 
   // Collective. send[k] / recv[k]: phase k's buffers (as routed_permutation_plan::execute). after_phase, when
-  // given, is called with k once phase k's data is in recv[k] (to consume it before the next phase).
-  // Buffers are checked once for all phases (one allreduce).
+  // given, is called with k once phase k's data is in recv[k] (to consume it before the next phase; with
+  // concurrent phases, for each k in order once all have arrived). Buffers are checked once for all phases (one
+  // allreduce).
   void execute(const std::vector<const void*>& send, const std::vector<void*>& recv,
                const std::function<void(int)>& after_phase = {}) const;
 
@@ -126,6 +128,7 @@ class routed_phases_plan {
 
  private:
   std::vector<routed_permutation_plan> phases_;
+  phase_schedule schedule_ = phase_schedule::sequential;
   friend routed_phases_plan make_routed_phases(MPI_Comm, const machine&, const std::vector<int>&,
                                                const std::vector<std::int64_t>&, const routing_options&);
 };

@@ -49,6 +49,14 @@ enum class intermediate_choice : std::uint8_t {
 };
 const char* to_string(intermediate_choice c);
 
+// How the phases of a routed_phases_plan run (e.g. the multi-phase transpose of a non-square grid).
+enum class phase_schedule : std::uint8_t {
+  sequential = 0,  // one after another, as the paper schedules them: no phase's messages share links with the next's
+  concurrent = 1,  // all at once, as point_to_point posts every message: under max-min flow sharing (SimGrid's
+                   // model) the phases' synchronisation costs more than routing saves (docs/smpi.md)
+};
+const char* to_string(phase_schedule s);
+
 struct routing_options {
   routing_mode mode = routing_mode::sdr;
   // Fraction, in [0, 1], of the eligible pairs that are routed: those with the smallest distance along the
@@ -64,6 +72,8 @@ struct routing_options {
   intermediate_choice choice = intermediate_choice::automatic;
   // automatic mode: the network model its simulations use.
   hardware_routing hardware = hardware_routing::uniform_shortest;
+  // Sequences of permutations (routed_phases_plan, torus_routed transforms): how their phases run.
+  phase_schedule phases = phase_schedule::sequential;
   time_model model{};
 };
 // Throws redist::invalid_argument naming the bad field and its domain.
