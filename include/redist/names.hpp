@@ -13,8 +13,9 @@ namespace redist {
 // Unknown text throws invalid_argument naming the option and every spelling it takes.
 // E: op, element_type, region_shape, exchange_strategy, trace::trace_mode, timeout_action, store_policy, gemm_communication,
 // gemm_native_order, gemm_dimension, exchange::neighbor_strategy, exchange::inplace_algorithm, relabel::solver,
-// torus::hardware_routing, torus::routing_mode, torus::phase_schedule, torus::intermediate_choice, torus::traffic_pattern,
-// torus::mapping_kind (each area header declares its to_string, which returns "?" for a value outside E).
+// torus::hardware_routing, torus::routing_mode, torus::phase_schedule, torus::intermediate_choice,
+// torus::traffic_pattern, torus::mapping_kind (each area header declares its to_string, which returns "?" for a value
+// outside E).
 template <class E>
 E parse_name(std::string_view text, std::string* deprecation = nullptr);
 
