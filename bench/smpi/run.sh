@@ -25,6 +25,8 @@
 #   TORUS_ROUTING, TORUS_BETA, TORUS_PHASES   redist:torus_routed's routing mode (sdr, direct, automatic; default
 #              sdr), chunks per routed message (default: the library's) and phase schedule (sequential, the default,
 #              or concurrent: every phase of a non-square grid's transpose at once)
+#   TORUS_HARDWARE   the network model redist:torus_routed's automatic mode simulates (simgrid_torus: SimGrid's own
+#              routes; default: the library's)
 #   SMPI_CFG   more smpirun options, space-separated, e.g. "--cfg=smpi/lat-factor:0:1 --cfg=smpi/bw-factor:0:1" (SMPI's
 #              per-message latency and bandwidth factors, calibrated on a TCP cluster, set to 1: an ideal network)
 #   WALL_LIMIT seconds of wall time per variant (default: none); a variant stopped there prints
@@ -94,7 +96,8 @@ for variant in $VARIANTS; do
     esac
   fi
   [ "$variant" = redist:torus_routed ] && extra=(--torus "$torus" --torus-routing "${TORUS_ROUTING:-sdr}"
-                                                --torus-beta "${TORUS_BETA:-0}" --torus-phases "${TORUS_PHASES:-sequential}")
+                                                --torus-beta "${TORUS_BETA:-0}" --torus-phases "${TORUS_PHASES:-sequential}"
+                                                ${TORUS_HARDWARE:+--torus-hardware "$TORUS_HARDWARE"})
   # smpi/test: SMPI charges 1e-4 s of simulated time per unsuccessful MPI_Test by default, growing; redist tests for
   # progress between its copies (its waits block under SMPI), which would be charged as network time. REDIST_TIMEOUT=0: the simulation's wall time is not the job's.
   # smpi/shared-malloc-blocksize: SMPI maps each shared buffer one block at a time; 64 MiB blocks keep gigabytes of

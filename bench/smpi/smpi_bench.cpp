@@ -3,6 +3,7 @@
 //                        [--verify 0|1] [--region RANKS]
 //                        [--case study|equal] [--torus X,Y,Z] [--torus-routing sdr|direct|automatic]
 //                        [--torus-beta CHUNKS] [--torus-phases sequential|concurrent]
+//                        [--torus-hardware uniform_shortest|simgrid_torus|...]
 // transform variants: redist:auto, redist:point_to_point, redist:alltoallv, redist:torus_routed (needs --torus and
 // the equal case), mpi:alltoallv:<selector> (SMPI's MPI_Alltoallv of the same per-peer bytes; the selector is
 // smpirun's --cfg=smpi/coll-selector, named here for the record). neighbor (a 27-point halo, N the subdomain's
@@ -97,6 +98,7 @@ arguments parse(int argc, char** argv) {
     else if (key == "--torus-routing") a.torus_routing = value;
     else if (key == "--torus-beta") a.torus_beta = std::stoll(value);
     else if (key == "--torus-phases") a.torus_phases = value;
+    else if (key == "--torus-hardware") a.torus_hardware = value;
     else if (key == "--region") a.region = std::stoi(value);
     else throw std::invalid_argument("unknown option " + key);
   }

@@ -20,6 +20,7 @@ struct arguments {
       torus_routing = "sdr";
   std::int64_t torus_beta = 0;  // 0: the library's default
   std::string torus_phases = "sequential";  // torus::phase_schedule
+  std::string torus_hardware;               // torus::hardware_routing (empty: the library's default)
   int region = 8;               // neighbor: ranks per region (a simulated node of several hosts)
   std::int64_t n = 1024;
   int reps = 2;

@@ -76,10 +76,13 @@ measured transform(const arguments& a, int rank, int size) {
       o.torus_routing.mode = redist::parse_name<redist::torus::routing_mode>(a.torus_routing);
       if (a.torus_beta > 0) o.torus_routing.beta = a.torus_beta;
       o.torus_routing.phases = redist::parse_name<redist::torus::phase_schedule>(a.torus_phases);
+      if (!a.torus_hardware.empty())
+        o.torus_routing.hardware = redist::parse_name<redist::torus::hardware_routing>(a.torus_hardware);
       m.extra_json = "\"torus_extents_simgrid\": \"" + a.torus + "\", \"torus_routing\": \"" +
                      redist::torus::to_string(o.torus_routing.mode) + "\", \"torus_beta\": " +
                      std::to_string(o.torus_routing.beta) + ", \"torus_phases\": \"" +
-                     redist::torus::to_string(o.torus_routing.phases) + "\", ";
+                     redist::torus::to_string(o.torus_routing.phases) + "\", \"torus_hardware\": \"" +
+                     redist::torus::to_string(o.torus_routing.hardware) + "\", ";
     }
     m.comm_dup = warm_up_and_time_a_duplicate();
     std::unique_ptr<redist::transform_plan> plan;
