@@ -185,14 +185,12 @@ std::vector<double> predict(const std::vector<std::unique_ptr<strategy>>& candid
 cost_model remembered_calibration(MPI_Comm comm, const layout_facts& f) {
   static std::mutex guard;
   static std::map<std::vector<int>, cost_model> remembered;
-  MPI_Group group, world;
-  REDIST_MPI_CHECK(MPI_Comm_group(comm, &group));
-  REDIST_MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, &world));
+  mpi::group_handle group, world;
+  REDIST_MPI_CHECK(MPI_Comm_group(comm, group.out()));
+  REDIST_MPI_CHECK(MPI_Comm_group(MPI_COMM_WORLD, world.out()));
   std::vector<int> ranks(static_cast<size_t>(f.nranks)), in_world(ranks.size());
   std::iota(ranks.begin(), ranks.end(), 0);
-  REDIST_MPI_CHECK(MPI_Group_translate_ranks(group, f.nranks, ranks.data(), world, in_world.data()));
-  REDIST_MPI_CHECK(MPI_Group_free(&group));
-  REDIST_MPI_CHECK(MPI_Group_free(&world));
+  REDIST_MPI_CHECK(MPI_Group_translate_ranks(group.get(), f.nranks, ranks.data(), world.get(), in_world.data()));
   std::vector<int> key = in_world;
   key.insert(key.end(), f.region_of.begin(), f.region_of.end());
   {

@@ -519,6 +519,7 @@ void split_grid_lines(gemm_plan::impl& p, MPI_Comm caller, const std::vector<int
   // rank makes its row, then its column, then its layer, so the creations cannot wait on one another. Each is a
   // collective step of its own, so that every rank makes all three whatever failed before; a line is owned before
   // its code is checked, so that a failure frees it.
+  mpi::group_handle all;  // p.comm's group, asked for once for the three lines
   const auto make_line = [&](int extent, int tag, auto label_at, mpi::comm_handle& line) {
     agreed.collective([&] {
       if (extent <= 1) return;
@@ -529,13 +530,11 @@ void split_grid_lines(gemm_plan::impl& p, MPI_Comm caller, const std::vector<int
         std::vector<int> members(static_cast<size_t>(extent));
         for (int position = 0; position < extent; ++position)
           members[static_cast<size_t>(position)] = rank_of_label[static_cast<size_t>(label_at(position))];
-        MPI_Group all = MPI_GROUP_NULL, mine = MPI_GROUP_NULL;
+        mpi::group_handle mine;
         MPI_Comm made_line = MPI_COMM_NULL;
-        code = MPI_Comm_group(p.comm.get(), &all);
-        if (code == MPI_SUCCESS) code = MPI_Group_incl(all, extent, members.data(), &mine);
-        if (code == MPI_SUCCESS) code = MPI_Comm_create_group(p.comm.get(), mine, tag, &made_line);
-        if (mine != MPI_GROUP_NULL) MPI_Group_free(&mine);
-        if (all != MPI_GROUP_NULL) MPI_Group_free(&all);
+        if (all.get() == MPI_GROUP_NULL) code = MPI_Comm_group(p.comm.get(), all.out());
+        if (code == MPI_SUCCESS) code = MPI_Group_incl(all.get(), extent, members.data(), mine.out());
+        if (code == MPI_SUCCESS) code = MPI_Comm_create_group(p.comm.get(), mine.get(), tag, &made_line);
         line = mpi::comm_handle(code == MPI_SUCCESS ? made_line : MPI_COMM_NULL);
       }
       mpi::check(code != MPI_SUCCESS ? code : arrived, "MPI_Ibarrier and MPI_Comm_create_group(grid line)");

@@ -70,17 +70,6 @@ piece piece_of(const panel_gather& g, bool in_pieces, std::size_t x, std::int64_
   return {g.displacements[x] / height, g.counts[x] / height, members[x] + g.member_offsets[x] * element_bytes};
 }
 
-// An MPI_Group freed however the step that made it ends (a failed lookup throws).
-struct group_holder {
-  MPI_Group group = MPI_GROUP_NULL;
-  group_holder() = default;
-  group_holder(const group_holder&) = delete;
-  group_holder& operator=(const group_holder&) = delete;
-  ~group_holder() {
-    if (group != MPI_GROUP_NULL) MPI_Group_free(&group);
-  }
-};
-
 // Block cb's rectangles: with grid_k > 1 all of it in the accumulator; else the span the user's C holds (`rows`
 // x `cols`) in place, with the edges around it in the native storage, or all of it there.
 std::vector<c_rectangle> rectangles_of(const c_block& cb, int grid_k, const held_span& rows, const held_span& cols,
@@ -342,15 +331,15 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
       else REDIST_MPI_CHECK(mpi::shared_window_segment(native_shared, node_rank, &segment));
       return segment;
     };
-    group_holder node_group;
-    REDIST_MPI_CHECK(MPI_Comm_group(node, &node_group.group));
+    mpi::group_handle node_group;
+    REDIST_MPI_CHECK(MPI_Comm_group(node, node_group.out()));
     const auto locate = [&](MPI_Comm line, bool b_part, std::vector<std::byte*>& members) {
-      group_holder line_group;
-      REDIST_MPI_CHECK(MPI_Comm_group(line, &line_group.group));
+      mpi::group_handle line_group;
+      REDIST_MPI_CHECK(MPI_Comm_group(line, line_group.out()));
       const int count = mpi::size(line);
       std::vector<int> line_ranks(static_cast<std::size_t>(count)), node_ranks(line_ranks.size());
       for (int x = 0; x < count; ++x) line_ranks[static_cast<std::size_t>(x)] = x;
-      REDIST_MPI_CHECK(MPI_Group_translate_ranks(line_group.group, count, line_ranks.data(), node_group.group,
+      REDIST_MPI_CHECK(MPI_Group_translate_ranks(line_group.get(), count, line_ranks.data(), node_group.get(),
                                                  node_ranks.data()));
       for (const int r : node_ranks) {
         const auto at = 2 * static_cast<std::size_t>(r);

@@ -122,6 +122,10 @@ datatype_handle::~datatype_handle() {
   if (type_ != MPI_DATATYPE_NULL && !finalized()) MPI_Type_free(&type_);
 }
 
+group_handle::~group_handle() {
+  if (group_ != MPI_GROUP_NULL && !finalized()) MPI_Group_free(&group_);
+}
+
 byte_message describe_bytes(std::int64_t bytes) {
   byte_message m;
   if (bytes <= INT_MAX) {

@@ -91,6 +91,21 @@ class datatype_handle {
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
 };
 
+// Owns an MPI group, freed however the code that made it ends (a failed call after it throws). Filled through
+// out(): `MPI_Comm_group(comm, g.out())`.
+class group_handle {
+ public:
+  group_handle() = default;
+  group_handle(const group_handle&) = delete;
+  group_handle& operator=(const group_handle&) = delete;
+  ~group_handle();
+  MPI_Group get() const noexcept { return group_; }
+  MPI_Group* out() noexcept { return &group_; }
+
+ private:
+  MPI_Group group_ = MPI_GROUP_NULL;
+};
+
 // A (count, datatype) pair that describes `bytes` contiguous bytes even when bytes > INT_MAX:
 // MPI_BYTE for small messages, otherwise a struct of 1 GiB chunks plus a remainder, so that a
 // message of any size is still a single MPI message.

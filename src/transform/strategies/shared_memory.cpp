@@ -193,16 +193,14 @@ shared_memory_executor::shared_memory_executor(transform_plan::impl& plan, MPI_C
   // Node rank of every rank of comm (or MPI_UNDEFINED): O(P) per rank, computed once.
   std::vector<int> node_ranks;
   set_up.attempt([&] {
-    MPI_Group world_group, node_group;
-    REDIST_MPI_CHECK_LOCAL(MPI_Comm_group(plan.comm.get(), &world_group));
-    REDIST_MPI_CHECK_LOCAL(MPI_Comm_group(node_comm.get(), &node_group));
+    mpi::group_handle world_group, node_group;
+    REDIST_MPI_CHECK_LOCAL(MPI_Comm_group(plan.comm.get(), world_group.out()));
+    REDIST_MPI_CHECK_LOCAL(MPI_Comm_group(node_comm.get(), node_group.out()));
     std::vector<int> world_ranks(static_cast<size_t>(plan.nranks));
     node_ranks.resize(static_cast<size_t>(plan.nranks));
     for (int r = 0; r < plan.nranks; ++r) world_ranks[static_cast<size_t>(r)] = r;
     REDIST_MPI_CHECK_LOCAL(
-        MPI_Group_translate_ranks(world_group, plan.nranks, world_ranks.data(), node_group, node_ranks.data()));
-    REDIST_MPI_CHECK_LOCAL(MPI_Group_free(&world_group));
-    REDIST_MPI_CHECK_LOCAL(MPI_Group_free(&node_group));
+        MPI_Group_translate_ranks(world_group.get(), plan.nranks, world_ranks.data(), node_group.get(), node_ranks.data()));
   });
   set_up_streams(plan, caller, node_ranks, set_up);
 }
