@@ -11,7 +11,10 @@
 #   VARIANTS   the variants to run, space-separated (default: every one that applies, below): redist:<strategy>,
 #              mpi:alltoallv:<selector> (mpich, ompi, mvapich2, impi: that MPI's choice of algorithm as SMPI
 #              re-implements it) or mpi:alltoallv:<algorithm> (SMPI's name: bruck, pair, ring, ompi_basic_linear...);
-#              reshape also mpi:alltoallw, gemm mpi:summa:<selector>, neighbor mpi:neighbor_alltoallv
+#              reshape also mpi:alltoallw, gemm mpi:summa:<selector> and scalapack:pdgemm (ScaLAPACK's own, where the
+#              build has it: below), neighbor mpi:neighbor_alltoallv
+#   SCALAPACK_SOURCE   gemm: a ScaLAPACK source tree whose BLACS and PBLAS are built with SMPI for scalapack:pdgemm;
+#              when that variant is asked for without it, v2.2.1 (Debian's version) is cloned from GitHub into the build
 #   CASE       transform layouts: study (32x32 blocks -> A = B^T in 128x128 on the transposed grid, default) or
 #              equal (128x128 on one grid: a permutation of blocks, the case torus_routed takes); reshape:
 #              x_to_y_pencil (default) or brick_to_x_pencil
@@ -51,8 +54,26 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null
 fi
 build=${REDIST_SMPI_BUILD:-$root/build/smpi}
-if [ ! -f "$build/CMakeCache.txt" ]; then
-  cmake -S "$root/bench/smpi" -B "$build" > "$build.configure.log" 2>&1 || { cat "$build.configure.log" >&2; exit 1; }
+# ScaLAPACK's pdgemm (gemm's scalapack:pdgemm variant): its BLACS and PBLAS compiled into the SMPI module.
+scalapack=()
+if [ -n "${SCALAPACK_SOURCE:-}" ] || [[ " ${VARIANTS:-} " == *" scalapack:pdgemm "* ]]; then
+  missing=()
+  for p in gfortran git; do command -v "$p" > /dev/null || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    sudo=$([ "$(id -u)" -eq 0 ] || echo sudo)
+    $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null
+  fi
+  source_dir=${SCALAPACK_SOURCE:-$build/scalapack-2.2.1}
+  if [ ! -f "$source_dir/PBLAS/SRC/pdgemm_.c" ]; then
+    [ -z "${SCALAPACK_SOURCE:-}" ] || { echo "SCALAPACK_SOURCE=$SCALAPACK_SOURCE: not a ScaLAPACK source tree (no PBLAS/SRC/pdgemm_.c)" >&2; exit 2; }
+    mkdir -p "$build"
+    git clone -q --depth 1 --branch v2.2.1 https://github.com/Reference-ScaLAPACK/scalapack "$source_dir"
+  fi
+  scalapack=(-DREDIST_SMPI_SCALAPACK_SOURCE="$(cd "$source_dir" && pwd)")
+fi
+if [ ! -f "$build/CMakeCache.txt" ] || [ ${#scalapack[@]} -gt 0 ]; then
+  cmake -S "$root/bench/smpi" -B "$build" "${scalapack[@]}" > "$build.configure.log" 2>&1 ||
+    { cat "$build.configure.log" >&2; exit 1; }
 fi
 cmake --build "$build" -j "$(nproc)" > "$build.build.log" 2>&1 || { tail -40 "$build.build.log" >&2; exit 1; }
 
@@ -78,6 +99,7 @@ elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = reshape ]; then
   VARIANTS="redist:auto redist:point_to_point mpi:alltoallw mpi:alltoallv:mpich mpi:alltoallv:ompi"
 elif [ -z "${VARIANTS:-}" ] && [ "$benchmark" = gemm ]; then
   VARIANTS="redist:auto redist:two_sided redist:one_sided mpi:summa:mpich mpi:summa:ompi"
+  grep -q '^REDIST_SMPI_SCALAPACK_SOURCE:PATH=.' "$build/CMakeCache.txt" && VARIANTS="$VARIANTS scalapack:pdgemm"
 elif [ -z "${VARIANTS:-}" ]; then
   VARIANTS="redist:auto redist:standard redist:aggregate redist:dedup mpi:neighbor_alltoallv"
 fi
@@ -126,17 +148,18 @@ for variant in $VARIANTS; do
     echo "run.sh: $variant: result not verified" >&2; status=1
   fi
 done
-# One line for people: each variant's simulated time, and how far the best redist variant is from the best MPI one and
-# from the bound.
+# One line for people: each variant's simulated time, and how far the best redist variant is from the best baseline
+# (MPI's collectives, the SUMMA, ScaLAPACK) and from the bound.
 printf '%s\n' "${results[@]}" | python3 -c '
 import json, sys
 rows = [json.loads(l) for l in sys.stdin if l.startswith("{")]
 done = [r for r in rows if r["simulated_seconds"] is not None]
 if done:
     parts = ", ".join("%s %.3g ms" % (r["variant"], r["simulated_seconds"] * 1e3) for r in done)
-    best = lambda prefix: min((r["simulated_seconds"] for r in done if r["variant"].startswith(prefix)), default=None)
-    ours, theirs, bound = best("redist:"), best("mpi:"), done[0].get("bound_seconds")
-    ratio = " ; best MPI / best redist %.2f" % (theirs / ours) if ours and theirs else ""
+    best = lambda ours: min((r["simulated_seconds"] for r in done if r["variant"].startswith("redist:") == ours),
+                            default=None)
+    ours, theirs, bound = best(True), best(False), done[0].get("bound_seconds")
+    ratio = " ; best baseline / best redist %.2f" % (theirs / ours) if ours and theirs else ""
     over = " ; best redist / bound %.2f" % (ours / bound) if ours and bound else ""
     r0 = rows[0]
     print("SUMMARY %s %s P=%d N=%d: %s%s%s" % (r0["benchmark"], r0["platform"], r0["ranks"], r0["n"], parts, ratio, over))

@@ -10,7 +10,8 @@
 // edge): redist:auto, redist:standard, redist:aggregate, redist:dedup (regions of --region ranks),
 // mpi:neighbor_alltoallv (every receive and send posted at once, as MPICH's and Open MPI's default). gemm (C = A * B,
 // N x N block-cyclic on the most nearly square grid): redist:auto, redist:two_sided, redist:one_sided (the plan's
-// panel communication), mpi:summa:<selector> (a SUMMA on the same layout, as pdgemm: one MPI_Bcast per panel).
+// panel communication), mpi:summa:<selector> (a SUMMA on the same layout, as pdgemm: one MPI_Bcast per panel),
+// scalapack:pdgemm (ScaLAPACK's own, where the build has it: smpi_pdgemm.cpp).
 // MPI_Wtime is the simulated clock. Without --verify the matrices and redist's own buffers of 1 MiB or more live in
 // SMPI_SHARED_MALLOC memory (every rank's buffers share pages: contents meaningless, timing only); with it every
 // element of the result is checked.

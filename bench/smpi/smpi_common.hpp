@@ -108,6 +108,27 @@ void time_executions(measured& m, int reps, Execute&& execute) {
 // sub-communicators on the first one); returns the cost of one bare MPI_Comm_dup, for comparison with the plans.
 double warm_up_and_time_a_duplicate();
 
+// ScaLAPACK's pdgemm, C = A * B with N x N matrices in nb x nb blocks on a row-major rows x cols BLACS grid over
+// MPI_COMM_WORLD (smpi_pdgemm.cpp; built only with REDIST_SMPI_SCALAPACK_SOURCE, which defines REDIST_SMPI_PDGEMM).
+// Checks that BLACS places this rank where the layout does.
+class scalapack_pdgemm {
+ public:
+  scalapack_pdgemm(std::int64_t n, std::int64_t nb, int rows, int cols, redist::grid_position me,
+                   std::int64_t local_rows);
+  ~scalapack_pdgemm();
+  scalapack_pdgemm(const scalapack_pdgemm&) = delete;
+  scalapack_pdgemm& operator=(const scalapack_pdgemm&) = delete;
+  void multiply(double* c, const double* a, const double* b);
+  // Point-to-point bytes and messages this rank sent inside multiply() since reset_counts().
+  static long long bytes_sent();
+  static long long messages_sent();
+  static void reset_counts();
+
+ private:
+  int n_, context_ = -1;
+  int descriptor_[9] = {};
+};
+
 // One per benchmark: runs a.variant on MPI_COMM_WORLD and returns this rank's measurements.
 measured transform(const arguments& a, int rank, int size);
 measured neighbor(const arguments& a, int rank, int size);

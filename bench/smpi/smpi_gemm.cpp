@@ -1,6 +1,7 @@
 // smpi_bench gemm: C = A * B, all N x N doubles block-cyclic on the most nearly square process grid (what an
 // application holding ScaLAPACK matrices has): redist's gemm plan (the COSMA schedule, with the transforms into and
-// out of its native layouts) vs a SUMMA on the same layout, as ScaLAPACK's pdgemm does it.
+// out of its native layouts) vs a SUMMA on the same layout, as ScaLAPACK's pdgemm does it, and vs ScaLAPACK's pdgemm
+// itself where the build has it (smpi_pdgemm.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -185,8 +186,23 @@ measured gemm(const arguments& a, int rank, int size) {
     m.bytes_received = m.bytes_sent = s.bytes_received();
     m.messages = s.panels_received();
     m.extra_json = grid + "\"panels\": " + std::to_string((a.n + nb - 1) / nb) + ", ";
+  } else if (a.variant == "scalapack:pdgemm") {
+#ifdef REDIST_SMPI_PDGEMM
+    scalapack_pdgemm s(a.n, nb, rows, cols, layout.my_positions().at(0), layout.local_ld());
+    scalapack_pdgemm::reset_counts();
+    run([&] { s.multiply(cv, av, bv); });
+    // Per execution; as the SUMMA's, a rank's bytes sent stand for its bytes received (the totals are exact).
+    const long long executions = std::max(a.reps, 1);
+    m.bytes_received = m.bytes_sent = scalapack_pdgemm::bytes_sent() / executions;
+    m.messages = scalapack_pdgemm::messages_sent() / executions;
+    m.extra_json = grid + "\"blacs_broadcast\": \"increasing ring (BLACS default topology)\", ";
+#else
+    throw std::invalid_argument("scalapack:pdgemm: this smpi_bench was built without ScaLAPACK (configure bench/smpi "
+                                "with -DREDIST_SMPI_SCALAPACK_SOURCE=<a ScaLAPACK source tree>; run.sh: SCALAPACK_SOURCE)");
+#endif
   } else {
-    throw std::invalid_argument("unknown variant " + a.variant + ": expected redist:<communication> or mpi:summa:<selector>");
+    throw std::invalid_argument("unknown variant " + a.variant +
+                                ": expected redist:<communication>, mpi:summa:<selector> or scalapack:pdgemm");
   }
   if (a.verify) {
     const auto expected = expected_table(a.n);
