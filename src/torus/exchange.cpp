@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <exception>
 #include <string>
 
 #include "redist/error.hpp"
@@ -96,6 +97,14 @@ void routed_exchange::run_together(const std::vector<const routed_exchange*>& ex
                                    const std::vector<const void*>& sends, const std::vector<void*>& recvs) {
   if (exchanges.empty()) return;
   MPI_Comm c = exchanges.front()->comm->get();
+  // An exchange that throws may leave messages on the communicator: it must not serve another plan.
+  struct discard_when_thrown {
+    const mpi::comm_handle& comm;
+    const int thrown_before = std::uncaught_exceptions();
+    ~discard_when_thrown() {
+      if (std::uncaught_exceptions() > thrown_before) comm.discard();
+    }
+  } exchange{*exchanges.front()->comm};
 
   // A message sent (from) or received (into) chunk by chunk through a ring of `window` requests: chunk k
   // uses request first + k % window and is posted only after chunk k - 1, so that MPI's in-order matching
@@ -349,7 +358,7 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
   }
   mine[2 * phases] = static_cast<std::int64_t>(description_hash(m, options));
   auto at = [&](int r, std::size_t word) { return all[static_cast<std::size_t>(r) * row + word]; };
-  std::shared_ptr<const mpi::comm_handle> shared_comm;
+  std::shared_ptr<mpi::comm_handle> shared_comm;
   std::vector<std::unique_ptr<detail::routed_exchange>> out;
   mpi::agreement acquired(comm);
   acquired.collective([&] {
@@ -362,7 +371,8 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
                     "routed permutation: rank " + std::to_string(r) +
                         " describes a different torus, rank mapping or routing options than rank 0; every rank must "
                         "pass the same machine and routing_options");
-  acquired.collective([&] { shared_comm = std::make_shared<const mpi::comm_handle>(mpi::duplicate(comm)); });
+  // A duplicate that a dropped routed plan on comm gave back, where there is one (mpi::plan_duplicate).
+  acquired.collective([&] { shared_comm = std::make_shared<mpi::comm_handle>(mpi::plan_duplicate(comm)); });
   const bool concurrent = options.phases == phase_schedule::concurrent;
   acquired.attempt([&] {
     std::int64_t staging_bytes = 0;
@@ -438,6 +448,7 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
     }
   });
   acquired.conclude();
+  shared_comm->returnable();  // set up on every rank, nothing in flight: it may serve the next plan once this one dies
   return out;
 }
 

@@ -1,4 +1,4 @@
-// A transform, GEMM or neighbor-exchange plan keeps a private duplicate of its communicator for its life; a plan made after
+// A transform, GEMM, neighbor-exchange or torus-routed plan keeps a private duplicate of its communicator for its life; a plan made after
 // another was dropped on every rank takes the duplicate that one gave back (no new MPI_Comm_dup), plans alive together
 // never share one, and a duplicate is reused only once every rank has given it back. Results stay exact throughout.
 // redist-test-ranks: 1 2 3 4
@@ -265,6 +265,45 @@ TEST(PlanDuplicates, GemmPlansTakeTheDuplicatesADroppedOneGaveBack) {
     }
     MPI_Comm_free(&comm);
   }
+}
+
+// A routed permutation on a ring torus of all ranks: each rank sends to the next, exactly.
+TEST(PlanDuplicates, TorusPlansTakeTheDuplicateADroppedOneGaveBack) {
+  const int rank = redist::testing::world_rank(), size = redist::testing::world_size();
+  const torus::topology t = torus::topology::parse(std::to_string(size));
+  const torus::machine m{t, torus::rank_mapping::dimension_ordered(t, "X")};
+  const int to = (rank + 1) % size, from = (rank + size - 1) % size;
+  const std::int64_t bytes = 1000 + rank;
+  const auto run = [&](const torus::routed_permutation_plan& plan) {
+    std::vector<unsigned char> send(static_cast<size_t>(bytes)), recv(static_cast<size_t>(plan.receive_bytes()), 0);
+    for (std::int64_t i = 0; i < bytes; ++i) send[static_cast<size_t>(i)] = static_cast<unsigned char>(rank + i);
+    plan.execute(send.data(), recv.data());
+    ASSERT_EQ(recv.size(), static_cast<size_t>(1000 + from));
+    for (std::size_t i = 0; i < recv.size(); ++i)
+      ASSERT_EQ(recv[i], static_cast<unsigned char>(from + static_cast<int>(i))) << "byte " << i;
+  };
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);  // a pool of its own
+  torus::routing_options o;
+  {
+    const auto first = torus::make_routed_permutation(comm, m, to, bytes, o);
+    run(first);
+  }
+  const int before = duplicates_made;
+  {
+    const auto again = torus::make_routed_permutation(comm, m, to, bytes, o);
+    run(again);
+    run(again);
+  }
+  EXPECT_EQ(duplicates_made, before) << "a routed plan made again duplicated the communicator";
+  {
+    const auto held = torus::make_routed_permutation(comm, m, to, bytes, o);
+    const auto other = torus::make_routed_permutation(comm, m, to, bytes, o);  // alive together: its own
+    EXPECT_EQ(duplicates_made, before + 1);
+    run(other);
+    run(held);
+  }
+  MPI_Comm_free(&comm);
 }
 
 }  // namespace
