@@ -14,7 +14,8 @@
 #              reshape also mpi:alltoallw, gemm mpi:summa:<selector> and scalapack:pdgemm (ScaLAPACK's own, where the
 #              build has it: below), neighbor mpi:neighbor_alltoallv
 #   SCALAPACK_SOURCE   gemm: a ScaLAPACK source tree whose BLACS and PBLAS are built with SMPI for scalapack:pdgemm;
-#              when that variant is asked for without it, v2.2.1 (Debian's version) is cloned from GitHub into the build
+#              when that variant is asked for without it, the build's own (if configured before) or v2.2.1 (Debian's
+#              version) cloned from GitHub into the build
 #   CASE       transform layouts: study (32x32 blocks -> A = B^T in 128x128 on the transposed grid, default) or
 #              equal (128x128 on one grid: a permutation of blocks, the case torus_routed takes); reshape:
 #              x_to_y_pencil (default) or brick_to_x_pencil
@@ -63,7 +64,8 @@ if [ -n "${SCALAPACK_SOURCE:-}" ] || [[ " ${VARIANTS:-} " == *" scalapack:pdgemm
     sudo=$([ "$(id -u)" -eq 0 ] || echo sudo)
     $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" > /dev/null
   fi
-  source_dir=${SCALAPACK_SOURCE:-$build/scalapack-2.2.1}
+  configured=$(sed -n 's/^REDIST_SMPI_SCALAPACK_SOURCE:PATH=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
+  source_dir=${SCALAPACK_SOURCE:-${configured:-$build/scalapack-2.2.1}}  # given, else the build's, else a clone
   if [ ! -f "$source_dir/PBLAS/SRC/pdgemm_.c" ]; then
     [ -z "${SCALAPACK_SOURCE:-}" ] || { echo "SCALAPACK_SOURCE=$SCALAPACK_SOURCE: not a ScaLAPACK source tree (no PBLAS/SRC/pdgemm_.c)" >&2; exit 2; }
     mkdir -p "$build"
