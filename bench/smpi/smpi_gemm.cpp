@@ -197,8 +197,9 @@ measured gemm(const arguments& a, int rank, int size) {
     m.messages = scalapack_pdgemm::messages_sent() / executions;
     m.extra_json = grid + "\"blacs_broadcast\": \"increasing ring (BLACS default topology)\", ";
 #else
-    throw std::invalid_argument("scalapack:pdgemm: this smpi_bench was built without ScaLAPACK (configure bench/smpi "
-                                "with -DREDIST_SMPI_SCALAPACK_SOURCE=<a ScaLAPACK source tree>; run.sh: SCALAPACK_SOURCE)");
+    throw std::invalid_argument(
+        "scalapack:pdgemm: this smpi_bench was built without ScaLAPACK (configure bench/smpi with "
+        "-DREDIST_SMPI_SCALAPACK_SOURCE=<a ScaLAPACK source tree>; run.sh: SCALAPACK_SOURCE)");
 #endif
   } else {
     throw std::invalid_argument("unknown variant " + a.variant +

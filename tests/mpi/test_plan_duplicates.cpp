@@ -1,6 +1,7 @@
-// A transform, GEMM, neighbor-exchange or torus-routed plan keeps a private duplicate of its communicator for its life; a plan made after
-// another was dropped on every rank takes the duplicate that one gave back (no new MPI_Comm_dup), plans alive together
-// never share one, and a duplicate is reused only once every rank has given it back. Results stay exact throughout.
+// A transform, GEMM, neighbor-exchange or torus-routed plan keeps a private duplicate of its communicator for its
+// life; a plan made after another was dropped on every rank takes the duplicate that one gave back (no new
+// MPI_Comm_dup), plans alive together never share one, and a duplicate is reused only once every rank has given it
+// back. Results stay exact throughout.
 // redist-test-ranks: 1 2 3 4
 // redist-test-labels: fast
 #include <gtest/gtest.h>

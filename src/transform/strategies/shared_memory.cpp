@@ -199,8 +199,8 @@ shared_memory_executor::shared_memory_executor(transform_plan::impl& plan, MPI_C
     std::vector<int> world_ranks(static_cast<size_t>(plan.nranks));
     node_ranks.resize(static_cast<size_t>(plan.nranks));
     for (int r = 0; r < plan.nranks; ++r) world_ranks[static_cast<size_t>(r)] = r;
-    REDIST_MPI_CHECK_LOCAL(
-        MPI_Group_translate_ranks(world_group.get(), plan.nranks, world_ranks.data(), node_group.get(), node_ranks.data()));
+    REDIST_MPI_CHECK_LOCAL(MPI_Group_translate_ranks(world_group.get(), plan.nranks, world_ranks.data(),
+                                                     node_group.get(), node_ranks.data()));
   });
   set_up_streams(plan, caller, node_ranks, set_up);
 }
