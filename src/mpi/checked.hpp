@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,6 +90,22 @@ class datatype_handle {
 
  private:
   MPI_Datatype type_ = MPI_DATATYPE_NULL;
+};
+
+// Discards `comm` (comm_handle::discard) when the scope it guards is left by an exception: an exchange that throws
+// may leave messages on its communicator, which then must not serve another plan.
+class discard_if_thrown {
+ public:
+  explicit discard_if_thrown(const comm_handle& comm) noexcept : comm_(comm) {}
+  discard_if_thrown(const discard_if_thrown&) = delete;
+  discard_if_thrown& operator=(const discard_if_thrown&) = delete;
+  ~discard_if_thrown() {
+    if (std::uncaught_exceptions() > thrown_before_) comm_.discard();
+  }
+
+ private:
+  const comm_handle& comm_;
+  const int thrown_before_ = std::uncaught_exceptions();
 };
 
 // Owns an MPI group, freed however the code that made it ends (a failed call after it throws). Filled through

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <exception>
 #include <string>
 
 #include "redist/error.hpp"
@@ -97,14 +96,7 @@ void routed_exchange::run_together(const std::vector<const routed_exchange*>& ex
                                    const std::vector<const void*>& sends, const std::vector<void*>& recvs) {
   if (exchanges.empty()) return;
   MPI_Comm c = exchanges.front()->comm->get();
-  // An exchange that throws may leave messages on the communicator: it must not serve another plan.
-  struct discard_when_thrown {
-    const mpi::comm_handle& comm;
-    const int thrown_before = std::uncaught_exceptions();
-    ~discard_when_thrown() {
-      if (std::uncaught_exceptions() > thrown_before) comm.discard();
-    }
-  } exchange{*exchanges.front()->comm};
+  const mpi::discard_if_thrown exchange(*exchanges.front()->comm);
 
   // A message sent (from) or received (into) chunk by chunk through a ring of `window` requests: chunk k
   // uses request first + k % window and is posted only after chunk k - 1, so that MPI's in-order matching

@@ -104,16 +104,8 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
     int n;
     ~restore_threads() { omp_set_num_threads(n); }
   } restore{saved_threads};
-  // An exchange that throws may leave messages on the plan's communicator: it must not serve another plan.
-  struct discard_unless_done {
-    const mpi::comm_handle& comm;
-    bool done = false;
-    ~discard_unless_done() {
-      if (!done) comm.discard();
-    }
-  } exchange{comm};
+  const mpi::discard_if_thrown exchange(comm);
   executor->execute(detail::tile_ops{job_plans, buffers, pack_stores}, agreed);
-  exchange.done = true;
 }
 
 }  // namespace redist
