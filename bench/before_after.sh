@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A change to libredist measured against the library before it, in one run: the same benchmark programs (built
 # once, from the newer tree) run in interleaved rounds with the older libredist swapped in through
 # LD_LIBRARY_PATH (the programs find libredist by RUNPATH, which LD_LIBRARY_PATH overrides), so both libraries see

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Medians of a bench/before_after.sh run: first, second and steady calls of the drop-in (and ScaLAPACK's, pooled
 over both variants' runs), the GEMM's first call and planning, and the window creation.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Helpers shared by the Python benchmarks of bench/ (run as scripts, so bench/ is on their import path)."""
 import json
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // exchange_bench: redist's persistent neighborhood alltoallv (standard, aggregate, dedup, auto) against MPICH's
 // MPI_Neighbor_alltoallv_init on SpMV halo exchanges, in the same run.
 //
@@ -61,7 +62,8 @@ const std::string usage_text =
     "  --patterns LIST    halo patterns, comma-separated: diffusionN (the paper's rotated anisotropic diffusion\n"
     "                     matrix on an N x N grid), a Matrix Market file in --matrix-dir or a path, matrices (every\n"
     "                     .mtx there); suffix :shuffled renumbers rows and columns by a fixed random permutation\n"
-    "  --matrix-dir DIR   where Matrix Market names are found (default " REDIST_MATRIX_DIR ")\n"
+    "  --matrix-dir DIR   where Matrix Market names are found (default " REDIST_MATRIX_DIR
+    ")\n"
     "  --region-size N    ranks per region, 0 = the node (MPIR_CVAR_NUM_CLIQUES emulates nodes)\n"
     "  --iterations N     start/wait cycles per round\n"
     "  --rounds N         timed rounds (median and best per exchange, slowest rank)\n"
@@ -76,13 +78,20 @@ bench_options parse(int argc, char** argv) {
       if (a + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++a];
     };
-    if (is_help_argument(arg)) throw usage_requested{usage_text};
-    else if (arg == "--patterns") patterns = next();
-    else if (arg == "--matrix-dir") o.matrix_dir = next();
-    else if (arg == "--region-size") o.region_size = std::stoi(next());
-    else if (arg == "--iterations") o.iterations = parse_positive_int(next(), "--iterations");
-    else if (arg == "--rounds") o.rounds = parse_positive_int(next(), "--rounds");
-    else if (arg == "--json") o.json_path = next();
+    if (is_help_argument(arg))
+      throw usage_requested{usage_text};
+    else if (arg == "--patterns")
+      patterns = next();
+    else if (arg == "--matrix-dir")
+      o.matrix_dir = next();
+    else if (arg == "--region-size")
+      o.region_size = std::stoi(next());
+    else if (arg == "--iterations")
+      o.iterations = parse_positive_int(next(), "--iterations");
+    else if (arg == "--rounds")
+      o.rounds = parse_positive_int(next(), "--rounds");
+    else if (arg == "--json")
+      o.json_path = next();
     else
       throw std::invalid_argument("unknown argument '" + arg +
                                   "' (--patterns, --matrix-dir, --region-size, --iterations, --rounds, --json)");
@@ -113,10 +122,13 @@ ex::sparse_matrix shuffled(const ex::sparse_matrix& a) {
   std::iota(col_perm.begin(), col_perm.end(), 0);
   std::mt19937_64 g(12345);
   std::shuffle(row_perm.begin(), row_perm.end(), g);
-  if (a.rows == a.cols) col_perm = row_perm;  // a symmetric renumbering keeps the square structure
-  else std::shuffle(col_perm.begin(), col_perm.end(), g);
+  if (a.rows == a.cols)
+    col_perm = row_perm;  // a symmetric renumbering keeps the square structure
+  else
+    std::shuffle(col_perm.begin(), col_perm.end(), g);
   std::vector<std::int64_t> old_row_of(row_perm.size());
-  for (size_t r = 0; r < row_perm.size(); ++r) old_row_of[static_cast<size_t>(row_perm[r])] = static_cast<std::int64_t>(r);
+  for (size_t r = 0; r < row_perm.size(); ++r)
+    old_row_of[static_cast<size_t>(row_perm[r])] = static_cast<std::int64_t>(r);
   ex::sparse_matrix b;
   b.rows = a.rows;
   b.cols = a.cols;
@@ -164,8 +176,8 @@ per_rank reduce(std::int64_t mine) {
 }
 
 struct variant_result {
-  std::string name;       // mpi, standard, aggregate, dedup, auto
-  std::string strategy;   // the one used
+  std::string name;      // mpi, standard, aggregate, dedup, auto
+  std::string strategy;  // the one used
   std::string reason;
   double init_seconds = 0;
   std::vector<double> per_exchange;  // per round, slowest rank
@@ -225,12 +237,16 @@ pattern_result run_pattern(const std::string& name, const bench_options& o) {
     std::function<void()> mpi_start;  // set for MPI's own exchange
     ex::neighbor_plan plan;
     void start() {
-      if (mpi_start) mpi_start();
-      else plan.start();
+      if (mpi_start)
+        mpi_start();
+      else
+        plan.start();
     }
     void wait() {
-      if (mpi_start) BASELINE_MPI_CHECK(MPI_Wait(&mpi_request, MPI_STATUS_IGNORE));
-      else plan.wait();
+      if (mpi_start)
+        BASELINE_MPI_CHECK(MPI_Wait(&mpi_request, MPI_STATUS_IGNORE));
+      else
+        plan.wait();
     }
   };
   // auto calibrates on this machine; auto_defaults predicts with the built-in figures of a typical cluster
@@ -239,8 +255,8 @@ pattern_result run_pattern(const std::string& name, const bench_options& o) {
   std::vector<runner> runners(variants);
   const char* names[variants] = {"mpi", "standard", "aggregate", "dedup", "auto", "auto_defaults"};
   const ex::neighbor_strategy strategies[variants] = {
-      ex::neighbor_strategy::standard,  ex::neighbor_strategy::standard,  ex::neighbor_strategy::aggregate,
-      ex::neighbor_strategy::dedup,     ex::neighbor_strategy::automatic, ex::neighbor_strategy::automatic};
+      ex::neighbor_strategy::standard, ex::neighbor_strategy::standard,  ex::neighbor_strategy::aggregate,
+      ex::neighbor_strategy::dedup,    ex::neighbor_strategy::automatic, ex::neighbor_strategy::automatic};
   for (int v = 0; v < variants; ++v) {
     runner& x = runners[v];
     x.r.name = names[v];
@@ -249,8 +265,8 @@ pattern_result run_pattern(const std::string& name, const bench_options& o) {
 #ifdef REDIST_HAVE_MPI_NEIGHBOR_ALLTOALLV_INIT  // cmake/mpi_compat.cmake
       x.r.init_seconds = time_once(MPI_COMM_WORLD, [&] {
         BASELINE_MPI_CHECK(MPI_Neighbor_alltoallv_init(send.data(), h.sendcounts.data(), h.sdispls.data(), MPI_DOUBLE,
-                                                       x.recv.data(), h.recvcounts.data(), h.rdispls.data(),
-                                                       MPI_DOUBLE, graph, MPI_INFO_NULL, &x.mpi_request));
+                                                       x.recv.data(), h.recvcounts.data(), h.rdispls.data(), MPI_DOUBLE,
+                                                       graph, MPI_INFO_NULL, &x.mpi_request));
       });
       x.mpi_start = [&x] { BASELINE_MPI_CHECK(MPI_Start(&x.mpi_request)); };
       x.r.strategy = "MPI_Neighbor_alltoallv_init";
@@ -436,29 +452,28 @@ int main(int argc, char** argv) {
         std::cout << json.text() << "\n";
       } else {
         std::ofstream(o.json_path) << json.text() << "\n";
-        std::printf("%-22s %6s %9s %9s %9s %9s %9s %-9s %8s %8s %9s %11s %-9s\n", "pattern", "nbrs", "mpi_us",
-                    "std_us", "aggr_us", "dedup_us", "auto_us", "auto", "msg_cut", "byte_cut", "auto/best",
-                    "choice/best", "cluster");
+        std::printf("%-22s %6s %9s %9s %9s %9s %9s %-9s %8s %8s %9s %11s %-9s\n", "pattern", "nbrs", "mpi_us", "std_us",
+                    "aggr_us", "dedup_us", "auto_us", "auto", "msg_cut", "byte_cut", "auto/best", "choice/best",
+                    "cluster");
         for (const pattern_result& r : results) {
           const double best_fixed = best_fixed_seconds(r);
           std::printf("%-22s %6lld %9.1f %9.1f %9.1f %9.1f %9.1f %-9s %7.2fx %7.1f%% %9.2f %11.2f %-9s\n",
-                      r.name.c_str(),
-                      static_cast<long long>(r.neighbors.max), r.get("mpi").median * 1e6,
+                      r.name.c_str(), static_cast<long long>(r.neighbors.max), r.get("mpi").median * 1e6,
                       r.get("standard").median * 1e6, r.get("aggregate").median * 1e6, r.get("dedup").median * 1e6,
                       r.get("auto").median * 1e6, r.get("auto").strategy.c_str(),
                       ratio(static_cast<double>(r.get("standard").inter_messages.max),
                             static_cast<double>(r.get("aggregate").inter_messages.max)),
                       100.0 * (1.0 - ratio(static_cast<double>(r.get("dedup").inter_bytes.total),
                                            static_cast<double>(r.get("aggregate").inter_bytes.total))),
-                      ratio(r.get("auto").median, best_fixed),
-                      ratio(r.get(r.get("auto").strategy).median, best_fixed),
+                      ratio(r.get("auto").median, best_fixed), ratio(r.get(r.get("auto").strategy).median, best_fixed),
                       r.get("auto_defaults").strategy.c_str());
         }
       }
-      std::printf("SUMMARY exchange_bench (%d ranks, %zu patterns): auto's choice at most %.2fx the best fixed "
-                  "strategy (%s), auto's own run at most %.2fx (%s); verified %s\n",
-                  ranks, results.size(), worst_choice, worst_choice_pattern.c_str(), worst_auto,
-                  worst_auto_pattern.c_str(), verified ? "yes" : "NO");
+      std::printf(
+          "SUMMARY exchange_bench (%d ranks, %zu patterns): auto's choice at most %.2fx the best fixed "
+          "strategy (%s), auto's own run at most %.2fx (%s); verified %s\n",
+          ranks, results.size(), worst_choice, worst_choice_pattern.c_str(), worst_auto, worst_auto_pattern.c_str(),
+          verified ? "yes" : "NO");
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

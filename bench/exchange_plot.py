@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Plots exchange_bench JSON files (e.g. 8 and 16 ranks), one row each: per pattern, the time per exchange of
 every strategy relative to MPICH's MPI_Neighbor_alltoallv_init (left; below 1 is faster), the inter-region
 messages of the busiest rank (middle) and the total inter-region bytes (right) of standard, aggregate, dedup.

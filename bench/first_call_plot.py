@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Plots first calls (plan + one execution) of ScaLAPACK, COSTA and redist from bench_scalapack_sweep JSON runs
 made with --costa: one bar group per routine and N, medians over the runs, redist before and now side by side
 when the file holds both (bench/results/first_call_cache_np4.json: {"before": [runs], "now": [runs]}), with

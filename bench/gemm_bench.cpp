@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // gemm_bench: ScaLAPACK's pdgemm against redist's multiply on the same block-cyclic matrices, in the same run.
 //
 //   mpiexec.mpich -n 4 bench_gemm_bench [--shapes square1500,tall400x30000,...] [--block 128] [--reps 3]
@@ -70,11 +71,13 @@ struct bench_options {
 };
 
 shape parse_shape(const std::string& text) {
-  static const std::map<std::string, shape> known = {
-      {"square1500", {"square1500", 1500, 1500, 1500}}, {"square2000", {"square2000", 2000, 2000, 2000}},
-      {"square4000", {"square4000", 4000, 4000, 4000}}, {"largek", {"largek", 1000, 1000, 100000}},
-      {"tall", {"tall", 400, 400, 30000}},              {"largem", {"largem", 30000, 400, 400}},
-      {"flat", {"flat", 2000, 2000, 200}}};
+  static const std::map<std::string, shape> known = {{"square1500", {"square1500", 1500, 1500, 1500}},
+                                                     {"square2000", {"square2000", 2000, 2000, 2000}},
+                                                     {"square4000", {"square4000", 4000, 4000, 4000}},
+                                                     {"largek", {"largek", 1000, 1000, 100000}},
+                                                     {"tall", {"tall", 400, 400, 30000}},
+                                                     {"largem", {"largem", 30000, 400, 400}},
+                                                     {"flat", {"flat", 2000, 2000, 200}}};
   if (auto it = known.find(text); it != known.end()) return it->second;
   const auto eq = text.find('=');
   if (eq != std::string::npos) {
@@ -137,9 +140,9 @@ bench_options parse(int argc, char** argv) {
 // COSMA (github eth-cscs/COSMA): cosma_pdgemm_ from libcosma_prefixed_pxgemm.so, or its own pdgemm_ from
 // libcosma_pxgemm.so, loaded at run time (peers.hpp).
 struct cosma_library {
-  using pdgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*,
-                             const double*, const int*, const int*, const int*, const double*, const int*,
-                             const int*, const int*, const double*, double*, const int*, const int*, const int*);
+  using pdgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                             const int*, const int*, const int*, const double*, const int*, const int*, const int*,
+                             const double*, double*, const int*, const int*, const int*);
   peer_library library;
   pdgemm_fn pdgemm = nullptr;
   std::string pdgemm_symbol;
@@ -152,8 +155,8 @@ cosma_library load_cosma(const std::string& path) {
   cosma_library cosma;
   if (path.empty()) return cosma;
   cosma.library = peer_library("--cosma", path);
-  cosma.pdgemm = reinterpret_cast<cosma_library::pdgemm_fn>(cosma.library.symbol(
-      {"cosma_pdgemm_", "pdgemm_"}, reinterpret_cast<const void*>(&pdgemm_), cosma.pdgemm_symbol));
+  cosma.pdgemm = reinterpret_cast<cosma_library::pdgemm_fn>(
+      cosma.library.symbol({"cosma_pdgemm_", "pdgemm_"}, reinterpret_cast<const void*>(&pdgemm_), cosma.pdgemm_symbol));
   return cosma;
 }
 
@@ -165,7 +168,7 @@ struct result {
   shape s;
   timing scalapack, cosma, redist;  // cosma: empty without --cosma
   double redist_first_call = 0;
-  double cosma_first_call = 0;      // COSMA's first call on this data
+  double cosma_first_call = 0;  // COSMA's first call on this data
   std::int64_t mismatches = 0;
   std::int64_t cosma_mismatches = 0;  // COSMA's C against ScaLAPACK's
   double max_difference = 0;
@@ -176,11 +179,11 @@ struct result {
   // place: the slowest rank per phase hides which ranks wait for which (rank 0 only).
   std::vector<double> phases_by_rank;
   std::vector<std::int64_t> c_elements_in_place_by_rank;
-  std::int64_t transform_bytes_max = 0;     // max over ranks of bytes sent by the transforms in and out
-  std::int64_t c_elements_in_place = 0;     // summed over ranks (gemm_statistics::c_elements_in_place)
-  std::int64_t multiply_bytes_max = 0;      // max over ranks of bytes received in the multiply
-  double scalapack_elements_per_rank = 0;   // SUMMA on the P x Q grid: panels of A and B a rank receives
-  double percent_of_peak = 0;               // redist's flop rate per rank / the single-rank BLAS rate
+  std::int64_t transform_bytes_max = 0;    // max over ranks of bytes sent by the transforms in and out
+  std::int64_t c_elements_in_place = 0;    // summed over ranks (gemm_statistics::c_elements_in_place)
+  std::int64_t multiply_bytes_max = 0;     // max over ranks of bytes received in the multiply
+  double scalapack_elements_per_rank = 0;  // SUMMA on the P x Q grid: panels of A and B a rank receives
+  double percent_of_peak = 0;              // redist's flop rate per rank / the single-rank BLAS rate
   double speedup() const { return scalapack.best / redist.best; }
   double speedup_vs_cosma() const { return cosma.best / redist.best; }
 };
@@ -259,7 +262,7 @@ result run_shape(const blacs_grid& grid, const cosma_library& cosma, const shape
 
   // The same multiply as a C++ plan, for its statistics (the drop-in's cached plan is built the same way).
   redist::gemm_description d{layout_of(a, world_rank()), layout_of(b, world_rank()), layout_of(c_redist, world_rank()),
-                             redist::op::identity, redist::op::identity, redist::element_type::f64};
+                             redist::op::identity,       redist::op::identity,       redist::element_type::f64};
   const redist::gemm_plan plan = redist::make_gemm_plan(MPI_COMM_WORLD, d);
   // Where an execution's time goes (the second one: the first pays first touches), the slowest rank per phase.
   for (int e = 0; e < 2; ++e) {
@@ -279,8 +282,8 @@ result run_shape(const blacs_grid& grid, const cosma_library& cosma, const shape
   MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, out.phases_by_rank.data(),
              static_cast<int>(mine.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD);
   out.c_elements_in_place_by_rank.resize(static_cast<std::size_t>(world_size()));
-  MPI_Gather(&out.stats.c_elements_in_place, 1, MPI_INT64_T, out.c_elements_in_place_by_rank.data(), 1,
-             MPI_INT64_T, 0, MPI_COMM_WORLD);
+  MPI_Gather(&out.stats.c_elements_in_place, 1, MPI_INT64_T, out.c_elements_in_place_by_rank.data(), 1, MPI_INT64_T, 0,
+             MPI_COMM_WORLD);
   out.phases = slowest(my_phases);
   out.planning = slowest(redist::named_parts(out.stats.planning));
   const std::int64_t transform_bytes = out.stats.transform_in.bytes_sent + out.stats.transform_out.bytes_sent;
@@ -320,8 +323,8 @@ int main(int argc, char** argv) {
                        s.name.c_str(), s.m, s.n, s.k, r.scalapack.best, r.cosma.best, r.redist.best, r.speedup(),
                        r.speedup_vs_cosma(), r.stats.schedule.describe().c_str());
         else if (world_rank() == 0)
-          std::fprintf(stderr, "  %s %dx%dx%d: ScaLAPACK %.4f s, redist %.4f s (%.2fx), %s\n", s.name.c_str(), s.m,
-                       s.n, s.k, r.scalapack.best, r.redist.best, r.speedup(), r.stats.schedule.describe().c_str());
+          std::fprintf(stderr, "  %s %dx%dx%d: ScaLAPACK %.4f s, redist %.4f s (%.2fx), %s\n", s.name.c_str(), s.m, s.n,
+                       s.k, r.scalapack.best, r.redist.best, r.speedup(), r.stats.schedule.describe().c_str());
       }
     }
     blacs_exit_keep_mpi();
@@ -356,7 +359,8 @@ int main(int argc, char** argv) {
         json.field("first_call_seconds", r.redist_first_call);
         json.field("speedup", r.speedup());
         json.field("schedule", sc.describe());
-        json.field("grid", std::to_string(sc.grid_m) + "x" + std::to_string(sc.grid_n) + "x" + std::to_string(sc.grid_k));
+        json.field("grid",
+                   std::to_string(sc.grid_m) + "x" + std::to_string(sc.grid_n) + "x" + std::to_string(sc.grid_k));
         json.field("ranks_used", sc.ranks_used);
         json.field("rounds", sc.rounds);
         json.field("io_elements_per_rank", sc.io_elements);
@@ -398,8 +402,8 @@ int main(int argc, char** argv) {
         json.end_object();
         verified = verified && r.mismatches == 0 && r.cosma_mismatches == 0;
         char item[160];
-        std::snprintf(item, sizeof(item), "%s%s %.2fx (io/bound %.2f)", summary.empty() ? "" : ", ",
-                      r.s.name.c_str(), r.speedup(), sc.ratio_to_lower_bound);
+        std::snprintf(item, sizeof(item), "%s%s %.2fx (io/bound %.2f)", summary.empty() ? "" : ", ", r.s.name.c_str(),
+                      r.speedup(), sc.ratio_to_lower_bound);
         summary += item;
         if (cosma.loaded()) {
           lowest_vs_cosma = std::min(lowest_vs_cosma, r.speedup_vs_cosma());
@@ -418,16 +422,16 @@ int main(int argc, char** argv) {
         std::ofstream(o.json_path) << json.text() << "\n";
         // COSMA's columns follow the existing ones (before the schedule), so that the table without --cosma is
         // unchanged.
-        std::printf("%-11s %18s %11s %11s %8s %10s %9s %7s", "shape", "m x n x k", "scalapack_s", "redist_s",
-                    "speedup", "io/bound", "%peak", "wrong");
+        std::printf("%-11s %18s %11s %11s %8s %10s %9s %7s", "shape", "m x n x k", "scalapack_s", "redist_s", "speedup",
+                    "io/bound", "%peak", "wrong");
         if (cosma.loaded()) std::printf(" %11s %9s %11s", "cosma_s", "vs_cosma", "cosma_wrong");
         std::printf("  %s\n", "schedule");
         for (const result& r : results) {
           char dims[40];
           std::snprintf(dims, sizeof(dims), "%dx%dx%d", r.s.m, r.s.n, r.s.k);
-          std::printf("%-11s %18s %11.4f %11.4f %7.2fx %10.3f %8.1f%% %7lld", r.s.name.c_str(), dims,
-                      r.scalapack.best, r.redist.best, r.speedup(), r.stats.schedule.ratio_to_lower_bound,
-                      r.percent_of_peak, static_cast<long long>(r.mismatches));
+          std::printf("%-11s %18s %11.4f %11.4f %7.2fx %10.3f %8.1f%% %7lld", r.s.name.c_str(), dims, r.scalapack.best,
+                      r.redist.best, r.speedup(), r.stats.schedule.ratio_to_lower_bound, r.percent_of_peak,
+                      static_cast<long long>(r.mismatches));
           if (cosma.loaded())
             std::printf(" %11.4f %8.2fx %11lld", r.cosma.best, r.speedup_vs_cosma(),
                         static_cast<long long>(r.cosma_mismatches));

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Plots one or more gemm_bench JSON files (e.g. 4 and 8 ranks): per shape, redist's speedup over ScaLAPACK's
 pdgemm (left) and the I/O per rank of redist's schedule (inputs as loaded plus output, the paper's count)
 relative to the Eq. 33 lower bound (right).

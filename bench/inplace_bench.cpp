@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // inplace_bench: redist's in-place variable-size alltoallv (every algorithm) against MPICH's MPI_Alltoallv, out
 // of place (a second buffer as large as the data) and with MPI_IN_PLACE (symmetric counts only), on the four
 // count patterns of Zhuang, Nakashima and Nagamochi (Section 4), 8-byte elements.
@@ -74,10 +75,23 @@ std::int64_t parse_bytes(const std::string& text) {
   std::int64_t scale = 1;
   std::string digits = text;
   switch (text.back()) {
-    case 'K': case 'k': scale = std::int64_t{1} << 10; digits.pop_back(); break;
-    case 'M': case 'm': scale = std::int64_t{1} << 20; digits.pop_back(); break;
-    case 'G': case 'g': scale = std::int64_t{1} << 30; digits.pop_back(); break;
-    default: break;
+    case 'K':
+    case 'k':
+      scale = std::int64_t{1} << 10;
+      digits.pop_back();
+      break;
+    case 'M':
+    case 'm':
+      scale = std::int64_t{1} << 20;
+      digits.pop_back();
+      break;
+    case 'G':
+    case 'g':
+      scale = std::int64_t{1} << 30;
+      digits.pop_back();
+      break;
+    default:
+      break;
   }
   size_t used = 0;
   const long long v = std::stoll(digits, &used);
@@ -115,12 +129,18 @@ bench_options parse(int argc, char** argv) {
       if (a + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
       return argv[++a];
     };
-    if (is_help_argument(arg)) throw usage_requested{usage_text};
-    else if (arg == "--sizes") sizes = next();
-    else if (arg == "--cases") o.cases = parse_int_list(next());
-    else if (arg == "--reps") o.reps = parse_positive_int(next(), "--reps");
-    else if (arg == "--work-bytes") o.work_bytes = parse_bytes(next());
-    else if (arg == "--json") o.json_path = next();
+    if (is_help_argument(arg))
+      throw usage_requested{usage_text};
+    else if (arg == "--sizes")
+      sizes = next();
+    else if (arg == "--cases")
+      o.cases = parse_int_list(next());
+    else if (arg == "--reps")
+      o.reps = parse_positive_int(next(), "--reps");
+    else if (arg == "--work-bytes")
+      o.work_bytes = parse_bytes(next());
+    else if (arg == "--json")
+      o.json_path = next();
     else
       throw std::invalid_argument("unknown argument '" + arg + "' (--sizes, --cases, --reps, --work-bytes, --json)");
   }
@@ -173,10 +193,14 @@ counts_matrix paper_case(int which, int p, std::int64_t n) {
     for (int j = 0; j < p; ++j) {
       const int d = ((j - i) % p + p) % p;
       std::int64_t v = 0;
-      if (which == 1) v = n / p;
-      else if (which == 2) v = d < p / 4 ? 0 : d < p - 1 ? n / p : n / 4;
-      else if (which == 3) v = d < p / 2 ? 0 : d < p - 1 ? n / p : n / 2;
-      else v = d == p - 1 ? n : 0;
+      if (which == 1)
+        v = n / p;
+      else if (which == 2)
+        v = d < p / 4 ? 0 : d < p - 1 ? n / p : n / 4;
+      else if (which == 3)
+        v = d < p / 2 ? 0 : d < p - 1 ? n / p : n / 2;
+      else
+        v = d == p - 1 ? n : 0;
       c[static_cast<size_t>(i)][static_cast<size_t>(j)] = v;
     }
   return c;
@@ -200,7 +224,8 @@ bool symmetric(const counts_matrix& c) {
 }
 
 std::uint64_t value(int from, int to, std::int64_t k) {
-  return (static_cast<std::uint64_t>(from) << 48) ^ (static_cast<std::uint64_t>(to) << 40) ^ static_cast<std::uint64_t>(k);
+  return (static_cast<std::uint64_t>(from) << 48) ^ (static_cast<std::uint64_t>(to) << 40) ^
+         static_cast<std::uint64_t>(k);
 }
 
 void fill_send(std::uint64_t* buf, const counts_matrix& c, int me) {
@@ -241,7 +266,7 @@ struct method_result {
   std::string algorithm;  // the one that ran (in-place methods)
   std::string reason;
   timing time;
-  std::int64_t hwm_rise = -1;  // bytes, max over ranks; -1 unknown
+  std::int64_t hwm_rise = -1;       // bytes, max over ranks; -1 unknown
   std::int64_t capacity_bytes = 0;  // max over ranks
   per_rank bytes_sent, bytes_received, messages, messages_received, bytes_local, metadata_bytes;
   std::int64_t work_bytes = 0;
@@ -316,16 +341,19 @@ method_result run_inplace(const std::string& name, ex::inplace_algorithm a, cons
   if (a == ex::inplace_algorithm::pairwise) opts.pairwise_guard = 1e30;  // pairwise itself, not its fallback
   const std::vector<std::int64_t> sendcounts = c[static_cast<size_t>(me)];
   ex::inplace_report report;
-  probe_and_time(r, c, capacity, o, [&](std::uint64_t* buf, bool first) {
-    try {
-      report = ex::alltoallv_inplace(buf, capacity, sendcounts.data(), nullptr, MPI_UINT64_T, MPI_COMM_WORLD, opts);
-    } catch (const redist::invalid_argument& e) {
-      if (!first) throw;
-      r.note = e.what();
-      return false;
-    }
-    return true;
-  }, [&](const std::uint64_t* buf) { return wrong_received(buf, c, me); });
+  probe_and_time(
+      r, c, capacity, o,
+      [&](std::uint64_t* buf, bool first) {
+        try {
+          report = ex::alltoallv_inplace(buf, capacity, sendcounts.data(), nullptr, MPI_UINT64_T, MPI_COMM_WORLD, opts);
+        } catch (const redist::invalid_argument& e) {
+          if (!first) throw;
+          r.note = e.what();
+          return false;
+        }
+        return true;
+      },
+      [&](const std::uint64_t* buf) { return wrong_received(buf, c, me); });
   if (!r.ran) return r;
   r.algorithm = ex::to_string(report.algorithm);
   r.reason = report.reason;
@@ -389,12 +417,15 @@ method_result run_mpi_out_of_place(const counts_matrix& c, const bench_options& 
   const std::vector<int> sd = displacements(sc), rd = displacements(rc);
   const std::int64_t recv_total = column_total(c, me);
   std::unique_ptr<mapping> recv;
-  probe_and_time(r, c, row_total(c, me), o, [&](std::uint64_t* send, bool first) {
-    if (first) recv = std::make_unique<mapping>(recv_total * 8);  // untouched: its pages count in the probe
-    BASELINE_MPI_CHECK(MPI_Alltoallv(send, sc.data(), sd.data(), MPI_UINT64_T, recv->data, rc.data(), rd.data(),
-                                     MPI_UINT64_T, MPI_COMM_WORLD));
-    return true;
-  }, [&](const std::uint64_t*) { return wrong_received(recv->data, c, me); });
+  probe_and_time(
+      r, c, row_total(c, me), o,
+      [&](std::uint64_t* send, bool first) {
+        if (first) recv = std::make_unique<mapping>(recv_total * 8);  // untouched: its pages count in the probe
+        BASELINE_MPI_CHECK(MPI_Alltoallv(send, sc.data(), sd.data(), MPI_UINT64_T, recv->data, rc.data(), rd.data(),
+                                         MPI_UINT64_T, MPI_COMM_WORLD));
+        return true;
+      },
+      [&](const std::uint64_t*) { return wrong_received(recv->data, c, me); });
   r.capacity_bytes = reduce(std::max(row_total(c, me), recv_total) * 8).max;  // one of its two buffers
   mpi_traffic(r, c);
   return r;
@@ -411,11 +442,14 @@ method_result run_mpi_in_place(const counts_matrix& c, const bench_options& o) {
   }
   const std::vector<int> counts = int_counts(c[static_cast<size_t>(me)]);  // = what this rank receives
   const std::vector<int> displs = displacements(counts);
-  probe_and_time(r, c, row_total(c, me), o, [&](std::uint64_t* buf, bool) {
-    BASELINE_MPI_CHECK(MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, buf, counts.data(),
-                                     displs.data(), MPI_UINT64_T, MPI_COMM_WORLD));
-    return true;
-  }, [&](const std::uint64_t* buf) { return wrong_received(buf, c, me); });
+  probe_and_time(
+      r, c, row_total(c, me), o,
+      [&](std::uint64_t* buf, bool) {
+        BASELINE_MPI_CHECK(MPI_Alltoallv(MPI_IN_PLACE, nullptr, nullptr, MPI_DATATYPE_NULL, buf, counts.data(),
+                                         displs.data(), MPI_UINT64_T, MPI_COMM_WORLD));
+        return true;
+      },
+      [&](const std::uint64_t* buf) { return wrong_received(buf, c, me); });
   mpi_traffic(r, c);
   return r;
 }
@@ -430,10 +464,14 @@ case_result run_case(std::int64_t size_bytes, int which, const bench_options& o)
   for (int i = 0; i < p; ++i)
     res.largest_total_bytes = std::max({res.largest_total_bytes, 8 * row_total(c, i), 8 * column_total(c, i)});
   // The in-place methods first, MPI's out of place last (with a working VmHWM reset the order does not matter).
-  res.methods.push_back(run_inplace(ex::to_string(ex::inplace_algorithm::automatic), ex::inplace_algorithm::automatic, c, o));
-  res.methods.push_back(run_inplace(ex::to_string(ex::inplace_algorithm::chunked), ex::inplace_algorithm::chunked, c, o));
-  res.methods.push_back(run_inplace(ex::to_string(ex::inplace_algorithm::pairwise), ex::inplace_algorithm::pairwise, c, o));
-  res.methods.push_back(run_inplace(ex::to_string(ex::inplace_algorithm::bitonic), ex::inplace_algorithm::bitonic, c, o));
+  res.methods.push_back(
+      run_inplace(ex::to_string(ex::inplace_algorithm::automatic), ex::inplace_algorithm::automatic, c, o));
+  res.methods.push_back(
+      run_inplace(ex::to_string(ex::inplace_algorithm::chunked), ex::inplace_algorithm::chunked, c, o));
+  res.methods.push_back(
+      run_inplace(ex::to_string(ex::inplace_algorithm::pairwise), ex::inplace_algorithm::pairwise, c, o));
+  res.methods.push_back(
+      run_inplace(ex::to_string(ex::inplace_algorithm::bitonic), ex::inplace_algorithm::bitonic, c, o));
   res.methods.push_back(run_mpi_in_place(c, o));
   res.methods.push_back(run_mpi_out_of_place(c, o));
   return res;
@@ -567,14 +605,14 @@ int main(int argc, char** argv) {
         std::cout << json.text() << "\n";
       } else {
         std::ofstream(o.json_path) << json.text() << "\n";
-        std::printf("%-5s %4s %-13s %-9s %9s %8s %10s %8s %12s %9s %s\n", "size", "case", "method", "ran as",
-                    "time_s", "t/mpi", "rise_MiB", "r/mpi", "sent_MiB_max", "msgs_max", "note");
+        std::printf("%-5s %4s %-13s %-9s %9s %8s %10s %8s %12s %9s %s\n", "size", "case", "method", "ran as", "time_s",
+                    "t/mpi", "rise_MiB", "r/mpi", "sent_MiB_max", "msgs_max", "note");
         for (const case_result& r : results) {
           const method_result* mpi = r.get("mpi_alltoallv");
           for (const method_result& m : r.methods) {
             if (!m.ran) {
-              std::printf("%-5s %4d %-13s %-9s %9s %8s %10s %8s %12s %9s %s\n", size_name(r.size_bytes).c_str(), r.which,
-                          m.name.c_str(), "-", "-", "-", "-", "-", "-", "-", m.note.substr(0, 90).c_str());
+              std::printf("%-5s %4d %-13s %-9s %9s %8s %10s %8s %12s %9s %s\n", size_name(r.size_bytes).c_str(),
+                          r.which, m.name.c_str(), "-", "-", "-", "-", "-", "-", "-", m.note.substr(0, 90).c_str());
               continue;
             }
             std::printf("%-5s %4d %-13s %-9s %9.4f %8.2f %10.2f %8.3f %12.2f %9lld\n", size_name(r.size_bytes).c_str(),
@@ -585,10 +623,11 @@ int main(int argc, char** argv) {
           }
         }
       }
-      std::printf("SUMMARY inplace_bench (%d ranks, %zu size(s) x %zu case(s), work buffer %.0f MiB): in-place peak "
-                  "rise at most %.2f MiB per rank; auto takes %.2fx to %.2fx MPI_Alltoallv's time; verified %s\n",
-                  ranks, o.sizes.size(), o.cases.size(), o.work_bytes / MiB, worst_inplace_rise / MiB,
-                  best_auto_time_ratio, worst_auto_time_ratio, verified ? "yes" : "NO");
+      std::printf(
+          "SUMMARY inplace_bench (%d ranks, %zu size(s) x %zu case(s), work buffer %.0f MiB): in-place peak "
+          "rise at most %.2f MiB per rank; auto takes %.2fx to %.2fx MPI_Alltoallv's time; verified %s\n",
+          ranks, o.sizes.size(), o.cases.size(), o.work_bytes / MiB, worst_inplace_rise / MiB, best_auto_time_ratio,
+          worst_auto_time_ratio, verified ? "yes" : "NO");
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

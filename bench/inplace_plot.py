@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Plots an inplace_bench JSON file: one row per count pattern (the paper's cases 1-4), the time of every
 method (left, log scale) and its peak memory rise per rank (right, VmHWM delta, max over ranks), bars grouped
 by the data size per rank. Methods that did not run (chunked refusing an input, MPI_IN_PLACE on asymmetric

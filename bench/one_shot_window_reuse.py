@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """A one-shot transform (plan + one execution, as transform() and the ScaLAPACK drop-in's first call of a layout
 pair run it) made after an earlier plan left a shared window on the communicator: the automatic choice, which
 cuts the one-shot plan's segment from that window, against point_to_point (the choice below

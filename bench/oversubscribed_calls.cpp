@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // oversubscribed_calls: repeated calls as a program makes them, one after another with no barrier between, on a
 // node that may run more processes than it has cores (7 on 2 here), redist against the MPI or ScaLAPACK call an
 // application would make instead, in the same run. Per call kind: the median call time and the longest call of
@@ -138,7 +139,10 @@ int main(int argc, char** argv) {
     std::vector<double> ring_send(8, me), ring_mpi(8, -1), ring_redist(8, -1);
 
     std::vector<kind> kinds;
-    kinds.push_back({"barrier", "MPI_Barrier", "MPI_Ibarrier + sched_yield", o.calls,
+    kinds.push_back({"barrier",
+                     "MPI_Barrier",
+                     "MPI_Ibarrier + sched_yield",
+                     o.calls,
                      [] { BASELINE_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD)); },
                      [] {
                        MPI_Request request;
@@ -151,14 +155,24 @@ int main(int argc, char** argv) {
                      },
                      {},
                      {}});
-    kinds.push_back({"pdgemr2d", "ScaLAPACK pdgemr2d", "redist_Cpdgemr2d", o.calls,
-                     [&] { pdgemr2d_(&n64, &n64, a.data(), &one, &one, a.desc.data(), b_mpi.data(), &one, &one,
-                                     b_mpi.desc.data(), &whole); },
-                     [&] { redist_Cpdgemr2d(64, 64, a.data(), 1, 1, a.desc.data(), b_redist.data(), 1, 1,
-                                            b_redist.desc.data(), whole); },
+    kinds.push_back({"pdgemr2d",
+                     "ScaLAPACK pdgemr2d",
+                     "redist_Cpdgemr2d",
+                     o.calls,
+                     [&] {
+                       pdgemr2d_(&n64, &n64, a.data(), &one, &one, a.desc.data(), b_mpi.data(), &one, &one,
+                                 b_mpi.desc.data(), &whole);
+                     },
+                     [&] {
+                       redist_Cpdgemr2d(64, 64, a.data(), 1, 1, a.desc.data(), b_redist.data(), 1, 1,
+                                        b_redist.desc.data(), whole);
+                     },
                      {},
                      {}});
-    kinds.push_back({"alltoall", "MPI_Alltoall(MPI_IN_PLACE)", "exchange::alltoall_inplace", o.calls,
+    kinds.push_back({"alltoall",
+                     "MPI_Alltoall(MPI_IN_PLACE)",
+                     "exchange::alltoall_inplace",
+                     o.calls,
                      [&] {
                        reset(exchanged_mpi);
                        BASELINE_MPI_CHECK(MPI_Alltoall(MPI_IN_PLACE, 8, MPI_DOUBLE, exchanged_mpi.data(), 8, MPI_DOUBLE,
@@ -170,38 +184,41 @@ int main(int argc, char** argv) {
                      },
                      {},
                      {}});
-    kinds.push_back({"neighbor", "MPI_Dist_graph_create_adjacent + MPI_Neighbor_alltoallv",
-                     "exchange::neighbor_alltoallv_init + start + wait", o.calls,
-                     [&] {
-                       MPI_Comm graph = MPI_COMM_NULL;
-                       BASELINE_MPI_CHECK(MPI_Dist_graph_create_adjacent(
-                           MPI_COMM_WORLD, 2, sources.data(), MPI_UNWEIGHTED, 2, destinations.data(), MPI_UNWEIGHTED,
-                           MPI_INFO_NULL, 0, &graph));
-                       BASELINE_MPI_CHECK(MPI_Neighbor_alltoallv(ring_send.data(), counts.data(), displs.data(),
-                                                                 MPI_DOUBLE, ring_mpi.data(), counts.data(),
-                                                                 displs.data(), MPI_DOUBLE, graph));
-                       MPI_Comm_free(&graph);
-                     },
-                     [&] {
-                       redist::exchange::exchange_options standard;
-                       standard.strategy = redist::exchange::neighbor_strategy::standard;
-                       redist::exchange::neighbor_plan plan = redist::exchange::neighbor_alltoallv_init(
-                           sources, destinations,
-                           redist::exchange::neighbor_buffers{ring_send.data(), counts.data(), displs.data(),
-                                                              MPI_DOUBLE, ring_redist.data(), counts.data(),
-                                                              displs.data(), MPI_DOUBLE},
-                           MPI_COMM_WORLD, standard);
-                       plan.start();
-                       plan.wait();
-                     },
-                     {},
-                     {}});
-    kinds.push_back({"node_buffer", "MPI_Comm_split_type + MPI_Win_allocate_shared", "redist::node_buffer",
+    kinds.push_back(
+        {"neighbor",
+         "MPI_Dist_graph_create_adjacent + MPI_Neighbor_alltoallv",
+         "exchange::neighbor_alltoallv_init + start + wait",
+         o.calls,
+         [&] {
+           MPI_Comm graph = MPI_COMM_NULL;
+           BASELINE_MPI_CHECK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, sources.data(), MPI_UNWEIGHTED, 2,
+                                                             destinations.data(), MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                                             &graph));
+           BASELINE_MPI_CHECK(MPI_Neighbor_alltoallv(ring_send.data(), counts.data(), displs.data(), MPI_DOUBLE,
+                                                     ring_mpi.data(), counts.data(), displs.data(), MPI_DOUBLE, graph));
+           MPI_Comm_free(&graph);
+         },
+         [&] {
+           redist::exchange::exchange_options standard;
+           standard.strategy = redist::exchange::neighbor_strategy::standard;
+           redist::exchange::neighbor_plan plan = redist::exchange::neighbor_alltoallv_init(
+               sources, destinations,
+               redist::exchange::neighbor_buffers{ring_send.data(), counts.data(), displs.data(), MPI_DOUBLE,
+                                                  ring_redist.data(), counts.data(), displs.data(), MPI_DOUBLE},
+               MPI_COMM_WORLD, standard);
+           plan.start();
+           plan.wait();
+         },
+         {},
+         {}});
+    kinds.push_back({"node_buffer",
+                     "MPI_Comm_split_type + MPI_Win_allocate_shared",
+                     "redist::node_buffer",
                      std::max(2, o.calls / 10),
                      [] {
                        MPI_Comm shared = MPI_COMM_NULL;
-                       BASELINE_MPI_CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                                                              &shared));
+                       BASELINE_MPI_CHECK(
+                           MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shared));
                        void* base = nullptr;
                        MPI_Win window = MPI_WIN_NULL;
                        BASELINE_MPI_CHECK(MPI_Win_allocate_shared(4096, 1, MPI_INFO_NULL, shared, &base, &window));
@@ -294,10 +311,10 @@ int main(int argc, char** argv) {
                       r.mpi.longest * 1e3, r.redist.median * 1e3, r.redist.longest * 1e3,
                       r.redist.median / r.mpi.median);
       }
-      std::printf("SUMMARY oversubscribed_calls: %d processes on %ld cores, median call redist/MPI: %s; longest redist "
-                  "call %.3g ms (%s); verified %s\n",
-                  on_node, cores, summary.c_str(), longest_redist * 1e3, longest_kind.c_str(),
-                  wrong == 0 ? "yes" : "no");
+      std::printf(
+          "SUMMARY oversubscribed_calls: %d processes on %ld cores, median call redist/MPI: %s; longest redist "
+          "call %.3g ms (%s); verified %s\n",
+          on_node, cores, summary.c_str(), longest_redist * 1e3, longest_kind.c_str(), wrong == 0 ? "yes" : "no");
       if (wrong != 0) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // pdgemm_crossover: where redist's p?gemm overtakes ScaLAPACK's, which decides the default of
 // REDIST_PDGEMM_DELEGATE_BELOW (libredist_scalapack hands smaller multiplies to the user's ScaLAPACK). Times
 // Debian's pdgemm_ and redist_pdgemm (what libredist_scalapack runs above the threshold) on identical data:
@@ -109,21 +110,26 @@ point run_point(const blacs_grid& grid, int m, int n, int k, int block, int repe
   distributed_matrix c_scalapack = make_matrix(grid, m, n, block, block);
   distributed_matrix c_redist = make_matrix(grid, m, n, block, block);
   // Values in [-1, 1): the products' sums stay small, so their rounding is comparable.
-  const auto small = [](std::int64_t i, std::int64_t j) { return static_cast<double>((i * 7 + j * 13) % 17) / 8.5 - 1.0; };
+  const auto small = [](std::int64_t i, std::int64_t j) {
+    return static_cast<double>((i * 7 + j * 13) % 17) / 8.5 - 1.0;
+  };
   fill(a, small);
   fill(b, [&](std::int64_t i, std::int64_t j) { return small(j, i); });
   const int one = 1;
   const double alpha = 1.0, beta = 0.0;
-  p.scalapack = time_repeated(MPI_COMM_WORLD, repetitions, [] {}, [&] {
-    pdgemm_("N", "N", &m, &n, &k, &alpha, a.data(), &one, &one, a.desc.data(), b.data(), &one, &one, b.desc.data(),
-            &beta, c_scalapack.data(), &one, &one, c_scalapack.desc.data());
-  });
+  p.scalapack = time_repeated(
+      MPI_COMM_WORLD, repetitions, [] {},
+      [&] {
+        pdgemm_("N", "N", &m, &n, &k, &alpha, a.data(), &one, &one, a.desc.data(), b.data(), &one, &one, b.desc.data(),
+                &beta, c_scalapack.data(), &one, &one, c_scalapack.desc.data());
+      });
   const auto call_redist = [&] {
     redist_pdgemm("N", "N", &m, &n, &k, &alpha, a.data(), &one, &one, a.desc.data(), b.data(), &one, &one,
                   b.desc.data(), &beta, c_redist.data(), &one, &one, c_redist.desc.data());
   };
   p.redist_first_call = time_once(MPI_COMM_WORLD, call_redist);
-  p.redist = time_repeated(MPI_COMM_WORLD, repetitions, [] {}, call_redist);
+  p.redist = time_repeated(
+      MPI_COMM_WORLD, repetitions, [] {}, call_redist);
   p.differences = count_far(c_redist, c_scalapack, 4.0 * (k + 2) * 1.1e-16 * (k + 1));
   return p;
 }
@@ -143,14 +149,14 @@ int main(int argc, char** argv) {
     {
       blacs_grid grid(rows, ranks / rows, redist::grid_order::row_major);
       for (int s : o.scales) {
-        points.push_back(
-            run_point(grid, o.shape_m * s, o.shape_n * s, o.shape_k * s, o.block, o.repetitions));
+        points.push_back(run_point(grid, o.shape_m * s, o.shape_n * s, o.shape_k * s, o.block, o.repetitions));
         const point& p = points.back();
         if (world_rank() == 0)
-          std::fprintf(stderr, "  %4d x %4d x %4d (%9lld multiply-adds): ScaLAPACK %9.1f us, redist %9.1f us (%.2fx), "
-                       "first call %9.1f us\n", p.m, p.n, p.k, static_cast<long long>(p.multiply_adds()),
-                       p.scalapack.median * 1e6, p.redist.median * 1e6, p.scalapack.median / p.redist.median,
-                       p.redist_first_call * 1e6);
+          std::fprintf(stderr,
+                       "  %4d x %4d x %4d (%9lld multiply-adds): ScaLAPACK %9.1f us, redist %9.1f us (%.2fx), "
+                       "first call %9.1f us\n",
+                       p.m, p.n, p.k, static_cast<long long>(p.multiply_adds()), p.scalapack.median * 1e6,
+                       p.redist.median * 1e6, p.scalapack.median / p.redist.median, p.redist_first_call * 1e6);
       }
     }
     blacs_exit_keep_mpi();

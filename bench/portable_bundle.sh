@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Packs benchmark programs, the library they load, MPICH's launcher and the peers given on the command line
 # into one tarball whose programs run on another x86-64 Linux machine that has no MPI, ScaLAPACK or BLAS
 # installed (a lent compute node, a container): every shared library they load travels, except the C

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Overhead of redist's Python call path: the same plan or call run from Python and from C++ directly (a loop
 inside the extension), in the same run on the same buffers, for each capability the package binds.
 

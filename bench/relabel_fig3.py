@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Reproduce Fig. 3 of the COSTA paper (Section 7.2) with the plan-only tool redist-plan.
 
 A 1e5 x 1e5 matrix moves from a block-cyclic layout with b x b blocks on a 10x10 row-major grid to

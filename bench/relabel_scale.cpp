@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Relabeling at scale: the solving rank's time and peak memory for P labels with k packages each, the
 // whole-graph path (an edge list of 16 bytes per package, a gains list, max_weight_assignment and the relabeled
 // graph's statistics, as every rank ran it before) against the graph by label solved in place

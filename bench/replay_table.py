@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The replays of bench/replay_traces.sh as one table (OUT_DIR/replay.md) against issue 57's targets, a figure
 (OUT_DIR/replay.png, where matplotlib is installed) and a SUMMARY line.
 Targets: every class <= 1.05x ScaLAPACK's median; classes of copies (p?gemr2d, p?trmr2d) >= 1.5x faster

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Replays every trace of bench/traces/ (folders NAME_npR holding trace.<rank>.jsonl) at its rank count through
 # ScaLAPACK and redist (build/tools/redist-replay), then tabulates the ratios against issue 57's targets and plots
 # them (bench/replay_table.py).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // reshape_bench: redist's N-d reshape (redist_reshape_plan_create / redist_reshape_execute, C API) against the two
 // ways FFT codes reshape distributed 3-D arrays today, on the reshapes of a 3-D FFT, in the same run.
 //
@@ -72,7 +73,7 @@ constexpr order3 c_order{2, 1, 0};
 constexpr std::int64_t element_bytes = static_cast<std::int64_t>(sizeof(complex));
 
 const std::vector<std::string> all_case_names = {"brick_to_x_pencil", "x_to_y_pencil", "x_to_y_pencil_contiguous",
-                                                  "y_to_z_pencil", "z_pencil_to_brick"};
+                                                 "y_to_z_pencil", "z_pencil_to_brick"};
 enum method : int {
   m_redist = 0,
   m_alltoallw = 1,
@@ -138,7 +139,8 @@ bench_options parse_options(int argc, char** argv) {
         if (std::find(all_case_names.begin(), all_case_names.end(), c) == all_case_names.end())
           throw std::invalid_argument("unknown case '" + c + "'");
     } else {
-      throw std::invalid_argument("unknown argument '" + arg + "' (--n, --reps, --json, --strategy, --stores, --cases)");
+      throw std::invalid_argument("unknown argument '" + arg +
+                                  "' (--n, --reps, --json, --strategy, --stores, --cases)");
     }
   }
   if (o.cases.empty()) throw std::invalid_argument("--cases needs at least one case");
@@ -150,8 +152,10 @@ bench_options parse_options(int argc, char** argv) {
 struct box {
   index3 lo{}, hi{};  // lo inclusive, hi exclusive
   std::int64_t extent(int axis) const { return hi[axis] - lo[axis]; }
-  std::int64_t count() const { return std::max<std::int64_t>(extent(0), 0) * std::max<std::int64_t>(extent(1), 0) *
-                                      std::max<std::int64_t>(extent(2), 0); }
+  std::int64_t count() const {
+    return std::max<std::int64_t>(extent(0), 0) * std::max<std::int64_t>(extent(1), 0) *
+           std::max<std::int64_t>(extent(2), 0);
+  }
   bool empty() const { return count() == 0; }
 };
 
@@ -168,9 +172,9 @@ box intersect(const box& a, const box& b) {
 std::int64_t part_start(std::int64_t n, std::int64_t p, std::int64_t i) { return i * (n / p) + std::min(i, n % p); }
 
 struct decomposition {
-  std::string name;  // "brick", "x-pencil", ...
-  std::string dims;  // e.g. "2x2x1"
-  std::string grid;  // e.g. "2x2x1 over axes (0,1,2)"
+  std::string name;        // "brick", "x-pencil", ...
+  std::string dims;        // e.g. "2x2x1"
+  std::string grid;        // e.g. "2x2x1 over axes (0,1,2)"
   std::vector<box> boxes;  // every rank's box
 };
 
@@ -293,9 +297,9 @@ void verify_or_abort(const std::string& what, std::int64_t n, const box& b, cons
   BASELINE_MPI_CHECK(MPI_Allreduce(&wrong, &total, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD));
   if (total == 0) return;
   if (wrong > 0)
-    std::fprintf(stderr, "reshape_bench: %s: WRONG RESULT on rank %d: %lld wrong elements here (%lld on all ranks), %s\n",
-                 what.c_str(), world_rank(), static_cast<long long>(wrong), static_cast<long long>(total),
-                 first.c_str());
+    std::fprintf(
+        stderr, "reshape_bench: %s: WRONG RESULT on rank %d: %lld wrong elements here (%lld on all ranks), %s\n",
+        what.c_str(), world_rank(), static_cast<long long>(wrong), static_cast<long long>(total), first.c_str());
   std::fflush(stderr);
   BASELINE_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
   MPI_Abort(MPI_COMM_WORLD, 1);
@@ -486,9 +490,9 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
   }
   redist_reshape_plan plan = nullptr;
   r.plan_seconds = time_once(MPI_COMM_WORLD, [&] {
-    REDIST_CHECK(redist_reshape_plan_create(MPI_COMM_WORLD, 3, in_box.lo.data(), in_box.hi.data(),
-                                            spec.in_order.data(), out_box.lo.data(), out_box.hi.data(),
-                                            spec.out_order.data(), nullptr, MPI_C_DOUBLE_COMPLEX, info, &plan));
+    REDIST_CHECK(redist_reshape_plan_create(MPI_COMM_WORLD, 3, in_box.lo.data(), in_box.hi.data(), spec.in_order.data(),
+                                            out_box.lo.data(), out_box.hi.data(), spec.out_order.data(), nullptr,
+                                            MPI_C_DOUBLE_COMPLEX, info, &plan));
   });
   if (info != MPI_INFO_NULL) BASELINE_MPI_CHECK(MPI_Info_free(&info));
   auto run_redist = [&] { REDIST_CHECK(redist_reshape_execute(plan, in.data(), out.data(), nullptr, nullptr)); };
@@ -586,11 +590,21 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
       BASELINE_MPI_CHECK(MPI_Barrier(MPI_COMM_WORLD));
       const double start = MPI_Wtime();
       switch (m) {
-        case m_redist: run_redist(); break;
-        case m_alltoallw: run_alltoallw(); break;
-        case m_alltoallv: run_alltoallv(); break;
-        case m_memcpy: run_memcpy(); break;
-        default: run_redist_node_buffer(); break;
+        case m_redist:
+          run_redist();
+          break;
+        case m_alltoallw:
+          run_alltoallw();
+          break;
+        case m_alltoallv:
+          run_alltoallv();
+          break;
+        case m_memcpy:
+          run_memcpy();
+          break;
+        default:
+          run_redist_node_buffer();
+          break;
       }
       seconds[m].push_back(MPI_Wtime() - start);
     }
@@ -602,7 +616,8 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
 
   REDIST_CHECK(redist_reshape_plan_free(&plan));
   REDIST_CHECK(redist_node_buffer_free(&in_node_buffer));
-  if (spec.name == "brick_to_x_pencil" || spec.name == "z_pencil_to_brick") measure_relabeling(spec, opt, in, in_box, r);
+  if (spec.name == "brick_to_x_pencil" || spec.name == "z_pencil_to_brick")
+    measure_relabeling(spec, opt, in, in_box, r);
   for (int p = 0; p < ranks; ++p) {
     const size_t q = static_cast<size_t>(p);
     if (w_send_counts[q]) BASELINE_MPI_CHECK(MPI_Type_free(&w_send_types[q]));
@@ -735,7 +750,8 @@ std::string summary_line(const std::vector<case_result>& results, const bench_op
   const case_result* plain = find_case(results, "x_to_y_pencil");
   const case_result* contiguous = find_case(results, "x_to_y_pencil_contiguous");
   if (plain && contiguous) {
-    std::snprintf(item, sizeof item, "; storage order cost (contiguous/plain) redist %.2fx alltoallw %.2fx alltoallv %.2fx",
+    std::snprintf(item, sizeof item,
+                  "; storage order cost (contiguous/plain) redist %.2fx alltoallw %.2fx alltoallv %.2fx",
                   contiguous->times[m_redist].median / plain->times[m_redist].median,
                   contiguous->times[m_alltoallw].median / plain->times[m_alltoallw].median,
                   contiguous->times[m_alltoallv].median / plain->times[m_alltoallv].median);

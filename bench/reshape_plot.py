@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Plots reshape_bench JSON files, one file per run (e.g. 2, 4, 8, 16 ranks): one panel per case (the 3-D FFT
 reshapes), the median time of redist, MPI_Alltoallw with subarray types and pack + MPI_Alltoallv + unpack
 against the number of ranks (log-log), with each rank's memcpy floor dotted. Runs of different N are drawn as

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """3-D FFT pencil transfers from Python: redist's reshape plans against mpi4py-fft's pencil Transfer (MPI_Alltoallw
 with subarray datatypes), on the same NumPy arrays, in the same run, interleaved.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The issue-26 measurements in one command: bench_reshape_bench over every case at each size and rank count,
 # then the storage-order pair (x -> y-pencil, plain and with y made contiguous) in interleaved rounds, and the
 # targets checked on what was written (bench/reshape_targets.py).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Checks issue 26's targets on the JSONs bench/reshape_sweep.sh writes (standard library only, so that it runs
 where the benchmark ran): every case at least 2x faster than MPI_Alltoallw and 1.3x faster than pack +
 MPI_Alltoallv, and the storage-order change at most 1.2x the plain reshape. Several DIRs (separate runs of the

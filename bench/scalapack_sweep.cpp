@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // scalapack_sweep: ScaLAPACK's pdgemr2d and pdtran against redist's ScaLAPACK entry points (redist_pdgemr2d,
 // redist_pdtran: what a program relinked with libredist_scalapack runs) over matrix sizes and source block
 // sizes (COSTA paper, Fig. 2: b x b blocks -> 128 x 128 blocks, both on a 2x2 grid, or the --grid given).
@@ -48,7 +49,7 @@ struct sweep_options {
   std::vector<int> blocks{16, 32, 64};
   int repetitions = 5;
   std::string json_path;
-  std::string costa_path;  // empty: no COSTA
+  std::string costa_path;            // empty: no COSTA
   int grid_rows = 2, grid_cols = 2;  // --grid RxC (row-major); needs at least R*C ranks
   int layouts = 0;                   // --layouts K: K distinct pdgemr2d layouts per N (0: none)
 };
@@ -224,18 +225,20 @@ layouts_point run_layouts(const blacs_grid& grid, const costa_library& costa, in
     }
     growth = largest(resident_bytes() - before);
   };
-  run([&](distributed_matrix& a) {
-        pdgemr2d_(&n, &n, a.data(), &one, &one, a.desc.data(), target.data(), &one, &one, target.desc.data(),
-                  &context);
+  run(
+      [&](distributed_matrix& a) {
+        pdgemr2d_(&n, &n, a.data(), &one, &one, a.desc.data(), target.data(), &one, &one, target.desc.data(), &context);
       },
       p.scalapack_seconds, p.scalapack_resident_growth, p.scalapack_wrong);
   if (costa.loaded())
-    run([&](distributed_matrix& a) {
+    run(
+        [&](distributed_matrix& a) {
           costa.pdgemr2d(&n, &n, a.data(), &one, &one, a.desc.data(), target.data(), &one, &one, target.desc.data(),
                          &context);
         },
         p.costa_seconds, p.costa_resident_growth, p.costa_wrong);
-  run([&](distributed_matrix& a) {
+  run(
+      [&](distributed_matrix& a) {
         redist_pdgemr2d(&n, &n, a.data(), &one, &one, a.desc.data(), target.data(), &one, &one, target.desc.data(),
                         &context);
       },
@@ -273,8 +276,8 @@ int main(int argc, char** argv) {
                            routine, n, b, b, p.scalapack.best, p.costa.best, p.redist.best, p.speedup(),
                            p.speedup_vs_costa());
             else if (world_rank() == 0)
-              std::fprintf(stderr, "  %s N=%d %dx%d -> 128x128: ScaLAPACK %.4f s, redist %.4f s (%.2fx)\n", routine,
-                           n, b, b, p.scalapack.best, p.redist.best, p.speedup());
+              std::fprintf(stderr, "  %s N=%d %dx%d -> 128x128: ScaLAPACK %.4f s, redist %.4f s (%.2fx)\n", routine, n,
+                           b, b, p.scalapack.best, p.redist.best, p.speedup());
           }
     }
     if (o.layouts > 0) {
@@ -285,8 +288,8 @@ int main(int argc, char** argv) {
         const layouts_point& p = layouts.back();
         if (world_rank() == 0)
           std::fprintf(stderr,
-                       "  %d pdgemr2d layouts N=%d: ScaLAPACK %.4f s, redist %.4f s (%.2fx), resident +%.1f MB\n", p.keys,
-                       n, p.scalapack_seconds, p.redist_seconds, p.scalapack_seconds / p.redist_seconds,
+                       "  %d pdgemr2d layouts N=%d: ScaLAPACK %.4f s, redist %.4f s (%.2fx), resident +%.1f MB\n",
+                       p.keys, n, p.scalapack_seconds, p.redist_seconds, p.scalapack_seconds / p.redist_seconds,
                        static_cast<double>(p.redist_resident_growth) / 1e6);
       }
     }

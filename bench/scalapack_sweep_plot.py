@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Plots a scalapack_sweep JSON: redist's speedup over ScaLAPACK against N, one line per source block size,
 one panel per routine, with the 3x target drawn in.
 

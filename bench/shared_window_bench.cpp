@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // shared_window_bench: what a node-shared window costs to create, redist's (redist::node_buffer, made as
 // src/mpi/shared_window.hpp asks MPI for its windows: the same call the transform's arenas and the GEMM's native
 // A and B make) against MPI_Win_allocate_shared as an application calls it (a whole number of pages per rank,
@@ -14,8 +15,8 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -185,8 +186,9 @@ int main(int argc, char** argv) {
           std::printf("%8d %16.4f %12.4f %8.2fx\n", r.mib, r.application.median, r.redist.median,
                       r.application.median / r.redist.median);
       }
-      std::printf("SUMMARY shared_window: window creation, %d ranks, medians of %d: %s; min speedup %.2fx; verified %s\n",
-                  world_size(), o.repetitions, summary.c_str(), lowest, verified ? "yes" : "no");
+      std::printf(
+          "SUMMARY shared_window: window creation, %d ranks, medians of %d: %s; min speedup %.2fx; verified %s\n",
+          world_size(), o.repetitions, summary.c_str(), lowest, verified ? "yes" : "no");
       if (!verified) status = 1;
     }
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

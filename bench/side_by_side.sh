@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The issue-27 comparison in one command: interleaved rounds of bench_scalapack_sweep (first calls and steady
 # times against ScaLAPACK and COSTA), bench_transform_bench (every case, the local copy against memcpy and
 # COSTA) and bench_gemm_bench (the COSMA paper's shapes against ScaLAPACK and COSMA).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Draws the medians of bench/side_by_side.sh runs against issue 27's targets: one row per run directory, with
 the first calls (redist's time over ScaLAPACK's and COSTA's; targets 0.5 and 1), the local copy (each library's
 time over memcpy's; target 1.2 for redist) and pdgemm (redist's speedup over ScaLAPACK and COSMA; targets 1 and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Medians over the rounds of bench/side_by_side.sh: first calls and steady times of pdgemr2d/pdtran against
 ScaLAPACK and COSTA (sweep.jsonl), the local copy against memcpy and COSTA (transform.jsonl), and pdgemm against
 ScaLAPACK and COSMA (gemm.jsonl), as Markdown tables. Ratios are per round, then the median of the rounds.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // torus_fig3: the setting of Fig. 3 of Chakaravarthy, Jain and Sabharwal ("Optimizing Matrix Transpose on Torus
 // Interconnects") in the link-load simulator: the multi-phase block-cyclic transpose on tori d x d x 2d and
 // d x 2d x 2d from 32 to 2048 nodes, random and default (XYZ) rank mapping, Base (every pair direct) against
@@ -90,9 +91,12 @@ bench_options parse(int argc, char** argv) {
       o.hardware = redist::parse_name<rt::hardware_routing>(next());
     } else if (a == "--network") {
       const std::string n = next();
-      if (n == "both") o.networks = {"torus", "bgp"};
-      else if (n == "torus" || n == "bgp") o.networks = {n};
-      else throw std::invalid_argument("--network " + n + ": expected torus, bgp or both");
+      if (n == "both")
+        o.networks = {"torus", "bgp"};
+      else if (n == "torus" || n == "bgp")
+        o.networks = {n};
+      else
+        throw std::invalid_argument("--network " + n + ": expected torus, bgp or both");
     } else if (a == "--json") {
       o.json_path = next();
     } else {
@@ -221,17 +225,18 @@ int main(int argc, char** argv) {
       std::cout << w.text() << "\n";
     } else {
       std::ofstream(o.json_path) << w.text() << "\n";
-      std::printf("%-5s %-18s %5s %-7s %5s %11s %8s %8s %6s\n", "net", "dims", "nodes", "mapping", "phase",
-                  "base_s", "sdr", "auto", "alpha");
+      std::printf("%-5s %-18s %5s %-7s %5s %11s %8s %8s %6s\n", "net", "dims", "nodes", "mapping", "phase", "base_s",
+                  "sdr", "auto", "alpha");
       for (const row& r : rows)
         std::printf("%-5s %-18s %5d %-7s %5d %11.4f %+7.1f%% %+7.1f%% %6.2f\n", r.network.c_str(), r.dims.c_str(),
                     r.nodes, r.mapping.c_str(), r.phases, r.base.completion_time,
                     100 * (r.base.completion_time / r.sdr.completion_time - 1),
                     100 * (r.base.completion_time / r.automatic.completion_time - 1), r.automatic.mean_alpha);
     }
-    std::printf("SUMMARY torus_fig3 (%s): simulated transpose gain over Base: SDR (paper's parameters) %+.1f%% to "
-                "%+.1f%%, automatic %+.1f%% to %+.1f%% over %zu settings\n",
-                rt::to_string(o.hardware), 100 * sdr_lo, 100 * sdr_hi, 100 * auto_lo, 100 * auto_hi, rows.size());
+    std::printf(
+        "SUMMARY torus_fig3 (%s): simulated transpose gain over Base: SDR (paper's parameters) %+.1f%% to "
+        "%+.1f%%, automatic %+.1f%% to %+.1f%% over %zu settings\n",
+        rt::to_string(o.hardware), 100 * sdr_lo, 100 * sdr_hi, 100 * auto_lo, 100 * auto_hi, rows.size());
     return 0;
   } catch (const usage_requested& usage) {
     redist_baseline::print_usage(usage);

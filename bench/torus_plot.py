@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Plot bench_torus_fig3's JSON: simulated transpose gain over Base per system size, like the paper's Fig. 3.
 
     python3 bench/torus_plot.py torus_fig3_uniform.json [more.json ...] --out torus_fig3.png

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // transform_bench: redist against ScaLAPACK's pdgemr2d and pdtran (COSTA paper, Section 7.1) on the same data.
 //
 //   mpiexec.mpich -n 4 bench_transform_bench [--n 4000,8000] [--reps 5] [--json out.json] [--threads 1]
@@ -58,7 +59,7 @@ namespace {
 using namespace redist_baseline;
 
 const std::vector<std::string> all_case_names = {"pdgemr2d", "pdgemr2d_grid", "pdtran_beta0", "pdtran_beta1",
-                                                  "pdgemr2d_local"};
+                                                 "pdgemr2d_local"};
 const std::vector<redist::exchange_strategy> all_strategies = {
     redist::exchange_strategy::automatic, redist::exchange_strategy::point_to_point,
     redist::exchange_strategy::alltoallv, redist::exchange_strategy::shared_memory};
@@ -72,9 +73,8 @@ struct bench_options {
   std::vector<redist::exchange_strategy> strategies = all_strategies;
   redist::store_policy stores = redist::store_policy::automatic;
   std::int64_t stream_chunk_bytes = 0;  // 0 = the engine's automatic choice
-  std::string costa_path;  // empty: no COSTA
+  std::string costa_path;               // empty: no COSTA
 };
-
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> items;
@@ -179,10 +179,10 @@ case_spec spec_of(const std::string& name, const grids& g) {
 struct strategy_result {
   redist::exchange_strategy asked{};
   redist::exchange_strategy chosen{};
-  bool node_buffer_source = false;  // B in a redist::node_buffer (one-copy shared memory)
-  bool streaming_stores = false;  // rank 0's store policy
+  bool node_buffer_source = false;         // B in a redist::node_buffer (one-copy shared memory)
+  bool streaming_stores = false;           // rank 0's store policy
   std::int64_t window_bytes_max_rank = 0;  // shared_memory: the largest rank's segment of the plan's window
-  bool window_reused = false;  // shared_memory: every rank cut its segment from an earlier plan's window
+  bool window_reused = false;              // shared_memory: every rank cut its segment from an earlier plan's window
   std::int64_t stream_chunk_bytes = 0;
   double plan_seconds = 0;
   // plan_statistics' planning profile, slowest rank per phase: where a one-shot call's set-up goes.
@@ -217,7 +217,9 @@ struct case_result {
   std::int64_t one_shot_wrong_elements = 0;
   std::vector<strategy_result> strategies;
 
-  std::int64_t matrix_bytes() const { return static_cast<std::int64_t>(n) * n * static_cast<std::int64_t>(sizeof(double)); }
+  std::int64_t matrix_bytes() const {
+    return static_cast<std::int64_t>(n) * n * static_cast<std::int64_t>(sizeof(double));
+  }
   bool verified() const {
     if (scalapack_wrong_elements != 0 || costa_wrong_elements != 0 || one_shot_wrong_elements != 0) return false;
     for (const auto& s : strategies)
@@ -247,7 +249,9 @@ struct case_result {
 };
 
 std::int64_t sum(const std::vector<std::int64_t>& v) { return std::accumulate(v.begin(), v.end(), std::int64_t{0}); }
-std::int64_t max_of(const std::vector<std::int64_t>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+std::int64_t max_of(const std::vector<std::int64_t>& v) {
+  return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
 
 void progress(const std::string& line) {
   if (world_rank() == 0) {
@@ -327,8 +331,8 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const costa_l
                        costa_target.desc.data(), &costa_context);
       } else if (in_transpose_grid) {
         double costa_alpha = alpha;
-        costa.pdtran(&n, &n, &costa_alpha, source_data, &one, &one, source.desc.data(), &beta, costa_data, &one,
-                     &one, costa_target.desc.data());
+        costa.pdtran(&n, &n, &costa_alpha, source_data, &one, &one, source.desc.data(), &beta, costa_data, &one, &one,
+                     costa_target.desc.data());
       }
     };
     auto reset = [&] { copy_local(costa_target, target_initial); };
@@ -392,7 +396,8 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const costa_l
     const double* b_data = source.data();
     if (in_node_buffer) {
       shared_source = redist::node_buffer(MPI_COMM_WORLD, source.local_bytes());
-      if (source.local_bytes() > 0) std::memcpy(shared_source.data(), source.data(), static_cast<size_t>(source.local_bytes()));
+      if (source.local_bytes() > 0)
+        std::memcpy(shared_source.data(), source.data(), static_cast<size_t>(source.local_bytes()));
       b_data = shared_source.as<double>();
     }
     redist::transform_options options;
@@ -411,10 +416,12 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const costa_l
     r.differences_from_scalapack = count_differences(redist_target, scalapack_target);
     r.wrong_elements = count_wrong_elements(redist_target, expected);
     const redist::plan_statistics stats = plan.statistics();
-    for (const auto& [phase, seconds] :
-         {std::pair<const char*, double>{"agreement", stats.plan_agreement_seconds}, {"tiles", stats.plan_tiles_seconds},
-          {"messages", stats.plan_messages_seconds}, {"exchange", stats.plan_exchange_seconds},
-          {"buffers", stats.plan_buffers_seconds}, {"total", stats.plan_seconds}}) {
+    for (const auto& [phase, seconds] : {std::pair<const char*, double>{"agreement", stats.plan_agreement_seconds},
+                                         {"tiles", stats.plan_tiles_seconds},
+                                         {"messages", stats.plan_messages_seconds},
+                                         {"exchange", stats.plan_exchange_seconds},
+                                         {"buffers", stats.plan_buffers_seconds},
+                                         {"total", stats.plan_seconds}}) {
       double slowest = 0;
       BASELINE_MPI_CHECK(MPI_Allreduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD));
       r.plan_profile.emplace_back(phase, slowest);
@@ -555,11 +562,11 @@ std::string results_json(const std::vector<case_result>& results, const bench_op
   }
   json.end_array();
   json.field("min_speedup", results.empty() ? 0.0 : min_speedup);
-  if (costa.loaded())
-    json.field("min_speedup_vs_costa", std::isinf(min_speedup_vs_costa) ? 0.0 : min_speedup_vs_costa);
+  if (costa.loaded()) json.field("min_speedup_vs_costa", std::isinf(min_speedup_vs_costa) ? 0.0 : min_speedup_vs_costa);
   double min_one_copy = std::numeric_limits<double>::infinity();
   for (const auto& c : results)
-    if (const strategy_result* one = c.one_copy()) min_one_copy = std::min(min_one_copy, c.scalapack.best / one->execute.best);
+    if (const strategy_result* one = c.one_copy())
+      min_one_copy = std::min(min_one_copy, c.scalapack.best / one->execute.best);
   if (min_one_copy < std::numeric_limits<double>::infinity()) json.field("min_one_copy_speedup", min_one_copy);
   json.field("verified", all_verified);
   json.end_object();

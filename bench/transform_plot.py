@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Bar chart of a transform_bench run: speedup over ScaLAPACK per case, every redist variant.
 
     python3 bench/transform_plot.py bench/results/transform_bench.json [--out bench/results/transform_bench.png]

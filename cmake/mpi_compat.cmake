@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Which MPI-4 calls the MPI has, found by compiling and linking against it (after find_package(MPI) and the
 # `redist` target): an MPI-3.1 library (Open MPI 4.1) lacks the large-count `_c` calls and
 # MPI_Info_get_string, and MPI_VERSION alone does not say which calls a library provides. The results become

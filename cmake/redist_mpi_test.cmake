@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # redist_add_mpi_test(NAME <name> SOURCES <src...> RANKS <n...> [NODES <n:k...>] [LIBS <lib...>] [TIMEOUT <s>]
 #                     [ENV <k=v...>])
 # Builds one GoogleTest executable linked with the MPI test main (tests/support) and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The Python package's MPI: the one the installed mpi4py uses (python/find_mpi.py finds its library and the
 # compiler wrappers that link it; MPICC / MPICXX in the environment choose them explicitly). Debian's by-name
 # selection (mpicc.mpich) is the rule of the C/C++ build only: a venv's `pip install mpich mpi4py` or a site's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The halo exchange of a distributed SpMV through redist's neighborhood alltoallv (C API, de-duplicating
 // form): rows of the rotated anisotropic diffusion matrix split in blocks, auto strategy, regions of two ranks
 // (emulated nodes). Prints the strategy auto chose and why; exit status 0 when every halo value is right.
@@ -8,8 +9,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "redist_tools/patterns.hpp"
 #include "redist/redist.h"
+#include "redist_tools/patterns.hpp"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
@@ -24,9 +25,9 @@ int main(int argc, char** argv) {
 
   // The SpMV's own communicator: a distributed graph of the halo.
   MPI_Comm graph;
-  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(h.sources.size()), h.sources.data(),
-                                 MPI_UNWEIGHTED, static_cast<int>(h.destinations.size()), h.destinations.data(),
-                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph);
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, static_cast<int>(h.sources.size()), h.sources.data(), MPI_UNWEIGHTED,
+                                 static_cast<int>(h.destinations.size()), h.destinations.data(), MPI_UNWEIGHTED,
+                                 MPI_INFO_NULL, 0, &graph);
   std::vector<double> x_send(static_cast<size_t>(h.send_total())), x_halo(static_cast<size_t>(h.recv_total()));
 
   MPI_Info info;
@@ -34,10 +35,9 @@ int main(int argc, char** argv) {
   MPI_Info_set(info, "redist_strategy", "auto");
   MPI_Info_set(info, "redist_region_size", "2");
   redist_request request = REDIST_REQUEST_NULL;
-  int status = redist_neighbor_alltoallv_init_ext(x_send.data(), h.sendcounts.data(), h.sdispls.data(),
-                                                  h.send_ids.data(), MPI_DOUBLE, x_halo.data(), h.recvcounts.data(),
-                                                  h.rdispls.data(), h.recv_ids.data(), MPI_DOUBLE, graph, info,
-                                                  &request);
+  int status = redist_neighbor_alltoallv_init_ext(
+      x_send.data(), h.sendcounts.data(), h.sdispls.data(), h.send_ids.data(), MPI_DOUBLE, x_halo.data(),
+      h.recvcounts.data(), h.rdispls.data(), h.recv_ids.data(), MPI_DOUBLE, graph, info, &request);
   MPI_Info_free(&info);
   const char *strategy = "", *reason = "";
   if (status == MPI_SUCCESS) redist_neighbor_query(request, &strategy, &reason);

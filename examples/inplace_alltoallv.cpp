@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The README's in-place alltoallv example: particle load balancing in one array (exit status 0 = verified).
 // Rank r sends (r + j) % 5 + 1 000 particles to rank j in one array sized for the larger of what it sends and
 // receives, then checks that it holds every sender's particles, in sender order, with nothing lost.
@@ -52,11 +53,12 @@ int main(int argc, char** argv) {
   int any_wrong = 0;
   MPI_Allreduce(&wrong, &any_wrong, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0)
-    std::printf("in-place alltoallv of %lld particles on rank 0: algorithm %d, %lld bytes sent, work buffer %lld "
-                "bytes: %s\n",
-                static_cast<long long>(recv_total), static_cast<int>(report.algorithm),
-                static_cast<long long>(report.bytes_sent), static_cast<long long>(report.work_bytes),
-                any_wrong ? "WRONG" : "verified");
+    std::printf(
+        "in-place alltoallv of %lld particles on rank 0: algorithm %d, %lld bytes sent, work buffer %lld "
+        "bytes: %s\n",
+        static_cast<long long>(recv_total), static_cast<int>(report.algorithm),
+        static_cast<long long>(report.bytes_sent), static_cast<long long>(report.work_bytes),
+        any_wrong ? "WRONG" : "verified");
   MPI_Type_free(&particle_type);
   MPI_Finalize();
   return any_wrong;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* A 3-D FFT's first reshape through redist's C interface: every rank passes its input brick and its output
  * x-pencil (boxes lo inclusive, hi exclusive, as FFT libraries hand them out), the pencil stored with x contiguous;
  * then the way back. Exit status 0 when the round trip returns every element exactly. */
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
   int64_t in_lo[3], in_hi[3], out_lo[3], out_hi[3];
   const int at[3] = {rank / (bricks[1] * bricks[2]), rank / bricks[2] % bricks[1], rank % bricks[2]};
   for (int k = 0; k < 3; ++k) piece(n[k], bricks[k], at[k], &in_lo[k], &in_hi[k]);
-  out_lo[0] = 0, out_hi[0] = n[0];  /* x whole; y and z cut over the 2-D grid */
+  out_lo[0] = 0, out_hi[0] = n[0]; /* x whole; y and z cut over the 2-D grid */
   piece(n[1], pencils[0], rank / pencils[1], &out_lo[1], &out_hi[1]);
   piece(n[2], pencils[1], rank % pencils[1], &out_lo[2], &out_hi[2]);
   const int x_fastest[3] = {0, 2, 1};
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   if (rc == MPI_SUCCESS)
     rc = redist_reshape_plan_create(MPI_COMM_WORLD, 3, out_lo, out_hi, x_fastest, in_lo, in_hi, NULL, NULL,
                                     MPI_C_DOUBLE_COMPLEX, MPI_INFO_NULL, &back);
-  if (rc != MPI_SUCCESS) {  /* the same code on every rank */
+  if (rc != MPI_SUCCESS) { /* the same code on every rank */
     if (rank == 0) fprintf(stderr, "redist: %s\n", redist_last_error_message());
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -49,15 +50,16 @@ int main(int argc, char** argv) {
   double* out = malloc(sizeof(double) * 2 * (size_t)(pencil + 1));
   double* again = malloc(sizeof(double) * 2 * (size_t)(brick + 1));
   for (int64_t i = 0; i < 2 * brick; ++i) in[i] = rank * 1e6 + (double)i;
-  redist_reshape_execute(to_x, in, out, NULL, NULL);  /* out = in, as x-pencils */
+  redist_reshape_execute(to_x, in, out, NULL, NULL); /* out = in, as x-pencils */
   /* ... FFTs along x: out[i + n[0] * (k + nz * j)] for the pencil's (i, j, k) ... */
   redist_reshape_execute(back, out, again, NULL, NULL);
   int wrong = 0;
   for (int64_t i = 0; i < 2 * brick; ++i) wrong |= again[i] != in[i];
   int any = 0;
   MPI_Allreduce(&wrong, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0) printf("bricks %dx%dx%d -> x-pencils %dx%d and back: %s\n", bricks[0], bricks[1], bricks[2],
-                        pencils[0], pencils[1], any ? "WRONG" : "exact");
+  if (rank == 0)
+    printf("bricks %dx%dx%d -> x-pencils %dx%d and back: %s\n", bricks[0], bricks[1], bricks[2], pencils[0], pencils[1],
+           any ? "WRONG" : "exact");
   redist_reshape_plan_free(&to_x);
   redist_reshape_plan_free(&back);
   free(in);

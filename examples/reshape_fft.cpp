@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The reshapes of a distributed 3-D FFT: bricks -> x-pencils -> y-pencils -> z-pencils -> bricks, each pencil stored
 // with its own axis contiguous, planned once and executed as often as the FFT runs. Exit status 0 when the cycle
 // returns every element exactly.
@@ -44,8 +45,8 @@ int main(int argc, char** argv) {
   int any = 0;
   MPI_Allreduce(&wrong, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0)
-    std::printf("bricks %dx%dx%d -> pencils %dx%d and back: %s; x-pencils move %lld bytes from this rank\n",
-                grid3[0], grid3[1], grid3[2], grid2[0], grid2[1], any ? "WRONG" : "exact",
+    std::printf("bricks %dx%dx%d -> pencils %dx%d and back: %s; x-pencils move %lld bytes from this rank\n", grid3[0],
+                grid3[1], grid3[2], grid2[0], grid2[1], any ? "WRONG" : "exact",
                 static_cast<long long>(to_x.statistics().bytes_sent));
   MPI_Finalize();
   return any;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The README's transform example: 32x32 -> 128x128 blocks with a transpose, A = B^T + A, verified.
 #include <mpi.h>
 
@@ -64,8 +65,9 @@ int main(int argc, char** argv) {
       }
   long total = 0;
   MPI_Reduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("transpose of %lldx%lld: %s\n", static_cast<long long>(n), static_cast<long long>(n),
-                             total == 0 ? "verified" : "WRONG");
+  if (rank == 0)
+    std::printf("transpose of %lldx%lld: %s\n", static_cast<long long>(n), static_cast<long long>(n),
+                total == 0 ? "verified" : "WRONG");
   MPI_Finalize();
   return total == 0 ? 0 : 1;
 }

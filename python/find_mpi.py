@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The MPI that the installed mpi4py uses, for the Python package's build (CMakeLists.txt runs this).
 
 A Python extension must use the MPI library that mpi4py loads: two MPI libraries in one process cannot work.

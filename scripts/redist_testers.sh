@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds ScaLAPACK's own REDIST testers (xigemr..xzgemr for p?gemr2d, xitrmr..xztrmr for p?trmr2d) from
 # an extracted reference source tree, links them against Debian's MPICH ScaLAPACK, and runs each one as
 # shipped ("reference") and, with --dropin, with libredist_scalapack preloaded ("dropin").

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # One-stop set-up for a fresh Debian machine: installs what is missing (apt-get), configures, builds,
 # then runs the demo or the whole test suite.
 #   bash scripts/run.sh demo    # ScaLAPACK's pdgemr2d/pdtran vs redist's drop-in on 4 ranks, verified, + PNG
@@ -35,6 +36,8 @@ packages=(build-essential cmake pkg-config gfortran mpich libmpich-dev libscalap
 [ "$what" = test ] && packages+=(libopenmpi-dev libscalapack-openmpi-dev openmpi-bin)
 # SimGrid's SMPI: redist built against a simulated MPI (bench/smpi/), so that the scale instrument keeps building.
 [ "$what" = test ] && packages+=(libsimgrid-dev)
+# clang-format 14 (Debian 12's): ctest style.clang_format checks the sources against .clang-format.
+[ "$what" = test ] && packages+=(clang-format)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

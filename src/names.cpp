@@ -1,8 +1,5 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redist/names.hpp"
-
-#include <cstdio>
-#include <mutex>
-#include <set>
 
 #include "names_table.hpp"
 #include "redist/exchange/inplace.hpp"
@@ -10,8 +7,8 @@
 #include "redist/gemm/gemm.hpp"
 #include "redist/gemm/schedule.hpp"
 #include "redist/relabel/relabel.hpp"
-#include "redist/torus/routing.hpp"
 #include "redist/timeout.hpp"
+#include "redist/torus/routing.hpp"
 #include "redist/trace.hpp"
 #include "redist/transform/plan.hpp"
 #include "redist/transform/types.hpp"
@@ -24,7 +21,6 @@ struct table<op> {
   static constexpr const char* option = "op";
   static constexpr std::array<spelling<op>, 3> current{
       {{op::identity, "identity"}, {op::transpose, "transpose"}, {op::conj_transpose, "conj_transpose"}}};
-  static constexpr std::array<spelling<op>, 0> old{};
 };
 
 template <>
@@ -36,7 +32,6 @@ struct table<element_type> {
                                                                   {element_type::c64, "complex<double>"},
                                                                   {element_type::i32, "int32"},
                                                                   {element_type::i64, "int64"}}};
-  static constexpr std::array<spelling<element_type>, 0> old{};
 };
 
 template <>
@@ -44,7 +39,6 @@ struct table<region_shape> {
   static constexpr const char* option = "region shape";
   static constexpr std::array<spelling<region_shape>, 3> current{
       {{region_shape::all, "all"}, {region_shape::upper, "upper"}, {region_shape::lower, "lower"}}};
-  static constexpr std::array<spelling<region_shape>, 0> old{};
 };
 
 template <>
@@ -52,7 +46,6 @@ struct table<trace::trace_mode> {
   static constexpr const char* option = "trace mode";
   static constexpr std::array<spelling<trace::trace_mode>, 3> current{
       {{trace::trace_mode::off, "off"}, {trace::trace_mode::summary, "summary"}, {trace::trace_mode::calls, "calls"}}};
-  static constexpr std::array<spelling<trace::trace_mode>, 0> old{};
 };
 
 template <>
@@ -60,7 +53,6 @@ struct table<timeout_action> {
   static constexpr const char* option = "timeout action";
   static constexpr std::array<spelling<timeout_action>, 2> current{
       {{timeout_action::warn, "warn"}, {timeout_action::abort, "abort"}}};
-  static constexpr std::array<spelling<timeout_action>, 0> old{};
 };
 
 template <>
@@ -72,7 +64,6 @@ struct table<exchange_strategy> {
        {exchange_strategy::alltoallv, "alltoallv"},
        {exchange_strategy::shared_memory, "shared_memory"},
        {exchange_strategy::torus_routed, "torus_routed"}}};
-  static constexpr std::array<spelling<exchange_strategy>, 1> old{{{exchange_strategy::automatic, "automatic"}}};
 };
 
 template <>
@@ -80,7 +71,6 @@ struct table<store_policy> {
   static constexpr const char* option = "store policy";
   static constexpr std::array<spelling<store_policy>, 3> current{
       {{store_policy::automatic, "auto"}, {store_policy::cached, "cached"}, {store_policy::streaming, "streaming"}}};
-  static constexpr std::array<spelling<store_policy>, 1> old{{{store_policy::automatic, "automatic"}}};
 };
 
 template <>
@@ -91,7 +81,6 @@ struct table<gemm_communication> {
        {gemm_communication::two_sided, "two_sided"},
        {gemm_communication::one_sided, "one_sided"},
        {gemm_communication::shared_memory, "shared_memory"}}};
-  static constexpr std::array<spelling<gemm_communication>, 0> old{};
 };
 
 template <>
@@ -100,7 +89,6 @@ struct table<gemm_native_order> {
   static constexpr std::array<spelling<gemm_native_order>, 3> current{{{gemm_native_order::automatic, "auto"},
                                                                        {gemm_native_order::contiguous, "contiguous"},
                                                                        {gemm_native_order::grouped, "grouped"}}};
-  static constexpr std::array<spelling<gemm_native_order>, 1> old{{{gemm_native_order::automatic, "automatic"}}};
 };
 
 template <>
@@ -108,7 +96,6 @@ struct table<gemm_dimension> {
   static constexpr const char* option = "gemm dimension";
   static constexpr std::array<spelling<gemm_dimension>, 3> current{
       {{gemm_dimension::m, "m"}, {gemm_dimension::n, "n"}, {gemm_dimension::k, "k"}}};
-  static constexpr std::array<spelling<gemm_dimension>, 0> old{};
 };
 
 template <>
@@ -117,7 +104,6 @@ struct table<exchange::neighbor_strategy> {
   static constexpr const char* option = "neighbor strategy";
   static constexpr std::array<spelling<E>, 4> current{
       {{E::automatic, "auto"}, {E::standard, "standard"}, {E::aggregate, "aggregate"}, {E::dedup, "dedup"}}};
-  static constexpr std::array<spelling<E>, 1> old{{{E::automatic, "automatic"}}};
 };
 
 template <>
@@ -126,7 +112,6 @@ struct table<exchange::inplace_algorithm> {
   static constexpr const char* option = "in-place algorithm";
   static constexpr std::array<spelling<E>, 4> current{
       {{E::automatic, "auto"}, {E::chunked, "chunked"}, {E::pairwise, "pairwise"}, {E::bitonic, "bitonic"}}};
-  static constexpr std::array<spelling<E>, 1> old{{{E::automatic, "automatic"}}};
 };
 
 template <>
@@ -134,7 +119,6 @@ struct table<relabel::solver> {
   using E = relabel::solver;
   static constexpr const char* option = "relabeling solver";
   static constexpr std::array<spelling<E>, 3> current{{{E::none, "none"}, {E::exact, "exact"}, {E::greedy, "greedy"}}};
-  static constexpr std::array<spelling<E>, 0> old{};
 };
 
 template <>
@@ -145,9 +129,6 @@ struct table<torus::hardware_routing> {
                                                        {E::uniform_shortest, "uniform_shortest"},
                                                        {E::random_direction, "random_direction"},
                                                        {E::simgrid_torus, "simgrid_torus"}}};
-  // redist-torus and bench_torus_fig3 wrote these.
-  static constexpr std::array<spelling<E>, 3> old{
-      {{E::dimension_order, "dimension-order"}, {E::uniform_shortest, "uniform"}, {E::random_direction, "random-direction"}}};
 };
 
 template <>
@@ -155,7 +136,6 @@ struct table<torus::phase_schedule> {
   using E = torus::phase_schedule;
   static constexpr const char* option = "torus phase schedule";
   static constexpr std::array<spelling<E>, 2> current{{{E::sequential, "sequential"}, {E::concurrent, "concurrent"}}};
-  static constexpr std::array<spelling<E>, 0> old{};
 };
 
 template <>
@@ -163,7 +143,6 @@ struct table<torus::routing_mode> {
   using E = torus::routing_mode;
   static constexpr const char* option = "torus routing mode";
   static constexpr std::array<spelling<E>, 3> current{{{E::direct, "direct"}, {E::sdr, "sdr"}, {E::automatic, "auto"}}};
-  static constexpr std::array<spelling<E>, 1> old{{{E::automatic, "automatic"}}};
 };
 
 template <>
@@ -172,15 +151,7 @@ struct table<torus::intermediate_choice> {
   static constexpr const char* option = "torus intermediate choice";
   static constexpr std::array<spelling<E>, 3> current{
       {{E::automatic, "auto"}, {E::shortest, "shortest"}, {E::all_but_longest, "all_but_longest"}}};
-  static constexpr std::array<spelling<E>, 2> old{{{E::automatic, "automatic"}, {E::all_but_longest, "all-but-longest"}}};
 };
-
-void announce_once(const std::string& message) {
-  static std::mutex lock;
-  static std::set<std::string> said;
-  const std::lock_guard<std::mutex> hold(lock);
-  if (said.insert(message).second) std::fprintf(stderr, "redist: %s\n", message.c_str());
-}
 
 }  // namespace names_detail
 

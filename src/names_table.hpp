@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The machinery behind redist/names.hpp: a table per option enum and the four functions over it, instantiated
 // for an enum with REDIST_NAMED_ENUM where its table is defined (src/names.cpp for the library's options, the
@@ -19,8 +20,7 @@ struct spelling {
   const char* name;
 };
 
-// Per enum: `option` (what it chooses), `current` (one spelling per value, in enumerator order) and `old`
-// (spellings an earlier release wrote, accepted with a deprecation message for one release).
+// Per enum: `option` (what it chooses) and `current` (one spelling per value, in enumerator order).
 template <class E>
 struct table;
 
@@ -31,28 +31,14 @@ const char* name_in_table(E value) {
   return "?";
 }
 
-// Says `message` on stderr, once per process and message (a loop over plans would otherwise repeat it).
-void announce_once(const std::string& message);
-
 }  // namespace names_detail
 
 template <class E>
-E parse_name(std::string_view text, std::string* deprecation) {
+E parse_name(std::string_view text) {
   for (const auto& s : names_detail::table<E>::current)
     if (text == s.name) return s.value;
-  for (const auto& s : names_detail::table<E>::old) {
-    if (text != s.name) continue;
-    const std::string message = std::string("the ") + names_detail::table<E>::option + " '" + s.name + "' is an old spelling of '" +
-                                names_detail::name_in_table(s.value) + "' (redist 0.1.0), accepted for one more release; write '" +
-                                names_detail::name_in_table(s.value) + "'";
-    if (deprecation)
-      *deprecation = message;
-    else
-      names_detail::announce_once(message);
-    return s.value;
-  }
-  throw invalid_argument(std::string("unknown ") + names_detail::table<E>::option + " '" + std::string(text) + "': expected " +
-                         spelled_choices<E>("'"));
+  throw invalid_argument(std::string("unknown ") + names_detail::table<E>::option + " '" + std::string(text) +
+                         "': expected " + spelled_choices<E>("'"));
 }
 
 template <class E>
@@ -78,11 +64,10 @@ std::string spelled_choices(const char* quote) {
   return text;
 }
 
-
-#define REDIST_NAMED_ENUM(E)                                                        \
-  template E parse_name<E>(std::string_view, std::string*);                         \
-  template std::vector<std::string> names_of<E>();                                  \
-  template const char* option_of<E>();                                              \
+#define REDIST_NAMED_ENUM(E)                       \
+  template E parse_name<E>(std::string_view);      \
+  template std::vector<std::string> names_of<E>(); \
+  template const char* option_of<E>();             \
   template std::string spelled_choices<E>(const char*);
 
 }  // namespace redist

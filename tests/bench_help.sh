@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Checks that benchmark programs answer --help: exit status 0 and a line starting "usage: " on standard output.
 #
 #   bench_help.sh MPIEXEC NUMPROC_FLAG [PROGRAM | --plain]...

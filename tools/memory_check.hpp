@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The memory check of the command-line tools: each tool estimates, from its arguments alone, the bytes its run
 // will allocate, and refuses sizes this machine cannot hold with one line naming that amount, before allocating

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Plot of a redist-demo run: speedup over ScaLAPACK per operation, and what relabeling saves.
 
     python3 tools/redist-demo-plot.py redist-demo.json [redist-demo.png]

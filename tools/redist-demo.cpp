@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist-demo: redist's ScaLAPACK drop-in next to ScaLAPACK itself on the same data, in well under a minute.
 //
 //   mpiexec.mpich -n 4 redist-demo [--n 4000] [--reps 3] [--threads 1] [--json FILE]
@@ -124,7 +125,7 @@ std::int64_t sum_over_ranks(std::int64_t mine) {
 struct row {
   std::string operation;
   double scalapack_seconds = 0, redist_seconds = 0, plan_seconds = 0;  // plan: first call's extra time
-  std::int64_t bytes_sent = 0, messages_sent = 0;  // summed over the ranks
+  std::int64_t bytes_sent = 0, messages_sent = 0;                      // summed over the ranks
   std::string strategy;
   bool verified = false;
 };
@@ -159,19 +160,18 @@ row compare(const std::string& name, bool transpose, const distributed_matrix& s
 
   row r;
   r.operation = name;
-  r.scalapack_seconds =
-      time_repeated(
-          MPI_COMM_WORLD, opt.repetitions, [&] { copy_local(scalapack_target, target_initial); },
-          [&] {
-            if (!grid.holds_me()) return;  // ranks beyond the 2x2 grid take no part
-            if (!transpose)
-              reference.gemr2d(n, n, source_data, 1, 1, source.desc.data(), scalapack_data, 1, 1,
-                               scalapack_target.desc.data(), context);
-            else
-              reference.tran(&n, &n, &alpha, source_data, &one, &one, source.desc.data(), &beta, scalapack_data, &one,
-                             &one, scalapack_target.desc.data());
-          })
-          .best;
+  r.scalapack_seconds = time_repeated(
+                            MPI_COMM_WORLD, opt.repetitions, [&] { copy_local(scalapack_target, target_initial); },
+                            [&] {
+                              if (!grid.holds_me()) return;  // ranks beyond the 2x2 grid take no part
+                              if (!transpose)
+                                reference.gemr2d(n, n, source_data, 1, 1, source.desc.data(), scalapack_data, 1, 1,
+                                                 scalapack_target.desc.data(), context);
+                              else
+                                reference.tran(&n, &n, &alpha, source_data, &one, &one, source.desc.data(), &beta,
+                                               scalapack_data, &one, &one, scalapack_target.desc.data());
+                            })
+                            .best;
 
   if (!one_copy) {
     // What the user's program calls: libredist_scalapack's symbols.
@@ -207,11 +207,10 @@ row compare(const std::string& name, bool transpose, const distributed_matrix& s
                                transpose ? redist::op::transpose : redist::op::identity, redist::element_type::f64,
                                options);
     });
-    r.redist_seconds =
-        time_repeated(
-            MPI_COMM_WORLD, opt.repetitions, [&] { copy_local(redist_target, target_initial); },
-            [&] { plan.execute(redist_target.data(), shared_source.as<double>(), alpha, beta); })
-            .best;
+    r.redist_seconds = time_repeated(
+                           MPI_COMM_WORLD, opt.repetitions, [&] { copy_local(redist_target, target_initial); },
+                           [&] { plan.execute(redist_target.data(), shared_source.as<double>(), alpha, beta); })
+                           .best;
     const redist::plan_statistics stats = plan.statistics();
     r.bytes_sent = sum_over_ranks(stats.bytes_sent);
     r.messages_sent = sum_over_ranks(stats.messages_sent);
@@ -255,7 +254,8 @@ relabeling_outcome relabeling(const distributed_matrix& source, const demo_optio
     std::vector<double> data(static_cast<size_t>(std::max<std::int64_t>(1, target.local_elements())));
     const redist::transform_plan plan =
         redist::make_plan(MPI_COMM_WORLD, target, b, redist::op::identity, redist::element_type::f64, options);
-    seconds = time_repeated(MPI_COMM_WORLD, opt.repetitions, [] {}, [&] { plan.execute(data.data(), source.data()); })
+    seconds = time_repeated(
+                  MPI_COMM_WORLD, opt.repetitions, [] {}, [&] { plan.execute(data.data(), source.data()); })
                   .best;
     return count_wrong_elements(target, data.data(), source_value) == 0;
   };
@@ -340,8 +340,9 @@ int run(int argc, char** argv) {
   for (const auto& r : rows) all_verified = all_verified && r.verified;
   if (world_rank() == 0) {
     const double matrix_bytes = static_cast<double>(opt.n) * opt.n * sizeof(double);
-    std::printf("redist demo: %d ranks, N = %d doubles (%s), 32x32 blocks -> 128x128 blocks on a 2x2 grid, best of %d\n",
-                world_size(), opt.n, bytes_text(matrix_bytes).c_str(), opt.repetitions);
+    std::printf(
+        "redist demo: %d ranks, N = %d doubles (%s), 32x32 blocks -> 128x128 blocks on a 2x2 grid, best of %d\n",
+        world_size(), opt.n, bytes_text(matrix_bytes).c_str(), opt.repetitions);
     std::printf("pdgemr2d_, pdtran_ -> %s (the drop-in); ScaLAPACK: Cpdgemr2d, pdtran_ -> %s\n\n",
                 library_of(reinterpret_cast<const void*>(&pdgemr2d_)).c_str(), reference.library.c_str());
     std::printf("%-28s %12s %12s %8s %12s %9s %11s  %-26s %s\n", "operation", "ScaLAPACK", "redist", "speedup",

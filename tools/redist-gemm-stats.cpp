@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist-gemm-stats: the statistics mode of the distributed multiply. Prints the COSMA schedule that
 // redist's gemm would use for C (m x n) = op(A) (m x k) * op(B) (k x n) on P ranks (grid, sequential steps,
 // rounds, memory, volume, I/O against the lower bound of the paper's Eq. 33), for any P, in one process
@@ -22,9 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "memory_check.hpp"
 #include "redist/error.hpp"
 #include "redist/gemm/schedule.hpp"
-#include "memory_check.hpp"
 
 namespace {
 
@@ -57,10 +58,20 @@ std::int64_t parse_size(const std::string& text, const std::string& option) {
   std::int64_t scale = 1;
   if (digits < text.size()) {
     switch (text[digits]) {
-      case 'K': case 'k': scale = std::int64_t{1} << 10; break;
-      case 'M': case 'm': scale = std::int64_t{1} << 20; break;
-      case 'G': case 'g': scale = std::int64_t{1} << 30; break;
-      default: throw usage_error{option + " '" + text + "' is not valid: expected " + expected};
+      case 'K':
+      case 'k':
+        scale = std::int64_t{1} << 10;
+        break;
+      case 'M':
+      case 'm':
+        scale = std::int64_t{1} << 20;
+        break;
+      case 'G':
+      case 'g':
+        scale = std::int64_t{1} << 30;
+        break;
+      default:
+        throw usage_error{option + " '" + text + "' is not valid: expected " + expected};
     }
   }
   errno = 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist-plan: plan-only study of a redistribution A <- op(B) between two block-cyclic layouts on P
 // virtual ranks, in one process (no MPI communication): communication volume, messages and the per-rank
 // maximum before and after process relabeling.
@@ -22,12 +23,12 @@
 #include <utility>
 #include <vector>
 
+#include "memory_check.hpp"
 #include "redist/error.hpp"
 #include "redist/layout/builders.hpp"
 #include "redist/names.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
-#include "memory_check.hpp"
 
 namespace {
 
@@ -201,8 +202,8 @@ std::string json_string(const std::string& s) {
 }
 
 std::string grid_text(const bc_spec& s) {
-  return "bc " + std::to_string(s.mb) + "x" + std::to_string(s.nb) + " blocks on " + std::to_string(s.proc_rows) +
-         "x" + std::to_string(s.proc_cols) + (s.ordering == redist::grid_order::row_major ? " row-major" : " col-major");
+  return "bc " + std::to_string(s.mb) + "x" + std::to_string(s.nb) + " blocks on " + std::to_string(s.proc_rows) + "x" +
+         std::to_string(s.proc_cols) + (s.ordering == redist::grid_order::row_major ? " row-major" : " col-major");
 }
 
 // ---- memory estimate ----
@@ -314,10 +315,9 @@ int run(const options& o) {
   const int nranks = std::max(a.ranks_needed(), b.ranks_needed());
 
   const auto graph_started = std::chrono::steady_clock::now();
-  const redist::relabel::comm_graph g = redist::relabel::communication_graph(
-      {{&a, &b, o.operation, static_cast<std::size_t>(o.elem_size)}}, nranks);
-  const double graph_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - graph_started).count();
+  const redist::relabel::comm_graph g =
+      redist::relabel::communication_graph({{&a, &b, o.operation, static_cast<std::size_t>(o.elem_size)}}, nranks);
+  const double graph_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - graph_started).count();
   const redist::relabel::relabeling r = redist::relabel::find_relabeling(g, {}, o.relabel);
 
   if (o.json) {
@@ -330,10 +330,9 @@ int run(const options& o) {
         static_cast<long long>(o.m), static_cast<long long>(o.n), o.op_letter, static_cast<long long>(o.elem_size),
         json_string(o.from.text).c_str(), json_string(o.to.text).c_str(), nranks, redist::relabel::to_string(o.relabel),
         g.edges.size(), static_cast<long long>(g.total_volume()), static_cast<long long>(r.remote_volume_before),
-        static_cast<long long>(r.remote_volume_after), r.reduction_percent(),
-        static_cast<long long>(r.messages_before), static_cast<long long>(r.messages_after),
-        static_cast<long long>(r.max_rank_volume_before), static_cast<long long>(r.max_rank_volume_after),
-        graph_seconds, r.solve_seconds);
+        static_cast<long long>(r.remote_volume_after), r.reduction_percent(), static_cast<long long>(r.messages_before),
+        static_cast<long long>(r.messages_after), static_cast<long long>(r.max_rank_volume_before),
+        static_cast<long long>(r.max_rank_volume_after), graph_seconds, r.solve_seconds);
     return 0;
   }
   std::printf("A (%lld x %lld): %s\n", static_cast<long long>(o.m), static_cast<long long>(o.n),
@@ -342,7 +341,8 @@ int run(const options& o) {
               static_cast<long long>(transposed ? o.m : o.n), grid_text(o.from).c_str(), o.op_letter);
   std::printf("%d ranks, %lld-byte elements, %zu communicating pairs, %lld bytes in total\n\n", nranks,
               static_cast<long long>(o.elem_size), g.edges.size(), static_cast<long long>(g.total_volume()));
-  std::printf("%-28s %20s %20s\n", "", "before relabeling", (std::string("after (") + redist::relabel::to_string(o.relabel) + ")").c_str());
+  std::printf("%-28s %20s %20s\n", "", "before relabeling",
+              (std::string("after (") + redist::relabel::to_string(o.relabel) + ")").c_str());
   std::printf("%-28s %20lld %20lld\n", "remote volume [bytes]", static_cast<long long>(r.remote_volume_before),
               static_cast<long long>(r.remote_volume_after));
   std::printf("%-28s %20lld %20lld\n", "remote messages", static_cast<long long>(r.messages_before),

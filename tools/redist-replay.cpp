@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist-replay TRACE_FILES...: re-runs the ScaLAPACK calls a REDIST_TRACE=calls run recorded (docs/trace.md), at
 // the recorded rank count, on synthetic data of the recorded shapes with the recorded descriptors, through
 // ScaLAPACK and through redist (the drop-in's path: p?gemm and p?tran* handed to ScaLAPACK as the drop-in would) in the
@@ -6,6 +7,7 @@
 // See docs/trace.md, "Replay".
 #include <mpi.h>
 
+#include <dlfcn.h>
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -14,7 +16,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -32,8 +33,8 @@
 #include "../bench/common/usage.hpp"
 #include "../src/scalapack/dropin.hpp"
 #include "redist/redist.h"
-#include "redist/trace.hpp"
 #include "redist/scalapack/descriptor.hpp"
+#include "redist/trace.hpp"
 
 extern "C" {
 void Cblacs_gridmap(int* context, int* usermap, int ldumap, int proc_rows, int proc_cols);
@@ -231,7 +232,7 @@ std::vector<std::pair<int, std::vector<int>>> grids_of(const recorded_call& c) {
 struct replay_grid {
   int rows = 0, cols = 0;
   std::map<int, std::pair<int, int>> positions;  // world rank -> (row, col)
-  int context = -1;                               // this rank's new context (-1: not on the grid)
+  int context = -1;                              // this rank's new context (-1: not on the grid)
 };
 
 // ---- operands ------------------------------------------------------------------------------------------------
@@ -296,11 +297,16 @@ output_window local_window(const std::vector<int>& d, const replay_grid* g, int 
 
 std::size_t element_bytes(char type) {
   switch (type) {
-    case 'S': return sizeof(float);
-    case 'D': return sizeof(double);
-    case 'C': return sizeof(std::complex<float>);
-    case 'Z': return sizeof(std::complex<double>);
-    default: return sizeof(int);
+    case 'S':
+      return sizeof(float);
+    case 'D':
+      return sizeof(double);
+    case 'C':
+      return sizeof(std::complex<float>);
+    case 'Z':
+      return sizeof(std::complex<double>);
+    default:
+      return sizeof(int);
   }
 }
 
@@ -319,7 +325,7 @@ struct prepared_call {
   bool short_call = false;
   std::string replayed_path;  // the path redist took, traced after the timed rounds
   std::vector<int> desca, descb, descc;
-  int ictxt = -1;       // gemr2d/trmr2d: the context over both grids
+  int ictxt = -1;  // gemr2d/trmr2d: the context over both grids
   int barrier_context = -1;
   // Bytes of the routine's type, shared by the calls whose matrices have the same descriptor and type, as a
   // program's calls share its arrays (one buffer per call would hold a whole local matrix per call: 12 GB for the
@@ -346,11 +352,16 @@ void fill(std::vector<unsigned char>& bytes, std::int64_t elements, std::mt19937
 
 void fill_typed(char type, std::vector<unsigned char>& bytes, std::int64_t elements, std::mt19937_64& g) {
   switch (type) {
-    case 'S': return fill<float>(bytes, elements, g);
-    case 'D': return fill<double>(bytes, elements, g);
-    case 'C': return fill<std::complex<float>>(bytes, elements, g);
-    case 'Z': return fill<std::complex<double>>(bytes, elements, g);
-    default: return fill<int>(bytes, elements, g);
+    case 'S':
+      return fill<float>(bytes, elements, g);
+    case 'D':
+      return fill<double>(bytes, elements, g);
+    case 'C':
+      return fill<std::complex<float>>(bytes, elements, g);
+    case 'Z':
+      return fill<std::complex<double>>(bytes, elements, g);
+    default:
+      return fill<int>(bytes, elements, g);
   }
 }
 
@@ -380,17 +391,23 @@ double difference(const prepared_call& p, bool whole) {
   if (whole)
     compare(0, p.c->scalapack.size() / sizeof(T));
   else
-    p.window.for_each_column([&](std::size_t offset, std::size_t bytes) { compare(offset / sizeof(T), bytes / sizeof(T)); });
+    p.window.for_each_column(
+        [&](std::size_t offset, std::size_t bytes) { compare(offset / sizeof(T), bytes / sizeof(T)); });
   return worst;
 }
 
 double difference_typed(char type, const prepared_call& p, bool whole) {
   switch (type) {
-    case 'S': return difference<float>(p, whole);
-    case 'D': return difference<double>(p, whole);
-    case 'C': return difference<std::complex<float>>(p, whole);
-    case 'Z': return difference<std::complex<double>>(p, whole);
-    default: return difference<int>(p, whole);
+    case 'S':
+      return difference<float>(p, whole);
+    case 'D':
+      return difference<double>(p, whole);
+    case 'C':
+      return difference<std::complex<float>>(p, whole);
+    case 'Z':
+      return difference<std::complex<double>>(p, whole);
+    default:
+      return difference<int>(p, whole);
   }
 }
 
@@ -413,10 +430,14 @@ using dropin_gemm_fn = void (*)(gemm_fn, const char*, const char*, const int*, c
                                 const int*, const void*, void*, const int*, const int*, const int*);
 dropin_gemm_fn dropin_gemm(char type) {
   switch (type) {
-    case 'S': return redist::scalapack::dropin_psgemm;
-    case 'D': return redist::scalapack::dropin_pdgemm;
-    case 'C': return redist::scalapack::dropin_pcgemm;
-    default: return redist::scalapack::dropin_pzgemm;
+    case 'S':
+      return redist::scalapack::dropin_psgemm;
+    case 'D':
+      return redist::scalapack::dropin_pdgemm;
+    case 'C':
+      return redist::scalapack::dropin_pcgemm;
+    default:
+      return redist::scalapack::dropin_pzgemm;
   }
 }
 
@@ -470,7 +491,9 @@ std::function<void(void*)> bind(const prepared_call& p, bool through_redist) {
     default: {
       const auto scalapack = reinterpret_cast<tran_fn>(symbol(name + "_"));
       if (through_redist)
-        return [=, f = dropin_tran(name)](void* C) { f(scalapack, &m, &n, alpha, A, &ia, &ja, da, beta, C, &ic, &jc, dc); };
+        return [=, f = dropin_tran(name)](void* C) {
+          f(scalapack, &m, &n, alpha, A, &ia, &ja, da, beta, C, &ic, &jc, dc);
+        };
       return [=](void* C) { scalapack(&m, &n, alpha, A, &ia, &ja, da, beta, C, &ic, &jc, dc); };
     }
   }
@@ -684,13 +707,14 @@ int replay(int argc, char** argv) {
       const auto [it, added] = r.positions.emplace(c.rank, std::make_pair(g[2], g[3]));
       if (!added && it->second != std::make_pair(g[2], g[3]))
         throw std::invalid_argument("rank " + std::to_string(c.rank) + " is at two positions of context " +
-                                    std::to_string(ctxt) + " in the traces (a context made again with another "
+                                    std::to_string(ctxt) +
+                                    " in the traces (a context made again with another "
                                     "rank order: not supported)");
     }
   for (auto& [key, g] : grids)
     if (static_cast<int>(g.positions.size()) != g.rows * g.cols)
-      throw std::invalid_argument("context " + std::to_string(std::get<0>(key)) + " (" + std::to_string(g.rows) +
-                                  "x" + std::to_string(g.cols) + ") has " + std::to_string(g.positions.size()) +
+      throw std::invalid_argument("context " + std::to_string(std::get<0>(key)) + " (" + std::to_string(g.rows) + "x" +
+                                  std::to_string(g.cols) + ") has " + std::to_string(g.positions.size()) +
                                   " ranks in the traces");
   // Makes every grid (again, where made before: BLACS frees the old context's communicators, and the drop-in's
   // state on them goes with them), in one order on every rank; returns this rank's old context -> new.
@@ -781,9 +805,9 @@ int replay(int argc, char** argv) {
     p.window = local_window(p.descc, gc, me, at(copy ? "ib" : "ic"), at(copy ? "jb" : "jc"), at("m"), at("n"),
                             element_bytes(elem));
     const output_window& w = p.window;
-    if (w.cols > 0 && (w.row0 + w.rows > w.lld ||
-                       static_cast<std::size_t>(((w.col0 + w.cols - 1) * w.lld + w.row0 + w.rows)) * w.element >
-                           p.c->initial.size()))
+    if (w.cols > 0 &&
+        (w.row0 + w.rows > w.lld ||
+         static_cast<std::size_t>(((w.col0 + w.cols - 1) * w.lld + w.row0 + w.rows)) * w.element > p.c->initial.size()))
       p.window = output_window{0, static_cast<std::int64_t>(p.c->initial.size()), 0, 1, 0, 1};  // not inside: all
     for (const char* scalar : {"alpha", "beta"}) {
       const json* s = a.find(scalar);
@@ -887,7 +911,8 @@ int replay(int argc, char** argv) {
   std::string all;
   if (me == 0) {
     int at = 0;
-    for (int r = 0; r < size; ++r) offsets[static_cast<std::size_t>(r)] = at, at += lengths[static_cast<std::size_t>(r)];
+    for (int r = 0; r < size; ++r)
+      offsets[static_cast<std::size_t>(r)] = at, at += lengths[static_cast<std::size_t>(r)];
     all.resize(static_cast<std::size_t>(at));
   }
   MPI_Gatherv(text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -923,12 +948,12 @@ int replay(int argc, char** argv) {
       for (std::string x; std::getline(items, x, ',');) set->insert(x);
     }
   }
-  std::printf("redist-replay: %zu trace files, %d ranks, %zu calls replayed (%zu lines skipped: C++ plans, argument "
-              "errors), %d rounds (short calls %d)%s\n",
-              files.size(), size, calls.size(), skipped, rounds, short_call_rounds * rounds,
-              cold ? ", each a program's one run (--cold)" : "");
-  if (noise_floor)
-    std::printf("noise floor: both columns ScaLAPACK (redist's column runs ScaLAPACK again)\n");
+  std::printf(
+      "redist-replay: %zu trace files, %d ranks, %zu calls replayed (%zu lines skipped: C++ plans, argument "
+      "errors), %d rounds (short calls %d)%s\n",
+      files.size(), size, calls.size(), skipped, rounds, short_call_rounds * rounds,
+      cold ? ", each a program's one run (--cold)" : "");
+  if (noise_floor) std::printf("noise floor: both columns ScaLAPACK (redist's column runs ScaLAPACK again)\n");
   std::printf("%-46s %6s %13s %13s %8s %6s  %s\n", "signature class", "calls", "ScaLAPACK ms",
               noise_floor ? "again ms" : "redist ms", "ratio", "agree", "paths: replayed (recorded)");
   redist_baseline::json_writer out;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist-torus: the torus link-load simulator and the multi-phase transpose schedule from the command line
 // (docs/torus.md, "Command line"). Runs in one process, without MPI.
 //
@@ -24,13 +25,13 @@
 #include <string>
 #include <vector>
 
+#include "memory_check.hpp"
 #include "redist/error.hpp"
 #include "redist/names.hpp"
 #include "redist/torus/routing.hpp"
 #include "redist/torus/schedule.hpp"
-#include "redist_tools/torus_study.hpp"
 #include "redist/torus/topology.hpp"
-#include "memory_check.hpp"
+#include "redist_tools/torus_study.hpp"
 
 namespace {
 
@@ -360,8 +361,7 @@ int run_simulate(const arguments& a) {
   std::printf("phases %d, pairs %lld, routed %lld, alpha %.3f\n", r.phases, static_cast<long long>(r.pairs),
               static_cast<long long>(r.routed_pairs), r.mean_alpha);
   std::printf("completion time %.6g s (direct %.6g s, gain %+.1f%%) for %lld bytes per node and permutation\n",
-              r.completion_time, r.direct_completion_time, 100 * gain,
-              static_cast<long long>(s.model.message_bytes));
+              r.completion_time, r.direct_completion_time, 100 * gain, static_cast<long long>(s.model.message_bytes));
   return 0;
 }
 
@@ -379,8 +379,7 @@ int run_schedule(const arguments& a) {
     std::printf("]}\n");
     return 0;
   }
-  std::printf("grid %dx%d: L = %d, G = %d, %d phases (rank -> the rank it sends to)\n", s.P, s.Q, s.L, s.G,
-              s.phases());
+  std::printf("grid %dx%d: L = %d, G = %d, %d phases (rank -> the rank it sends to)\n", s.P, s.Q, s.L, s.G, s.phases());
   for (int k = 0; k < s.phases(); ++k) {
     std::printf("phase %d:", k);
     for (std::size_t r = 0; r < s.send_to[static_cast<size_t>(k)].size(); ++r)

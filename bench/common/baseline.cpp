@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "baseline.hpp"
 
 #include <algorithm>
@@ -42,12 +43,11 @@ blacs_grid::blacs_grid(int proc_rows, int proc_cols, redist::grid_order order)
   Cblacs_pinfo(&blacs_process, &blacs_processes);
   if (blacs_process != world_rank() || blacs_processes != ranks)
     throw std::runtime_error("BLACS numbers this process " + std::to_string(blacs_process) + " of " +
-                             std::to_string(blacs_processes) + ", MPI_COMM_WORLD says " +
-                             std::to_string(world_rank()) + " of " + std::to_string(ranks));
+                             std::to_string(blacs_processes) + ", MPI_COMM_WORLD says " + std::to_string(world_rank()) +
+                             " of " + std::to_string(ranks));
   int context = -1;
   Cblacs_get(-1, 0, &context);  // the system context: MPI_COMM_WORLD
-  Cblacs_gridinit(&context, order == redist::grid_order::row_major ? "R" : "C", proc_rows,
-                  proc_cols);
+  Cblacs_gridinit(&context, order == redist::grid_order::row_major ? "R" : "C", proc_rows, proc_cols);
   context_ = context;
   if (context_ >= 0) {
     int rows = 0, cols = 0;
@@ -122,8 +122,7 @@ distributed_matrix make_matrix(const blacs_grid& grid, int m, int n, int mb, int
     descinit_(a.desc.data(), &m, &n, &mb, &nb, &source, &source, &context, &lld, &info);
     if (info != 0)
       throw std::runtime_error("descinit_ rejected a " + std::to_string(m) + "x" + std::to_string(n) + " matrix in " +
-                               std::to_string(mb) + "x" + std::to_string(nb) + " blocks: info " +
-                               std::to_string(info));
+                               std::to_string(mb) + "x" + std::to_string(nb) + " blocks: info " + std::to_string(info));
     a.local.assign(static_cast<size_t>(lld) * static_cast<size_t>(std::max(1, a.local_cols)), 0.0);
   } else {
     // ScaLAPACK's convention for processes outside the grid of a matrix: CTXT = -1.
@@ -173,8 +172,8 @@ void copy_local(distributed_matrix& x, const distributed_matrix& y) {
 timing summarize(MPI_Comm comm, const std::vector<double>& my_seconds) {
   timing t;
   t.seconds.resize(my_seconds.size());
-  BASELINE_MPI_CHECK(MPI_Allreduce(my_seconds.data(), t.seconds.data(), static_cast<int>(my_seconds.size()),
-                                 MPI_DOUBLE, MPI_MAX, comm));
+  BASELINE_MPI_CHECK(MPI_Allreduce(my_seconds.data(), t.seconds.data(), static_cast<int>(my_seconds.size()), MPI_DOUBLE,
+                                   MPI_MAX, comm));
   if (t.seconds.empty()) return t;
   std::vector<double> sorted = t.seconds;
   std::sort(sorted.begin(), sorted.end());
@@ -311,10 +310,18 @@ void json_writer::write_string(std::string_view v) {
   out_ += '"';
   for (const char c : v) {
     switch (c) {
-      case '"': out_ += "\\\""; break;
-      case '\\': out_ += "\\\\"; break;
-      case '\n': out_ += "\\n"; break;
-      case '\t': out_ += "\\t"; break;
+      case '"':
+        out_ += "\\\"";
+        break;
+      case '\\':
+        out_ += "\\\\";
+        break;
+      case '\n':
+        out_ += "\\n";
+        break;
+      case '\t':
+        out_ += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char escaped[8];

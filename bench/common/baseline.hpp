@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // redist_baseline: running ScaLAPACK (the baseline) next to redist on identical data.
 //
@@ -32,11 +33,11 @@ void Cblacs_gridexit(int context);
 void Cblacs_exit(int not_done);
 
 int numroc_(const int* n, const int* nb, const int* iproc, const int* isrcproc, const int* nprocs);
-void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc,
-               const int* icsrc, const int* ictxt, const int* lld, int* info);
+void descinit_(int* desc, const int* m, const int* n, const int* mb, const int* nb, const int* irsrc, const int* icsrc,
+               const int* ictxt, const int* lld, int* info);
 // B(ib:ib+m-1, jb:jb+n-1) = A(ia:ia+m-1, ja:ja+n-1); ictxt spans every process of both grids.
-void pdgemr2d_(const int* m, const int* n, const double* a, const int* ia, const int* ja, const int* desca,
-               double* b, const int* ib, const int* jb, const int* descb, const int* ictxt);
+void pdgemr2d_(const int* m, const int* n, const double* a, const int* ia, const int* ja, const int* desca, double* b,
+               const int* ib, const int* jb, const int* descb, const int* ictxt);
 // sub(C) = beta * sub(C) + alpha * sub(A)^T; sub(C) is m x n, sub(A) is n x m; same context.
 void pdtran_(const int* m, const int* n, const double* alpha, const double* a, const int* ia, const int* ja,
              const int* desca, const double* beta, double* c, const int* ic, const int* jc, const int* descc);

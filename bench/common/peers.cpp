@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "peers.hpp"
 
 #include <dlfcn.h>
@@ -41,8 +42,8 @@ costa_library load_costa(const std::string& path) {
   costa.library = peer_library("--costa", path);
   costa.pdgemr2d = reinterpret_cast<costa_library::pdgemr2d_fn>(costa.library.symbol(
       {"costa_pdgemr2d_", "pdgemr2d_"}, reinterpret_cast<const void*>(&pdgemr2d_), costa.pdgemr2d_symbol));
-  costa.pdtran = reinterpret_cast<costa_library::pdtran_fn>(costa.library.symbol(
-      {"costa_pdtran_", "pdtran_"}, reinterpret_cast<const void*>(&pdtran_), costa.pdtran_symbol));
+  costa.pdtran = reinterpret_cast<costa_library::pdtran_fn>(
+      costa.library.symbol({"costa_pdtran_", "pdtran_"}, reinterpret_cast<const void*>(&pdtran_), costa.pdtran_symbol));
   return costa;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Peer libraries as run-time baselines (--costa, --cosma): their ScaLAPACK-API libraries, built by hand outside
 // the repository and never a build dependency, dlopen()ed with RTLD_LOCAL. That keeps their symbols out of the

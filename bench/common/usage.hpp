@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // --help / -h for the benchmark programs, alike in all of them: the option parser throws usage_requested with the
 // program's usage text, and main() catches it, prints the text on standard output (rank 0 only in MPI programs:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // reshape_peers: redist's N-d reshape (make_reshape_plan) against the reshapes of FFT libraries, on the same
 // boxes and the same data, in the same run. The peers are built by hand, never dependencies of the project
 // (bench/results/reshape_peers.md): the program is configured with
@@ -146,8 +147,8 @@ struct case_result {
   std::string library, name;
   int n = 0;
   std::string source_description, target_description;
-  std::int64_t bytes = 0;             // the global array
-  std::int64_t bytes_moved = 0;       // bytes leaving their rank (redist's plan statistics, summed)
+  std::int64_t bytes = 0;        // the global array
+  std::int64_t bytes_moved = 0;  // bytes leaving their rank (redist's plan statistics, summed)
   std::string redist_strategy;
   std::int64_t differences_peer_redist = -1;  // fftw: element-wise comparison of both outputs
   std::vector<method_result> methods;
@@ -195,8 +196,7 @@ std::string describe_boxes(const char* what, const std::vector<int>& grid) {
   return s;
 }
 
-redist::transform_options redist_options(
-    redist::exchange_strategy strategy = redist::exchange_strategy::automatic) {
+redist::transform_options redist_options(redist::exchange_strategy strategy = redist::exchange_strategy::automatic) {
   redist::transform_options o;
   o.strategy = strategy;
   o.num_threads = 1;  // the peers pack on one thread
@@ -270,21 +270,28 @@ std::vector<case_result> heffte_cases(int n, int repetitions) {
     std::vector<cplx> ws_p2p(std::max<size_t>(p2p->size_workspace(), 1));
 
     t0 = MPI_Wtime();
-    redist::transform_plan plan = redist::make_reshape_plan(
-        MPI_COMM_WORLD,
-        {redist::reshape_job{redist::box_layout(out_boxes, rank), redist::box_layout(in_boxes, rank), {}, false,
-                             redist::element_type::c64, {}}},
-        redist_options());
+    redist::transform_plan plan = redist::make_reshape_plan(MPI_COMM_WORLD,
+                                                            {redist::reshape_job{redist::box_layout(out_boxes, rank),
+                                                                                 redist::box_layout(in_boxes, rank),
+                                                                                 {},
+                                                                                 false,
+                                                                                 redist::element_type::c64,
+                                                                                 {}}},
+                                                            redist_options());
     const double plan_redist = slowest(MPI_Wtime() - t0);
     c.redist_strategy = redist::to_string(plan.strategy());
     c.bytes_moved = bytes_moved(plan);
     // redist with heFFTe's default exchange (one MPI_Alltoallv): what the packing alone is worth.
     t0 = MPI_Wtime();
-    redist::transform_plan plan_a2av_redist = redist::make_reshape_plan(
-        MPI_COMM_WORLD,
-        {redist::reshape_job{redist::box_layout(out_boxes, rank), redist::box_layout(in_boxes, rank), {}, false,
-                             redist::element_type::c64, {}}},
-        redist_options(redist::exchange_strategy::alltoallv));
+    redist::transform_plan plan_a2av_redist =
+        redist::make_reshape_plan(MPI_COMM_WORLD,
+                                  {redist::reshape_job{redist::box_layout(out_boxes, rank),
+                                                       redist::box_layout(in_boxes, rank),
+                                                       {},
+                                                       false,
+                                                       redist::element_type::c64,
+                                                       {}}},
+                                  redist_options(redist::exchange_strategy::alltoallv));
     const double plan_redist_a2av = slowest(MPI_Wtime() - t0);
     std::vector<cplx> out_redist_a2av(out_size);
 
@@ -316,15 +323,15 @@ std::vector<case_result> fftw_cases(int n, int repetitions, bool measure) {
   const ptrdiff_t nn[2] = {n, n};
   const ptrdiff_t howmany = 2 * static_cast<ptrdiff_t>(n);  // a row of n complex numbers as 2n doubles
   ptrdiff_t local_n0 = 0, local_0_start = 0, local_n1 = 0, local_1_start = 0;
-  const ptrdiff_t alloc = fftw_mpi_local_size_many_transposed(2, nn, howmany, FFTW_MPI_DEFAULT_BLOCK,
-                                                              FFTW_MPI_DEFAULT_BLOCK, MPI_COMM_WORLD, &local_n0,
-                                                              &local_0_start, &local_n1, &local_1_start);
+  const ptrdiff_t alloc =
+      fftw_mpi_local_size_many_transposed(2, nn, howmany, FFTW_MPI_DEFAULT_BLOCK, FFTW_MPI_DEFAULT_BLOCK,
+                                          MPI_COMM_WORLD, &local_n0, &local_0_start, &local_n1, &local_1_start);
   double* in = fftw_alloc_real(static_cast<size_t>(std::max<ptrdiff_t>(alloc, 2)));
   double* out = fftw_alloc_real(static_cast<size_t>(std::max<ptrdiff_t>(alloc, 2)));
   if (!in || !out) throw std::runtime_error("fftw_alloc_real failed");
   double t0 = MPI_Wtime();
-  fftw_plan fplan = fftw_mpi_plan_many_transpose(n, n, howmany, FFTW_MPI_DEFAULT_BLOCK, FFTW_MPI_DEFAULT_BLOCK, in,
-                                                 out, MPI_COMM_WORLD, measure ? FFTW_MEASURE : FFTW_ESTIMATE);
+  fftw_plan fplan = fftw_mpi_plan_many_transpose(n, n, howmany, FFTW_MPI_DEFAULT_BLOCK, FFTW_MPI_DEFAULT_BLOCK, in, out,
+                                                 MPI_COMM_WORLD, measure ? FFTW_MEASURE : FFTW_ESTIMATE);
   const double plan_fftw = slowest(MPI_Wtime() - t0);
   if (!fplan) throw std::runtime_error("fftw_mpi_plan_many_transpose returned no plan");
 
@@ -350,20 +357,26 @@ std::vector<case_result> fftw_cases(int n, int repetitions, bool measure) {
   c.bytes = std::int64_t(n) * n * n * static_cast<std::int64_t>(sizeof(cplx));
 
   t0 = MPI_Wtime();
-  redist::transform_plan plan = redist::make_reshape_plan(
-      MPI_COMM_WORLD,
-      {redist::reshape_job{redist::box_layout(out_boxes, rank), redist::box_layout(in_boxes, rank), {1, 0, 2}, false,
-                           redist::element_type::c64, {}}},
-      redist_options());
+  redist::transform_plan plan = redist::make_reshape_plan(MPI_COMM_WORLD,
+                                                          {redist::reshape_job{redist::box_layout(out_boxes, rank),
+                                                                               redist::box_layout(in_boxes, rank),
+                                                                               {1, 0, 2},
+                                                                               false,
+                                                                               redist::element_type::c64,
+                                                                               {}}},
+                                                          redist_options());
   const double plan_redist = slowest(MPI_Wtime() - t0);
   c.redist_strategy = redist::to_string(plan.strategy());
   c.bytes_moved = bytes_moved(plan);
   t0 = MPI_Wtime();
-  redist::transform_plan plan_a2av = redist::make_reshape_plan(
-      MPI_COMM_WORLD,
-      {redist::reshape_job{redist::box_layout(out_boxes, rank), redist::box_layout(in_boxes, rank), {1, 0, 2}, false,
-                           redist::element_type::c64, {}}},
-      redist_options(redist::exchange_strategy::alltoallv));
+  redist::transform_plan plan_a2av = redist::make_reshape_plan(MPI_COMM_WORLD,
+                                                               {redist::reshape_job{redist::box_layout(out_boxes, rank),
+                                                                                    redist::box_layout(in_boxes, rank),
+                                                                                    {1, 0, 2},
+                                                                                    false,
+                                                                                    redist::element_type::c64,
+                                                                                    {}}},
+                                                               redist_options(redist::exchange_strategy::alltoallv));
   const double plan_redist_a2av = slowest(MPI_Wtime() - t0);
 
   cplx* source = reinterpret_cast<cplx*>(in);  // fftw_complex and std::complex<double> share their layout
@@ -371,9 +384,8 @@ std::vector<case_result> fftw_cases(int n, int repetitions, bool measure) {
   std::vector<cplx> out_redist(static_cast<size_t>(std::max<std::int64_t>(out_box.elements(), 1)));
   std::vector<cplx> out_redist_a2av(out_redist.size());
   auto fill = [&] {
-    for_each_in_box(in_box, [&](std::int64_t l, std::int64_t i, std::int64_t j, std::int64_t k) {
-      source[l] = value(n, i, j, k);
-    });
+    for_each_in_box(
+        in_box, [&](std::int64_t l, std::int64_t i, std::int64_t j, std::int64_t k) { source[l] = value(n, i, j, k); });
   };
   std::vector<std::function<void()>> runs = {[&] { fftw_execute(fplan); },
                                              [&] { plan.execute(out_redist.data(), source); },

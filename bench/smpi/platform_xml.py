@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """SimGrid platform (XML) of the simulated machines redist is measured on:
 platform_xml.py fattree|torus|dragonfly RANKS [X,Y,Z (torus only: its extents, product RANKS)].
 

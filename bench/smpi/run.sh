@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # redist on a simulated cluster (SimGrid's SMPI): one JSON line per measured variant.
 #   bash bench/smpi/run.sh transform|neighbor|inplace|reshape|gemm PLATFORM RANKS N
 # transform: a block-cyclic pdtran-like redistribution of an N x N matrix; neighbor: a 27-point halo exchange of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist at scale under SimGrid's SMPI: one measured variant per run, one JSON line from rank 0.
 //   smpi_bench transform|neighbor --n N --variant V --platform NAME --link-bandwidth BYTES_PER_S [--reps R]
 //                        [--verify 0|1] [--region RANKS]
@@ -88,20 +89,34 @@ arguments parse(int argc, char** argv) {
     const std::string key = argv[i];
     if (i + 1 >= argc) throw std::invalid_argument(key + " needs a value");
     const std::string value = argv[i + 1];
-    if (key == "--n") a.n = std::stoll(value);
-    else if (key == "--variant") a.variant = value;
-    else if (key == "--platform") a.platform = value;
-    else if (key == "--link-bandwidth") a.link_bandwidth = std::stod(value);
-    else if (key == "--reps") a.reps = std::max(1, std::stoi(value));
-    else if (key == "--verify") a.verify = value == "1";
-    else if (key == "--case") a.layout_case = value;
-    else if (key == "--torus") a.torus = value;
-    else if (key == "--torus-routing") a.torus_routing = value;
-    else if (key == "--torus-beta") a.torus_beta = std::stoll(value);
-    else if (key == "--torus-phases") a.torus_phases = value;
-    else if (key == "--torus-hardware") a.torus_hardware = value;
-    else if (key == "--region") a.region = std::stoi(value);
-    else throw std::invalid_argument("unknown option " + key);
+    if (key == "--n")
+      a.n = std::stoll(value);
+    else if (key == "--variant")
+      a.variant = value;
+    else if (key == "--platform")
+      a.platform = value;
+    else if (key == "--link-bandwidth")
+      a.link_bandwidth = std::stod(value);
+    else if (key == "--reps")
+      a.reps = std::max(1, std::stoi(value));
+    else if (key == "--verify")
+      a.verify = value == "1";
+    else if (key == "--case")
+      a.layout_case = value;
+    else if (key == "--torus")
+      a.torus = value;
+    else if (key == "--torus-routing")
+      a.torus_routing = value;
+    else if (key == "--torus-beta")
+      a.torus_beta = std::stoll(value);
+    else if (key == "--torus-phases")
+      a.torus_phases = value;
+    else if (key == "--torus-hardware")
+      a.torus_hardware = value;
+    else if (key == "--region")
+      a.region = std::stoi(value);
+    else
+      throw std::invalid_argument("unknown option " + key);
   }
   benchmark_of(a.benchmark);  // known?
   if (a.layout_case.empty()) a.layout_case = default_case(a.benchmark);
@@ -121,7 +136,8 @@ int main(int argc, char** argv) {
     // Timing only: redist's own large buffers (messages, staging) in SMPI's shared pages too, so that thousands of
     // simulated ranks with large N fit in this machine's memory (and SMPI skips copying their payloads).
     if (!a.verify)
-      redist::memory::use_page_source({std::size_t(1) << 20, [](std::size_t bytes) { return SMPI_SHARED_MALLOC(bytes); },
+      redist::memory::use_page_source({std::size_t(1) << 20,
+                                       [](std::size_t bytes) { return SMPI_SHARED_MALLOC(bytes); },
                                        [](void* data) { SMPI_SHARED_FREE(data); }});
     const auto wall0 = std::chrono::steady_clock::now();
     const measured m = benchmark_of(a.benchmark)(a, rank, size);
@@ -134,10 +150,11 @@ int main(int argc, char** argv) {
     MPI_Reduce(&busiest_mine, &busiest, 1, MPI_INT64_T, MPI_MAX, 0, MPI_COMM_WORLD);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     if (rank == 0) {
-      std::printf("{\"benchmark\": \"%s\", \"platform\": \"%s\", \"ranks\": %d, \"n\": %lld, \"case\": \"%s\", "
-                  "\"variant\": \"%s\", \"simulated_seconds\": %.9g, \"first_simulated_seconds\": %.9g, ",
-                  a.benchmark.c_str(), a.platform.c_str(), size, static_cast<long long>(a.n), a.layout_case.c_str(),
-                  a.variant.c_str(), m.best, m.first);
+      std::printf(
+          "{\"benchmark\": \"%s\", \"platform\": \"%s\", \"ranks\": %d, \"n\": %lld, \"case\": \"%s\", "
+          "\"variant\": \"%s\", \"simulated_seconds\": %.9g, \"first_simulated_seconds\": %.9g, ",
+          a.benchmark.c_str(), a.platform.c_str(), size, static_cast<long long>(a.n), a.layout_case.c_str(),
+          a.variant.c_str(), m.best, m.first);
       if (a.variant.rfind("redist:", 0) == 0)
         std::printf("\"plan_simulated_seconds\": %.9g, \"strategy\": \"%s\", ", m.plan, m.chosen.c_str());
       if (a.variant.rfind("redist:", 0) == 0)
@@ -145,11 +162,12 @@ int main(int argc, char** argv) {
                     m.comm_dup);
       if (a.benchmark == "neighbor") std::printf("\"region\": %d, ", a.region);
       std::printf("%s", m.extra_json.c_str());
-      std::printf("\"bound_seconds\": %.9g, \"bytes_off_rank\": %lld, \"busiest_rank_bytes\": %lld, \"messages\": %lld, "
-                  "\"verified\": %s, \"reps\": %d, \"wall_seconds_rank0\": %.3f}\n",
-                  static_cast<double>(busiest) / a.link_bandwidth, static_cast<long long>(total[0]),
-                  static_cast<long long>(busiest), static_cast<long long>(total[1]),
-                  m.verified && total[2] == 0 ? "true" : "false", a.reps, wall);
+      std::printf(
+          "\"bound_seconds\": %.9g, \"bytes_off_rank\": %lld, \"busiest_rank_bytes\": %lld, \"messages\": %lld, "
+          "\"verified\": %s, \"reps\": %d, \"wall_seconds_rank0\": %.3f}\n",
+          static_cast<double>(busiest) / a.link_bandwidth, static_cast<long long>(total[0]),
+          static_cast<long long>(busiest), static_cast<long long>(total[1]),
+          m.verified && total[2] == 0 ? "true" : "false", a.reps, wall);
       if (m.verified && total[2] != 0) {
         std::fprintf(stderr, "smpi_bench: WRONG result on %lld rank(s)\n", static_cast<long long>(total[2]));
         status = 1;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The parts every smpi_bench benchmark shares: its arguments, buffers (real or SMPI's shared pages), what it
 // measured, and the timing of a collective step between barriers (MPI_Wtime is the simulated clock).
 #pragma once
@@ -16,18 +17,16 @@
 namespace smpi_bench {
 
 struct arguments {
-  std::string benchmark, variant = "redist:auto", platform = "unknown", layout_case, torus,
-      torus_routing = "sdr";
-  std::int64_t torus_beta = 0;  // 0: the library's default
+  std::string benchmark, variant = "redist:auto", platform = "unknown", layout_case, torus, torus_routing = "sdr";
+  std::int64_t torus_beta = 0;              // 0: the library's default
   std::string torus_phases = "sequential";  // torus::phase_schedule
   std::string torus_hardware;               // torus::hardware_routing (empty: the library's default)
-  int region = 8;               // neighbor: ranks per region (a simulated node of several hosts)
+  int region = 8;                           // neighbor: ranks per region (a simulated node of several hosts)
   std::int64_t n = 1024;
   int reps = 2;
   bool verify = false;
   double link_bandwidth = 12.5e9;
 };
-
 
 // The most nearly square grid rows x cols = p with rows <= cols.
 void grid_dims(int p, int& rows, int& cols);
@@ -58,8 +57,10 @@ struct buffer {
     if (data == nullptr) throw std::bad_alloc();
   }
   ~buffer() {
-    if (shared) SMPI_SHARED_FREE(data);
-    else std::free(data);
+    if (shared)
+      SMPI_SHARED_FREE(data);
+    else
+      std::free(data);
   }
   buffer(const buffer&) = delete;
   buffer& operator=(const buffer&) = delete;
@@ -74,7 +75,6 @@ struct measured {
   std::string extra_json;  // the benchmark's own fields, `"key": value, ` each (printed before the common ones)
 };
 
-
 // The slowest rank's time of f(), between barriers.
 template <class F>
 double timed(F&& f) {
@@ -86,7 +86,6 @@ double timed(F&& f) {
   MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return slowest;
 }
-
 
 // Times `reps` executions, execute(rep) each, between barriers: the first into m.first, the fastest into m.best.
 // before_each(rep), untimed, runs ahead of each (restoring an in-place buffer).

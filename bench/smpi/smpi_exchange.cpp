@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // smpi_bench inplace and neighbor: redist's in-place all-to-all vs MPI_Alltoallv, and its neighborhood exchange vs
 // MPI_Neighbor_alltoallv as MPICH and Open MPI implement it by default.
 #include <climits>
@@ -33,7 +34,9 @@ measured inplace(const arguments& a, int rank, int size) {
     }
   }
   m.problem_bytes = std::max(m.bytes_sent, m.bytes_received);  // the bound; pairwise and bitonic forward more
-  const auto value = [&](int from, int to, std::int64_t k) { return static_cast<double>((std::int64_t(from) * size + to) * 2 * a.n + k); };
+  const auto value = [&](int from, int to, std::int64_t k) {
+    return static_cast<double>((std::int64_t(from) * size + to) * 2 * a.n + k);
+  };
   const auto fill = [&](double* out) {
     for (int p = 0; p < size; ++p)
       for (std::int64_t k = 0; k < sc[p]; ++k) *out++ = value(rank, p, k);
@@ -53,9 +56,11 @@ measured inplace(const arguments& a, int rank, int size) {
     buffer buf(static_cast<std::size_t>(capacity) * 8, a.verify);
     auto* data = reinterpret_cast<double*>(buf.data);
     ex::inplace_plan plan;
-    m.plan = timed([&] { plan = ex::make_inplace_plan(capacity, sc.data(), rc.data(), MPI_DOUBLE, MPI_COMM_WORLD, o); });
+    m.plan =
+        timed([&] { plan = ex::make_inplace_plan(capacity, sc.data(), rc.data(), MPI_DOUBLE, MPI_COMM_WORLD, o); });
     plan = ex::inplace_plan();
-    m.plan_again = timed([&] { plan = ex::make_inplace_plan(capacity, sc.data(), rc.data(), MPI_DOUBLE, MPI_COMM_WORLD, o); });
+    m.plan_again =
+        timed([&] { plan = ex::make_inplace_plan(capacity, sc.data(), rc.data(), MPI_DOUBLE, MPI_COMM_WORLD, o); });
     m.chosen = ex::to_string(plan.report().algorithm);
     time_executions(
         m, a.reps,
@@ -175,17 +180,19 @@ measured neighbor(const arguments& a, int rank, int size) {
     ex::exchange_options o;
     o.strategy = redist::parse_name<ex::neighbor_strategy>(a.variant.substr(7));
     o.region_size = a.region;
-    ex::neighbor_buffers b{send.data, h.send_counts.data(), h.send_displs.data(), MPI_DOUBLE,
+    ex::neighbor_buffers b{send.data,    h.send_counts.data(), h.send_displs.data(), MPI_DOUBLE,
                            receive.data, h.recv_counts.data(), h.recv_displs.data(), MPI_DOUBLE};
     b.send_entries = b.recv_entries = static_cast<std::int64_t>(h.destinations.size());
     b = ex::with_global_ids(b, h.send_ids, h.recv_ids);
     std::unique_ptr<ex::neighbor_plan> plan;
     m.plan = timed([&] {
-      plan = std::make_unique<ex::neighbor_plan>(ex::neighbor_alltoallv_init(h.sources, h.destinations, b, MPI_COMM_WORLD, o));
+      plan = std::make_unique<ex::neighbor_plan>(
+          ex::neighbor_alltoallv_init(h.sources, h.destinations, b, MPI_COMM_WORLD, o));
     });
     plan.reset();  // made again, as an application that plans over and over does
     m.plan_again = timed([&] {
-      plan = std::make_unique<ex::neighbor_plan>(ex::neighbor_alltoallv_init(h.sources, h.destinations, b, MPI_COMM_WORLD, o));
+      plan = std::make_unique<ex::neighbor_plan>(
+          ex::neighbor_alltoallv_init(h.sources, h.destinations, b, MPI_COMM_WORLD, o));
     });
     const auto& st = plan->statistics();
     m.bytes_sent = st.bytes_sent;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // smpi_bench gemm: C = A * B, all N x N doubles block-cyclic on the most nearly square process grid (what an
 // application holding ScaLAPACK matrices has): redist's gemm plan (the COSMA schedule, with the transforms into and
 // out of its native layouts) vs a SUMMA on the same layout, as ScaLAPACK's pdgemm does it, and vs ScaLAPACK's pdgemm
@@ -48,14 +49,18 @@ struct summa {
   int rows, cols, my_row, my_col;
   MPI_Comm row_comm = MPI_COMM_NULL, col_comm = MPI_COMM_NULL;
   buffer a_panel_storage, b_panel_storage;  // SMPI's shared pages in timing runs
-  double* a_panel;  // the A panel received from another process column
-  double* b_panel;  // the B panel, packed here or received from another process row
+  double* a_panel;                          // the A panel received from another process column
+  double* b_panel;                          // the B panel, packed here or received from another process row
 
   summa(std::int64_t n_, std::int64_t nb_, int rows_, int cols_, redist::grid_position me, bool real)
-      : n(n_), nb(nb_),
+      : n(n_),
+        nb(nb_),
         local_rows(redist::block_cyclic_local_count(n_, nb_, nb_, me.row, 0, rows_)),
         local_cols(redist::block_cyclic_local_count(n_, nb_, nb_, me.col, 0, cols_)),
-        rows(rows_), cols(cols_), my_row(me.row), my_col(me.col),
+        rows(rows_),
+        cols(cols_),
+        my_row(me.row),
+        my_col(me.col),
         a_panel_storage(static_cast<std::size_t>(local_rows * nb_) * 8, real),
         b_panel_storage(static_cast<std::size_t>(nb_ * local_cols) * 8, real),
         a_panel(reinterpret_cast<double*>(a_panel_storage.data)),
@@ -145,8 +150,8 @@ measured gemm(const arguments& a, int rank, int size) {
   // 3 (N^3 / P)^(2/3) elements (Irony, Toledo, Tiskin; COSMA's bound), of which it holds 3 N^2 / P at the start:
   // bytes in >= 8 (3 (N^3 / P)^(2/3) - 3 N^2 / P), clamped at 0.
   const double n = static_cast<double>(a.n), ranks = static_cast<double>(size);
-  m.problem_bytes = static_cast<std::int64_t>(
-      std::max(0.0, 8 * (3 * std::pow(n * n * n / ranks, 2.0 / 3.0) - 3 * n * n / ranks)));
+  m.problem_bytes =
+      static_cast<std::int64_t>(std::max(0.0, 8 * (3 * std::pow(n * n * n / ranks, 2.0 / 3.0) - 3 * n * n / ranks)));
   m.comm_dup = warm_up_and_time_a_duplicate();
   const auto run = [&](auto&& multiply) { time_executions(m, a.reps, [&](int) { multiply(); }); };
   const std::string grid = "\"process_grid\": \"" + std::to_string(rows) + "x" + std::to_string(cols) +
@@ -155,8 +160,8 @@ measured gemm(const arguments& a, int rank, int size) {
     redist::gemm_options o;
     o.communication = redist::parse_name<redist::gemm_communication>(a.variant.substr(7));
     o.transform.num_threads = 1;  // SMPI runs every rank on one OS thread
-    const redist::gemm_description d{layout, layout, layout, redist::op::identity, redist::op::identity,
-                                     redist::element_type::f64};
+    const redist::gemm_description d{
+        layout, layout, layout, redist::op::identity, redist::op::identity, redist::element_type::f64};
     redist::gemm_plan plan;
     m.plan = timed([&] { plan = redist::make_gemm_plan(MPI_COMM_WORLD, d, o); });
     // The same plan made again once the first is dropped, as the other benchmarks: it takes the first plan's

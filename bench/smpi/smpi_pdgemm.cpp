@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // smpi_bench gemm's scalapack:pdgemm: ScaLAPACK's own pdgemm (BLACS and PBLAS compiled against SMPI into this module:
 // CMakeLists.txt, REDIST_SMPI_SCALAPACK_SOURCE) on the benchmark's block-cyclic layout. BLACS's broadcasts are its
 // own rings of point-to-point messages (its default topology, '1'), so the MPI's collective selector does not
@@ -78,8 +79,8 @@ void scalapack_pdgemm::multiply(double* c, const double* a, const double* b) {
   const int one = 1;
   const double alpha = 1.0, beta = 0.0;
   counting = true;
-  pdgemm_("N", "N", &n_, &n_, &n_, &alpha, a, &one, &one, descriptor_, b, &one, &one, descriptor_, &beta, c, &one,
-          &one, descriptor_);
+  pdgemm_("N", "N", &n_, &n_, &n_, &alpha, a, &one, &one, descriptor_, b, &one, &one, descriptor_, &beta, c, &one, &one,
+          descriptor_);
   counting = false;
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where simulated time goes in redist's collectives: with REDIST_SMPI_PROFILE=1, every collective and
 // communicator call the program (and the statically linked libredist, bound here by -Bsymbolic-functions) makes is
 // timed on the simulated clock and counted per MPI function; rank 0 prints the totals as one JSON line on stderr at
@@ -63,14 +64,18 @@ int MPI_Alltoall(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_Da
 int MPI_Bcast(void* b, int n, MPI_Datatype t, int root, MPI_Comm c) {
   return timed("MPI_Bcast", [&] { return PMPI_Bcast(b, n, t, root, c); });
 }
-int MPI_Barrier(MPI_Comm c) { return timed("MPI_Barrier", [&] { return PMPI_Barrier(c); }); }
+int MPI_Barrier(MPI_Comm c) {
+  return timed("MPI_Barrier", [&] { return PMPI_Barrier(c); });
+}
 int MPI_Exscan(const void* s, void* r, int n, MPI_Datatype t, MPI_Op o, MPI_Comm c) {
   return timed("MPI_Exscan", [&] { return PMPI_Exscan(s, r, n, t, o, c); });
 }
 int MPI_Gather(const void* s, int sn, MPI_Datatype st, void* r, int rn, MPI_Datatype rt, int root, MPI_Comm c) {
   return timed("MPI_Gather", [&] { return PMPI_Gather(s, sn, st, r, rn, rt, root, c); });
 }
-int MPI_Comm_dup(MPI_Comm c, MPI_Comm* d) { return timed("MPI_Comm_dup", [&] { return PMPI_Comm_dup(c, d); }); }
+int MPI_Comm_dup(MPI_Comm c, MPI_Comm* d) {
+  return timed("MPI_Comm_dup", [&] { return PMPI_Comm_dup(c, d); });
+}
 int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm* d) {
   return timed("MPI_Comm_split", [&] { return PMPI_Comm_split(c, color, key, d); });
 }
@@ -80,7 +85,9 @@ int MPI_Comm_create_group(MPI_Comm c, MPI_Group g, int tag, MPI_Comm* d) {
 int MPI_Comm_split_type(MPI_Comm c, int type, int key, MPI_Info i, MPI_Comm* d) {
   return timed("MPI_Comm_split_type", [&] { return PMPI_Comm_split_type(c, type, key, i, d); });
 }
-int MPI_Comm_free(MPI_Comm* c) { return timed("MPI_Comm_free", [&] { return PMPI_Comm_free(c); }); }
+int MPI_Comm_free(MPI_Comm* c) {
+  return timed("MPI_Comm_free", [&] { return PMPI_Comm_free(c); });
+}
 int MPI_Win_allocate_shared(MPI_Aint size, int unit, MPI_Info info, MPI_Comm c, void* base, MPI_Win* w) {
   return timed("MPI_Win_allocate_shared", [&] { return PMPI_Win_allocate_shared(size, unit, info, c, base, w); });
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // smpi_bench reshape: the reshapes of a distributed 3-D FFT on an N x N x N array of complex doubles, redist's
 // reshape plans vs what FFT codes call today: MPI_Alltoallw with a subarray type per peer (mpi4py-fft, several FFT
 // libraries) and pack + MPI_Alltoallv + unpack (heFFTe's default).
@@ -99,9 +100,8 @@ measured reshape(const arguments& a, int rank, int size) {
     return complex(v, -v);
   };
   if (a.verify)
-    for_each_element(in_box, in_box, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t at) {
-      iv[at] = value(i, j, k);
-    });
+    for_each_element(in_box, in_box,
+                     [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t at) { iv[at] = value(i, j, k); });
   const auto check = [&] {
     if (!a.verify) return;
     for_each_element(out_box, out_box, [&](std::int64_t i, std::int64_t j, std::int64_t k, std::int64_t at) {
@@ -120,11 +120,15 @@ measured reshape(const arguments& a, int rank, int size) {
     o.num_threads = 1;  // SMPI runs every rank on one OS thread
     o.strategy = redist::parse_name<redist::exchange_strategy>(a.variant.substr(7));
     const auto make = [&] {
-      return std::make_unique<redist::transform_plan>(redist::make_reshape_plan(
-          MPI_COMM_WORLD,
-          {redist::reshape_job{redist::box_layout(out_boxes, rank), redist::box_layout(in_boxes, rank), {0, 1, 2},
-                               false, redist::element_type::c64, {}}},
-          o));
+      return std::make_unique<redist::transform_plan>(
+          redist::make_reshape_plan(MPI_COMM_WORLD,
+                                    {redist::reshape_job{redist::box_layout(out_boxes, rank),
+                                                         redist::box_layout(in_boxes, rank),
+                                                         {0, 1, 2},
+                                                         false,
+                                                         redist::element_type::c64,
+                                                         {}}},
+                                    o));
     };
     std::unique_ptr<redist::transform_plan> plan;
     m.plan = timed([&] { plan = make(); });
@@ -172,25 +176,24 @@ measured reshape(const arguments& a, int rank, int size) {
     sent += sc[p];
     received += rc[p];
   }
-  buffer send(static_cast<std::size_t>(sent) * 16, a.verify), receive(static_cast<std::size_t>(received) * 16, a.verify);
+  buffer send(static_cast<std::size_t>(sent) * 16, a.verify),
+      receive(static_cast<std::size_t>(received) * 16, a.verify);
   auto* sv = reinterpret_cast<complex*>(send.data);
   auto* rv = reinterpret_cast<complex*>(receive.data);
   run([&] {
     if (a.verify)
       for (int p = 0; p < size; ++p) {
         complex* to = sv + sd[p];
-        for_each_element(send_region[p], in_box, [&](std::int64_t, std::int64_t, std::int64_t, std::int64_t at) {
-          *to++ = iv[at];
-        });
+        for_each_element(send_region[p], in_box,
+                         [&](std::int64_t, std::int64_t, std::int64_t, std::int64_t at) { *to++ = iv[at]; });
       }
     MPI_Alltoallv(sv, sc.data(), sd.data(), MPI_C_DOUBLE_COMPLEX, rv, rc.data(), rd.data(), MPI_C_DOUBLE_COMPLEX,
                   MPI_COMM_WORLD);
     if (a.verify)
       for (int p = 0; p < size; ++p) {
         const complex* from = rv + rd[p];
-        for_each_element(receive_region[p], out_box, [&](std::int64_t, std::int64_t, std::int64_t, std::int64_t at) {
-          ov[at] = *from++;
-        });
+        for_each_element(receive_region[p], out_box,
+                         [&](std::int64_t, std::int64_t, std::int64_t, std::int64_t at) { ov[at] = *from++; });
       }
   });
   return m;

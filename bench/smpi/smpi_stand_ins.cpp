@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stand-ins for MPI calls that SimGrid's SMPI 3.32 declares but aborts on ("Not yet implemented"), linked into the
 // benchmark module only: -Wl,-Bsymbolic-functions binds the statically linked libredist's calls to these rather than
 // to libsimgrid's. What redist itself must not depend on was made portable in the library (src/mpi/checked.cpp:

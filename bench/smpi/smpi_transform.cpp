@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // smpi_bench transform: a block-cyclic pdtran-like redistribution, redist's plans vs MPI_Alltoallv of the same bytes.
 #include <climits>
 #include <cstdio>
@@ -79,8 +80,8 @@ measured transform(const arguments& a, int rank, int size) {
       if (!a.torus_hardware.empty())
         o.torus_routing.hardware = redist::parse_name<redist::torus::hardware_routing>(a.torus_hardware);
       m.extra_json = "\"torus_extents_simgrid\": \"" + a.torus + "\", \"torus_routing\": \"" +
-                     redist::torus::to_string(o.torus_routing.mode) + "\", \"torus_beta\": " +
-                     std::to_string(o.torus_routing.beta) + ", \"torus_phases\": \"" +
+                     redist::torus::to_string(o.torus_routing.mode) +
+                     "\", \"torus_beta\": " + std::to_string(o.torus_routing.beta) + ", \"torus_phases\": \"" +
                      redist::torus::to_string(o.torus_routing.phases) + "\", \"torus_hardware\": \"" +
                      redist::torus::to_string(o.torus_routing.hardware) + "\", ";
     }
@@ -121,9 +122,11 @@ measured transform(const arguments& a, int rank, int size) {
   const auto acols_from_brow = per_process(al, false, mine_a.col, bl, true, bl.proc_rows());
   std::vector<int> sc(size), sd(size), rc(size), rd(size);
   for (int pr = 0; pr < al.proc_rows(); ++pr)
-    for (int pc = 0; pc < al.proc_cols(); ++pc) sc[al.grid_rank({pr, pc})] = int(cols_to_arow[pr] * rows_to_acol[pc] * 8);
+    for (int pc = 0; pc < al.proc_cols(); ++pc)
+      sc[al.grid_rank({pr, pc})] = int(cols_to_arow[pr] * rows_to_acol[pc] * 8);
   for (int pr = 0; pr < bl.proc_rows(); ++pr)
-    for (int pc = 0; pc < bl.proc_cols(); ++pc) rc[bl.grid_rank({pr, pc})] = int(acols_from_brow[pr] * arows_from_bcol[pc] * 8);
+    for (int pc = 0; pc < bl.proc_cols(); ++pc)
+      rc[bl.grid_rank({pr, pc})] = int(acols_from_brow[pr] * arows_from_bcol[pc] * 8);
   std::int64_t sent = 0, received = 0;
   for (int p = 0; p < size; ++p) {
     sd[p] = int(sent);

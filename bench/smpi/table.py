@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Tables (markdown) and a plot (PNG) of bench/smpi/run.sh's JSON lines.
 
     python3 bench/smpi/table.py results.jsonl [--png curves.png]
@@ -6,7 +7,7 @@
 One table per (benchmark, case, N): a row per (platform, ranks), a column per variant (simulated ms; "dnf" where
 the simulation was stopped), the link-rate bound, redist's plan time (first and second plan), and the ratios the
 targets name: MPI_Alltoallv (mpich selector) over redist's point_to_point and point_to_point over the bound.
-The plot: simulated time against ranks, one panel per platform, one line per variant.
+The plot: simulated time against ranks, one panel per platform, one line per variant and the bound.
 """
 import argparse
 import collections
@@ -68,11 +69,16 @@ def main():
         fig, axes = plt.subplots(1, len(platforms), figsize=(5 * len(platforms), 4), squeeze=False)
         for ax, platform in zip(axes[0], platforms):
             series = collections.OrderedDict()
+            bound = {}  # one bound per rank count: every variant of a run reports the same
             for r in rows:
-                if r["platform"] == platform and r["simulated_seconds"] is not None:
+                if r["platform"] != platform:
+                    continue
+                if r["simulated_seconds"] is not None:
                     series.setdefault(r["variant"], []).append((r["ranks"], r["simulated_seconds"] * 1e3))
-                    if r["variant"] == "redist:point_to_point" and r.get("bound_seconds"):
-                        series.setdefault("link-rate bound", []).append((r["ranks"], r["bound_seconds"] * 1e3))
+                if r.get("bound_seconds"):
+                    bound.setdefault(r["ranks"], r["bound_seconds"] * 1e3)
+            if bound:
+                series["link-rate bound"] = list(bound.items())
             for name, pts in series.items():
                 pts.sort()
                 ax.plot([p for p, _ in pts], [t for _, t in pts], "--" if "bound" in name else "-o", label=name)

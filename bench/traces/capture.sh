@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Captures the call traces of bench/traces/ from real ScaLAPACK programs run unmodified with the drop-in preloaded
 # (REDIST_TRACE=calls): Debian's ScaLAPACK testers (package scalapack-mpi-test) of the symmetric
 # eigensolver (xdsep: PxSYEV/PxSYEVX/PxSYEVD, whose internals call p?gemm and p?gemr2d) and the SVD

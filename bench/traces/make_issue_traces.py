@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes the traces of bench/traces/ that no program here records: the calls issue 57 quotes from an
 electronic-structure code (two p?gemm signatures of its eigensolver on a 2 x 1 grid, with the moving sizes
 and offsets it makes them with; a redistribution from a library's layout to a solver's, 4 -> 2 ranks and blocks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // solver_driver: a ScaLAPACK program of the kind real codes are, for capturing call traces through the drop-in
 // (bench/traces/capture.sh builds it with mpicxx and runs it with libredist_scalapack preloaded and
 // REDIST_TRACE=calls): the symmetric eigensolver pdsyevd, the SVD pdgesvd, and the Cholesky factorization and
@@ -74,7 +75,8 @@ matrix<T> make(int n, int nb, int context, int p, int q, int my_row, int my_col,
 
 // A symmetric positive definite matrix: small pseudo-random entries plus N on the diagonal.
 double spd(int i, int j, int n) {
-  const unsigned h = static_cast<unsigned>(std::min(i, j)) * 2654435761u ^ static_cast<unsigned>(std::max(i, j)) * 40503u;
+  const unsigned h =
+      static_cast<unsigned>(std::min(i, j)) * 2654435761u ^ static_cast<unsigned>(std::max(i, j)) * 40503u;
   return (h % 1000) / 1000.0 - 0.5 + (i == j ? n : 0.0);
 }
 
@@ -82,7 +84,8 @@ double spd(int i, int j, int n) {
 // |a(i, j)| < 0.56 off the diagonal and every eigenvalue lies within N +- 0.56 N (Gershgorin).
 std::complex<double> hpd(int i, int j, int n) {
   if (i == j) return spd(i, j, n);
-  const unsigned h = static_cast<unsigned>(std::min(i, j)) * 40503u ^ static_cast<unsigned>(std::max(i, j)) * 2654435761u;
+  const unsigned h =
+      static_cast<unsigned>(std::min(i, j)) * 40503u ^ static_cast<unsigned>(std::max(i, j)) * 2654435761u;
   const double imaginary = ((h >> 8) % 1000) / 2000.0 - 0.25;
   return {spd(i, j, n), i < j ? imaginary : -imaginary};
 }
@@ -114,7 +117,9 @@ int main(int argc, char** argv) {
   int failures = 0;
   if (my_row >= 0 && my_row < p) {
     const int one = 1;
-    const auto a_of = [&] { return make(n, nb, context, p, q, my_row, my_col, [n](int i, int j) { return spd(i, j, n); }); };
+    const auto a_of = [&] {
+      return make(n, nb, context, p, q, my_row, my_col, [n](int i, int j) { return spd(i, j, n); });
+    };
     const auto zeros = [&] { return make(n, nb, context, p, q, my_row, my_col, [](int, int) { return 0.0; }); };
     if (which.find("syevd") != std::string::npos) {
       matrix a = a_of(), z = zeros();
@@ -131,8 +136,9 @@ int main(int argc, char** argv) {
       // Gershgorin: every eigenvalue within N +- N/2 of the diagonal's N.
       const bool ok = info == 0 && w.front() > n - n / 2.0 - 1 && w.back() < n + n / 2.0 + 1;
       failures += ok ? 0 : 1;
-      if (me == 0) std::printf("pdsyevd N=%d NB=%d %dx%d: info %d, eigenvalues %.3f .. %.3f %s\n", n, nb, p, q, info,
-                               w.front(), w.back(), ok ? "ok" : "WRONG");
+      if (me == 0)
+        std::printf("pdsyevd N=%d NB=%d %dx%d: info %d, eigenvalues %.3f .. %.3f %s\n", n, nb, p, q, info, w.front(),
+                    w.back(), ok ? "ok" : "WRONG");
     }
     if (which.find("gesvd") != std::string::npos) {
       matrix a = a_of(), u = zeros(), vt = zeros();
@@ -147,8 +153,9 @@ int main(int argc, char** argv) {
                vt.local.data(), &one, &one, vt.desc, work.data(), &lwork, &info);
       const bool ok = info == 0 && s.front() < n + n / 2.0 + 1 && s.back() > n - n / 2.0 - 1;
       failures += ok ? 0 : 1;
-      if (me == 0) std::printf("pdgesvd N=%d NB=%d %dx%d: info %d, singular values %.3f .. %.3f %s\n", n, nb, p, q,
-                               info, s.back(), s.front(), ok ? "ok" : "WRONG");
+      if (me == 0)
+        std::printf("pdgesvd N=%d NB=%d %dx%d: info %d, singular values %.3f .. %.3f %s\n", n, nb, p, q, info, s.back(),
+                    s.front(), ok ? "ok" : "WRONG");
     }
     if (which.find("potri") != std::string::npos) {
       matrix a = a_of();
@@ -157,12 +164,13 @@ int main(int argc, char** argv) {
       pdpotri_("L", &n, a.local.data(), &one, &one, a.desc, &info2);
       const bool ok = info == 0 && info2 == 0;
       failures += ok ? 0 : 1;
-      if (me == 0) std::printf("pdpotrf+pdpotri N=%d NB=%d %dx%d: info %d %d %s\n", n, nb, p, q, info, info2,
-                               ok ? "ok" : "WRONG");
+      if (me == 0)
+        std::printf("pdpotrf+pdpotri N=%d NB=%d %dx%d: info %d %d %s\n", n, nb, p, q, info, info2, ok ? "ok" : "WRONG");
     }
     if (which.find("heevd") != std::string::npos) {
       using complex = std::complex<double>;
-      matrix<complex> a = make<complex>(n, nb, context, p, q, my_row, my_col, [n](int i, int j) { return hpd(i, j, n); });
+      matrix<complex> a =
+          make<complex>(n, nb, context, p, q, my_row, my_col, [n](int i, int j) { return hpd(i, j, n); });
       matrix<complex> z = make<complex>(n, nb, context, p, q, my_row, my_col, [](int, int) { return complex{}; });
       std::vector<double> w(static_cast<std::size_t>(n));
       complex query;
@@ -179,12 +187,14 @@ int main(int argc, char** argv) {
                work.data(), &lwork, rwork.data(), &lrwork, iwork.data(), &liwork, &info);
       const bool ok = info == 0 && w.front() > n - 0.56 * n - 1 && w.back() < n + 0.56 * n + 1;
       failures += ok ? 0 : 1;
-      if (me == 0) std::printf("pzheevd N=%d NB=%d %dx%d: info %d, eigenvalues %.3f .. %.3f %s\n", n, nb, p, q, info,
-                               w.front(), w.back(), ok ? "ok" : "WRONG");
+      if (me == 0)
+        std::printf("pzheevd N=%d NB=%d %dx%d: info %d, eigenvalues %.3f .. %.3f %s\n", n, nb, p, q, info, w.front(),
+                    w.back(), ok ? "ok" : "WRONG");
     }
     if (which.find("getri") != std::string::npos) {
       using complex = std::complex<double>;
-      matrix<complex> a = make<complex>(n, nb, context, p, q, my_row, my_col, [n](int i, int j) { return hpd(i, j, n); });
+      matrix<complex> a =
+          make<complex>(n, nb, context, p, q, my_row, my_col, [n](int i, int j) { return hpd(i, j, n); });
       std::vector<int> ipiv(static_cast<std::size_t>(a.rows + nb));
       int info = 0, info2 = 0, minus = -1, iquery = 0;
       pzgetrf_(&n, &n, a.local.data(), &one, &one, a.desc, ipiv.data(), &info);
@@ -199,12 +209,14 @@ int main(int argc, char** argv) {
       for (int lj = 0; lj < a.cols; ++lj)
         for (int li = 0; li < a.rows; ++li) {
           const int i = (li / nb * p + my_row) * nb + li % nb, j = (lj / nb * q + my_col) * nb + lj % nb;
-          if (i == j) worst = std::max(worst, std::abs(a.local[li + static_cast<std::size_t>(lj) * a.desc[8]] * double(n) - 1.0));
+          if (i == j)
+            worst = std::max(worst, std::abs(a.local[li + static_cast<std::size_t>(lj) * a.desc[8]] * double(n) - 1.0));
         }
       const bool ok = info == 0 && info2 == 0 && worst < 0.5;
       failures += ok ? 0 : 1;
-      if (me == 0) std::printf("pzgetrf+pzgetri N=%d NB=%d %dx%d: info %d %d, |N inv(A)_ii - 1| <= %.3f %s\n", n, nb, p,
-                               q, info, info2, worst, ok ? "ok" : "WRONG");
+      if (me == 0)
+        std::printf("pzgetrf+pzgetri N=%d NB=%d %dx%d: info %d %d, |N inv(A)_ii - 1| <= %.3f %s\n", n, nb, p, q, info,
+                    info2, worst, ok ? "ok" : "WRONG");
     }
     Cblacs_gridexit(context);
   }

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A halo exchange with a persistent neighborhood plan, an in-place alltoallv and a distributed GEMM from
 Python, each checked (run: mpiexec -n 4 python examples/python/exchange_and_gemm.py)."""
 import numpy as np

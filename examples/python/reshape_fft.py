@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The reshapes of a distributed 3-D FFT from Python: bricks -> x-pencils -> y-pencils -> z-pencils -> bricks on
 NumPy arrays, each pencil stored with its own axis contiguous, checked against NumPy
 (run: mpiexec -n 4 python examples/python/reshape_fft.py)."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Transpose a block-cyclic matrix into another block-cyclic layout with redist from Python, check it against
 NumPy, and reuse the plan (run: mpiexec -n 4 python examples/python/transpose.py)."""
 import numpy as np

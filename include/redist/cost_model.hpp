@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The machine's prices, one type for every capability that predicts a cost: the neighbor exchange's choice of
 // strategy (docs/exchange.md) and the relabeling's latency/bandwidth objective (docs/relabel.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The redist::error hierarchy. Every message says what was wrong and what was expected.
 #include <stdexcept>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // One spelling per value of every option enum, both ways. C++, the C info keys, the Python bindings, the
 // command-line tools and the docs all read these tables (src/names.cpp), so a name means the same through
@@ -8,16 +9,14 @@
 
 namespace redist {
 
-// The value `text` names. A spelling of an earlier release is still accepted for one release: what to write
-// instead goes to *deprecation when given, else it is printed to stderr once per process and spelling.
-// Unknown text throws invalid_argument naming the option and every spelling it takes.
-// E: op, element_type, region_shape, exchange_strategy, trace::trace_mode, timeout_action, store_policy, gemm_communication,
-// gemm_native_order, gemm_dimension, exchange::neighbor_strategy, exchange::inplace_algorithm, relabel::solver,
-// torus::hardware_routing, torus::routing_mode, torus::phase_schedule, torus::intermediate_choice,
+// The value `text` names. Unknown text throws invalid_argument naming the option and every spelling it takes.
+// E: op, element_type, region_shape, exchange_strategy, trace::trace_mode, timeout_action, store_policy,
+// gemm_communication, gemm_native_order, gemm_dimension, exchange::neighbor_strategy, exchange::inplace_algorithm,
+// relabel::solver, torus::hardware_routing, torus::routing_mode, torus::phase_schedule, torus::intermediate_choice,
 // torus::traffic_pattern, torus::mapping_kind (each area header declares its to_string, which returns "?" for a value
 // outside E).
 template <class E>
-E parse_name(std::string_view text, std::string* deprecation = nullptr);
+E parse_name(std::string_view text);
 
 // The spellings of E's values, in the order of its enumerators.
 template <class E>

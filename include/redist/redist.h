@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* redist: the one C header for every C entry point of the project. */
 #ifndef REDIST_REDIST_H
 #define REDIST_REDIST_H
@@ -21,15 +22,15 @@ void redist_version(int* major, int* minor, int* patch);
  * -1; ictxt is a BLACS context containing every process of both grids. The program must link ScaLAPACK
  * (BLACS is found at run time). Wrong arguments are reported through PXERBLA and nothing is written; see
  * docs/scalapack.md. Element types: i = int, s = float, d = double, c = float complex, z = double complex. */
-#define REDIST_DECLARE_GEMR2D(prefix)                                                                        \
-  void redist_##prefix##gemr2d(const int* m, const int* n, const void* a, const int* ia, const int* ja,     \
-                               const int* desca, void* b, const int* ib, const int* jb, const int* descb,   \
-                               const int* ictxt);                                                            \
-  void redist_##prefix##gemr2d_(const int* m, const int* n, const void* a, const int* ia, const int* ja,    \
-                                const int* desca, void* b, const int* ib, const int* jb, const int* descb,  \
-                                const int* ictxt);                                                           \
-  void redist_C##prefix##gemr2d(int m, int n, const void* a, int ia, int ja, const int* desca, void* b,     \
-                                int ib, int jb, const int* descb, int ictxt);
+#define REDIST_DECLARE_GEMR2D(prefix)                                                                           \
+  void redist_##prefix##gemr2d(const int* m, const int* n, const void* a, const int* ia, const int* ja,         \
+                               const int* desca, void* b, const int* ib, const int* jb, const int* descb,       \
+                               const int* ictxt);                                                               \
+  void redist_##prefix##gemr2d_(const int* m, const int* n, const void* a, const int* ia, const int* ja,        \
+                                const int* desca, void* b, const int* ib, const int* jb, const int* descb,      \
+                                const int* ictxt);                                                              \
+  void redist_C##prefix##gemr2d(int m, int n, const void* a, int ia, int ja, const int* desca, void* b, int ib, \
+                                int jb, const int* descb, int ictxt);
 REDIST_DECLARE_GEMR2D(pi)
 REDIST_DECLARE_GEMR2D(ps)
 REDIST_DECLARE_GEMR2D(pd)
@@ -45,16 +46,15 @@ REDIST_DECLARE_GEMR2D(pz)
  * is copied when i <= j + max(m - n, 0); for 'L', when i >= j - max(n - m, 0). Fortran callers' hidden
  * character lengths follow the declared arguments and are not read. Otherwise as p?gemr2d above; a wrong
  * uplo or diag is reported through PXERBLA as argument 1 or 2. */
-#define REDIST_DECLARE_TRMR2D(prefix)                                                                        \
-  void redist_##prefix##trmr2d(const char* uplo, const char* diag, const int* m, const int* n, const void* a, \
-                               const int* ia, const int* ja, const int* desca, void* b, const int* ib,       \
-                               const int* jb, const int* descb, const int* ictxt);                          \
-  void redist_##prefix##trmr2d_(const char* uplo, const char* diag, const int* m, const int* n,              \
-                                const void* a, const int* ia, const int* ja, const int* desca, void* b,     \
-                                const int* ib, const int* jb, const int* descb, const int* ictxt);          \
-  void redist_C##prefix##trmr2d(const char* uplo, const char* diag, int m, int n, const void* a, int ia,     \
-                                int ja, const int* desca, void* b, int ib, int jb, const int* descb,        \
-                                int ictxt);
+#define REDIST_DECLARE_TRMR2D(prefix)                                                                                  \
+  void redist_##prefix##trmr2d(const char* uplo, const char* diag, const int* m, const int* n, const void* a,          \
+                               const int* ia, const int* ja, const int* desca, void* b, const int* ib, const int* jb,  \
+                               const int* descb, const int* ictxt);                                                    \
+  void redist_##prefix##trmr2d_(const char* uplo, const char* diag, const int* m, const int* n, const void* a,         \
+                                const int* ia, const int* ja, const int* desca, void* b, const int* ib, const int* jb, \
+                                const int* descb, const int* ictxt);                                                   \
+  void redist_C##prefix##trmr2d(const char* uplo, const char* diag, int m, int n, const void* a, int ia, int ja,       \
+                                const int* desca, void* b, int ib, int jb, const int* descb, int ictxt);
 REDIST_DECLARE_TRMR2D(pi)
 REDIST_DECLARE_TRMR2D(ps)
 REDIST_DECLARE_TRMR2D(pd)
@@ -67,13 +67,11 @@ REDIST_DECLARE_TRMR2D(pz)
  * op = conjugate transpose), Fortran convention: sub(C) = C(ic:ic+m-1, jc:jc+n-1), sub(A) =
  * A(ia:ia+n-1, ja:ja+m-1), both on DESCA's context; alpha and beta point to one element of the routine's type.
  * Wrong arguments are reported through PXERBLA and nothing is written; beta = 0 does not read C. */
-#define REDIST_DECLARE_TRAN(name)                                                                          \
-  void redist_##name(const int* m, const int* n, const void* alpha, const void* a, const int* ia,          \
-                     const int* ja, const int* desca, const void* beta, void* c, const int* ic,           \
-                     const int* jc, const int* descc);                                                     \
-  void redist_##name##_(const int* m, const int* n, const void* alpha, const void* a, const int* ia,       \
-                        const int* ja, const int* desca, const void* beta, void* c, const int* ic,        \
-                        const int* jc, const int* descc);
+#define REDIST_DECLARE_TRAN(name)                                                                                   \
+  void redist_##name(const int* m, const int* n, const void* alpha, const void* a, const int* ia, const int* ja,    \
+                     const int* desca, const void* beta, void* c, const int* ic, const int* jc, const int* descc);  \
+  void redist_##name##_(const int* m, const int* n, const void* alpha, const void* a, const int* ia, const int* ja, \
+                        const int* desca, const void* beta, void* c, const int* ic, const int* jc, const int* descc);
 REDIST_DECLARE_TRAN(pstran)
 REDIST_DECLARE_TRAN(pdtran)
 REDIST_DECLARE_TRAN(pctranu)
@@ -90,15 +88,15 @@ REDIST_DECLARE_TRAN(pztranc)
  * type. Wrong arguments are reported through PXERBLA and nothing is written; beta = 0 does not read C, and
  * alpha = 0 or k = 0 only scales sub(C). Always redist's multiply (libredist_scalapack's unprefixed p?gemm may
  * hand small problems to the next ScaLAPACK in the link chain instead); see docs/scalapack.md. */
-#define REDIST_DECLARE_GEMM(name)                                                                                \
-  void redist_##name(const char* transa, const char* transb, const int* m, const int* n, const int* k,           \
-                     const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,           \
-                     const void* b, const int* ib, const int* jb, const int* descb, const void* beta, void* c,   \
-                     const int* ic, const int* jc, const int* descc);                                            \
-  void redist_##name##_(const char* transa, const char* transb, const int* m, const int* n, const int* k,        \
-                        const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,        \
-                        const void* b, const int* ib, const int* jb, const int* descb, const void* beta,         \
-                        void* c, const int* ic, const int* jc, const int* descc);
+#define REDIST_DECLARE_GEMM(name)                                                                                     \
+  void redist_##name(const char* transa, const char* transb, const int* m, const int* n, const int* k,                \
+                     const void* alpha, const void* a, const int* ia, const int* ja, const int* desca, const void* b, \
+                     const int* ib, const int* jb, const int* descb, const void* beta, void* c, const int* ic,        \
+                     const int* jc, const int* descc);                                                                \
+  void redist_##name##_(const char* transa, const char* transb, const int* m, const int* n, const int* k,             \
+                        const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,             \
+                        const void* b, const int* ib, const int* jb, const int* descb, const void* beta, void* c,     \
+                        const int* ic, const int* jc, const int* descc);
 REDIST_DECLARE_GEMM(psgemm)
 REDIST_DECLARE_GEMM(pdgemm)
 REDIST_DECLARE_GEMM(pcgemm)
@@ -146,9 +144,8 @@ int redist_neighbor_alltoallv_init_lists(int indegree, const int sources[], int 
  * once. The id arrays are read during the call only. */
 int redist_neighbor_alltoallv_init_ext(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                        const int64_t global_send_indices[], MPI_Datatype sendtype, void* recvbuf,
-                                       const int recvcounts[], const int rdispls[],
-                                       const int64_t global_recv_indices[], MPI_Datatype recvtype, MPI_Comm comm,
-                                       MPI_Info info, redist_request* request);
+                                       const int recvcounts[], const int rdispls[], const int64_t global_recv_indices[],
+                                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, redist_request* request);
 /* The strategy a request uses ("standard", "aggregate" or "dedup") and one line saying why (auto: every
  * candidate's predicted time). The strings live as long as the request. MPI_ERR_REQUEST for a null, freed or
  * unknown one. */
@@ -179,10 +176,10 @@ typedef struct redist_inplace_report {
   int64_t received_elements;          /* the result's length: what all ranks sent here */
   int64_t bytes_sent;                 /* this rank's payload bytes sent */
   int64_t messages_sent;
-  int64_t bytes_moved_locally;        /* copies and rotations inside the buffer (C++: inplace_report::bytes_local;
+  int64_t bytes_moved_locally; /* copies and rotations inside the buffer (C++: inplace_report::bytes_local;
                                          this C name stays, the struct's layout is ABI) */
-  int64_t work_bytes;                 /* the work buffer allocated */
-  int64_t metadata_bytes;             /* peak bookkeeping, O(P) */
+  int64_t work_bytes;          /* the work buffer allocated */
+  int64_t metadata_bytes;      /* peak bookkeeping, O(P) */
 } redist_inplace_report;
 typedef struct redist_inplace_options {
   redist_inplace_algorithm algorithm;
@@ -218,8 +215,7 @@ int redist_inplace_plan_free(redist_inplace_plan* plan);
  * place with the 4 MiB work buffer (MPI's rules: counts symmetric, i.e. rank i's recvcounts[j] equals rank
  * j's recvcounts[i], and receive areas disjoint; checked, MPI_ERR_ARG); otherwise MPI's own call runs. */
 int redist_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                     MPI_Comm comm);
+                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 int redist_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm);
 
@@ -255,8 +251,7 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
                                const int in_order[], const int64_t out_lo[], const int64_t out_hi[],
                                const int out_order[], const int axes[], MPI_Datatype type, MPI_Info info,
                                redist_reshape_plan* plan);
-int redist_reshape_execute(redist_reshape_plan plan, const void* in, void* out, const void* alpha,
-                           const void* beta);
+int redist_reshape_execute(redist_reshape_plan plan, const void* in, void* out, const void* alpha, const void* beta);
 int redist_reshape_output_box(redist_reshape_plan plan, int64_t lo[], int64_t hi[], int* passed_by);
 int redist_reshape_plan_free(redist_reshape_plan* plan);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // redist: communication-optimal data movement between MPI processes. Umbrella header.
 #include "redist/cost_model.hpp"

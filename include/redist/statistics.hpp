@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // One vocabulary for what a plan or a call moves, shared by every capability (docs/names.md): the transform's
 // plan_statistics, the neighbor exchange's exchange_statistics, the in-place alltoallv's report, GEMM's multiply

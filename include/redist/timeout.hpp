@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The watchdog of redist's waits (docs/errors.md, "A wait that is never silent"): a wait inside redist that lasts
 // the timeout is reported once on stderr, with where it waits; with timeout_action::abort the job then ends.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Call tracing: what redist did with the calls a program made, per entry point (a ScaLAPACK routine of the
 // drop-in, a C++ plan kind), aggregated over ranks; optionally one JSON line per call per rank, with every
@@ -33,13 +34,13 @@ struct entry_totals {
   // p?gemm in the link chain: ScaLAPACK's), "local" (nothing to move: PBLAS's quick returns, beta scaling) or
   // "rejected" (an argument error, reported through PXERBLA)
   std::string path;
-  std::int64_t calls = 0;              // calls (C++ plans: executions)
-  std::int64_t plan_cache_hits = 0;    // calls served by a cached plan
-  std::int64_t plans_made = 0;         // plans made (cache misses and one-shot plans replaced; C++: make_plan)
-  double plan_seconds = 0;             // looking up and making plans
-  double execution_seconds = 0;        // executing them (delegated: the time in ScaLAPACK's routine)
-  std::int64_t bytes_sent = 0;         // payload bytes sent to other ranks
-  std::int64_t messages_sent = 0;      // point-to-point messages sent to other ranks
+  std::int64_t calls = 0;            // calls (C++ plans: executions)
+  std::int64_t plan_cache_hits = 0;  // calls served by a cached plan
+  std::int64_t plans_made = 0;       // plans made (cache misses and one-shot plans replaced; C++: make_plan)
+  double plan_seconds = 0;           // looking up and making plans
+  double execution_seconds = 0;      // executing them (delegated: the time in ScaLAPACK's routine)
+  std::int64_t bytes_sent = 0;       // payload bytes sent to other ranks
+  std::int64_t messages_sent = 0;    // point-to-point messages sent to other ranks
 };
 
 // This process's totals since the start or the last reset, in the summary's order (entry point, path).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """redist for mpi4py + NumPy: distributed matrix layouts, transforms A = alpha*op(B) + beta*A between them
 (reusable plans, batches, relabeling), N-d layouts and reshapes A = alpha*permute(B, axes) + beta*A between them,
 distributed GEMM, persistent neighborhood alltoallv and in-place alltoallv, with the C++ library's speed and no
@@ -135,20 +136,6 @@ from ._redist import (  # noqa: F401,E402
 )
 
 __version__ = _redist.__version__  # the library's (CMakeLists.txt project version)
-
-
-def __getattr__(name):
-    # Names of release 0.1.0, kept for one release; reached by attribute only, so that `from redist import *`
-    # no longer shadows the builtin OverflowError.
-    renamed = {"OverflowError": ("Overflow", "it shadowed the builtin"),
-               "Plan": ("TransformPlan", "the C++ name, next to GemmPlan and NeighborPlan")}
-    if name in renamed:
-        import warnings
-        new, why = renamed[name]
-        warnings.warn(f"redist.{name} is now redist.{new} ({why}); the old name (redist 0.1.0) is kept for one "
-                      "more release", DeprecationWarning, stacklevel=2)
-        return globals()[new]
-    raise AttributeError(f"module 'redist' has no attribute '{name}'")
 
 
 class trace:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Type stubs of redist's compiled core (python/src/*.cpp)."""
 from typing import Any, Optional, Sequence, Tuple, Union
 
@@ -267,7 +268,7 @@ def calibrate_cost_model(comm: MPI.Comm, *, region_size: int = 0, region_id: Opt
                          ) -> dict[str, Union[float, str]]: ...
 
 # algorithm, reason, recvcounts (int64 array), received_elements, bytes_sent, bytes_received, messages_sent,
-# messages_received, bytes_local (release 0.1.0: bytes_moved_locally), work_bytes, metadata_bytes
+# messages_received, bytes_local, work_bytes, metadata_bytes
 InplaceReport = dict[str, Any]
 
 def alltoallv_inplace(comm: MPI.Comm, buf: np.ndarray, sendcounts: Sequence[int],

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "common.hpp"
 
 #include <mpi4py/mpi4py.h>
@@ -6,14 +7,14 @@
 
 #include <algorithm>
 
-#include "redist/error.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "mpi/watchdog.hpp"
+#include "redist/error.hpp"
 #include "redist/gemm/gemm.hpp"
+#include "redist/names.hpp"
 #include "redist/timeout.hpp"
 #include "redist/trace.hpp"
-#include "redist/names.hpp"
 
 namespace redist::python {
 
@@ -25,8 +26,9 @@ void import_mpi4py_api() {
 
 MPI_Comm communicator(nb::handle comm) {
   if (!PyObject_TypeCheck(comm.ptr(), &PyMPIComm_Type))
-    throw nb::type_error(("expected an mpi4py.MPI.Comm (e.g. MPI.COMM_WORLD), got " +
-                          nb::cast<std::string>(nb::str(comm.type()))).c_str());
+    throw nb::type_error(
+        ("expected an mpi4py.MPI.Comm (e.g. MPI.COMM_WORLD), got " + nb::cast<std::string>(nb::str(comm.type())))
+            .c_str());
   MPI_Comm* c = PyMPIComm_Get(comm.ptr());
   if (c == nullptr) throw nb::python_error();
   if (*c == MPI_COMM_NULL) throw nb::value_error("the communicator is MPI.COMM_NULL");
@@ -59,8 +61,8 @@ element_type element_type_of_dtype(nb::handle dtype) {
   try {
     name = nb::cast<std::string>(numpy_dtype_type(dtype).attr("name"));
   } catch (const nb::python_error&) {
-    throw nb::type_error(("dtype " + nb::cast<std::string>(nb::repr(dtype)) + " is not a NumPy dtype; expected " +
-                          supported).c_str());
+    throw nb::type_error(
+        ("dtype " + nb::cast<std::string>(nb::repr(dtype)) + " is not a NumPy dtype; expected " + supported).c_str());
   }
   for (const dtype_entry& e : dtypes)
     if (name == e.name) return e.type;
@@ -116,11 +118,11 @@ op parse_op(const std::string& s) {
   if (s == "N" || s == "n") return op::identity;
   if (s == "T" || s == "t") return op::transpose;
   if (s == "C" || s == "c") return op::conj_transpose;
-  std::string deprecation;
   try {
-    return parse_name<op>(s, &deprecation);
+    return parse_name<op>(s);
   } catch (const redist::invalid_argument&) {
-    throw nb::value_error(("op '" + s + "': expected 'N' (identity), 'T' (transpose) or 'C' (conjugate transpose)").c_str());
+    throw nb::value_error(
+        ("op '" + s + "': expected 'N' (identity), 'T' (transpose) or 'C' (conjugate transpose)").c_str());
   }
 }
 
@@ -138,11 +140,13 @@ std::vector<std::int64_t> local_shape(const grid_layout& layout) {
   for (const grid_position& p : layout.my_positions()) {
     for (std::int64_t i = 0; i < layout.block_rows(); ++i)
       if (layout.row_proc()[static_cast<std::size_t>(i)] == p.row)
-        rows = std::max(rows, layout.local_row_start()[static_cast<std::size_t>(i)] + layout.row_splits()[static_cast<std::size_t>(i) + 1] -
+        rows = std::max(rows, layout.local_row_start()[static_cast<std::size_t>(i)] +
+                                  layout.row_splits()[static_cast<std::size_t>(i) + 1] -
                                   layout.row_splits()[static_cast<std::size_t>(i)]);
     for (std::int64_t j = 0; j < layout.block_cols(); ++j)
       if (layout.col_proc()[static_cast<std::size_t>(j)] == p.col)
-        cols = std::max(cols, layout.local_col_start()[static_cast<std::size_t>(j)] + layout.col_splits()[static_cast<std::size_t>(j) + 1] -
+        cols = std::max(cols, layout.local_col_start()[static_cast<std::size_t>(j)] +
+                                  layout.col_splits()[static_cast<std::size_t>(j) + 1] -
                                   layout.col_splits()[static_cast<std::size_t>(j)]);
   }
   if (layout.packing_order() == storage_order::col_major) return {std::max(layout.local_ld(), rows), cols};
@@ -154,19 +158,23 @@ namespace {
 void check_dtype(const array_view& a, element_type t, const char* name) {
   const element_type got = element_type_of(a, name);
   if (got != t)
-    throw nb::type_error((std::string(name) + ": dtype " + dtype_name(got) + " does not match the transform's " +
-                          dtype_name(t)).c_str());
+    throw nb::type_error(
+        (std::string(name) + ": dtype " + dtype_name(got) + " does not match the transform's " + dtype_name(t))
+            .c_str());
 }
 
 // A contiguous array holding at least `needed` elements.
 void check_flat_storage(const array_view& a, std::int64_t needed, const char* name) {
   if (!a.c_contiguous() && !a.f_contiguous())
-    throw nb::value_error((std::string(name) + ": the array is not contiguous; redist works on the array's memory "
+    throw nb::value_error((std::string(name) +
+                           ": the array is not contiguous; redist works on the array's memory "
                            "without copying, so pass a C- or Fortran-contiguous array (numpy.ascontiguousarray or "
-                           "numpy.asfortranarray make one)").c_str());
+                           "numpy.asfortranarray make one)")
+                              .c_str());
   if (a.size() < needed)
     throw nb::value_error((std::string(name) + ": the array has " + std::to_string(a.size()) +
-                           " elements, the layout stores " + std::to_string(needed) + " on this rank").c_str());
+                           " elements, the layout stores " + std::to_string(needed) + " on this rank")
+                              .c_str());
 }
 
 std::string tuple_text(const std::vector<std::int64_t>& v) {
@@ -191,9 +199,9 @@ void check_local_array(const array_view& a, const grid_layout& layout, element_t
     if (!order_ok || !shape_ok)
       throw nb::value_error((std::string(name) + ": a 2-D array of shape (" + std::to_string(a.shape[0]) + ", " +
                              std::to_string(a.shape[1]) + ") does not match the layout's local storage, expected a " +
-                             (col_major ? "Fortran" : "C") + "-ordered array of shape (" +
-                             std::to_string(expected[0]) + ", " + std::to_string(expected[1]) +
-                             ") (Layout.local_shape, Layout.empty)").c_str());
+                             (col_major ? "Fortran" : "C") + "-ordered array of shape (" + std::to_string(expected[0]) +
+                             ", " + std::to_string(expected[1]) + ") (Layout.local_shape, Layout.empty)")
+                                .c_str());
   }
 }
 
@@ -226,7 +234,8 @@ void check_local_nd_array(const array_view& a, const nd_layout& layout, element_
                              tuple_text(a.strides) + " (elements) is not the layout's local storage, expected shape " +
                              tuple_text(f.shape) + " and strides " + tuple_text(f.strides) +
                              " (NdLayout.empty, NdLayout.local_view), or a contiguous array of at least " +
-                             std::to_string(f.elements) + " elements of another shape").c_str());
+                             std::to_string(f.elements) + " elements of another shape")
+                                .c_str());
     return;
   }
   check_flat_storage(a, std::max(f.elements, layout.local_elements()), name);
@@ -235,13 +244,15 @@ void check_local_nd_array(const array_view& a, const nd_layout& layout, element_
 flat_buffer flat_buffer_of(const array_view& a, const char* name) {
   const element_type t = element_type_of(a, name);
   if (!a.c_contiguous() && !a.f_contiguous())
-    throw nb::value_error((std::string(name) + ": the array is not contiguous; redist sends and receives in the "
-                           "array's memory without copying, so pass a C- or Fortran-contiguous array").c_str());
+    throw nb::value_error((std::string(name) +
+                           ": the array is not contiguous; redist sends and receives in the "
+                           "array's memory without copying, so pass a C- or Fortran-contiguous array")
+                              .c_str());
   return flat_buffer{a.data, a.size(), t};
 }
 
-void check_real_scalars(element_type t, std::complex<double> alpha, std::complex<double> beta,
-                        const std::string& where, const char* what) {
+void check_real_scalars(element_type t, std::complex<double> alpha, std::complex<double> beta, const std::string& where,
+                        const char* what) {
   const bool complex_type = t == element_type::c32 || t == element_type::c64;
   if (!complex_type && (alpha.imag() != 0 || beta.imag() != 0))
     throw nb::type_error((where + "complex alpha or beta for " + what + " of " + dtype_name(t)).c_str());
@@ -328,8 +339,9 @@ void agree_on_arguments(MPI_Comm comm, const std::function<void()>& check) {
 }
 
 void register_settings(nb::module_& m) {
-  m.def("_argument_agreements_entered", [] { return agreements_entered; },
-        "How many calls of this thread have reached their argument agreement (for the package's wrappers).");
+  m.def(
+      "_argument_agreements_entered", [] { return agreements_entered; },
+      "How many calls of this thread have reached their argument agreement (for the package's wrappers).");
   m.def(
       "_agree_on_refused_call",
       [](nb::handle target, const std::string& message) {
@@ -360,8 +372,9 @@ void register_settings(nb::module_& m) {
       "previous setting. Off saves one small allreduce per call, but a rank-local argument error then raises on "
       "that rank only and the other ranks wait in the collective: turn it off only in code whose arguments are "
       "known to be right on every rank (every rank must choose the same).");
-  m.def("get_argument_agreement", [] { return argument_agreement; },
-        "Whether argument errors are agreed over the ranks before each collective call (the default: True).");
+  m.def(
+      "get_argument_agreement", [] { return argument_agreement; },
+      "Whether argument errors are agreed over the ranks before each collective call (the default: True).");
 
   // The watchdog of redist's waits (redist/timeout.hpp; docs/errors.md).
   m.def(
@@ -382,12 +395,14 @@ void register_settings(nb::module_& m) {
       "Sets, for this process, after how many seconds a wait inside redist is reported on stderr (0: never) and "
       "what follows: 'warn' (wait on) or 'abort' (end the job); REDIST_TIMEOUT and REDIST_TIMEOUT_ACTION set both "
       "from the environment. Returns the previous number of seconds.");
-  m.def("get_timeout", [] { return redist::timeout(); },
-        "After how many seconds a wait inside redist is reported (0: never; REDIST_TIMEOUT, default 300).");
+  m.def(
+      "get_timeout", [] { return redist::timeout(); },
+      "After how many seconds a wait inside redist is reported (0: never; REDIST_TIMEOUT, default 300).");
 
   // Call tracing (redist/trace.hpp; the context manager redist.trace is built on these).
-  m.def("get_trace_mode", [] { return std::string(to_string(trace::mode())); },
-        "This process's trace mode: 'off', 'summary' or 'calls' (REDIST_TRACE when the library was loaded).");
+  m.def(
+      "get_trace_mode", [] { return std::string(to_string(trace::mode())); },
+      "This process's trace mode: 'off', 'summary' or 'calls' (REDIST_TRACE when the library was loaded).");
   m.def(
       "set_trace_mode",
       [](const std::string& mode) {
@@ -419,7 +434,8 @@ void register_settings(nb::module_& m) {
       "This process's traced calls since the start or the last trace_reset: one dict per entry point and path "
       "(entry_point, path, calls, plan_cache_hits, plans_made, plan_seconds, execution_seconds, bytes_sent, "
       "messages_sent).");
-  m.def("trace_reset", [] { trace::reset(); }, "Forgets this process's traced totals.");
+  m.def(
+      "trace_reset", [] { trace::reset(); }, "Forgets this process's traced totals.");
   m.def(
       "trace_summary",
       [](nb::handle comm) {

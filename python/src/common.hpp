@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Shared pieces of the Python bindings: communicators from mpi4py (its C API), NumPy dtypes and arrays
 // (checked, never copied), and the option spellings Python users pass.
@@ -46,21 +47,15 @@ op parse_op(const std::string& s);
 storage_order parse_storage(const std::string& s);
 const char* storage_name(storage_order o);
 
-// The value of an option enum by its name (redist/names.hpp, the names C++, C and the tools use). An old
-// spelling still works and warns with a DeprecationWarning; an unknown one raises ValueError("<label> 'x':
-// expected 'a', 'b' or 'c'").
+// The value of an option enum by its name (redist/names.hpp, the names C++, C and the tools use); an unknown one
+// raises ValueError("<label> 'x': expected 'a', 'b' or 'c'").
 template <class E>
 E parse_option(const std::string& text, const char* label) {
-  std::string deprecation;
-  E value{};
   try {
-    value = parse_name<E>(text, &deprecation);
+    return parse_name<E>(text);
   } catch (const redist::invalid_argument&) {
     throw nb::value_error((std::string(label) + " '" + text + "': expected " + spelled_choices<E>("'")).c_str());
   }
-  if (!deprecation.empty() && PyErr_WarnEx(PyExc_DeprecationWarning, deprecation.c_str(), 1) != 0)
-    throw nb::python_error();
-  return value;
 }
 
 // What the checks need of an array, from either kind of ndarray.
@@ -111,8 +106,8 @@ void check_local_nd_array(const array_view& a, const nd_layout& layout, element_
 
 // TypeError "<where>complex alpha or beta for <what> of <dtype>" when alpha or beta has an imaginary part and t
 // is not complex (where: "" or e.g. "job 2: "; what: "a transform", "a multiply").
-void check_real_scalars(element_type t, std::complex<double> alpha, std::complex<double> beta,
-                        const std::string& where, const char* what);
+void check_real_scalars(element_type t, std::complex<double> alpha, std::complex<double> beta, const std::string& where,
+                        const char* what);
 
 // Benchmark helpers (_execute_repeatedly and friends): runs `call` `repetitions` times with the GIL released
 // and returns the mean seconds per call on this rank.
@@ -130,8 +125,8 @@ template <class T>
 T cast_argument(nb::handle value, const std::string& where, const char* expected) {
   T out{};
   if (!nb::try_cast(value, out))
-    throw nb::type_error((where + ": expected " + expected + ", got " +
-                          nb::cast<std::string>(nb::repr(value))).c_str());
+    throw nb::type_error(
+        (where + ": expected " + expected + ", got " + nb::cast<std::string>(nb::repr(value))).c_str());
   return out;
 }
 

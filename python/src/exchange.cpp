@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Irregular exchanges: persistent neighborhood alltoallv plans (locality-aware aggregation, de-duplication)
 // and the in-place variable-size alltoallv, on NumPy arrays used in place.
 #include <nanobind/stl/optional.h>
@@ -8,8 +9,8 @@
 #include <optional>
 
 #include "common.hpp"
-#include "redist/error.hpp"
 #include "mpi/checked.hpp"
+#include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
 #include "redist/exchange/neighbor.hpp"
 
@@ -61,15 +62,16 @@ exchange::cost_model cost_model_of(const nb::dict& d) {
         known = true;
       }
     if (!known)
-      throw nb::value_error(("cost_model: unknown figure '" + name + "'; expected the keys calibrate_cost_model "
-                             "returns (intra_latency, ..., copy_seconds_per_byte, source)").c_str());
+      throw nb::value_error(("cost_model: unknown figure '" + name +
+                             "'; expected the keys calibrate_cost_model "
+                             "returns (intra_latency, ..., copy_seconds_per_byte, source)")
+                                .c_str());
   }
   return model;
 }
 
 exchange::exchange_options exchange_options_of(const std::string& strategy, int region_size,
-                                               std::optional<int> region_id,
-                                               const std::optional<nb::dict>& cost_model,
+                                               std::optional<int> region_id, const std::optional<nb::dict>& cost_model,
                                                const std::optional<double>& timeout_seconds) {
   exchange::exchange_options o;
   o.timeout_seconds = timeout_of(timeout_seconds);
@@ -87,8 +89,8 @@ std::vector<int> int_vector(const std::vector<std::int64_t>& values, const char*
   out.reserve(values.size());
   for (std::int64_t v : values) {
     if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
-      throw nb::value_error((std::string(name) + ": " + std::to_string(v) +
-                             " does not fit MPI's int counts and displacements").c_str());
+      throw nb::value_error(
+          (std::string(name) + ": " + std::to_string(v) + " does not fit MPI's int counts and displacements").c_str());
     out.push_back(static_cast<int>(v));
   }
   return out;
@@ -157,7 +159,8 @@ void check_count_length(std::size_t length, MPI_Comm comm, const char* name) {
   MPI_Comm_size(comm, &size);
   if (length != static_cast<std::size_t>(size))
     throw nb::value_error((std::string(name) + " has " + std::to_string(length) + " entries; expected one per rank (" +
-                           std::to_string(size) + ")").c_str());
+                           std::to_string(size) + ")")
+                              .c_str());
 }
 
 void check_alltoall_length(const flat_buffer& b, std::int64_t count, MPI_Comm comm) {
@@ -166,7 +169,8 @@ void check_alltoall_length(const flat_buffer& b, std::int64_t count, MPI_Comm co
   if (count < 0 || b.elements < count * size)
     throw nb::value_error(("buf has " + std::to_string(b.elements) + " elements; count " + std::to_string(count) +
                            " on " + std::to_string(size) + " ranks needs " + std::to_string(count * size) +
-                           " (count >= 0)").c_str());
+                           " (count >= 0)")
+                              .c_str());
 }
 
 // The MPI_IN_PLACE form's counts and displacements as MPI's ints, every block inside buf.
@@ -181,7 +185,8 @@ void check_symmetric_areas(const flat_buffer& b, const std::vector<std::int64_t>
     if (counts[j] > 0 && (displs[j] < 0 || displs[j] + counts[j] > b.elements))
       throw nb::value_error(("block " + std::to_string(j) + " (displs " + std::to_string(displs[j]) + ", counts " +
                              std::to_string(counts[j]) + ") lies outside buf's " + std::to_string(b.elements) +
-                             " elements").c_str());
+                             " elements")
+                                .c_str());
 }
 
 // The Python object of an in-place plan: the C++ plan and the dtype and length of the arrays it is executed on,
@@ -196,11 +201,12 @@ struct inplace_plan_object {
 void* plan_buffer(const inplace_plan_object& o, writable_array& buf) {
   const flat_buffer b = flat_buffer_of(view_of(buf), "buf");
   if (b.type != o.type)
-    throw nb::value_error(("buf is " + std::string(dtype_name(b.type)) + "; the plan was made for " +
-                           dtype_name(o.type)).c_str());
+    throw nb::value_error(
+        ("buf is " + std::string(dtype_name(b.type)) + "; the plan was made for " + dtype_name(o.type)).c_str());
   if (b.elements != o.elements)
-    throw nb::value_error(("buf has " + std::to_string(b.elements) + " elements; the plan was made for " +
-                           std::to_string(o.elements)).c_str());
+    throw nb::value_error(
+        ("buf has " + std::to_string(b.elements) + " elements; the plan was made for " + std::to_string(o.elements))
+            .c_str());
   return b.data;
 }
 
@@ -249,14 +255,17 @@ void register_exchange(nb::module_& m) {
             e.plan.wait();
           },
           "start() then wait().")
-      .def_prop_ro("active", [](const neighbor_exchange& e) { return e.plan.active(); },
-                   "True between start() and wait().")
-      .def_prop_ro("send", [](const neighbor_exchange& e) { return e.send; }, "The send array.")
-      .def_prop_ro("recv", [](const neighbor_exchange& e) { return e.recv; }, "The receive array.")
-      .def("statistics", [](const neighbor_exchange& e) { return neighbor_statistics_dict(e.plan.statistics()); },
-           "Per rank, what one exchange sends: strategy (the one used), reason, regions, inter_region_messages, "
-           "inter_region_bytes, intra_region_messages, intra_region_bytes, estimates (automatic: predicted "
-           "seconds per candidate strategy).");
+      .def_prop_ro(
+          "active", [](const neighbor_exchange& e) { return e.plan.active(); }, "True between start() and wait().")
+      .def_prop_ro(
+          "send", [](const neighbor_exchange& e) { return e.send; }, "The send array.")
+      .def_prop_ro(
+          "recv", [](const neighbor_exchange& e) { return e.recv; }, "The receive array.")
+      .def(
+          "statistics", [](const neighbor_exchange& e) { return neighbor_statistics_dict(e.plan.statistics()); },
+          "Per rank, what one exchange sends: strategy (the one used), reason, regions, inter_region_messages, "
+          "inter_region_bytes, intra_region_messages, intra_region_bytes, estimates (automatic: predicted "
+          "seconds per candidate strategy).");
 
   m.def(
       "neighbor_alltoallv_init",
@@ -264,8 +273,8 @@ void register_exchange(nb::module_& m) {
          const std::vector<std::int64_t>& sdispls, nb::object recv, const std::vector<std::int64_t>& recvcounts,
          const std::vector<std::int64_t>& rdispls, std::optional<std::vector<int>> sources,
          std::optional<std::vector<int>> destinations, nb::handle send_ids, nb::handle recv_ids,
-         const std::string& strategy, int region_size, std::optional<int> region_id,
-         std::optional<nb::dict> cost_model, std::optional<double> timeout_seconds) {
+         const std::string& strategy, int region_size, std::optional<int> region_id, std::optional<nb::dict> cost_model,
+         std::optional<double> timeout_seconds) {
         const MPI_Comm c = communicator(comm);
         std::vector<std::int64_t> sids, rids;
         exchange::neighbor_buffers buffers;
@@ -279,19 +288,22 @@ void register_exchange(nb::module_& m) {
           const flat_buffer r = flat_buffer_of(view_of(recv_array), "recv");
           if (s.type != r.type)
             throw nb::type_error(("send is " + std::string(dtype_name(s.type)) + " and recv " + dtype_name(r.type) +
-                                  "; the exchange moves one dtype").c_str());
+                                  "; the exchange moves one dtype")
+                                     .c_str());
           if (sources.has_value() != destinations.has_value())
-            throw nb::value_error("pass both sources and destinations (an ordinary communicator) or neither (a "
-                                  "distributed-graph communicator)");
+            throw nb::value_error(
+                "pass both sources and destinations (an ordinary communicator) or neither (a "
+                "distributed-graph communicator)");
           if (!sources) {
             // Checked here as well as in the library, because the form is chosen per rank: a rank that passes
             // no lists on a communicator without a graph must fail with the others, not alone after them.
             int topology = MPI_UNDEFINED;
             REDIST_MPI_CHECK(MPI_Topo_test(c, &topology));
             if (topology != MPI_DIST_GRAPH)
-              throw redist::invalid_topology("neighbor_alltoallv_init: comm is not a distributed-graph communicator "
-                                             "(MPI.Comm.Create_dist_graph_adjacent); pass sources= and "
-                                             "destinations= for any other communicator");
+              throw redist::invalid_topology(
+                  "neighbor_alltoallv_init: comm is not a distributed-graph communicator "
+                  "(MPI.Comm.Create_dist_graph_adjacent); pass sources= and "
+                  "destinations= for any other communicator");
           }
           if (send_ids.is_none() != recv_ids.is_none())
             throw nb::value_error("pass both send_ids and recv_ids (global ids) or neither");
@@ -375,7 +387,8 @@ void register_exchange(nb::module_& m) {
       [](nb::handle comm, int region_size, std::optional<int> region_id) {
         const MPI_Comm c = communicator(comm);
         exchange::exchange_options regions;
-        agree_on_arguments(c, [&] { regions = exchange_options_of("auto", region_size, region_id, std::nullopt, std::nullopt); });
+        agree_on_arguments(
+            c, [&] { regions = exchange_options_of("auto", region_size, region_id, std::nullopt, std::nullopt); });
         exchange::cost_model model;
         {
           nb::gil_scoped_release release;
@@ -406,13 +419,14 @@ void register_exchange(nb::module_& m) {
           "elements of the array the plan was made with (checked on this rank only: ValueError). Returns the "
           "report dict of alltoallv_inplace with this call's counters.")
       .def_prop_ro(
-          "report", [](const inplace_plan_object& o) { return inplace_report_dict(exchange::inplace_report(o.plan.report())); },
+          "report",
+          [](const inplace_plan_object& o) { return inplace_report_dict(exchange::inplace_report(o.plan.report())); },
           "What execute() does: algorithm, reason, recvcounts, received_elements, work_bytes (the counters, per "
           "execution, are 0 here).")
-      .def_prop_ro("dtype", [](const inplace_plan_object& o) { return numpy_dtype(o.type); },
-                   "The dtype execute() expects.")
-      .def_prop_ro("size", [](const inplace_plan_object& o) { return o.elements; },
-                   "The number of elements execute() expects.");
+      .def_prop_ro(
+          "dtype", [](const inplace_plan_object& o) { return numpy_dtype(o.type); }, "The dtype execute() expects.")
+      .def_prop_ro(
+          "size", [](const inplace_plan_object& o) { return o.elements; }, "The number of elements execute() expects.");
 
   m.def(
       "make_inplace_plan",
@@ -428,8 +442,8 @@ void register_exchange(nb::module_& m) {
               options = inplace_options_of(algorithm, work_bytes, pairwise_guard, timeout_seconds);
             },
             [&](MPI_Comm c, MPI_Datatype type, std::int64_t capacity) {
-              return exchange::make_inplace_plan(capacity, sendcounts.data(),
-                                                 recvcounts ? recvcounts->data() : nullptr, type, c, options);
+              return exchange::make_inplace_plan(capacity, sendcounts.data(), recvcounts ? recvcounts->data() : nullptr,
+                                                 type, c, options);
             });
       },
       "comm"_a, "buf"_a, "sendcounts"_a, "recvcounts"_a = nb::none(), nb::kw_only(), "algorithm"_a = "auto",
@@ -440,8 +454,8 @@ void register_exchange(nb::module_& m) {
 
   m.def(
       "make_alltoall_inplace_plan",
-      [](nb::handle comm, readable_array buf, std::int64_t count, const std::string& algorithm,
-         std::int64_t work_bytes, double pairwise_guard, std::optional<double> timeout_seconds) {
+      [](nb::handle comm, readable_array buf, std::int64_t count, const std::string& algorithm, std::int64_t work_bytes,
+         double pairwise_guard, std::optional<double> timeout_seconds) {
         exchange::inplace_options options;
         return make_plan_object(
             comm, buf,
@@ -464,9 +478,7 @@ void register_exchange(nb::module_& m) {
         std::vector<int> count32, displ32;
         return make_plan_object(
             comm, buf,
-            [&](MPI_Comm c, const flat_buffer& b) {
-              check_symmetric_areas(b, counts, displs, c, count32, displ32);
-            },
+            [&](MPI_Comm c, const flat_buffer& b) { check_symmetric_areas(b, counts, displs, c, count32, displ32); },
             [&](MPI_Comm c, MPI_Datatype type, std::int64_t) {
               return exchange::make_inplace_plan_symmetric(count32.data(), displ32.data(), type, c, work_bytes);
             });
@@ -491,9 +503,9 @@ void register_exchange(nb::module_& m) {
         exchange::inplace_report report;
         {
           nb::gil_scoped_release release;
-          report = exchange::alltoallv_inplace(b.data, b.elements, sendcounts.data(),
-                                               recvcounts ? recvcounts->data() : nullptr, mpi_datatype(b.type), c,
-                                               options);
+          report =
+              exchange::alltoallv_inplace(b.data, b.elements, sendcounts.data(),
+                                          recvcounts ? recvcounts->data() : nullptr, mpi_datatype(b.type), c, options);
         }
         return inplace_report_dict(std::move(report));
       },
@@ -509,8 +521,8 @@ void register_exchange(nb::module_& m) {
 
   m.def(
       "alltoall_inplace",
-      [](nb::handle comm, writable_array buf, std::int64_t count, const std::string& algorithm,
-         std::int64_t work_bytes, double pairwise_guard, std::optional<double> timeout_seconds) {
+      [](nb::handle comm, writable_array buf, std::int64_t count, const std::string& algorithm, std::int64_t work_bytes,
+         double pairwise_guard, std::optional<double> timeout_seconds) {
         const MPI_Comm c = communicator(comm);
         flat_buffer b;
         exchange::inplace_options options;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Distributed matrix multiply C = alpha * op(A) * op(B) + beta * C on any layouts (the COSMA schedule).
 #include <nanobind/stl/complex.h>
 #include <nanobind/stl/optional.h>
@@ -78,11 +79,14 @@ void register_gemm(nb::module_& m) {
       .def_prop_ro("op_a", [](const gemm_plan& p) { return std::string(to_string(p.description().op_a)); })
       .def_prop_ro("op_b", [](const gemm_plan& p) { return std::string(to_string(p.description().op_b)); })
       .def_prop_ro("dtype", [](const gemm_plan& p) { return numpy_dtype(p.description().type); })
-      .def("statistics", [](const gemm_plan& p) { return gemm_statistics_dict(p.statistics()); },
-           "This rank's view of the plan: schedule (grid, rounds, memory, communicated elements, lower bound, as a "
-           "dict), schedule_summary, idle, position (m, n, k), multiply (bytes_sent, bytes_received, messages_sent, messages_received, bytes_local), transform_in, "
-           "transform_out (TransformPlan.statistics dicts), c_in_place, c_elements_in_place, native_window_reused, grid_lines_reused, communication (how panels travel: 'auto' resolved), "
-           "relabel_volume_before/after, planning and last_execution (seconds per phase).");
+      .def(
+          "statistics", [](const gemm_plan& p) { return gemm_statistics_dict(p.statistics()); },
+          "This rank's view of the plan: schedule (grid, rounds, memory, communicated elements, lower bound, as a "
+          "dict), schedule_summary, idle, position (m, n, k), multiply (bytes_sent, bytes_received, messages_sent, "
+          "messages_received, bytes_local), transform_in, "
+          "transform_out (TransformPlan.statistics dicts), c_in_place, c_elements_in_place, native_window_reused, "
+          "grid_lines_reused, communication (how panels travel: 'auto' resolved), "
+          "relabel_volume_before/after, planning and last_execution (seconds per phase).");
 
   m.def(
       "_gemm_execute_repeatedly",
@@ -92,8 +96,8 @@ void register_gemm(nb::module_& m) {
           arrays = checked_arrays(p, c, a, b);
           if (repetitions < 1) throw nb::value_error("_gemm_execute_repeatedly needs repetitions >= 1");
         });
-        return mean_seconds_per_call(
-            repetitions, [&] { p.execute(arrays.c.data, arrays.a.data, arrays.b.data, 1.0, 0.0); });
+        return mean_seconds_per_call(repetitions,
+                                     [&] { p.execute(arrays.c.data, arrays.a.data, arrays.b.data, 1.0, 0.0); });
       },
       "plan"_a, "c"_a, "a"_a, "b"_a, "repetitions"_a,
       "Benchmark helper (bench/python_overhead.py): executes the gemm plan `repetitions` times from C++ (alpha 1, "
@@ -126,13 +130,13 @@ void register_gemm(nb::module_& m) {
         return make_gemm_plan(mc, std::move(description), options);
       },
       "comm"_a, "a"_a, "b"_a, "c"_a, "op_a"_a = "N", "op_b"_a = "N", "dtype"_a = nb::none(), nb::kw_only(),
-      "memory_limit_bytes"_a = 0, "rounds"_a = 0, "communication"_a = "auto", "overlap"_a = true,
-      "relabel"_a = true, "native_order"_a = "auto", "max_idle_fraction"_a = 0.03, "strategy"_a = "auto",
-      "timeout_seconds"_a = nb::none(),
+      "memory_limit_bytes"_a = 0, "rounds"_a = 0, "communication"_a = "auto", "overlap"_a = true, "relabel"_a = true,
+      "native_order"_a = "auto", "max_idle_fraction"_a = 0.03, "strategy"_a = "auto", "timeout_seconds"_a = nb::none(),
       "Plans C (m x n) = alpha * op(A) * op(B) + beta * C for A, B, C in layouts a, b, c (collective). op_a, "
       "op_b: 'N', 'T', 'C'; dtype float32, float64, complex64 or complex128 (float64 unless given). "
       "memory_limit_bytes: S per rank (0: REDIST_GEMM_MEMORY, else no limit); rounds along k (0: automatic); "
-      "communication 'auto', 'two_sided', 'one_sided' or 'shared_memory'; overlap: double buffering; relabel: choose the ranks of the "
+      "communication 'auto', 'two_sided', 'one_sided' or 'shared_memory'; overlap: double buffering; relabel: choose "
+      "the ranks of the "
       "grid positions communication-optimally; native_order 'auto', 'contiguous', 'grouped'; strategy: the "
       "transforms' exchange strategy.");
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist._redist: the compiled part of the Python package (see python/redist/__init__.py).
 #include "common.hpp"
 #include "redist/version.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Node-shared storage for source arrays: redist::node_buffer, the one-copy path of the shared_memory strategy.
 #include <memory>
 #include <optional>
@@ -55,8 +56,7 @@ void release_view(void* p) noexcept {
 }
 
 void check_live(const py_node_buffer& b, const char* what) {
-  if (!b.buffer)
-    throw nb::value_error((std::string("NodeBuffer.") + what + ": the buffer was freed").c_str());
+  if (!b.buffer) throw nb::value_error((std::string("NodeBuffer.") + what + ": the buffer was freed").c_str());
 }
 
 void free_buffer(py_node_buffer& b) {
@@ -82,8 +82,9 @@ void register_node_buffer(nb::module_& m) {
                              "NdLayout.local_view or Layout-shaped views of it): node peers then read it in place, "
                              "one copy per element instead of two. Free it with free() on every rank (collective), "
                              "or use it as a with block; B must not change while an execution reads it.")
-      .def_prop_ro("nbytes", [](const py_node_buffer& b) { return b.buffer ? b.buffer->bytes() : 0; },
-                   "Bytes of this rank's segment (0 once freed).")
+      .def_prop_ro(
+          "nbytes", [](const py_node_buffer& b) { return b.buffer ? b.buffer->bytes() : 0; },
+          "Bytes of this rank's segment (0 once freed).")
       .def_prop_ro("freed", [](const py_node_buffer& b) { return !b.buffer; })
       .def(
           "array",
@@ -97,7 +98,8 @@ void register_node_buffer(nb::module_& m) {
             if (n < 0 || n > fits)
               throw nb::value_error(("NodeBuffer.array: count " + std::to_string(n) + " of " + dtype_name(t) +
                                      " does not fit this rank's " + std::to_string(b.buffer->bytes()) +
-                                     " bytes (at most " + std::to_string(fits) + ")").c_str());
+                                     " bytes (at most " + std::to_string(fits) + ")")
+                                        .c_str());
             static std::byte empty_segment[64];  // an address for a rank with no bytes (no element is read there)
             void* data = b.buffer->data() ? b.buffer->data() : empty_segment;
             auto* hold = new view_hold{&b, self.ptr()};
@@ -130,7 +132,8 @@ void register_node_buffer(nb::module_& m) {
         // the duplicate (free()'s communicator), its failure agreed before anything is allocated.
         agree_on_arguments(c, [&] {
           if (nbytes < 0)
-            throw nb::value_error(("node_buffer of " + std::to_string(nbytes) + " bytes: the size must be >= 0").c_str());
+            throw nb::value_error(
+                ("node_buffer of " + std::to_string(nbytes) + " bytes: the size must be >= 0").c_str());
         });
         auto b = std::make_unique<py_node_buffer>();
         const int dup_rc = MPI_Comm_dup(c, &b->comm);

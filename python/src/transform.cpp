@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Transforms (A = alpha * op(B) + beta * A), plans, batches, plan statistics and target relabeling.
 #include <nanobind/stl/complex.h>
 #include <nanobind/stl/optional.h>
@@ -24,8 +25,10 @@ element_region parse_region(const std::optional<std::pair<std::string, std::int6
   if (region->first == "upper") return {region_shape::upper, region->second};
   if (region->first == "lower") return {region_shape::lower, region->second};
   if (region->first == "all") return {};
-  throw nb::value_error(("region ('" + region->first + "', ...): expected ('upper', diagonal), ('lower', diagonal) or "
-                         "None (the whole matrix)").c_str());
+  throw nb::value_error(("region ('" + region->first +
+                         "', ...): expected ('upper', diagonal), ('lower', diagonal) or "
+                         "None (the whole matrix)")
+                            .c_str());
 }
 
 // The torus of strategy 'torus_routed', from a dict (see make_plan's docstring). Unknown keys are refused.
@@ -36,16 +39,23 @@ void set_torus(transform_options& o, const nb::dict& torus) {
   torus::routing_options& r = o.torus_routing;
   for (auto [key, value] : torus) {
     const std::string name = nb::cast<std::string>(nb::str(key));
-    if (name == "shape") shape = cast_argument<std::string>(value, "torus['shape']", "a string such as '4x2'");
-    else if (name == "mesh") mesh = cast_argument<bool>(value, "torus['mesh']", "a bool");
-    else if (name == "mapping") mapping = nb::borrow(value);
+    if (name == "shape")
+      shape = cast_argument<std::string>(value, "torus['shape']", "a string such as '4x2'");
+    else if (name == "mesh")
+      mesh = cast_argument<bool>(value, "torus['mesh']", "a bool");
+    else if (name == "mapping")
+      mapping = nb::borrow(value);
     else if (name == "mode") {
       const std::string m = cast_argument<std::string>(value, "torus['mode']", "a string");
       r.mode = parse_option<torus::routing_mode>(m, "torus mode");
-    } else if (name == "alpha") r.alpha = cast_argument<double>(value, "torus['alpha']", "a float");
-    else if (name == "beta") r.beta = cast_argument<std::int64_t>(value, "torus['beta']", "an int");
-    else if (name == "gamma") r.gamma = cast_argument<int>(value, "torus['gamma']", "an int");
-    else if (name == "delta") r.delta = cast_argument<int>(value, "torus['delta']", "an int");
+    } else if (name == "alpha")
+      r.alpha = cast_argument<double>(value, "torus['alpha']", "a float");
+    else if (name == "beta")
+      r.beta = cast_argument<std::int64_t>(value, "torus['beta']", "an int");
+    else if (name == "gamma")
+      r.gamma = cast_argument<int>(value, "torus['gamma']", "an int");
+    else if (name == "delta")
+      r.delta = cast_argument<int>(value, "torus['delta']", "an int");
     else if (name == "choice") {
       const std::string c = cast_argument<std::string>(value, "torus['choice']", "a string");
       r.choice = parse_option<torus::intermediate_choice>(c, "torus choice");
@@ -56,8 +66,10 @@ void set_torus(transform_options& o, const nb::dict& torus) {
       const std::string p = cast_argument<std::string>(value, "torus['phases']", "a string");
       r.phases = parse_option<torus::phase_schedule>(p, "torus phases");
     } else {
-      throw nb::value_error(("torus: unknown key '" + name + "'; expected shape, mesh, mapping, mode, alpha, beta, "
-                             "gamma, delta, choice, hardware, phases").c_str());
+      throw nb::value_error(("torus: unknown key '" + name +
+                             "'; expected shape, mesh, mapping, mode, alpha, beta, "
+                             "gamma, delta, choice, hardware, phases")
+                                .c_str());
     }
   }
   if (!shape) throw nb::value_error("torus: 'shape' is required (e.g. '4x2', '8x4x4')");
@@ -73,7 +85,7 @@ void set_torus(transform_options& o, const nb::dict& torus) {
     else
       placement = torus::rank_mapping::user(
           network, cast_argument<std::vector<int>>(mapping, "torus['mapping']",
-                                               "a dimension order string, an int seed or a list of nodes"));
+                                                   "a dimension order string, an int seed or a list of nodes"));
   }
   torus::validate(r);
   o.torus = std::make_shared<const torus::machine>(torus::machine{network, std::move(placement)});
@@ -117,7 +129,8 @@ job_buffers single_job_buffers(const transform_plan& p, const writable_array& a,
                                std::complex<double> alpha, std::complex<double> beta) {
   if (p.reshape_jobs().size() != 1)
     throw nb::value_error(("the plan has " + std::to_string(p.reshape_jobs().size()) +
-                           " jobs; use execute_batch with one (a, b, alpha, beta) per job").c_str());
+                           " jobs; use execute_batch with one (a, b, alpha, beta) per job")
+                              .c_str());
   return buffers_of(p, 0, a, b, alpha, beta, false);
 }
 
@@ -137,15 +150,16 @@ nb::dict relabeling_dict(const relabel::relabeling& r) {
 
 void register_transform(nb::module_& m) {
   nb::class_<job_description>(m, "Job", "One transform of a batch: A's and B's layouts, op and element type.")
-      .def("__init__",
-           [](job_description* self, const grid_layout& a, const grid_layout& b, const std::string& operation,
-              nb::handle dtype, std::optional<std::pair<std::string, std::int64_t>> region) {
-             new (self) job_description{a, b, parse_op(operation), element_type_of_dtype(dtype), parse_region(region)};
-           },
-           "a"_a, "b"_a, "op"_a = "N", "dtype"_a = nb::none(), "region"_a = nb::none(),
-           "A = alpha * op(B) + beta * A for A in layout a and B in layout b; op 'N', 'T' or 'C'; dtype float64 "
-           "unless given; region None (all of A), ('upper', d) or ('lower', d) (A's elements with j - i >= d, "
-           "resp. <= d).")
+      .def(
+          "__init__",
+          [](job_description* self, const grid_layout& a, const grid_layout& b, const std::string& operation,
+             nb::handle dtype, std::optional<std::pair<std::string, std::int64_t>> region) {
+            new (self) job_description{a, b, parse_op(operation), element_type_of_dtype(dtype), parse_region(region)};
+          },
+          "a"_a, "b"_a, "op"_a = "N", "dtype"_a = nb::none(), "region"_a = nb::none(),
+          "A = alpha * op(B) + beta * A for A in layout a and B in layout b; op 'N', 'T' or 'C'; dtype float64 "
+          "unless given; region None (all of A), ('upper', d) or ('lower', d) (A's elements with j - i >= d, "
+          "resp. <= d).")
       .def_ro("a", &job_description::a)
       .def_ro("b", &job_description::b)
       .def_prop_ro("op", [](const job_description& j) { return std::string(to_string(j.operation)); })
@@ -154,24 +168,28 @@ void register_transform(nb::module_& m) {
   nb::class_<reshape_job>(m, "ReshapeJob",
                           "One N-d transform of a batch: A = alpha * permute(B, axes) + beta * A, for A in layout a "
                           "and B in layout b.")
-      .def("__init__",
-           [](reshape_job* self, const nd_layout& a, const nd_layout& b, std::optional<std::vector<int>> axes,
-              nb::handle dtype, bool conjugate, std::optional<std::pair<std::string, std::int64_t>> region) {
-             new (self) reshape_job{a, b, axes.value_or(std::vector<int>{}), conjugate, element_type_of_dtype(dtype),
-                                    parse_region(region)};
-           },
-           "a"_a, "b"_a, "axes"_a = nb::none(), "dtype"_a = nb::none(), nb::kw_only(), "conjugate"_a = false,
-           "region"_a = nb::none(),
-           "Axis i of A is axis axes[i] of B (None: the same axes); B conjugated when `conjugate` (complex dtypes); "
-           "dtype float64 unless given; region as for Job (2-D only).")
+      .def(
+          "__init__",
+          [](reshape_job* self, const nd_layout& a, const nd_layout& b, std::optional<std::vector<int>> axes,
+             nb::handle dtype, bool conjugate, std::optional<std::pair<std::string, std::int64_t>> region) {
+            new (self) reshape_job{
+                a, b, axes.value_or(std::vector<int>{}), conjugate, element_type_of_dtype(dtype), parse_region(region)};
+          },
+          "a"_a, "b"_a, "axes"_a = nb::none(), "dtype"_a = nb::none(), nb::kw_only(), "conjugate"_a = false,
+          "region"_a = nb::none(),
+          "Axis i of A is axis axes[i] of B (None: the same axes); B conjugated when `conjugate` (complex dtypes); "
+          "dtype float64 unless given; region as for Job (2-D only).")
       .def_ro("a", &reshape_job::a)
       .def_ro("b", &reshape_job::b)
-      .def_prop_ro("axes", [](const reshape_job& j) {
-                     if (!j.axes.empty()) return j.axes;
-                     std::vector<int> identity(static_cast<std::size_t>(j.a.ndim()));
-                     for (std::size_t k = 0; k < identity.size(); ++k) identity[k] = static_cast<int>(k);
-                     return identity;
-                   }, "Axis i of A is axis axes[i] of B.")
+      .def_prop_ro(
+          "axes",
+          [](const reshape_job& j) {
+            if (!j.axes.empty()) return j.axes;
+            std::vector<int> identity(static_cast<std::size_t>(j.a.ndim()));
+            for (std::size_t k = 0; k < identity.size(); ++k) identity[k] = static_cast<int>(k);
+            return identity;
+          },
+          "Axis i of A is axis axes[i] of B.")
       .def_ro("conjugate", &reshape_job::conjugate)
       .def_prop_ro("dtype", [](const reshape_job& j) { return numpy_dtype(j.type); });
 
@@ -196,8 +214,10 @@ void register_transform(nb::module_& m) {
             std::vector<nb::object> keep;  // the arrays, alive until the transform is done
             agree_on_arguments(p.communicator(), [&] {
               if (jobs.size() != p.reshape_jobs().size())
-                throw nb::value_error(("execute_batch got " + std::to_string(jobs.size()) + " jobs' buffers, the plan "
-                                       "has " + std::to_string(p.reshape_jobs().size()) + " jobs")
+                throw nb::value_error(("execute_batch got " + std::to_string(jobs.size()) +
+                                       " jobs' buffers, the plan "
+                                       "has " +
+                                       std::to_string(p.reshape_jobs().size()) + " jobs")
                                           .c_str());
               for (std::size_t k = 0; k < jobs.size(); ++k) {
                 const nb::tuple& t = jobs[k];
@@ -206,8 +226,8 @@ void register_transform(nb::module_& m) {
                 writable_array a;
                 readable_array b;
                 if (!nb::try_cast(t[0], a) || !nb::try_cast(t[1], b))
-                  throw nb::type_error(("job " + std::to_string(k) +
-                                        ": a must be a writable NumPy array and b a NumPy array").c_str());
+                  throw nb::type_error(
+                      ("job " + std::to_string(k) + ": a must be a writable NumPy array and b a NumPy array").c_str());
                 keep.push_back(t[0]);
                 keep.push_back(t[1]);
                 const std::string job = "job " + std::to_string(k);
@@ -221,8 +241,9 @@ void register_transform(nb::module_& m) {
             nb::gil_scoped_release release;
             p.execute(buffers);
           },
-          "jobs"_a, "Executes every job of a batch plan in one communication round: one (a, b[, alpha[, beta]]) "
-                    "per job, in planning order. Collective.")
+          "jobs"_a,
+          "Executes every job of a batch plan in one communication round: one (a, b[, alpha[, beta]]) "
+          "per job, in planning order. Collective.")
       .def(
           "inverse",
           [](const transform_plan& p) {
@@ -236,9 +257,10 @@ void register_transform(nb::module_& m) {
       .def_prop_ro("reshape_jobs", &transform_plan::reshape_jobs,
                    "Every job as an N-d ReshapeJob (a matrix job is the case d = 2).")
       .def_prop_ro("strategy", [](const transform_plan& p) { return std::string(to_string(p.strategy())); })
-      .def("statistics", [](const transform_plan& p) { return plan_statistics_dict(p.statistics()); },
-           "What the plan moves from this rank per execution: bytes_sent, bytes_received, bytes_local, "
-           "messages_sent, messages_received, ...");
+      .def(
+          "statistics", [](const transform_plan& p) { return plan_statistics_dict(p.statistics()); },
+          "What the plan moves from this rank per execution: bytes_sent, bytes_received, bytes_local, "
+          "messages_sent, messages_received, ...");
 
   m.def(
       "_execute_repeatedly",
@@ -368,9 +390,7 @@ void register_transform(nb::module_& m) {
       [](nb::handle comm, const std::vector<job_description>& jobs, const std::string& solver_name) {
         const MPI_Comm c = communicator(comm);
         relabel::solver s = relabel::solver::exact;
-        agree_on_arguments(c, [&] {
-          s = parse_option<relabel::solver>(solver_name, "solver");
-        });
+        agree_on_arguments(c, [&] { s = parse_option<relabel::solver>(solver_name, "solver"); });
         relabeled_targets r;
         {
           nb::gil_scoped_release release;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # An mpi4py from PyPI's binary wheels (built for another MPI, or looking for another MPI's library name) next to
 # redist must make `import redist` raise an ImportError that names redist's MPI library and the command that
 # fixes it, never crash or fail with an unrelated missing-library error.

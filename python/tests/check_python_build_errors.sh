@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Python build stops with what to do where the environment cannot work (docs/python.md's table): no mpi4py
 # (through pip, as a user meets it), mpi4py without an MPI library, no compiler wrapper for mpi4py's MPI, and an
 # MPICC that links another library (python/find_mpi.py, which the build runs, with the environment varied).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # `pip wheel .` gives a wheel that installs and runs offline in another fresh venv with the same MPI wheel, and the
 # sdist (`python -m build --sdist`) builds a wheel the same way (against the MPI of the venv's mpi4py).
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """pytest under mpiexec (mpiexec -n 4 python -m pytest python/tests): every rank runs every test, and each
 test phase's outcome is agreed over MPI.COMM_WORLD, so a test that fails on any rank fails on all of them
 (the others report which ranks failed) and the run's exit status is the worst over the ranks. Ranks that

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared test helpers: random layouts, scattering a global matrix into local arrays, gathering it back."""
 import numpy as np
 import redist

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The seeds of the randomized tests, as in the C++ tests (tests/support/test_seed.hpp): one base seed per run,
 REDIST_TEST_SEED (an unsigned integer) when set, else time-based, so that the random cases change from run to
 run; rank 0's on every rank, so that all ranks draw the same cases. conftest.py prints it in pytest's header

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Error paths raise clear Python exceptions on every rank, before anything moves."""
 import numpy as np
 import pytest
@@ -98,32 +99,30 @@ def test_bad_options_and_layouts():
         redist.make_plan(comm, layout, layout, "N", np.float64).execute(layout.empty(), layout.empty(), alpha=1j)
 
 
-def test_option_names_are_the_librarys_and_old_spellings_warn():
-    # One spelling per value (docs/names.md): the message lists them all; release 0.1.0's "automatic" still
-    # plans, with a DeprecationWarning naming "auto".
+def test_option_names_are_the_librarys_and_earlier_spellings_are_refused():
+    # One spelling per value (docs/names.md): the message lists them all; the 0.1 development line's "automatic"
+    # (CHANGELOG.md) is an unknown spelling like any other.
     layout = redist.block_cyclic(4, 4, 2, 2, (1, comm.size), comm.rank)
-    with pytest.raises(ValueError, match="expected 'auto', 'point_to_point', 'alltoallv', 'shared_memory' or "
-                                         "'torus_routed'"):
-        redist.make_plan(comm, layout, layout, "N", np.float64, strategy="Auto")
-    with pytest.warns(DeprecationWarning, match="'automatic' is an old spelling of 'auto'"):
-        plan = redist.make_plan(comm, layout, layout, "N", np.float64, strategy="automatic")
+    for spelling in ("Auto", "automatic"):
+        with pytest.raises(ValueError, match=f"'{spelling}': expected 'auto', 'point_to_point', 'alltoallv', "
+                                             "'shared_memory' or 'torus_routed'"):
+            redist.make_plan(comm, layout, layout, "N", np.float64, strategy=spelling)
+    plan = redist.make_plan(comm, layout, layout, "N", np.float64, strategy="auto")
     source, target = layout.empty(), layout.empty()
     source[...] = 1.0
     plan.execute(target, source)  # A = op(B): the target first
     assert np.all(target == 1.0)
-    with pytest.warns(DeprecationWarning, match="write 'auto'"):
+    with pytest.raises(ValueError, match="'automatic': expected 'auto'"):
         redist.alltoallv_inplace(comm, np.zeros(comm.size, dtype=np.int64), [1] * comm.size, algorithm="automatic")
 
 
-def test_renamed_classes_keep_their_old_names_for_one_release():
+def test_overflow_does_not_shadow_the_builtin_and_earlier_names_are_gone():
     namespace = {}
     exec("from redist import *", namespace)
     assert namespace.get("OverflowError", OverflowError) is OverflowError
     assert issubclass(redist.Overflow, redist.Error) and issubclass(redist.Overflow, OverflowError)
-    with pytest.warns(DeprecationWarning, match="redist.Overflow"):
-        assert redist.OverflowError is redist.Overflow
-    with pytest.warns(DeprecationWarning, match="redist.TransformPlan"):
-        assert redist.Plan is redist.TransformPlan
+    for earlier in ("OverflowError", "Plan"):  # the 0.1 development line's names of Overflow and TransformPlan
+        assert not hasattr(redist, earlier)
 
 
 def test_layout_views_cover_the_local_array():

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Irregular exchanges through the Python interface: in-place alltoallv against mpi4py's out-of-place
 Alltoallv, neighborhood alltoallv plans against what every edge must deliver."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Distributed GEMM through the Python interface against NumPy on the gathered matrices."""
 import numpy as np
 import pytest

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Hostile arguments: an error anywhere is an error everywhere.
 
 Every public collective entry point of the package (make_plan, TransformPlan.execute, TransformPlan.inverse, make_batch_plan,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """redist.node_buffer: a reshape's input in node-shared memory (read in place by node peers) gives the same result
 as from a private array; free() is collective and agreed; arrays over a segment keep it from being freed."""
 import gc

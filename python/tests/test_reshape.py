@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """N-d reshapes A = alpha * permute(B, axes) + beta * A through the Python interface, against NumPy on the gathered
 arrays (np.transpose(B, axes), then each rank's blocks)."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The type stubs cover the compiled core: every public function and class of redist._redist (and every
 public method and property of its classes) has a stub, and every stub names something that exists."""
 import ast

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Call tracing from Python (redist.trace, docs/trace.md): the totals count the plans made and executed, the
 summary gathers them over the ranks, and the previous mode comes back."""
 import numpy as np

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Transforms through the Python interface against NumPy on the gathered matrices."""
 import os
 

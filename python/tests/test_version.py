@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The package's version is the project's one version: CMakeLists.txt's project(), which also gives the C and C++
 library's, pkg-config's and the CMake package's (checked by tests/install/run_install_test.sh)."""
 import importlib.metadata

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The watchdog seen from Python (scripts/run.sh runs this at 2 ranks under REDIST_TIMEOUT=2 and
 REDIST_TIMEOUT_ACTION=abort): rank 1 passes comm=None, which Python refuses before any communicator is known, so
 rank 0 waits alone in the package's argument agreement until the watchdog says so and ends the job. Exit 2 when

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The one mapping from a redist error to the code every C entry point returns.
 namespace redist::capi {

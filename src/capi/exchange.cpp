@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // C entry points of the persistent neighborhood alltoallv: MPI_Info parsing, error codes, the opaque handle.
 #include <cstdint>
 #include <cstdio>
@@ -7,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "redist/exchange/neighbor.hpp"
-#include "redist/names.hpp"
 #include "../mpi/agreement.hpp"
-#include "../mpi/watchdog.hpp"
+#include "../mpi/checked.hpp"
 #include "../mpi/compat.hpp"
+#include "../mpi/watchdog.hpp"
 #include "error_code.hpp"
 #include "handle_registry.hpp"
-#include "../mpi/checked.hpp"
+#include "redist/exchange/neighbor.hpp"
+#include "redist/names.hpp"
 #include "redist/redist.h"
 
 namespace {
@@ -26,7 +27,6 @@ auto& requests() { return redist::capi::registry_of<redist::exchange::neighbor_p
 using redist::exchange::cost_model;
 using redist::exchange::exchange_options;
 using redist::exchange::neighbor_strategy;
-
 
 // The value of an info key, or "" when absent; a problem goes to `problem`.
 std::string info_value(MPI_Info info, const char* key, std::string& problem) {
@@ -49,8 +49,7 @@ exchange_options parse_info(MPI_Info info, std::string& problem) {
     try {
       options.strategy = redist::parse_name<neighbor_strategy>(strategy);
     } catch (const redist::invalid_argument&) {
-      problem = "info redist_strategy = \"" + strategy + "\": expected " +
-                redist::spelled_choices<neighbor_strategy>();
+      problem = "info redist_strategy = \"" + strategy + "\": expected " + redist::spelled_choices<neighbor_strategy>();
     }
   }
   const std::string region_size = info_value(info, "redist_region_size", problem);
@@ -68,8 +67,8 @@ exchange_options parse_info(MPI_Info info, std::string& problem) {
   } else if (!model.empty() && model != "calibrate") {
     cost_model m;
     m.source = "user (info redist_cost_model)";
-    double* fields[] = {&m.intra_latency,          &m.intra_seconds_per_message, &m.intra_seconds_per_byte,
-                        &m.inter_latency,          &m.inter_seconds_per_message, &m.inter_seconds_per_byte,
+    double* fields[] = {&m.intra_latency,           &m.intra_seconds_per_message, &m.intra_seconds_per_byte,
+                        &m.inter_latency,           &m.inter_seconds_per_message, &m.inter_seconds_per_byte,
                         &m.region_seconds_per_byte, &m.copy_seconds_per_byte};
     constexpr size_t count = sizeof(fields) / sizeof(fields[0]);
     const char* at = model.c_str();
@@ -147,26 +146,26 @@ int init_request(const char* entry, MPI_Comm comm, MPI_Info info, redist_request
 
 extern "C" int redist_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                              MPI_Info info, redist_request* request) {
+                                              const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                              redist_request* request) {
   return init_request("redist_neighbor_alltoallv_init", comm, info, request, [&](const exchange_options& options) {
-    const redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                               rdispls, recvtype};
+    const redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype,
+                                               recvbuf, recvcounts, rdispls, recvtype};
     return redist::exchange::neighbor_alltoallv_init(b, comm, options);
   });
 }
 
 extern "C" int redist_neighbor_alltoallv_init_lists(int indegree, const int sources[], int outdegree,
                                                     const int destinations[], const void* sendbuf,
-                                                    const int sendcounts[], const int sdispls[],
-                                                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                                                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                                    MPI_Info info, redist_request* request) {
+                                                    const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                                                    void* recvbuf, const int recvcounts[], const int rdispls[],
+                                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                                    redist_request* request) {
   const auto lists = [&](const exchange_options& options) {
     // A bad degree or list becomes an empty side plus a problem the engine's agreement reports.
     std::vector<int> in, out;
-    redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                         rdispls, recvtype};
+    redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype,
+                                         recvbuf, recvcounts, rdispls, recvtype};
     if (indegree < 0 || (indegree > 0 && sources == nullptr))
       b.recv_entries = -2;
     else
@@ -186,8 +185,8 @@ extern "C" int redist_neighbor_alltoallv_init_ext(const void* sendbuf, const int
                                                   const int64_t global_recv_indices[], MPI_Datatype recvtype,
                                                   MPI_Comm comm, MPI_Info info, redist_request* request) {
   return init_request("redist_neighbor_alltoallv_init_ext", comm, info, request, [&](const exchange_options& options) {
-    redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                         rdispls, recvtype};
+    redist::exchange::neighbor_buffers b{sendbuf, sendcounts, sdispls, sendtype,
+                                         recvbuf, recvcounts, rdispls, recvtype};
     b.global_ids = true;
     b.send_ids = global_send_indices;
     b.recv_ids = global_recv_indices;

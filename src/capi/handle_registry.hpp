@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Live objects behind a C handle type, by number: a number never reused (not an address), so a handle kept past its
 // free, or any value create never returned, is refused instead of touching freed memory. A slot can be reserved

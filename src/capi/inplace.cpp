@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // C entry points of the in-place alltoallv: options, the report, plan handles, error codes (never throw).
 #include <algorithm>
 #include <cstdint>
@@ -7,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "redist/exchange/inplace.hpp"
 #include "../mpi/agreement.hpp"
+#include "../mpi/checked.hpp"
 #include "error_code.hpp"
 #include "handle_registry.hpp"
-#include "../mpi/checked.hpp"
+#include "redist/exchange/inplace.hpp"
 #include "redist/redist.h"
 
 namespace {
@@ -25,7 +26,6 @@ static_assert(static_cast<int>(inplace_algorithm::automatic) == REDIST_INPLACE_A
                   static_cast<int>(inplace_algorithm::pairwise) == REDIST_INPLACE_PAIRWISE &&
                   static_cast<int>(inplace_algorithm::bitonic) == REDIST_INPLACE_BITONIC,
               "the C and C++ algorithm values are the same numbers");
-
 
 void fill(redist_inplace_report* out, const inplace_report& r) {
   if (out == nullptr) return;
@@ -72,8 +72,8 @@ extern "C" {
 int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
                              MPI_Datatype type, MPI_Comm comm, const redist_inplace_options* opts) {
   try {
-    const inplace_report r = redist::exchange::alltoallv_inplace(buf, capacity, sendcounts, recvcounts, type, comm,
-                                                                 options_of(opts));
+    const inplace_report r =
+        redist::exchange::alltoallv_inplace(buf, capacity, sendcounts, recvcounts, type, comm, options_of(opts));
     fill_outputs(opts, r);
     return MPI_SUCCESS;
   } catch (...) {
@@ -119,8 +119,7 @@ int redist_inplace_plan_free(redist_inplace_plan* plan) {
 }
 
 int redist_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
-                     MPI_Comm comm) {
+                     void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   if (sendbuf != MPI_IN_PLACE)
     return MPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm);
   try {
@@ -133,8 +132,7 @@ int redist_alltoallv(const void* sendbuf, const int sendcounts[], const int sdis
 
 int redist_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm) {
-  if (sendbuf != MPI_IN_PLACE)
-    return MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  if (sendbuf != MPI_IN_PLACE) return MPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   try {
     redist::exchange::alltoall_inplace(recvbuf, recvcount, recvtype, comm);
     return MPI_SUCCESS;

@@ -1,14 +1,15 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // C entry points of node-shared input buffers (redist::node_buffer, the one-copy path of the shared-memory
 // strategy): handles and error codes (never throw).
 #include <cstdint>
 #include <memory>
 
-#include "redist/transform/node_buffer.hpp"
 #include "../mpi/agreement.hpp"
 #include "../mpi/watchdog.hpp"
 #include "error_code.hpp"
 #include "handle_registry.hpp"
 #include "redist/redist.h"
+#include "redist/transform/node_buffer.hpp"
 
 namespace {
 

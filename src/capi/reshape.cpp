@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // C entry points of the N-d reshape: per-rank boxes gathered into box layouts, info keys, plan handles, error codes
 // (never throw).
 #include <algorithm>
@@ -9,17 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "redist/layout/nd_builders.hpp"
-#include "redist/names.hpp"
-#include "redist/transform/plan.hpp"
-#include "redist/transform/relabel_targets.hpp"
 #include "../mpi/agreement.hpp"
-#include "../mpi/watchdog.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/compat.hpp"
+#include "../mpi/watchdog.hpp"
 #include "error_code.hpp"
 #include "handle_registry.hpp"
+#include "redist/layout/nd_builders.hpp"
+#include "redist/names.hpp"
 #include "redist/redist.h"
+#include "redist/transform/plan.hpp"
+#include "redist/transform/relabel_targets.hpp"
 
 namespace {
 
@@ -53,12 +54,18 @@ redist::scalar read_scalar(element_type t, const void* p) {
     return redist::to_scalar(v);
   };
   switch (t) {
-    case element_type::f32: return load(float{});
-    case element_type::f64: return load(double{});
-    case element_type::c32: return load(std::complex<float>{});
-    case element_type::c64: return load(std::complex<double>{});
-    case element_type::i32: return load(std::int32_t{});
-    case element_type::i64: return load(std::int64_t{});
+    case element_type::f32:
+      return load(float{});
+    case element_type::f64:
+      return load(double{});
+    case element_type::c32:
+      return load(std::complex<float>{});
+    case element_type::c64:
+      return load(std::complex<double>{});
+    case element_type::i32:
+      return load(std::int32_t{});
+    case element_type::i64:
+      return load(std::int64_t{});
   }
   throw redist::invalid_argument("unknown element type");
 }
@@ -131,7 +138,8 @@ std::vector<std::int64_t> bounds(const std::vector<record>& all, int field, int 
 
 // Rank r's box of `field` in [0, shape) coordinates (origin subtracted); an empty box as all zeros, wherever it was.
 box local_box(const record& r, int field, int ndim, const std::vector<std::int64_t>& origin) {
-  box b{std::vector<std::int64_t>(static_cast<size_t>(ndim), 0), std::vector<std::int64_t>(static_cast<size_t>(ndim), 0)};
+  box b{std::vector<std::int64_t>(static_cast<size_t>(ndim), 0),
+        std::vector<std::int64_t>(static_cast<size_t>(ndim), 0)};
   const std::int64_t* l = &r[static_cast<size_t>(field * max_axes)];
   if (!non_empty(l, ndim)) return b;
   for (int k = 0; k < ndim; ++k) {
@@ -189,7 +197,8 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
       agreed.attempt([&] {
         if (plan == nullptr) throw redist::invalid_argument("plan is a null pointer");
         if (ndim < 1 || ndim > max_axes)
-          throw redist::invalid_argument("ndim = " + std::to_string(ndim) + ", expected 1 to " + std::to_string(max_axes));
+          throw redist::invalid_argument("ndim = " + std::to_string(ndim) + ", expected 1 to " +
+                                         std::to_string(max_axes));
         const std::int64_t* arrays[] = {in_lo, in_hi, out_lo, out_hi};
         const char* names[] = {"in_lo", "in_hi", "out_lo", "out_hi"};
         for (int f = 0; f < 4; ++f) {
@@ -200,8 +209,8 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
           for (int k = 0; k < ndim; ++k)
             if (arrays[f][k] > arrays[f + 1][k])
               throw redist::invalid_argument(std::string(f ? "output" : "input") + " box: axis " + std::to_string(k) +
-                                             " has lo = " + std::to_string(arrays[f][k]) + " > hi = " +
-                                             std::to_string(arrays[f + 1][k]));
+                                             " has lo = " + std::to_string(arrays[f][k]) +
+                                             " > hi = " + std::to_string(arrays[f + 1][k]));
         const std::vector<int> c = redist::c_order(ndim);
         const std::vector<int> orders[] = {permutation(in_order, ndim, c, "in_order"),
                                            permutation(out_order, ndim, c, "out_order")};
@@ -213,8 +222,9 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
         const auto t = std::find_if(std::begin(all_types), std::end(all_types),
                                     [type](element_type e) { return redist::mpi_datatype(e) == type; });
         if (t == std::end(all_types))
-          throw redist::invalid_datatype("type is not one of MPI_FLOAT, MPI_DOUBLE, MPI_C_FLOAT_COMPLEX, "
-                                         "MPI_C_DOUBLE_COMPLEX, MPI_INT32_T, MPI_INT64_T");
+          throw redist::invalid_datatype(
+              "type is not one of MPI_FLOAT, MPI_DOUBLE, MPI_C_FLOAT_COMPLEX, "
+              "MPI_C_DOUBLE_COMPLEX, MPI_INT32_T, MPI_INT64_T");
         etype = *t;
         read_info_choice(info, "redist_strategy", options.strategy);
         read_info_choice(info, "redist_stores", options.stores);
@@ -232,13 +242,14 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
         all.assign(static_cast<size_t>(nranks), record(mine.size()));
         flat.resize(mine.size() * static_cast<size_t>(nranks));
       });
-      agreed.require_same(hash, "ranks passed different ndim, axes, type or info values to redist_reshape_plan_create; "
-                                "every rank must pass the same");
+      agreed.require_same(hash,
+                          "ranks passed different ndim, axes, type or info values to redist_reshape_plan_create; "
+                          "every rank must pass the same");
       agreed.conclude();
     }
 
-    REDIST_MPI_CHECK(redist::mpi::allgather_yielding(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T, flat.data(),
-                                                     static_cast<int>(mine.size()), MPI_INT64_T, comm));
+    REDIST_MPI_CHECK(redist::mpi::allgather_yielding(mine.data(), static_cast<int>(mine.size()), MPI_INT64_T,
+                                                     flat.data(), static_cast<int>(mine.size()), MPI_INT64_T, comm));
     for (size_t r = 0; r < all.size(); ++r)
       std::copy(flat.begin() + static_cast<std::ptrdiff_t>(r * mine.size()),
                 flat.begin() + static_cast<std::ptrdiff_t>((r + 1) * mine.size()), all[r].begin());
@@ -261,12 +272,12 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
           expected[static_cast<size_t>(ndim + k)] = in_end[static_cast<size_t>(axis_map[static_cast<size_t>(k)])];
         }
         if (out_bounds != expected)
-          throw redist::invalid_argument(
-              "the output boxes span [" + text({out_bounds.begin(), out_bounds.begin() + ndim}) + ", " +
-              text({out_bounds.begin() + ndim, out_bounds.end()}) + "), expected the input's space [" +
-              text(in_origin) + ", " + text(in_end) + ") permuted by axes: [" +
-              text({expected.begin(), expected.begin() + ndim}) + ", " + text({expected.begin() + ndim, expected.end()}) +
-              ")");
+          throw redist::invalid_argument("the output boxes span [" +
+                                         text({out_bounds.begin(), out_bounds.begin() + ndim}) + ", " +
+                                         text({out_bounds.begin() + ndim, out_bounds.end()}) +
+                                         "), expected the input's space [" + text(in_origin) + ", " + text(in_end) +
+                                         ") permuted by axes: [" + text({expected.begin(), expected.begin() + ndim}) +
+                                         ", " + text({expected.begin() + ndim, expected.end()}) + ")");
         const std::vector<std::int64_t> out_origin(expected.begin(), expected.begin() + ndim);
         std::vector<box> in_boxes;
         for (const record& r : all) {

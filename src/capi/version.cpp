@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redist/redist.h"
 
 extern "C" void redist_version(int* major, int* minor, int* patch) {

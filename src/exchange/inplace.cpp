@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // In-place variable-size alltoallv: validation and agreement, the streamed in-place step every algorithm
 // uses, the chunked (direct) algorithm and the MPI_IN_PLACE swaps (docs/inplace.md). Plans, the choice among
 // the algorithms and the public entry points: inplace_plan.cpp.
@@ -14,11 +15,11 @@
 #include <vector>
 
 #include "../mpi/agreement.hpp"
+#include "../mpi/checked.hpp"
 #include "../mpi/comm_attribute.hpp"
 #include "../mpi/compat.hpp"
 #include "inplace_detail.hpp"
 #include "redist/error.hpp"
-#include "../mpi/checked.hpp"
 
 namespace redist::exchange {
 
@@ -41,8 +42,8 @@ struct scatter_type {
         displs.push_back(MPI_Aint_add(reinterpret_cast<MPI_Aint>(first), static_cast<MPI_Aint>(done)));
       }
     MPI_Datatype t;
-    REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displs.data(),
-                                              MPI_BYTE, &t));
+    REDIST_MPI_CHECK_LOCAL(
+        MPI_Type_create_hindexed(static_cast<int>(lengths.size()), lengths.data(), displs.data(), MPI_BYTE, &t));
     REDIST_MPI_CHECK_LOCAL(MPI_Type_commit(&t));
     type = mpi::datatype_handle(t);
   }
@@ -74,8 +75,8 @@ std::int64_t address_mod(const std::byte* at, std::int64_t m) {
 // stream's direct part (received into free space, no copy) travels alongside as one message. Streams must have
 // distinct dests and distinct sources; tags `tag` (pieces), `tag + 1` (direct parts), `tag + 2` and `tag + 3`
 // (the two set-up messages).
-void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std::byte* work,
-                 std::int64_t work_bytes, counters& c) {
+void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std::byte* work, std::int64_t work_bytes,
+                 counters& c) {
   const std::size_t n = streams.size();
   if (n == 0) return;
   const auto staging = static_cast<std::int64_t>(
@@ -117,8 +118,8 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
       for (const auto& r : s.in_free) in_direct += r.second;
       if (in_direct > 0) {
         g.free_type = std::make_unique<scatter_type>(s.in_free);
-        REDIST_MPI_CHECK(MPI_Irecv(MPI_BOTTOM, 1, g.free_type->type.get(), s.source, tag + 1, comm,
-                                   &requests[6 * i + 4]));
+        REDIST_MPI_CHECK(
+            MPI_Irecv(MPI_BOTTOM, 1, g.free_type->type.get(), s.source, tag + 1, comm, &requests[6 * i + 4]));
         c.bytes_received += in_direct;
         ++c.messages_received;
       }
@@ -171,8 +172,8 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
     g.out_pieces = g.out_to_region == 0 ? 0 : (g.out_to_region + g.piece_out - 1) / g.piece_out;
     if (s.out_bytes > g.out_to_region) {
       g.direct_out = mpi::describe_bytes(s.out_bytes - g.out_to_region);
-      REDIST_MPI_CHECK(MPI_Isend(s.out + g.out_to_region, g.direct_out.count, g.direct_out.type, s.dest, tag + 1,
-                                 comm, &requests[6 * i + 5]));
+      REDIST_MPI_CHECK(MPI_Isend(s.out + g.out_to_region, g.direct_out.count, g.direct_out.type, s.dest, tag + 1, comm,
+                                 &requests[6 * i + 5]));
       c.bytes_sent += s.out_bytes - g.out_to_region;
       ++c.messages_sent;
     }
@@ -185,8 +186,8 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
     for (std::size_t i = 0; i < n; ++i) {
       const stream& s = streams[i];
       progress& g = state[i];
-      while (g.sends_left < g.sends_posted && requests[6 * i + 2 + static_cast<std::size_t>(g.sends_left % 2)] ==
-                                                 MPI_REQUEST_NULL) {
+      while (g.sends_left < g.sends_posted &&
+             requests[6 * i + 2 + static_cast<std::size_t>(g.sends_left % 2)] == MPI_REQUEST_NULL) {
         ++g.sends_left;
         moved = true;
       }
@@ -216,8 +217,8 @@ void run_streams(MPI_Comm comm, int tag, const std::vector<stream>& streams, std
     if (all_done) break;
     if (!moved) {
       int count = 0;
-      REDIST_MPI_CHECK(mpi::wait_some_yielding(static_cast<int>(requests.size()), requests.data(), &count,
-                                               completed.data(), comm));
+      REDIST_MPI_CHECK(
+          mpi::wait_some_yielding(static_cast<int>(requests.size()), requests.data(), &count, completed.data(), comm));
       if (count == MPI_UNDEFINED) throw error("run_streams: nothing in flight but not done (a bug)");
     }
   }
@@ -468,8 +469,7 @@ std::int64_t agree_on_start(mpi::agreement& agreed, MPI_Comm comm, MPI_Datatype 
   int type_size = 0;
   // MPI_DATATYPE_NULL is refused before MPI sees it: datatype calls report through MPI_COMM_WORLD's error
   // handler, which aborts by default.
-  if (type == MPI_DATATYPE_NULL)
-    agreed.fail(mpi::error_kind::invalid_datatype, "the datatype is MPI_DATATYPE_NULL");
+  if (type == MPI_DATATYPE_NULL) agreed.fail(mpi::error_kind::invalid_datatype, "the datatype is MPI_DATATYPE_NULL");
   agreed.attempt([&] {
     REDIST_MPI_CHECK_LOCAL(MPI_Type_get_extent(type, &lb, &extent));
     REDIST_MPI_CHECK_LOCAL(MPI_Type_get_true_extent(type, &true_lb, &true_extent));
@@ -485,8 +485,8 @@ std::int64_t agree_on_start(mpi::agreement& agreed, MPI_Comm comm, MPI_Datatype 
   if (!agreed.failed() && (lb != 0 || extent <= 0 || true_lb < 0 || true_lb + true_extent > extent))
     agreed.fail(mpi::error_kind::invalid_datatype,
                 "the datatype needs lower bound 0, a positive extent and its data within the extent (lb " +
-                    std::to_string(lb) + ", extent " + std::to_string(extent) + ", true lb " +
-                    std::to_string(true_lb) + ", true extent " + std::to_string(true_extent) + ")");
+                    std::to_string(lb) + ", extent " + std::to_string(extent) + ", true lb " + std::to_string(true_lb) +
+                    ", true extent " + std::to_string(true_extent) + ")");
   return extent > 0 ? extent : 1;
 }
 
@@ -504,8 +504,7 @@ bool fits_bytes(std::int64_t elements, std::int64_t extent) {
 }
 
 validated validate(const void* buf, bool check_buf, std::int64_t capacity, const std::int64_t* sendcounts,
-                   const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm,
-                   const inplace_options& options) {
+                   const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm, const inplace_options& options) {
   validated v;
   problem& p = v.p;
   p.rank = mpi::rank(comm);
@@ -519,31 +518,34 @@ validated validate(const void* buf, bool check_buf, std::int64_t capacity, const
   p.extent = agree_on_start(agreed, comm, type, v.comm, type_slots);
   p.comm = v.comm ? v.comm->get() : MPI_COMM_NULL;
   if (options.work_bytes < min_work_bytes || options.work_bytes > max_work_bytes)
-    fail(mpi::error_kind::invalid_argument, "work_bytes " + std::to_string(options.work_bytes) + " is outside [65536, 2^30]");
+    fail(mpi::error_kind::invalid_argument,
+         "work_bytes " + std::to_string(options.work_bytes) + " is outside [65536, 2^30]");
   const auto algorithm = static_cast<int>(options.algorithm);
   if (algorithm < static_cast<int>(inplace_algorithm::automatic) ||
       algorithm > static_cast<int>(inplace_algorithm::bitonic))
     fail(mpi::error_kind::invalid_argument, "unknown algorithm " + std::to_string(algorithm));
   if (!(options.pairwise_guard > 0))
-    fail(mpi::error_kind::invalid_argument, "pairwise_guard must be positive, got " + std::to_string(options.pairwise_guard));
+    fail(mpi::error_kind::invalid_argument,
+         "pairwise_guard must be positive, got " + std::to_string(options.pairwise_guard));
   if (sendcounts == nullptr) fail(mpi::error_kind::invalid_count, "sendcounts is null");
-  if (check_buf && buf == nullptr && capacity > 0) fail(mpi::error_kind::invalid_buffer, "buf is null with capacity " + std::to_string(capacity));
+  if (check_buf && buf == nullptr && capacity > 0)
+    fail(mpi::error_kind::invalid_buffer, "buf is null with capacity " + std::to_string(capacity));
 
   p.sendcounts.assign(P, 0);
   if (sendcounts != nullptr) std::copy(sendcounts, sendcounts + P, p.sendcounts.begin());
   // What every peer sends here (a negative count travels too and is reported by its sender).
   p.recvcounts.assign(P, 0);
   agreed.collective([&] {
-    REDIST_MPI_CHECK(redist::mpi::alltoall_yielding(p.sendcounts.data(), 1, MPI_INT64_T, p.recvcounts.data(), 1,
-                                                     MPI_INT64_T, comm));
+    REDIST_MPI_CHECK(
+        redist::mpi::alltoall_yielding(p.sendcounts.data(), 1, MPI_INT64_T, p.recvcounts.data(), 1, MPI_INT64_T, comm));
   });
 
   std::int64_t send_total = 0, recv_total = 0;
   bool counts_ok = true;
   for (std::size_t j = 0; j < P; ++j) {
     if (p.sendcounts[j] < 0) {
-      fail(mpi::error_kind::invalid_count, "sendcounts[" + std::to_string(j) + "] = " + std::to_string(p.sendcounts[j]) +
-                              " is negative");
+      fail(mpi::error_kind::invalid_count,
+           "sendcounts[" + std::to_string(j) + "] = " + std::to_string(p.sendcounts[j]) + " is negative");
       counts_ok = false;
     }
     if (p.recvcounts[j] < 0) counts_ok = false;  // the sender reports it
@@ -563,27 +565,30 @@ validated validate(const void* buf, bool check_buf, std::int64_t capacity, const
   if (recvcounts != nullptr)
     for (std::size_t j = 0; j < P; ++j)
       if (recvcounts[j] != p.recvcounts[j]) {
-        fail(mpi::error_kind::invalid_count, "recvcounts[" + std::to_string(j) + "] = " + std::to_string(recvcounts[j]) +
-                                " but rank " + std::to_string(j) + " sends " + std::to_string(p.recvcounts[j]));
+        fail(mpi::error_kind::invalid_count, "recvcounts[" + std::to_string(j) +
+                                                 "] = " + std::to_string(recvcounts[j]) + " but rank " +
+                                                 std::to_string(j) + " sends " + std::to_string(p.recvcounts[j]));
         break;
       }
   if (counts_ok && capacity < std::max(send_total, recv_total))
     fail(mpi::error_kind::invalid_count, "capacity " + std::to_string(capacity) + " is below the send total " +
-                            std::to_string(send_total) + " or the receive total " + std::to_string(recv_total));
+                                             std::to_string(send_total) + " or the receive total " +
+                                             std::to_string(recv_total));
   if (counts_ok && !fits_bytes(std::max(capacity, std::int64_t{0}), p.extent))
-    fail(mpi::error_kind::invalid_count, "capacity " + std::to_string(capacity) + " elements of " + std::to_string(p.extent) +
-                            " bytes overflows 64-bit byte offsets");
+    fail(mpi::error_kind::invalid_count, "capacity " + std::to_string(capacity) + " elements of " +
+                                             std::to_string(p.extent) + " bytes overflows 64-bit byte offsets");
 
   // Every rank's totals and capacity, and the options, which must agree.
   std::int64_t guard_bits = 0;
   static_assert(sizeof(guard_bits) == sizeof(options.pairwise_guard));
   std::memcpy(&guard_bits, &options.pairwise_guard, sizeof(guard_bits));
   constexpr std::size_t words = 6;
-  std::int64_t mine[words] = {send_total, recv_total, capacity, options.work_bytes,
-                              static_cast<std::int64_t>(options.algorithm), guard_bits};
+  std::int64_t mine[words] = {
+      send_total, recv_total, capacity, options.work_bytes, static_cast<std::int64_t>(options.algorithm), guard_bits};
   std::vector<std::int64_t> all(words * P);
-  agreed.collective(
-      [&] { REDIST_MPI_CHECK(redist::mpi::allgather_yielding(mine, words, MPI_INT64_T, all.data(), words, MPI_INT64_T, comm)); });
+  agreed.collective([&] {
+    REDIST_MPI_CHECK(redist::mpi::allgather_yielding(mine, words, MPI_INT64_T, all.data(), words, MPI_INT64_T, comm));
+  });
   p.send_totals.resize(P);
   p.recv_totals.resize(P);
   p.capacities.resize(P);
@@ -593,9 +598,9 @@ validated validate(const void* buf, bool check_buf, std::int64_t capacity, const
     p.recv_totals[j] = theirs[1];
     p.capacities[j] = theirs[2];
     if (theirs[3] != mine[3] || theirs[4] != mine[4] || theirs[5] != mine[5])
-      fail(mpi::error_kind::invalid_argument, "rank " + std::to_string(j) + " passed other options (work_bytes " +
-                            std::to_string(theirs[3]) + ", algorithm " + std::to_string(theirs[4]) +
-                            ", or pairwise_guard); every rank must pass the same");
+      fail(mpi::error_kind::invalid_argument,
+           "rank " + std::to_string(j) + " passed other options (work_bytes " + std::to_string(theirs[3]) +
+               ", algorithm " + std::to_string(theirs[4]) + ", or pairwise_guard); every rank must pass the same");
   }
   // Riding along: whether the counts are symmetric here, and where chunked's schedules fit here (only
   // meaningful when every check passed).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The paper's bitonic-sort algorithm (Section 3.2) for any P, on the slot model (inplace_slots.hpp).
 //
 // Every rank holds a block of M = max over j of max(S_j, R_j) slots, kept sorted by key. The network is
@@ -13,9 +14,9 @@
 #include <algorithm>
 #include <cassert>
 
+#include "../mpi/checked.hpp"
 #include "inplace_detail.hpp"
 #include "inplace_slots.hpp"
-#include "../mpi/checked.hpp"
 
 namespace redist::exchange::inplace_detail {
 namespace {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Internals of the in-place alltoallv (include/redist/exchange/inplace.hpp): the validated problem every
 // algorithm starts from, the local block operations they share, and the algorithms' entry points.
@@ -51,8 +52,8 @@ struct problem {
   int rank = 0;
   int size = 1;
   std::byte* buf = nullptr;
-  std::int64_t extent = 1;    // bytes per element; elements are moved as whole extents
-  std::int64_t capacity = 0;  // elements of buf, this rank
+  std::int64_t extent = 1;                   // bytes per element; elements are moved as whole extents
+  std::int64_t capacity = 0;                 // elements of buf, this rank
   std::vector<std::int64_t> sendcounts;      // s(rank, j), elements
   std::vector<std::int64_t> recvcounts;      // s(j, rank)
   std::vector<std::int64_t> offset_in_dest;  // sum of s(k, j) over k < rank: where s(rank, j) starts in S(j)
@@ -85,18 +86,18 @@ struct validated {
   validated(validated&&) noexcept;
   validated& operator=(validated&&) noexcept;
   ~validated();
-  problem p;               // offset_in_dest still unset
+  problem p;                                     // offset_in_dest still unset
   std::shared_ptr<const mpi::comm_handle> comm;  // p.comm's owner, shared with the cache on the caller's
-  std::unique_ptr<work_buffer> work;  // p.work_bytes of it, p.work points into it
-  bool symmetric = false;  // s(i,j) == s(j,i) for every pair
+  std::unique_ptr<work_buffer> work;             // p.work_bytes of it, p.work points into it
+  bool symmetric = false;                        // s(i,j) == s(j,i) for every pair
   chunked_fit_flags chunked_fits_everywhere{};
 };
 // Collective: checks everything (the same redist::invalid_argument subclass on every rank when anything is
 // wrong), acquires the private communicator and the work buffer, learns the peers' counts.
 // Three collectives: an Alltoall of the counts, an Allgather of six words, one Allreduce. buf is only checked
 // (not null when capacity > 0) where check_buf says so: a plan gets its buffer at each execution.
-validated validate(const void* buf, bool check_buf, std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
-                   MPI_Datatype type, MPI_Comm comm, const inplace_options& options);
+validated validate(const void* buf, bool check_buf, std::int64_t capacity, const std::int64_t* sendcounts,
+                   const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm, const inplace_options& options);
 // One MPI_Exscan on p.comm, once.
 void compute_offsets_in_dest(problem& p);
 // A private duplicate of comm, cached on it (made by the first call with comm): collective. Shared, so that a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Local block operations of the in-place alltoallv (inplace_detail.hpp): rotation of adjacent byte ranges,
 // stable merge and stable sort of variable-size blocks, all in place with the caller's work buffer as the only
 // scratch memory (the block lists are O(P) metadata; the bytes are never copied anywhere else).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The paper's asymmetric pairwise exchange (Section 3.3) on the slot model (inplace_slots.hpp).
 //
 // Pair (i, j), i < j, meets in round i + j - 1 (2P-3 rounds, 0 .. 2P-4 for 0-based ranks), so every rank is in at most one pair per
@@ -11,9 +12,9 @@
 #include <algorithm>
 #include <cassert>
 
+#include "../mpi/checked.hpp"
 #include "inplace_detail.hpp"
 #include "inplace_slots.hpp"
-#include "../mpi/checked.hpp"
 
 namespace redist::exchange::inplace_detail {
 namespace {
@@ -103,15 +104,13 @@ std::int64_t pairwise_schedule(const problem& p, counters& c, bool move_data) {
       // Upper side: hand over everything the lower rank owns; it needs our list to choose its filler.
       give.resize(list.size());
       for (std::size_t k = 0; k < list.size(); ++k) give[k] = l.owner(list[k].key) == peer ? 1 : 0;
-      c.bytes_local +=
-          slots::move_to_tail(p.buf, p.extent, list, give, given, p.work, p.work_bytes, move_data, l);
+      c.bytes_local += slots::move_to_tail(p.buf, p.extent, list, give, given, p.work, p.work_bytes, move_data, l);
       slots::send_list(p.comm, peer, list_tag, given, c);
       taken = slots::recv_list(p.comm, peer, list_tag, c);
     } else {
       taken = slots::recv_list(p.comm, peer, list_tag, c);
       give = choose_filler(list, slots::slot_count(taken), me, peer, l);
-      c.bytes_local +=
-          slots::move_to_tail(p.buf, p.extent, list, give, given, p.work, p.work_bytes, move_data, l);
+      c.bytes_local += slots::move_to_tail(p.buf, p.extent, list, give, given, p.work, p.work_bytes, move_data, l);
       slots::send_list(p.comm, peer, list_tag, given, c);
     }
     assert(slots::slot_count(given) == slots::slot_count(taken));
@@ -121,8 +120,8 @@ std::int64_t pairwise_schedule(const problem& p, counters& c, bool move_data) {
     const std::int64_t take_bytes = slots::real_bytes(taken, p.extent);
     // Both sides know both sizes, so both skip an empty swap.
     if (move_data && (give_bytes > 0 || take_bytes > 0))
-      swap_in_place(p.comm, peer, data_tag, p.buf + slots::real_bytes(list, p.extent), give_bytes, take_bytes,
-                    p.work, p.work_bytes, c);
+      swap_in_place(p.comm, peer, data_tag, p.buf + slots::real_bytes(list, p.extent), give_bytes, take_bytes, p.work,
+                    p.work_bytes, c);
     sent += give_bytes;
     for (const auto& f : taken) slots::append(list, f, l);
     assert(slots::slot_count(list) == l.slots(me));

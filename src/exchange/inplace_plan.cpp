@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // In-place alltoallv plans (include/redist/exchange/inplace.hpp): make_inplace_plan checks and agrees once,
 // chooses the algorithm and allocates the work buffer; execute() only moves data. The one-call forms are a plan
 // and one execution. Validation, the streams and the algorithms themselves: inplace.cpp and its siblings.
@@ -11,11 +12,11 @@
 #include <vector>
 
 #include "../mpi/agreement.hpp"
+#include "../mpi/checked.hpp"
+#include "../trace/recorder.hpp"
 #include "inplace_detail.hpp"
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
-#include "../mpi/checked.hpp"
-#include "../trace/recorder.hpp"
 
 namespace redist::exchange {
 
@@ -38,7 +39,7 @@ struct state {
 
   // MPI_IN_PLACE form.
   std::shared_ptr<const mpi::comm_handle> owned_comm;  // private, shared with the cache on the caller's
-  MPI_Comm comm = MPI_COMM_NULL;                        // owned_comm's
+  MPI_Comm comm = MPI_COMM_NULL;                       // owned_comm's
   std::vector<int> counts, displs;
   std::int64_t extent = 1;
   std::unique_ptr<work_buffer> work;
@@ -77,9 +78,9 @@ std::unique_ptr<state> make_general(const void* buf, bool check_buf, std::int64_
 
   // From here on every rank holds the same totals, capacities and flags, so every rank makes the same choice
   // (and raises the same error) without further agreement.
-  const std::int64_t largest =
-      std::max(*std::max_element(p.send_totals.begin(), p.send_totals.end()),
-               *std::max_element(p.recv_totals.begin(), p.recv_totals.end())) * p.extent;
+  const std::int64_t largest = std::max(*std::max_element(p.send_totals.begin(), p.send_totals.end()),
+                                        *std::max_element(p.recv_totals.begin(), p.recv_totals.end())) *
+                               p.extent;
   inplace_algorithm chosen = options.algorithm;
   chunked_plan chunked;
   switch (options.algorithm) {
@@ -96,8 +97,8 @@ std::unique_ptr<state> make_general(const void* buf, bool check_buf, std::int64_
         const std::int64_t pairwise_bytes = pairwise_max_bytes(p);
         const bool bitonic_ok = bitonic_fits(p);
         const std::int64_t bitonic_bytes = bitonic_ok ? bitonic_max_bytes(p) : 0;
-        chosen = bitonic_ok && bitonic_bytes < pairwise_bytes ? inplace_algorithm::bitonic
-                                                              : inplace_algorithm::pairwise;
+        chosen =
+            bitonic_ok && bitonic_bytes < pairwise_bytes ? inplace_algorithm::bitonic : inplace_algorithm::pairwise;
         report.reason = "direct steps exceed a capacity; pairwise would send " + std::to_string(pairwise_bytes) +
                         " bytes, bitonic " + (bitonic_ok ? "at most " + std::to_string(bitonic_bytes) : "does not fit");
       }
@@ -105,8 +106,9 @@ std::unique_ptr<state> make_general(const void* buf, bool check_buf, std::int64_
     }
     case inplace_algorithm::chunked:
       if (!(chunked = plan_chunked(p, s->v.symmetric, s->v.chunked_fits_everywhere)).fits)
-        throw invalid_argument(name + ": chunked does not fit: in every schedule some rank "
-                                      "would hold more than its capacity (use auto, pairwise or more capacity)");
+        throw invalid_argument(name +
+                               ": chunked does not fit: in every schedule some rank "
+                               "would hold more than its capacity (use auto, pairwise or more capacity)");
       report.reason = "requested";
       break;
     case inplace_algorithm::pairwise: {
@@ -126,8 +128,10 @@ std::unique_ptr<state> make_general(const void* buf, bool check_buf, std::int64_
     }
     case inplace_algorithm::bitonic:
       if (!bitonic_fits(p))
-        throw invalid_argument(name + ": bitonic needs every capacity >= the largest send or receive total over the "
-                                      "ranks (" + std::to_string(largest / p.extent) + " elements)");
+        throw invalid_argument(name +
+                               ": bitonic needs every capacity >= the largest send or receive total over the "
+                               "ranks (" +
+                               std::to_string(largest / p.extent) + " elements)");
       report.reason = "requested";
       break;
   }
@@ -163,16 +167,18 @@ std::unique_ptr<state> make_symmetric(const void* buf, bool check_buf, const int
   if (counts == nullptr || displs == nullptr) fail(mpi::error_kind::invalid_argument, "counts or displs is null");
   std::vector<int> mine(P, 0), theirs(P, 0);
   if (counts != nullptr) std::copy(counts, counts + P, mine.begin());
-  agreed.collective(
-      [&] { REDIST_MPI_CHECK(redist::mpi::alltoall_yielding(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, comm)); });
+  agreed.collective([&] {
+    REDIST_MPI_CHECK(redist::mpi::alltoall_yielding(mine.data(), 1, MPI_INT, theirs.data(), 1, MPI_INT, comm));
+  });
   std::vector<std::pair<std::int64_t, std::int64_t>> areas;  // [first, last) in elements
   for (std::size_t j = 0; j < P && !agreed.failed(); ++j) {
     if (mine[j] < 0 || displs[j] < 0) {
-      fail(mpi::error_kind::invalid_argument, "counts[" + std::to_string(j) + "] or displs[" + std::to_string(j) + "] is negative");
+      fail(mpi::error_kind::invalid_argument,
+           "counts[" + std::to_string(j) + "] or displs[" + std::to_string(j) + "] is negative");
     } else if (mine[j] != theirs[j]) {
-      fail(mpi::error_kind::invalid_argument, "MPI_IN_PLACE needs symmetric counts: counts[" + std::to_string(j) + "] = " +
-                            std::to_string(mine[j]) + " but rank " + std::to_string(j) + " has " +
-                            std::to_string(theirs[j]) + " for this rank");
+      fail(mpi::error_kind::invalid_argument, "MPI_IN_PLACE needs symmetric counts: counts[" + std::to_string(j) +
+                                                  "] = " + std::to_string(mine[j]) + " but rank " + std::to_string(j) +
+                                                  " has " + std::to_string(theirs[j]) + " for this rank");
     } else if (mine[j] > 0) {
       areas.emplace_back(displs[j], std::int64_t{displs[j]} + mine[j]);
     }
@@ -202,7 +208,9 @@ std::unique_ptr<state> make_symmetric(const void* buf, bool check_buf, const int
 }
 
 const state& checked(const std::unique_ptr<state>& s, const char* what) {
-  if (!s) throw invalid_argument(std::string("inplace_plan::") + what + " on an empty plan (moved from or default-constructed)");
+  if (!s)
+    throw invalid_argument(std::string("inplace_plan::") + what +
+                           " on an empty plan (moved from or default-constructed)");
   return *s;
 }
 
@@ -248,18 +256,25 @@ inplace_report inplace_plan::execute(void* buf) const {
                          " elements of it");
   counters c;
   if (s.symmetric_form) {
-    run_symmetric_swaps(s.comm, static_cast<std::byte*>(buf), s.counts, s.displs, s.extent, s.work->get(),
-                        s.work_bytes, c);
+    run_symmetric_swaps(s.comm, static_cast<std::byte*>(buf), s.counts, s.displs, s.extent, s.work->get(), s.work_bytes,
+                        c);
     c.metadata_bytes = static_cast<std::int64_t>(2 * s.counts.size() * sizeof(int));
   } else {
     problem& p = s.v.p;
     p.buf = static_cast<std::byte*>(buf);
     c.metadata_bytes = static_cast<std::int64_t>(6 * p.size * sizeof(std::int64_t));
     switch (s.chosen) {
-      case inplace_algorithm::chunked: run_chunked(p, s.chunked, c); break;
-      case inplace_algorithm::pairwise: run_pairwise(p, c); break;
-      case inplace_algorithm::bitonic: run_bitonic(p, c); break;
-      case inplace_algorithm::automatic: break;  // never chosen
+      case inplace_algorithm::chunked:
+        run_chunked(p, s.chunked, c);
+        break;
+      case inplace_algorithm::pairwise:
+        run_pairwise(p, c);
+        break;
+      case inplace_algorithm::bitonic:
+        run_bitonic(p, c);
+        break;
+      case inplace_algorithm::automatic:
+        break;  // never chosen
     }
     p.buf = nullptr;  // the caller's buffer is not the plan's
   }
@@ -278,8 +293,9 @@ namespace {
 // A plan made by `make` (every make_*inplace_plan* and one-call form, the C API's included), counted by the trace.
 template <class Make>
 inplace_plan traced_making(Make&& make) {
-  return trace_detail::traced_making("inplace_plan", [&] { return inplace_plan(make()); },
-                                     [](const inplace_plan& plan) { return to_string(plan.report().algorithm); });
+  return trace_detail::traced_making(
+      "inplace_plan", [&] { return inplace_plan(make()); },
+      [](const inplace_plan& plan) { return to_string(plan.report().algorithm); });
 }
 }  // namespace
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The slot model of the pairwise and bitonic in-place algorithms (see inplace_slots.hpp).
 #include "inplace_slots.hpp"
 
@@ -134,7 +135,8 @@ std::int64_t move_to_tail(std::byte* buf, std::int64_t extent, fragment_list& li
       offset += bytes;
     }
     if (run_begin >= 0 && one_run) {
-      if (run_end != offset) moved = rotate_bytes(buf + run_begin, run_end - run_begin, offset - run_end, work, work_bytes);
+      if (run_end != offset)
+        moved = rotate_bytes(buf + run_begin, run_end - run_begin, offset - run_end, work, work_bytes);
     } else if (run_begin >= 0) {
       // Scattered: a stable sort on the keys 0 = keep, 1 = give keeps both groups in memory order.
       std::vector<block> blocks;

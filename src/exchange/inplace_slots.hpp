@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The slot model shared by the pairwise and the bitonic in-place algorithms (inplace_pairwise.cpp,
 // inplace_bitonic.cpp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The persistent neighborhood alltoallv's setup (validation, regions, the strategy through the registry:
 // neighbor_detail.hpp) and its API; the strategies live in neighbor_standard.cpp, neighbor_aggregate.cpp and
 // neighbor_dedup.cpp, the cost model that automatic chooses by in neighbor_cost.cpp.
@@ -8,10 +9,10 @@
 #include <cstring>
 #include <sstream>
 
-#include "redist/error.hpp"
 #include "../mpi/agreement.hpp"
 #include "../trace/recorder.hpp"
 #include "neighbor_detail.hpp"
+#include "redist/error.hpp"
 
 namespace redist::exchange {
 
@@ -116,17 +117,17 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   const bool automatic = options.strategy == neighbor_strategy::automatic;
   const strategy_entry* requested = entry_of(options.strategy);
   if (!automatic && requested == nullptr)
-    agreed.fail(mpi::error_kind::invalid_argument, "exchange_options::strategy = " +
-                                                       std::to_string(static_cast<int>(options.strategy)) +
-                                                       " is not a neighbor_strategy");
+    agreed.fail(mpi::error_kind::invalid_argument,
+                "exchange_options::strategy = " + std::to_string(static_cast<int>(options.strategy)) +
+                    " is not a neighbor_strategy");
   if (options.region_size < 0)
     agreed.fail(mpi::error_kind::invalid_argument,
                 "exchange_options::region_size = " + std::to_string(options.region_size) + " is negative");
   if (options.model)
-    for (double figure : {options.model->intra_latency, options.model->intra_seconds_per_message,
-                          options.model->intra_seconds_per_byte, options.model->inter_latency,
-                          options.model->inter_seconds_per_message, options.model->inter_seconds_per_byte,
-                          options.model->region_seconds_per_byte, options.model->copy_seconds_per_byte})
+    for (double figure :
+         {options.model->intra_latency, options.model->intra_seconds_per_message, options.model->intra_seconds_per_byte,
+          options.model->inter_latency, options.model->inter_seconds_per_message, options.model->inter_seconds_per_byte,
+          options.model->region_seconds_per_byte, options.model->copy_seconds_per_byte})
       // Below 1e30 s: a figure times a phase's bytes stays finite, so that predictions compare (NaN fails too).
       if (!(figure >= 0 && figure < 1e30)) {
         agreed.fail(mpi::error_kind::invalid_argument,
@@ -139,8 +140,8 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
                 std::string("the ") + to_string(options.strategy) +
                     " strategy needs global ids (neighbor_buffers::global_ids, redist_neighbor_alltoallv_init_ext)");
   agreed.attempt([&] {
-    std::string problem = check_side("send", "sendcounts", destinations, b.sendcounts, b.sdispls, b.sendtype,
-                                     b.sendbuf, b.send_capacity, b.send_entries, nranks, v.sends, false);
+    std::string problem = check_side("send", "sendcounts", destinations, b.sendcounts, b.sdispls, b.sendtype, b.sendbuf,
+                                     b.send_capacity, b.send_entries, nranks, v.sends, false);
     if (problem.empty())
       problem = check_side("receive", "recvcounts", sources, b.recvcounts, b.rdispls, b.recvtype, b.recvbuf,
                            b.recv_capacity, b.recv_entries, nranks, v.recvs, true);
@@ -183,7 +184,8 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
     mismatch << ")";
     break;
   }
-  if (mismatch.str().empty() && tag_ub_found && tag_of(static_cast<std::int64_t>(f.members.size()), scatter_phase) > *tag_ub)
+  if (mismatch.str().empty() && tag_ub_found &&
+      tag_of(static_cast<std::int64_t>(f.members.size()), scatter_phase) > *tag_ub)
     mismatch << "the tags of " << f.members.size() << " regions exceed MPI_TAG_UB = " << *tag_ub;
   for (const edge& e : v.sends)
     if (mismatch.str().empty() && tag_ub_found && tag_of(e.occurrence, direct_phase) > *tag_ub)
@@ -326,8 +328,9 @@ namespace {
 // A plan made by `make` (every neighbor_alltoallv_init, the C API's included), counted by the trace.
 template <class Make>
 neighbor_plan traced_making(Make&& make) {
-  return trace_detail::traced_making("neighbor_plan", [&] { return neighbor_plan(make()); },
-                                     [](const neighbor_plan& plan) { return to_string(plan.statistics().strategy); });
+  return trace_detail::traced_making(
+      "neighbor_plan", [&] { return neighbor_plan(make()); },
+      [](const neighbor_plan& plan) { return to_string(plan.statistics().strategy); });
 }
 }  // namespace
 
@@ -337,8 +340,9 @@ neighbor_plan neighbor_alltoallv_init(const neighbor_buffers& buffers, MPI_Comm 
   REDIST_MPI_CHECK(MPI_Topo_test(graph_comm, &topology));
   // A property of the communicator, the same on every rank: no agreement needed.
   if (topology != MPI_DIST_GRAPH)
-    throw invalid_topology("neighbor_alltoallv_init: the communicator is not a distributed-graph communicator "
-                           "(MPI_Dist_graph_create_adjacent); use the overload with explicit neighbor lists");
+    throw invalid_topology(
+        "neighbor_alltoallv_init: the communicator is not a distributed-graph communicator "
+        "(MPI_Dist_graph_create_adjacent); use the overload with explicit neighbor lists");
   int indegree = 0, outdegree = 0, weighted = 0;
   REDIST_MPI_CHECK(MPI_Dist_graph_neighbors_count(graph_comm, &indegree, &outdegree, &weighted));
   std::vector<int> sources(static_cast<size_t>(indegree)), destinations(static_cast<size_t>(outdegree));
@@ -349,8 +353,7 @@ neighbor_plan neighbor_alltoallv_init(const neighbor_buffers& buffers, MPI_Comm 
 }
 
 neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std::vector<int>& destinations,
-                                      const neighbor_buffers& buffers, MPI_Comm comm,
-                                      const exchange_options& options) {
+                                      const neighbor_buffers& buffers, MPI_Comm comm, const exchange_options& options) {
   return traced_making([&] { return detail::build(sources, destinations, buffers, comm, options); });
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The aggregate strategy (gather within the region, one message per region pair, scatter within the region)
 // and the schedule it shares with dedup.
 #include <algorithm>
@@ -145,7 +146,8 @@ class aggregate final : public staged {
         }
         in.buffer.resize(static_cast<size_t>(total));
         incoming.push_back(std::move(in));
-        scatter_recvs.push_back(recv_init(incoming.back().buffer.data(), total, MPI_BYTE, leader, tag_of(a, scatter_phase)));
+        scatter_recvs.push_back(
+            recv_init(incoming.back().buffer.data(), total, MPI_BYTE, leader, tag_of(a, scatter_phase)));
         record(scatter_phase, intra, inbound, total);
       }
       for (int j : order) copied_bytes += recvs[j].bytes;
@@ -166,11 +168,12 @@ class aggregate final : public staged {
           bytes += entries[k].bytes;
         }
         if (destination == f.me) continue;
-        scatter_sends.push_back(send_init(g.buffer.data() + begin, bytes, MPI_BYTE, destination, tag_of(a, scatter_phase)));
+        scatter_sends.push_back(
+            send_init(g.buffer.data() + begin, bytes, MPI_BYTE, destination, tag_of(a, scatter_phase)));
         record(scatter_phase, intra, outbound, bytes);
       }
     }
-}
+  }
 
  private:
   struct outgoing_stage {  // this rank's data for one destination region, to that pair's sender

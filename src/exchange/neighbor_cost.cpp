@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The cost model: the predicted time of automatic's candidates, and the calibration of its figures.
 #include <algorithm>
 #include <cstring>
@@ -98,10 +99,10 @@ cost_model measure(MPI_Comm comm, const layout_facts& f) {
   const int intra_index = index ^ 1;
   const int intra_partner = intra_index < static_cast<int>(members.size()) ? members[intra_index] : -1;
   const int other = mine ^ 1;
-  const int inter_partner = other < static_cast<int>(f.members.size()) &&
-                                    index < static_cast<int>(f.members[other].size())
-                                ? f.members[other][index]
-                                : -1;
+  const int inter_partner =
+      other < static_cast<int>(f.members.size()) && index < static_cast<int>(f.members[other].size())
+          ? f.members[other][index]
+          : -1;
   std::vector<char> buffer(static_cast<size_t>(large));
   // Per locality: one-way small, one-way large (inter: one pair per region pair), a round of one message,
   // a round of `burst`; then inter large with all pairs at once, the copy rate, and whether inter pairs exist.
@@ -139,9 +140,9 @@ cost_model measure(MPI_Comm comm, const layout_facts& f) {
   if (t[11] > 0) fit(t, m.intra_latency, m.intra_seconds_per_message, m.intra_seconds_per_byte);
   if (t[10] > 0) {
     fit(t + 4, m.inter_latency, m.inter_seconds_per_message, m.inter_seconds_per_byte);
-    const double pairs = static_cast<double>(
-        std::min_element(f.members.begin(), f.members.end(), [](auto& x, auto& y) { return x.size() < y.size(); })
-            ->size());
+    const double pairs = static_cast<double>(std::min_element(f.members.begin(), f.members.end(), [](auto& x, auto& y) {
+                                               return x.size() < y.size();
+                                             })->size());
     m.region_seconds_per_byte = std::max(0.0, t[8] - m.inter_latency) / (pairs * static_cast<double>(large));
   }
   m.copy_seconds_per_byte = t[9];
@@ -171,9 +172,9 @@ std::vector<double> predict(const std::vector<std::unique_ptr<strategy>>& candid
   std::vector<double> seconds(n);
   for (size_t c = 0; c < n; ++c) {
     const double* w = worst.data() + 5 * c;
-    const double injection =
-        m.region_seconds_per_byte * *std::max_element(region_bytes.begin() + static_cast<std::ptrdiff_t>(c * nregions),
-                                                       region_bytes.begin() + static_cast<std::ptrdiff_t>((c + 1) * nregions));
+    const double injection = m.region_seconds_per_byte *
+                             *std::max_element(region_bytes.begin() + static_cast<std::ptrdiff_t>(c * nregions),
+                                               region_bytes.begin() + static_cast<std::ptrdiff_t>((c + 1) * nregions));
     const bool staged = w[1] > 0 || w[2] > 0 || w[3] > 0;
     seconds[c] = (staged ? std::max(w[0], w[1] + std::max(w[2], injection) + w[3]) : std::max(w[0], injection)) + w[4];
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The dedup strategy (paper Section 3.3): aggregate's schedule, each (source rank, global id) crossing a
 // region pair once. share_ids tells each rank, from the global ids, which elements it carries.
 #include <algorithm>
@@ -241,7 +242,7 @@ class dedup final : public staged {
       incoming_unpacks.push_back({stage, bytes, places.first});
       copied_bytes += bytes;
     }
-}
+  }
 
  private:
   // Elements picked from the send buffer by a datatype of their places (one pack per region), and put at
@@ -297,10 +298,13 @@ std::string check_global_ids(MPI_Comm comm, const plan_setup& p, const neighbor_
   std::string problem;
   const datatype_info send_type = describe(p.sendtype), recv_type = describe(p.recvtype);
   if (send_type.size != recv_type.size)
-    problem = "global ids: the send type's size (" + std::to_string(send_type.size) + " bytes) differs from the "
-              "receive type's (" + std::to_string(recv_type.size) + "): global ids name single elements";
+    problem = "global ids: the send type's size (" + std::to_string(send_type.size) +
+              " bytes) differs from the "
+              "receive type's (" +
+              std::to_string(recv_type.size) + "): global ids name single elements";
   // An edge's ids (null: none, or a problem said).
-  const auto ids_of = [&](const edge& e, const std::int64_t* ids, std::int64_t size, const char* side) -> const std::int64_t* {
+  const auto ids_of = [&](const edge& e, const std::int64_t* ids, std::int64_t size,
+                          const char* side) -> const std::int64_t* {
     if (e.count == 0) return nullptr;
     if (ids == nullptr || e.displacement < 0 || (size >= 0 && e.displacement + e.count > size)) {
       if (problem.empty())

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Internals of the persistent neighborhood alltoallv (include/redist/exchange/neighbor.hpp): the edges and
 // regions the setup learns, the strategies as classes (their constructors build, start()/wait() run), the
@@ -17,17 +18,17 @@
 #include <mpi.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <functional>
-#include <chrono>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "redist/exchange/neighbor.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/compat.hpp"
+#include "redist/exchange/neighbor.hpp"
 
 namespace redist::exchange::detail {
 
@@ -69,8 +70,8 @@ using load_table = std::array<std::array<std::array<load, 2>, 2>, 4>;  // [phase
 // Everything the setup learns before building requests.
 struct layout_facts {
   int me = 0, nranks = 0;
-  std::vector<int> region_of;                // per rank, dense ids numbered by their lowest rank
-  std::vector<std::vector<int>> members;     // per region, ascending
+  std::vector<int> region_of;             // per rank, dense ids numbered by their lowest rank
+  std::vector<std::vector<int>> members;  // per region, ascending
   int max_region_size = 0;
   // The rank of region a that sends (receives) the message of the region pair (a, b): round-robin over
   // the region's ranks by the other region's id, so that a region's pairs spread over its ranks.
@@ -147,8 +148,8 @@ struct strategy : plan_setup {
   load_table loads{};
   std::int64_t copied_bytes = 0;                  // packed plus unpacked bytes per cycle
   std::vector<mpi::datatype_handle> owned_types;  // also those built for the requests' large counts
-  request_list direct;  // declared after owned_types: freed before the types they use
-  std::vector<std::pair<int, int>> self_copies;  // (send edge, receive edge)
+  request_list direct;                            // declared after owned_types: freed before the types they use
+  std::vector<std::pair<int, int>> self_copies;   // (send edge, receive edge)
 
   explicit strategy(const plan_setup& setup) : plan_setup(setup) {}
   strategy(const strategy&) = delete;
@@ -181,8 +182,8 @@ struct staged : strategy {
   void wait() final;
 
  protected:
-  virtual void pack_sends() = 0;  // this rank's data into its gather and pair buffers
-  virtual void unpack_own() = 0;  // as a pair's receiver: this rank's own part of the pair messages
+  virtual void pack_sends() = 0;             // this rank's data into its gather and pair buffers
+  virtual void unpack_own() = 0;             // as a pair's receiver: this rank's own part of the pair messages
   virtual void unpack_incoming() const = 0;  // what the region's receivers scattered to this rank
 };
 
@@ -211,7 +212,7 @@ std::string check_global_ids(MPI_Comm comm, const plan_setup& p, const neighbor_
 
 // ---- The registry: every strategy, in automatic's order of candidates (ties go to the first) ----
 struct strategy_entry {
-  neighbor_strategy id;  // the value of exchange_options::strategy that requests it
+  neighbor_strategy id;   // the value of exchange_options::strategy that requests it
   bool combines_regions;  // copies through byte mirrors; a candidate only where regions hold several ranks
   bool needs_global_ids;
   strategy_builder (*prepare)(const strategy_context&);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The edges and regions of a neighborhood exchange: the caller's arguments checked into edges, the regions
 // every rank agrees on, and the records that tell each rank the edges it receives or carries.
 #include <algorithm>
@@ -5,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "redist/error.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/compat.hpp"
 #include "neighbor_detail.hpp"
+#include "redist/error.hpp"
 
 namespace redist::exchange::detail {
 
@@ -18,14 +19,15 @@ datatype_info describe(MPI_Datatype t) {
 }
 
 std::string check_side(const char* side, const char* counts_name, const std::vector<int>& peers,
-                       const edge_array& counts, const edge_array& displs, MPI_Datatype type, const void* buf, std::int64_t capacity,
-                       std::int64_t entries, int nranks, std::vector<edge>& edges, bool check_overlap) {
+                       const edge_array& counts, const edge_array& displs, MPI_Datatype type, const void* buf,
+                       std::int64_t capacity, std::int64_t entries, int nranks, std::vector<edge>& edges,
+                       bool check_overlap) {
   const auto degree = static_cast<std::int64_t>(peers.size());
   if (entries == -2)
-    return std::string(side) + ": the neighbor list, counts and displacements disagree in length (or the degree is negative)";
+    return std::string(side) +
+           ": the neighbor list, counts and displacements disagree in length (or the degree is negative)";
   if (entries >= 0 && entries != degree)
-    return std::string(side) + ": " + std::to_string(entries) + " counts for " + std::to_string(degree) +
-           " neighbors";
+    return std::string(side) + ": " + std::to_string(entries) + " counts for " + std::to_string(degree) + " neighbors";
   if (degree > 0 && (counts.empty() || displs.empty()))
     return std::string(side) + ": null counts or displacements for " + std::to_string(degree) + " neighbors";
   if (type == MPI_DATATYPE_NULL) return std::string(side) + ": datatype is MPI_DATATYPE_NULL";
@@ -40,7 +42,8 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
              ", outside [0, " + std::to_string(nranks) + ")";
     e.occurrence = seen[e.peer]++;
     e.count = counts[i];
-    if (e.count < 0) return std::string(counts_name) + "[" + std::to_string(i) + "] = " + std::to_string(e.count) + " is negative";
+    if (e.count < 0)
+      return std::string(counts_name) + "[" + std::to_string(i) + "] = " + std::to_string(e.count) + " is negative";
     e.displacement = displs[i];
     // Byte sizes and offsets in 64 bits: a datatype of a huge size or extent can overflow them.
     std::int64_t last_element = 0, end = 0;

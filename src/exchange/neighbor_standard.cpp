@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The strategies' common base (persistent requests, load accounting, direct messages and copies to self) and
 // the standard strategy, which is that base alone: persistent point-to-point, one message per edge.
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The distributed multiply's plan and API: make_gemm_plan assembles the plan from named steps (agreement on
 // the problem and its schedule, the grid placement, native layouts, transforms, grid lines, rounds, storage),
 // execute runs the transforms in, the round loop and the transform out. Native layouts in native_layout.cpp,
@@ -14,19 +15,19 @@
 #include <string>
 #include <vector>
 
-#include "native_layout.hpp"
-#include "plan_impl.hpp"
 #include "../memory/byte_count.hpp"
 #include "../mpi/agreement.hpp"
-#include "../mpi/comm_attribute.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/comm_attribute.hpp"
 #include "../relabel/gathered.hpp"
+#include "../trace/recorder.hpp"
+#include "../transform/detail/plan_impl.hpp"  // seconds_since
+#include "native_layout.hpp"
+#include "plan_impl.hpp"
 #include "redist/error.hpp"
+#include "redist/names.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
-#include "../transform/detail/plan_impl.hpp"  // seconds_since
-#include "../trace/recorder.hpp"
-#include "redist/names.hpp"
 
 namespace redist {
 
@@ -115,8 +116,9 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
   p.multiply(c, alpha, beta);
   const double multiply_done = started.elapsed();
   if (p.has_out)
-    p.out_of_native.execute_agreed(std::vector<job_buffers>(p.out_jobs, job_buffers{c, p.c_store.data(), scalar(1.0), beta}),
-                                   p.has_into ? std::string() : problems);
+    p.out_of_native.execute_agreed(
+        std::vector<job_buffers>(p.out_jobs, job_buffers{c, p.c_store.data(), scalar(1.0), beta}),
+        p.has_into ? std::string() : problems);
   p.comm.returnable();
   p.last_execution.transform_in = into_done;
   p.last_execution.transform_out = started.elapsed() - multiply_done;
@@ -174,11 +176,10 @@ void take_sizes(gemm_plan::impl& p, const gemm_description& d) {
   const std::int64_t a_rows = ta ? d.a.cols() : d.a.rows();
   const std::int64_t b_rows = tb ? d.b.cols() : d.b.rows(), b_cols = tb ? d.b.rows() : d.b.cols();
   if (a_rows != p.m || b_rows != p.k || b_cols != p.n)
-    throw dimension_mismatch("make_gemm_plan: C is " + std::to_string(p.m) + "x" + std::to_string(p.n) +
-                             ", op(A) = " + to_string(d.op_a) + "(A) is " + std::to_string(a_rows) + "x" +
-                             std::to_string(p.k) + " and op(B) = " + to_string(d.op_b) + "(B) is " +
-                             std::to_string(b_rows) + "x" + std::to_string(b_cols) +
-                             "; expected op(A) m x k and op(B) k x n for C m x n");
+    throw dimension_mismatch("make_gemm_plan: C is " + std::to_string(p.m) + "x" + std::to_string(p.n) + ", op(A) = " +
+                             to_string(d.op_a) + "(A) is " + std::to_string(a_rows) + "x" + std::to_string(p.k) +
+                             " and op(B) = " + to_string(d.op_b) + "(B) is " + std::to_string(b_rows) + "x" +
+                             std::to_string(b_cols) + "; expected op(A) m x k and op(B) k x n for C m x n");
   p.element_bytes = element_size(d.type);
   p.mpi_type = mpi_datatype(d.type);
 }
@@ -217,11 +218,11 @@ gemm_schedule choose_schedule(const gemm_plan::impl& p, int ranks, const gemm_op
 std::uint64_t problem_hash(const gemm_plan::impl& p, const gemm_description& d, const gemm_options& options,
                            std::int64_t limit_bytes) {
   std::uint64_t hash = 0;
-  for (std::uint64_t v : {std::uint64_t(p.m), std::uint64_t(p.n), std::uint64_t(p.k), std::uint64_t(d.op_a),
-                          std::uint64_t(d.op_b), std::uint64_t(d.type), std::uint64_t(limit_bytes),
-                          std::uint64_t(options.rounds), std::uint64_t(options.communication),
-                          std::uint64_t(options.overlap), std::uint64_t(options.relabel), std::uint64_t(options.native_order),
-                          std::uint64_t(options.max_idle_fraction * 1e9)})
+  for (std::uint64_t v :
+       {std::uint64_t(p.m), std::uint64_t(p.n), std::uint64_t(p.k), std::uint64_t(d.op_a), std::uint64_t(d.op_b),
+        std::uint64_t(d.type), std::uint64_t(limit_bytes), std::uint64_t(options.rounds),
+        std::uint64_t(options.communication), std::uint64_t(options.overlap), std::uint64_t(options.relabel),
+        std::uint64_t(options.native_order), std::uint64_t(options.max_idle_fraction * 1e9)})
     hash = mix(hash, v);
   return hash;
 }
@@ -378,10 +379,9 @@ void make_transforms(gemm_plan::impl& p, MPI_Comm caller, const native_parts& pa
   const gemm_description& d = p.description;
   const bool moves_inputs = p.k > 0;
   if (moves_inputs) {
-    p.into_native = make_plan(caller,
-                              {job_description{p.a_native, d.a, d.op_a, d.type},
-                               job_description{p.b_native, d.b, d.op_b, d.type}},
-                              p.options.transform);
+    p.into_native = make_plan(
+        caller, {job_description{p.a_native, d.a, d.op_a, d.type}, job_description{p.b_native, d.b, d.op_b, d.type}},
+        p.options.transform);
     p.has_into = true;
     p.stats.transform_in = p.into_native.statistics();
   }
@@ -444,8 +444,9 @@ void make_transforms(gemm_plan::impl& p, MPI_Comm caller, const native_parts& pa
     const auto agree_rows = ride(row_spans, my_rows, row_parts), agree_cols = ride(col_spans, my_cols, col_parts);
     // C's description agreed here, where the transform out's plan no longer checks it (or is not made).
     if (p.options.transform.check_consistency)
-      c_checked.require_same(d.c.global_hash(), "ranks passed different global descriptions of C (splits or owners) "
-                                                "to make_gemm_plan; every rank must describe the same C");
+      c_checked.require_same(d.c.global_hash(),
+                             "ranks passed different global descriptions of C (splits or owners) "
+                             "to make_gemm_plan; every rank must describe the same C");
     c_checked.conclude();
     agree_rows();
     agree_cols();
@@ -540,9 +541,12 @@ void split_grid_lines(gemm_plan::impl& p, MPI_Comm caller, const std::vector<int
       mpi::check(code != MPI_SUCCESS ? code : arrived, "MPI_Ibarrier and MPI_Comm_create_group(grid line)");
     });
   };
-  make_line(s.grid_n, 1, [&](int j) { return cut.label(at.i, j, at.l); }, made->row);
-  make_line(s.grid_m, 2, [&](int i) { return cut.label(i, at.j, at.l); }, made->col);
-  make_line(s.grid_k, 3, [&](int l) { return cut.label(at.i, at.j, l); }, made->layer);
+  make_line(
+      s.grid_n, 1, [&](int j) { return cut.label(at.i, j, at.l); }, made->row);
+  make_line(
+      s.grid_m, 2, [&](int i) { return cut.label(i, at.j, at.l); }, made->col);
+  make_line(
+      s.grid_k, 3, [&](int l) { return cut.label(at.i, at.j, l); }, made->layer);
   agreed.attempt([&] {
     if (recent.placements.size() == grid_lines_kept) recent.placements.erase(recent.placements.begin());
     recent.placements.emplace_back(std::move(placement), made);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The local products: the Fortran BLAS ?gemm_ of each element type.
 #include "local_blas.hpp"
 
@@ -15,8 +16,8 @@ void sgemm_(const char*, const char*, const int*, const int*, const int*, const 
 void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*, const int*,
             const double*, const int*, const double*, double*, const int*, std::size_t, std::size_t);
 void cgemm_(const char*, const char*, const int*, const int*, const int*, const std::complex<float>*,
-            const std::complex<float>*, const int*, const std::complex<float>*, const int*,
-            const std::complex<float>*, std::complex<float>*, const int*, std::size_t, std::size_t);
+            const std::complex<float>*, const int*, const std::complex<float>*, const int*, const std::complex<float>*,
+            std::complex<float>*, const int*, std::size_t, std::size_t);
 void zgemm_(const char*, const char*, const int*, const int*, const int*, const std::complex<double>*,
             const std::complex<double>*, const int*, const std::complex<double>*, const int*,
             const std::complex<double>*, std::complex<double>*, const int*, std::size_t, std::size_t);
@@ -47,8 +48,8 @@ void local_gemm(element_type t, char transa, char transb, std::int64_t m, std::i
     }
     case element_type::f64: {
       const double al = alpha.real(), be = beta.real();
-      dgemm_(ta, tb, &im, &in, &ik, &al, static_cast<const double*>(a), &ia, static_cast<const double*>(b), &ib,
-             &be, static_cast<double*>(c), &ic, 1, 1);
+      dgemm_(ta, tb, &im, &in, &ik, &al, static_cast<const double*>(a), &ia, static_cast<const double*>(b), &ib, &be,
+             static_cast<double*>(c), &ic, 1, 1);
       return;
     }
     case element_type::c32: {
@@ -59,11 +60,11 @@ void local_gemm(element_type t, char transa, char transb, std::int64_t m, std::i
     }
     case element_type::c64: {
       zgemm_(ta, tb, &im, &in, &ik, &alpha, static_cast<const std::complex<double>*>(a), &ia,
-             static_cast<const std::complex<double>*>(b), &ib, &beta, static_cast<std::complex<double>*>(c), &ic, 1,
-             1);
+             static_cast<const std::complex<double>*>(b), &ib, &beta, static_cast<std::complex<double>*>(c), &ic, 1, 1);
       return;
     }
-    default: break;
+    default:
+      break;
   }
   throw invalid_argument(std::string("no multiply for element type ") + to_string(t));
 }

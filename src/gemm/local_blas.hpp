@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The round loop's local products through Fortran BLAS ?gemm_, which takes 32-bit sizes.
 #include <cstdint>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The native layouts: dimension orders, the parts of op(A), op(B) and C, and the grid_layouts built from them.
 #include "native_layout.hpp"
 
@@ -26,8 +27,10 @@ dimension_order dimension_order::grouped(const std::vector<std::int64_t>& splits
   dimension_order o;
   std::int64_t position = 0;
   for (std::int64_t b : by_owner) {
-    const range block{splits[static_cast<size_t>(b)], splits[static_cast<size_t>(b) + 1] - splits[static_cast<size_t>(b)]};
-    if (!o.runs.empty() && o.runs.back().begin + o.runs.back().size == block.begin) o.runs.back().size += block.size;
+    const range block{splits[static_cast<size_t>(b)],
+                      splits[static_cast<size_t>(b) + 1] - splits[static_cast<size_t>(b)]};
+    if (!o.runs.empty() && o.runs.back().begin + o.runs.back().size == block.begin)
+      o.runs.back().size += block.size;
     else {
       o.runs.push_back(block);
       o.run_position.push_back(position);
@@ -40,8 +43,9 @@ dimension_order dimension_order::grouped(const std::vector<std::int64_t>& splits
 std::vector<std::pair<range, std::int64_t>> dimension_order::pieces(range r) const {
   std::vector<std::pair<range, std::int64_t>> out;
   if (r.size == 0) return out;
-  size_t x = static_cast<size_t>(std::upper_bound(run_position.begin(), run_position.end(), r.begin) -
-                                 run_position.begin()) - 1;
+  size_t x =
+      static_cast<size_t>(std::upper_bound(run_position.begin(), run_position.end(), r.begin) - run_position.begin()) -
+      1;
   for (std::int64_t done = 0; done < r.size; ++x) {
     const std::int64_t skip = r.begin + done - run_position[x];
     const std::int64_t take = std::min(runs[x].size - skip, r.size - done);
@@ -169,7 +173,8 @@ split_dimension split_along(const std::vector<std::pair<range, int>>& parts, con
   };
   std::vector<run> runs;
   for (size_t x = 0; x < parts.size(); ++x)
-    for (const auto& [global, offset] : order.pieces(parts[x].first)) runs.push_back({global, parts[x].second, x, offset});
+    for (const auto& [global, offset] : order.pieces(parts[x].first))
+      runs.push_back({global, parts[x].second, x, offset});
   std::sort(runs.begin(), runs.end(), [](const run& a, const run& b) { return a.global.begin < b.global.begin; });
   split_dimension d;
   d.part_blocks.resize(parts.size());
@@ -198,8 +203,8 @@ grid_layout make_native_layout(const layout_parts& parts, const dimension_order&
     if (r.size == 0 || c.size == 0) continue;
     for (const auto& [col_block, col_offset] : cols.part_blocks[cx])
       for (const auto& [row_block, row_offset] : rows.part_blocks[rx])
-        blocks.push_back({{row_block, col_block}, offsets[x] + col_offset * r.size + row_offset, r.size,
-                          storage_order::col_major});
+        blocks.push_back(
+            {{row_block, col_block}, offsets[x] + col_offset * r.size + row_offset, r.size, storage_order::col_major});
   }
   return grid_layout(std::move(rows.splits), std::move(cols.splits), std::move(rows.procs), std::move(cols.procs),
                      parts.proc_rows, parts.proc_cols, std::move(grid_ranks), storage_order::col_major,
@@ -214,7 +219,6 @@ native_layouts make_native_layouts(const native_parts& parts, const dimension_or
           make_native_layout(parts.b, orders.k, orders.n, rank_of_label, my_rank, mine.b),
           make_native_layout(parts.c, orders.m, orders.n, rank_of_label, my_rank, mine.c)};
 }
-
 
 namespace {
 
@@ -244,8 +248,10 @@ std::vector<held_span> held_spans(const std::vector<std::pair<range, int>>& part
         const std::int64_t next = std::min(splits[bx + 1], end), t = offset + (g - global.begin);
         if (procs[bx] == line) {
           const std::int64_t local = starts[bx] + (g - splits[bx]);
-          if (open && run.begin + run.size == t && run.local + run.size == local) run.size += next - g;
-          else run = {t, next - g, local};
+          if (open && run.begin + run.size == t && run.local + run.size == local)
+            run.size += next - g;
+          else
+            run = {t, next - g, local};
           open = true;
           if (run.size > best.size) best = run;
         } else {
@@ -270,8 +276,10 @@ span_runs runs_of_spans(const std::vector<std::pair<range, int>>& parts, const d
   std::sort(out.inside.begin(), out.inside.end(), [](range a, range b) { return a.begin < b.begin; });
   std::vector<range> merged;
   for (const range r : out.inside) {
-    if (!merged.empty() && merged.back().begin + merged.back().size == r.begin) merged.back().size += r.size;
-    else merged.push_back(r);
+    if (!merged.empty() && merged.back().begin + merged.back().size == r.begin)
+      merged.back().size += r.size;
+    else
+      merged.push_back(r);
   }
   out.inside = std::move(merged);
   std::int64_t from = 0;
@@ -328,7 +336,9 @@ grid_layout restricted(const grid_layout& x, const std::vector<range>& rows, con
           if (c.procs[j] != pos.col) continue;
           const std::int64_t cb = c.block[j], lc = at(x.local_col_start(), cb) + (c.first[j] - at(xc, cb));
           blocks.push_back({{static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)},
-                            place(0, x.local_ld(), x.packing_order(), lr, lc), x.local_ld(), x.packing_order()});
+                            place(0, x.local_ld(), x.packing_order(), lr, lc),
+                            x.local_ld(),
+                            x.packing_order()});
         }
       }
   } else {
@@ -340,9 +350,11 @@ grid_layout restricted(const grid_layout& x, const std::vector<range>& rows, con
     for (const local_block& b : x.local_blocks())
       for (const std::size_t i : rows_of[static_cast<std::size_t>(b.block.row)])
         for (const std::size_t j : cols_of[static_cast<std::size_t>(b.block.col)])
-          blocks.push_back({{static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)},
-                            place(b.offset, b.ld, b.order, r.first[i] - at(xr, b.block.row), c.first[j] - at(xc, b.block.col)),
-                            b.ld, b.order});
+          blocks.push_back(
+              {{static_cast<std::int64_t>(i), static_cast<std::int64_t>(j)},
+               place(b.offset, b.ld, b.order, r.first[i] - at(xr, b.block.row), c.first[j] - at(xc, b.block.col)),
+               b.ld,
+               b.order});
   }
   return grid_layout(r.splits, c.splits, r.procs, c.procs, x.proc_rows(), x.proc_cols(), x.grid_ranks(),
                      x.packing_order(), storage_kind::explicit_blocks, {}, {}, 1, std::move(blocks), x.my_rank());

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The native layouts of the multiply (partition.hpp says which grid position stores what): the schedule's cuts,
 // the order of each dimension, the parts of op(A), op(B) and C, and the grid_layouts the transforms move the

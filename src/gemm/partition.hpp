@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // How the COSMA schedule cuts the iteration space, shared by the schedule (memory and volume counts) and the
 // multiply (native layouts, buffers). Every cut splits a range into nearly equal consecutive parts, the

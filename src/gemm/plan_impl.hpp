@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The state of a gemm_plan: built by make_gemm_plan (gemm.cpp), the round loop's part laid out and run by
 // rounds.cpp.
@@ -8,11 +9,11 @@
 #include <memory>
 #include <vector>
 
-#include "native_layout.hpp"
-#include "rounds.hpp"
-#include "../transform/detail/node_arena.hpp"
 #include "../mpi/checked.hpp"
+#include "../transform/detail/node_arena.hpp"
+#include "native_layout.hpp"
 #include "redist/gemm/gemm.hpp"
+#include "rounds.hpp"
 
 namespace redist {
 
@@ -27,7 +28,7 @@ struct gemm_plan::impl {
 
   // Native layouts and the transforms through them.
   grid_layout a_native, b_native, c_native;
-  transform_plan into_native;    // op(A) -> A native, op(B) -> B native (absent when k == 0 or C is empty)
+  transform_plan into_native;  // op(A) -> A native, op(B) -> B native (absent when k == 0 or C is empty)
   // C = C native + beta * C where C is not written in place, one job per rectangle of it (absent when C is empty or
   // all written in place).
   transform_plan out_of_native;
@@ -47,8 +48,12 @@ struct gemm_plan::impl {
   // The grid's lines (gemm.cpp, split_grid_lines), shared with the other plans on the same communicator that
   // place the same grid alike. Null on idle ranks and along a grid dimension of extent 1 (nothing travels there).
   std::shared_ptr<const gemm_detail::grid_lines> lines;
-  MPI_Comm row_comm() const { return lines ? lines->row.get() : MPI_COMM_NULL; }      // ranks (i, *, l): gather op(A) panels
-  MPI_Comm col_comm() const { return lines ? lines->col.get() : MPI_COMM_NULL; }      // ranks (*, j, l): gather op(B) panels
+  MPI_Comm row_comm() const {
+    return lines ? lines->row.get() : MPI_COMM_NULL;
+  }  // ranks (i, *, l): gather op(A) panels
+  MPI_Comm col_comm() const {
+    return lines ? lines->col.get() : MPI_COMM_NULL;
+  }  // ranks (*, j, l): gather op(B) panels
   MPI_Comm layer_comm() const { return lines ? lines->layer.get() : MPI_COMM_NULL; }  // ranks (i, j, *): sum C along k
   std::vector<gemm_detail::round_step> steps;
   std::vector<gemm_detail::c_block> c_blocks;  // in (s, t) order
@@ -110,8 +115,8 @@ struct gemm_plan::impl {
   // into each of the block's rectangles they cross. `first`: the block's first product, which overwrites the
   // native storage and the accumulator and scales the user's C by beta.
   void multiply_into(const gemm_detail::c_block& cb, void* c, std::int64_t col, std::int64_t width, std::int64_t depth,
-                     scalar alpha, const std::byte* a, std::int64_t lda, const std::byte* b, std::int64_t ldb, bool first,
-                     scalar beta) const;
+                     scalar alpha, const std::byte* a, std::int64_t lda, const std::byte* b, std::int64_t ldb,
+                     bool first, scalar beta) const;
   void start_gather(const gemm_detail::round_step& step, int slot, std::vector<MPI_Request>& requests) const;
   void put_panels(const gemm_detail::round_step& step, int slot) const;
   // shared_memory: one step's product from the pieces where the line's ranks keep them.

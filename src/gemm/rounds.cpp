@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The round loop: laid out at plan time (steps, C blocks, buffers, windows, traffic counts) and run by every
 // execution (panels gathered along the grid lines, BLAS on each step, partial C summed along k).
 #include <algorithm>
@@ -6,15 +7,15 @@
 #include <utility>
 #include <vector>
 
-#include "local_blas.hpp"
 #include "../memory/cache_line.hpp"
-#include "plan_impl.hpp"
 #include "../mpi/agreement.hpp"
-#include "../mpi/compat.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/compat.hpp"
 #include "../mpi/shared_window.hpp"
 #include "../transform/detail/node_arena.hpp"
 #include "../transform/detail/plan_impl.hpp"  // seconds_since
+#include "local_blas.hpp"
+#include "plan_impl.hpp"
 
 namespace redist {
 
@@ -106,9 +107,11 @@ void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_de
   std::vector<std::vector<std::int64_t>> a_member_offsets, b_member_offsets;
   if (shared) {
     for (int x = 0; x < s.grid_n; ++x)
-      a_member_offsets.push_back(gemm_detail::part_offsets(parts.a, gemm_detail::part_orders_at(cut, {at.i, x, at.l}).a));
+      a_member_offsets.push_back(
+          gemm_detail::part_offsets(parts.a, gemm_detail::part_orders_at(cut, {at.i, x, at.l}).a));
     for (int y = 0; y < s.grid_m; ++y)
-      b_member_offsets.push_back(gemm_detail::part_offsets(parts.b, gemm_detail::part_orders_at(cut, {y, at.j, at.l}).b));
+      b_member_offsets.push_back(
+          gemm_detail::part_offsets(parts.b, gemm_detail::part_orders_at(cut, {y, at.j, at.l}).b));
   }
   for (int sm = 0; sm < s.sequential_m; ++sm)
     for (int sn = 0; sn < s.sequential_n; ++sn) {
@@ -137,8 +140,10 @@ void gemm_plan::impl::lay_out_rounds(const gemm_detail::cuts& cut, const gemm_de
         step.a = gather_of(rows.size, depth, s.grid_n, at.j, a_offsets[static_cast<std::size_t>(sm) * rounds + round]);
         step.b = gather_of(depth.size, cols, s.grid_m, at.i, b_offsets[round * seq_n + static_cast<std::size_t>(sn)]);
         step.last_of_block = r + 1 == s.rounds;
-        for (const auto& offsets : a_member_offsets) step.a.member_offsets.push_back(offsets[static_cast<std::size_t>(sm) * rounds + round]);
-        for (const auto& offsets : b_member_offsets) step.b.member_offsets.push_back(offsets[round * seq_n + static_cast<std::size_t>(sn)]);
+        for (const auto& offsets : a_member_offsets)
+          step.a.member_offsets.push_back(offsets[static_cast<std::size_t>(sm) * rounds + round]);
+        for (const auto& offsets : b_member_offsets)
+          step.b.member_offsets.push_back(offsets[round * seq_n + static_cast<std::size_t>(sn)]);
         a_panel_capacity = std::max(a_panel_capacity, step.a.total);
         b_panel_capacity = std::max(b_panel_capacity, step.b.total);
         steps.push_back(std::move(step));
@@ -168,10 +173,14 @@ void gemm_plan::impl::allocate_round_buffers() {
   const auto any_step = [&](bool (*copies)(const gemm_schedule&, const round_step&)) {
     return std::any_of(steps.begin(), steps.end(), [&](const round_step& step) { return copies(s, step); });
   };
-  if (s.grid_n > 1 && (!shared || any_step(copies_a_pieces))) a_panels = buffer((shared ? 1 : slots) * a_panel_capacity * eb);
-  else a_panel_capacity = 0;
-  if (s.grid_m > 1 && (!shared || any_step(copies_b_pieces))) b_panels = buffer((shared ? 1 : slots) * b_panel_capacity * eb);
-  else b_panel_capacity = 0;
+  if (s.grid_n > 1 && (!shared || any_step(copies_a_pieces)))
+    a_panels = buffer((shared ? 1 : slots) * a_panel_capacity * eb);
+  else
+    a_panel_capacity = 0;
+  if (s.grid_m > 1 && (!shared || any_step(copies_b_pieces)))
+    b_panels = buffer((shared ? 1 : slots) * b_panel_capacity * eb);
+  else
+    b_panel_capacity = 0;
 }
 
 // Elements and messages per execution. Received: every panel piece but this rank's own, and the reduction's
@@ -318,17 +327,18 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
   // collective step of the same agreement, so that every rank of the node gathers whatever failed before.
   const std::int64_t mine[2] = {in_arena ? native_segment.offset : 0, b_offset};
   std::vector<std::int64_t> offsets(2 * static_cast<std::size_t>(mpi::size(node)));
-  windows.collective([&] {
-    REDIST_MPI_CHECK(mpi::allgather_yielding(mine, 2, MPI_INT64_T, offsets.data(), 2, MPI_INT64_T, node));
-  });
+  windows.collective(
+      [&] { REDIST_MPI_CHECK(mpi::allgather_yielding(mine, 2, MPI_INT64_T, offsets.data(), 2, MPI_INT64_T, node)); });
   // The grid lines' members located before the conclusion too: a rank whose (local) queries fail fails every
   // rank instead of leaving them to wait for it in the first round.
   windows.attempt([&] {
     // Where each member's segment starts (in the arena: at its offset there), by node rank.
     const auto segment_of = [&](int node_rank) {
       std::byte* segment = nullptr;
-      if (in_arena) segment = native_segment.arena->segment(node_rank);
-      else REDIST_MPI_CHECK(mpi::shared_window_segment(native_shared, node_rank, &segment));
+      if (in_arena)
+        segment = native_segment.arena->segment(node_rank);
+      else
+        REDIST_MPI_CHECK(mpi::shared_window_segment(native_shared, node_rank, &segment));
       return segment;
     };
     mpi::group_handle node_group;
@@ -339,8 +349,8 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
       const int count = mpi::size(line);
       std::vector<int> line_ranks(static_cast<std::size_t>(count)), node_ranks(line_ranks.size());
       for (int x = 0; x < count; ++x) line_ranks[static_cast<std::size_t>(x)] = x;
-      REDIST_MPI_CHECK(MPI_Group_translate_ranks(line_group.get(), count, line_ranks.data(), node_group.get(),
-                                                 node_ranks.data()));
+      REDIST_MPI_CHECK(
+          MPI_Group_translate_ranks(line_group.get(), count, line_ranks.data(), node_group.get(), node_ranks.data()));
       for (const int r : node_ranks) {
         const auto at = 2 * static_cast<std::size_t>(r);
         members.push_back(segment_of(r) + offsets[at] + (b_part ? offsets[at + 1] : 0));
@@ -356,8 +366,7 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
 }
 
 void gemm_plan::impl::start_gather(const round_step& step, int slot, std::vector<MPI_Request>& requests) const {
-  const auto gather = [&](const panel_gather& g, buffer& store, buffer& panels, std::int64_t capacity,
-                          MPI_Comm line) {
+  const auto gather = [&](const panel_gather& g, buffer& store, buffer& panels, std::int64_t capacity, MPI_Comm line) {
     MPI_Request request = MPI_REQUEST_NULL;
     g.gather.start(at(store, g.my_offset), at(panels, slot * capacity), line, &request);
     requests.push_back(request);
@@ -391,7 +400,8 @@ void gemm_plan::impl::multiply_shared(const round_step& step, void* c, bool firs
   const auto copy = [&](const panel_gather& g, const std::vector<std::byte*>& members, buffer& panel) {
     for (std::size_t x = 0; x < members.size(); ++x)
       if (g.counts[x] > 0)
-        std::memcpy(at(panel, g.displacements[x]), members[x] + g.member_offsets[x] * eb, static_cast<std::size_t>(g.counts[x] * eb));
+        std::memcpy(at(panel, g.displacements[x]), members[x] + g.member_offsets[x] * eb,
+                    static_cast<std::size_t>(g.counts[x] * eb));
   };
   if (copy_a) copy(step.a, a_members, a_panels);
   if (copy_b) copy(step.b, b_members, b_panels);
@@ -426,7 +436,9 @@ void gemm_plan::impl::multiply_into(const c_block& cb, void* c, std::int64_t col
                       : r.where == c_storage::native ? at(c_store, 0)
                                                      : at(accumulator, 0);
     local_gemm(description.type, r.rows, to - from, depth, alpha, a + r.row * eb, lda, b + (from - col) * ldb * eb, ldb,
-               !first ? scalar(1.0) : r.where == c_storage::user ? beta : scalar(0.0),
+               !first                       ? scalar(1.0)
+               : r.where == c_storage::user ? beta
+                                            : scalar(0.0),
                base + (r.offset + (from - r.col) * r.ld) * eb, r.ld);
   }
 }
@@ -458,8 +470,10 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
   // Brings step q's panels into slot q % slots; with overlap the next step's travel while this one multiplies.
   const auto issue = [&](size_t q) {
     const int slot = static_cast<int>(q % static_cast<size_t>(slots));
-    if (one_sided) put_panels(steps[q], slot);
-    else start_gather(steps[q], slot, pending);
+    if (one_sided)
+      put_panels(steps[q], slot);
+    else
+      start_gather(steps[q], slot, pending);
   };
   const auto complete = [&]() {
     const seconds_since waiting;
@@ -512,15 +526,14 @@ void gemm_plan::impl::multiply(void* c, scalar alpha, scalar beta) const {
       multiply_shared(step, c, !block_started, alpha, beta);
       block_started = true;
     } else if (step.depth > 0 && step.rows > 0 && step.cols > 0) {
-      const std::byte* a_panel =
-          gather_a ? at(a_panels, slot * a_panel_capacity) : at(a_store, step.a.my_offset);
-      const std::byte* b_panel =
-          gather_b ? at(b_panels, slot * b_panel_capacity) : at(b_store, step.b.my_offset);
+      const std::byte* a_panel = gather_a ? at(a_panels, slot * a_panel_capacity) : at(a_store, step.a.my_offset);
+      const std::byte* b_panel = gather_b ? at(b_panels, slot * b_panel_capacity) : at(b_store, step.b.my_offset);
       // An MPI without asynchronous progress moves the next step's panels only inside MPI calls: the multiply
       // goes in column strips with a test of the gathers between them, so that their hand-shakes and copies
       // advance while this step computes instead of after it.
       const bool progress = !one_sided && !pending.empty();
-      const std::int64_t strip = progress ? std::max<std::int64_t>(progress_strip_columns, (step.cols + 7) / 8) : step.cols;
+      const std::int64_t strip =
+          progress ? std::max<std::int64_t>(progress_strip_columns, (step.cols + 7) / 8) : step.cols;
       for (std::int64_t c0 = 0; c0 < step.cols; c0 += strip) {
         const seconds_since multiplying;
         multiply_into(cb, c, c0, std::min(strip, step.cols - c0), step.depth, alpha, a_panel, step.rows,

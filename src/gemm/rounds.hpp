@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // What the round loop works through (rounds.cpp): per step, the panels gathered along the grid lines and the
 // local multiply; per C block, its reduction along k. Laid out once per plan, reused by every execution.
@@ -50,7 +51,7 @@ struct panel_gather {
   std::int64_t my_count = 0;
   std::vector<std::int64_t> counts;
   std::vector<std::int64_t> displacements;
-  std::int64_t total = 0;  // elements of the panel
+  std::int64_t total = 0;       // elements of the panel
   mpi::allgatherv_args gather;  // two-sided: the counts in the form the MPI takes
   // shared_memory: where each member's piece starts in that member's native storage (elements).
   std::vector<std::int64_t> member_offsets;
@@ -58,7 +59,7 @@ struct panel_gather {
 
 // One step of the round loop: the panels of sub-parts (s, t) and one round.
 struct round_step {
-  std::size_t block = 0;  // the C block (s, t): index into the plan's c_blocks
+  std::size_t block = 0;                       // the C block (s, t): index into the plan's c_blocks
   std::int64_t rows = 0, cols = 0, depth = 0;  // the local multiply: rows x depth times depth x cols
   panel_gather a, b;
   bool last_of_block = false;  // the C block is complete after this step

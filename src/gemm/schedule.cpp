@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The COSMA schedule (paper Sections 3, 6.3 and 7.1): which processor grid, which sequential splits of the
 // local C block and how many rounds along k, chosen by the paper's I/O count of the local domain under the
 // memory limit S. Memory, volume and message counts follow partition.hpp's cuts exactly, at grid position
@@ -59,16 +60,19 @@ struct grid_shape {
   std::int64_t local_m, local_n, local_k;
 
   grid_shape(std::int64_t m, std::int64_t n, std::int64_t k, int gm, int gn, int gk)
-      : grid_m(gm), grid_n(gn), grid_k(gk),
-        local_m(part_size(m, gm, 0)), local_n(part_size(n, gn, 0)), local_k(part_size(k, gk, 0)) {}
+      : grid_m(gm),
+        grid_n(gn),
+        grid_k(gk),
+        local_m(part_size(m, gm, 0)),
+        local_n(part_size(n, gn, 0)),
+        local_k(part_size(k, gk, 0)) {}
   int ranks() const { return grid_m * grid_n * grid_k; }
 };
 
 // Per-rank costs of one grid for given sequential splits and rounds, as the multiply realises them.
 class grid_costs {
  public:
-  grid_costs(const grid_shape& shape, bool double_buffering)
-      : g_(shape), buffer_copies_(double_buffering ? 2 : 1) {}
+  grid_costs(const grid_shape& shape, bool double_buffering) : g_(shape), buffer_copies_(double_buffering ? 2 : 1) {}
 
   const grid_shape& shape() const { return g_; }
   std::int64_t buffer_copies() const { return buffer_copies_; }
@@ -123,8 +127,7 @@ class grid_costs {
   // sequential part of the other dimension), and the other layers' contributions to its C piece.
   std::int64_t communicated(std::int64_t sequential_m, std::int64_t sequential_n, std::int64_t rounds) const {
     std::int64_t received = 0;
-    if (g_.grid_n > 1)
-      received = mul_sat(sequential_n, mul_sat(g_.local_m, g_.local_k) - a_native(rounds));
+    if (g_.grid_n > 1) received = mul_sat(sequential_n, mul_sat(g_.local_m, g_.local_k) - a_native(rounds));
     if (g_.grid_m > 1)
       received = add_sat(received, mul_sat(sequential_m, mul_sat(g_.local_k, g_.local_n) - b_native(sequential_n)));
     if (g_.grid_k > 1) received = add_sat(received, mul_sat(g_.local_m, g_.local_n) - c_native(sequential_n));
@@ -209,9 +212,8 @@ candidate make_candidate(const grid_costs& costs, std::int64_t sequential_m, std
 // after the last round, in the open (and a single layer can write a C that is already in place).
 bool better(const candidate& a, const candidate& b) {
   return std::make_tuple(a.io, -a.ranks(), a.grid_k, a.messages, a.communicated, a.memory, -a.grid_m, -a.grid_n,
-                         a.sequential_m) <
-         std::make_tuple(b.io, -b.ranks(), b.grid_k, b.messages, b.communicated, b.memory, -b.grid_m, -b.grid_n,
-                         b.sequential_m);
+                         a.sequential_m) < std::make_tuple(b.io, -b.ranks(), b.grid_k, b.messages, b.communicated,
+                                                           b.memory, -b.grid_m, -b.grid_n, b.sequential_m);
 }
 
 // Largest value the int fields of gemm_schedule and gemm_step can carry.
@@ -260,8 +262,7 @@ class sequential_search {
   // It takes the smallest native op(A) block and the smallest first round together.
   std::int64_t sequential_m_lower_bound(std::int64_t sequential_n, std::int64_t hi) const {
     grid_costs::memory_terms t = costs_.terms(sequential_n, hi);
-    const std::int64_t smallest_a =
-        mul_sat(g_.local_m, g_.grid_n == 1 ? g_.local_k : ceil_div(g_.local_k, g_.grid_n));
+    const std::int64_t smallest_a = mul_sat(g_.local_m, g_.grid_n == 1 ? g_.local_k : ceil_div(g_.local_k, g_.grid_n));
     t.rest = add_sat(t.rest - costs_.a_native(hi), smallest_a);
     return smallest_sequential_m(t);
   }
@@ -514,9 +515,9 @@ std::vector<int> prime_factors(int n) {
 
 std::vector<gemm_step> schedule_steps(const candidate& c) {
   std::vector<gemm_step> steps;
-  for (const auto& [dimension, extent] : {std::pair{gemm_dimension::m, c.grid_m},
-                                          std::pair{gemm_dimension::n, c.grid_n},
-                                          std::pair{gemm_dimension::k, c.grid_k}})
+  for (const auto& [dimension, extent] :
+       {std::pair{gemm_dimension::m, c.grid_m}, std::pair{gemm_dimension::n, c.grid_n},
+        std::pair{gemm_dimension::k, c.grid_k}})
     for (const int p : prime_factors(extent)) steps.push_back({dimension, p, true});
   // Largest divisor first; stable, so equal divisors keep the order m, n, k.
   std::stable_sort(steps.begin(), steps.end(),
@@ -550,7 +551,7 @@ std::string grid_text(int gm, int gn, int gk) {
 
 // The smallest limit any grid in the range would work with, for the insufficient_memory message.
 [[noreturn]] void throw_insufficient_memory(std::int64_t m, std::int64_t n, std::int64_t k, int ranks,
-                                             const gemm_schedule_options& options) {
+                                            const gemm_schedule_options& options) {
   std::vector<std::pair<std::int64_t, grid_parts>> order;  // by the native blocks' lower bound
   for_each_candidate_grid(m, n, k, ranks, options.max_idle_fraction, [&](int gm, int gn, int gk) {
     const grid_costs costs(grid_shape(m, n, k, gm, gn, gk), options.double_buffering);
@@ -568,13 +569,12 @@ std::string grid_text(int gm, int gn, int gk) {
       least_grid = parts;
     }
   }
-  throw insufficient_memory("plan_gemm_schedule: the multiply of " + std::to_string(m) + "x" + std::to_string(n) +
-                            "x" + std::to_string(k) + " needs at least " +
-                            (least == kInt64Max ? std::string("more than 2^63-1") : std::to_string(least)) +
-                            " elements per rank (grid " +
-                            grid_text(least_grid.grid_m, least_grid.grid_n, least_grid.grid_k) + ", " +
-                            std::to_string(least_grid.grid_m * least_grid.grid_n * least_grid.grid_k) +
-                            " ranks); the limit is " + std::to_string(options.memory_limit_elements) + " elements");
+  throw insufficient_memory(
+      "plan_gemm_schedule: the multiply of " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
+      " needs at least " + (least == kInt64Max ? std::string("more than 2^63-1") : std::to_string(least)) +
+      " elements per rank (grid " + grid_text(least_grid.grid_m, least_grid.grid_n, least_grid.grid_k) + ", " +
+      std::to_string(least_grid.grid_m * least_grid.grid_n * least_grid.grid_k) + " ranks); the limit is " +
+      std::to_string(options.memory_limit_elements) + " elements");
 }
 
 std::string format_double(const char* format, double value) {
@@ -590,8 +590,8 @@ double gemm_lower_bound_elements(std::int64_t m, std::int64_t n, std::int64_t k,
   if (ranks < 1)
     throw invalid_argument("gemm_lower_bound_elements: ranks = " + std::to_string(ranks) + " must be >= 1");
   if (m < 0 || n < 0 || k < 0)
-    throw invalid_argument("gemm_lower_bound_elements: matrix sizes m = " + std::to_string(m) + ", n = " +
-                           std::to_string(n) + ", k = " + std::to_string(k) + " must all be >= 0");
+    throw invalid_argument("gemm_lower_bound_elements: matrix sizes m = " + std::to_string(m) +
+                           ", n = " + std::to_string(n) + ", k = " + std::to_string(k) + " must all be >= 0");
   // mnk reaches 10^18 and beyond: long double keeps it and its cube root accurate.
   const long double work = static_cast<long double>(m) * n * k / ranks;
   const long double cube_face = std::pow(work, 2.0L / 3);
@@ -607,12 +607,13 @@ std::int64_t gemm_memory_elements(std::int64_t m, std::int64_t n, std::int64_t k
                                   int sequential_m, int sequential_n, std::int64_t rounds, bool double_buffering) {
   if (m < 0 || n < 0 || k < 0 || grid_m < 1 || grid_n < 1 || grid_k < 1 || sequential_m < 1 || sequential_n < 1 ||
       rounds < 1)
-    throw invalid_argument("gemm_memory_elements: expected m, n, k >= 0 and grid, sequential parts and rounds >= 1, "
-                           "got "
-                           "m = " + std::to_string(m) + ", n = " + std::to_string(n) + ", k = " + std::to_string(k) +
-                           ", grid " + grid_text(grid_m, grid_n, grid_k) + ", sequential " +
-                           std::to_string(sequential_m) + "x" + std::to_string(sequential_n) + ", rounds " +
-                           std::to_string(rounds));
+    throw invalid_argument(
+        "gemm_memory_elements: expected m, n, k >= 0 and grid, sequential parts and rounds >= 1, "
+        "got "
+        "m = " +
+        std::to_string(m) + ", n = " + std::to_string(n) + ", k = " + std::to_string(k) + ", grid " +
+        grid_text(grid_m, grid_n, grid_k) + ", sequential " + std::to_string(sequential_m) + "x" +
+        std::to_string(sequential_n) + ", rounds " + std::to_string(rounds));
   const grid_costs costs(grid_shape(m, n, k, grid_m, grid_n, grid_k), double_buffering);
   return costs.memory(sequential_m, sequential_n, rounds);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redist/layout/builders.hpp"
 
 #include <algorithm>
@@ -31,8 +32,10 @@ struct cyclic_dim {
 void check_dim(const char* what, std::int64_t n, std::int64_t nb, std::int64_t first, int src, int nprocs) {
   if (n < 0) throw invalid_argument(std::string(what) + " extent must be >= 0, got " + std::to_string(n));
   if (nb < 1) throw invalid_argument(std::string(what) + " block size must be >= 1, got " + std::to_string(nb));
-  if (first < 1) throw invalid_argument(std::string(what) + " first block size must be >= 1, got " + std::to_string(first));
-  if (nprocs < 1) throw invalid_argument(std::string(what) + " process count must be >= 1, got " + std::to_string(nprocs));
+  if (first < 1)
+    throw invalid_argument(std::string(what) + " first block size must be >= 1, got " + std::to_string(first));
+  if (nprocs < 1)
+    throw invalid_argument(std::string(what) + " process count must be >= 1, got " + std::to_string(nprocs));
   if (src < 0 || src >= nprocs)
     throw invalid_argument(std::string(what) + " source process " + std::to_string(src) + " outside [0, " +
                            std::to_string(nprocs) + ")");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redist/layout/grid_layout.hpp"
 
 #include <algorithm>
@@ -75,7 +76,8 @@ std::vector<grid_position> grid_layout::my_positions() const {
 }
 
 std::int64_t grid_layout::local_elements() const {
-  const detail::layout_dimension rows(row_splits_, row_proc_, local_row_start_), cols(col_splits_, col_proc_, local_col_start_);
+  const detail::layout_dimension rows(row_splits_, row_proc_, local_row_start_),
+      cols(col_splits_, col_proc_, local_col_start_);
   std::int64_t need = 0;
   if (kind_ == storage_kind::explicit_blocks) {
     for (const auto& b : local_blocks_) {
@@ -127,7 +129,8 @@ grid_layout grid_layout::relabeled(const std::vector<int>& new_rank_of) const {
                   packing_order_, kind_, local_row_start_, local_col_start_, 1, {}, my_rank_);
   if (my_rank_ < 0) return out;
   const auto positions = out.my_positions();
-  const detail::layout_dimension rows(row_splits_, row_proc_, local_row_start_), cols(col_splits_, col_proc_, local_col_start_);
+  const detail::layout_dimension rows(row_splits_, row_proc_, local_row_start_),
+      cols(col_splits_, col_proc_, local_col_start_);
   if (kind_ == storage_kind::regular) {
     std::int64_t ld = 1;
     for (const auto& pos : positions)
@@ -158,8 +161,7 @@ grid_layout grid_layout::relabeled(const std::vector<int>& new_rank_of) const {
 
 namespace {
 std::string splits_error(const std::vector<std::int64_t>& s, const char* what) {
-  if (s.front() != 0)
-    return std::string(what) + " splits must start at 0, got " + std::to_string(s.front());
+  if (s.front() != 0) return std::string(what) + " splits must start at 0, got " + std::to_string(s.front());
   for (size_t i = 1; i < s.size(); ++i)
     if (s[i] <= s[i - 1])
       return std::string(what) + " splits must be strictly increasing: entry " + std::to_string(i) + " is " +
@@ -184,7 +186,8 @@ void grid_layout::validate_global(int comm_size) const {
     for (size_t k = 0; k < grid_ranks_.size(); ++k) {
       const int r = grid_ranks_[k];
       if (seen[static_cast<size_t>(r)] >= 0)
-        throw invalid_layout("rank " + std::to_string(r) + " holds two positions of a block-cyclic/blocked process grid "
+        throw invalid_layout("rank " + std::to_string(r) +
+                             " holds two positions of a block-cyclic/blocked process grid "
                              "(each rank may appear once; use a custom layout otherwise)");
       seen[static_cast<size_t>(r)] = static_cast<int>(k);
     }
@@ -194,7 +197,8 @@ void grid_layout::validate_global(int comm_size) const {
 void grid_layout::validate_local() const {
   if (my_rank_ < 0) return;
   const auto positions = my_positions();
-  const detail::layout_dimension rows(row_splits_, row_proc_, local_row_start_), cols(col_splits_, col_proc_, local_col_start_);
+  const detail::layout_dimension rows(row_splits_, row_proc_, local_row_start_),
+      cols(col_splits_, col_proc_, local_col_start_);
   auto height = [&](std::int64_t i) { return rows.extent(block_index(i)); };
   auto width = [&](std::int64_t j) { return cols.extent(block_index(j)); };
   if (kind_ == storage_kind::regular) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // (internal) Typed indices for the layout and transform cores. A row or column index names its numbering: the
 // whole matrix's elements, a rank's local storage, or a layout's block grid. Moving along one numbering is index

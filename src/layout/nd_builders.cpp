@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Builders of N-d layouts (redist/layout/nd_builders.hpp): block-cyclic on a d-dimensional grid, boxes, and the
 // 3-D FFT decompositions. Arguments are global, so every rank throws the same error.
 #include "redist/layout/nd_builders.hpp"
@@ -107,8 +108,8 @@ std::int64_t box::elements() const {
                            " upper bounds, expected as many");
   for (size_t k = 0; k < lo.size(); ++k)
     if (hi[k] < lo[k])
-      throw invalid_argument("box axis " + std::to_string(k) + ": hi = " + std::to_string(hi[k]) + " < lo = " +
-                             std::to_string(lo[k]) + ", expected lo <= hi");
+      throw invalid_argument("box axis " + std::to_string(k) + ": hi = " + std::to_string(hi[k]) +
+                             " < lo = " + std::to_string(lo[k]) + ", expected lo <= hi");
   // An empty axis first: a product of huge extents with one zero is 0, not an overflow.
   for (size_t k = 0; k < lo.size(); ++k)
     if (hi[k] == lo[k]) return 0;
@@ -137,12 +138,15 @@ nd_layout block_cyclic_nd(const std::vector<std::int64_t>& shape, const std::vec
   std::vector<int> ranks = grid_ranks;
   if (ranks.empty()) {
     if (positions > INT_MAX)
-      throw invalid_argument(who + ": a grid of " + std::to_string(positions) + " positions, more than ranks can number");
+      throw invalid_argument(who + ": a grid of " + std::to_string(positions) +
+                             " positions, more than ranks can number");
     ranks.resize(static_cast<size_t>(positions));
     std::iota(ranks.begin(), ranks.end(), 0);
   } else if (static_cast<std::int64_t>(ranks.size()) != positions) {
-    throw invalid_argument(who + ": grid_ranks has " + std::to_string(ranks.size()) + " entries, expected one per grid "
-                           "position (" + std::to_string(positions) + ")");
+    throw invalid_argument(who + ": grid_ranks has " + std::to_string(ranks.size()) +
+                           " entries, expected one per grid "
+                           "position (" +
+                           std::to_string(positions) + ")");
   }
   // One local array per rank is one grid position per rank: a rank listed twice would alias its own blocks.
   std::vector<std::pair<int, size_t>> by_rank;
@@ -207,7 +211,8 @@ nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_
   const size_t d = first->lo.size();
   check_ndim(d, who);
   const std::vector<int> storage = axis_order(order, d, who);
-  const std::vector<int> packing = packing_order.empty() ? storage : axis_order(packing_order, d, who + " packing_order");
+  const std::vector<int> packing =
+      packing_order.empty() ? storage : axis_order(packing_order, d, who + " packing_order");
 
   // Splits: every bound of a non-empty box, plus 0; the largest bound is the extent.
   std::vector<std::vector<std::int64_t>> splits(d, std::vector<std::int64_t>{0});
@@ -264,9 +269,9 @@ nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_
         int& o = owner[flat(c)];
         if (o >= 0)
           throw invalid_layout(who + ": " +
-                               (o == static_cast<int>(r) ? "two boxes of rank " + std::to_string(r)
-                                                         : "the boxes of ranks " + std::to_string(o) + " and " +
-                                                               std::to_string(r)) +
+                               (o == static_cast<int>(r)
+                                    ? "two boxes of rank " + std::to_string(r)
+                                    : "the boxes of ranks " + std::to_string(o) + " and " + std::to_string(r)) +
                                " overlap at point " + point(corner(c)) + "; expected disjoint boxes");
         o = static_cast<int>(r);
       });
@@ -292,7 +297,8 @@ nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_
   // Storage is regular or explicit on all ranks alike, so that relabeled() can give any rank's boxes to any rank.
   bool one_box_each = true;
   for (const auto& boxes : boxes_of_rank)
-    one_box_each = one_box_each && std::count_if(boxes.begin(), boxes.end(), [](const box& b) { return !b.empty(); }) <= 1;
+    one_box_each =
+        one_box_each && std::count_if(boxes.begin(), boxes.end(), [](const box& b) { return !b.empty(); }) <= 1;
   const auto extents_of = [&](const box& b) {
     std::vector<std::int64_t> e(d);
     for (size_t k = 0; k < d; ++k) e[k] = b.hi[k] - b.lo[k];
@@ -306,7 +312,8 @@ nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_
     for (size_t k = 0; k < d; ++k)
       for (std::int64_t c = 0; c < cells_shape[k]; ++c)
         local_start[k].push_back(splits[k][static_cast<size_t>(c)] - block_lo[k][static_cast<size_t>(c)]);
-    auto strides = detail::dense_strides(mine.empty() ? std::vector<std::int64_t>(d, 0) : extents_of(*mine[0]), storage);
+    auto strides =
+        detail::dense_strides(mine.empty() ? std::vector<std::int64_t>(d, 0) : extents_of(*mine[0]), storage);
     return nd_layout(std::move(splits), std::move(procs), std::move(grid_shape), std::move(owner), packing,
                      storage_kind::regular, std::move(local_start), std::move(strides), {}, my_rank);
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // N-d layouts (redist/layout/nd_layout.hpp): construction, addressing of the owners' grid, axis permutation and
 // the matrix case. Validation, hashing, relabeling and local sizes: nd_layout_checks.cpp.
 #include "redist/layout/nd_layout.hpp"
@@ -82,8 +83,9 @@ std::vector<std::vector<int>> nd_layout::my_positions() const {
 
 nd_layout nd_layout::permuted(const std::vector<int>& axes) const {
   const size_t d = splits_.size();
-  if (axes.size() != d) throw invalid_argument("nd_layout::permuted: " + std::to_string(axes.size()) +
-                                               " axes given for a layout of " + std::to_string(d));
+  if (axes.size() != d)
+    throw invalid_argument("nd_layout::permuted: " + std::to_string(axes.size()) + " axes given for a layout of " +
+                           std::to_string(d));
   std::vector<int> inverse(d, -1);
   for (size_t i = 0; i < d; ++i) {
     const int a = axes[i];
@@ -131,8 +133,9 @@ nd_layout to_nd_layout(const grid_layout& l) {
   std::vector<nd_local_block> blocks;
   for (const local_block& b : l.local_blocks()) {
     const bool c = b.order == storage_order::col_major;
-    blocks.push_back({{b.block.row, b.block.col}, b.offset, c ? std::vector<std::int64_t>{1, b.ld}
-                                                              : std::vector<std::int64_t>{b.ld, 1}});
+    blocks.push_back({{b.block.row, b.block.col},
+                      b.offset,
+                      c ? std::vector<std::int64_t>{1, b.ld} : std::vector<std::int64_t>{b.ld, 1}});
   }
   std::vector<std::int64_t> strides;
   if (l.kind() == storage_kind::regular)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // N-d layouts (redist/layout/nd_layout.hpp): validation, hashing, relabeling, local sizes and comparison, modelled
 // on grid_layout's (grid_layout.cpp).
 #include <algorithm>
@@ -119,8 +120,8 @@ std::string strides_error(const std::vector<std::int64_t>& strides, size_t ndim)
   if (strides.size() != ndim)
     return std::to_string(strides.size()) + " strides given, expected one per axis (" + std::to_string(ndim) + ")";
   for (size_t k = 0; k < ndim; ++k)
-    if (strides[k] <= 0) return "stride of axis " + std::to_string(k) + " is " + std::to_string(strides[k]) +
-                                ", expected > 0";
+    if (strides[k] <= 0)
+      return "stride of axis " + std::to_string(k) + " is " + std::to_string(strides[k]) + ", expected > 0";
   return {};
 }
 
@@ -233,9 +234,9 @@ void nd_layout::validate_global(int comm_size) const {
       throw invalid_layout(axis + "splits must start at 0, got " + (s.empty() ? "none" : std::to_string(s.front())));
     for (size_t i = 1; i < s.size(); ++i)
       if (s[i] <= s[i - 1])
-        throw invalid_layout(axis + "splits must increase; splits[" + std::to_string(i) + "] = " +
-                             std::to_string(s[i]) + " after splits[" + std::to_string(i - 1) + "] = " +
-                             std::to_string(s[i - 1]));
+        throw invalid_layout(axis + "splits must increase; splits[" + std::to_string(i) +
+                             "] = " + std::to_string(s[i]) + " after splits[" + std::to_string(i - 1) +
+                             "] = " + std::to_string(s[i - 1]));
     const auto& p = procs_[static_cast<size_t>(k)];
     if (static_cast<std::int64_t>(p.size()) != blocks(k))
       throw invalid_layout(axis + "procs has " + std::to_string(p.size()) + " entries, expected one per block (" +
@@ -249,8 +250,10 @@ void nd_layout::validate_global(int comm_size) const {
     positions = checked_mul(positions, g, "process grid size");
   }
   if (static_cast<std::int64_t>(grid_ranks_.size()) != positions)
-    throw invalid_layout("grid_ranks has " + std::to_string(grid_ranks_.size()) + " entries, expected one per grid "
-                         "position (" + std::to_string(positions) + ")");
+    throw invalid_layout("grid_ranks has " + std::to_string(grid_ranks_.size()) +
+                         " entries, expected one per grid "
+                         "position (" +
+                         std::to_string(positions) + ")");
   for (size_t i = 0; i < grid_ranks_.size(); ++i)
     if (grid_ranks_[i] < 0 || grid_ranks_[i] >= comm_size)
       throw invalid_layout("owner rank " + std::to_string(grid_ranks_[i]) + " at grid position " + std::to_string(i) +
@@ -258,8 +261,8 @@ void nd_layout::validate_global(int comm_size) const {
   std::vector<bool> seen(static_cast<size_t>(d), false);
   for (int a : packing_order_) {
     if (a < 0 || a >= d || seen[static_cast<size_t>(a)])
-      throw invalid_layout("packing_order must be a permutation of the axes 0.." + std::to_string(d - 1) +
-                           "; axis " + std::to_string(a) + " is out of range or repeated");
+      throw invalid_layout("packing_order must be a permutation of the axes 0.." + std::to_string(d - 1) + "; axis " +
+                           std::to_string(a) + " is out of range or repeated");
     seen[static_cast<size_t>(a)] = true;
   }
 }
@@ -318,8 +321,8 @@ void nd_layout::validate_local() const {
   std::vector<std::pair<std::int64_t, std::int64_t>> spans;  // [offset, end) of each block
   for (const auto& b : local_blocks_) {
     if (b.block.size() != static_cast<size_t>(d))
-      throw invalid_layout("a local block" + on + " has " + std::to_string(b.block.size()) +
-                           " coordinates, expected " + std::to_string(d));
+      throw invalid_layout("a local block" + on + " has " + std::to_string(b.block.size()) + " coordinates, expected " +
+                           std::to_string(d));
     const std::string where = "local block " + coords(b.block) + on;
     for (int k = 0; k < d; ++k)
       if (b.block[static_cast<size_t>(k)] < 0 || b.block[static_cast<size_t>(k)] >= blocks(k))
@@ -345,11 +348,10 @@ void nd_layout::validate_local() const {
       const nd_local_block& b = local_blocks_[by_offset[j]];
       if (a.strides == b.strides && !share_memory(a, block_extents(*this, a.block), b, block_extents(*this, b.block)))
         continue;
-      throw invalid_layout("local blocks " + coords(a.block) + " and " + coords(b.block) + on +
-                           " overlap in memory (elements [" + std::to_string(spans[by_offset[i]].first) + ", " +
-                           std::to_string(spans[by_offset[i]].second) + ") and [" +
-                           std::to_string(spans[by_offset[j]].first) + ", " +
-                           std::to_string(spans[by_offset[j]].second) + "))");
+      throw invalid_layout(
+          "local blocks " + coords(a.block) + " and " + coords(b.block) + on + " overlap in memory (elements [" +
+          std::to_string(spans[by_offset[i]].first) + ", " + std::to_string(spans[by_offset[i]].second) + ") and [" +
+          std::to_string(spans[by_offset[j]].first) + ", " + std::to_string(spans[by_offset[j]].second) + "))");
     }
   std::sort(listed.begin(), listed.end());
   for (size_t i = 1; i < listed.size(); ++i)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // (internal) Index arithmetic shared by the N-d layout's checks and builders: 64-bit products and sums that
 // throw overflow_error instead of wrapping, and dense strides in a given axis order.
@@ -28,7 +29,8 @@ inline std::int64_t checked_add(std::int64_t a, std::int64_t b, const char* what
 
 // Strides of an array of these extents stored densely with axes order[0] (fastest) .. order[d-1]. Zero extents
 // count as 1, so that strides stay positive (valid) for an array that holds nothing.
-inline std::vector<std::int64_t> dense_strides(const std::vector<std::int64_t>& extents, const std::vector<int>& order) {
+inline std::vector<std::int64_t> dense_strides(const std::vector<std::int64_t>& extents,
+                                               const std::vector<int>& order) {
   std::vector<std::int64_t> strides(extents.size(), 1);
   std::int64_t s = 1;
   for (int a : order) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Byte counts written by users in environment variables (REDIST_GEMM_MEMORY, REDIST_BUFFER_CACHE): one syntax.
 #include <cstdint>
@@ -14,10 +15,14 @@ inline std::int64_t parse_byte_count(const std::string& text) {
   const long long number = std::strtoll(text.c_str(), &end, 10);
   const std::string suffix(end);
   std::int64_t scale = 1;
-  if (suffix == "K" || suffix == "k") scale = std::int64_t(1) << 10;
-  else if (suffix == "M" || suffix == "m") scale = std::int64_t(1) << 20;
-  else if (suffix == "G" || suffix == "g") scale = std::int64_t(1) << 30;
-  else if (!suffix.empty()) return -1;
+  if (suffix == "K" || suffix == "k")
+    scale = std::int64_t(1) << 10;
+  else if (suffix == "M" || suffix == "m")
+    scale = std::int64_t(1) << 20;
+  else if (suffix == "G" || suffix == "g")
+    scale = std::int64_t(1) << 30;
+  else if (!suffix.empty())
+    return -1;
   if (number < 0 || number > INT64_MAX / scale) return -1;
   return static_cast<std::int64_t>(number) * scale;
 }

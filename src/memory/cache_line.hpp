@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The cache line the library lays shared and packed data out on: no line written by two ranks, aligned vector
 // access, no false sharing between neighbouring pieces.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "pages.hpp"
 
 #include "byte_count.hpp"
@@ -9,9 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <new>
 #include <string>
 #include <system_error>
-#include <new>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -72,7 +73,7 @@ struct page_cache {
   std::vector<void*> kept;
   std::size_t kept_bytes = 0;
   const std::size_t limit = cache_limit_from_environment();
-  page_source source;                    // use_page_source's (allocate null: none)
+  page_source source;                     // use_page_source's (allocate null: none)
   std::unordered_set<void*> from_source;  // live blocks of the source
 };
 

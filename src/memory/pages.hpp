@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Large private buffers that a call fills whole (message buffers, work buffers): allocated so that their first
 // touch is cheap, and kept for the next plan when freed.

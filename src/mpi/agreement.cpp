@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "agreement.hpp"
 
 #include <limits>
@@ -74,19 +75,31 @@ failure current_failure() noexcept {
 void raise(const failure& f) {
   const bool a = f.agreed;
   switch (f.kind) {
-    case error_kind::invalid_layout: throw_error(invalid_layout(f.message), a);
-    case error_kind::dimension_mismatch: throw_error(dimension_mismatch(f.message), a);
-    case error_kind::invalid_argument: throw_error(invalid_argument(f.message), a);
-    case error_kind::invalid_topology: throw_error(invalid_topology(f.message), a);
-    case error_kind::invalid_count: throw_error(invalid_count(f.message), a);
-    case error_kind::invalid_buffer: throw_error(invalid_buffer(f.message), a);
-    case error_kind::invalid_datatype: throw_error(invalid_datatype(f.message), a);
-    case error_kind::inconsistent_ranks: throw_error(inconsistent_ranks(f.message), a);
-    case error_kind::overflow: throw_error(overflow_error(f.message), a);
-    case error_kind::insufficient_memory: throw_error(insufficient_memory(f.message), a);
-    case error_kind::mpi: throw_error(mpi_error::described(f.mpi_code, f.message), a);
+    case error_kind::invalid_layout:
+      throw_error(invalid_layout(f.message), a);
+    case error_kind::dimension_mismatch:
+      throw_error(dimension_mismatch(f.message), a);
+    case error_kind::invalid_argument:
+      throw_error(invalid_argument(f.message), a);
+    case error_kind::invalid_topology:
+      throw_error(invalid_topology(f.message), a);
+    case error_kind::invalid_count:
+      throw_error(invalid_count(f.message), a);
+    case error_kind::invalid_buffer:
+      throw_error(invalid_buffer(f.message), a);
+    case error_kind::invalid_datatype:
+      throw_error(invalid_datatype(f.message), a);
+    case error_kind::inconsistent_ranks:
+      throw_error(inconsistent_ranks(f.message), a);
+    case error_kind::overflow:
+      throw_error(overflow_error(f.message), a);
+    case error_kind::insufficient_memory:
+      throw_error(insufficient_memory(f.message), a);
+    case error_kind::mpi:
+      throw_error(mpi_error::described(f.mpi_code, f.message), a);
     case error_kind::internal:
-    case error_kind::none: break;
+    case error_kind::none:
+      break;
   }
   throw_error(error(f.message), a);
 }
@@ -144,8 +157,7 @@ void agreement::conclude() {
                      local_.agreed ? 1 : 0};
     REDIST_MPI_CHECK_LOCAL(bcast_yielding(header, 4, MPI_INT, first_failing, comm_));
     std::string text = me == first_failing ? local_.message : std::string(static_cast<std::size_t>(header[2]), '\0');
-    if (header[2] > 0)
-      REDIST_MPI_CHECK_LOCAL(bcast_yielding(text.data(), header[2], MPI_CHAR, first_failing, comm_));
+    if (header[2] > 0) REDIST_MPI_CHECK_LOCAL(bcast_yielding(text.data(), header[2], MPI_CHAR, first_failing, comm_));
     failure agreed;
     agreed.kind = static_cast<error_kind>(header[0]);
     agreed.mpi_code = header[1];

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The one agreement every collective entry point runs before it writes anything: each rank contributes its
 // local outcome (fine, or a failure: what kind, the MPI code where there is one, a message), optionally a hash

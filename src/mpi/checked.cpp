@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "checked.hpp"
 
 #include <sched.h>
@@ -298,7 +299,8 @@ comm_handle duplicate(MPI_Comm comm) {
   const int started = collectives_block() ? MPI_Comm_dup(comm, &dup) : MPI_Comm_idup(comm, &dup, &request);
   const int code = started != MPI_SUCCESS ? started : wait_collective_yielding(request, comm);
   comm_handle owned(code == MPI_SUCCESS ? dup : MPI_COMM_NULL);
-  check_creation(code, collectives_block() ? "MPI_Comm_dup(comm, &dup)" : "MPI_Comm_idup(comm, &dup) and its completion");
+  check_creation(code,
+                 collectives_block() ? "MPI_Comm_dup(comm, &dup)" : "MPI_Comm_idup(comm, &dup) and its completion");
   REDIST_MPI_CHECK_LOCAL(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN));
   mark_private(dup);  // redist's own: the watchdog may hold roll calls there
   return owned;
@@ -439,7 +441,8 @@ const host_share& host_share_of(MPI_Comm comm) {
     const std::uint64_t mine[2] = {key, static_cast<std::uint64_t>(std::max(cpus, 1L))};
     const size_t ranks = static_cast<size_t>(size(comm));
     std::vector<std::uint64_t> all(2 * ranks);
-    check(allgather_yielding(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm), "MPI_Allgather(host name keys)");
+    check(allgather_yielding(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm),
+          "MPI_Allgather(host name keys)");
     host_share share;
     share.cpus = static_cast<std::int64_t>(mine[1]);
     std::vector<std::pair<std::uint64_t, std::uint64_t>> hosts(ranks);  // (host key, CPUs), sorted: runs = hosts

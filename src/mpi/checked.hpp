@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Checked MPI calls and small RAII helpers used throughout the library.
 #include <mpi.h>
@@ -187,7 +188,9 @@ struct host_share {
   std::int64_t cpus = 1;                 // online CPUs of this rank's host
   bool any_host_oversubscribed = false;  // some host runs more ranks of comm than it has CPUs (the same everywhere)
   // The CPUs each rank of this host may count on, at least 1.
-  std::int64_t cpus_per_rank() const { return std::max<std::int64_t>(1, cpus / std::max<std::int64_t>(1, ranks_on_host)); }
+  std::int64_t cpus_per_rank() const {
+    return std::max<std::int64_t>(1, cpus / std::max<std::int64_t>(1, ranks_on_host));
+  }
 };
 const host_share& host_share_of(MPI_Comm comm);
 // Drops comm's cached host share (local): called on every rank when the agreement around the first

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The one way the library keeps state per communicator: a value attached to the communicator as an attribute,
 // made by every rank in the same call and deleted with the communicator. A duplicate does not inherit it (the

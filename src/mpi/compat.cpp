@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MPI-4 calls with their MPI-3.1 equivalents (see compat.hpp), and the byte mirror of a datatype.
 #include "compat.hpp"
 
@@ -51,7 +52,8 @@ std::int64_t read_int_limit() noexcept {
 
 [[maybe_unused]] int to_int(std::int64_t v, const char* what) {
   if (v < INT_MIN || v > INT_MAX)
-    throw overflow_error(std::string(what) + ": " + std::to_string(v) + " exceeds int and this MPI lacks the MPI-4 "
+    throw overflow_error(std::string(what) + ": " + std::to_string(v) +
+                         " exceeds int and this MPI lacks the MPI-4 "
                          "large-count calls");
   return static_cast<int>(v);
 }
@@ -85,8 +87,8 @@ datatype_handle committed(MPI_Datatype t) {
 
 // Blocks (length in elements, byte displacement) of `element` as one committed type: an hindexed type, or
 // several joined by a struct at displacement 0 when there are more blocks than an int counts.
-[[maybe_unused]] datatype_handle from_blocks(const std::vector<int>& lengths, const std::vector<MPI_Aint>& displacements,
-                            MPI_Datatype element) {
+[[maybe_unused]] datatype_handle from_blocks(const std::vector<int>& lengths,
+                                             const std::vector<MPI_Aint>& displacements, MPI_Datatype element) {
   const auto n = static_cast<std::int64_t>(lengths.size());
   MPI_Datatype t = MPI_DATATYPE_NULL;
   if (fits(n)) {
@@ -176,8 +178,8 @@ datatype_handle typed_block(MPI_Datatype t, std::int64_t count, std::int64_t dis
   REDIST_MPI_CHECK_LOCAL(MPI_Type_contiguous(static_cast<int>(chunk), t, &piece));
   datatype_handle piece_owner(piece);
   const int lengths[2] = {to_int(chunks, "chunks of a large message"), static_cast<int>(rest)};
-  const MPI_Aint displacements[2] = {at, at + times(times(chunks, chunk, "large message"), type_extent(t).extent,
-                                                    "large message")};
+  const MPI_Aint displacements[2] = {
+      at, at + times(times(chunks, chunk, "large message"), type_extent(t).extent, "large message")};
   const MPI_Datatype types[2] = {piece, t};
   REDIST_MPI_CHECK_LOCAL(MPI_Type_create_struct(rest > 0 ? 2 : 1, lengths, displacements, types, &r));
   return committed(r);
@@ -190,8 +192,8 @@ datatype_handle hindexed(const std::vector<std::int64_t>& lengths, const std::ve
   MPI_Datatype t = MPI_DATATYPE_NULL;
   std::vector<MPI_Count> l, d;
   REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_c(static_cast<MPI_Count>(lengths.size()),
-                                              as(lengths.data(), lengths.size(), l),
-                                              as(displacements.data(), displacements.size(), d), element, &t));
+                                                    as(lengths.data(), lengths.size(), l),
+                                                    as(displacements.data(), displacements.size(), d), element, &t));
   return committed(t);
 #else
   // Blocks longer than the limit are cut into chunks.
@@ -217,8 +219,8 @@ datatype_handle hindexed_single(const std::vector<std::int64_t>& displacements, 
   MPI_Datatype t = MPI_DATATYPE_NULL;
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
   std::vector<MPI_Count> d;
-  REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_block_c(static_cast<MPI_Count>(displacements.size()), 1,
-                                                    as(displacements.data(), displacements.size(), d), element, &t));
+  REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_block_c(
+      static_cast<MPI_Count>(displacements.size()), 1, as(displacements.data(), displacements.size(), d), element, &t));
   return committed(t);
 #else
   const std::vector<MPI_Aint> d(displacements.begin(), displacements.end());
@@ -267,8 +269,8 @@ contents read_contents(MPI_Datatype t) {
   c.addresses.resize(static_cast<std::size_t>(na));
   c.counts.resize(static_cast<std::size_t>(nc));
   c.types.resize(static_cast<std::size_t>(nd));
-  REDIST_MPI_CHECK_LOCAL(MPI_Type_get_contents_c(t, ni, na, nc, nd, c.ints.data(), c.addresses.data(), c.counts.data(),
-                                           c.types.data()));
+  REDIST_MPI_CHECK_LOCAL(
+      MPI_Type_get_contents_c(t, ni, na, nc, nd, c.ints.data(), c.addresses.data(), c.counts.data(), c.types.data()));
 #else
   int ni = 0, na = 0, nd = 0;
   REDIST_MPI_CHECK_LOCAL(MPI_Type_get_envelope(t, &ni, &na, &nd, &c.combiner));
@@ -304,26 +306,42 @@ MPI_Datatype leaf_mirror(MPI_Datatype t) {
   MPI_Datatype pair_value = MPI_DATATYPE_NULL;
   MPI_Aint int_offset = 0;
   if (t == MPI_FLOAT_INT) {
-    struct s { float v; int i; };
+    struct s {
+      float v;
+      int i;
+    };
     pair_value = MPI_FLOAT, int_offset = offsetof(s, i);
   } else if (t == MPI_DOUBLE_INT) {
-    struct s { double v; int i; };
+    struct s {
+      double v;
+      int i;
+    };
     pair_value = MPI_DOUBLE, int_offset = offsetof(s, i);
   } else if (t == MPI_LONG_INT) {
-    struct s { long v; int i; };
+    struct s {
+      long v;
+      int i;
+    };
     pair_value = MPI_LONG, int_offset = offsetof(s, i);
   } else if (t == MPI_SHORT_INT) {
-    struct s { short v; int i; };
+    struct s {
+      short v;
+      int i;
+    };
     pair_value = MPI_SHORT, int_offset = offsetof(s, i);
   } else if (t == MPI_LONG_DOUBLE_INT) {
-    struct s { long double v; int i; };
+    struct s {
+      long double v;
+      int i;
+    };
     pair_value = MPI_LONG_DOUBLE, int_offset = offsetof(s, i);
   }
   MPI_Datatype m = MPI_DATATYPE_NULL;
   if (pair_value != MPI_DATATYPE_NULL) {
     const std::int64_t value_size = type_size(pair_value);
     if (value_size + static_cast<std::int64_t>(sizeof(int)) != size || value_size > int_offset)
-      throw invalid_datatype("byte mirror: a pair datatype of " + std::to_string(size) + " bytes that is not its C "
+      throw invalid_datatype("byte mirror: a pair datatype of " + std::to_string(size) +
+                             " bytes that is not its C "
                              "struct");
     const int lengths[2] = {static_cast<int>(value_size), static_cast<int>(sizeof(int))};
     const MPI_Aint displacements[2] = {0, int_offset};
@@ -332,8 +350,8 @@ MPI_Datatype leaf_mirror(MPI_Datatype t) {
     // Any other basic type is all data: its size is its true extent.
     const type_bounds tb = type_true_extent(t);
     if (tb.extent != size || size > INT_MAX)
-      throw invalid_datatype("byte mirror: a basic datatype of " + std::to_string(size) + " bytes over a true extent of " +
-                             std::to_string(tb.extent) + " bytes");
+      throw invalid_datatype("byte mirror: a basic datatype of " + std::to_string(size) +
+                             " bytes over a true extent of " + std::to_string(tb.extent) + " bytes");
     const int length = static_cast<int>(size);
     const MPI_Aint at = static_cast<MPI_Aint>(tb.lb);
     REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed(1, &length, &at, MPI_BYTE, &m));
@@ -359,10 +377,18 @@ MPI_Datatype rebuild(const contents& c) {
   if (!c.counts.empty()) {  // made by a `_c` constructor: its count arguments are in c.counts, in order
     const MPI_Count* n = c.counts.data();
     switch (c.combiner) {
-      case MPI_COMBINER_CONTIGUOUS: REDIST_MPI_CHECK_LOCAL(MPI_Type_contiguous_c(n[0], m, &r)); return r;
-      case MPI_COMBINER_VECTOR: REDIST_MPI_CHECK_LOCAL(MPI_Type_vector_c(n[0], n[1], n[2], m, &r)); return r;
-      case MPI_COMBINER_HVECTOR: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hvector_c(n[0], n[1], n[2], m, &r)); return r;
-      case MPI_COMBINER_INDEXED: REDIST_MPI_CHECK_LOCAL(MPI_Type_indexed_c(n[0], n + 1, n + 1 + n[0], m, &r)); return r;
+      case MPI_COMBINER_CONTIGUOUS:
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_contiguous_c(n[0], m, &r));
+        return r;
+      case MPI_COMBINER_VECTOR:
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_vector_c(n[0], n[1], n[2], m, &r));
+        return r;
+      case MPI_COMBINER_HVECTOR:
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hvector_c(n[0], n[1], n[2], m, &r));
+        return r;
+      case MPI_COMBINER_INDEXED:
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_indexed_c(n[0], n + 1, n + 1 + n[0], m, &r));
+        return r;
       case MPI_COMBINER_HINDEXED:
         REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed_c(n[0], n + 1, n + 1 + n[0], m, &r));
         return r;
@@ -383,23 +409,38 @@ MPI_Datatype rebuild(const contents& c) {
       case MPI_COMBINER_DARRAY: {
         const int dims = i[2];
         REDIST_MPI_CHECK_LOCAL(MPI_Type_create_darray_c(i[0], i[1], dims, n, i + 3, i + 3 + dims, i + 3 + 2 * dims,
-                                                  i[3 + 3 * dims], m, &r));
+                                                        i[3 + 3 * dims], m, &r));
         return r;
       }
-      case MPI_COMBINER_RESIZED: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_resized_c(m, n[0], n[1], &r)); return r;
-      default: break;
+      case MPI_COMBINER_RESIZED:
+        REDIST_MPI_CHECK_LOCAL(MPI_Type_create_resized_c(m, n[0], n[1], &r));
+        return r;
+      default:
+        break;
     }
     throw invalid_datatype("byte mirror: a large-count datatype of combiner " + std::to_string(c.combiner) +
                            " cannot be taken apart");
   }
 #endif
   switch (c.combiner) {
-    case MPI_COMBINER_DUP: REDIST_MPI_CHECK_LOCAL(MPI_Type_dup(m, &r)); return r;
-    case MPI_COMBINER_CONTIGUOUS: REDIST_MPI_CHECK_LOCAL(MPI_Type_contiguous(i[0], m, &r)); return r;
-    case MPI_COMBINER_VECTOR: REDIST_MPI_CHECK_LOCAL(MPI_Type_vector(i[0], i[1], i[2], m, &r)); return r;
-    case MPI_COMBINER_HVECTOR: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hvector(i[0], i[1], a[0], m, &r)); return r;
-    case MPI_COMBINER_INDEXED: REDIST_MPI_CHECK_LOCAL(MPI_Type_indexed(i[0], i + 1, i + 1 + i[0], m, &r)); return r;
-    case MPI_COMBINER_HINDEXED: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed(i[0], i + 1, a, m, &r)); return r;
+    case MPI_COMBINER_DUP:
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_dup(m, &r));
+      return r;
+    case MPI_COMBINER_CONTIGUOUS:
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_contiguous(i[0], m, &r));
+      return r;
+    case MPI_COMBINER_VECTOR:
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_vector(i[0], i[1], i[2], m, &r));
+      return r;
+    case MPI_COMBINER_HVECTOR:
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hvector(i[0], i[1], a[0], m, &r));
+      return r;
+    case MPI_COMBINER_INDEXED:
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_indexed(i[0], i + 1, i + 1 + i[0], m, &r));
+      return r;
+    case MPI_COMBINER_HINDEXED:
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_create_hindexed(i[0], i + 1, a, m, &r));
+      return r;
     case MPI_COMBINER_INDEXED_BLOCK:
       REDIST_MPI_CHECK_LOCAL(MPI_Type_create_indexed_block(i[0], i[1], i + 2, m, &r));
       return r;
@@ -423,8 +464,11 @@ MPI_Datatype rebuild(const contents& c) {
                                                     &v[3 + 3 * dims], v[3 + 4 * dims], m, &r));
       return r;
     }
-    case MPI_COMBINER_RESIZED: REDIST_MPI_CHECK_LOCAL(MPI_Type_create_resized(m, a[0], a[1], &r)); return r;
-    default: break;
+    case MPI_COMBINER_RESIZED:
+      REDIST_MPI_CHECK_LOCAL(MPI_Type_create_resized(m, a[0], a[1], &r));
+      return r;
+    default:
+      break;
   }
   throw invalid_datatype("byte mirror: a datatype of combiner " + std::to_string(c.combiner) +
                          " (not an MPI-3.1 constructor redist takes apart)");
@@ -436,8 +480,10 @@ MPI_Datatype mirror_of(MPI_Datatype t) {
     case MPI_COMBINER_NAMED:
     case MPI_COMBINER_F90_REAL:
     case MPI_COMBINER_F90_COMPLEX:
-    case MPI_COMBINER_F90_INTEGER: return leaf_mirror(t);
-    default: return resized_like(rebuild(c), t);
+    case MPI_COMBINER_F90_INTEGER:
+      return leaf_mirror(t);
+    default:
+      return resized_like(rebuild(c), t);
   }
 }
 
@@ -504,8 +550,8 @@ void local_copy(const void* from, std::int64_t from_count, MPI_Datatype from_typ
                 MPI_Datatype to_type, MPI_Comm comm) {
   const int me = rank(comm);
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
-  REDIST_MPI_CHECK(MPI_Sendrecv_c(from, from_count, from_type, me, 0, to, to_count, to_type, me, 0, comm,
-                                  MPI_STATUS_IGNORE));
+  REDIST_MPI_CHECK(
+      MPI_Sendrecv_c(from, from_count, from_type, me, 0, to, to_count, to_type, me, 0, comm, MPI_STATUS_IGNORE));
 #else
   datatype_handle from_block, to_block;
   if (!fits(from_count)) {
@@ -525,9 +571,9 @@ void local_copy(const void* from, std::int64_t from_count, MPI_Datatype from_typ
 
 // ---- collectives and one-sided ----
 
-void alltoallv(const void* sendbuf, const std::int64_t* sendcounts, const std::int64_t* sdispls,
-               MPI_Datatype sendtype, void* recvbuf, const std::int64_t* recvcounts, const std::int64_t* rdispls,
-               MPI_Datatype recvtype, MPI_Comm comm, bool wide) {
+void alltoallv(const void* sendbuf, const std::int64_t* sendcounts, const std::int64_t* sdispls, MPI_Datatype sendtype,
+               void* recvbuf, const std::int64_t* recvcounts, const std::int64_t* rdispls, MPI_Datatype recvtype,
+               MPI_Comm comm, bool wide) {
   const auto n = static_cast<std::size_t>(size(comm));
 #ifdef REDIST_HAVE_MPI_LARGE_COUNT
   (void)wide;
@@ -537,9 +583,12 @@ void alltoallv(const void* sendbuf, const std::int64_t* sendcounts, const std::i
                                    as(recvcounts, n, rc), as(rdispls, n, rd), recvtype, comm));
 #else
   if (!wide) {
-    const std::vector<int> sc = to_ints(sendcounts, n, "alltoallv count"), sd = to_ints(sdispls, n, "alltoallv displacement");
-    const std::vector<int> rc = to_ints(recvcounts, n, "alltoallv count"), rd = to_ints(rdispls, n, "alltoallv displacement");
-    REDIST_MPI_CHECK(MPI_Alltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, comm));
+    const std::vector<int> sc = to_ints(sendcounts, n, "alltoallv count"),
+                           sd = to_ints(sdispls, n, "alltoallv displacement");
+    const std::vector<int> rc = to_ints(recvcounts, n, "alltoallv count"),
+                           rd = to_ints(rdispls, n, "alltoallv displacement");
+    REDIST_MPI_CHECK(
+        MPI_Alltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, comm));
     return;
   }
   // MPI_Alltoallw: byte displacements, and a datatype per peer where a count or displacement exceeds int.
@@ -567,7 +616,8 @@ void alltoallv(const void* sendbuf, const std::int64_t* sendcounts, const std::i
   std::vector<MPI_Datatype> st, rt;
   side(sendcounts, sdispls, sendtype, sc, sd, st);
   side(recvcounts, rdispls, recvtype, rc, rd, rt);
-  REDIST_MPI_CHECK(MPI_Alltoallw(sendbuf, sc.data(), sd.data(), st.data(), recvbuf, rc.data(), rd.data(), rt.data(), comm));
+  REDIST_MPI_CHECK(
+      MPI_Alltoallw(sendbuf, sc.data(), sd.data(), st.data(), recvbuf, rc.data(), rd.data(), rt.data(), comm));
 #endif
 }
 
@@ -657,8 +707,8 @@ void reduce_scatter(const void* sendbuf, void* recvbuf, const std::int64_t* recv
     for (std::int64_t done = 0; done < recvcounts[r]; done += chunk) {
       const int count = static_cast<int>(std::min(chunk, recvcounts[r] - done));
       const char* from = static_cast<const char*>(sendbuf) + times(offset + done, extent, "reduce_scatter");
-      char* into = static_cast<int>(r) == me ? static_cast<char*>(recvbuf) + times(done, extent, "reduce_scatter")
-                                             : nullptr;
+      char* into =
+          static_cast<int>(r) == me ? static_cast<char*>(recvbuf) + times(done, extent, "reduce_scatter") : nullptr;
       MPI_Request request = MPI_REQUEST_NULL;
       REDIST_MPI_CHECK(MPI_Ireduce(from, into, count, type, op, static_cast<int>(r), comm, &request));
       REDIST_MPI_CHECK(wait_collective_yielding(request, comm));
@@ -683,7 +733,8 @@ void put(const void* origin, std::int64_t count, MPI_Datatype type, int target, 
   REDIST_MPI_CHECK(MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &unit, &found));
   const std::int64_t extent = type_extent(type).extent, disp_unit = found && unit ? *unit : 1;
   if (disp_unit <= 0 || extent % disp_unit != 0)
-    throw overflow_error("a put of " + std::to_string(count) + " elements needs the MPI-4 large-count calls (the "
+    throw overflow_error("a put of " + std::to_string(count) +
+                         " elements needs the MPI-4 large-count calls (the "
                          "window's displacement unit does not divide the datatype's extent)");
   const std::int64_t chunk = chunk_elements();
   for (std::int64_t done = 0; done < count; done += chunk) {
@@ -767,7 +818,8 @@ bool created_windows_reliable(std::string& why) {
     if (major == 0 || major >= 5) return std::string();
     std::string selection;
     if (!control_variable("osc", selection))
-      return "Open MPI " + std::to_string(major) + ".x, whose one-sided component selection (MPI_T \"osc\") could "
+      return "Open MPI " + std::to_string(major) +
+             ".x, whose one-sided component selection (MPI_T \"osc\") could "
              "not be read: osc/rdma may be chosen";
     if (!mca_selection_allows(selection, "rdma")) return std::string();
     return "Open MPI " + std::to_string(major) + ".x selects osc/rdma for MPI_Win_create (osc = \"" + selection +

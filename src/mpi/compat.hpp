@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The MPI calls redist makes with 64-bit counts, and what it needs of an MPI beyond MPI-3.1, in one place.
 // Where the MPI has the MPI-4 large-count calls (`_c`) and MPI_Info_get_string, these use them; elsewhere
@@ -82,9 +83,9 @@ void local_copy(const void* from, std::int64_t from_count, MPI_Datatype from_typ
 // on every rank (the transform tests at 4 ranks; MPICH completes both). Its one caller is the alltoallv transform
 // strategy's execution (MPI's collective, on request only), after a watched wait that every rank has left (the
 // execution's agreement, or a barrier): it cannot wait there for a process that skipped the call.
-void alltoallv(const void* sendbuf, const std::int64_t* sendcounts, const std::int64_t* sdispls,
-               MPI_Datatype sendtype, void* recvbuf, const std::int64_t* recvcounts, const std::int64_t* rdispls,
-               MPI_Datatype recvtype, MPI_Comm comm, bool wide);
+void alltoallv(const void* sendbuf, const std::int64_t* sendcounts, const std::int64_t* sdispls, MPI_Datatype sendtype,
+               void* recvbuf, const std::int64_t* recvcounts, const std::int64_t* rdispls, MPI_Datatype recvtype,
+               MPI_Comm comm, bool wide);
 
 // MPI_Iallgatherv's arguments (the same datatype on both sides, 64-bit counts and displacements in elements),
 // in the form this MPI takes, prepared once: every rank has all counts, so all choose the same form. The

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Fault injection for tests, compiled in only with -DREDIST_FAULT_INJECTION=ON. Injection points are the
 // places where a call can fail before its agreement decides: every step an agreement runs (acquiring a

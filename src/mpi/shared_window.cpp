@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "shared_window.hpp"
 
 #include <unistd.h>

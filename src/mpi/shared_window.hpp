@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // MPI_Win_allocate_shared as the library uses it: each rank's segment starts on a cache line, and the window's
 // set-up does not grow with its size.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "watchdog.hpp"
 
 #include <algorithm>
@@ -64,7 +65,9 @@ std::atomic<int> chosen_action{-1};
 }  // namespace
 
 wait_label::wait_label(const char* entry_point, const char* phase, double timeout_seconds) noexcept
-    : entry_point_(entry_point), phase_(phase), timeout_seconds_(timeout_seconds >= 0 ? timeout_seconds : -1),
+    : entry_point_(entry_point),
+      phase_(phase),
+      timeout_seconds_(timeout_seconds >= 0 ? timeout_seconds : -1),
       outer_(innermost) {
   innermost = this;
 }
@@ -302,8 +305,9 @@ void watched_wait::report(double now, bool roll_called) noexcept {
       const std::string absent = absent_ranks(comm_, answered_);
       char text[64];
       std::snprintf(text, sizeof text, "a roll call of %g s found ", roll_call_seconds);
-      roll_call = absent.empty() ? text + std::string("every process of it waiting in redist on it (calls made in "
-                                                      "different orders, or one that much slower)")
+      roll_call = absent.empty() ? text + std::string(
+                                              "every process of it waiting in redist on it (calls made in "
+                                              "different orders, or one that much slower)")
                                  : text + absent +
                                        " not waiting in redist on it (the call skipped or not yet made, another "
                                        "call, or that much slower)";
@@ -315,8 +319,8 @@ void watched_wait::report(double now, bool roll_called) noexcept {
   const bool aborts = timeout_aborts();
   std::fprintf(stderr, "redist: waited %.0f s (%s) in %s%s%s%s%s %s (rank %d of MPI_COMM_WORLD): %s; %s\n",
                now - started_, limit_text, entry_point != nullptr ? entry_point : "a redist call",
-               phase != nullptr ? " (" : "", phase != nullptr ? phase : "", phase != nullptr ? ")" : "", arguments, where,
-               world_rank, diagnosis,
+               phase != nullptr ? " (" : "", phase != nullptr ? phase : "", phase != nullptr ? ")" : "", arguments,
+               where, world_rank, diagnosis,
                aborts ? "ending the job (REDIST_TIMEOUT_ACTION=abort)"
                       : "still waiting (REDIST_TIMEOUT_ACTION=abort would end the job)");
   std::fflush(stderr);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // One watchdog for redist's waits: a wait inside redist (an agreement, an exchange's completion) that lasts
 // REDIST_TIMEOUT seconds (default 300; 0: never) is reported once on stderr, naming where it waits (entry point,
@@ -85,10 +86,10 @@ class watched_wait {
   void report(double now, bool roll_called) noexcept;
   MPI_Comm comm_;
   bool collective_;
-  bool done_ = false;      // reported, and no questions to answer
+  bool done_ = false;  // reported, and no questions to answer
   bool reported_ = false;
-  int private_ = -1;       // whether comm_ is a private duplicate (-1: not asked yet)
-  double started_ = -1;    // the steady clock, in seconds, at the first poll (-1: none yet)
+  int private_ = -1;        // whether comm_ is a private duplicate (-1: not asked yet)
+  double started_ = -1;     // the steady clock, in seconds, at the first poll (-1: none yet)
   double next_answer_ = 0;  // when this wait next looks for questions (private duplicates)
   double limit_ = 0;        // the limit reached, and whether it was a plan's own
   bool plan_limit_ = false;

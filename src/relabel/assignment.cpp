@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Linear assignment solvers for process relabeling.
 //
 // The relabeling gains form a complete bipartite graph in which only a few pairs (those that exchange
@@ -50,8 +51,8 @@ std::vector<weighted_edge> merged_edges(int n, const std::vector<weighted_edge>&
       throw invalid_argument(std::string(who) + ": edge (" + std::to_string(e.left) + ", " + std::to_string(e.right) +
                              ") has an end outside [0, " + std::to_string(n) + ")");
     if (!std::isfinite(e.weight))
-      throw invalid_argument(std::string(who) + ": edge (" + std::to_string(e.left) + ", " +
-                             std::to_string(e.right) + ") has a non-finite weight; expected a finite number");
+      throw invalid_argument(std::string(who) + ": edge (" + std::to_string(e.left) + ", " + std::to_string(e.right) +
+                             ") has a non-finite weight; expected a finite number");
     out.push_back(e);
   }
   const auto by_pair = [](const weighted_edge& a, const weighted_edge& b) {
@@ -335,9 +336,9 @@ class sparse_assignment {
 
   const Edges& edges_;
   int rows_, listed_cols_;
-  std::vector<Cost> v_;           // column duals (listed, then private), <= 0, 0 on free columns
-  std::vector<int> matched_;      // per row: offset of its matched edge in the row, -1 when free
-  std::vector<int> row_of_col_;   // per column (listed, then private), -1 when free
+  std::vector<Cost> v_;          // column duals (listed, then private), <= 0, 0 on free columns
+  std::vector<int> matched_;     // per row: offset of its matched edge in the row, -1 when free
+  std::vector<int> row_of_col_;  // per column (listed, then private), -1 when free
   // Per listed column, the search state, together since a relaxation reads and writes all of it.
   struct search_entry {
     Cost dist;        // distance from the start row (infinity when not reached)
@@ -375,7 +376,7 @@ struct listed_edges {
 template <class Cost, bool through_double>
 struct label_graph_edges {
   const label_graph& graph;
-  std::vector<int> label_of_row;  // empty when every label has packages (row r is label r)
+  std::vector<int> label_of_row;   // empty when every label has packages (row r is label r)
   std::vector<int> place_of_rank;  // tie place of a sender, -1 for a rank that sends nothing
   int senders = 0;
 
@@ -560,9 +561,8 @@ std::vector<int> max_weight_assignment(int n, const std::vector<weighted_edge>& 
       positive.push_back(e);
       weights.push_back(e.weight);
     }
-  std::vector<int> right_of =
-      integral_weights(weights, 2 * n) ? sparse_max_weight_matching<std::int64_t>(n, positive)
-                                       : sparse_max_weight_matching<double>(n, positive);
+  std::vector<int> right_of = integral_weights(weights, 2 * n) ? sparse_max_weight_matching<std::int64_t>(n, positive)
+                                                               : sparse_max_weight_matching<double>(n, positive);
   complete_assignment(n, right_of);
   return right_of;
 }
@@ -632,10 +632,8 @@ std::vector<int> min_cost_assignment_dense(int n, const std::vector<double>& cos
 double assignment_weight(const std::vector<weighted_edge>& edges, const std::vector<int>& right_of) {
   double total = 0;
   for (const auto& e : edges)
-    if (e.left >= 0 && static_cast<size_t>(e.left) < right_of.size() && right_of[e.left] == e.right)
-      total += e.weight;
+    if (e.left >= 0 && static_cast<size_t>(e.left) < right_of.size() && right_of[e.left] == e.right) total += e.weight;
   return total;
 }
 
 }  // namespace redist::relabel
-

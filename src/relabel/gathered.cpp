@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "gathered.hpp"
 
 #include <algorithm>
@@ -48,8 +49,8 @@ label_graph gather_label_graph(const label_graph& mine, std::int64_t largest_sha
   if (is_root) out.label_start.assign(ranks + 1, 0);
   every_call calls;
   calls([&] {
-    REDIST_MPI_CHECK(mpi::gather_yielding(&my_count, 1, MPI_INT64_T, is_root ? out.label_start.data() + 1 : nullptr,
-                                          1, MPI_INT64_T, root, comm));
+    REDIST_MPI_CHECK(mpi::gather_yielding(&my_count, 1, MPI_INT64_T, is_root ? out.label_start.data() + 1 : nullptr, 1,
+                                          MPI_INT64_T, root, comm));
   });
   if (is_root) {
     for (size_t x = 1; x < out.label_start.size(); ++x) out.label_start[x] += out.label_start[x - 1];
@@ -89,9 +90,8 @@ label_graph gather_label_graph(const label_graph& mine, std::int64_t largest_sha
                                              round_count.data(), round_displacement.data(), MPI_INT, root, comm));
     });
     calls([&] {
-      REDIST_MPI_CHECK(mpi::gatherv_yielding(mine.volume.data() + my_offset, my_part, MPI_INT64_T,
-                                             staged_volume.data(), round_count.data(), round_displacement.data(),
-                                             MPI_INT64_T, root, comm));
+      REDIST_MPI_CHECK(mpi::gatherv_yielding(mine.volume.data() + my_offset, my_part, MPI_INT64_T, staged_volume.data(),
+                                             round_count.data(), round_displacement.data(), MPI_INT64_T, root, comm));
     });
     if (!is_root) continue;
     for (size_t k = 0; k < ranks; ++k) {
@@ -124,9 +124,9 @@ relabeling find_relabeling_gathered(MPI_Comm comm, const label_graph& mine, std:
     double cost_before, cost_after, solve_seconds;
     std::int64_t remote_volume_before, remote_volume_after, messages_before, messages_after, max_rank_volume_before,
         max_rank_volume_after;
-  } f{result.cost_before,          result.cost_after,          result.solve_seconds,
-      result.remote_volume_before, result.remote_volume_after, result.messages_before,
-      result.messages_after,       result.max_rank_volume_before, result.max_rank_volume_after};
+  } f{result.cost_before,          result.cost_after,      result.solve_seconds,  result.remote_volume_before,
+      result.remote_volume_after,  result.messages_before, result.messages_after, result.max_rank_volume_before,
+      result.max_rank_volume_after};
   REDIST_MPI_CHECK(mpi::bcast_yielding(&f, static_cast<int>(sizeof f), MPI_BYTE, 0, comm));
   result.cost_before = f.cost_before;
   result.cost_after = f.cost_after;

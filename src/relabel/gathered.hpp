@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Relabeling solved on one rank: every rank computes the packages its own labels receive, rank 0 gathers them as
 // one graph by label, solves, and broadcasts the answer. The other ranks hold O(their packages + nranks).

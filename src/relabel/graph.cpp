@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Communication graph of A <- op(B) from the global layout descriptions.
 //
 // Owners are in product form owner(i, j) = grid_rank(row_proc[i], col_proc[j]), so the volume between a
@@ -131,8 +132,8 @@ void add_edges(const nd_layout& target, const nd_layout& source, std::int64_t el
   std::vector<std::vector<position_overlap>> axes(d);
   for (size_t k = 0; k < d; ++k) {
     const int ak = static_cast<int>(k);
-    axes[k] = overlay(source.splits(ak), source.procs(ak), source.grid_shape()[k], target.splits(ak),
-                      target.procs(ak), target.grid_shape()[k]);
+    axes[k] = overlay(source.splits(ak), source.procs(ak), source.grid_shape()[k], target.splits(ak), target.procs(ak),
+                      target.grid_shape()[k]);
     if (axes[k].empty()) return;  // an axis of extent 0: nothing moves
   }
   std::vector<size_t> pick(d, 0);
@@ -171,9 +172,8 @@ void add_label_edges(const nd_layout& target, const nd_layout& source, std::int6
   std::vector<std::vector<size_t>> at_position(d);
   for (size_t k = 0; k < d; ++k) {
     const int ak = static_cast<int>(k);
-    const std::vector<position_overlap> pieces = overlay(source.splits(ak), source.procs(ak),
-                                                         source.grid_shape()[k], target.splits(ak),
-                                                         target.procs(ak), target.grid_shape()[k]);
+    const std::vector<position_overlap> pieces = overlay(source.splits(ak), source.procs(ak), source.grid_shape()[k],
+                                                         target.splits(ak), target.procs(ak), target.grid_shape()[k]);
     if (pieces.empty()) return;  // an axis of extent 0: nothing moves
     std::vector<size_t>& start = at_position[k];
     start.assign(static_cast<size_t>(target.grid_shape()[k]) + 1, 0);
@@ -232,8 +232,7 @@ void add_pair(const layout_pair& pair, int nranks, std::vector<edge>& edges, siz
               label_range labels = {}) {
   if (pair.a == nullptr || pair.b == nullptr)
     throw invalid_argument("communication_graph: a layout pair has a null layout; expected both A and B");
-  if (pair.element_size == 0)
-    throw invalid_argument("communication_graph: element_size must be > 0 bytes");
+  if (pair.element_size == 0) throw invalid_argument("communication_graph: element_size must be > 0 bytes");
   const grid_layout& target = *pair.a;
   // op(B) for any op other than identity is B transposed (conjugation does not move data).
   grid_layout transposed_source;
@@ -246,8 +245,8 @@ void add_pair(const layout_pair& pair, int nranks, std::vector<edge>& edges, siz
   check_layout(*source, pair.operation == op::identity ? "source layout B" : "source layout B (transposed)", nranks);
   if (target.rows() != source->rows() || target.cols() != source->cols())
     throw dimension_mismatch("communication_graph: A is " + std::to_string(target.rows()) + "x" +
-                             std::to_string(target.cols()) + " but op(B) is " + std::to_string(source->rows()) +
-                             "x" + std::to_string(source->cols()) + "; expected equal shapes");
+                             std::to_string(target.cols()) + " but op(B) is " + std::to_string(source->rows()) + "x" +
+                             std::to_string(source->cols()) + "; expected equal shapes");
   // Every package is at most the whole matrix: checking its byte count once covers all products below.
   std::int64_t total_bytes = 0;
   if (__builtin_mul_overflow(target.rows(), target.cols(), &total_bytes) ||
@@ -266,8 +265,7 @@ void add_pair(const nd_layout_pair& pair, int nranks, std::vector<edge>& edges, 
               label_range labels = {}) {
   if (pair.a == nullptr || pair.b == nullptr)
     throw invalid_argument("communication_graph: a layout pair has a null layout; expected both A and B");
-  if (pair.element_size == 0)
-    throw invalid_argument("communication_graph: element_size must be > 0 bytes");
+  if (pair.element_size == 0) throw invalid_argument("communication_graph: element_size must be > 0 bytes");
   const nd_layout& target = *pair.a;
   target.validate_global(nranks);
   pair.b->validate_global(nranks);
@@ -362,8 +360,7 @@ label_graph incoming_of(const std::vector<Pair>& pairs, int nranks, int first_la
   if (nranks < 1) throw invalid_argument("incoming_packages: nranks must be >= 1, got " + std::to_string(nranks));
   if (first_label < 0 || first_label > end_label || end_label > nranks)
     throw invalid_argument("incoming_packages: the labels [" + std::to_string(first_label) + ", " +
-                           std::to_string(end_label) + ") are not a range inside [0, " + std::to_string(nranks) +
-                           ")");
+                           std::to_string(end_label) + ") are not a range inside [0, " + std::to_string(nranks) + ")");
   std::vector<edge> edges;
   size_t compact_at = size_t{1} << 21;
   for (const auto& pair : pairs) add_pair(pair, nranks, edges, compact_at, {false, first_label, end_label});
@@ -375,16 +372,13 @@ label_graph incoming_of(const std::vector<Pair>& pairs, int nranks, int first_la
 
 comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks) { return graph_of(pairs, nranks); }
 
-comm_graph communication_graph(const std::vector<nd_layout_pair>& pairs, int nranks) {
-  return graph_of(pairs, nranks);
-}
+comm_graph communication_graph(const std::vector<nd_layout_pair>& pairs, int nranks) { return graph_of(pairs, nranks); }
 
 label_graph incoming_packages(const std::vector<layout_pair>& pairs, int nranks, int first_label, int end_label) {
   return incoming_of(pairs, nranks, first_label, end_label);
 }
 
-label_graph incoming_packages(const std::vector<nd_layout_pair>& pairs, int nranks, int first_label,
-                              int end_label) {
+label_graph incoming_packages(const std::vector<nd_layout_pair>& pairs, int nranks, int first_label, int end_label) {
   return incoming_of(pairs, nranks, first_label, end_label);
 }
 
@@ -409,8 +403,8 @@ label_graph to_label_graph(const comm_graph& g) {
   for (const auto& e : g.edges) {
     if (e.volume == 0) continue;
     const auto at = static_cast<size_t>(next[static_cast<size_t>(e.dst)]++);
-    sorted = sorted && (at == static_cast<size_t>(out.label_start[static_cast<size_t>(e.dst)]) ||
-                        out.src[at - 1] < e.src);
+    sorted =
+        sorted && (at == static_cast<size_t>(out.label_start[static_cast<size_t>(e.dst)]) || out.src[at - 1] < e.src);
     out.src[at] = e.src;
     out.volume[at] = e.volume;
   }
@@ -422,8 +416,7 @@ label_graph to_label_graph(const comm_graph& g) {
     senders.clear();
     for (std::int64_t k = out.label_start[x]; k < out.label_start[x + 1]; ++k)
       senders.emplace_back(out.src[static_cast<size_t>(k)], out.volume[static_cast<size_t>(k)]);
-    std::sort(senders.begin(), senders.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(senders.begin(), senders.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     out.label_start[x] = kept;
     for (size_t k = 0; k < senders.size(); ++k) {
       if (k > 0 && senders[k].first == senders[k - 1].first) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Communication-optimal process relabeling (COSTA paper, Section 4).
 //
 // A relabeling sigma moves target label x to rank sigma(x): the packages S_ix then go from i to
@@ -12,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "redist/error.hpp"
 #include "../mpi/checked.hpp"
 #include "gathered.hpp"
+#include "redist/error.hpp"
 #include "redist/relabel/relabel.hpp"
 
 namespace redist::relabel {
@@ -25,9 +26,9 @@ void check_graph(const comm_graph& g) {
   if (g.nranks < 0) throw invalid_argument("find_relabeling: nranks must be >= 0, got " + std::to_string(g.nranks));
   for (const auto& e : g.edges)
     if (e.src < 0 || e.src >= g.nranks || e.dst < 0 || e.dst >= g.nranks || e.volume < 0)
-      throw invalid_argument("find_relabeling: edge (" + std::to_string(e.src) + " -> " + std::to_string(e.dst) +
-                             ", " + std::to_string(e.volume) + " bytes) is outside [0, " +
-                             std::to_string(g.nranks) + ") or has a negative volume");
+      throw invalid_argument("find_relabeling: edge (" + std::to_string(e.src) + " -> " + std::to_string(e.dst) + ", " +
+                             std::to_string(e.volume) + " bytes) is outside [0, " + std::to_string(g.nranks) +
+                             ") or has a negative volume");
 }
 
 double graph_cost(const comm_graph& g, const relabel_cost& cost) {
@@ -208,11 +209,10 @@ void check_label_graph(const label_graph& g) {
   if (g.nranks < 0) throw invalid_argument("find_relabeling: nranks must be >= 0, got " + std::to_string(g.nranks));
   if (g.first_label != 0 || g.label_count() != g.nranks || g.label_start.front() != 0 ||
       g.src.size() != static_cast<size_t>(g.package_count()) || g.volume.size() != g.src.size())
-    throw invalid_argument("find_relabeling: the graph by label holds labels [" + std::to_string(g.first_label) +
-                           ", " + std::to_string(g.first_label + g.label_count()) + ") and " +
-                           std::to_string(g.src.size()) + " packages for " + std::to_string(g.package_count()) +
-                           " offsets; expected all of [0, " + std::to_string(g.nranks) +
-                           ") and one sender and volume per package");
+    throw invalid_argument("find_relabeling: the graph by label holds labels [" + std::to_string(g.first_label) + ", " +
+                           std::to_string(g.first_label + g.label_count()) + ") and " + std::to_string(g.src.size()) +
+                           " packages for " + std::to_string(g.package_count()) + " offsets; expected all of [0, " +
+                           std::to_string(g.nranks) + ") and one sender and volume per package");
   for (size_t x = 0; x + 1 < g.label_start.size(); ++x)
     if (g.label_start[x + 1] < g.label_start[x])
       throw invalid_argument("find_relabeling: the package offsets of the graph by label decrease at label " +

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Calls agreed before (internal): what a full argument agreement of a ScaLAPACK entry point concluded (every
 // process's arguments gathered, compared and checked), remembered per context communicator under this process's own

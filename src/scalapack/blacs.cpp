@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // BLACS looked up at run time (see blacs.hpp).
 #include "blacs.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The BLACS functions redist needs, found at run time in the process (internal).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "call_summary.hpp"
 
 #include <cstdarg>
@@ -34,8 +35,8 @@ void describe_operand(appender& say, const call_summary::operand& o) noexcept {
     say("%c(%d,%d): descriptor type %d, context %d", o.name, o.i, o.j, d[0], d[1]);
     return;
   }
-  say("%c(%d,%d) of %dx%d in %dx%d blocks from process (%d,%d), context %d", o.name, o.i, o.j, d[2], d[3],
-      d[4 + shift], d[5 + shift], d[6 + shift], d[7 + shift], d[1]);
+  say("%c(%d,%d) of %dx%d in %dx%d blocks from process (%d,%d), context %d", o.name, o.i, o.j, d[2], d[3], d[4 + shift],
+      d[5 + shift], d[6 + shift], d[7 + shift], d[1]);
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // What a ScaLAPACK-style call was given, as the watchdog's line says it where a wait lasts long (internal;
 // src/mpi/watchdog.hpp): the entry point fills one on its stack (pointers and values, no formatting) and names it to

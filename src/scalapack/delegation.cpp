@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Which way a drop-in call goes: the state kept per context, the override variables, a class's agreement.
 // See delegation.hpp.
 #include "delegation.hpp"
@@ -13,9 +14,9 @@
 #include <set>
 #include <string>
 
-#include "blacs.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/comm_attribute.hpp"
+#include "blacs.hpp"
 
 namespace redist::scalapack::delegation {
 
@@ -127,8 +128,7 @@ void read_override(const size_rule& rule) {
 
 void decide(learned_class& cls, int context) {
   double slowest[2] = {0, 0};
-  REDIST_MPI_CHECK(
-      mpi::allreduce_yielding(cls.fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
+  REDIST_MPI_CHECK(mpi::allreduce_yielding(cls.fastest, slowest, 2, MPI_DOUBLE, MPI_MAX, blacs::communicator(context)));
   cls.decided = slowest[0] < learned_margin * slowest[1] ? 0 : 1;
 }
 

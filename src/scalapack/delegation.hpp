@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Which way a drop-in call goes (internal): redist's own path, or the ScaLAPACK routine the drop-in found after
 // itself in the link chain. Shared by p?gemm (gemm.cpp) and p?tran* (tran.cpp).
@@ -67,8 +68,9 @@ class signature_builder {
   }
   // A descriptor as PBLAS reads it (11 entries for DTYPE 2, 9 for 1, else 2), in 12 words.
   void add_descriptor(const int* d) {
-    const int length =
-        d[0] == block_cyclic_2d_inb ? descriptor_length : d[0] == block_cyclic_2d ? descriptor_length_1 : 2;
+    const int length = d[0] == block_cyclic_2d_inb ? descriptor_length
+                       : d[0] == block_cyclic_2d   ? descriptor_length_1
+                                                   : 2;
     for (int i = 0; i <= descriptor_length; ++i) add(i < length ? d[i] : 0);
   }
   signature_digest digest() const;  // below
@@ -115,9 +117,9 @@ struct learned_class {
   static constexpr int last_check_interval = 1024;
   static constexpr double recheck_factor = 2.0;
   int calls = 0;
-  double fastest[2] = {-1, -1};  // this process's fastest call through redist [0] and ScaLAPACK [1] (-1: none yet)
-  int decided = -1;              // -1: still trying; 0: redist; 1: ScaLAPACK
-  int watched = 0;               // calls through redist since the decision or the last check (alike everywhere)
+  double fastest[2] = {-1, -1};   // this process's fastest call through redist [0] and ScaLAPACK [1] (-1: none yet)
+  int decided = -1;               // -1: still trying; 0: redist; 1: ScaLAPACK
+  int watched = 0;                // calls through redist since the decision or the last check (alike everywhere)
   int next_check = watch_window;  // the value of `watched` at which the next check is due
   std::array<double, watch_window> recent{};  // this process's times of its last watched calls (slot watched % 8)
 };
@@ -153,7 +155,7 @@ inline std::array<recent_state, 4> recent_states;
 // The state of the context in DESCA[1] (on its communicator), or null where there is none to keep: no ScaLAPACK
 // to delegate to, a context this process is not on, or the attribute could not be had (then fixed sizes decide
 // and every call is checked).
-context_state* find_state(const int* desca);  // state_of without recent_states
+context_state* find_state(const int* desca);               // state_of without recent_states
 inline context_state* recent_state_of(const int* desca) {  // recent_states only (null: not there)
   if (desca == nullptr) return nullptr;
   for (const recent_state& r : recent_states)
@@ -179,7 +181,7 @@ struct override_cache {
   std::size_t entries = 0;       // its length then
   std::ptrdiff_t index = -1;     // the variable's entry (-1: unset)
   const char* entry = nullptr;
-  const char* last = nullptr;    // the array's last entry (null: empty)
+  const char* last = nullptr;  // the array's last entry (null: empty)
   std::int64_t bound = -1;
 };
 
@@ -199,11 +201,10 @@ void read_override(const size_rule& rule);  // fills rule.cache from the environ
 inline std::int64_t override_bound(const size_rule& rule) {
   const override_cache& c = *rule.cache;
   char** const environment = environ;
-  const bool unchanged =
-      c.read && environment == c.environment &&
-      (environment == nullptr ||
-       (environment[c.entries] == nullptr && (c.entries == 0 || environment[c.entries - 1] == c.last) &&
-        (c.index < 0 || environment[c.index] == c.entry)));
+  const bool unchanged = c.read && environment == c.environment &&
+                         (environment == nullptr || (environment[c.entries] == nullptr &&
+                                                     (c.entries == 0 || environment[c.entries - 1] == c.last) &&
+                                                     (c.index < 0 || environment[c.index] == c.entry)));
   if (!unchanged) read_override(rule);  // per call in effect: a program (or test) may set it between calls
   return c.bound;
 }
@@ -228,12 +229,12 @@ constexpr double learned_margin = 0.95;
 
 // The way a call goes.
 struct way {
-  bool delegate = false;            // to ScaLAPACK
-  bool checked = false;             // a signature remembered: straight to ScaLAPACK, no agreement
-  learned_class* trying = nullptr;  // the class whose trial this call is (timed by a trial_timer), or null
+  bool delegate = false;              // to ScaLAPACK
+  bool checked = false;               // a signature remembered: straight to ScaLAPACK, no agreement
+  learned_class* trying = nullptr;    // the class whose trial this call is (timed by a trial_timer), or null
   learned_class* watching = nullptr;  // the class decided for redist whose call this is (timed too), or null
-  int recent_slot = 0;               // where in watching->recent this call's time goes
-  signature_digest digest;          // the signature's, under the override in force (with a state)
+  int recent_slot = 0;                // where in watching->recent this call's time goes
+  signature_digest digest;            // the signature's, under the override in force (with a state)
 };
 
 // The way this call goes. fewer(limit) says whether the call's size is below `limit`; class_of_call() gives its
@@ -281,7 +282,7 @@ way choose_way(const size_rule& rule, Fewer&& fewer, ClassOf&& class_of_call, co
 class trial_timer {
  public:
   explicit trial_timer(const way& w)
-      : record_(w.trying ? &w.trying->fastest[w.delegate ? 1 : 0]
+      : record_(w.trying     ? &w.trying->fastest[w.delegate ? 1 : 0]
                 : w.watching ? &w.watching->recent[static_cast<std::size_t>(w.recent_slot)]
                              : nullptr),
         keep_fastest_(w.trying != nullptr),

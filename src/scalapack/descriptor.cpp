@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redist/scalapack/descriptor.hpp"
 
 #include <algorithm>
@@ -31,7 +32,8 @@ bool ends_beyond(std::int64_t first, std::int64_t len, std::int64_t extent) {
 
 template <class Int>
 descriptor parse(const Int* raw, dtype_fallback fallback) {
-  if (raw == nullptr) throw invalid_argument("ScaLAPACK descriptor pointer is null; expected an array of 9 or 11 integers");
+  if (raw == nullptr)
+    throw invalid_argument("ScaLAPACK descriptor pointer is null; expected an array of 9 or 11 integers");
   descriptor d;
   auto at = [&](int pos) { return static_cast<std::int64_t>(raw[pos - 1]); };
   auto set = [&](desc_entry e, std::int64_t& field, int pos) {
@@ -86,25 +88,34 @@ int to_info(std::int64_t code) {
   return -static_cast<int>(std::min<std::int64_t>(c, std::numeric_limits<int>::max()));
 }
 
-std::string grid_text(const process_grid& g) {
-  return std::to_string(g.proc_rows) + "x" + std::to_string(g.proc_cols);
-}
+std::string grid_text(const process_grid& g) { return std::to_string(g.proc_rows) + "x" + std::to_string(g.proc_cols); }
 
 }  // namespace
 
 std::int64_t descriptor::value(desc_entry e) const noexcept {
   switch (e) {
-    case desc_entry::dtype: return dtype;
-    case desc_entry::ctxt: return ctxt;
-    case desc_entry::m: return m;
-    case desc_entry::n: return n;
-    case desc_entry::imb: return imb;
-    case desc_entry::inb: return inb;
-    case desc_entry::mb: return mb;
-    case desc_entry::nb: return nb;
-    case desc_entry::rsrc: return rsrc;
-    case desc_entry::csrc: return csrc;
-    case desc_entry::lld: return lld;
+    case desc_entry::dtype:
+      return dtype;
+    case desc_entry::ctxt:
+      return ctxt;
+    case desc_entry::m:
+      return m;
+    case desc_entry::n:
+      return n;
+    case desc_entry::imb:
+      return imb;
+    case desc_entry::inb:
+      return inb;
+    case desc_entry::mb:
+      return mb;
+    case desc_entry::nb:
+      return nb;
+    case desc_entry::rsrc:
+      return rsrc;
+    case desc_entry::csrc:
+      return csrc;
+    case desc_entry::lld:
+      return lld;
   }
   return 0;
 }
@@ -120,8 +131,8 @@ descriptor parse_descriptor(const int* desc, dtype_fallback fallback) { return p
 descriptor parse_descriptor(const std::int64_t* desc, dtype_fallback fallback) { return parse(desc, fallback); }
 
 const char* entry_name(desc_entry e) noexcept {
-  static const char* const names[descriptor_length] = {"DTYPE", "CTXT", "M",  "N",    "IMB", "INB",
-                                                        "MB",    "NB",   "RSRC", "CSRC", "LLD"};
+  static const char* const names[descriptor_length] = {"DTYPE", "CTXT", "M",    "N",    "IMB", "INB",
+                                                       "MB",    "NB",   "RSRC", "CSRC", "LLD"};
   const int i = static_cast<int>(e);
   return i >= 0 && i < descriptor_length ? names[i] : "?";
 }
@@ -154,7 +165,7 @@ std::int64_t numroc(std::int64_t n, std::int64_t first, std::int64_t block, std:
   if (src < 0 || nprocs <= 1) return n;
   if (n <= 0) return 0;
   const std::int64_t first_size = std::min(first, n);
-  const std::int64_t rest = n - first_size;           // indices after the first block
+  const std::int64_t rest = n - first_size;                             // indices after the first block
   const std::int64_t dist = ((proc - src) % nprocs + nprocs) % nprocs;  // blocks between src and proc
   const std::int64_t full = rest / block, tail = rest % block;          // whole blocks after the first, and the rest
   // Block k >= 1 (after the first) goes to distance k mod nprocs; blocks 1..full are whole, block full+1 has `tail`.
@@ -229,9 +240,10 @@ grid_layout layout_of(std::int64_t m, std::int64_t n, std::int64_t ia, std::int6
       const std::int64_t nq = numroc(desc.n, desc.inb, desc.nb, pc, desc.csrc, grid.proc_cols);
       if (np > 0 && nq > 0) {
         if (desc.lld < np)
-          throw invalid_argument("descriptor LLD = " + std::to_string(desc.lld) + " on rank " + std::to_string(my_rank) +
-                                 " (grid position " + std::to_string(pr) + "," + std::to_string(pc) + ") is below its " +
-                                 std::to_string(np) + " local rows; expected LLD >= " + std::to_string(np));
+          throw invalid_argument("descriptor LLD = " + std::to_string(desc.lld) + " on rank " +
+                                 std::to_string(my_rank) + " (grid position " + std::to_string(pr) + "," +
+                                 std::to_string(pc) + ") is below its " + std::to_string(np) +
+                                 " local rows; expected LLD >= " + std::to_string(np));
         lld = desc.lld;
       } else {
         lld = std::max<std::int64_t>(1, desc.lld);
@@ -254,8 +266,8 @@ grid_layout layout_of(std::int64_t m, std::int64_t n, std::int64_t ia, std::int6
   return block_cyclic(p, my_rank);
 }
 
-int check_matrix(const process_grid& grid, std::int64_t context, std::int64_t m, int m_pos, std::int64_t n,
-                 int n_pos, std::int64_t ia, std::int64_t ja, const descriptor& desc, int desc_pos, int info,
+int check_matrix(const process_grid& grid, std::int64_t context, std::int64_t m, int m_pos, std::int64_t n, int n_pos,
+                 std::int64_t ia, std::int64_t ja, const descriptor& desc, int desc_pos, int info,
                  entry_numbering numbering) {
   // Errors are ranked by position: scalars at position*100, descriptor entries at position*100 + entry; the
   // smallest wins. An incoming info is brought to the same scale.
@@ -386,7 +398,8 @@ std::string describe_gemr2d_problem(gemr2d_problem problem, const char* operand,
                                     const process_grid& grid) {
   const std::string op = operand != nullptr ? operand : "?";
   switch (problem) {
-    case gemr2d_problem::none: return "no problem";
+    case gemr2d_problem::none:
+      return "no problem";
     case gemr2d_problem::source_process:
       return "matrix " + op + ": first block at grid position (RSRC, CSRC) = (" + std::to_string(desc.rsrc) + "," +
              std::to_string(desc.csrc) + ") is not on the " + grid_text(grid) + " process grid";
@@ -400,8 +413,7 @@ std::string describe_gemr2d_problem(gemr2d_problem problem, const char* operand,
     case gemr2d_problem::leading_dimension:
       return "matrix " + op + ": LLD = " + std::to_string(desc.lld) + " at grid position (" +
              std::to_string(grid.my_row) + "," + std::to_string(grid.my_col) + ") is below its " +
-             std::to_string(numroc(desc.m, desc.imb, desc.mb, grid.my_row, desc.rsrc, grid.proc_rows)) +
-             " local rows";
+             std::to_string(numroc(desc.m, desc.imb, desc.mb, grid.my_row, desc.rsrc, grid.proc_rows)) + " local rows";
   }
   return "unknown problem";
 }

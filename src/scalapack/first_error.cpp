@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "first_error.hpp"
 
 #include <cstdint>

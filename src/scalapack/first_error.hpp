@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Agreement on a ScaLAPACK-style error code (internal).
 #include <mpi.h>

@@ -1,13 +1,14 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PBLAS p?gemm: sub(C) := alpha*op(sub(A))*op(sub(B)) + beta*sub(C), sub(C) = C(ic:ic+m-1, jc:jc+n-1),
 // op(sub(A)) m x k, op(sub(B)) k x n, op = N, T or C; A, B and C on the same BLACS context; through the
 // distributed multiply (redist/gemm/gemm.hpp). Prefixed twins redist_p?gemm. See docs/scalapack.md.
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <complex>
 #include <cstddef>
-#include <cstring>
 #include <cstdint>
-#include <array>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -15,6 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "../gemm/local_blas.hpp"
+#include "../memory/pages.hpp"
+#include "../mpi/checked.hpp"
 #include "blacs.hpp"
 #include "call_summary.hpp"
 #include "delegation.hpp"
@@ -22,15 +26,12 @@
 #include "first_error.hpp"
 #include "pblas_call.hpp"
 #include "plan_cache.hpp"
-#include "staging.hpp"
-#include "traced_arguments.hpp"
 #include "redist/error.hpp"
 #include "redist/gemm/gemm.hpp"
-#include "../gemm/local_blas.hpp"
-#include "../memory/pages.hpp"
-#include "../mpi/checked.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
+#include "staging.hpp"
+#include "traced_arguments.hpp"
 
 namespace redist::scalapack {
 namespace {
@@ -43,7 +44,7 @@ struct rank_record {
   std::int64_t a[descriptor_length], b[descriptor_length], c[descriptor_length];  // normalized (DTYPE as given)
   std::int64_t ia, ja, ib, jb, ic, jc, m, n, k, op_a, op_b, world_rank;
   std::int64_t alpha[2], beta[2];  // the scalars' bytes (a complex<double> fills both words)
-  std::int64_t delegates;          // this process would hand the call to ScaLAPACK (the drop-in's): 1; and can remember it: 2
+  std::int64_t delegates;  // this process would hand the call to ScaLAPACK (the drop-in's): 1; and can remember it: 2
   std::int64_t info;
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
@@ -55,21 +56,15 @@ constexpr int desca_pos = 10, descb_pos = 14, descc_pos = 19;
 // The arguments every process must pass alike and the info that reports a difference (LLD, CTXT and DTYPE are
 // each process's own).
 std::vector<global_argument> global_arguments() {
-  std::vector<global_argument> out{{word_at(offsetof(rank_record, op_a)), -1},
-                                   {word_at(offsetof(rank_record, op_b)), -2},
-                                   {word_at(offsetof(rank_record, m)), -3},
-                                   {word_at(offsetof(rank_record, n)), -4},
-                                   {word_at(offsetof(rank_record, k)), -5},
-                                   {word_at(offsetof(rank_record, alpha)), -6},
-                                   {word_at(offsetof(rank_record, alpha)) + 1, -6},
-                                   {word_at(offsetof(rank_record, ia)), -8},
-                                   {word_at(offsetof(rank_record, ja)), -9},
-                                   {word_at(offsetof(rank_record, ib)), -12},
-                                   {word_at(offsetof(rank_record, jb)), -13},
-                                   {word_at(offsetof(rank_record, beta)), -15},
-                                   {word_at(offsetof(rank_record, beta)) + 1, -15},
-                                   {word_at(offsetof(rank_record, ic)), -17},
-                                   {word_at(offsetof(rank_record, jc)), -18}};
+  std::vector<global_argument> out{
+      {word_at(offsetof(rank_record, op_a)), -1},      {word_at(offsetof(rank_record, op_b)), -2},
+      {word_at(offsetof(rank_record, m)), -3},         {word_at(offsetof(rank_record, n)), -4},
+      {word_at(offsetof(rank_record, k)), -5},         {word_at(offsetof(rank_record, alpha)), -6},
+      {word_at(offsetof(rank_record, alpha)) + 1, -6}, {word_at(offsetof(rank_record, ia)), -8},
+      {word_at(offsetof(rank_record, ja)), -9},        {word_at(offsetof(rank_record, ib)), -12},
+      {word_at(offsetof(rank_record, jb)), -13},       {word_at(offsetof(rank_record, beta)), -15},
+      {word_at(offsetof(rank_record, beta)) + 1, -15}, {word_at(offsetof(rank_record, ic)), -17},
+      {word_at(offsetof(rank_record, jc)), -18}};
   add_descriptor_arguments(out, offsetof(rank_record, a), desca_pos);
   add_descriptor_arguments(out, offsetof(rank_record, b), descb_pos);
   add_descriptor_arguments(out, offsetof(rank_record, c), descc_pos);
@@ -133,13 +128,14 @@ struct local_rectangle {
 
 // The part of `l` on each grid row (along = rows) or column, when every such part is one run of consecutive local
 // rows (columns) in its local array; nothing otherwise. Global: the same answer on every process.
-std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> runs_per_process(const grid_layout& l, bool along_rows) {
+std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> runs_per_process(const grid_layout& l,
+                                                                                   bool along_rows) {
   const std::vector<std::int64_t>& splits = along_rows ? l.row_splits() : l.col_splits();
   const std::vector<int>& proc = along_rows ? l.row_proc() : l.col_proc();
   const std::vector<std::int64_t>& start = along_rows ? l.local_row_start() : l.local_col_start();
   if (l.kind() != storage_kind::regular || start.size() + 1 != splits.size()) return std::nullopt;
-  std::vector<std::pair<std::int64_t, std::int64_t>> runs(static_cast<size_t>(along_rows ? l.proc_rows() : l.proc_cols()),
-                                                          {0, 0});  // (first local index, length)
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs(
+      static_cast<size_t>(along_rows ? l.proc_rows() : l.proc_cols()), {0, 0});  // (first local index, length)
   std::vector<bool> started(runs.size(), false);
   for (size_t i = 0; i + 1 < splits.size(); ++i) {
     auto& [first, length] = runs[static_cast<size_t>(proc[i])];
@@ -159,7 +155,10 @@ enum in_place_problem : std::int64_t { no_problem = 0, a_null = 1, b_null = 2, c
 
 // This process's problem: a null buffer where it holds elements of that operand, else none.
 in_place_problem null_operand(bool holds_a, const void* a, bool holds_b, const void* b, bool holds_c, const void* c) {
-  return holds_c && c == nullptr ? c_null : holds_a && a == nullptr ? a_null : holds_b && b == nullptr ? b_null : no_problem;
+  return holds_c && c == nullptr   ? c_null
+         : holds_a && a == nullptr ? a_null
+         : holds_b && b == nullptr ? b_null
+                                   : no_problem;
 }
 
 // Every process's problem, exchanged (one word each): the lowest process's is thrown on every process, before
@@ -173,7 +172,10 @@ void agree_on_in_place_problems(in_place_problem mine, std::int64_t bytes, MPI_C
     if (problem == no_memory)
       throw insufficient_memory("rank " + std::to_string(r) + ": no memory for the " + std::to_string(bytes) +
                                 " bytes of a local multiply's exchanged parts; expected them free");
-    throw invalid_argument("rank " + std::to_string(r) + ": " + (problem == a_null ? "A" : problem == b_null ? "B" : "C") +
+    throw invalid_argument("rank " + std::to_string(r) + ": " +
+                           (problem == a_null   ? "A"
+                            : problem == b_null ? "B"
+                                                : "C") +
                            "'s buffer is null on a rank that holds elements of it");
   }
 }
@@ -303,10 +305,10 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
   };
   // Where this process's rows (by rows) or columns (by columns) of sub(C) and of the kept operand start.
   const std::int64_t kept_ld = kept.local_ld(), c_ld = c_layout.local_ld();
-  const T* const kept_at =
-      kept_data == nullptr ? nullptr
-                           : kept_data + (by_rows ? (*kept_runs)[mine].first + (*kept_across)[0].first * kept_ld
-                                                  : (*kept_across)[0].first + (*kept_runs)[mine].first * kept_ld);
+  const T* const kept_at = kept_data == nullptr
+                               ? nullptr
+                               : kept_data + (by_rows ? (*kept_runs)[mine].first + (*kept_across)[0].first * kept_ld
+                                                      : (*kept_across)[0].first + (*kept_runs)[mine].first * kept_ld);
   T* const c_at = c == nullptr ? nullptr
                                : c + (by_rows ? (*c_runs)[mine].first + (*c_across)[0].first * c_ld
                                               : (*c_across)[0].first + (*c_runs)[mine].first * c_ld);
@@ -354,7 +356,7 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
       if (static_cast<size_t>(owner[i]) != p) continue;
       const std::int64_t s = splits[i], size = splits[i + 1] - splits[i], at = local_start[i] - (*parts)[p].first;
       const T* const x = part + (by_rows ? at : at * part_ld(p));  // the block: size rows (by rows) or columns
-      if (by_rows)  // C(mine, N block) = A(mine, :) * op(B(N block, :))
+      if (by_rows)                                                 // C(mine, N block) = A(mine, :) * op(B(N block, :))
         gemm_detail::local_gemm(element_type_v<T>, 'N', x_letter, c_length, size, k, alpha_value, kept_at, kept_ld, x,
                                 part_ld(p), to_scalar(beta), c_at + s * c_ld, c_ld);
       else  // C(M block, mine) = op(A(:, M block)) * B(:, mine)
@@ -448,9 +450,11 @@ bool sum_in_place(const grid_layout& a_layout, const grid_layout& b_layout, cons
       if (static_cast<size_t>(owner[i]) != q) continue;
       const std::int64_t s = splits[i], size = splits[i + 1] - splits[i];
       if (by_rows)
-        for (std::int64_t j = 0; j < size; ++j) std::copy_n(a_here + (s + j) * lda, k_here, grouped + (copied + j) * k_here);
+        for (std::int64_t j = 0; j < size; ++j)
+          std::copy_n(a_here + (s + j) * lda, k_here, grouped + (copied + j) * k_here);
       else
-        for (std::int64_t j = 0; j < k_here; ++j) std::copy_n(b_here + s + j * ldb, size, grouped + copied + j * length);
+        for (std::int64_t j = 0; j < k_here; ++j)
+          std::copy_n(b_here + s + j * ldb, size, grouped + copied + j * length);
       copied += size;
     }
     if (by_rows)  // op(A(K, q's rows of C)) * B(K, :)
@@ -502,8 +506,8 @@ bool sum_in_place(const grid_layout& a_layout, const grid_layout& b_layout, cons
 // products and sub-matrices at block-misaligned offsets are where ScaLAPACK's own multiply can win
 // (bench/traces/, bench/results/replay.md): learned per class.
 delegation::override_cache gemm_override;  // REDIST_PDGEMM_DELEGATE_BELOW as last read
-constexpr delegation::size_rule gemm_sizes{"REDIST_PDGEMM_DELEGATE_BELOW", "multiply-adds",
-                                           std::int64_t{1} << 23, std::int64_t{1} << 31, &gemm_override};
+constexpr delegation::size_rule gemm_sizes{"REDIST_PDGEMM_DELEGATE_BELOW", "multiply-adds", std::int64_t{1} << 23,
+                                           std::int64_t{1} << 31, &gemm_override};
 
 // M*N*K < limit, without forming a product beyond 64 bits (sizes not negative).
 bool fewer_multiply_adds(int m, int n, int k, std::int64_t limit) {
@@ -517,8 +521,8 @@ using delegation::power_of_two_at_least;
 // A product's class: the same on every process (global arguments and the grid's shape): element type,
 // operations, grid, each of M, N, K up to the next power of two, whether each sub-matrix starts on a block boundary.
 std::vector<std::int64_t> class_of(element_type type, char ta, char tb, int m, int n, int k, int ia, int ja,
-                                   const int* desca, int ib, int jb, const int* descb, int ic, int jc,
-                                   const int* descc, const process_grid& grid) {
+                                   const int* desca, int ib, int jb, const int* descb, int ic, int jc, const int* descc,
+                                   const process_grid& grid) {
   std::vector<std::int64_t> c{static_cast<std::int64_t>(delegation::routine_family::gemm),
                               static_cast<std::int64_t>(type),
                               std::toupper(static_cast<unsigned char>(ta)),
@@ -543,7 +547,8 @@ delegation::signature_digest signature_of(std::int64_t limit, char ta, char tb, 
                                           int ja, const int* desca, int ib, int jb, const int* descb, T beta, int ic,
                                           int jc, const int* descc) {
   delegation::signature_builder s(limit);
-  s.add(static_cast<std::int64_t>(delegation::routine_family::gemm) * 16 + static_cast<std::int64_t>(element_type_v<T>));
+  s.add(static_cast<std::int64_t>(delegation::routine_family::gemm) * 16 +
+        static_cast<std::int64_t>(element_type_v<T>));
   for (const int w : {int{ta}, int{tb}, m, n, k, ia, ja, ib, jb, ic, jc}) s.add(w);
   std::int64_t scalars[4];
   store_scalar(alpha, scalars);
@@ -560,7 +565,12 @@ template <class T>
                                     const int* descb, T beta, T* c, int ic, int jc, const int* descc,
                                     pblas_gemm_fn scalapack) noexcept {
   trace_detail::call_scope traced(routine);
-  const call_summary summary{{"transa", "transb"}, {transa, transb}, m, n, true, k,
+  const call_summary summary{{"transa", "transb"},
+                             {transa, transb},
+                             m,
+                             n,
+                             true,
+                             k,
                              {{'A', ia, ja, desca}, {'B', ib, jb, descb}, {'C', ic, jc, descc}}};
   traced.describe(describe_call, &summary);
   if (trace_detail::json_fields* f = traced.arguments()) {
@@ -586,9 +596,8 @@ template <class T>
     traced.execution(trace_detail::seconds_since(started), 0, 0);
   };
   // The context's state (signatures checked, learned classes), then the way this call goes.
-  delegation::context_state* state = scalapack != nullptr && descb != nullptr && descc != nullptr
-                                         ? delegation::state_of(desca)
-                                         : nullptr;
+  delegation::context_state* state =
+      scalapack != nullptr && descb != nullptr && descc != nullptr ? delegation::state_of(desca) : nullptr;
   delegation::way way;
   try {
     const auto class_of_call = [&]() -> learned_class* {
@@ -689,7 +698,8 @@ template <class T>
     for (int r = 0; r < nranks; ++r)
       for (const std::size_t scalar : {offsetof(rank_record, alpha), offsetof(rank_record, beta)})
         for (int w = 0; w < 2; ++w) key[static_cast<size_t>(1 + r * record_words + word_at(scalar) + w)] = 0;
-    for (int r = 0; r < nranks; ++r) key[static_cast<size_t>(1 + r * record_words + word_at(offsetof(rank_record, delegates)))] = 0;
+    for (int r = 0; r < nranks; ++r)
+      key[static_cast<size_t>(1 + r * record_words + word_at(offsetof(rank_record, delegates)))] = 0;
     const std::int64_t c_elements = local_array_elements(dc, grid);
     std::vector<T> a_copy, b_copy;
     const T* a_read = unaliased(a, local_array_elements(da, grid), c, c_elements, a_copy);
@@ -717,8 +727,8 @@ template <class T>
 // of code and data (a solver calls many such between other work that leaves the caches cold; tracing off: traced
 // calls are counted in full).
 template <class T>
-void gemm(const char* routine, const char* transa, const char* transb, int m, int n, int k, T alpha, const T* a,
-          int ia, int ja, const int* desca, const T* b, int ib, int jb, const int* descb, T beta, T* c, int ic, int jc,
+void gemm(const char* routine, const char* transa, const char* transb, int m, int n, int k, T alpha, const T* a, int ia,
+          int ja, const int* desca, const T* b, int ib, int jb, const int* descb, T beta, T* c, int ic, int jc,
           const int* descc, pblas_gemm_fn scalapack) noexcept {
   if (!trace_detail::on() && scalapack != nullptr && descb != nullptr && descc != nullptr && transa != nullptr &&
       transb != nullptr) {
@@ -727,7 +737,8 @@ void gemm(const char* routine, const char* transa, const char* transb, int m, in
             return signature_of(limit, *transa, *transb, m, n, k, alpha, ia, ja, desca, ib, jb, descb, beta, ic, jc,
                                 descc);
           })) {
-        scalapack(transa, transb, &m, &n, &k, &alpha, a, &ia, &ja, desca, b, &ib, &jb, descb, &beta, c, &ic, &jc, descc);
+        scalapack(transa, transb, &m, &n, &k, &alpha, a, &ia, &ja, desca, b, &ib, &jb, descb, &beta, c, &ic, &jc,
+                  descc);
         return;
       }
     }
@@ -743,15 +754,14 @@ using redist::scalapack::gemm;
 using redist::scalapack::scalar_at;
 
 // The drop-in's entries (dropin.hpp): calls ScaLAPACK does faster to `scalapack`, none where it is null.
-#define REDIST_DROPIN_GEMM(name, T, ROUTINE)                                                                         \
-  void redist::scalapack::dropin_##name(pblas_gemm_fn scalapack, const char* transa, const char* transb,           \
-                                        const int* m, const int* n, const int* k, const void* alpha, const void* a, \
-                                        const int* ia, const int* ja, const int* desca, const void* b,              \
-                                        const int* ib, const int* jb, const int* descb, const void* beta, void* c,  \
-                                        const int* ic, const int* jc, const int* descc) {                           \
-    gemm<T>(ROUTINE, transa, transb, *m, *n, *k, scalar_at<T>(alpha), static_cast<const T*>(a), *ia, *ja, desca,     \
-            static_cast<const T*>(b), *ib, *jb, descb, scalar_at<T>(beta), static_cast<T*>(c), *ic, *jc, descc,      \
-            scalapack);                                                                                              \
+#define REDIST_DROPIN_GEMM(name, T, ROUTINE)                                                                          \
+  void redist::scalapack::dropin_##name(                                                                              \
+      pblas_gemm_fn scalapack, const char* transa, const char* transb, const int* m, const int* n, const int* k,      \
+      const void* alpha, const void* a, const int* ia, const int* ja, const int* desca, const void* b, const int* ib, \
+      const int* jb, const int* descb, const void* beta, void* c, const int* ic, const int* jc, const int* descc) {   \
+    gemm<T>(ROUTINE, transa, transb, *m, *n, *k, scalar_at<T>(alpha), static_cast<const T*>(a), *ia, *ja, desca,      \
+            static_cast<const T*>(b), *ib, *jb, descb, scalar_at<T>(beta), static_cast<T*>(c), *ic, *jc, descc,       \
+            scalapack);                                                                                               \
   }
 
 REDIST_DROPIN_GEMM(psgemm, float, "PSGEMM")
@@ -762,17 +772,17 @@ REDIST_DROPIN_GEMM(pzgemm, std::complex<double>, "PZGEMM")
 // ---- prefixed twins, Fortran convention (PBLAS has no by-value C entry): redist for every product. alpha and beta
 // point to one element of the routine's type (two floats/doubles for the complex routines).
 #define REDIST_GEMM_TWIN(name)                                                                                       \
-  extern "C" void redist_##name(const char* transa, const char* transb, const int* m, const int* n, const int* k,   \
-                                const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,   \
-                                const void* b, const int* ib, const int* jb, const int* descb, const void* beta,    \
-                                void* c, const int* ic, const int* jc, const int* descc) {                         \
+  extern "C" void redist_##name(const char* transa, const char* transb, const int* m, const int* n, const int* k,    \
+                                const void* alpha, const void* a, const int* ia, const int* ja, const int* desca,    \
+                                const void* b, const int* ib, const int* jb, const int* descb, const void* beta,     \
+                                void* c, const int* ic, const int* jc, const int* descc) {                           \
     redist::scalapack::dropin_##name(nullptr, transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb,    \
                                      beta, c, ic, jc, descc);                                                        \
   }                                                                                                                  \
   extern "C" void redist_##name##_(const char* transa, const char* transb, const int* m, const int* n, const int* k, \
                                    const void* alpha, const void* a, const int* ia, const int* ja, const int* desca, \
                                    const void* b, const int* ib, const int* jb, const int* descb, const void* beta,  \
-                                   void* c, const int* ic, const int* jc, const int* descc) {                       \
+                                   void* c, const int* ic, const int* jc, const int* descc) {                        \
     redist_##name(transa, transb, m, n, k, alpha, a, ia, ja, desca, b, ib, jb, descb, beta, c, ic, jc, descc);       \
   }
 

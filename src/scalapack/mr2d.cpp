@@ -1,28 +1,29 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ScaLAPACK's REDIST routines through the transform engine: p?gemr2d, B(ib:ib+m-1, jb:jb+n-1) =
 // A(ia:ia+m-1, ja:ja+n-1) between two block-cyclic matrices on any two BLACS grids, and p?trmr2d, the same
 // for the upper or lower trapezoid of the sub-matrix only; the prefixed twins (redist_p?gemr2d,
 // redist_p?trmr2d). See docs/scalapack.md.
 #include <algorithm>
 #include <cctype>
-#include <cstddef>
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "../mpi/checked.hpp"
+#include "../mpi/watchdog.hpp"
 #include "agreed_calls.hpp"
 #include "blacs.hpp"
 #include "call_summary.hpp"
 #include "first_error.hpp"
 #include "plan_cache.hpp"
-#include "staging.hpp"
-#include "traced_arguments.hpp"
 #include "redist/error.hpp"
-#include "../mpi/checked.hpp"
-#include "../mpi/watchdog.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
 #include "redist/transform/plan.hpp"
+#include "staging.hpp"
+#include "traced_arguments.hpp"
 
 namespace redist::scalapack {
 namespace {
@@ -55,8 +56,8 @@ int operand_word(bool a, std::size_t offset) {
 }
 
 operand_record describe_operand(const process_grid& g, const descriptor& d, std::int64_t i, std::int64_t j) {
-  return operand_record{g.proc_rows, g.proc_cols, g.my_row, g.my_col, d.dtype, d.m,   d.n,    d.imb,
-                        d.inb,       d.mb,        d.nb,     d.rsrc,   d.csrc,  d.lld, i, j};
+  return operand_record{g.proc_rows, g.proc_cols, g.my_row, g.my_col, d.dtype, d.m,   d.n, d.imb,
+                        d.inb,       d.mb,        d.nb,     d.rsrc,   d.csrc,  d.lld, i,   j};
 }
 
 // One operand as all ranks agree on it: the grid (with the rank of every position), the descriptor's
@@ -124,7 +125,8 @@ agreed_operand agree_operand(const std::vector<rank_record>& all, int me, bool u
 // word each), and for each operand the sub-matrix's IA, JA and the descriptor's global entries, compared among
 // the processes on that operand's grid (LLD and CTXT are local; DTYPE is not read).
 std::vector<global_argument> global_arguments(const argument_positions& pos, bool trapezoid) {
-  std::vector<global_argument> out{{word_at(offsetof(rank_record, m)), -pos.m}, {word_at(offsetof(rank_record, n)), -pos.n}};
+  std::vector<global_argument> out{{word_at(offsetof(rank_record, m)), -pos.m},
+                                   {word_at(offsetof(rank_record, n)), -pos.n}};
   if (trapezoid) {
     out.push_back({word_at(offsetof(rank_record, region_shape)), -uplo_pos});
     out.push_back({word_at(offsetof(rank_record, region_diagonal)), -diag_pos});
@@ -150,15 +152,18 @@ std::vector<global_argument> global_arguments(const argument_positions& pos, boo
 int operand_info(std::int64_t m, std::int64_t n, const agreed_operand& op, int i_pos, int j_pos, int desc_pos) {
   const descriptor& d = op.desc;
   switch (check_gemr2d_operand(m, n, op.i, op.j, d, op.grid)) {
-    case gemr2d_problem::none: return 0;
+    case gemr2d_problem::none:
+      return 0;
     case gemr2d_problem::source_process:
       return d.rsrc < 0 || d.rsrc >= op.grid.proc_rows ? -(desc_pos * 100 + 9) : -(desc_pos * 100 + 10);
-    case gemr2d_problem::submatrix: return op.i < 1 || op.i + m - 1 > d.m ? -i_pos : -j_pos;
+    case gemr2d_problem::submatrix:
+      return op.i < 1 || op.i + m - 1 > d.m ? -i_pos : -j_pos;
     case gemr2d_problem::block_size:
       if (d.imb < 1) return -(desc_pos * 100 + 5);
       if (d.inb < 1) return -(desc_pos * 100 + 6);
       return d.mb < 1 ? -(desc_pos * 100 + 7) : -(desc_pos * 100 + 8);
-    case gemr2d_problem::leading_dimension: return -(desc_pos * 100 + 11);
+    case gemr2d_problem::leading_dimension:
+      return -(desc_pos * 100 + 11);
   }
   return 0;
 }
@@ -302,8 +307,8 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
     agreed_before = agreed_calls<agreed_copy>::find(comm, my_arguments);
     if (agreed_before == nullptr) {
       all.resize(static_cast<size_t>(mpi::size(comm)));
-      REDIST_MPI_CHECK(mpi::allgather_yielding(&mine, record_words, MPI_INT64_T, all.data(), record_words,
-                                               MPI_INT64_T, comm));
+      REDIST_MPI_CHECK(
+          mpi::allgather_yielding(&mine, record_words, MPI_INT64_T, all.data(), record_words, MPI_INT64_T, comm));
     }
   } catch (const std::exception& e) {
     // Nothing but MPI can fail before the records are gathered; the others may be waiting in the gather.
@@ -348,7 +353,8 @@ void redistribute(const char* routine, const argument_positions& pos, bool trape
     A = agree_operand(all, me, true);
     B = agree_operand(all, me, false);
     if (!A.problem.empty()) info = -(pos.desca * 100 + 2), why = "A: " + A.problem;
-    if (!B.problem.empty()) info = first_error(info, -(pos.descb * 100 + 2)), why = why.empty() ? "B: " + B.problem : why;
+    if (!B.problem.empty())
+      info = first_error(info, -(pos.descb * 100 + 2)), why = why.empty() ? "B: " + B.problem : why;
   }
   // The reference's checks; LLD is local, so the first error is agreed over all processes.
   grid_layout source, target;
@@ -406,7 +412,8 @@ void gemr2d(const char* routine, int m, int n, const T* a, int ia, int ja, const
   trace_detail::call_scope traced(routine);
   const call_summary summary{{}, {}, m, n, false, 0, {{'A', ia, ja, desca}, {'B', ib, jb, descb}}, &context};
   traced.describe(describe_call, &summary);
-  if (trace_detail::json_fields* f = traced.arguments()) trace_arguments<T>(*f, m, n, ia, ja, desca, ib, jb, descb, context);
+  if (trace_detail::json_fields* f = traced.arguments())
+    trace_arguments<T>(*f, m, n, ia, ja, desca, ib, jb, descb, context);
   redistribute<T>(routine, gemr2d_positions, false, 0, element_region{}, m, n, a, ia, ja, desca, b, ib, jb, descb,
                   context, traced);
 }
@@ -415,8 +422,8 @@ template <class T>
 void trmr2d(const char* routine, const char* uplo, const char* diag, int m, int n, const T* a, int ia, int ja,
             const int* desca, T* b, int ib, int jb, const int* descb, int context) noexcept {
   trace_detail::call_scope traced(routine);
-  const call_summary summary{{"uplo", "diag"}, {uplo, diag}, m, n, false, 0,
-                             {{'A', ia, ja, desca}, {'B', ib, jb, descb}}, &context};
+  const call_summary summary{
+      {"uplo", "diag"}, {uplo, diag}, m, n, false, 0, {{'A', ia, ja, desca}, {'B', ib, jb, descb}}, &context};
   traced.describe(describe_call, &summary);
   if (trace_detail::json_fields* f = traced.arguments()) {
     f->text("uplo", std::string(uplo ? 1 : 0, uplo ? *uplo : ' '));
@@ -437,21 +444,21 @@ using redist::scalapack::trmr2d;
 
 // ---- prefixed twins: Fortran convention (every argument by reference) and C convention (by value). A and
 // B are untyped here to give C one declaration for every type (redist.h).
-#define REDIST_GEMR2D_TWINS(prefix, T, ROUTINE)                                                                  \
-  extern "C" void redist_##prefix##gemr2d(const int* m, const int* n, const void* a, const int* ia,             \
-                                           const int* ja, const int* desca, void* b, const int* ib,             \
-                                           const int* jb, const int* descb, const int* ictxt) {                  \
-    gemr2d<T>(ROUTINE, *m, *n, static_cast<const T*>(a), *ia, *ja, desca, static_cast<T*>(b), *ib, *jb, descb,   \
-              *ictxt);                                                                                            \
-  }                                                                                                               \
-  extern "C" void redist_##prefix##gemr2d_(const int* m, const int* n, const void* a, const int* ia,            \
-                                            const int* ja, const int* desca, void* b, const int* ib,            \
-                                            const int* jb, const int* descb, const int* ictxt) {                 \
-    redist_##prefix##gemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);                                     \
-  }                                                                                                               \
-  extern "C" void redist_C##prefix##gemr2d(int m, int n, const void* a, int ia, int ja, const int* desca,        \
-                                            void* b, int ib, int jb, const int* descb, int ictxt) {               \
-    gemr2d<T>(ROUTINE, m, n, static_cast<const T*>(a), ia, ja, desca, static_cast<T*>(b), ib, jb, descb, ictxt);  \
+#define REDIST_GEMR2D_TWINS(prefix, T, ROUTINE)                                                                       \
+  extern "C" void redist_##prefix##gemr2d(const int* m, const int* n, const void* a, const int* ia, const int* ja,    \
+                                          const int* desca, void* b, const int* ib, const int* jb, const int* descb,  \
+                                          const int* ictxt) {                                                         \
+    gemr2d<T>(ROUTINE, *m, *n, static_cast<const T*>(a), *ia, *ja, desca, static_cast<T*>(b), *ib, *jb, descb,        \
+              *ictxt);                                                                                                \
+  }                                                                                                                   \
+  extern "C" void redist_##prefix##gemr2d_(const int* m, const int* n, const void* a, const int* ia, const int* ja,   \
+                                           const int* desca, void* b, const int* ib, const int* jb, const int* descb, \
+                                           const int* ictxt) {                                                        \
+    redist_##prefix##gemr2d(m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);                                         \
+  }                                                                                                                   \
+  extern "C" void redist_C##prefix##gemr2d(int m, int n, const void* a, int ia, int ja, const int* desca, void* b,    \
+                                           int ib, int jb, const int* descb, int ictxt) {                             \
+    gemr2d<T>(ROUTINE, m, n, static_cast<const T*>(a), ia, ja, desca, static_cast<T*>(b), ib, jb, descb, ictxt);      \
   }
 
 REDIST_GEMR2D_TWINS(pi, std::int32_t, "PIGEMR2D")
@@ -463,25 +470,23 @@ REDIST_GEMR2D_TWINS(pz, std::complex<double>, "PZGEMR2D")
 // p?trmr2d: UPLO and DIAG by reference in both conventions, as REDIST's Cp?trmr2d takes them. A Fortran
 // caller's hidden lengths of UPLO and DIAG follow the declared arguments and are not read (only the first
 // character counts, as in REDIST).
-#define REDIST_TRMR2D_TWINS(prefix, T, ROUTINE)                                                                 \
-  extern "C" void redist_##prefix##trmr2d(const char* uplo, const char* diag, const int* m, const int* n,      \
-                                           const void* a, const int* ia, const int* ja, const int* desca,      \
-                                           void* b, const int* ib, const int* jb, const int* descb,            \
-                                           const int* ictxt) {                                                  \
-    trmr2d<T>(ROUTINE, uplo, diag, *m, *n, static_cast<const T*>(a), *ia, *ja, desca, static_cast<T*>(b), *ib,  \
-              *jb, descb, *ictxt);                                                                              \
-  }                                                                                                             \
-  extern "C" void redist_##prefix##trmr2d_(const char* uplo, const char* diag, const int* m, const int* n,     \
-                                            const void* a, const int* ia, const int* ja, const int* desca,     \
-                                            void* b, const int* ib, const int* jb, const int* descb,           \
-                                            const int* ictxt) {                                                 \
-    redist_##prefix##trmr2d(uplo, diag, m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);                       \
-  }                                                                                                             \
-  extern "C" void redist_C##prefix##trmr2d(const char* uplo, const char* diag, int m, int n, const void* a,    \
-                                            int ia, int ja, const int* desca, void* b, int ib, int jb,          \
-                                            const int* descb, int ictxt) {                                      \
-    trmr2d<T>(ROUTINE, uplo, diag, m, n, static_cast<const T*>(a), ia, ja, desca, static_cast<T*>(b), ib, jb,   \
-              descb, ictxt);                                                                                    \
+#define REDIST_TRMR2D_TWINS(prefix, T, ROUTINE)                                                                      \
+  extern "C" void redist_##prefix##trmr2d(const char* uplo, const char* diag, const int* m, const int* n,            \
+                                          const void* a, const int* ia, const int* ja, const int* desca, void* b,    \
+                                          const int* ib, const int* jb, const int* descb, const int* ictxt) {        \
+    trmr2d<T>(ROUTINE, uplo, diag, *m, *n, static_cast<const T*>(a), *ia, *ja, desca, static_cast<T*>(b), *ib, *jb,  \
+              descb, *ictxt);                                                                                        \
+  }                                                                                                                  \
+  extern "C" void redist_##prefix##trmr2d_(const char* uplo, const char* diag, const int* m, const int* n,           \
+                                           const void* a, const int* ia, const int* ja, const int* desca, void* b,   \
+                                           const int* ib, const int* jb, const int* descb, const int* ictxt) {       \
+    redist_##prefix##trmr2d(uplo, diag, m, n, a, ia, ja, desca, b, ib, jb, descb, ictxt);                            \
+  }                                                                                                                  \
+  extern "C" void redist_C##prefix##trmr2d(const char* uplo, const char* diag, int m, int n, const void* a, int ia,  \
+                                           int ja, const int* desca, void* b, int ib, int jb, const int* descb,      \
+                                           int ictxt) {                                                              \
+    trmr2d<T>(ROUTINE, uplo, diag, m, n, static_cast<const T*>(a), ia, ja, desca, static_cast<T*>(b), ib, jb, descb, \
+              ictxt);                                                                                                \
   }
 
 REDIST_TRMR2D_TWINS(pi, std::int32_t, "PITRMR2D")

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The first half of every PBLAS twin (p?tran*, p?gemm; internal): one call context that resolves DESCA's
 // BLACS context without crashing, gathers every process's arguments in one collective, and rejects any
@@ -13,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "agreed_calls.hpp"
-#include "blacs.hpp"
-#include "first_error.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/fault_injection.hpp"
 #include "../mpi/watchdog.hpp"
+#include "agreed_calls.hpp"
+#include "blacs.hpp"
+#include "first_error.hpp"
 #include "redist/error.hpp"
 #include "redist/scalapack/descriptor.hpp"
 
@@ -63,8 +64,8 @@ struct pblas_call {
 // error reported through PXERBLA on every process, or a failure (blacs::fail_after_checks).
 template <class Record, class Fill, class Check>
 std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const int* desca, int desca_pos,
-                                                      const std::vector<global_argument>& global_arguments,
-                                                      Fill&& fill, Check&& check) noexcept {
+                                                      const std::vector<global_argument>& global_arguments, Fill&& fill,
+                                                      Check&& check) noexcept {
   constexpr int record_words = static_cast<int>(sizeof(Record) / sizeof(std::int64_t));
   if (!blacs::available()) {
     blacs::report_problem(routine, blacs::unavailable_reason());
@@ -150,8 +151,8 @@ std::optional<pblas_call<Record>> agree_on_pblas_call(const char* routine, const
   const auto* first_word = reinterpret_cast<const std::int64_t*>(call.all.data());
   call.words.assign(first_word, first_word + call.all.size() * record_words);
   int differing = -1;
-  const int disagreement =
-      first_disagreement(call.words, record_words, global_arguments, [](int, int) { return true; }, differing);
+  const int disagreement = first_disagreement(
+      call.words, record_words, global_arguments, [](int, int) { return true; }, differing);
   int info = disagreement;
   for (const Record& r : call.all) info = first_error(info, static_cast<int>(r.info));
   if (info != 0 && info == disagreement && call.me == 0)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Plan cache of the ScaLAPACK-style entry points (see plan_cache.hpp).
 #include "plan_cache.hpp"
 
@@ -8,8 +9,8 @@
 #include <map>
 #include <utility>
 
-#include "../mpi/comm_attribute.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/comm_attribute.hpp"
 #include "../trace/recorder.hpp"
 
 namespace redist::scalapack {
@@ -122,7 +123,8 @@ entry<Plan>* find(std::list<entry<Plan>>& plans, const std::vector<std::int64_t>
 // Tells the call being traced, if any, whether its plan was cached and what finding or making it took.
 struct traced_lookup {
   trace_detail::call_scope* call = trace_detail::current();
-  trace_detail::clock::time_point start = call != nullptr ? trace_detail::clock::now() : trace_detail::clock::time_point{};
+  trace_detail::clock::time_point start =
+      call != nullptr ? trace_detail::clock::now() : trace_detail::clock::time_point{};
   bool hit = true;
   ~traced_lookup() {
     if (call != nullptr) call->plan_cache(hit, trace_detail::seconds_since(start));
@@ -221,7 +223,8 @@ const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
   return made.plan;
 }
 
-const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key, const std::function<gemm_plan()>& make) {
+const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key,
+                                  const std::function<gemm_plan()>& make) {
   traced_lookup traced;
   auto& plans = cache_of(comm).gemms;
   if (entry<gemm_plan>* found = find(plans, key)) return found->plan;

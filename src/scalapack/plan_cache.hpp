@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The plans of recent ScaLAPACK-style calls (internal): transform plans (p?gemr2d, p?trmr2d, p?tran*) and
 // gemm plans (p?gemm), each kind in its own least-recently-used list, one pair of lists per communicator of
@@ -44,8 +45,7 @@ inline constexpr std::size_t gemm_plan_cache_capacity = 4;
 // builds are collective, as hits and misses are.
 const transform_plan& cached_plan(MPI_Comm comm, std::vector<std::int64_t> key,
                                   const std::function<transform_plan(bool one_shot)>& make);
-const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key,
-                                  const std::function<gemm_plan()>& make);
+const gemm_plan& cached_gemm_plan(MPI_Comm comm, std::vector<std::int64_t> key, const std::function<gemm_plan()>& make);
 
 // Plans of both kinds in all caches now, plans built since the program started for keys not cached (cache
 // misses), and one-shot plans replaced by repeated ones (for tests).

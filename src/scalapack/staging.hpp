@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Operands that share memory with the output (internal): ScaLAPACK's interfaces let a caller pass the same
 // local array as input and output (A and C of p?tran, A or B and C of p?gemm, A and B of p?gemr2d). The engine

@@ -1,12 +1,13 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The arguments of a ScaLAPACK-style call as its trace line carries them (internal): what a replay needs to
 // make the same call again, with this process's view of each BLACS grid.
 #include <complex>
 #include <type_traits>
 
-#include "blacs.hpp"
 #include "../mpi/checked.hpp"
 #include "../trace/recorder.hpp"
+#include "blacs.hpp"
 #include "redist/transform/types.hpp"
 
 namespace redist::scalapack {
@@ -15,11 +16,11 @@ namespace redist::scalapack {
 // routine reads it as DTYPE 1 (`as_type1`: REDIST's p?gemr2d and p?trmr2d, on a context that is not negative), else
 // DTYPE and CTXT alone (its length is unknown); null for a null pointer.
 inline void trace_descriptor(trace_detail::json_fields& f, const char* name, const int* desc, bool as_type1 = false) {
-  const int length = desc == nullptr                        ? 0
-                     : desc[0] == block_cyclic_2d_inb       ? descriptor_length
-                     : desc[0] == block_cyclic_2d           ? descriptor_length_1
-                     : as_type1 && desc[1] >= 0             ? descriptor_length_1
-                                                            : 2;
+  const int length = desc == nullptr                  ? 0
+                     : desc[0] == block_cyclic_2d_inb ? descriptor_length
+                     : desc[0] == block_cyclic_2d     ? descriptor_length_1
+                     : as_type1 && desc[1] >= 0       ? descriptor_length_1
+                                                      : 2;
   f.integers(name, desc, length);
 }
 

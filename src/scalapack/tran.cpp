@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PBLAS p?tran, p?tranu, p?tranc: sub(C) := beta*sub(C) + alpha*op(sub(A)), op transpose (conjugate
 // transpose for p?tranc), sub(A) = A(ia:ia+n-1, ja:ja+m-1), sub(C) = C(ic:ic+m-1, jc:jc+n-1), A and C on
 // the same BLACS context; through the transform engine. Prefixed twins redist_p?tran*; the drop-in's entries
@@ -5,12 +6,13 @@
 #include <algorithm>
 #include <complex>
 #include <cstddef>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../mpi/checked.hpp"
 #include "blacs.hpp"
 #include "call_summary.hpp"
 #include "delegation.hpp"
@@ -18,13 +20,12 @@
 #include "first_error.hpp"
 #include "pblas_call.hpp"
 #include "plan_cache.hpp"
-#include "staging.hpp"
-#include "traced_arguments.hpp"
 #include "redist/error.hpp"
-#include "../mpi/checked.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
 #include "redist/transform/plan.hpp"
+#include "staging.hpp"
+#include "traced_arguments.hpp"
 
 namespace redist::scalapack {
 namespace {
@@ -37,7 +38,7 @@ struct rank_record {
   std::int64_t a[descriptor_length], c[descriptor_length];  // normalized descriptors (DTYPE as given)
   std::int64_t ia, ja, ic, jc, m, n, world_rank;
   std::int64_t alpha[2], beta[2];  // the scalars' bytes (a complex<double> fills both words)
-  std::int64_t delegates;          // this process would hand the call to ScaLAPACK (the drop-in's): 1; and can remember it: 2
+  std::int64_t delegates;  // this process would hand the call to ScaLAPACK (the drop-in's): 1; and can remember it: 2
   std::int64_t info;
 };
 constexpr int record_words = static_cast<int>(sizeof(rank_record) / sizeof(std::int64_t));
@@ -48,16 +49,12 @@ constexpr int desca_pos = 7, descc_pos = 12;
 // The arguments every process must pass alike and the info that reports a difference (LLD, CTXT and DTYPE are
 // each process's own).
 std::vector<global_argument> global_arguments() {
-  std::vector<global_argument> out{{word_at(offsetof(rank_record, m)), -1},
-                                   {word_at(offsetof(rank_record, n)), -2},
-                                   {word_at(offsetof(rank_record, alpha)), -3},
-                                   {word_at(offsetof(rank_record, alpha)) + 1, -3},
-                                   {word_at(offsetof(rank_record, ia)), -5},
-                                   {word_at(offsetof(rank_record, ja)), -6},
-                                   {word_at(offsetof(rank_record, beta)), -8},
-                                   {word_at(offsetof(rank_record, beta)) + 1, -8},
-                                   {word_at(offsetof(rank_record, ic)), -10},
-                                   {word_at(offsetof(rank_record, jc)), -11}};
+  std::vector<global_argument> out{
+      {word_at(offsetof(rank_record, m)), -1},     {word_at(offsetof(rank_record, n)), -2},
+      {word_at(offsetof(rank_record, alpha)), -3}, {word_at(offsetof(rank_record, alpha)) + 1, -3},
+      {word_at(offsetof(rank_record, ia)), -5},    {word_at(offsetof(rank_record, ja)), -6},
+      {word_at(offsetof(rank_record, beta)), -8},  {word_at(offsetof(rank_record, beta)) + 1, -8},
+      {word_at(offsetof(rank_record, ic)), -10},   {word_at(offsetof(rank_record, jc)), -11}};
   add_descriptor_arguments(out, offsetof(rank_record, a), desca_pos);
   add_descriptor_arguments(out, offsetof(rank_record, c), descc_pos);
   return out;
@@ -94,7 +91,8 @@ template <class T>
 delegation::signature_digest signature_of(std::int64_t limit, op operation, int m, int n, T alpha, int ia, int ja,
                                           const int* desca, T beta, int ic, int jc, const int* descc) {
   delegation::signature_builder s(limit);
-  s.add(static_cast<std::int64_t>(delegation::routine_family::tran) * 16 + static_cast<std::int64_t>(element_type_v<T>));
+  s.add(static_cast<std::int64_t>(delegation::routine_family::tran) * 16 +
+        static_cast<std::int64_t>(element_type_v<T>));
   for (const int w : {static_cast<int>(operation), m, n, ia, ja, ic, jc}) s.add(w);
   std::int64_t scalars[4];
   store_scalar(alpha, scalars);
@@ -131,8 +129,7 @@ template <class T>
     traced.execution(trace_detail::seconds_since(started), 0, 0);
   };
   // The context's state (signatures checked, learned classes), then the way this call goes.
-  delegation::context_state* state =
-      scalapack != nullptr && descc != nullptr ? delegation::state_of(desca) : nullptr;
+  delegation::context_state* state = scalapack != nullptr && descc != nullptr ? delegation::state_of(desca) : nullptr;
   delegation::way way;
   try {
     const auto class_of_call = [&]() -> delegation::learned_class* {
@@ -144,7 +141,9 @@ template <class T>
     if (scalapack != nullptr && m >= 0 && n >= 0) {  // negative sizes: redist reports them
       way = delegation::choose_way(
           tran_sizes, fewer_elements, class_of_call, state,
-          [&](std::int64_t limit) { return signature_of(limit, operation, m, n, alpha, ia, ja, desca, beta, ic, jc, descc); },
+          [&](std::int64_t limit) {
+            return signature_of(limit, operation, m, n, alpha, ia, ja, desca, beta, ic, jc, descc);
+          },
           state != nullptr ? desca[1] : -1);
     }
   } catch (const std::exception& e) {
@@ -254,12 +253,12 @@ using redist::scalapack::scalar_at;
 using redist::scalapack::tran;
 
 // The drop-in's entries (dropin.hpp): calls ScaLAPACK does faster to `scalapack`, none where it is null.
-#define REDIST_DROPIN_TRAN(name, T, OP, ROUTINE)                                                                      \
-  void redist::scalapack::dropin_##name(pblas_tran_fn scalapack, const int* m, const int* n, const void* alpha,     \
-                                        const void* a, const int* ia, const int* ja, const int* desca,              \
+#define REDIST_DROPIN_TRAN(name, T, OP, ROUTINE)                                                                     \
+  void redist::scalapack::dropin_##name(pblas_tran_fn scalapack, const int* m, const int* n, const void* alpha,      \
+                                        const void* a, const int* ia, const int* ja, const int* desca,               \
                                         const void* beta, void* c, const int* ic, const int* jc, const int* descc) { \
-    tran<T>(ROUTINE, OP, *m, *n, scalar_at<T>(alpha), static_cast<const T*>(a), *ia, *ja, desca,                    \
-            scalar_at<T>(beta), static_cast<T*>(c), *ic, *jc, descc, scalapack);                                    \
+    tran<T>(ROUTINE, OP, *m, *n, scalar_at<T>(alpha), static_cast<const T*>(a), *ia, *ja, desca, scalar_at<T>(beta), \
+            static_cast<T*>(c), *ic, *jc, descc, scalapack);                                                         \
   }
 
 REDIST_DROPIN_TRAN(pstran, float, redist::op::transpose, "PSTRAN")
@@ -271,16 +270,16 @@ REDIST_DROPIN_TRAN(pztranc, std::complex<double>, redist::op::conj_transpose, "P
 
 // ---- prefixed twins, Fortran convention (PBLAS has no by-value C entry for these): redist for every call. alpha
 // and beta point to one element of the routine's type (two floats/doubles for the complex routines).
-#define REDIST_TRAN_TWIN(name)                                                                                     \
+#define REDIST_TRAN_TWIN(name)                                                                                  \
   extern "C" void redist_##name(const int* m, const int* n, const void* alpha, const void* a, const int* ia,    \
                                 const int* ja, const int* desca, const void* beta, void* c, const int* ic,      \
                                 const int* jc, const int* descc) {                                              \
-    redist::scalapack::dropin_##name(nullptr, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);            \
-  }                                                                                                              \
+    redist::scalapack::dropin_##name(nullptr, m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);           \
+  }                                                                                                             \
   extern "C" void redist_##name##_(const int* m, const int* n, const void* alpha, const void* a, const int* ia, \
                                    const int* ja, const int* desca, const void* beta, void* c, const int* ic,   \
                                    const int* jc, const int* descc) {                                           \
-    redist_##name(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);                                        \
+    redist_##name(m, n, alpha, a, ia, ja, desca, beta, c, ic, jc, descc);                                       \
   }
 
 REDIST_TRAN_TWIN(pstran)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A drop-in preloaded into (or linked with) a program built against another MPI brings a second MPI library
 // into the process: each rank then crashes or aborts somewhere inside MPI_Init with a message that names
 // neither library. Refuse at load time instead, saying which libraries meet and what to do.
@@ -19,8 +20,8 @@ std::string mpi_abi(const char* path) {
   for (const char* stem : {"libmpich.so.", "libmpi.so."}) {
     const std::size_t n = std::strlen(stem);
     if (name.compare(0, n, stem) != 0) continue;
-    const std::string major = name.substr(n, name.find('.', n) == std::string::npos ? std::string::npos
-                                                                                     : name.find('.', n) - n);
+    const std::string major =
+        name.substr(n, name.find('.', n) == std::string::npos ? std::string::npos : name.find('.', n) - n);
     if (major.empty() || major.find_first_not_of("0123456789") != std::string::npos) return "";
     return "libmpi.so." + major;
   }

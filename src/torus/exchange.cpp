@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Routed permutation exchanges: planning (allgather of the permutation, routing, this rank's roles) and
 // execution (one progress loop over the rank's roles as source, destination and intermediate).
 #include "redist/torus/exchange.hpp"
@@ -7,9 +8,9 @@
 #include <cstring>
 #include <string>
 
-#include "redist/error.hpp"
 #include "../mpi/agreement.hpp"
 #include "../mpi/checked.hpp"
+#include "redist/error.hpp"
 
 namespace redist::torus {
 
@@ -78,8 +79,8 @@ struct routed_exchange {
 
   void run(const void* send, void* recv) const { run_together({this}, {send}, {recv}); }
   // Runs the given exchanges (on one communicator, with distinct tags or one alone) in one progress loop.
-  static void run_together(const std::vector<const routed_exchange*>& exchanges,
-                           const std::vector<const void*>& sends, const std::vector<void*>& recvs);
+  static void run_together(const std::vector<const routed_exchange*>& exchanges, const std::vector<const void*>& sends,
+                           const std::vector<void*>& recvs);
   std::string buffer_problem(const void* send, const void* recv) const;
 };
 
@@ -174,8 +175,7 @@ void routed_exchange::run_together(const std::vector<const routed_exchange*>& ex
   std::vector<MPI_Request> requests(owners.size(), MPI_REQUEST_NULL);
   // Kept per request while it is in flight: a message above 2 GiB needs a derived datatype.
   std::vector<mpi::byte_message> types(owners.size());
-  auto post_send = [&](std::size_t i, bool synchronous, const std::byte* from, std::int64_t bytes, int peer,
-                       int tag) {
+  auto post_send = [&](std::size_t i, bool synchronous, const std::byte* from, std::int64_t bytes, int peer, int tag) {
     types[i] = mpi::describe_bytes(bytes);
     const mpi::byte_message& t = types[i];
     if (synchronous)
@@ -233,8 +233,8 @@ void routed_exchange::run_together(const std::vector<const routed_exchange*>& ex
   std::vector<int> completed(requests.size());
   for (;;) {
     int count = 0;
-    REDIST_MPI_CHECK(mpi::wait_some_yielding(static_cast<int>(requests.size()), requests.data(), &count,
-                                             completed.data(), c));
+    REDIST_MPI_CHECK(
+        mpi::wait_some_yielding(static_cast<int>(requests.size()), requests.data(), &count, completed.data(), c));
     if (count == MPI_UNDEFINED) break;
     for (int k = 0; k < count; ++k) {
       const owner& o = owners[static_cast<std::size_t>(completed[static_cast<std::size_t>(k)])];
@@ -278,8 +278,8 @@ std::uint64_t description_hash(const machine& m, const routing_options& o) {
   h = mix(h, static_cast<std::uint64_t>(o.choice));
   h = mix(h, static_cast<std::uint64_t>(o.hardware));
   h = mix(h, static_cast<std::uint64_t>(o.phases));
-  for (double v : {o.model.link_bandwidth, o.model.injection_bandwidth, o.model.message_latency,
-                   o.model.hop_latency, o.model.forwarding_cost})
+  for (double v : {o.model.link_bandwidth, o.model.injection_bandwidth, o.model.message_latency, o.model.hop_latency,
+                   o.model.forwarding_cost})
     h = mix(h, bits_of(v));
   return mix(h, static_cast<std::uint64_t>(o.model.message_bytes));
 }
@@ -326,8 +326,7 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
       problem = phase_name(phases, k) + "destination rank " + std::to_string(destination_rank[k]) +
                 " is outside the communicator of " + std::to_string(nranks) + " ranks";
     else if (send_bytes[k] < 0)
-      problem = phase_name(phases, k) + "message of " + std::to_string(send_bytes[k]) +
-                " bytes; expected a size >= 0";
+      problem = phase_name(phases, k) + "message of " + std::to_string(send_bytes[k]) + " bytes; expected a size >= 0";
   }
   mpi::agreement agreed(comm);
   if (!problem.empty()) agreed.fail(mpi::error_kind::invalid_argument, problem);
@@ -376,8 +375,9 @@ std::vector<std::unique_ptr<detail::routed_exchange>> plan_phases(MPI_Comm comm,
       for (int r = 0; r < nranks; ++r) {
         const int d = static_cast<int>(at(r, k));
         if (sender[static_cast<std::size_t>(d)] >= 0)
-          throw invalid_argument(phase_name(phases, k) + "ranks " + std::to_string(sender[static_cast<std::size_t>(d)]) +
-                                 " and " + std::to_string(r) + " both send to rank " + std::to_string(d) +
+          throw invalid_argument(phase_name(phases, k) + "ranks " +
+                                 std::to_string(sender[static_cast<std::size_t>(d)]) + " and " + std::to_string(r) +
+                                 " both send to rank " + std::to_string(d) +
                                  "; the destinations must form a permutation of the ranks");
         sender[static_cast<std::size_t>(d)] = r;
         // Empty messages are left out of the routing: they would only take intermediates from real ones.
@@ -519,7 +519,8 @@ void routed_phases_plan::execute(const std::vector<const void*>& send, const std
   std::string problem;
   if (send.size() != phases_.size() || recv.size() != phases_.size())
     problem = "routed phases: " + std::to_string(send.size()) + " send and " + std::to_string(recv.size()) +
-              " receive buffers for a plan of " + std::to_string(phases_.size()) + " phases; expected one each per phase";
+              " receive buffers for a plan of " + std::to_string(phases_.size()) +
+              " phases; expected one each per phase";
   for (std::size_t k = 0; k < phases_.size() && problem.empty(); ++k) {
     problem = phases_[k].state_->buffer_problem(send[k], recv[k]);
     if (!problem.empty()) problem = "phase " + std::to_string(k) + ": " + problem;

@@ -1,15 +1,16 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redist/torus/routing.hpp"
 
 #include <algorithm>
 #include <array>
-#include <cstdlib>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
 #include "redist/error.hpp"
-#include "redist/torus/simulator.hpp"
 #include "redist/names.hpp"
+#include "redist/torus/simulator.hpp"
 
 namespace redist::torus {
 
@@ -31,8 +32,7 @@ void validate(const routing_options& o) {
     fail("phase schedule " + std::to_string(static_cast<int>(o.phases)) + " unknown, expected " +
          spelled_choices<phase_schedule>());
   const time_model& m = o.model;
-  if (!(m.link_bandwidth > 0) || !(m.injection_bandwidth > 0))
-    fail("time model bandwidths must be > 0 bytes/s");
+  if (!(m.link_bandwidth > 0) || !(m.injection_bandwidth > 0)) fail("time model bandwidths must be > 0 bytes/s");
   if (!(m.message_latency >= 0) || !(m.hop_latency >= 0) || !(m.forwarding_cost >= 0))
     fail("time model latencies and forwarding cost must be >= 0 s");
   if (m.message_bytes < 0) fail("time model message_bytes = " + std::to_string(m.message_bytes) + ", expected >= 0");
@@ -90,7 +90,7 @@ routed_permutation route_sdr(const topology& t, const std::vector<int>& destinat
 
   // The dimensions the intermediate changes (towards "opposite" the destination) and those it keeps.
   std::vector<int> changed = choice == intermediate_choice::shortest ? std::vector<int>{real.back()}
-                                                                      : std::vector<int>(real.begin() + 1, real.end());
+                                                                     : std::vector<int>(real.begin() + 1, real.end());
   std::vector<int> kept;
   for (int d : real)
     if (std::find(changed.begin(), changed.end(), d) == changed.end()) kept.push_back(d);
@@ -186,7 +186,7 @@ intermediate_choice paper_choice(const topology& t) {
   if (real.size() < 3) return intermediate_choice::shortest;
   // Y close to X (N_X = N_Y = 2 N_Z): detour along Z only; both shorter (N_X = 2 N_Y = 2 N_Z): along Y and Z.
   return 4 * t.extent(real[1]) >= 3 * t.extent(real[0]) ? intermediate_choice::shortest
-                                                         : intermediate_choice::all_but_longest;
+                                                        : intermediate_choice::all_but_longest;
 }
 
 routed_permutation route_permutation(const topology& t, const std::vector<int>& destination,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redist/torus/schedule.hpp"
 
 #include <numeric>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redist/torus/simulator.hpp"
 
 #include <algorithm>
@@ -130,8 +131,10 @@ void add_leg(const topology& t, std::vector<double>& load, int source, int desti
     l.hops[d] = std::min(forward, backward);
     if (forward != 0 && forward == backward) {
       // SimGrid decides a tie from the source's position alone: the - way from N/2, else the + way.
-      if (hardware == hardware_routing::simgrid_torus) l.step[d] = l.from[d] == n / 2 ? -1 : 1;
-      else tied[static_cast<size_t>(ties++)] = dim;
+      if (hardware == hardware_routing::simgrid_torus)
+        l.step[d] = l.from[d] == n / 2 ? -1 : 1;
+      else
+        tied[static_cast<size_t>(ties++)] = dim;
     }
   }
   // A tie at exactly N/2 is split evenly: each combination of ways round gets an equal part.
@@ -173,8 +176,7 @@ void check_model(const time_model& m) {
 
 }  // namespace
 
-link_loads::link_loads(const topology& t)
-    : topology_(t), load_(static_cast<std::size_t>(t.nodes()) * 3 * 2, 0.0) {}
+link_loads::link_loads(const topology& t) : topology_(t), load_(static_cast<std::size_t>(t.nodes()) * 3 * 2, 0.0) {}
 
 void link_loads::add_message(int source, int destination, hardware_routing hardware, double weight) {
   check_node(topology_, source, "source");
@@ -251,8 +253,8 @@ permutation_cost simulate(const topology& t, const routed_permutation& p, hardwa
     ejected[destination] += m;
     if (r.via < 0) {
       sent[source] += 1;
-      cost.latency_time = std::max(cost.latency_time,
-                                   model.message_latency + t.distance(r.source, r.destination) * model.hop_latency);
+      cost.latency_time =
+          std::max(cost.latency_time, model.message_latency + t.distance(r.source, r.destination) * model.hop_latency);
     } else {
       const auto via = static_cast<size_t>(r.via);
       ejected[via] += m;

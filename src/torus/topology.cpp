@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redist/torus/topology.hpp"
 
 #include <algorithm>
@@ -11,8 +12,7 @@ namespace redist::torus {
 
 topology::topology(std::vector<int> extents, std::vector<bool> wraps) {
   if (extents.empty() || extents.size() > 3)
-    throw invalid_argument("torus topology: " + std::to_string(extents.size()) +
-                           " dimensions given, expected 1 to 3");
+    throw invalid_argument("torus topology: " + std::to_string(extents.size()) + " dimensions given, expected 1 to 3");
   if (!wraps.empty() && wraps.size() != extents.size())
     throw invalid_argument("torus topology: " + std::to_string(wraps.size()) + " wrap flags for " +
                            std::to_string(extents.size()) + " dimensions, expected one per dimension or none");
@@ -22,8 +22,7 @@ topology::topology(std::vector<int> extents, std::vector<bool> wraps) {
       throw invalid_argument("torus topology: dimension " + std::to_string(d) + " has length " +
                              std::to_string(extents[d]) + ", expected >= 1");
     total *= extents[d];
-    if (total > (std::int64_t(1) << 30))
-      throw invalid_argument("torus topology: more than 2^30 nodes");
+    if (total > (std::int64_t(1) << 30)) throw invalid_argument("torus topology: more than 2^30 nodes");
     extents_[d] = extents[d];
     wraps_[d] = wraps.empty() ? true : static_cast<bool>(wraps[d]);
   }
@@ -99,8 +98,7 @@ rank_mapping::rank_mapping(std::vector<int> node_of_rank) : node_of_rank_(std::m
     const int n = node_of_rank_[r];
     if (n < 0 || static_cast<std::size_t>(n) >= node_of_rank_.size() || rank_of_node_[static_cast<size_t>(n)] >= 0)
       throw invalid_argument("rank mapping: rank " + std::to_string(r) + " maps to node " + std::to_string(n) +
-                             ", expected a permutation of the nodes 0.." +
-                             std::to_string(node_of_rank_.size() - 1));
+                             ", expected a permutation of the nodes 0.." + std::to_string(node_of_rank_.size() - 1));
     rank_of_node_[static_cast<size_t>(n)] = static_cast<int>(r);
   }
 }
@@ -139,8 +137,8 @@ rank_mapping rank_mapping::random(const topology& t, std::uint64_t seed) {
 
 rank_mapping rank_mapping::user(const topology& t, std::vector<int> node_of_rank) {
   if (static_cast<int>(node_of_rank.size()) != t.nodes())
-    throw invalid_argument("rank mapping: " + std::to_string(node_of_rank.size()) + " entries for a " +
-                           t.to_string() + " torus, expected " + std::to_string(t.nodes()) + " (one rank per node)");
+    throw invalid_argument("rank mapping: " + std::to_string(node_of_rank.size()) + " entries for a " + t.to_string() +
+                           " torus, expected " + std::to_string(t.nodes()) + " (one rank per node)");
   return rank_mapping(std::move(node_of_rank));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MPI_Finalize through MPI's profiling interface: under REDIST_TRACE the summary is gathered and printed while
 // MPI still runs, then MPI finalizes. A program that links libredist ahead of MPI reaches this definition;
 // libredist_scalapack carries the same (a preloaded drop-in is searched before the program's MPI).

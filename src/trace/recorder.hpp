@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The recording side of redist/trace.hpp (internal). An entry point opens a call_scope; everything below it that
 // learns what the call did (the plan cache, a plan's execution) notes it on the thread's innermost scope. With

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Call tracing (redist/trace.hpp, recorder.hpp): per-process totals by entry point and path, the calls file, and
 // the summary gathered over a communicator.
 #include <mpi.h>
@@ -15,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "recorder.hpp"
 #include "../mpi/checked.hpp"
+#include "recorder.hpp"
 #include "redist/error.hpp"
 #include "redist/names.hpp"
 
@@ -115,9 +116,9 @@ std::string serialized(const std::vector<trace::entry_totals>& rows) {
   std::string out;
   char numbers[256];
   for (const auto& r : rows) {
-    std::snprintf(numbers, sizeof numbers, "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%.17g\t%.17g\t%" PRId64 "\t%" PRId64 "\n",
-                  r.calls, r.plan_cache_hits, r.plans_made, r.plan_seconds, r.execution_seconds, r.bytes_sent,
-                  r.messages_sent);
+    std::snprintf(numbers, sizeof numbers,
+                  "\t%" PRId64 "\t%" PRId64 "\t%" PRId64 "\t%.17g\t%.17g\t%" PRId64 "\t%" PRId64 "\n", r.calls,
+                  r.plan_cache_hits, r.plans_made, r.plan_seconds, r.execution_seconds, r.bytes_sent, r.messages_sent);
     out += r.entry_point + "\t" + r.path + numbers;
   }
   return out;
@@ -163,8 +164,8 @@ std::string bytes_text(std::int64_t bytes) {
 
 std::string table(const std::map<std::pair<std::string, std::string>, merged_row>& rows, int ranks,
                   const std::string& where) {
-  std::string out = "redist trace (REDIST_TRACE=" + std::string(trace::to_string(current_mode)) + "): " +
-                    std::to_string(ranks) + (ranks == 1 ? " rank of " : " ranks of ") + where +
+  std::string out = "redist trace (REDIST_TRACE=" + std::string(trace::to_string(current_mode)) +
+                    "): " + std::to_string(ranks) + (ranks == 1 ? " rank of " : " ranks of ") + where +
                     "; calls, plan-cache hits and plans made per rank (max over ranks), seconds the slowest rank's "
                     "total, bytes and messages sent summed over ranks\n";
   char line[512];
@@ -339,8 +340,7 @@ void plan_event::made(const char* kind, const char* strategy) {
   }
 }
 
-void plan_event::executed(const char* kind, const char* strategy, std::int64_t bytes_sent,
-                          std::int64_t messages_sent) {
+void plan_event::executed(const char* kind, const char* strategy, std::int64_t bytes_sent, std::int64_t messages_sent) {
   if (active_) executed(kind, strategy, bytes_sent, messages_sent, seconds_since(start_));
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Plan assembly after the messages are known: the exchange strategy (resolved and set up through the registry,
 // src/transform/strategies/), the private message buffers, and the store policy.
 #include <fcntl.h>
@@ -155,8 +156,12 @@ void transform_plan::impl::choose_stores() {
     for (detail::job_plan& jp : job_plans) jp.result_stores = hint;
   };
   switch (options.stores) {
-    case store_policy::cached: all(kernels::store_hint::cached); break;
-    case store_policy::streaming: all(kernels::store_hint::streaming); break;
+    case store_policy::cached:
+      all(kernels::store_hint::cached);
+      break;
+    case store_policy::streaming:
+      all(kernels::store_hint::streaming);
+      break;
     case store_policy::automatic: {
       // Streaming stores skip the read of every destination line (packing a whole message ran 1.6x faster
       // in isolation), but what they write comes from memory when it is read back. Messages are packed that way
@@ -171,8 +176,9 @@ void transform_plan::impl::choose_stores() {
       // Small plans decide without the cache sizes (a process's first read of sysfs costs 0.25 ms, more than a
       // small plan's execution): below the thresholds of the smallest shares a core could have, every answer
       // is `cached`.
-      pack_stores = send_bytes > 8 * smallest_share && send_bytes > 8 * cache_share_bytes() ? kernels::store_hint::streaming
-                                                                                          : kernels::store_hint::cached;
+      pack_stores = send_bytes > 8 * smallest_share && send_bytes > 8 * cache_share_bytes()
+                        ? kernels::store_hint::streaming
+                        : kernels::store_hint::cached;
       std::vector<std::int64_t> written(job_plans.size(), 0);
       for (const detail::tile& t : local_tiles) written[static_cast<std::size_t>(t.job)] += t.elements();
       for (const detail::peer_message& m : recvs)
@@ -189,10 +195,10 @@ void transform_plan::impl::choose_stores() {
       break;
     }
   }
-  stats.streaming_stores =
-      pack_stores == kernels::store_hint::streaming ||
-      std::any_of(job_plans.begin(), job_plans.end(),
-                  [](const detail::job_plan& jp) { return jp.result_stores == kernels::store_hint::streaming; });
+  stats.streaming_stores = pack_stores == kernels::store_hint::streaming ||
+                           std::any_of(job_plans.begin(), job_plans.end(), [](const detail::job_plan& jp) {
+                             return jp.result_stores == kernels::store_hint::streaming;
+                           });
 }
 
 }  // namespace redist

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Execution of transform plans: the buffers' checks agreed over the ranks, then the plan's strategy
 // (src/transform/strategies/) moves the messages and applies the tiles.
 #include <omp.h>
@@ -5,9 +6,9 @@
 #include <string>
 
 #include "../mpi/agreement.hpp"
+#include "../trace/recorder.hpp"
 #include "detail/plan_impl.hpp"
 #include "job_summary.hpp"
-#include "../trace/recorder.hpp"
 #include "redist/error.hpp"
 #include "strategies/strategy.hpp"
 #include "tile_ops.hpp"
@@ -28,8 +29,7 @@ std::string check_buffers(const transform_plan::impl& p, const std::vector<job_b
     if ((j.type == element_type::i32 || j.type == element_type::i64) &&
         (b.alpha != scalar(1.0, 0.0) || b.beta != scalar(0.0, 0.0)))
       return where + "integer elements support plain copies only (alpha = 1, beta = 0)";
-    if ((j.type == element_type::f32 || j.type == element_type::f64) &&
-        (b.alpha.imag() != 0.0 || b.beta.imag() != 0.0))
+    if ((j.type == element_type::f32 || j.type == element_type::f64) && (b.alpha.imag() != 0.0 || b.beta.imag() != 0.0))
       return where + "real elements need real alpha and beta";
     if (b.a == nullptr && j.a.local_elements() > 0)
       return where + "A's buffer is null on a rank that holds " + std::to_string(j.a.local_elements()) +

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "job_summary.hpp"
 
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // What a transform or reshape plan was given, as the watchdog's line says it where a wait lasts long (internal;
 // src/mpi/watchdog.hpp): the plan's making and execution name their jobs to their wait label, and these format them

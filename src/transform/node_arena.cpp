@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Shared windows cut into the segments of shared_memory plans (detail/node_arena.hpp).
 #include "detail/node_arena.hpp"
 
@@ -6,8 +7,8 @@
 
 #include "../memory/cache_line.hpp"
 #include "../mpi/agreement.hpp"
-#include "../mpi/comm_attribute.hpp"
 #include "../mpi/checked.hpp"
+#include "../mpi/comm_attribute.hpp"
 #include "../mpi/shared_window.hpp"
 
 namespace redist::detail {
@@ -15,7 +16,9 @@ namespace redist::detail {
 namespace {
 
 // At least one line: every reservation has an offset of its own (an empty one would share the next one's).
-std::int64_t round_to_line(std::int64_t bytes) { return memory::round_up_to_cache_line(std::max<std::int64_t>(bytes, 1)); }
+std::int64_t round_to_line(std::int64_t bytes) {
+  return memory::round_up_to_cache_line(std::max<std::int64_t>(bytes, 1));
+}
 
 // The arena cached on a communicator, numbered in the order this process cached them.
 struct cached_arena {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // node_buffer: MPI shared-memory segments that transform plans read directly (see node_buffer.hpp).
 #include "redist/transform/node_buffer.hpp"
 
@@ -12,11 +13,11 @@
 #include <vector>
 
 #include "../mpi/agreement.hpp"
-#include "redist/error.hpp"
 #include "../mpi/checked.hpp"
 #include "../mpi/shared_window.hpp"
 #include "../mpi/watchdog.hpp"
 #include "detail/node_buffer_registry.hpp"
+#include "redist/error.hpp"
 
 namespace redist {
 

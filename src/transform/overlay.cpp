@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The overlay geometry of a transform (overlay.hpp).
 #include "overlay.hpp"
 

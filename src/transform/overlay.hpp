@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // (internal) The overlay geometry of a transform, one dimension at a time: the row (column) splits of A and op(B)
 // merged into segments, each in one block of each side; segments grouped by the owners' grid rows (columns);
@@ -82,8 +83,8 @@ void for_each_region_rectangle(const std::vector<const segment*>& rsegs, const s
     std::vector<segment> outer;
   };
   std::vector<piece> pieces;
-  size_t cursor = 0;          // first inner segment not entirely <= the current threshold
-  std::int64_t before = 0;    // inner indices in the segments before `cursor`
+  size_t cursor = 0;        // first inner segment not entirely <= the current threshold
+  std::int64_t before = 0;  // inner indices in the segments before `cursor`
   for (const segment* o : outer) {
     for (global_index y = o->lo; y < o->hi;) {
       const global_index v = y - shift;  // threshold: inner indices <= v are counted

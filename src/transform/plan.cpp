@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Planner of the transform engine: validates the jobs, overlays the grids of A and op(B) = permute(B, axes) axis by
 // axis, and derives, for this rank only, the tiles it sends, receives and copies locally. Matrix jobs are the
 // d = 2 case: make_plan turns them into reshape jobs and both entry points share everything after validation.
@@ -12,12 +13,12 @@
 
 #include "../memory/cache_line.hpp"
 #include "../mpi/agreement.hpp"
-#include "job_summary.hpp"
 #include "../mpi/checked.hpp"
-#include "redist/error.hpp"
-#include "detail/plan_impl.hpp"
 #include "../trace/recorder.hpp"
+#include "detail/plan_impl.hpp"
+#include "job_summary.hpp"
 #include "overlay.hpp"
+#include "redist/error.hpp"
 #include "redist/names.hpp"
 
 namespace redist {
@@ -29,11 +30,11 @@ using detail::group_length;
 using detail::group_segments;
 using detail::make_runs;
 using detail::overlay;
-using detail::side_a;
-using detail::side_b;
 using detail::placement;
 using detail::run;
 using detail::segment;
+using detail::side_a;
+using detail::side_b;
 using detail::storage_view;
 using detail::tile;
 
@@ -99,10 +100,10 @@ struct job_check {
   std::uint64_t global_hash;
 };
 
-
 // The first problem with A's or B's local storage on this rank (kind none: fine).
 template <class Layout>
-std::pair<mpi::error_kind, std::string> local_storage_problem(const Layout& a, const Layout& b, const std::string& where) {
+std::pair<mpi::error_kind, std::string> local_storage_problem(const Layout& a, const Layout& b,
+                                                              const std::string& where) {
   for (const auto& [layout, name] : {std::pair<const Layout*, const char*>{&a, "A: "}, {&b, "B: "}}) {
     try {
       layout->validate_local();
@@ -133,15 +134,15 @@ std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, s
   const std::int64_t b_cols = t ? j.b.rows() : j.b.cols();
   if (j.a.rows() != b_rows || j.a.cols() != b_cols)
     return {mpi::error_kind::dimension_mismatch,
-            where + "A is " + std::to_string(j.a.rows()) + "x" + std::to_string(j.a.cols()) + " but op(B) = " +
-                to_string(j.operation) + "(B) is " + std::to_string(b_rows) + "x" + std::to_string(b_cols) +
-                "; they must have the same shape"};
+            where + "A is " + std::to_string(j.a.rows()) + "x" + std::to_string(j.a.cols()) +
+                " but op(B) = " + to_string(j.operation) + "(B) is " + std::to_string(b_rows) + "x" +
+                std::to_string(b_cols) + "; they must have the same shape"};
   if (auto problem = local_storage_problem(j.a, j.b, where); problem.first != mpi::error_kind::none) return problem;
   if (j.region.shape != region_shape::all && j.region.shape != region_shape::upper &&
       j.region.shape != region_shape::lower)
-    return {mpi::error_kind::invalid_argument,
-            where + "element_region::shape is " + std::to_string(static_cast<int>(j.region.shape)) +
-                "; expected region_shape::all, upper or lower"};
+    return {mpi::error_kind::invalid_argument, where + "element_region::shape is " +
+                                                   std::to_string(static_cast<int>(j.region.shape)) +
+                                                   "; expected region_shape::all, upper or lower"};
   if (j.a.my_rank() < 0 || j.b.my_rank() < 0)
     return {mpi::error_kind::invalid_argument,
             where + "layouts passed to make_plan must describe this rank's storage (built with my_rank >= 0)"};
@@ -191,12 +192,13 @@ std::pair<mpi::error_kind, std::string> validate_reshape_job(const reshape_job& 
                   " but it is axis " + std::to_string(from) + " of B, of extent " + std::to_string(j.b.extent(from)) +
                   "; permute(B, axes) must have A's shape"};
   }
-  if (j.region.shape != region_shape::all && (d != 2 || (j.region.shape != region_shape::upper &&
-                                                         j.region.shape != region_shape::lower)))
-    return {mpi::error_kind::invalid_argument,
-            where + "element_region::shape is " + std::to_string(static_cast<int>(j.region.shape)) +
-                (d == 2 ? "; expected region_shape::all, upper or lower"
-                        : "; triangular regions need d = 2 (this job has " + std::to_string(d) + " axes): expected all")};
+  if (j.region.shape != region_shape::all &&
+      (d != 2 || (j.region.shape != region_shape::upper && j.region.shape != region_shape::lower)))
+    return {
+        mpi::error_kind::invalid_argument,
+        where + "element_region::shape is " + std::to_string(static_cast<int>(j.region.shape)) +
+            (d == 2 ? "; expected region_shape::all, upper or lower"
+                    : "; triangular regions need d = 2 (this job has " + std::to_string(d) + " axes): expected all")};
   if (auto problem = local_storage_problem(j.a, j.b, where); problem.first != mpi::error_kind::none) return problem;
   if (j.a.my_rank() < 0 || j.b.my_rank() < 0)
     return {mpi::error_kind::invalid_argument,
@@ -234,9 +236,9 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
                                                        std::to_string(options.num_threads) +
                                                        "; expected 0 (the OpenMP default) or a positive count");
   if (options.stream_chunk_bytes < 0)
-    agreed.fail(mpi::error_kind::invalid_argument,
-                "transform_options::stream_chunk_bytes is " + std::to_string(options.stream_chunk_bytes) +
-                    "; expected 0 (automatic) or a positive byte count");
+    agreed.fail(mpi::error_kind::invalid_argument, "transform_options::stream_chunk_bytes is " +
+                                                       std::to_string(options.stream_chunk_bytes) +
+                                                       "; expected 0 (automatic) or a positive byte count");
   for (size_t k = 0; k < job_count && !agreed.failed(); ++k) {
     const job_check c = check_job(k);
     agreed.fail(c.kind, c.message);
@@ -248,7 +250,8 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
   }
   if (options.check_consistency)
     hash = ((hash * 1000003u ^ static_cast<std::uint64_t>(options.strategy) ^ job_count) * 1000003u ^
-            static_cast<std::uint64_t>(options.stream_chunk_bytes)) * 1000003u ^
+            static_cast<std::uint64_t>(options.stream_chunk_bytes)) *
+               1000003u ^
            (options.one_shot ? 1u : 0u);
   // check_consistency itself must be the same everywhere: a rank without the check would skip the execute
   // agreement the others wait in.
@@ -260,8 +263,9 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
                                   entry_point + "; every rank must describe the same splits, owners and jobs");
   agreed.conclude();
   if (agreed.min(checking_min) != agreed.max(checking_max))
-    throw inconsistent_ranks("transform_options::check_consistency is true on some ranks and false on others; every "
-                             "rank must pass the same");
+    throw inconsistent_ranks(
+        "transform_options::check_consistency is true on some ranks and false on others; every "
+        "rank must pass the same");
   return owned_comm;
 }
 
@@ -309,7 +313,9 @@ void plan_job_tiles(transform_plan::impl& p, int job, const reshape_job& j, tile
   const auto for_each_rectangle = [&](const axis_groups& parts, const auto& emit) {
     if (d != 2) return emit(parts);
     detail::for_each_region_rectangle(*parts[0], *parts[1], region, columns_outer,
-                                      [&](const segments& rows, const segments& cols) { emit(axis_groups{&rows, &cols}); });
+                                      [&](const segments& rows, const segments& cols) {
+                                        emit(axis_groups{&rows, &cols});
+                                      });
   };
   // The tile of box `parts`, its runs contiguous in the storage of `sides`.
   const auto make_tile = [&](const axis_groups& parts, int sides) {
@@ -440,9 +446,10 @@ void plan_messages(transform_plan::impl& p, const std::vector<reshape_job>& jobs
 }
 
 // Everything after the arguments' agreement, shared by both entry points.
-std::unique_ptr<transform_plan::impl> build_plan(MPI_Comm comm, mpi::comm_handle owned_comm, std::vector<reshape_job> jobs,
-                          std::vector<job_description> matrix_jobs, const transform_options& options,
-                          const seconds_since& started) {
+std::unique_ptr<transform_plan::impl> build_plan(MPI_Comm comm, mpi::comm_handle owned_comm,
+                                                 std::vector<reshape_job> jobs,
+                                                 std::vector<job_description> matrix_jobs,
+                                                 const transform_options& options, const seconds_since& started) {
   auto p = std::make_unique<transform_plan::impl>();
   p->comm = std::move(owned_comm);
   p->rank = mpi::rank(comm);
@@ -452,9 +459,10 @@ std::unique_ptr<transform_plan::impl> build_plan(MPI_Comm comm, mpi::comm_handle
   // then every rank's OpenMP default is the whole host. On 4 ranks sharing 2 cores, teams of 2 made pdtran
   // N = 4000 7-9x slower than teams of 1 (spinning threads wait for descheduled ones at every barrier). The share
   // was gathered in the arguments' agreement: read from comm's cache here.
-  p->threads = options.num_threads > 0
-                   ? options.num_threads
-                   : static_cast<int>(std::min<std::int64_t>(omp_get_max_threads(), mpi::host_share_of(comm).cpus_per_rank()));
+  p->threads =
+      options.num_threads > 0
+          ? options.num_threads
+          : static_cast<int>(std::min<std::int64_t>(omp_get_max_threads(), mpi::host_share_of(comm).cpus_per_rank()));
   p->stats.threads = p->threads;
   p->stats.plan_agreement_seconds = started.elapsed();
 
@@ -508,7 +516,8 @@ transform_plan transform_plan::inverse() const {
   if (!impl_->jobs.empty()) {
     std::vector<job_description> swapped;
     for (const auto& j : impl_->jobs)
-      swapped.push_back({j.b, j.a, j.operation, j.type, j.operation == op::identity ? j.region : j.region.transposed()});
+      swapped.push_back(
+          {j.b, j.a, j.operation, j.type, j.operation == op::identity ? j.region : j.region.transposed()});
     return make_plan(impl_->comm.get(), std::move(swapped), impl_->options);
   }
   std::vector<reshape_job> swapped;

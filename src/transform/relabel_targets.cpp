@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "redist/transform/relabel_targets.hpp"
 
 #include <cstdint>
@@ -21,15 +22,17 @@ relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_descripti
   for (const auto& j : jobs)
     hash = hash * 1000003u ^ j.a.global_hash() ^ (j.b.global_hash() * 31u) ^
            (static_cast<std::uint64_t>(j.operation) << 8) ^ static_cast<std::uint64_t>(j.type);
-  agreed.require_same(hash, "ranks passed different jobs (layouts, ops or element types) to relabel_targets; "
-                            "every rank must describe the same jobs");
+  agreed.require_same(hash,
+                      "ranks passed different jobs (layouts, ops or element types) to relabel_targets; "
+                      "every rank must describe the same jobs");
   relabel::label_graph mine;
   agreed.attempt([&] {
     // The communication graph weighs whole rectangles; a trapezoid would be weighed wrongly.
     for (const auto& j : jobs)
       if (j.region.shape != region_shape::all)
-        throw invalid_argument("relabel_targets: jobs with an element_region other than region_shape::all are not "
-                               "supported (relabel the full job, then plan with the region)");
+        throw invalid_argument(
+            "relabel_targets: jobs with an element_region other than region_shape::all are not "
+            "supported (relabel the full job, then plan with the region)");
     std::vector<relabel::layout_pair> pairs;
     pairs.reserve(jobs.size());
     for (const auto& j : jobs) pairs.push_back({&j.a, &j.b, j.operation, element_size(j.type)});
@@ -55,16 +58,18 @@ relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vect
     hash = hash * 1000003u ^ j.a.global_hash() ^ (j.b.global_hash() * 31u) ^ static_cast<std::uint64_t>(j.type);
     for (int a : j.axes) hash = hash * 1000003u ^ static_cast<std::uint64_t>(a + 1);
   }
-  agreed.require_same(hash, "ranks passed different jobs (layouts, axes or element types) to relabel_reshape_targets; "
-                            "every rank must describe the same jobs");
+  agreed.require_same(hash,
+                      "ranks passed different jobs (layouts, axes or element types) to relabel_reshape_targets; "
+                      "every rank must describe the same jobs");
   relabel::label_graph mine;
   agreed.attempt([&] {
     std::vector<relabel::nd_layout_pair> pairs;
     pairs.reserve(jobs.size());
     for (const auto& j : jobs) {
       if (j.region.shape != region_shape::all)
-        throw invalid_argument("relabel_reshape_targets: jobs with an element_region other than region_shape::all are "
-                               "not supported (relabel the full job, then plan with the region)");
+        throw invalid_argument(
+            "relabel_reshape_targets: jobs with an element_region other than region_shape::all are "
+            "not supported (relabel the full job, then plan with the region)");
       pairs.push_back({&j.a, &j.b, j.axes, element_size(j.type)});
     }
     mine = relabel::incoming_packages(pairs, nranks, rank, rank + 1);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The tile operations of an execution (tile_ops.hpp): typed dispatch onto the kernels, walking each tile's runs.
 #include "tile_ops.hpp"
 
@@ -12,7 +13,7 @@
 namespace redist::detail {
 
 std::int64_t storage_view::at(const block_index* block, const local_index* local,
-                                const std::int64_t*& strides_out) const {
+                              const std::int64_t*& strides_out) const {
   std::int64_t offset = 0;
   const std::int64_t* s = strides.data();
   if (kind != storage_kind::regular) {
@@ -49,12 +50,24 @@ T from_scalar(scalar s) {
 template <class F>
 void with_type(element_type t, F&& f) {
   switch (t) {
-    case element_type::f32: f(float{}); return;
-    case element_type::f64: f(double{}); return;
-    case element_type::c32: f(std::complex<float>{}); return;
-    case element_type::c64: f(std::complex<double>{}); return;
-    case element_type::i32: f(std::int32_t{}); return;
-    case element_type::i64: f(std::int64_t{}); return;
+    case element_type::f32:
+      f(float{});
+      return;
+    case element_type::f64:
+      f(double{});
+      return;
+    case element_type::c32:
+      f(std::complex<float>{});
+      return;
+    case element_type::c64:
+      f(std::complex<double>{});
+      return;
+    case element_type::i32:
+      f(std::int32_t{});
+      return;
+    case element_type::i64:
+      f(std::int64_t{});
+      return;
   }
 }
 
@@ -118,8 +131,7 @@ void for_each_piece(const tile& t, const kernel_axes& ka, F&& piece) {
       for (std::int64_t k = 0; k < r.length; ++k) s.push_back(sub_run(r, k, 1));
     combinations *= static_cast<std::int64_t>(s.size());
   }
-  const bool parallel =
-      t.elements() >= kernels::parallel_threshold && !omp_in_parallel() && omp_get_max_threads() > 1;
+  const bool parallel = t.elements() >= kernels::parallel_threshold && !omp_in_parallel() && omp_get_max_threads() > 1;
   std::vector<run> panel_parts;           // the y runs as the panels take them
   std::vector<std::size_t> panel_starts;  // panel p: panel_parts[panel_starts[p], panel_starts[p + 1])
   if (ka.y >= 0) {
@@ -310,13 +322,16 @@ struct y_side {
   enum class index { a_local, b_local, packed } of;
   std::int64_t stride;
   std::int64_t offset(const run& r) const {
-    const std::int64_t i = of == index::a_local ? r.a_local.value() : of == index::b_local ? r.b_local.value() : r.packed;
+    const std::int64_t i = of == index::a_local   ? r.a_local.value()
+                           : of == index::b_local ? r.b_local.value()
+                                                  : r.packed;
     return i * stride;
   }
 };
 
 // The columns of a panel (y runs `ys[0, count)`) as offsets from its first column.
-const std::vector<column_offsets>& panel_columns(const run* ys, std::size_t count, const y_side& dst, const y_side& src) {
+const std::vector<column_offsets>& panel_columns(const run* ys, std::size_t count, const y_side& dst,
+                                                 const y_side& src) {
   static thread_local std::vector<column_offsets> columns;  // pieces of one tile may run on several threads
   columns.clear();
   const std::int64_t dst0 = dst.offset(ys[0]), src0 = src.offset(ys[0]);
@@ -399,8 +414,7 @@ void unpack_tile(const job_plan& jp, const tile& t, T* a_base, const std::byte* 
   const T* packed = reinterpret_cast<const T*>(message + t.byte_offset);
   const axis_values ps = packed_strides(jp, t);
   const kernel_axes ka = choose_axes(jp.ndim, jp.a_order, jp.packed_order);
-  if (alpha != T(0) && has_short_runs(t, ka) && walks_short_runs(jp.a_view, ka) &&
-      ps[static_cast<size_t>(ka.x)] == 1) {
+  if (alpha != T(0) && has_short_runs(t, ka) && walks_short_runs(jp.a_view, ka) && ps[static_cast<size_t>(ka.x)] == 1) {
     const std::int64_t* as = jp.a_view.strides.data();
     const y_side dst_y{y_side::index::a_local, as[ka.y]}, src_y{y_side::index::packed, ps[static_cast<size_t>(ka.y)]};
     for_each_piece<true>(t, ka, [&](const piece_runs& at, const run* ys, std::size_t y_count) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // (internal) The operations every strategy applies to tiles: pack op(B)'s part of a tile into a message, unpack a
 // message's tile into A (A = alpha * op(B) + beta * A applied on receipt), and transform a tile straight from a B

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The C API of the persistent neighborhood alltoallv, from plain C99: on a ring plus random edges (repeated
  * edges, self loops and zero counts included), every strategy through the info keys, three cycles with the
  * data changed in between, compared element for element with MPI_Neighbor_alltoallv on the same graph; the
@@ -16,14 +17,14 @@
 static int rank, nranks;
 static int failures; /* checks failed on this rank */
 
-#define CHECK(condition, ...)                                        \
-  do {                                                               \
-    if (!(condition)) {                                              \
-      ++failures;                                                    \
+#define CHECK(condition, ...)                                         \
+  do {                                                                \
+    if (!(condition)) {                                               \
+      ++failures;                                                     \
       fprintf(stderr, "[rank %d] %s:%d: ", rank, __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                  \
-      fputc('\n', stderr);                                           \
-    }                                                                \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fputc('\n', stderr);                                            \
+    }                                                                 \
   } while (0)
 
 /* Same sequence on every rank (from the run's base seed, test_seed.h), so all ranks agree on the global edge
@@ -117,15 +118,15 @@ static void fill(double* send, int n, int cycle) {
 }
 
 /* Runs three cycles of an initialised request and compares each with MPI_Neighbor_alltoallv on graph_comm. */
-static void compare_cycles(redist_request* request, const graph_side* g, double* send, double* recv,
-                           double* expected, MPI_Comm graph_comm, const char* what) {
+static void compare_cycles(redist_request* request, const graph_side* g, double* send, double* recv, double* expected,
+                           MPI_Comm graph_comm, const char* what) {
   for (int cycle = 0; cycle < 3; ++cycle) {
     fill(send, g->send_total, cycle);
     for (int k = 0; k < g->recv_total; ++k) recv[k] = expected[k] = -1.0;
     CHECK(redist_start(request) == MPI_SUCCESS, "%s: redist_start failed in cycle %d", what, cycle);
     CHECK(redist_wait(request) == MPI_SUCCESS, "%s: redist_wait failed in cycle %d", what, cycle);
-    MPI_Neighbor_alltoallv(send, g->sendcounts, g->sdispls, MPI_DOUBLE, expected, g->recvcounts, g->rdispls,
-                           MPI_DOUBLE, graph_comm);
+    MPI_Neighbor_alltoallv(send, g->sendcounts, g->sdispls, MPI_DOUBLE, expected, g->recvcounts, g->rdispls, MPI_DOUBLE,
+                           graph_comm);
     int shown = 0;
     for (int k = 0; k < g->recv_total; ++k)
       if (recv[k] != expected[k] && shown++ < 5)
@@ -147,9 +148,8 @@ static void test_graph_strategies(const graph_side* g, MPI_Comm graph_comm, doub
       MPI_Info_set(info, "redist_strategy", strategies[s]);
       if (with_regions) MPI_Info_set(info, "redist_region_size", "2");
       redist_request request = REDIST_REQUEST_NULL;
-      const int code = redist_neighbor_alltoallv_init(send, g->sendcounts, g->sdispls, MPI_DOUBLE, recv,
-                                                      g->recvcounts, g->rdispls, MPI_DOUBLE, graph_comm, info,
-                                                      &request);
+      const int code = redist_neighbor_alltoallv_init(send, g->sendcounts, g->sdispls, MPI_DOUBLE, recv, g->recvcounts,
+                                                      g->rdispls, MPI_DOUBLE, graph_comm, info, &request);
       CHECK(code == MPI_SUCCESS && request != REDIST_REQUEST_NULL, "%s: init returned %d", what, code);
       if (code == MPI_SUCCESS) {
         compare_cycles(&request, g, send, recv, expected, graph_comm, what);
@@ -166,9 +166,9 @@ static void test_lists(const graph_side* g, MPI_Comm graph_comm, double* send, d
   MPI_Info_set(info, "redist_strategy", "aggregate");
   MPI_Info_set(info, "redist_region_size", "2");
   redist_request request = REDIST_REQUEST_NULL;
-  const int code = redist_neighbor_alltoallv_init_lists(
-      g->indegree, g->sources, g->outdegree, g->destinations, send, g->sendcounts, g->sdispls, MPI_DOUBLE, recv,
-      g->recvcounts, g->rdispls, MPI_DOUBLE, MPI_COMM_WORLD, info, &request);
+  const int code = redist_neighbor_alltoallv_init_lists(g->indegree, g->sources, g->outdegree, g->destinations, send,
+                                                        g->sendcounts, g->sdispls, MPI_DOUBLE, recv, g->recvcounts,
+                                                        g->rdispls, MPI_DOUBLE, MPI_COMM_WORLD, info, &request);
   CHECK(code == MPI_SUCCESS, "lists on MPI_COMM_WORLD: init returned %d", code);
   if (code == MPI_SUCCESS) {
     compare_cycles(&request, g, send, recv, expected, graph_comm, "lists on MPI_COMM_WORLD");
@@ -194,9 +194,9 @@ static void test_ext(const graph_side* g, MPI_Comm graph_comm, double* send, dou
     MPI_Info_set(info, "redist_strategy", strategies[s]);
     MPI_Info_set(info, "redist_region_size", "2");
     redist_request request = REDIST_REQUEST_NULL;
-    const int code = redist_neighbor_alltoallv_init_ext(send, g->sendcounts, g->sdispls, send_ids, MPI_DOUBLE, recv,
-                                                        g->recvcounts, g->rdispls, recv_ids, MPI_DOUBLE, graph_comm,
-                                                        info, &request);
+    const int code =
+        redist_neighbor_alltoallv_init_ext(send, g->sendcounts, g->sdispls, send_ids, MPI_DOUBLE, recv, g->recvcounts,
+                                           g->rdispls, recv_ids, MPI_DOUBLE, graph_comm, info, &request);
     CHECK(code == MPI_SUCCESS, "%s: init returned %d", what, code);
     if (code == MPI_SUCCESS) {
       const char *strategy = NULL, *reason = NULL;
@@ -217,8 +217,8 @@ static void test_errors(const graph_side* g, MPI_Comm graph_comm, double* send, 
   redist_request request = REDIST_REQUEST_NULL;
   int code = redist_neighbor_alltoallv_init(send, g->sendcounts, g->sdispls, MPI_DOUBLE, recv, g->recvcounts,
                                             g->rdispls, MPI_DOUBLE, MPI_COMM_WORLD, MPI_INFO_NULL, &request);
-  CHECK(code == MPI_ERR_TOPOLOGY, "MPI_COMM_WORLD (no graph): init returned %d, expected MPI_ERR_TOPOLOGY (%d)",
-        code, MPI_ERR_TOPOLOGY);
+  CHECK(code == MPI_ERR_TOPOLOGY, "MPI_COMM_WORLD (no graph): init returned %d, expected MPI_ERR_TOPOLOGY (%d)", code,
+        MPI_ERR_TOPOLOGY);
   CHECK(request == REDIST_REQUEST_NULL, "MPI_COMM_WORLD (no graph): request is not REDIST_REQUEST_NULL");
 
   /* A negative count on the last rank only (its ring edge). */
@@ -227,16 +227,16 @@ static void test_errors(const graph_side* g, MPI_Comm graph_comm, double* send, 
   if (rank == nranks - 1) counts[0] = -1;
   code = redist_neighbor_alltoallv_init(send, counts, g->sdispls, MPI_DOUBLE, recv, g->recvcounts, g->rdispls,
                                         MPI_DOUBLE, graph_comm, MPI_INFO_NULL, &request);
-  CHECK(code == MPI_ERR_ARG, "negative count on rank %d: init returned %d, expected MPI_ERR_ARG (%d)", nranks - 1,
-        code, MPI_ERR_ARG);
+  CHECK(code == MPI_ERR_ARG, "negative count on rank %d: init returned %d, expected MPI_ERR_ARG (%d)", nranks - 1, code,
+        MPI_ERR_ARG);
   CHECK(request == REDIST_REQUEST_NULL, "negative count: request is not REDIST_REQUEST_NULL");
   free(counts);
 
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, "redist_strategy", "fastest");
-  code = redist_neighbor_alltoallv_init(send, g->sendcounts, g->sdispls, MPI_DOUBLE, recv, g->recvcounts,
-                                        g->rdispls, MPI_DOUBLE, graph_comm, info, &request);
+  code = redist_neighbor_alltoallv_init(send, g->sendcounts, g->sdispls, MPI_DOUBLE, recv, g->recvcounts, g->rdispls,
+                                        MPI_DOUBLE, graph_comm, info, &request);
   CHECK(code == MPI_ERR_ARG, "redist_strategy = fastest: init returned %d, expected MPI_ERR_ARG (%d)", code,
         MPI_ERR_ARG);
   CHECK(request == REDIST_REQUEST_NULL, "bad info: request is not REDIST_REQUEST_NULL");
@@ -262,8 +262,8 @@ int main(int argc, char** argv) {
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wpragmas"
 #pragma GCC diagnostic ignored "-Wstringop-overread"
-  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, g.indegree, g.sources, MPI_UNWEIGHTED, g.outdegree,
-                                 g.destinations, MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_comm);
+  MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, g.indegree, g.sources, MPI_UNWEIGHTED, g.outdegree, g.destinations,
+                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_comm);
 #pragma GCC diagnostic pop
   double* send = malloc(sizeof(double) * (size_t)(g.send_total + 1));
   double* recv = malloc(sizeof(double) * (size_t)(g.recv_total + 1));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The C API of the in-place variable-size all-to-all, from plain C99: redist_alltoallv_inplace on random
  * counts (zeros, send total != receive total) with zeroed options, NULL options and every algorithm (the
  * report filled), compared with MPI_Alltoallv out of place; redist_alltoallv with MPI_IN_PLACE on symmetric
@@ -21,14 +22,14 @@
 static int rank, nranks;
 static int failures; /* checks failed on this rank */
 
-#define CHECK(condition, ...)                                        \
-  do {                                                               \
-    if (!(condition)) {                                              \
-      ++failures;                                                    \
+#define CHECK(condition, ...)                                         \
+  do {                                                                \
+    if (!(condition)) {                                               \
+      ++failures;                                                     \
       fprintf(stderr, "[rank %d] %s:%d: ", rank, __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                  \
-      fputc('\n', stderr);                                           \
-    }                                                                \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fputc('\n', stderr);                                            \
+    }                                                                 \
   } while (0)
 
 /* Same sequence on every rank (from the run's base seed, test_seed.h), so all ranks agree on the global counts. */
@@ -46,8 +47,10 @@ static int64_t* random_matrix(int max_count, int symmetric) {
   for (int i = 0; i < nranks; ++i)
     for (int j = 0; j < nranks; ++j) {
       const int64_t v = next_random() % 4 == 0 ? 0 : (int64_t)(next_random() % (uint32_t)(max_count + 1));
-      if (!symmetric || j >= i) c[i * nranks + j] = v;
-      else c[i * nranks + j] = c[j * nranks + i];
+      if (!symmetric || j >= i)
+        c[i * nranks + j] = v;
+      else
+        c[i * nranks + j] = c[j * nranks + i];
     }
   return c;
 }
@@ -314,8 +317,8 @@ static void test_inplace_plan(void) {
   for (int j = 0; j < nranks; ++j) received[j] = -1;
   opts.recvcounts_out = received;
   redist_inplace_plan plan = REDIST_INPLACE_PLAN_NULL;
-  int code = redist_alltoallv_inplace_plan_create(x.capacity, x.sendcounts, NULL, MPI_DOUBLE, MPI_COMM_WORLD, &opts,
-                                                  &plan);
+  int code =
+      redist_alltoallv_inplace_plan_create(x.capacity, x.sendcounts, NULL, MPI_DOUBLE, MPI_COMM_WORLD, &opts, &plan);
   CHECK(code == MPI_SUCCESS && plan != REDIST_INPLACE_PLAN_NULL, "plan create: returned %d", code);
   if (code != MPI_SUCCESS) {
     free(received);
@@ -368,8 +371,10 @@ static void test_inplace_plan(void) {
   if (rank == nranks - 1) z.sendcounts[0] = 0;
   code = redist_alltoallv_inplace_plan_create(z.capacity, z.sendcounts, NULL, MPI_DOUBLE, MPI_COMM_WORLD, NULL,
                                               rank == nranks - 1 ? NULL : &plan);
-  CHECK(code == MPI_ERR_ARG, "plan create with a NULL plan pointer on the last rank: returned %d, expected "
-        "MPI_ERR_ARG (%d)", code, MPI_ERR_ARG);
+  CHECK(code == MPI_ERR_ARG,
+        "plan create with a NULL plan pointer on the last rank: returned %d, expected "
+        "MPI_ERR_ARG (%d)",
+        code, MPI_ERR_ARG);
   free_problem(&z);
   free(received);
   free(c);
@@ -399,8 +404,8 @@ static void test_mpi_signature(void) {
   memcpy(expected, buf, sizeof(double) * (size_t)length);
   MPI_Alltoallv(original, counts, displs, MPI_DOUBLE, expected, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
 
-  int code = redist_alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, counts, displs, MPI_DOUBLE,
-                              MPI_COMM_WORLD);
+  int code =
+      redist_alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
   CHECK(code == MPI_SUCCESS, "redist_alltoallv(MPI_IN_PLACE): returned %d", code);
   int shown = 0;
   for (int k = 0; k < length; ++k)
@@ -436,8 +441,10 @@ static void test_mpi_signature(void) {
     memcpy(asym, counts, sizeof(int) * (size_t)nranks);
     int* asym_displs = malloc(sizeof(int) * (size_t)nranks);
     memcpy(asym_displs, displs, sizeof(int) * (size_t)nranks);
-    if (rank == 0 && asym[1] > 0) asym[1] -= 1;
-    else if (rank == 0) asym[1] = 1, asym_displs[1] = 0; /* the first gap (block 1 has nothing there) */
+    if (rank == 0 && asym[1] > 0)
+      asym[1] -= 1;
+    else if (rank == 0)
+      asym[1] = 1, asym_displs[1] = 0; /* the first gap (block 1 has nothing there) */
     code = redist_alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, buf, asym, asym_displs, MPI_DOUBLE,
                             MPI_COMM_WORLD);
     CHECK(code == MPI_ERR_ARG, "asymmetric MPI_IN_PLACE counts: returned %d, expected MPI_ERR_ARG (%d)", code,
@@ -460,11 +467,13 @@ static void test_mpi_signature(void) {
   MPI_Alltoall(a_original, n, MPI_DOUBLE, a_expected, n, MPI_DOUBLE, MPI_COMM_WORLD);
   code = redist_alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, n, MPI_DOUBLE, MPI_COMM_WORLD);
   CHECK(code == MPI_SUCCESS, "redist_alltoall(MPI_IN_PLACE): returned %d", code);
-  CHECK(memcmp(a, a_expected, sizeof(double) * (size_t)(n * nranks)) == 0, "redist_alltoall(MPI_IN_PLACE): wrong result");
+  CHECK(memcmp(a, a_expected, sizeof(double) * (size_t)(n * nranks)) == 0,
+        "redist_alltoall(MPI_IN_PLACE): wrong result");
   for (int k = 0; k < n * nranks; ++k) a[k] = -5.0;
   code = redist_alltoall(a_original, n, MPI_DOUBLE, a, n, MPI_DOUBLE, MPI_COMM_WORLD);
   CHECK(code == MPI_SUCCESS, "redist_alltoall out of place: returned %d", code);
-  CHECK(memcmp(a, a_expected, sizeof(double) * (size_t)(n * nranks)) == 0, "redist_alltoall out of place: wrong result");
+  CHECK(memcmp(a, a_expected, sizeof(double) * (size_t)(n * nranks)) == 0,
+        "redist_alltoall out of place: wrong result");
 
   free(a);
   free(a_expected);

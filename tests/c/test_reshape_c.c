@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The N-d reshape's C API from plain C99: a 3-D brick -> pencil reshape with permuted axes, a non-C input order
  * and a Fortran output order, at the origin and offset by +5 on every axis, with an empty input box on the last
  * rank, checked element-wise against the global index function; NULL alpha/beta and explicit alpha/beta with
@@ -18,24 +19,24 @@
 static int rank, nranks;
 static int failures; /* checks failed on this rank */
 
-#define CHECK(condition, ...)                                        \
-  do {                                                               \
-    if (!(condition)) {                                              \
-      ++failures;                                                    \
+#define CHECK(condition, ...)                                         \
+  do {                                                                \
+    if (!(condition)) {                                               \
+      ++failures;                                                     \
       fprintf(stderr, "[rank %d] %s:%d: ", rank, __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                                  \
-      fputc('\n', stderr);                                           \
-    }                                                                \
+      fprintf(stderr, __VA_ARGS__);                                   \
+      fputc('\n', stderr);                                            \
+    }                                                                 \
   } while (0)
 
 typedef struct {
   int64_t lo[3], hi[3];
 } box3;
 
-static const int64_t shape[3] = {6, 5, 7};          /* the input space */
-static const int axes[3] = {2, 0, 1};               /* output axis i = input axis axes[i] */
-static const int in_order[3] = {1, 0, 2};           /* axis 1 fastest: neither C nor Fortran order */
-static const int out_order[3] = {0, 1, 2};          /* Fortran order */
+static const int64_t shape[3] = {6, 5, 7}; /* the input space */
+static const int axes[3] = {2, 0, 1};      /* output axis i = input axis axes[i] */
+static const int in_order[3] = {1, 0, 2};  /* axis 1 fastest: neither C nor Fortran order */
+static const int out_order[3] = {0, 1, 2}; /* Fortran order */
 static const double sentinel = -12345.0;
 
 static int64_t elements(box3 b) {
@@ -56,8 +57,8 @@ static int64_t offset(box3 b, const int* order, const int64_t* idx) {
 }
 
 /* idx over every index of b, C order. */
-#define FOR_EACH_INDEX(b, idx) \
-  for (idx[0] = b.lo[0]; idx[0] < b.hi[0]; ++idx[0]) \
+#define FOR_EACH_INDEX(b, idx)                         \
+  for (idx[0] = b.lo[0]; idx[0] < b.hi[0]; ++idx[0])   \
     for (idx[1] = b.lo[1]; idx[1] < b.hi[1]; ++idx[1]) \
       for (idx[2] = b.lo[2]; idx[2] < b.hi[2]; ++idx[2])
 
@@ -143,17 +144,19 @@ static void test_reshape(int64_t origin, int empty_last, const int* in_ord, cons
   double* a = input_of(in, in_ord);
   double* b = malloc(sizeof(double) * (size_t)(elements(out_box) + 1));
   redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
-  int code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in.lo, in.hi, in_ord, out_box.lo, out_box.hi, out_ord,
-                                        axes, MPI_DOUBLE, MPI_INFO_NULL, &plan);
+  int code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in.lo, in.hi, in_ord, out_box.lo, out_box.hi, out_ord, axes,
+                                        MPI_DOUBLE, MPI_INFO_NULL, &plan);
   CHECK(code == MPI_SUCCESS, "origin %lld: create returned %d: %s", (long long)origin, code,
         redist_last_error_message());
   if (code == MPI_SUCCESS) {
     CHECK(redist_reshape_execute(plan, a, b, NULL, NULL) == MPI_SUCCESS, "execute: %s", redist_last_error_message());
-    CHECK(check_output(b, out_box, out_ord, 1.0, 0.0) == 0, "origin %lld: wrong values (alpha, beta NULL)", (long long)origin);
+    CHECK(check_output(b, out_box, out_ord, 1.0, 0.0) == 0, "origin %lld: wrong values (alpha, beta NULL)",
+          (long long)origin);
     const double alpha = 2.0, beta = 3.0;
     fill_old_output(b, out_box, out_ord);
     CHECK(redist_reshape_execute(plan, a, b, &alpha, &beta) == MPI_SUCCESS, "execute: %s", redist_last_error_message());
-    CHECK(check_output(b, out_box, out_ord, alpha, beta) == 0, "origin %lld: wrong values (alpha 2, beta 3)", (long long)origin);
+    CHECK(check_output(b, out_box, out_ord, alpha, beta) == 0, "origin %lld: wrong values (alpha 2, beta 3)",
+          (long long)origin);
     int64_t lo[3], hi[3];
     int passed_by = -1;
     CHECK(redist_reshape_output_box(plan, lo, hi, &passed_by) == MPI_SUCCESS && passed_by == rank &&
@@ -186,8 +189,8 @@ static void test_relabel(const int* in_ord, const int* out_ord) {
   MPI_Info_set(info, "redist_relabel", "exact");
   MPI_Info_set(info, "redist_strategy", "alltoallv");
   redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
-  int code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in.lo, in.hi, in_ord, passed.lo, passed.hi, out_ord,
-                                        axes, MPI_DOUBLE, info, &plan);
+  int code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in.lo, in.hi, in_ord, passed.lo, passed.hi, out_ord, axes,
+                                        MPI_DOUBLE, info, &plan);
   MPI_Info_free(&info);
   CHECK(code == MPI_SUCCESS, "relabel: create returned %d: %s", code, redist_last_error_message());
   if (code != MPI_SUCCESS) return;
@@ -264,8 +267,8 @@ static void test_errors(void) {
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, "redist_strategy", last ? "bogus" : "auto");
-  expect_error("bad redist_strategy (last rank)", MPI_ERR_ARG, 3, in, in_order, out, out_order, axes, MPI_DOUBLE,
-               info, 0);
+  expect_error("bad redist_strategy (last rank)", MPI_ERR_ARG, 3, in, in_order, out, out_order, axes, MPI_DOUBLE, info,
+               0);
   MPI_Info_delete(info, "redist_strategy");
   MPI_Info_set(info, "redist_stores", last ? "fast" : "streaming");
   expect_error("bad redist_stores (last rank)", MPI_ERR_ARG, 3, in, in_order, out, out_order, axes, MPI_DOUBLE, info,
@@ -323,8 +326,8 @@ static void test_node_buffer(void) {
   MPI_Info_create(&info);
   MPI_Info_set(info, "redist_strategy", "shared_memory");
   redist_reshape_plan plan = REDIST_RESHAPE_PLAN_NULL;
-  code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in.lo, in.hi, in_order, out_box.lo, out_box.hi, out_order,
-                                    axes, MPI_DOUBLE, info, &plan);
+  code = redist_reshape_plan_create(MPI_COMM_WORLD, 3, in.lo, in.hi, in_order, out_box.lo, out_box.hi, out_order, axes,
+                                    MPI_DOUBLE, info, &plan);
   MPI_Info_free(&info);
   CHECK(code == MPI_SUCCESS, "create: %s", redist_last_error_message());
   double* b = malloc(sizeof(double) * (size_t)(elements(out_box) + 1));

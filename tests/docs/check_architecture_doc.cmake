@@ -1,12 +1,18 @@
-# docs/architecture.md names where each concern lives: every path it quotes (`src/...`, `include/...`,
-# `python/...`, `tools/...`, `tests/...`, with a trailing * for a family of files) must exist in the source tree,
-# so that moving a concern without updating the page fails here. Run with -DSOURCE_DIR=<project root>.
-file(READ "${SOURCE_DIR}/docs/architecture.md" page)
-string(REGEX MATCHALL "(src|include|python|tools|tests)/[A-Za-z0-9_./*-]+" quoted "${page}")
+# SPDX-License-Identifier: BSD-3-Clause
+# A page that names where things live (docs/architecture.md's map of the source tree, CONTRIBUTING.md's recipes):
+# every path it quotes (`src/...`, `include/...`, `python/...`, `tools/...`, `tests/...`, `docs/...`, `bench/...`,
+# `cmake/...`, `scripts/...`, with a trailing * for a family of files) must exist in the source tree, so that
+# moving a file without updating the page fails here.
+#   cmake -DSOURCE_DIR=<project root> [-DDOC=CONTRIBUTING.md] -P check_architecture_doc.cmake
+if(NOT DOC)
+  set(DOC docs/architecture.md)
+endif()
+file(READ "${SOURCE_DIR}/${DOC}" page)
+string(REGEX MATCHALL "(src|include|python|tools|tests|docs|bench|cmake|scripts)/[A-Za-z0-9_./*-]+" quoted "${page}")
 list(REMOVE_DUPLICATES quoted)
 list(LENGTH quoted count)
 if(count LESS 20)
-  message(FATAL_ERROR "docs/architecture.md quotes ${count} paths; expected the map of the source tree (20 or more)")
+  message(FATAL_ERROR "${DOC} quotes ${count} paths; expected a map of the source tree (20 or more)")
 endif()
 set(missing "")
 foreach(path IN LISTS quoted)
@@ -23,6 +29,6 @@ foreach(path IN LISTS quoted)
   endif()
 endforeach()
 if(missing)
-  message(FATAL_ERROR "docs/architecture.md names paths that do not exist: ${missing}")
+  message(FATAL_ERROR "${DOC} names paths that do not exist: ${missing}")
 endif()
-message(STATUS "docs/architecture.md: ${count} paths, all present")
+message(STATUS "${DOC}: ${count} paths, all present")

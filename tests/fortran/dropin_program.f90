@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! A Fortran program as ScaLAPACK users write them, linked with libredist_scalapack ahead of ScaLAPACK:
 ! its PDGEMR2D, PDTRMR2D, PDTRAN and PDGEMM calls run redist. B = A between two different block-cyclic grids
 ! (5x4 blocks -> 7x3 blocks, B's descriptor built by hand with its DTYPE left 0 on process 0, as ScaLAPACK's own

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The install test: the README's "Using it" blocks, run as written against an installed redist, for every
 # audience. Each block is taken from README.md (the sh block after "<!-- install-test: NAME -->"), with
 # /opt/redist replaced by a scratch prefix; the programs are the test's own (tests/install/consumer/main.cpp as

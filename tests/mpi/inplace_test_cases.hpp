@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Helpers of the in-place alltoallv's MPI tests (included by tests/mpi/test_inplace_alltoallv.cpp only): count
 // patterns, element types, the data and MPI's out-of-place reference, one call agreed over the ranks.
@@ -16,9 +17,9 @@
 #include <vector>
 
 #include "mpi_test_support.hpp"
-#include "test_seed.hpp"
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
+#include "test_seed.hpp"
 
 namespace ex = redist::exchange;
 using namespace redist::testing;
@@ -78,11 +79,20 @@ counts_matrix paper_case(int which, int p, std::int64_t n) {
       const int d = ((j - i) % p + p) % p;
       std::int64_t v = 0;
       switch (which) {
-        case 1: v = n / p; break;
-        case 2: v = d < p / 4 ? 0 : d < p - 1 ? n / p : n / 4; break;
-        case 3: v = d < p / 2 ? 0 : d < p - 1 ? n / p : n / 2; break;
-        case 4: v = d == p - 1 ? n : 0; break;
-        default: ADD_FAILURE() << "no paper case " << which;
+        case 1:
+          v = n / p;
+          break;
+        case 2:
+          v = d < p / 4 ? 0 : d < p - 1 ? n / p : n / 4;
+          break;
+        case 3:
+          v = d < p / 2 ? 0 : d < p - 1 ? n / p : n / 2;
+          break;
+        case 4:
+          v = d == p - 1 ? n : 0;
+          break;
+        default:
+          ADD_FAILURE() << "no paper case " << which;
       }
       c[static_cast<size_t>(i)][static_cast<size_t>(j)] = v;
     }
@@ -249,8 +259,8 @@ std::int64_t count_wrong_bytes(const std::vector<unsigned char>& got, const std:
       const size_t at = static_cast<size_t>(e * t.extent + b);
       if (t.data_byte[static_cast<size_t>(b)] && got[at] != expected[at]) {
         if (wrong < 3)
-          ADD_FAILURE() << what << ": element " << e << " byte " << b << " is " << int(got[at]) << ", MPI_Alltoallv gives "
-                        << int(expected[at]);
+          ADD_FAILURE() << what << ": element " << e << " byte " << b << " is " << int(got[at])
+                        << ", MPI_Alltoallv gives " << int(expected[at]);
         ++wrong;
       }
     }
@@ -294,16 +304,16 @@ enum class verdict { done, refused, failed };
 struct case_options {
   ex::inplace_options options;
   bool pass_recvcounts = true;
-  bool full_capacity = false;   // every rank's capacity = the largest total over all ranks (bitonic needs it)
-  std::int64_t slack = 0;       // elements of capacity beyond what is needed
+  bool full_capacity = false;  // every rank's capacity = the largest total over all ranks (bitonic needs it)
+  std::int64_t slack = 0;      // elements of capacity beyond what is needed
   std::uint64_t garbage_seed = test_seed(7);
 };
 
 // Runs the in-place call on counts `c` and compares with MPI_Alltoallv. Collective over comm.
 verdict check_case(const counts_matrix& c, const element_type& t, const case_options& co, MPI_Comm comm,
                    const std::string& label) {
-  SCOPED_TRACE(label + ", " + t.name + ", algorithm " + ex::to_string(co.options.algorithm) +
-               ", work " + std::to_string(co.options.work_bytes) + (co.pass_recvcounts ? ", recvcounts" : ", no recvcounts"));
+  SCOPED_TRACE(label + ", " + t.name + ", algorithm " + ex::to_string(co.options.algorithm) + ", work " +
+               std::to_string(co.options.work_bytes) + (co.pass_recvcounts ? ", recvcounts" : ", no recvcounts"));
   const int me = comm_rank(comm), p = comm_size(comm);
   const std::int64_t send_total = row_total(c, me), recv_total = column_total(c, me);
   const std::int64_t capacity = (co.full_capacity ? largest_total(c) : std::max(send_total, recv_total)) + co.slack;
@@ -314,8 +324,8 @@ verdict check_case(const counts_matrix& c, const element_type& t, const case_opt
   for (int i = 0; i < p; ++i) recvcounts[static_cast<size_t>(i)] = c[static_cast<size_t>(i)][static_cast<size_t>(me)];
 
   const call_result r = call_inplace([&] {
-    return ex::alltoallv_inplace(buf.data(), capacity, sendcounts.data(), co.pass_recvcounts ? recvcounts.data() : nullptr,
-                                 t.type, comm, co.options);
+    return ex::alltoallv_inplace(buf.data(), capacity, sendcounts.data(),
+                                 co.pass_recvcounts ? recvcounts.data() : nullptr, t.type, comm, co.options);
   });
   const agreement a = agree(r, comm);
   if (a.other > 0) {
@@ -323,8 +333,8 @@ verdict check_case(const counts_matrix& c, const element_type& t, const case_opt
     return verdict::failed;
   }
   if (a.refused > 0) {
-    EXPECT_EQ(a.refused, p) << "the refusal must be collective: refused on " << a.refused << " of " << p
-                            << " ranks" << (r.refused ? " (here: " + r.message + ")" : "");
+    EXPECT_EQ(a.refused, p) << "the refusal must be collective: refused on " << a.refused << " of " << p << " ranks"
+                            << (r.refused ? " (here: " + r.message + ")" : "");
     EXPECT_TRUE(buf == original) << "a refused call changed the buffer";
     const bool may_refuse = co.options.algorithm == ex::inplace_algorithm::chunked;
     EXPECT_TRUE(may_refuse) << "refused valid input: " << r.message;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // One rank's bad argument, differing options or bad handle: the same error on every rank, nothing moved, and
 // the next valid call works. Covers the agreement (src/mpi/agreement.hpp) through the C and C++ entry points
 // that had none or a partial one.
@@ -11,8 +12,8 @@
 
 #include "../../src/mpi/agreement.hpp"
 #include "expect_rejected.hpp"
-#include "redist/redist.h"
 #include "redist/exchange/inplace.hpp"
+#include "redist/redist.h"
 #include "redist/redist.hpp"
 
 using namespace redist;
@@ -33,17 +34,15 @@ struct ring {
     recv.assign(static_cast<std::size_t>(count), -1.0);
   }
   int init(MPI_Info info, redist_request* request, MPI_Datatype type = MPI_DOUBLE) {
-    return redist_neighbor_alltoallv_init_lists(1, &previous, 1, &next, send.data(), &count, &zero, type,
-                                                recv.data(), &count, &zero, type, MPI_COMM_WORLD, info, request);
+    return redist_neighbor_alltoallv_init_lists(1, &previous, 1, &next, send.data(), &count, &zero, type, recv.data(),
+                                                &count, &zero, type, MPI_COMM_WORLD, info, request);
   }
   bool untouched() const { return recv == std::vector<double>(recv.size(), -1.0); }
   bool delivered() const { return recv == std::vector<double>(recv.size(), previous + 0.5); }
 };
 
 // The code every rank got, or -1 when ranks got different codes.
-int same_code(int code) {
-  return -global_max(-code) == global_max(code) ? code : -1;
-}
+int same_code(int code) { return -global_max(-code) == global_max(code) ? code : -1; }
 
 MPI_Info info_with(const char* key, const char* value) {
   MPI_Info info;
@@ -83,9 +82,7 @@ TEST(ErrorAgreementC, DifferentCostModelOnOneRank) {
   expect_differing_info_refused("redist_cost_model", "defaults", "1e-6,1e-7,1e-9,2e-6,5e-7,1e-9,1e-9,1e-9");
 }
 
-TEST(ErrorAgreementC, DifferentRegionSizeOnOneRank) {
-  expect_differing_info_refused("redist_region_size", "1", "2");
-}
+TEST(ErrorAgreementC, DifferentRegionSizeOnOneRank) { expect_differing_info_refused("redist_region_size", "1", "2"); }
 
 TEST(ErrorAgreementC, NullDatatypeOnOneRank) {
   ring r;
@@ -165,8 +162,7 @@ TEST(ErrorAgreementCpp, InplaceLowestFailingRankWins) {
   const bool last = world_rank() == p - 1;
   expect_rejected<invalid_count>(
       [&] {
-        exchange::alltoallv_inplace(buf.data(), 4, last ? nullptr : counts.data(), nullptr, MPI_DOUBLE,
-                                    MPI_COMM_WORLD);
+        exchange::alltoallv_inplace(buf.data(), 4, last ? nullptr : counts.data(), nullptr, MPI_DOUBLE, MPI_COMM_WORLD);
       },
       "rank 0: ");
   EXPECT_TRUE(all_ranks(buf == std::vector<double>(4, 1.0)));

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // An edge of more than 2^31-1 elements, given with 64-bit counts: rank 0 sends 2^31 + 64 bytes to the last rank
 // through the neighbor exchange (a single large-count message, MPI-4 or the compatibility layer's fallback).
 // Needs ~4.5 GB of memory in total; excluded from sanitizer runs.
@@ -18,7 +19,8 @@ TEST(ExchangeLarge, EdgeAbove2GiElements) {
   const int me = world_rank(), last = world_size() - 1;
   const std::int64_t count = (std::int64_t{1} << 31) + 64;
   const bool sender = me == 0, receiver = me == last;
-  std::vector<unsigned char> send(sender ? static_cast<size_t>(count) : 0), recv(receiver ? static_cast<size_t>(count) : 0);
+  std::vector<unsigned char> send(sender ? static_cast<size_t>(count) : 0),
+      recv(receiver ? static_cast<size_t>(count) : 0);
   for (size_t k = 0; k < send.size(); ++k) send[k] = static_cast<unsigned char>(k * 131 + 7);
   const std::vector<int> destinations = sender ? std::vector<int>{last} : std::vector<int>{};
   const std::vector<int> sources = receiver ? std::vector<int>{0} : std::vector<int>{};
@@ -26,9 +28,8 @@ TEST(ExchangeLarge, EdgeAbove2GiElements) {
   const std::vector<std::int64_t> sdispls(destinations.size(), 0), rdispls(sources.size(), 0);
   exchange::exchange_options o;
   o.strategy = exchange::neighbor_strategy::standard;
-  exchange::neighbor_plan plan =
-      exchange::neighbor_alltoallv_init(sources, destinations, send, sendcounts, sdispls, recv, recvcounts, rdispls,
-                                        MPI_COMM_WORLD, o);
+  exchange::neighbor_plan plan = exchange::neighbor_alltoallv_init(sources, destinations, send, sendcounts, sdispls,
+                                                                   recv, recvcounts, rdispls, MPI_COMM_WORLD, o);
   plan.start();
   plan.wait();
   bool right = true;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The SpMV halo exchange through the persistent neighborhood alltoallv (light path): for each test matrix
 // and the rotated anisotropic diffusion matrix, rows and x split in blocks over the ranks, every strategy
 // (dedup with the column indices as global ids) with regions of 2 ranks or by node, two cycles with x changed in between; every received entry of x is
@@ -32,9 +33,8 @@ const sparse_matrix& matrix(const std::string& name) {
   static std::map<std::string, sparse_matrix> cache;
   auto found = cache.find(name);
   if (found != cache.end()) return found->second;
-  sparse_matrix a = name == "diffusion"
-                        ? rotated_anisotropic_diffusion(24, std::acos(-1.0) / 4, 0.001)
-                        : read_matrix_market(std::string(REDIST_TEST_MATRIX_DIR) + "/" + name + ".mtx");
+  sparse_matrix a = name == "diffusion" ? rotated_anisotropic_diffusion(24, std::acos(-1.0) / 4, 0.001)
+                                        : read_matrix_market(std::string(REDIST_TEST_MATRIX_DIR) + "/" + name + ".mtx");
   return cache.emplace(name, std::move(a)).first->second;
 }
 
@@ -60,8 +60,10 @@ TEST_P(ExchangeSpmv, HaloAndProductMatchSerial) {
   const halo_pattern h = spmv_halo(a, rows, cols, me);
   const std::int64_t own_first = cols[me], own_last = cols[me + 1];
 
-  for (const exchange_case c : {exchange_case{neighbor_strategy::standard, 2}, {neighbor_strategy::aggregate, 0},
-                                {neighbor_strategy::dedup, 2}, {neighbor_strategy::dedup, 0},
+  for (const exchange_case c : {exchange_case{neighbor_strategy::standard, 2},
+                                {neighbor_strategy::aggregate, 0},
+                                {neighbor_strategy::dedup, 2},
+                                {neighbor_strategy::dedup, 0},
                                 {neighbor_strategy::automatic, 2}}) {
     SCOPED_TRACE(describe(c));
     exchange_options options;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fault injection (built with -DREDIST_FAULT_INJECTION=ON): for a representative call of every entry point,
 // every injection point the call reaches on any rank is made to fail, one at a time, on that rank only.
 // Each time every rank must throw the same error (nothing hangs: an alarm ends the program), the outputs
@@ -54,7 +55,8 @@ struct fault_case {
 
 std::string current_point = "none";
 void on_alarm(int) {
-  const std::string text = "[rank " + std::to_string(world_rank()) + "] no answer within 60 s at " + current_point + "\n";
+  const std::string text =
+      "[rank " + std::to_string(world_rank()) + "] no answer within 60 s at " + current_point + "\n";
   if (write(2, text.data(), text.size()) < 0) _exit(3);
   _exit(2);
 }
@@ -155,7 +157,8 @@ TEST(FaultInjection, TransformPlanAndExecute) {
   const int me = world_rank(), p = world_size();
   const grid_layout a = block_cyclic(square_params(12, 2, 1, p), me), b = block_cyclic(square_params(12, 3, p, 1), me);
   std::vector<double> A, B;
-  run({"transform", [&] {
+  run({"transform",
+       [&] {
          A.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
          B = pattern(static_cast<std::size_t>(b.local_elements()), me);
        },
@@ -239,8 +242,8 @@ TEST(FaultInjection, TransformOnAFreshCommunicator) {
     const auto call_with = [&](MPI_Comm comm) {
       make_plan(comm, a, b, op::transpose, element_type::f64, options).execute(A.data(), B.data());
     };
-    run(fresh_strategy.of(std::string("transform ") + to_string(strategy) + " on fresh communicators", reset,
-                          call_with, [&] { return A; }));
+    run(fresh_strategy.of(std::string("transform ") + to_string(strategy) + " on fresh communicators", reset, call_with,
+                          [&] { return A; }));
   }
 }
 
@@ -249,15 +252,16 @@ TEST(FaultInjection, Batch) {
   const int me = world_rank(), p = world_size();
   const grid_layout a = block_cyclic(square_params(10, 2, p, 1), me), b = block_cyclic(square_params(10, 4, 1, p), me);
   std::vector<double> A1, A2, B1, B2;
-  run({"batch", [&] {
+  run({"batch",
+       [&] {
          A1.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
          A2 = A1;
          B1 = pattern(static_cast<std::size_t>(b.local_elements()), me);
          B2 = pattern(static_cast<std::size_t>(b.local_elements()), me + 7);
        },
        [&] {
-         const transform_plan plan =
-             make_plan(MPI_COMM_WORLD, {{a, b, op::identity, element_type::f64}, {a, b, op::transpose, element_type::f64}});
+         const transform_plan plan = make_plan(
+             MPI_COMM_WORLD, {{a, b, op::identity, element_type::f64}, {a, b, op::transpose, element_type::f64}});
          plan.execute({job_buffers{A1.data(), B1.data(), scalar(1.0), scalar(0.0)},
                        job_buffers{A2.data(), B2.data(), scalar(2.0), scalar(0.0)}});
        },
@@ -274,7 +278,8 @@ TEST(FaultInjection, Inverse) {
   const grid_layout a = block_cyclic(square_params(10, 2, p, 1), me), b = block_cyclic(square_params(10, 4, 1, p), me);
   const transform_plan forward = make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
   std::vector<double> A, back;
-  run({"inverse", [&] {
+  run({"inverse",
+       [&] {
          A = pattern(static_cast<std::size_t>(a.local_elements()), me);
          back.assign(static_cast<std::size_t>(b.local_elements()), -1.0);
        },
@@ -292,7 +297,8 @@ TEST(FaultInjection, RelabelTargets) {
   const auto output = [&] { return std::vector<double>(perm.begin(), perm.end()); };
   run({"relabel_targets", [&] { perm.clear(); }, [&] { call(MPI_COMM_WORLD); }, output});
   on_fresh_communicators fresh;
-  run(fresh.of("relabel_targets on fresh communicators", [&] { perm.clear(); }, call, output));
+  run(fresh.of(
+      "relabel_targets on fresh communicators", [&] { perm.clear(); }, call, output));
 }
 
 // Two-sided panels, one-sided ones (the windows' creation is agreed on, and a fence that fails on one rank fails
@@ -456,7 +462,8 @@ TEST(FaultInjection, NodeBuffer) {
   };
   run({"node_buffer", [&] { seen.clear(); }, [&] { call(MPI_COMM_WORLD); }, [&] { return seen; }});
   on_fresh_communicators fresh;
-  run(fresh.of("node_buffer on fresh communicators", [&] { seen.clear(); }, call, [&] { return seen; }));
+  run(fresh.of(
+      "node_buffer on fresh communicators", [&] { seen.clear(); }, call, [&] { return seen; }));
 }
 
 // The C handle: its registry slot is reserved inside an agreed step before the collective allocation.
@@ -478,8 +485,8 @@ TEST(FaultInjection, TorusRouted) {
   SKIP_ON_SIMULATED_NODES();
   const int me = world_rank(), p = world_size();
   const torus::topology ring = torus::topology::parse(std::to_string(p));
-  const auto machine = std::make_shared<const torus::machine>(
-      torus::machine{ring, torus::rank_mapping::dimension_ordered(ring, "X")});
+  const auto machine =
+      std::make_shared<const torus::machine>(torus::machine{ring, torus::rank_mapping::dimension_ordered(ring, "X")});
   torus::routing_options routing;
   routing.mode = torus::routing_mode::sdr;
   routing.alpha = 1.0;
@@ -562,15 +569,13 @@ TEST(FaultInjection, ScalapackTwins) {
        }),
        [&] { return c; }, false});
   // PBLAS routines: every operand on C's context.
-  run({"redist_pdtran", reset,
-       on_new_grids([&](int, const int*, const int* desca, const int*, const int* descc) {
+  run({"redist_pdtran", reset, on_new_grids([&](int, const int*, const int* desca, const int*, const int* descc) {
          redist_pdtran(&n, &n, &alpha, a_cols.data(), &one, &one, desca, &beta, c.data(), &one, &one, descc);
        }),
        [&] { return c; }, false});
-  run({"redist_pdgemm", reset,
-       on_new_grids([&](int, const int*, const int* desca, const int* descb, const int* descc) {
-         redist_pdgemm("N", "T", &n, &n, &n, &alpha, a_cols.data(), &one, &one, desca, b.data(), &one, &one, descb, &beta,
-                       c.data(), &one, &one, descc);
+  run({"redist_pdgemm", reset, on_new_grids([&](int, const int*, const int* desca, const int* descb, const int* descc) {
+         redist_pdgemm("N", "T", &n, &n, &n, &alpha, a_cols.data(), &one, &one, desca, b.data(), &one, &one, descb,
+                       &beta, c.data(), &one, &one, descc);
        }),
        [&] { return c; }, false});
   unsetenv("REDIST_SCALAPACK_ON_ERROR");

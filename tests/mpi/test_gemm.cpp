@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The distributed multiply against a serial reference: random layouts of A, B and C (block-cyclic, blocked,
 // custom, on subsets of the ranks), every op pair and element type, the shapes square / largeK (m = n << k) /
 // largeM / flat (m = n >> k) / tiny / empty, alpha and beta including 0 and 1 (C full of NaN when beta = 0),
@@ -16,8 +17,8 @@
 
 #include "mpi_test_support.hpp"
 #include "random_layouts.hpp"
-#include "test_seed.hpp"
 #include "redist/redist.hpp"
+#include "test_seed.hpp"
 
 using namespace redist;
 using namespace redist::testing;
@@ -83,16 +84,22 @@ void expect_consistent_profile(const gemm_statistics& stats) {
 // Multiplies with the given layouts and options; returns the number of wrong elements of C on this rank
 // (against the serial reference) plus touched non-C storage. `plan_out` receives the statistics.
 template <class T>
-std::int64_t run_and_count_wrong(const problem& pb, const grid_layout& la, const grid_layout& lb,
-                                 const grid_layout& lc, T alpha, T beta, const gemm_options& options,
-                                 gemm_statistics* stats_out = nullptr, int executions = 1) {
+std::int64_t run_and_count_wrong(const problem& pb, const grid_layout& la, const grid_layout& lb, const grid_layout& lc,
+                                 T alpha, T beta, const gemm_options& options, gemm_statistics* stats_out = nullptr,
+                                 int executions = 1) {
   const T sentinel = T(-4242);
-  std::vector<T> a(static_cast<size_t>(la.local_elements()) + 3, sentinel), b(static_cast<size_t>(lb.local_elements()) + 3, sentinel);
+  std::vector<T> a(static_cast<size_t>(la.local_elements()) + 3, sentinel),
+      b(static_cast<size_t>(lb.local_elements()) + 3, sentinel);
   std::vector<T> c(static_cast<size_t>(lc.local_elements()) + 3, sentinel);
   std::vector<char> c_is_element(c.size(), 0);
-  for_each_local_element(la, [&](std::int64_t off, std::int64_t i, std::int64_t j) { a[static_cast<size_t>(off)] = element_value<T>(11, i, j); });
-  for_each_local_element(lb, [&](std::int64_t off, std::int64_t i, std::int64_t j) { b[static_cast<size_t>(off)] = element_value<T>(12, i, j); });
-  const gemm_plan plan = make_gemm_plan(MPI_COMM_WORLD, gemm_description{la, lb, lc, pb.op_a, pb.op_b, element_type_v<T>}, options);
+  for_each_local_element(la, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+    a[static_cast<size_t>(off)] = element_value<T>(11, i, j);
+  });
+  for_each_local_element(lb, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+    b[static_cast<size_t>(off)] = element_value<T>(12, i, j);
+  });
+  const gemm_plan plan =
+      make_gemm_plan(MPI_COMM_WORLD, gemm_description{la, lb, lc, pb.op_a, pb.op_b, element_type_v<T>}, options);
   if (stats_out) *stats_out = plan.statistics();
   EXPECT_EQ(plan.statistics().last_execution.total, 0.0) << "a profile before any execution";
   std::int64_t wrong = 0;
@@ -129,19 +136,43 @@ grid_layout operand_layout(rng_t& g, std::int64_t rows, std::int64_t cols, bool 
 problem random_problem(rng_t& g, int shape) {
   problem pb;
   switch (shape) {
-    case 0: pb.m = uniform(g, 8, 48); pb.n = uniform(g, 8, 48); pb.k = uniform(g, 8, 48); break;    // square-ish
-    case 1: pb.m = pb.n = uniform(g, 2, 12); pb.k = uniform(g, 100, 400); break;                   // largeK
-    case 2: pb.m = uniform(g, 100, 300); pb.n = uniform(g, 2, 10); pb.k = uniform(g, 2, 10); break;  // largeM
-    case 3: pb.m = pb.n = uniform(g, 40, 90); pb.k = uniform(g, 1, 4); break;                      // flat
-    case 4: pb.m = uniform(g, 1, 3); pb.n = uniform(g, 1, 3); pb.k = uniform(g, 1, 3); break;         // tiny
-    default:                                                                                       // an empty dimension
+    case 0:
+      pb.m = uniform(g, 8, 48);
+      pb.n = uniform(g, 8, 48);
+      pb.k = uniform(g, 8, 48);
+      break;  // square-ish
+    case 1:
+      pb.m = pb.n = uniform(g, 2, 12);
+      pb.k = uniform(g, 100, 400);
+      break;  // largeK
+    case 2:
+      pb.m = uniform(g, 100, 300);
+      pb.n = uniform(g, 2, 10);
+      pb.k = uniform(g, 2, 10);
+      break;  // largeM
+    case 3:
+      pb.m = pb.n = uniform(g, 40, 90);
+      pb.k = uniform(g, 1, 4);
+      break;  // flat
+    case 4:
+      pb.m = uniform(g, 1, 3);
+      pb.n = uniform(g, 1, 3);
+      pb.k = uniform(g, 1, 3);
+      break;  // tiny
+    default:  // an empty dimension
       pb.m = uniform(g, 0, 9);
       pb.n = uniform(g, 0, 9);
       pb.k = uniform(g, 0, 9);
       switch (uniform(g, 0, 2)) {
-        case 0: pb.m = 0; break;
-        case 1: pb.n = 0; break;
-        default: pb.k = 0; break;
+        case 0:
+          pb.m = 0;
+          break;
+        case 1:
+          pb.n = 0;
+          break;
+        default:
+          pb.k = 0;
+          break;
       }
   }
   static const op ops[] = {op::identity, op::transpose, op::conj_transpose};
@@ -180,7 +211,8 @@ std::int64_t stepping_memory_limit(const problem& pb, std::size_t element_bytes,
   for (const std::int64_t percent : {150, 125, 110}) {
     so.memory_limit_elements = tight / static_cast<std::int64_t>(element_bytes) * percent / 100;
     const gemm_schedule s = plan_gemm_schedule(pb.m, pb.n, pb.k, world_size(), so);
-    if (s.sequential_m * s.sequential_n * s.rounds > 1) return so.memory_limit_elements * static_cast<std::int64_t>(element_bytes);
+    if (s.sequential_m * s.sequential_n * s.rounds > 1)
+      return so.memory_limit_elements * static_cast<std::int64_t>(element_bytes);
   }
   return tight;
 }
@@ -207,8 +239,8 @@ void random_cases(std::uint64_t seed, int cases) {
     const std::int64_t wrong = run_and_count_wrong<T>(pb, la, lb, lc, alpha, beta, options, &stats);
     EXPECT_EQ(global_sum(wrong), 0) << "case " << c << ": " << pb.m << "x" << pb.n << "x" << pb.k << " op_a "
                                     << to_string(pb.op_a) << " op_b " << to_string(pb.op_b) << ", "
-                                    << stats.schedule.describe() << ", " << to_string(options.communication)
-                                    << " (" << to_string(stats.communication) << ")"
+                                    << stats.schedule.describe() << ", " << to_string(options.communication) << " ("
+                                    << to_string(stats.communication) << ")"
                                     << (options.overlap ? ", overlap" : ", no overlap") << ", native order "
                                     << to_string(options.native_order);
     // The schedule counts what the rank at grid position (0, 0, 0) receives in the multiply.
@@ -240,14 +272,19 @@ std::int64_t wrong_products(const gemm_plan& plan, const problem& pb) {
   const grid_layout la = column_cyclic(pb.m, pb.k), lb = column_cyclic(pb.k, pb.n), lc = column_cyclic(pb.m, pb.n);
   std::vector<double> a(static_cast<size_t>(la.local_elements())), b(static_cast<size_t>(lb.local_elements()));
   std::vector<double> c(static_cast<size_t>(lc.local_elements()), nan_value<double>());
-  for_each_local_element(la, [&](std::int64_t off, std::int64_t i, std::int64_t j) { a[static_cast<size_t>(off)] = element_value<double>(11, i, j); });
-  for_each_local_element(lb, [&](std::int64_t off, std::int64_t i, std::int64_t j) { b[static_cast<size_t>(off)] = element_value<double>(12, i, j); });
+  for_each_local_element(la, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+    a[static_cast<size_t>(off)] = element_value<double>(11, i, j);
+  });
+  for_each_local_element(lb, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+    b[static_cast<size_t>(off)] = element_value<double>(12, i, j);
+  });
   plan.execute(c.data(), a.data(), b.data(), 1.0, 0.0);
   std::int64_t wrong = 0;
   for_each_local_element(lc, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
     double sum = 0;
     for (std::int64_t q = 0; q < pb.k; ++q) sum += element_value<double>(11, i, q) * element_value<double>(12, q, j);
-    if (!(std::abs(c[static_cast<size_t>(off)] - sum) <= 64.0 * epsilon<double>() * (static_cast<double>(pb.k) * 125.0 * 125.0 + 1.0)))
+    if (!(std::abs(c[static_cast<size_t>(off)] - sum) <=
+          64.0 * epsilon<double>() * (static_cast<double>(pb.k) * 125.0 * 125.0 + 1.0)))
       ++wrong;
   });
   return global_sum(wrong);
@@ -264,7 +301,8 @@ bool all_ranks_on_one_node() {
 }
 
 gemm_description column_cyclic_product(const problem& pb) {
-  return {column_cyclic(pb.m, pb.k), column_cyclic(pb.k, pb.n), column_cyclic(pb.m, pb.n), pb.op_a, pb.op_b, element_type::f64};
+  return {column_cyclic(pb.m, pb.k), column_cyclic(pb.k, pb.n), column_cyclic(pb.m, pb.n), pb.op_a, pb.op_b,
+          element_type::f64};
 }
 
 }  // namespace
@@ -305,8 +343,8 @@ TEST(Gemm, EveryCombinationGivesTheSameResult) {
           if (limited) options.memory_limit_bytes = stepping_memory_limit(pb, sizeof(double), overlap);
           gemm_statistics stats;
           EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, 1.5, -0.5, options, &stats, 2)), 0)
-              << to_string(communication) << " overlap " << overlap << " limited " << limited << " relabel "
-              << relabel << " " << to_string(options.native_order) << ": " << stats.schedule.describe();
+              << to_string(communication) << " overlap " << overlap << " limited " << limited << " relabel " << relabel
+              << " " << to_string(options.native_order) << ": " << stats.schedule.describe();
           if (limited && world_size() > 1) {  // one rank must hold everything: no limit below that fits
             const gemm_schedule& s = stats.schedule;
             EXPECT_GT(s.sequential_m * s.sequential_n * s.rounds, 1) << s.describe();
@@ -341,7 +379,8 @@ TEST(Gemm, GroupedPartsOfAMatchingGridKeepCAndAInPlace) {
       gemm_statistics stats;
       EXPECT_EQ(global_sum(run_and_count_wrong<double>(pb, la, lb, lc, -1.5, beta, options, &stats, 2)), 0)
           << to_string(order) << " beta " << beta;
-      const std::int64_t in = global_sum(stats.transform_in.bytes_sent), out = global_sum(stats.transform_out.bytes_sent);
+      const std::int64_t in = global_sum(stats.transform_in.bytes_sent),
+                         out = global_sum(stats.transform_out.bytes_sent);
       if (order == gemm_native_order::grouped) {
         // C's storage is the native C on every rank: the multiply writes it in place.
         EXPECT_TRUE(stats.c_in_place) << s.describe();
@@ -387,8 +426,10 @@ TEST(Gemm, CInPlaceWhateverTheLeadingDimension) {
     const bool aliasing = wide_ld == 512;
     EXPECT_EQ(stats.c_in_place, !aliasing) << "rank " << p - 1 << " with ld " << wide_ld << "; " << s.describe();
     const std::int64_t mine = (pb.m / s.grid_m) * (pb.n / s.grid_n);
-    if (!aliasing) EXPECT_EQ(stats.c_elements_in_place, mine) << "ld " << wide_ld << "; " << s.describe();
-    else if (me == p - 1) EXPECT_EQ(stats.c_elements_in_place, 0) << "ld 512; " << s.describe();
+    if (!aliasing)
+      EXPECT_EQ(stats.c_elements_in_place, mine) << "ld " << wide_ld << "; " << s.describe();
+    else if (me == p - 1)
+      EXPECT_EQ(stats.c_elements_in_place, 0) << "ld 512; " << s.describe();
   }
 }
 
@@ -470,8 +511,11 @@ TEST(Gemm, RowPartsWithEdgesGoThroughTheNativeStorageFromKAtLeastTheirRows) {
       const std::int64_t moved_out = global_sum(stats.transform_out.bytes_sent + stats.transform_out.bytes_local) / 8;
       EXPECT_EQ(global_sum(stats.c_elements_in_place) + moved_out, m * n) << "k " << k << ": " << s.describe();
       const bool fewer_rows = lc.local_ld() < 24;  // the process row of 20 rows: its row part has 2 edge rows
-      if (fewer_rows && k >= 22) EXPECT_EQ(stats.c_elements_in_place, 0) << "k " << k << ": " << s.describe();
-      else EXPECT_GT(stats.c_elements_in_place, 0) << "k " << k << (fewer_rows ? ", 20 rows: " : ", 24 rows: ") << s.describe();
+      if (fewer_rows && k >= 22)
+        EXPECT_EQ(stats.c_elements_in_place, 0) << "k " << k << ": " << s.describe();
+      else
+        EXPECT_GT(stats.c_elements_in_place, 0)
+            << "k " << k << (fewer_rows ? ", 20 rows: " : ", 24 rows: ") << s.describe();
     }
   }
 }
@@ -499,11 +543,18 @@ TEST(Gemm, OneShotGemmIsThePlansMultiply) {
   const grid_layout &la = operands.la, &lb = operands.lb, &lc = operands.lc;
   std::vector<double> a(static_cast<size_t>(la.local_elements())), b(static_cast<size_t>(lb.local_elements()));
   std::vector<double> c0(static_cast<size_t>(lc.local_elements()));
-  for_each_local_element(la, [&](std::int64_t off, std::int64_t i, std::int64_t j) { a[static_cast<size_t>(off)] = element_value<double>(21, i, j); });
-  for_each_local_element(lb, [&](std::int64_t off, std::int64_t i, std::int64_t j) { b[static_cast<size_t>(off)] = element_value<double>(22, i, j); });
-  for_each_local_element(lc, [&](std::int64_t off, std::int64_t i, std::int64_t j) { c0[static_cast<size_t>(off)] = element_value<double>(23, i, j); });
+  for_each_local_element(la, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+    a[static_cast<size_t>(off)] = element_value<double>(21, i, j);
+  });
+  for_each_local_element(lb, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+    b[static_cast<size_t>(off)] = element_value<double>(22, i, j);
+  });
+  for_each_local_element(lc, [&](std::int64_t off, std::int64_t i, std::int64_t j) {
+    c0[static_cast<size_t>(off)] = element_value<double>(23, i, j);
+  });
   std::vector<double> by_plan = c0, one_shot = c0;
-  make_gemm_plan(MPI_COMM_WORLD, {la, lb, lc, pb.op_a, pb.op_b, element_type::f64}).execute(by_plan.data(), a.data(), b.data(), 0.5, 2.0);
+  make_gemm_plan(MPI_COMM_WORLD, {la, lb, lc, pb.op_a, pb.op_b, element_type::f64})
+      .execute(by_plan.data(), a.data(), b.data(), 0.5, 2.0);
   gemm(MPI_COMM_WORLD, la, a.data(), lb, b.data(), lc, one_shot.data(), 0.5, 2.0, pb.op_a, pb.op_b);
   EXPECT_TRUE(all_ranks(one_shot == by_plan));
   EXPECT_TRUE(all_ranks(c0.empty() || one_shot != c0)) << "gemm() left C as it was";
@@ -714,8 +765,8 @@ TEST(Gemm, PlansPlacingTheSameGridShareItsLines) {
     auto first = std::make_unique<gemm_plan>(make_gemm_plan(comm, column_cyclic_product(*pair[0]), options));
     const gemm_plan second = make_gemm_plan(comm, column_cyclic_product(*pair[1]), options);
     EXPECT_FALSE(first->statistics().grid_lines_reused) << "a fresh communicator had lines cached";
-    EXPECT_TRUE(second.statistics().grid_lines_reused) << "the same grid, placed alike, was split again: "
-                                                       << second.statistics().schedule.describe();
+    EXPECT_TRUE(second.statistics().grid_lines_reused)
+        << "the same grid, placed alike, was split again: " << second.statistics().schedule.describe();
     EXPECT_EQ(wrong_products(*first, *pair[0]), 0);
     EXPECT_EQ(wrong_products(second, *pair[1]), 0);
     EXPECT_EQ(wrong_products(*first, *pair[0]), 0) << "interleaved";

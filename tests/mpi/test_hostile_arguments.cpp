@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hostile arguments for every public collective entry point of the C++ and C interfaces: each argument made
 // invalid on every rank and on one rank only (tests/support/hostile.hpp says what is checked: the same error
 // everywhere in bounded time, outputs and their guard zones untouched, the next valid call fine).
@@ -74,12 +75,12 @@ TEST(HostileCpp, MakePlanAndExecute) {
          qa.grid_ranks.back() = p;
        })},
       {"op not an op", call_with([](P&, P&, op& o, element_type&, T&) { o = static_cast<op>(9); })},
-      {"op identity (A and B have other shapes after all)",
-       call_with([](P& qa, P&, op& o, element_type&, T&) {
+      {"op identity (A and B have other shapes after all)", call_with([](P& qa, P&, op& o, element_type&, T&) {
          qa.n = 10;
          o = op::identity;
        })},
-      {"element type not a type", call_with([](P&, P&, op&, element_type& t, T&) { t = static_cast<element_type>(77); })},
+      {"element type not a type",
+       call_with([](P&, P&, op&, element_type& t, T&) { t = static_cast<element_type>(77); })},
       {"element type f32 (execute passes double)",
        call_with([](P&, P&, op&, element_type& t, T&) { t = element_type::f32; })},
       {"options.strategy not a strategy",
@@ -92,7 +93,8 @@ TEST(HostileCpp, MakePlanAndExecute) {
       {"options.num_threads < 0", call_with([](P&, P&, op&, element_type&, T& o) { o.num_threads = -2; })},
       {"options.stores not a policy",
        call_with([](P&, P&, op&, element_type&, T& o) { o.stores = static_cast<store_policy>(5); })},
-      {"options.stream_chunk_bytes < 0", call_with([](P&, P&, op&, element_type&, T& o) { o.stream_chunk_bytes = -1; })},
+      {"options.stream_chunk_bytes < 0",
+       call_with([](P&, P&, op&, element_type&, T& o) { o.stream_chunk_bytes = -1; })},
       {"options.stream_chunk_bytes on one rank",
        call_with([](P&, P&, op&, element_type&, T& o) { o.stream_chunk_bytes = 8192; }), invalid_on::one_rank_only},
       {"options.check_consistency off on one rank",
@@ -113,11 +115,14 @@ TEST(HostileCpp, Execute) {
   const auto valid = [&] { return outcome_of([&] { plan.execute(A.as<double>(), B.data(), 1.0, 0.0); }); };
   const std::vector<hostile_case> cases = {
       {"B null (alpha != 0)",
-       [&](bool bad) { return outcome_of([&] { plan.execute<double>(A.as<double>(), bad ? nullptr : B.data(), 1.0, 0.0); }); }},
+       [&](bool bad) {
+         return outcome_of([&] { plan.execute<double>(A.as<double>(), bad ? nullptr : B.data(), 1.0, 0.0); });
+       }},
       {"no job buffers",
        [&](bool bad) {
          return outcome_of([&] {
-           plan.execute(bad ? std::vector<job_buffers>{} : std::vector<job_buffers>{job_buffers{A.as<double>(), B.data()}});
+           plan.execute(bad ? std::vector<job_buffers>{}
+                            : std::vector<job_buffers>{job_buffers{A.as<double>(), B.data()}});
          });
        }},
       {"two job buffers for one job",
@@ -150,13 +155,15 @@ TEST(HostileCpp, BatchAndInverse) {
   const std::vector<double> B = filled(b, me * 10.0);
   guarded_buffer A1(local_bytes(a)), A2(local_bytes(a));
   const auto batch = [&](bool bad, int which) {
-    std::vector<job_description> jobs{{a, b, op::identity, element_type::f64}, {a, b, op::transpose, element_type::f64}};
+    std::vector<job_description> jobs{{a, b, op::identity, element_type::f64},
+                                      {a, b, op::transpose, element_type::f64}};
     if (bad && which == 0) jobs.pop_back();  // a job fewer on this rank
     if (bad && which == 1) jobs[1].region = element_region{static_cast<region_shape>(6), 0};
     if (bad && which == 2) jobs[0].region = element_region{region_shape::upper, 1};  // valid alone, must agree
     return outcome_of([&] {
       make_plan(MPI_COMM_WORLD, jobs)
-          .execute({job_buffers{A1.as<double>(), B.data()}, job_buffers{A2.as<double>(), B.data(), scalar(2.0), scalar(0.0)}});
+          .execute({job_buffers{A1.as<double>(), B.data()},
+                    job_buffers{A2.as<double>(), B.data(), scalar(2.0), scalar(0.0)}});
     });
   };
   const std::vector<hostile_case> cases = {
@@ -173,9 +180,13 @@ TEST(HostileCpp, BatchAndInverse) {
   guarded_buffer Bout(local_bytes(b));
   const std::vector<hostile_case> inverse_cases = {
       {"A null (alpha != 0)",
-       [&](bool bad) { return outcome_of([&] { backward.execute<double>(Bout.as<double>(), bad ? nullptr : Aread.data()); }); }},
+       [&](bool bad) {
+         return outcome_of([&] { backward.execute<double>(Bout.as<double>(), bad ? nullptr : Aread.data()); });
+       }},
       {"B null",
-       [&](bool bad) { return outcome_of([&] { backward.execute<double>(bad ? nullptr : Bout.as<double>(), Aread.data()); }); }},
+       [&](bool bad) {
+         return outcome_of([&] { backward.execute<double>(bad ? nullptr : Bout.as<double>(), Aread.data()); });
+       }},
   };
   count(run_hostile("transform_plan::inverse + execute", {&Bout}, inverse_cases,
                     [&] { return outcome_of([&] { backward.execute(Bout.as<double>(), Aread.data()); }); }));
@@ -228,13 +239,23 @@ TEST(HostileCpp, ReshapePlanAndExecute) {
   using J = reshape_job;
   using T = transform_options;
   const std::vector<hostile_case> cases = {
-      {"axes not a permutation", call_with([](J& j, T&) { j.axes = {1, 1, 2}; })},
-      {"axes too short", call_with([](J& j, T&) { j.axes = {1, 0}; })},
+      {"axes not a permutation", call_with([](J& j, T&) {
+         j.axes = {1, 1, 2};
+       })},
+      {"axes too short", call_with([](J& j, T&) {
+         j.axes = {1, 0};
+       })},
       {"axes identity (A is not B's shape then)", call_with([](J& j, T&) { j.axes.clear(); })},
-      {"axes {2, 0, 1} on one rank", call_with([](J& j, T&) { j.axes = {2, 0, 1}; }), invalid_on::one_rank_only},
-      {"A of another dimension", call_with([me](J& j, T&) { j.a = box_layout(slab_boxes({4, 30}, 0, 1), me); })},
-      {"B's boxes cut elsewhere on one rank",
-       call_with([me, p](J& j, T&) { j.b = box_layout(pencil_boxes({6, 4, 5}, 2, {p, 1}), me); }),
+      {"axes {2, 0, 1} on one rank", call_with([](J& j, T&) {
+         j.axes = {2, 0, 1};
+       }),
+       invalid_on::one_rank_only},
+      {"A of another dimension", call_with([me](J& j, T&) {
+         j.a = box_layout(slab_boxes({4, 30}, 0, 1), me);
+       })},
+      {"B's boxes cut elsewhere on one rank", call_with([me, p](J& j, T&) {
+         j.b = box_layout(pencil_boxes({6, 4, 5}, 2, {p, 1}), me);
+       }),
        invalid_on::one_rank_only},
       {"B's strides alias", call_with([&](J& j, T&) {
          j.b = nd_layout({b.splits(0), b.splits(1), b.splits(2)}, {b.procs(0), b.procs(1), b.procs(2)}, b.grid_shape(),
@@ -252,7 +273,9 @@ TEST(HostileCpp, ReshapePlanAndExecute) {
        })},
       {"element type not a type", call_with([](J& j, T&) { j.type = static_cast<element_type>(77); })},
       {"element type c64 (execute passes double)", call_with([](J& j, T&) { j.type = element_type::c64; })},
-      {"region upper for d = 3", call_with([](J& j, T&) { j.region = {region_shape::upper, 0}; })},
+      {"region upper for d = 3", call_with([](J& j, T&) {
+         j.region = {region_shape::upper, 0};
+       })},
       {"options.strategy torus_routed (matrix jobs only)",
        call_with([](J&, T& o) { o.strategy = exchange_strategy::torus_routed; })},
       {"options.strategy alltoallv on one rank", call_with([](J&, T& o) { o.strategy = exchange_strategy::alltoallv; }),
@@ -283,7 +306,8 @@ TEST(HostileCpp, Gemm) {
   const int me = world_rank(), p = world_size();
   // Every rank holds part of each matrix (4 block rows or columns, at most 4 ranks): a null C is wrong wherever
   // it is passed, whichever rank the seed picks.
-  const block_cyclic_params qa = square_params(8, 2, p, 1), qb = square_params(8, 2, 1, p), qc = square_params(8, 2, p, 1);
+  const block_cyclic_params qa = square_params(8, 2, p, 1), qb = square_params(8, 2, 1, p),
+                            qc = square_params(8, 2, p, 1);
   const grid_layout a = block_cyclic(qa, me), b = block_cyclic(qb, me), c = block_cyclic(qc, me);
   const std::vector<double> A = filled(a, me), B = filled(b, me + 5.0);
   guarded_buffer C(local_bytes(c));
@@ -294,13 +318,13 @@ TEST(HostileCpp, Gemm) {
       D d{a, b, c, op::identity, op::identity, element_type::f64};
       O o;
       if (bad) change(d, o);
-      return outcome_of([&] { make_gemm_plan(MPI_COMM_WORLD, d, o).execute(C.as<double>(), A.data(), B.data(), 1.0, 0.0); });
+      return outcome_of(
+          [&] { make_gemm_plan(MPI_COMM_WORLD, d, o).execute(C.as<double>(), A.data(), B.data(), 1.0, 0.0); });
     };
   };
   const std::vector<hostile_case> cases = {
       {"C's shape", call_with([&](D& d, O&) { d.c = block_cyclic(square_params(9, 2, p, 1), me); })},
-      {"op(A) transposed (A is square: B's k differs)",
-       call_with([&](D& d, O&) {
+      {"op(A) transposed (A is square: B's k differs)", call_with([&](D& d, O&) {
          block_cyclic_params q = qb;
          q.m = 7;
          d.b = block_cyclic(q, me);
@@ -314,8 +338,7 @@ TEST(HostileCpp, Gemm) {
       {"communication not a choice", call_with([](D&, O& o) { o.communication = static_cast<gemm_communication>(4); })},
       {"communication one_sided on one rank",
        call_with([](D&, O& o) { o.communication = gemm_communication::one_sided; }), invalid_on::one_rank_only},
-      {"C's block size on one rank",
-       call_with([&](D& d, O&) {
+      {"C's block size on one rank", call_with([&](D& d, O&) {
          block_cyclic_params q = qc;
          q.mb = 3;
          d.c = block_cyclic(q, me);
@@ -396,14 +419,12 @@ TEST(HostileCpp, NeighborExchange) {
       {"recvtype of another size", call_with([](A& x) { x.recvtype = MPI_FLOAT; })},
       {"strategy not a strategy",
        call_with([](A& x) { x.options.strategy = static_cast<exchange::neighbor_strategy>(11); })},
-      {"strategy dedup without global ids",
-       call_with([](A& x) {
+      {"strategy dedup without global ids", call_with([](A& x) {
          x.ids = false;
          x.options.strategy = exchange::neighbor_strategy::dedup;
        })},
       {"region_size < 0", call_with([](A& x) { x.options.region_size = -3; })},
-      {"cost model with a negative latency",
-       call_with([](A& x) {
+      {"cost model with a negative latency", call_with([](A& x) {
          exchange::cost_model m;
          m.inter_latency = -1;
          x.options.model = m;
@@ -418,7 +439,8 @@ TEST(HostileCpp, NeighborExchange) {
                        x.sendcounts.push_back(1);
                        x.sdispls.push_back(0);
                      })});
-  count(run_hostile("neighbor_alltoallv_init + start/wait", {&recv}, cases, [&] { return call_with([](A&) {})(false); }));
+  count(
+      run_hostile("neighbor_alltoallv_init + start/wait", {&recv}, cases, [&] { return call_with([](A&) {})(false); }));
 }
 
 // ---- C++: in-place all-to-all ----
@@ -441,9 +463,9 @@ TEST(HostileCpp, InplaceAlltoallv) {
       x.options.work_bytes = 64 << 10;
       if (bad) change(x);
       return outcome_of([&] {
-        exchange::alltoallv_inplace(x.null_buf ? nullptr : buf.as<double>(), x.capacity,
-                                    x.null_counts ? nullptr : x.sendcounts.data(),
-                                    x.pass_recvcounts ? x.recvcounts.data() : nullptr, x.type, MPI_COMM_WORLD, x.options);
+        exchange::alltoallv_inplace(
+            x.null_buf ? nullptr : buf.as<double>(), x.capacity, x.null_counts ? nullptr : x.sendcounts.data(),
+            x.pass_recvcounts ? x.recvcounts.data() : nullptr, x.type, MPI_COMM_WORLD, x.options);
       });
     };
   };
@@ -481,8 +503,8 @@ TEST(HostileCpp, InplaceSymmetric) {
       std::int64_t work = 64 << 10;
       if (bad) change(counts, displs, work);
       return outcome_of([&] {
-        exchange::alltoallv_inplace_symmetric(buf.as<double>(), counts.data(), displs.data(), MPI_DOUBLE, MPI_COMM_WORLD,
-                                              work);
+        exchange::alltoallv_inplace_symmetric(buf.as<double>(), counts.data(), displs.data(), MPI_DOUBLE,
+                                              MPI_COMM_WORLD, work);
       });
     };
   };
@@ -511,19 +533,20 @@ TEST(HostileCpp, TorusRoutedPermutation) {
   const std::int64_t bytes = 5000;
   std::vector<unsigned char> send(static_cast<std::size_t>(bytes), static_cast<unsigned char>(me));
   guarded_buffer recv(static_cast<std::size_t>(bytes));
-  const auto call_with = [&](const std::function<void(int&, std::int64_t&, torus::routing_options&, torus::machine&)>& change) {
-    return [&, change](bool bad) {
-      int destination = (me + 1) % p;
-      std::int64_t send_bytes = bytes;
-      torus::routing_options options;
-      torus::machine m = machine;
-      if (bad) change(destination, send_bytes, options, m);
-      return outcome_of([&] {
-        torus::make_routed_permutation(MPI_COMM_WORLD, m, destination, send_bytes, options)
-            .execute(send.data(), recv.as<unsigned char>());
-      });
-    };
-  };
+  const auto call_with =
+      [&](const std::function<void(int&, std::int64_t&, torus::routing_options&, torus::machine&)>& change) {
+        return [&, change](bool bad) {
+          int destination = (me + 1) % p;
+          std::int64_t send_bytes = bytes;
+          torus::routing_options options;
+          torus::machine m = machine;
+          if (bad) change(destination, send_bytes, options, m);
+          return outcome_of([&] {
+            torus::make_routed_permutation(MPI_COMM_WORLD, m, destination, send_bytes, options)
+                .execute(send.data(), recv.as<unsigned char>());
+          });
+        };
+      };
   using R = torus::routing_options;
   using M = torus::machine;
   std::vector<hostile_case> cases = {
@@ -531,13 +554,13 @@ TEST(HostileCpp, TorusRoutedPermutation) {
       {"send_bytes < 0", call_with([](int&, std::int64_t& b, R&, M&) { b = -1; })},
       {"options.alpha > 1", call_with([](int&, std::int64_t&, R& o, M&) { o.alpha = 1.5; })},
       {"options.beta 0", call_with([](int&, std::int64_t&, R& o, M&) { o.beta = 0; })},
-      {"machine with a node per rank too many",
-       call_with([](int&, std::int64_t&, R&, M& m) {
+      {"machine with a node per rank too many", call_with([](int&, std::int64_t&, R&, M& m) {
          const torus::topology bigger = torus::topology::parse(std::to_string(m.network.nodes() + 1));
          m = M{bigger, torus::rank_mapping::dimension_ordered(bigger, "X")};
        })},
       {"options.mode direct on one rank",
-       call_with([](int&, std::int64_t&, R& o, M&) { o.mode = torus::routing_mode::direct; }), invalid_on::one_rank_only},
+       call_with([](int&, std::int64_t&, R& o, M&) { o.mode = torus::routing_mode::direct; }),
+       invalid_on::one_rank_only},
   };
   if (p > 1)
     cases.push_back({"two ranks sending to one", call_with([me](int& d, std::int64_t&, R&, M&) { d = me; }),
@@ -575,7 +598,8 @@ TEST(HostileC, NeighborAlltoallvInit) {
   };
   const auto call_with = [&](const std::function<void(arguments&)>& change) {
     return [&, change](bool bad) {
-      arguments x{1, 1, {r.previous}, {r.next}, r.counts, r.displs, r.counts, r.displs, r.send.data(), recv.as<double>()};
+      arguments x{1,        1,        {r.previous}, {r.next},      r.counts,
+                  r.displs, r.counts, r.displs,     r.send.data(), recv.as<double>()};
       if (bad) change(x);
       MPI_Info info = x.key ? info_with(x.key, x.value) : MPI_INFO_NULL;
       redist_request request = REDIST_REQUEST_NULL;
@@ -608,8 +632,8 @@ TEST(HostileC, NeighborAlltoallvInit) {
       {"redist_region_size 0", call_with([](A& x) { x.key = "redist_region_size", x.value = "0"; })},
       {"redist_region_size not a number", call_with([](A& x) { x.key = "redist_region_size", x.value = "two"; })},
       {"redist_cost_model with 3 numbers", call_with([](A& x) { x.key = "redist_cost_model", x.value = "1,2,3"; })},
-      {"redist_strategy aggregate on one rank", call_with([](A& x) { x.key = "redist_strategy", x.value = "aggregate"; }),
-       invalid_on::one_rank_only},
+      {"redist_strategy aggregate on one rank",
+       call_with([](A& x) { x.key = "redist_strategy", x.value = "aggregate"; }), invalid_on::one_rank_only},
       {"datatype float on one rank (sizes disagree)", call_with([](A& x) { x.type = MPI_FLOAT; }),
        invalid_on::one_rank_only},
   };
@@ -636,24 +660,26 @@ TEST(HostileC, NeighborAlltoallvInitGraphAndExt) {
     MPI_Info info = which == 1 ? info_with("redist_strategy", "dedup") : MPI_INFO_NULL;
     int code = which == 0 ? redist_neighbor_alltoallv_init(r.send.data(), &count, &zero, MPI_DOUBLE, recv.as<double>(),
                                                            &count, &zero, MPI_DOUBLE, comm, info, &request)
-                          : redist_neighbor_alltoallv_init_ext(r.send.data(), &count, &zero, send_ids.data(), MPI_DOUBLE,
-                                                               recv.as<double>(), &count, &zero, recv_ids.data(),
-                                                               MPI_DOUBLE, comm, info, &request);
+                          : redist_neighbor_alltoallv_init_ext(r.send.data(), &count, &zero, send_ids.data(),
+                                                               MPI_DOUBLE, recv.as<double>(), &count, &zero,
+                                                               recv_ids.data(), MPI_DOUBLE, comm, info, &request);
     if (info != MPI_INFO_NULL) MPI_Info_free(&info);
     if (code == MPI_SUCCESS) code = redist_start(&request);
     if (code == MPI_SUCCESS) code = redist_wait(&request);
     if (request != REDIST_REQUEST_NULL) redist_request_free(&request);
     return code_outcome(code);
   };
-  count(run_hostile("redist_neighbor_alltoallv_init + start/wait", {&recv},
-                    {{"comm not a graph communicator", [&](bool bad) { return call(bad, 0, 0); }, invalid_on::every_rank_only},
-                     {"count < 0", [&](bool bad) { return call(bad, 0, 2); }}},
-                    [&] { return call(false, 0, -1); }));
-  count(run_hostile("redist_neighbor_alltoallv_init_ext + start/wait", {&recv},
-                    {{"comm not a graph communicator", [&](bool bad) { return call(bad, 1, 0); }, invalid_on::every_rank_only},
-                     {"a receive id not the one delivered", [&](bool bad) { return call(bad, 1, 1); }},
-                     {"count < 0", [&](bool bad) { return call(bad, 1, 2); }}},
-                    [&] { return call(false, 1, -1); }));
+  count(run_hostile(
+      "redist_neighbor_alltoallv_init + start/wait", {&recv},
+      {{"comm not a graph communicator", [&](bool bad) { return call(bad, 0, 0); }, invalid_on::every_rank_only},
+       {"count < 0", [&](bool bad) { return call(bad, 0, 2); }}},
+      [&] { return call(false, 0, -1); }));
+  count(run_hostile(
+      "redist_neighbor_alltoallv_init_ext + start/wait", {&recv},
+      {{"comm not a graph communicator", [&](bool bad) { return call(bad, 1, 0); }, invalid_on::every_rank_only},
+       {"a receive id not the one delivered", [&](bool bad) { return call(bad, 1, 1); }},
+       {"count < 0", [&](bool bad) { return call(bad, 1, 2); }}},
+      [&] { return call(false, 1, -1); }));
   MPI_Comm_free(&graph);
 }
 
@@ -675,8 +701,9 @@ TEST(HostileC, RequestHandles) {
   ASSERT_EQ(redist_request_free(&freed), MPI_SUCCESS);
   // Local calls: a bad handle is refused on the rank that passes it (start/wait then run on no rank).
   const auto call = [&](bool bad, int which) {
-    redist_request h = bad ? (which == 0 ? stale : which == 1 ? REDIST_REQUEST_NULL
-                                                             : reinterpret_cast<redist_request>(std::uintptr_t{0x5150}))
+    redist_request h = bad ? (which == 0   ? stale
+                              : which == 1 ? REDIST_REQUEST_NULL
+                                           : reinterpret_cast<redist_request>(std::uintptr_t{0x5150}))
                            : live;
     int code = redist_start(&h);
     if (code == MPI_SUCCESS) code = redist_wait(&h);
@@ -713,9 +740,11 @@ TEST(HostileC, AlltoallvInplace) {
       {"sendcounts[0] < 0", call_with([](V& c, std::int64_t&, void*&, MPI_Datatype&, O&) { c[0] = -1; })},
       {"capacity below the data", call_with([](V&, std::int64_t& cap, void*&, MPI_Datatype&, O&) { cap = 1; })},
       {"buf null", call_with([](V&, std::int64_t&, void*& d, MPI_Datatype&, O&) { d = nullptr; })},
-      {"type MPI_DATATYPE_NULL", call_with([](V&, std::int64_t&, void*&, MPI_Datatype& t, O&) { t = MPI_DATATYPE_NULL; })},
-      {"algorithm not an algorithm",
-       call_with([](V&, std::int64_t&, void*&, MPI_Datatype&, O& o) { o.algorithm = static_cast<redist_inplace_algorithm>(9); })},
+      {"type MPI_DATATYPE_NULL",
+       call_with([](V&, std::int64_t&, void*&, MPI_Datatype& t, O&) { t = MPI_DATATYPE_NULL; })},
+      {"algorithm not an algorithm", call_with([](V&, std::int64_t&, void*&, MPI_Datatype&, O& o) {
+         o.algorithm = static_cast<redist_inplace_algorithm>(9);
+       })},
       {"work_bytes past 1 GiB",
        call_with([](V&, std::int64_t&, void*&, MPI_Datatype&, O& o) { o.work_bytes = std::int64_t{1} << 40; })},
       {"pairwise_guard < 0", call_with([](V&, std::int64_t&, void*&, MPI_Datatype&, O& o) { o.pairwise_guard = -1; })},
@@ -746,7 +775,8 @@ TEST(HostileC, AlltoallvInPlaceOfMpi) {
       {"rdispls[last] < 0", [&](bool bad) { return call(bad, 1); }},
       {"recvtype MPI_DATATYPE_NULL", [&](bool bad) { return call(bad, 2); }},
   };
-  if (p > 1) cases.push_back({"counts not symmetric", [&](bool bad) { return call(bad, 3); }, invalid_on::one_rank_only});
+  if (p > 1)
+    cases.push_back({"counts not symmetric", [&](bool bad) { return call(bad, 3); }, invalid_on::one_rank_only});
   count(run_hostile("redist_alltoallv (MPI_IN_PLACE)", {&buf}, cases, [&] { return call(false, -1); }));
 }
 
@@ -800,11 +830,19 @@ TEST(HostileC, ReshapePlanCreateAndExecute) {
       {"in_lo > in_hi", call_with([](args& a) { a.in_lo[0] = 7; })},
       {"input boxes overlap", call_with([](args& a) { a.in_hi[2] += 1; })},
       {"output boxes leave a gap", call_with([](args& a) { a.out_hi[0] = 3; })},
-      {"in_order not a permutation", call_with([](args& a) { a.in_order = {2, 2, 0}; })},
-      {"out_order not a permutation on one rank", call_with([](args& a) { a.out_order = {0, 1, 1}; }),
+      {"in_order not a permutation", call_with([](args& a) {
+         a.in_order = {2, 2, 0};
+       })},
+      {"out_order not a permutation on one rank", call_with([](args& a) {
+         a.out_order = {0, 1, 1};
+       }),
        invalid_on::one_rank_only},
-      {"axes not a permutation", call_with([](args& a) { a.axes = {0, 0, 2}; })},
-      {"axes identity (output space is not the input's permuted)", call_with([](args& a) { a.axes = {0, 1, 2}; })},
+      {"axes not a permutation", call_with([](args& a) {
+         a.axes = {0, 0, 2};
+       })},
+      {"axes identity (output space is not the input's permuted)", call_with([](args& a) {
+         a.axes = {0, 1, 2};
+       })},
       {"type MPI_CHAR", call_with([](args& a) { a.type = MPI_CHAR; })},
       {"info redist_strategy unknown", call_with([](args& a) { a.strategy = "fastest"; })},
       {"info redist_relabel unknown", call_with([](args& a) { a.relabel = "sometimes"; })},
@@ -812,7 +850,8 @@ TEST(HostileC, ReshapePlanCreateAndExecute) {
        invalid_on::one_rank_only},
       {"out null (execute)", call_with([](args& a) { a.out = nullptr; })},
   };
-  count(run_hostile("redist_reshape_plan_create + execute", {&out}, cases, [&] { return call_with([](args&) {})(false); }));
+  count(run_hostile("redist_reshape_plan_create + execute", {&out}, cases,
+                    [&] { return call_with([](args&) {})(false); }));
 }
 
 TEST(HostileSummary, CasesCounted) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hostile arguments for the ScaLAPACK twins (p?gemr2d, p?trmr2d, p?tran, p?gemm, through the same code as
 // the drop-in's symbols): each argument made invalid on every rank and on one rank only (tests/support/
 // hostile.hpp: the same PXERBLA report everywhere, outputs and their guard zones untouched, the next valid
@@ -26,8 +27,8 @@
 extern "C" {
 void pdgemr2d_(const int*, const int*, const double*, const int*, const int*, const int*, double*, const int*,
                const int*, const int*, const int*);
-void pdtran_(const int*, const int*, const double*, const double*, const int*, const int*, const int*,
-             const double*, double*, const int*, const int*, const int*);
+void pdtran_(const int*, const int*, const double*, const double*, const int*, const int*, const int*, const double*,
+             double*, const int*, const int*, const int*);
 void pdgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*, const int*,
              const int*, const int*, const double*, const int*, const int*, const int*, const double*, double*,
              const int*, const int*, const int*);
@@ -272,8 +273,10 @@ TEST(HostileScalapack, Pdtran) {
     guarded_buffer ours(local_bytes(descc, cc, g.cols)), reference(local_bytes(descc, cc, g.cols));
     const int n = 12, one = 1;
     const double alpha = m == 0 ? 2.0 : 0.0, beta = 1.0;
-    redist_pdtran(&m, &n, &alpha, a.data(), &one, &one, desca.data(), &beta, ours.as<double>(), &one, &one, descc.data());
-    pdtran_(&m, &n, &alpha, a.data(), &one, &one, desca.data(), &beta, reference.as<double>(), &one, &one, descc.data());
+    redist_pdtran(&m, &n, &alpha, a.data(), &one, &one, desca.data(), &beta, ours.as<double>(), &one, &one,
+                  descc.data());
+    pdtran_(&m, &n, &alpha, a.data(), &one, &one, desca.data(), &beta, reference.as<double>(), &one, &one,
+            descc.data());
     EXPECT_TRUE(all_ranks(ours.untouched() && reference.untouched())) << "M " << m;
   }
 }

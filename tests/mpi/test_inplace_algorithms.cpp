@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The in-place pairwise and bitonic algorithms (src/exchange/inplace_pairwise.cpp, inplace_bitonic.cpp) run
 // directly on a problem built here as the dispatcher would, each result checked byte for byte against an
 // out-of-place MPI_Alltoallv: random counts with zeros, a rank sending everything to one peer, unequal send and
@@ -208,10 +209,18 @@ count_matrix paper_case(int which, std::int64_t n) {
       const int d = ((j - i) % np + np) % np;
       std::int64_t v = 0;
       switch (which) {
-        case 1: v = n / np; break;
-        case 2: v = d < np / 4 ? 0 : (d < np - 1 ? n / np : n / 4); break;
-        case 3: v = d < np / 2 ? 0 : (d < np - 1 ? n / np : n / 2); break;
-        case 4: v = d == np - 1 ? n : 0; break;
+        case 1:
+          v = n / np;
+          break;
+        case 2:
+          v = d < np / 4 ? 0 : (d < np - 1 ? n / np : n / 4);
+          break;
+        case 3:
+          v = d < np / 2 ? 0 : (d < np - 1 ? n / np : n / 2);
+          break;
+        case 4:
+          v = d == np - 1 ? n : 0;
+          break;
       }
       s[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)] = v;
     }
@@ -272,13 +281,14 @@ TEST(InplaceAlgorithms, PaperCases) {
       const outcome o = run(s, 16, a, 1 << 16);
       EXPECT_TRUE(o.correct);
       if (world_rank() == 0)
-        std::printf("[bytes] P=%d case-%d N=%lld extent=16 %-8s sent total %lld (max/rank %lld, bound %lld), "
-                    "direct minimum %lld, ratio %.2f, metadata max %lld B, messages max %lld\n",
-                    np, which, static_cast<long long>(n), name_of(a), static_cast<long long>(o.bytes_total),
-                    static_cast<long long>(o.bytes_max), static_cast<long long>(o.bound),
-                    static_cast<long long>(o.direct_total),
-                    o.direct_total ? static_cast<double>(o.bytes_total) / static_cast<double>(o.direct_total) : 0.0,
-                    static_cast<long long>(o.metadata_max), static_cast<long long>(o.messages_max));
+        std::printf(
+            "[bytes] P=%d case-%d N=%lld extent=16 %-8s sent total %lld (max/rank %lld, bound %lld), "
+            "direct minimum %lld, ratio %.2f, metadata max %lld B, messages max %lld\n",
+            np, which, static_cast<long long>(n), name_of(a), static_cast<long long>(o.bytes_total),
+            static_cast<long long>(o.bytes_max), static_cast<long long>(o.bound),
+            static_cast<long long>(o.direct_total),
+            o.direct_total ? static_cast<double>(o.bytes_total) / static_cast<double>(o.direct_total) : 0.0,
+            static_cast<long long>(o.metadata_max), static_cast<long long>(o.messages_max));
     }
   }
 }

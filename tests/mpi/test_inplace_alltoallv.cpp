@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist-test-ranks: 1 2 3 4 6
 // (no 7: odd and not a power of two like 3, and 7 oversubscribed ranks took the suite 2 minutes)
 // The in-place variable-size alltoallv (include/redist/exchange/inplace.hpp) against MPICH's out-of-place
@@ -121,7 +122,8 @@ TEST(InplaceAlltoallv, SixtyFourBitCountsOfBytes) {
   for (int which : {1, 3}) {
     const counts_matrix c = paper_case(which, p, n);
     for (ex::inplace_algorithm a : all_algorithms)
-      check_case(c, t, options_for(a, small_work, true), MPI_COMM_WORLD, "int64 counts, paper case " + std::to_string(which));
+      check_case(c, t, options_for(a, small_work, true), MPI_COMM_WORLD,
+                 "int64 counts, paper case " + std::to_string(which));
   }
 }
 
@@ -132,7 +134,8 @@ TEST(InplaceAlltoallv, SubCommunicatorsMatchMpi) {
   MPI_Comm half = MPI_COMM_NULL;
   MPI_Comm_split(MPI_COMM_WORLD, world_rank() % 2, world_rank(), &half);
   const counts_matrix c = random_counts(comm_size(half), seed + static_cast<std::uint64_t>(world_rank() % 2), 2000);
-  for (ex::inplace_algorithm a : all_algorithms) check_case(c, t, options_for(a, small_work, true), half, "half of the ranks");
+  for (ex::inplace_algorithm a : all_algorithms)
+    check_case(c, t, options_for(a, small_work, true), half, "half of the ranks");
   MPI_Comm_free(&half);
 }
 
@@ -182,7 +185,7 @@ void expect_refused_everywhere(const std::function<ex::inplace_report()>& call, 
   const call_result r = call_inplace(call);
   const agreement a = agree(r, MPI_COMM_WORLD);
   EXPECT_EQ(a.refused, world_size()) << "refused on " << a.refused << " rank(s), returned on " << a.ok
-                                      << ", other exceptions on " << a.other << (r.other ? ": " + r.message : "");
+                                     << ", other exceptions on " << a.other << (r.other ? ": " + r.message : "");
   EXPECT_TRUE(buf == original) << "the buffer changed";
   if (r.refused) EXPECT_FALSE(r.message.empty());
 }
@@ -216,7 +219,8 @@ TEST(InplaceAlltoallvErrors, CapacityTooSmallOnOneRank) {
     o.algorithm = a;
     expect_refused_everywhere(
         [&] {
-          return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD, o);
+          return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD,
+                                       o);
         },
         x.buf, x.original, std::string("capacity one short, ") + ex::to_string(a));
   }
@@ -268,7 +272,8 @@ TEST(InplaceAlltoallvErrors, WorkBytesOutOfRange) {
     o.work_bytes = w;
     expect_refused_everywhere(
         [&] {
-          return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD, o);
+          return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD,
+                                       o);
         },
         x.buf, x.original, "work_bytes " + std::to_string(w) + " on every rank");
   }
@@ -278,7 +283,8 @@ TEST(InplaceAlltoallvErrors, WorkBytesOutOfRange) {
   if (x.last()) o.work_bytes = 1000;
   expect_refused_everywhere(
       [&] {
-        return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD, o);
+        return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD,
+                                     o);
       },
       x.buf, x.original, "work_bytes 1000 on the last rank only");
 }
@@ -291,7 +297,8 @@ TEST(InplaceAlltoallvErrors, AlgorithmDifferingBetweenRanks) {
   o.algorithm = x.last() ? ex::inplace_algorithm::pairwise : ex::inplace_algorithm::automatic;
   expect_refused_everywhere(
       [&] {
-        return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD, o);
+        return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD,
+                                     o);
       },
       x.buf, x.original, "pairwise on the last rank, automatic elsewhere");
 }
@@ -337,7 +344,9 @@ TEST(InplaceAlltoallvErrors, UnsuitableTypes) {
   MPI_Type_create_resized(MPI_UINT64_T, 8, 16, &lb8);
   MPI_Type_commit(&lb8);
   expect_refused_everywhere(
-      [&] { return ex::alltoallv_inplace(x.buf.data(), x.capacity / 2, x.sendcounts.data(), nullptr, lb8, MPI_COMM_WORLD); },
+      [&] {
+        return ex::alltoallv_inplace(x.buf.data(), x.capacity / 2, x.sendcounts.data(), nullptr, lb8, MPI_COMM_WORLD);
+      },
       x.buf, x.original, "type with lb 8");
   MPI_Type_free(&lb8);
   // Data beyond the extent: an 8-byte value with extent 4.
@@ -346,7 +355,8 @@ TEST(InplaceAlltoallvErrors, UnsuitableTypes) {
   MPI_Type_commit(&short_extent);
   expect_refused_everywhere(
       [&] {
-        return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, short_extent, MPI_COMM_WORLD);
+        return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, short_extent,
+                                     MPI_COMM_WORLD);
       },
       x.buf, x.original, "type whose data lie beyond its extent");
   MPI_Type_free(&short_extent);
@@ -365,7 +375,9 @@ TEST(InplaceAlltoallvErrors, BitonicWithoutItsCapacity) {
   ex::inplace_options o;
   o.algorithm = ex::inplace_algorithm::bitonic;
   expect_refused_everywhere(
-      [&] { return ex::alltoallv_inplace(buf.data(), capacity, sendcounts.data(), nullptr, t.type, MPI_COMM_WORLD, o); },
+      [&] {
+        return ex::alltoallv_inplace(buf.data(), capacity, sendcounts.data(), nullptr, t.type, MPI_COMM_WORLD, o);
+      },
       buf, original, "bitonic, capacity = own totals");
 }
 
@@ -375,7 +387,8 @@ TEST(InplaceAlltoallvErrors, UnknownAlgorithm) {
   o.algorithm = static_cast<ex::inplace_algorithm>(17);
   expect_refused_everywhere(
       [&] {
-        return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD, o);
+        return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD,
+                                     o);
       },
       x.buf, x.original, "algorithm 17");
 }
@@ -426,7 +439,8 @@ TEST(InplacePlan, RepeatedExecutionsMatchMpiAndTheOneCall) {
         const std::int64_t capacity =
             (co.full_capacity ? largest_total(c) : std::max(row_total(c, me), column_total(c, me))) + 3;
         std::vector<std::int64_t> sendcounts(c[static_cast<size_t>(me)]), recvcounts(static_cast<size_t>(p));
-        for (int i = 0; i < p; ++i) recvcounts[static_cast<size_t>(i)] = c[static_cast<size_t>(i)][static_cast<size_t>(me)];
+        for (int i = 0; i < p; ++i)
+          recvcounts[static_cast<size_t>(i)] = c[static_cast<size_t>(i)][static_cast<size_t>(me)];
         ex::inplace_plan plan;
         const call_result made = call_inplace([&] {
           plan = ex::make_inplace_plan(capacity, sendcounts.data(), co.pass_recvcounts ? recvcounts.data() : nullptr,
@@ -443,14 +457,17 @@ TEST(InplacePlan, RepeatedExecutionsMatchMpiAndTheOneCall) {
         EXPECT_EQ(plan.report().bytes_sent, 0) << "the plan's report has no counters";
         ex::inplace_report first;
         for (int round = 0; round < 3; ++round) {
-          const std::uint64_t data_seed = test_seed(7000 + 97 * static_cast<std::uint64_t>(round)) + static_cast<std::uint64_t>(me);
+          const std::uint64_t data_seed =
+              test_seed(7000 + 97 * static_cast<std::uint64_t>(round)) + static_cast<std::uint64_t>(me);
           std::vector<unsigned char> buf = random_buffer(capacity, t, data_seed);
           std::vector<unsigned char> once = buf;
           const std::vector<unsigned char> expected = mpi_reference(c, buf, t, MPI_COMM_WORLD);
           const call_result r = call_inplace([&] { return plan.execute(buf.data()); });
           ASSERT_EQ(agree(r, MPI_COMM_WORLD).ok, p) << "execute failed: " << r.message;
-          const call_result one = call_inplace(
-              [&] { return ex::alltoallv_inplace(once.data(), capacity, sendcounts.data(), nullptr, t.type, MPI_COMM_WORLD, co.options); });
+          const call_result one = call_inplace([&] {
+            return ex::alltoallv_inplace(once.data(), capacity, sendcounts.data(), nullptr, t.type, MPI_COMM_WORLD,
+                                         co.options);
+          });
           ASSERT_EQ(agree(one, MPI_COMM_WORLD).ok, p) << "alltoallv_inplace failed: " << one.message;
           const std::string label = "round " + std::to_string(round);
           EXPECT_EQ(count_wrong_bytes(buf, expected, column_total(c, me), t, label + ": plan vs MPI"), 0);
@@ -483,7 +500,8 @@ TEST(InplacePlan, FixedSizeAndSymmetricPlansRepeat) {
   // Symmetric counts, areas in reverse rank order with gaps of 3 that must stay untouched.
   counts_matrix c = random_counts(p, test_seed(7500), 400);
   for (int i = 0; i < p; ++i)
-    for (int j = 0; j < i; ++j) c[static_cast<size_t>(i)][static_cast<size_t>(j)] = c[static_cast<size_t>(j)][static_cast<size_t>(i)];
+    for (int j = 0; j < i; ++j)
+      c[static_cast<size_t>(i)][static_cast<size_t>(j)] = c[static_cast<size_t>(j)][static_cast<size_t>(i)];
   std::vector<int> counts(static_cast<size_t>(p)), displs(static_cast<size_t>(p));
   int end = 3;
   for (int j = p - 1; j >= 0; --j) {
@@ -496,8 +514,8 @@ TEST(InplacePlan, FixedSizeAndSymmetricPlansRepeat) {
     std::mt19937_64 g(test_seed(7600 + static_cast<std::uint64_t>(round)) + static_cast<std::uint64_t>(me));
     std::vector<std::uint64_t> a(static_cast<size_t>(count * p)), a_expected(a.size());
     for (auto& x : a) x = g();
-    MPI_Alltoall(a.data(), static_cast<int>(count), MPI_UINT64_T, a_expected.data(), static_cast<int>(count), MPI_UINT64_T,
-                 MPI_COMM_WORLD);
+    MPI_Alltoall(a.data(), static_cast<int>(count), MPI_UINT64_T, a_expected.data(), static_cast<int>(count),
+                 MPI_UINT64_T, MPI_COMM_WORLD);
     fixed.execute(a.data());
     EXPECT_TRUE(a == a_expected) << "fixed-size plan, round " << round;
 
@@ -525,8 +543,8 @@ TEST(InplacePlan, OutlivesTheCallersCommunicator) {
   ASSERT_EQ(MPI_Comm_free(&own), MPI_SUCCESS);
   std::vector<std::uint64_t> a(static_cast<size_t>(count * p)), expected(a.size());
   for (size_t k = 0; k < a.size(); ++k) a[k] = static_cast<std::uint64_t>(world_rank()) * 1000 + k;
-  MPI_Alltoall(a.data(), static_cast<int>(count), MPI_UINT64_T, expected.data(), static_cast<int>(count),
-               MPI_UINT64_T, MPI_COMM_WORLD);
+  MPI_Alltoall(a.data(), static_cast<int>(count), MPI_UINT64_T, expected.data(), static_cast<int>(count), MPI_UINT64_T,
+               MPI_COMM_WORLD);
   for (int round = 0; round < 2; ++round) {
     std::vector<std::uint64_t> b = a;
     ASSERT_NO_THROW(plan.execute(b.data()));
@@ -632,10 +650,12 @@ TEST(InplacePlan, BadInputRefusedAtMakeOnEveryRank) {
   refused_alike([&] { (void)ex::make_alltoall_inplace_plan(x.last() ? -1 : 4, MPI_UINT64_T, MPI_COMM_WORLD); },
                 "negative count for the fixed-size plan on the last rank");
   std::vector<int> counts(static_cast<size_t>(p), 0), displs(static_cast<size_t>(p), 0);
-  refused_alike([&] {
-    (void)ex::make_inplace_plan_symmetric(counts.data(), displs.data(), MPI_UINT64_T, MPI_COMM_WORLD,
-                                          x.last() ? 1000 : std::int64_t{4} << 20);
-  }, "work_bytes out of range for the symmetric plan on the last rank");
+  refused_alike(
+      [&] {
+        (void)ex::make_inplace_plan_symmetric(counts.data(), displs.data(), MPI_UINT64_T, MPI_COMM_WORLD,
+                                              x.last() ? 1000 : std::int64_t{4} << 20);
+      },
+      "work_bytes out of range for the symmetric plan on the last rank");
 }
 
 }  // namespace

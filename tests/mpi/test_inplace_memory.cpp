@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist-test-ranks: 2 4
 // Peak memory of the in-place alltoallv (include/redist/exchange/inplace.hpp): on a large buffer (512 MiB over
 // all ranks: 256 MiB per rank at 2 ranks, 128 MiB at 4, every page touched), the rise of the process's peak
@@ -30,9 +31,9 @@
 #include <vector>
 
 #include "mpi_test_support.hpp"
-#include "test_seed.hpp"
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
+#include "test_seed.hpp"
 
 namespace ex = redist::exchange;
 using namespace redist::testing;
@@ -109,12 +110,14 @@ counts_matrix random_within(int p, std::int64_t n, std::uint64_t seed) {
     largest = std::max({largest, r, s});
   }
   for (auto& row : c)
-    for (auto& x : row) x = static_cast<std::int64_t>(static_cast<double>(x) / static_cast<double>(largest) * static_cast<double>(n));
+    for (auto& x : row)
+      x = static_cast<std::int64_t>(static_cast<double>(x) / static_cast<double>(largest) * static_cast<double>(n));
   return c;
 }
 
 std::uint64_t value(int from, int to, std::int64_t k) {
-  return (static_cast<std::uint64_t>(from) << 48) | (static_cast<std::uint64_t>(to) << 40) | static_cast<std::uint64_t>(k);
+  return (static_cast<std::uint64_t>(from) << 48) | (static_cast<std::uint64_t>(to) << 40) |
+         static_cast<std::uint64_t>(k);
 }
 
 void fill_send(std::uint64_t* buf, const counts_matrix& c, int me) {
@@ -127,13 +130,14 @@ void fill_send(std::uint64_t* buf, const counts_matrix& c, int me) {
 std::int64_t wrong_received(const std::uint64_t* buf, const counts_matrix& c, int me) {
   std::int64_t at = 0, wrong = 0;
   for (int i = 0; i < static_cast<int>(c.size()); ++i)
-    for (std::int64_t k = 0; k < c[static_cast<size_t>(i)][static_cast<size_t>(me)]; ++k) wrong += buf[at++] != value(i, me, k);
+    for (std::int64_t k = 0; k < c[static_cast<size_t>(i)][static_cast<size_t>(me)]; ++k)
+      wrong += buf[at++] != value(i, me, k);
   return wrong;
 }
 
 struct measured {
-  bool ran = false;        // false: refused (chunked may)
-  std::int64_t rise = 0;   // VmHWM rise, this rank
+  bool ran = false;       // false: refused (chunked may)
+  std::int64_t rise = 0;  // VmHWM rise, this rank
   ex::inplace_report report;
 };
 
@@ -151,7 +155,8 @@ measured measure_inplace(mapped_buffer& buf, const counts_matrix& c, ex::inplace
   const std::int64_t before = hwm_bytes();
   bool refused = false;
   try {
-    m.report = ex::alltoallv_inplace(buf.data, buf.elements(), sendcounts.data(), nullptr, MPI_UINT64_T, MPI_COMM_WORLD, o);
+    m.report =
+        ex::alltoallv_inplace(buf.data, buf.elements(), sendcounts.data(), nullptr, MPI_UINT64_T, MPI_COMM_WORLD, o);
   } catch (const redist::invalid_argument&) {
     refused = true;
   }
@@ -235,8 +240,10 @@ TEST(InplaceMemory, PeakRiseWithinWorkBufferPlusAllowanceAndTheControlShowsTheBu
     const std::int64_t least = -global_max(-rise);
     EXPECT_EQ(global_sum(wrong_received(recv.data, c, me)), 0);
     if (me == 0)
-      std::printf("[info] control, MPI_Alltoallv out of place, case 1: VmHWM rise (min over ranks) %.2f MiB of a "
-                  "%.2f MiB second buffer\n", static_cast<double>(least) / MiB, static_cast<double>(bytes) / MiB);
+      std::printf(
+          "[info] control, MPI_Alltoallv out of place, case 1: VmHWM rise (min over ranks) %.2f MiB of a "
+          "%.2f MiB second buffer\n",
+          static_cast<double>(least) / MiB, static_cast<double>(bytes) / MiB);
     EXPECT_GE(least, bytes * 9 / 10) << "the control did not see the second buffer: the measurement is blind";
     EXPECT_GT(least, work + mpi_allowance) << "the bound could not tell the control from an in-place call";
   }

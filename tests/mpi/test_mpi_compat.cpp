@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The MPI compatibility layer (src/mpi/compat.hpp) against MPI's own calls: every operation with counts
 // beyond the int limit, which this program lowers to 7 (REDIST_MPI_INT_LIMIT, set before anything reads it),
 // so that in a build without MPI-4 large counts (Open MPI 4.1, or -DREDIST_MPI_FALLBACKS=ON) the derived
@@ -96,7 +97,8 @@ TEST(MpiCompat, DerivedTypesAndLocalCopies) {
     mpi::datatype_handle t = mpi::hindexed(lengths, displacements, MPI_DOUBLE);
     std::vector<double> out(32, 0.0), expected;
     for (std::size_t b = 0; b < lengths.size(); ++b)
-      for (std::int64_t k = 0; k < lengths[b]; ++k) expected.push_back(in[static_cast<std::size_t>(displacements[b] / 8 + k)]);
+      for (std::int64_t k = 0; k < lengths[b]; ++k)
+        expected.push_back(in[static_cast<std::size_t>(displacements[b] / 8 + k)]);
     mpi::local_copy(in.data(), 1, t.get(), out.data(), 32, MPI_DOUBLE, c.comm);
     EXPECT_EQ(out, expected);
   }
@@ -114,7 +116,8 @@ TEST(MpiCompat, DerivedTypesAndLocalCopies) {
     EXPECT_EQ(out, expected);
     std::vector<double> back(300, 0.0);  // and the other way: scattered into place
     mpi::local_copy(out.data(), 20, MPI_DOUBLE, back.data(), 1, t.get(), c.comm);
-    for (int k = 0; k < 20; ++k) EXPECT_EQ(back[static_cast<std::size_t>((k * 37) % 300)], expected[static_cast<std::size_t>(k)]);
+    for (int k = 0; k < 20; ++k)
+      EXPECT_EQ(back[static_cast<std::size_t>((k * 37) % 300)], expected[static_cast<std::size_t>(k)]);
   }
   {
     std::vector<double> out(300, 0.0);
@@ -162,15 +165,15 @@ TEST(MpiCompat, AlltoallvBothForms) {
   {
     std::vector<int> isc(sc.begin(), sc.end()), isd(sd.begin(), sd.end()), irc(rc.begin(), rc.end()),
         ird(rd.begin(), rd.end());
-    MPI_Alltoallv(send.data(), isc.data(), isd.data(), MPI_DOUBLE, expected.data(), irc.data(), ird.data(),
-                  MPI_DOUBLE, c.comm);
+    MPI_Alltoallv(send.data(), isc.data(), isd.data(), MPI_DOUBLE, expected.data(), irc.data(), ird.data(), MPI_DOUBLE,
+                  c.comm);
   }
   const bool exceeds = std::max(send_total, recv_total) > mpi::int_limit();
   for (bool wide : {false, true}) {
     if (!wide && !mpi::has_large_counts() && mpi::on_any_rank(c.comm, exceeds)) continue;  // ints cannot carry it
     std::vector<double> recv(expected.size(), -1.0);
-    mpi::alltoallv(send.data(), sc.data(), sd.data(), MPI_DOUBLE, recv.data(), rc.data(), rd.data(), MPI_DOUBLE,
-                   c.comm, wide);
+    mpi::alltoallv(send.data(), sc.data(), sd.data(), MPI_DOUBLE, recv.data(), rc.data(), rd.data(), MPI_DOUBLE, c.comm,
+                   wide);
     EXPECT_EQ(recv, expected) << "wide " << wide;
   }
 }
@@ -186,11 +189,13 @@ TEST(MpiCompat, AllgathervPrepared) {
     displacements.push_back(total);
     total += 4 * r + 5 + 1;  // a gap after each piece
   }
-  const std::vector<double> mine = iota_doubles(static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), 100.0 * me);
+  const std::vector<double> mine =
+      iota_doubles(static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), 100.0 * me);
   std::vector<double> expected(static_cast<std::size_t>(total), -1.0);
   for (int r = 0; r < p; ++r)
     for (std::int64_t k = 0; k < counts[static_cast<std::size_t>(r)]; ++k)
-      expected[static_cast<std::size_t>(displacements[static_cast<std::size_t>(r)] + k)] = 100.0 * r + static_cast<double>(k);
+      expected[static_cast<std::size_t>(displacements[static_cast<std::size_t>(r)] + k)] =
+          100.0 * r + static_cast<double>(k);
   const mpi::allgatherv_args args(counts[static_cast<std::size_t>(me)], counts, displacements, MPI_DOUBLE);
   for (int cycle = 0; cycle < 2; ++cycle) {
     std::vector<double> recv(expected.size(), -1.0);
@@ -245,9 +250,8 @@ TEST(MpiCompat, CollectivesAreWatched) {
 
   std::vector<int> to(sized(p)), from(sized(p), -1);  // the last rank late: everyone needs its part
   for (int r = 0; r < p; ++r) to[sized(r)] = me * 100 + r;
-  const bool alltoall_waited = reported(p - 1, [&] {
-    return mpi::alltoall_yielding(to.data(), 1, MPI_INT, from.data(), 1, MPI_INT, c.comm);
-  });
+  const bool alltoall_waited =
+      reported(p - 1, [&] { return mpi::alltoall_yielding(to.data(), 1, MPI_INT, from.data(), 1, MPI_INT, c.comm); });
   for (int r = 0; r < p; ++r) EXPECT_EQ(from[sized(r)], r * 100 + me);
   EXPECT_TRUE(me == p - 1 || alltoall_waited) << "all-to-all";
 
@@ -270,8 +274,8 @@ TEST(MpiCompat, CollectivesAreWatched) {
   const std::vector<int> copies(sized(me + 1), me);
   std::vector<int> all(sized(p * (p + 1) / 2), -1);
   const bool gatherv_waited = reported(p - 1, [&] {
-    return mpi::gatherv_yielding(copies.data(), me + 1, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT,
-                                 0, c.comm);
+    return mpi::gatherv_yielding(copies.data(), me + 1, MPI_INT, all.data(), counts.data(), offsets.data(), MPI_INT, 0,
+                                 c.comm);
   });
   if (me == 0)
     for (int r = 0; r < p; ++r)
@@ -520,7 +524,8 @@ TEST(MpiCompat, ExchangeBetweenDifferentLayoutsOfOneSignature) {
   MPI_Datatype send_type, recv_type;
   {
     const int lengths[2] = {1, 1};
-    const MPI_Aint s_at[2] = {offsetof(sent, i), offsetof(sent, d)}, r_at[2] = {offsetof(received, i), offsetof(received, d)};
+    const MPI_Aint s_at[2] = {offsetof(sent, i), offsetof(sent, d)},
+                   r_at[2] = {offsetof(received, i), offsetof(received, d)};
     const MPI_Datatype types[2] = {MPI_INT, MPI_DOUBLE};
     MPI_Datatype s, r;
     MPI_Type_create_struct(2, lengths, s_at, types, &s);
@@ -533,7 +538,8 @@ TEST(MpiCompat, ExchangeBetweenDifferentLayoutsOfOneSignature) {
     MPI_Type_commit(&recv_type);
   }
   const int p = world_size(), me = world_rank();
-  std::vector<int> peers(static_cast<std::size_t>(p)), counts(peers.size(), 3), sdispls(peers.size()), rdispls(peers.size());
+  std::vector<int> peers(static_cast<std::size_t>(p)), counts(peers.size(), 3), sdispls(peers.size()),
+      rdispls(peers.size());
   for (int r = 0; r < p; ++r) {
     peers[static_cast<std::size_t>(r)] = r;
     sdispls[static_cast<std::size_t>(r)] = r % 3;  // overlapping runs of a 6-element buffer
@@ -560,15 +566,16 @@ TEST(MpiCompat, ExchangeBetweenDifferentLayoutsOfOneSignature) {
     exchange::exchange_options o;
     o.strategy = strategy;
     o.region_size = 2;
-    exchange::neighbor_plan plan =
-        exchange::neighbor_alltoallv_init(peers, peers, exchange::with_global_ids(b, send_ids, recv_ids), MPI_COMM_WORLD, o);
+    exchange::neighbor_plan plan = exchange::neighbor_alltoallv_init(
+        peers, peers, exchange::with_global_ids(b, send_ids, recv_ids), MPI_COMM_WORLD, o);
     for (int cycle = 0; cycle < 2; ++cycle) {
       fill(cycle);
       plan.start();
       plan.wait();
       MPI_Alltoallv(send.data(), counts.data(), sdispls.data(), send_type, expected.data(), counts.data(),
                     rdispls.data(), recv_type, MPI_COMM_WORLD);
-      EXPECT_TRUE(all_ranks(as_pairs(recv) == as_pairs(expected))) << exchange::to_string(strategy) << " cycle " << cycle;
+      EXPECT_TRUE(all_ranks(as_pairs(recv) == as_pairs(expected)))
+          << exchange::to_string(strategy) << " cycle " << cycle;
     }
   }
   MPI_Type_free(&send_type);

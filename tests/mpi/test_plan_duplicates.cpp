@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A transform, GEMM, neighbor-exchange or torus-routed plan keeps a private duplicate of its communicator for its
 // life; a plan made after another was dropped on every rank takes the duplicate that one gave back (no new
 // MPI_Comm_dup), plans alive together never share one, and a duplicate is reused only once every rank has given it
@@ -40,8 +41,9 @@ void for_each_local(const grid_layout& l, F&& f) {
         if (l.row_proc()[bi] != pos.row || l.col_proc()[bj] != pos.col) continue;
         for (std::int64_t j = l.col_splits()[bj]; j < l.col_splits()[bj + 1]; ++j)
           for (std::int64_t i = l.row_splits()[bi]; i < l.row_splits()[bi + 1]; ++i)
-            f(i, j, l.local_row_start()[bi] + i - l.row_splits()[bi] +
-                        (l.local_col_start()[bj] + j - l.col_splits()[bj]) * l.local_ld());
+            f(i, j,
+              l.local_row_start()[bi] + i - l.row_splits()[bi] +
+                  (l.local_col_start()[bj] + j - l.col_splits()[bj]) * l.local_ld());
       }
 }
 
@@ -222,8 +224,12 @@ struct gemm_case {
     a = b = c = block_cyclic(p, rank);
     av.resize(static_cast<size_t>(a.local_elements()));
     bv.resize(static_cast<size_t>(b.local_elements()));
-    for_each_local(a, [&](std::int64_t i, std::int64_t j, std::int64_t at) { av[static_cast<size_t>(at)] = double((i + 2 * j) % 5); });
-    for_each_local(b, [&](std::int64_t i, std::int64_t j, std::int64_t at) { bv[static_cast<size_t>(at)] = double((2 * i + j) % 3); });
+    for_each_local(a, [&](std::int64_t i, std::int64_t j, std::int64_t at) {
+      av[static_cast<size_t>(at)] = double((i + 2 * j) % 5);
+    });
+    for_each_local(b, [&](std::int64_t i, std::int64_t j, std::int64_t at) {
+      bv[static_cast<size_t>(at)] = double((2 * i + j) % 3);
+    });
   }
   gemm_plan plan(MPI_Comm comm, gemm_communication communication) const {
     gemm_options o;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist-test-ranks: 1 2 3 4
 // redist-test-labels: fast
 // node_aware_cost: the node map found through MPI_Comm_split_type is the same on every rank, dense,
@@ -73,11 +74,14 @@ TEST(NodeAwareCost, RelabelingIsIdenticalOnAllRanks) {
   // Same blocks on a 1 x P grid, target owners reversed: the optimum makes everything local.
   std::vector<int> reversed(static_cast<size_t>(size));
   for (int r = 0; r < size; ++r) reversed[r] = size - 1 - r;
-  const grid_layout b = blocked(even_splits(40, 1), even_splits(40 * size, size), [&] {
-    std::vector<int> plain(static_cast<size_t>(size));
-    for (int r = 0; r < size; ++r) plain[r] = r;
-    return plain;
-  }(), -1);
+  const grid_layout b = blocked(
+      even_splits(40, 1), even_splits(40 * size, size),
+      [&] {
+        std::vector<int> plain(static_cast<size_t>(size));
+        for (int r = 0; r < size; ++r) plain[r] = r;
+        return plain;
+      }(),
+      -1);
   const grid_layout a = blocked(even_splits(40, 1), even_splits(40 * size, size), reversed, -1);
   const comm_graph g = communication_graph({{&a, &b, op::identity, 8}}, size);
   const relabeling r = find_relabeling(g, model);
@@ -123,11 +127,13 @@ TEST(RelabelTargets, SolvedOnRankZeroEqualsTheWholeGraphSolve) {
     const op o = trial % 2 ? op::transpose : op::identity;
     std::vector<job_description> jobs;
     jobs.push_back({random_layout(rng, m, n, size),
-                    o == op::identity ? random_layout(rng, m, n, size) : random_layout(rng, n, m, size), o,
-                    element_type::f64, {}});
+                    o == op::identity ? random_layout(rng, m, n, size) : random_layout(rng, n, m, size),
+                    o,
+                    element_type::f64,
+                    {}});
     if (trial % 3 == 0)
-      jobs.push_back({random_layout(rng, n, m, size), random_layout(rng, n, m, size), op::identity,
-                      element_type::f32, {}});
+      jobs.push_back(
+          {random_layout(rng, n, m, size), random_layout(rng, n, m, size), op::identity, element_type::f32, {}});
     std::vector<layout_pair> pairs;
     for (const auto& j : jobs) pairs.push_back({&j.a, &j.b, j.operation, j.type == element_type::f64 ? 8u : 4u});
     const comm_graph whole = communication_graph(pairs, size);
@@ -138,10 +144,14 @@ TEST(RelabelTargets, SolvedOnRankZeroEqualsTheWholeGraphSolve) {
     // The same movement as an N-d job.
     std::vector<reshape_job> nd_jobs;
     for (const auto& j : jobs)
-      nd_jobs.push_back({to_nd_layout(j.a), to_nd_layout(j.b),
-                         j.operation == op::identity ? std::vector<int>{} : std::vector<int>{1, 0}, false, j.type, {}});
-    ok = ok && same_relabeling(relabel_reshape_targets(MPI_COMM_WORLD, nd_jobs, cost).result,
-                               find_relabeling(whole, cost));
+      nd_jobs.push_back({to_nd_layout(j.a),
+                         to_nd_layout(j.b),
+                         j.operation == op::identity ? std::vector<int>{} : std::vector<int>{1, 0},
+                         false,
+                         j.type,
+                         {}});
+    ok = ok &&
+         same_relabeling(relabel_reshape_targets(MPI_COMM_WORLD, nd_jobs, cost).result, find_relabeling(whole, cost));
   }
   EXPECT_TRUE(all_ranks(ok));
 }

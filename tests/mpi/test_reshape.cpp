@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Property tests of N-dimensional reshapes (A = alpha * permute(B, axes) + beta * A) against a serial reference:
 // d = 1..5, block-cyclic layouts on d-dimensional grids and boxes (product grids, recursive bisections, several or no
 // boxes per rank, empty boxes), random axis permutations and storage orders, every element type, alpha and beta
@@ -84,9 +85,12 @@ index_vector random_shape(rng_t& g, int d, std::int64_t max_elements) {
 
 std::vector<int> random_order(rng_t& g, int d) {
   switch (uniform(g, 0, 2)) {
-    case 0: return c_order(d);
-    case 1: return fortran_order(d);
-    default: return random_permutation(g, d);
+    case 0:
+      return c_order(d);
+    case 1:
+      return fortran_order(d);
+    default:
+      return random_permutation(g, d);
   }
 }
 
@@ -100,7 +104,8 @@ void bisect(rng_t& g, box b, int parts, std::vector<box>& out) {
     out.push_back(b);
     return;
   }
-  const size_t k = static_cast<size_t>(cuttable[static_cast<size_t>(uniform(g, 0, static_cast<std::int64_t>(cuttable.size()) - 1))]);
+  const size_t k =
+      static_cast<size_t>(cuttable[static_cast<size_t>(uniform(g, 0, static_cast<std::int64_t>(cuttable.size()) - 1))]);
   const std::int64_t cut = uniform(g, b.lo[k] + 1, b.hi[k] - 1);
   box left = b, right = b;
   left.hi[k] = cut;
@@ -153,8 +158,8 @@ nd_layout random_nd_layout(rng_t& g, const index_vector& shape, int nranks, int 
   std::vector<std::vector<int>> storage(static_cast<size_t>(nranks), order);
   if (own_orders)
     for (auto& o : storage) o = random_order(g, d);
-  how = "box_layout " + std::to_string(boxes.size()) + " boxes" + (one_each ? " (one per rank)" : "") + " packing order " +
-        text(order) + (own_orders ? " storage orders per rank" : "");
+  how = "box_layout " + std::to_string(boxes.size()) + " boxes" + (one_each ? " (one per rank)" : "") +
+        " packing order " + text(order) + (own_orders ? " storage orders per rank" : "");
   if (own_orders)
     for (const auto& o : storage) how += " " + text(o);
   return box_layout(of_rank, me, storage[static_cast<size_t>(me)], order);
@@ -211,7 +216,8 @@ struct reshape_data {
     for_each_local_element(job.a, [&](std::int64_t off, const index_vector& g) {
       is_element[static_cast<size_t>(off)] = 1;
       index_vector from(static_cast<size_t>(d));
-      for (int i = 0; i < d; ++i) from[static_cast<size_t>(job.axes.empty() ? i : job.axes[static_cast<size_t>(i)])] = g[static_cast<size_t>(i)];
+      for (int i = 0; i < d; ++i)
+        from[static_cast<size_t>(job.axes.empty() ? i : job.axes[static_cast<size_t>(i)])] = g[static_cast<size_t>(i)];
       T bv = value_at<T>(b_id, linear(from, b_shape));
       if (job.conjugate) bv = conj_of(bv);
       const T old = value_at<T>(a_id, linear(g, a_shape));
@@ -220,7 +226,8 @@ struct reshape_data {
         first = "element " + std::to_string(linear(g, a_shape)) + " at offset " + std::to_string(off);
     });
     for (size_t k = 0; k < a.size(); ++k)
-      if (!is_element[k] && a[k] != T(-5) && wrong++ == 0) first = "padding at offset " + std::to_string(k) + " written";
+      if (!is_element[k] && a[k] != T(-5) && wrong++ == 0)
+        first = "padding at offset " + std::to_string(k) + " written";
     return wrong;
   }
 };
@@ -251,7 +258,9 @@ void one_random_case(rng_t& g, int round) {
   const index_vector a_shape = random_shape(g, d, 600);
   data.job.axes = uniform(g, 0, 3) == 0 ? std::vector<int>{} : random_permutation(g, d);
   index_vector b_shape(static_cast<size_t>(d));
-  for (int i = 0; i < d; ++i) b_shape[static_cast<size_t>(data.job.axes.empty() ? i : data.job.axes[static_cast<size_t>(i)])] = a_shape[static_cast<size_t>(i)];
+  for (int i = 0; i < d; ++i)
+    b_shape[static_cast<size_t>(data.job.axes.empty() ? i : data.job.axes[static_cast<size_t>(i)])] =
+        a_shape[static_cast<size_t>(i)];
   std::string a_how, b_how;
   data.job.a = random_nd_layout(g, a_shape, nranks, me, a_how);
   data.job.b = random_nd_layout(g, b_shape, nranks, me, b_how);
@@ -263,18 +272,17 @@ void one_random_case(rng_t& g, int round) {
   o.stream_chunk_bytes = uniform(g, 0, 1) ? 0 : uniform(g, 16, 4096);
   o.stores = static_cast<store_policy>(uniform(g, 0, 2));  // streaming: non-temporal complex<double> transposes too
   const std::string context = "round " + std::to_string(round) + " type " + to_string(data.job.type) + " stores " +
-                              to_string(o.stores) + " d " +
-                              std::to_string(d) + " axes " + text(data.job.axes) + " conj " +
-                              std::to_string(data.job.conjugate) + "\nA: " + data.job.a.describe() + " (" + a_how +
-                              ")\nB: " + data.job.b.describe() + " (" + b_how + ")";
+                              to_string(o.stores) + " d " + std::to_string(d) + " axes " + text(data.job.axes) +
+                              " conj " + std::to_string(data.job.conjugate) + "\nA: " + data.job.a.describe() + " (" +
+                              a_how + ")\nB: " + data.job.b.describe() + " (" + b_how + ")";
   transform_plan plan = make_reshape_plan(MPI_COMM_WORLD, {data.job}, o);
   for (int repeat = 0; repeat < 2; ++repeat) {
     data.fill();
     plan.execute(data.a.data(), data.b.data(), data.alpha, data.beta);
     std::string first;
     const std::int64_t wrong = data.errors(first);
-    ASSERT_EQ(global_sum(wrong), 0) << context << " strategy " << to_string(plan.strategy()) << " execution "
-                                    << repeat << "\nrank " << me << ": " << wrong << " wrong, first " << first;
+    ASSERT_EQ(global_sum(wrong), 0) << context << " strategy " << to_string(plan.strategy()) << " execution " << repeat
+                                    << "\nrank " << me << ": " << wrong << " wrong, first " << first;
   }
   // The inverse moves A back into B's layout: B' = permute^-1(A), conjugated back.
   if (!data.job.conjugate) {
@@ -297,12 +305,24 @@ TEST(Reshape, RandomLayoutsAxesOrdersAndTypesMatchTheSerialReference) {
   rng_t g(test_seed(0x5e5a9e));
   for (int round = 0; round < 36; ++round) {
     switch (round % 6) {
-      case 0: one_random_case<float>(g, round); break;
-      case 1: one_random_case<double>(g, round); break;
-      case 2: one_random_case<std::complex<float>>(g, round); break;
-      case 3: one_random_case<std::complex<double>>(g, round); break;
-      case 4: one_random_case<std::int32_t>(g, round); break;
-      default: one_random_case<std::int64_t>(g, round); break;
+      case 0:
+        one_random_case<float>(g, round);
+        break;
+      case 1:
+        one_random_case<double>(g, round);
+        break;
+      case 2:
+        one_random_case<std::complex<float>>(g, round);
+        break;
+      case 3:
+        one_random_case<std::complex<double>>(g, round);
+        break;
+      case 4:
+        one_random_case<std::int32_t>(g, round);
+        break;
+      default:
+        one_random_case<std::int64_t>(g, round);
+        break;
     }
     if (HasFatalFailure()) return;
   }
@@ -318,7 +338,8 @@ TEST(Reshape, BatchesMixDimensionsAndMatrixJobsAgreeWithTheMatrixApi) {
     const index_vector shape = random_shape(g, d, 400);
     data[k].job.axes = random_permutation(g, d);
     index_vector b_shape(static_cast<size_t>(d));
-    for (int i = 0; i < d; ++i) b_shape[static_cast<size_t>(data[k].job.axes[static_cast<size_t>(i)])] = shape[static_cast<size_t>(i)];
+    for (int i = 0; i < d; ++i)
+      b_shape[static_cast<size_t>(data[k].job.axes[static_cast<size_t>(i)])] = shape[static_cast<size_t>(i)];
     std::string how;
     data[k].job.a = random_nd_layout(g, shape, nranks, me, how);
     data[k].job.b = random_nd_layout(g, b_shape, nranks, me, how);
@@ -344,7 +365,8 @@ TEST(Reshape, BatchesMixDimensionsAndMatrixJobsAgreeWithTheMatrixApi) {
   const grid_layout a = block_cyclic(pa, me), b = block_cyclic(pb, me);
   const transform_plan matrix = make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
   const transform_plan nd = make_reshape_plan(
-      MPI_COMM_WORLD, std::vector<reshape_job>{{to_nd_layout(a), to_nd_layout(b), {1, 0}, false, element_type::f64, {}}});
+      MPI_COMM_WORLD,
+      std::vector<reshape_job>{{to_nd_layout(a), to_nd_layout(b), {1, 0}, false, element_type::f64, {}}});
   EXPECT_EQ(matrix.statistics().bytes_sent, nd.statistics().bytes_sent);
   EXPECT_EQ(matrix.statistics().messages_sent, nd.statistics().messages_sent);
   EXPECT_EQ(matrix.reshape_jobs().size(), 1u);
@@ -415,18 +437,19 @@ TEST(Reshape, BadInputsAreRejectedOnEveryRank) {
   const nd_layout flat = box_layout(std::vector<box>(1, box{{0, 0}, {4, 30}}), me);
   if (nranks == 1)
     expect_rejected<dimension_mismatch>(plan_of({flat, bricks, {}, false, element_type::f64, {}}), "axes but B has");
-  expect_rejected<invalid_argument>(
-      plan_of({pencils, bricks, {}, false, element_type::f64, {region_shape::upper, 0}}), "triangular regions need d = 2");
+  expect_rejected<invalid_argument>(plan_of({pencils, bricks, {}, false, element_type::f64, {region_shape::upper, 0}}),
+                                    "triangular regions need d = 2");
   // One rank describes different splits: the consistency check catches it everywhere.
   const nd_layout other = box_layout(pencil_boxes({4, 6, 5}, 1, {nranks, 1}), me);
   if (nranks > 1)
-    expect_rejected<inconsistent_ranks>(plan_of({me == nranks - 1 ? other : pencils, bricks, {}, false, element_type::f64, {}}),
-                                      "different global descriptions");
+    expect_rejected<inconsistent_ranks>(
+        plan_of({me == nranks - 1 ? other : pencils, bricks, {}, false, element_type::f64, {}}),
+        "different global descriptions");
   // A local array whose strides alias.
-  nd_layout aliasing(
-      {bricks.splits(0), bricks.splits(1), bricks.splits(2)}, {bricks.procs(0), bricks.procs(1), bricks.procs(2)},
-      bricks.grid_shape(), bricks.grid_ranks(), bricks.packing_order(), storage_kind::regular,
-      {bricks.local_start(0), bricks.local_start(1), bricks.local_start(2)}, {1, 1, 1}, {}, me);
+  nd_layout aliasing({bricks.splits(0), bricks.splits(1), bricks.splits(2)},
+                     {bricks.procs(0), bricks.procs(1), bricks.procs(2)}, bricks.grid_shape(), bricks.grid_ranks(),
+                     bricks.packing_order(), storage_kind::regular,
+                     {bricks.local_start(0), bricks.local_start(1), bricks.local_start(2)}, {1, 1, 1}, {}, me);
   expect_rejected<invalid_layout>(plan_of({pencils, aliasing, {}, false, element_type::f64, {}}), "B:");
   // An owner outside the communicator.
   nd_layout too_many({{0, 4}}, {{0}}, {1}, {nranks}, {0}, storage_kind::regular, {{0}}, {1}, {}, me);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Long runs in constant resources: 100 000 calls of each ScaLAPACK routine (redist's twins, with the plan
 // cache hitting) and 10 000 create/free cycles of each plan kind. After a warm-up, the resident memory may
 // not grow by more than a small allowance, and the open file descriptors (shared-memory segments, among
@@ -73,8 +74,9 @@ void expect_constant(const std::string& what, int warmup, int count, const std::
   EXPECT_LT(grown, 4096) << what << ": resident memory grew by " << grown << " KiB over " << count << " calls";
   EXPECT_EQ(open_descriptors(), fds_before) << what << ": open file descriptors changed";
   EXPECT_EQ(comm_probe(), comm_before) << what << ": a communicator outlived its plan";
-  if (world_rank() == 0) std::printf("[resources] %s: %d calls, resident memory %+lld KiB\n", what.c_str(), count,
-                                     static_cast<long long>(grown));
+  if (world_rank() == 0)
+    std::printf("[resources] %s: %d calls, resident memory %+lld KiB\n", what.c_str(), count,
+                static_cast<long long>(grown));
 }
 
 }  // namespace
@@ -147,8 +149,8 @@ TEST(Resources, PlanCreateFreeTenThousandCycles) {
     expect_constant(std::string("neighbor plan ") + exchange::to_string(strategy), 200, cycles, [&] {
       exchange::neighbor_plan plan = exchange::neighbor_alltoallv_init(
           peers, peers,
-          exchange::neighbor_buffers{send.data(), counts.data(), displs.data(), MPI_DOUBLE, recv.data(),
-                                     counts.data(), displs.data(), MPI_DOUBLE},
+          exchange::neighbor_buffers{send.data(), counts.data(), displs.data(), MPI_DOUBLE, recv.data(), counts.data(),
+                                     displs.data(), MPI_DOUBLE},
           MPI_COMM_WORLD, options);
       plan.start();
       plan.wait();
@@ -168,8 +170,7 @@ TEST(Resources, PlanCreateFreeTenThousandCycles) {
   });
   MPI_Info_free(&info);
   std::vector<double> buf(static_cast<std::size_t>(p), 1.0);
-  expect_constant("in-place alltoall", 200, cycles, [&] {
-    exchange::alltoall_inplace(buf.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD);
-  });
+  expect_constant("in-place alltoall", 200, cycles,
+                  [&] { exchange::alltoall_inplace(buf.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD); });
   expect_constant("node_buffer", 200, cycles, [&] { node_buffer nb(MPI_COMM_WORLD, 4096); });
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The drop-in's plan cache with BLACS contexts over different subsets of the ranks, interleaved: rank 0 takes
 // part in two contexts, the others in one. Each context's communicator has its own cache, so a call that hits
 // on one process hits on every process of that context (one cache shared by all contexts would evict

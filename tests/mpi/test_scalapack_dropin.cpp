@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // libredist_scalapack linked before ScaLAPACK: the program's own p?gemr2d, p?trmr2d and p?gemm calls (every
 // spelling) run redist. Checked by where the dynamic linker resolved the symbols and by the results (copies whose
 // descriptors' DTYPE is unset on one rank, as ScaLAPACK's REDIST testers leave it). Small p?gemm problems go
@@ -153,8 +154,10 @@ bool multiplies(Call call, char transa, char transb, int m, int n, int k) {
   cc.imb = 1, cc.inb = 5, cc.mb = 2, cc.nb = 4, cc.extra_lld = 2;
   const std::vector<int> desca = make_descriptor(ca, grid), descb = make_descriptor(cb, grid);
   const std::vector<int> descc = make_descriptor(cc, grid);
-  const auto a = make_local_from<T>(ca, grid, desca, [](std::int64_t i, std::int64_t j) { return small_integer<T>(i, j, 0); });
-  const auto b = make_local_from<T>(cb, grid, descb, [](std::int64_t i, std::int64_t j) { return small_integer<T>(i, j, 1); });
+  const auto a =
+      make_local_from<T>(ca, grid, desca, [](std::int64_t i, std::int64_t j) { return small_integer<T>(i, j, 0); });
+  const auto b =
+      make_local_from<T>(cb, grid, descb, [](std::int64_t i, std::int64_t j) { return small_integer<T>(i, j, 1); });
   const T nan(std::numeric_limits<double>::quiet_NaN());
   std::vector<T> c = make_local_from<T>(cc, grid, descc, [&](std::int64_t, std::int64_t) { return nan; });
   std::fill(c.begin(), c.end(), nan);
@@ -192,10 +195,11 @@ bool multiplies(Call call, char transa, char transb, int m, int n, int k) {
 }  // namespace
 
 TEST(ScalapackDropin, SymbolsResolveToRedist) {
-  for (const char* symbol : {"pdgemr2d_", "pdgemr2d", "PDGEMR2D", "pdgemr2d__", "Cpdgemr2d", "pzgemr2d_", "Cpigemr2d",
-                             "psgemr2d_", "pcgemr2d_", "pigemr2d_", "pdtrmr2d_", "pdtrmr2d", "PDTRMR2D", "pdtrmr2d__",
-                             "Cpdtrmr2d", "pitrmr2d_", "pstrmr2d_", "pctrmr2d_", "pztrmr2d_", "pdgemm_", "pdgemm",
-                             "PDGEMM", "pdgemm__", "psgemm_", "pcgemm_", "pzgemm_", "pzgemm", "PZGEMM"})
+  for (const char* symbol :
+       {"pdgemr2d_", "pdgemr2d",  "PDGEMR2D",  "pdgemr2d__", "Cpdgemr2d", "pzgemr2d_", "Cpigemr2d",
+        "psgemr2d_", "pcgemr2d_", "pigemr2d_", "pdtrmr2d_",  "pdtrmr2d",  "PDTRMR2D",  "pdtrmr2d__",
+        "Cpdtrmr2d", "pitrmr2d_", "pstrmr2d_", "pctrmr2d_",  "pztrmr2d_", "pdgemm_",   "pdgemm",
+        "PDGEMM",    "pdgemm__",  "psgemm_",   "pcgemm_",    "pzgemm_",   "pzgemm",    "PZGEMM"})
     EXPECT_NE(library_of(symbol).find("libredist_scalapack"), std::string::npos)
         << symbol << " resolves to " << library_of(symbol);
 }
@@ -235,11 +239,10 @@ TEST(ScalapackDropin, TrapezoidSpellingsCopyWithUnsetDtype) {
         pztrmr2d__(&uplo, &diag, &m, &n, a, &one, &one, da, b, &one, &one, db, &ctxt, 1, 1);
       },
       true));
-  EXPECT_TRUE(copies_with_unset_dtype<float>(
-      [&](const float* a, const int* da, float* b, const int* db, int ctxt) {
-        Cpstrmr2d(&uplo, &diag, m, n, a, 1, 1, da, b, 1, 1, db, ctxt);
-      },
-      true));
+  EXPECT_TRUE(
+      copies_with_unset_dtype<float>([&](const float* a, const int* da, float* b, const int* db,
+                                         int ctxt) { Cpstrmr2d(&uplo, &diag, m, n, a, 1, 1, da, b, 1, 1, db, ctxt); },
+                                     true));
 }
 
 TEST(ScalapackDropin, GemmSpellingsMultiply) {

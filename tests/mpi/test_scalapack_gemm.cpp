@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist_p?gemm (twins of PBLAS's p?gemm) against Debian's reference PBLAS on random cases: a random grid
 // shape on a random subset of the ranks in random order (A, B and C on that one context, as PBLAS requires;
 // processes off the grid do not call), random DTYPE 1 or 2 descriptors with sub-matrices anywhere, the shapes
@@ -35,8 +36,8 @@
 extern "C" {
 // Debian's reference PBLAS.
 void psgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*, const int*,
-             const int*, const int*, const float*, const int*, const int*, const int*, const float*, float*,
-             const int*, const int*, const int*);
+             const int*, const int*, const float*, const int*, const int*, const int*, const float*, float*, const int*,
+             const int*, const int*);
 void pdgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*, const int*,
              const int*, const int*, const double*, const int*, const int*, const int*, const double*, double*,
              const int*, const int*, const int*);
@@ -45,9 +46,9 @@ void pcgemm_(const char*, const char*, const int*, const int*, const int*, const
              const int*, const int*, const std::complex<float>*, std::complex<float>*, const int*, const int*,
              const int*);
 void pzgemm_(const char*, const char*, const int*, const int*, const int*, const std::complex<double>*,
-             const std::complex<double>*, const int*, const int*, const int*, const std::complex<double>*,
-             const int*, const int*, const int*, const std::complex<double>*, std::complex<double>*, const int*,
-             const int*, const int*);
+             const std::complex<double>*, const int*, const int*, const int*, const std::complex<double>*, const int*,
+             const int*, const int*, const std::complex<double>*, std::complex<double>*, const int*, const int*,
+             const int*);
 
 // Replaces ScaLAPACK's PXERBLA for this program (redist finds it at run time): records what was reported.
 int last_reported_info = 0;
@@ -100,8 +101,8 @@ void ours(const gemm_call<T>& x, const T* a, const int* desca, const T* b, const
   const char* ta = &x.transa;
   const char* tb = &x.transb;
   if constexpr (std::is_same_v<T, float>)
-    redist_psgemm(ta, tb, &x.m, &x.n, &x.k, &x.alpha, a, &x.ia, &x.ja, desca, b, &x.ib, &x.jb, descb, &x.beta, c,
-                  &x.ic, &x.jc, descc);
+    redist_psgemm(ta, tb, &x.m, &x.n, &x.k, &x.alpha, a, &x.ia, &x.ja, desca, b, &x.ib, &x.jb, descb, &x.beta, c, &x.ic,
+                  &x.jc, descc);
   if constexpr (std::is_same_v<T, double>)
     redist_pdgemm_(ta, tb, &x.m, &x.n, &x.k, &x.alpha, a, &x.ia, &x.ja, desca, b, &x.ib, &x.jb, descb, &x.beta, c,
                    &x.ic, &x.jc, descc);
@@ -109,8 +110,8 @@ void ours(const gemm_call<T>& x, const T* a, const int* desca, const T* b, const
     redist_pcgemm_(ta, tb, &x.m, &x.n, &x.k, &x.alpha, a, &x.ia, &x.ja, desca, b, &x.ib, &x.jb, descb, &x.beta, c,
                    &x.ic, &x.jc, descc);
   if constexpr (std::is_same_v<T, std::complex<double>>)
-    redist_pzgemm(ta, tb, &x.m, &x.n, &x.k, &x.alpha, a, &x.ia, &x.ja, desca, b, &x.ib, &x.jb, descb, &x.beta, c,
-                  &x.ic, &x.jc, descc);
+    redist_pzgemm(ta, tb, &x.m, &x.n, &x.k, &x.alpha, a, &x.ia, &x.ja, desca, b, &x.ib, &x.jb, descb, &x.beta, c, &x.ic,
+                  &x.jc, descc);
 }
 
 // A value in [-1, 1) (both parts for complex types) for element (i, j) of the matrix numbered `salt`, the
@@ -123,7 +124,8 @@ T value_at(std::int64_t i, std::int64_t j, std::uint64_t salt) {
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
   };
-  const std::uint64_t h = mix(mix(static_cast<std::uint64_t>(i) * 0x100000001b3ULL + salt) ^ static_cast<std::uint64_t>(j));
+  const std::uint64_t h =
+      mix(mix(static_cast<std::uint64_t>(i) * 0x100000001b3ULL + salt) ^ static_cast<std::uint64_t>(j));
   const auto unit = [](std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1p-53 * 2.0 - 1.0; };
   if constexpr (is_complex_v<T>) {
     using R = typename T::value_type;
@@ -156,12 +158,18 @@ enum class shape { square, tall_skinny, large_m, flat, tiny, empty };
 
 const char* to_string(shape s) {
   switch (s) {
-    case shape::square: return "square";
-    case shape::tall_skinny: return "tall-skinny";
-    case shape::large_m: return "large m";
-    case shape::flat: return "flat";
-    case shape::tiny: return "tiny";
-    case shape::empty: return "empty";
+    case shape::square:
+      return "square";
+    case shape::tall_skinny:
+      return "tall-skinny";
+    case shape::large_m:
+      return "large m";
+    case shape::flat:
+      return "flat";
+    case shape::tiny:
+      return "tiny";
+    case shape::empty:
+      return "empty";
   }
   return "?";
 }
@@ -170,11 +178,21 @@ const char* to_string(shape s) {
 void draw_sizes(rng_t& g, shape s, int& m, int& n, int& k) {
   auto draw = [&g](std::int64_t lo, std::int64_t hi) { return static_cast<int>(uniform(g, lo, hi)); };
   switch (s) {
-    case shape::square: m = n = k = draw(6, 40); return;
-    case shape::tall_skinny: m = n = draw(1, 6), k = draw(80, 180); return;
-    case shape::large_m: m = draw(80, 180), n = draw(1, 12), k = draw(1, 12); return;
-    case shape::flat: m = n = draw(40, 90), k = draw(1, 4); return;
-    case shape::tiny: m = draw(1, 3), n = draw(1, 3), k = draw(1, 3); return;
+    case shape::square:
+      m = n = k = draw(6, 40);
+      return;
+    case shape::tall_skinny:
+      m = n = draw(1, 6), k = draw(80, 180);
+      return;
+    case shape::large_m:
+      m = draw(80, 180), n = draw(1, 12), k = draw(1, 12);
+      return;
+    case shape::flat:
+      m = n = draw(40, 90), k = draw(1, 4);
+      return;
+    case shape::tiny:
+      m = draw(1, 3), n = draw(1, 3), k = draw(1, 3);
+      return;
     case shape::empty: {
       m = draw(0, 14), n = draw(0, 14), k = draw(0, 14);
       const int zero = draw(0, 2);
@@ -217,7 +235,8 @@ std::int64_t wrong_elements(const std::vector<T>& got, const std::vector<T>& exp
         const std::int64_t j = global_index(lj, cc.inb, cc.nb, cc.csrc, grid.cols, grid.my_col);
         inside = i >= x.ic - 1 && i < x.ic - 1 + x.m && j >= x.jc - 1 && j < x.jc - 1 + x.n;
       }
-      if (inside ? is_nan(got[at]) || !(std::abs(got[at] - expected[at]) <= tolerance) : !same_bits(got[at], before[at]))
+      if (inside ? is_nan(got[at]) || !(std::abs(got[at] - expected[at]) <= tolerance)
+                 : !same_bits(got[at], before[at]))
         ++wrong;
     }
   return wrong;
@@ -265,13 +284,14 @@ std::array<std::int64_t, 3> checked_call(const gemm_call<T>& x, const matrix_cas
   const std::vector<T> before = c;
   last_reported_info = 0;
   ours<T>(x, a.data(), desca.data(), b.data(), descb.data(), c.data(), descc.data());
-  const bool inputs_written = a != random_local<T>(ca, grid, desca, salt) || b != random_local<T>(cb, grid, descb, salt + 1);
+  const bool inputs_written =
+      a != random_local<T>(ca, grid, desca, salt) || b != random_local<T>(cb, grid, descb, salt + 1);
   const bool reported = last_reported_info != 0;
   std::vector<T> expected = c_initial;  // the reference reads C only through beta: finite values
   reference<T>(x, a.data(), desca.data(), b.data(), descb.data(), expected.data(), descc.data());
   const int lld = descc[cc.dtype == 1 ? 8 : 10];
-  return global_sums<3>({wrong_elements(c, expected, before, cc, grid, lld, x, tolerance_for(x)), inputs_written,
-                         reported});
+  return global_sums<3>(
+      {wrong_elements(c, expected, before, cc, grid, lld, x, tolerance_for(x)), inputs_written, reported});
 }
 
 // Case `number` of a run has shape every_shape[(number + offset) % 6] and the TRANSA x TRANSB pair
@@ -294,16 +314,18 @@ void random_cases(std::uint64_t seed, int cases, int offset) {
     const int dtype = static_cast<int>(uniform(g, 1, 2));
     const bool a_transposed = x.transa != 'N' && x.transa != 'n';
     const bool b_transposed = x.transb != 'N' && x.transb != 'n';
-    const matrix_case ca = random_operand(g, dtype, a_transposed ? x.k : x.m, a_transposed ? x.m : x.k, grid, x.ia, x.ja);
-    const matrix_case cb = random_operand(g, dtype, b_transposed ? x.n : x.k, b_transposed ? x.k : x.n, grid, x.ib, x.jb);
+    const matrix_case ca =
+        random_operand(g, dtype, a_transposed ? x.k : x.m, a_transposed ? x.m : x.k, grid, x.ia, x.ja);
+    const matrix_case cb =
+        random_operand(g, dtype, b_transposed ? x.n : x.k, b_transposed ? x.k : x.n, grid, x.ib, x.jb);
     const matrix_case cc = random_operand(g, dtype, x.m, x.n, grid, x.ic, x.jc);
     const std::uint64_t salt = static_cast<std::uint64_t>(uniform(g, 0, 1 << 30));
     const auto [wrong, written, reports] = checked_call(x, ca, cb, cc, grid, salt);
     if (!grid.holds_me()) continue;  // off the grid: not part of the call
-    const std::string where = "case " + std::to_string(number) + " (" + to_string(s) + "): " + x.transa +
-                              x.transb + " m " + std::to_string(x.m) + " n " + std::to_string(x.n) + " k " +
-                              std::to_string(x.k) + " dtype " + std::to_string(dtype) + " grid " +
-                              std::to_string(grid.rows) + "x" + std::to_string(grid.cols);
+    const std::string where = "case " + std::to_string(number) + " (" + to_string(s) + "): " + x.transa + x.transb +
+                              " m " + std::to_string(x.m) + " n " + std::to_string(x.n) + " k " + std::to_string(x.k) +
+                              " dtype " + std::to_string(dtype) + " grid " + std::to_string(grid.rows) + "x" +
+                              std::to_string(grid.cols);
     EXPECT_EQ(wrong, 0) << where << " alpha " << x.alpha << " beta " << x.beta;
     EXPECT_EQ(written, 0) << where << ": A or B was written";
     EXPECT_EQ(reports, 0) << where << ": an error was reported";
@@ -439,12 +461,14 @@ TEST(ScalapackGemm, RepeatedCallsReuseThePlan) {
   std::size_t made_at_first = made_before;
   for (std::uint64_t call = 0; call < 4; ++call) {
     x.alpha = 1.0 + static_cast<double>(call);
-    const auto a = random_local<double>(ca, grid, desca, 20 + call), b = random_local<double>(cb, grid, descb, 30 + call);
+    const auto a = random_local<double>(ca, grid, desca, 20 + call),
+               b = random_local<double>(cb, grid, descb, 30 + call);
     const auto c_initial = random_local<double>(cc, grid, descc, 40 + call);
     auto c = c_initial, expected = c_initial;
     ours(x, a.data(), desca.data(), b.data(), descb.data(), c.data(), descc.data());
     reference(x, a.data(), desca.data(), b.data(), descb.data(), expected.data(), descc.data());
-    EXPECT_EQ(global_sum(wrong_elements(c, expected, c_initial, cc, grid, descc[10], x, tolerance_for(x))), 0) << "call " << call;
+    EXPECT_EQ(global_sum(wrong_elements(c, expected, c_initial, cc, grid, descc[10], x, tolerance_for(x))), 0)
+        << "call " << call;
     if (call == 0) made_at_first = sl::plans_made();
     EXPECT_LE(made_at_first - made_before, 1u);
     EXPECT_EQ(sl::plans_made(), made_at_first) << "call " << call;
@@ -527,7 +551,8 @@ TEST(ScalapackGemm, WrongArgumentsReportedAndWriteNothing) {
   for (matrix_case* x : {&ca, &cb, &cc}) x->mb = x->nb = x->imb = x->inb = 2;
   const std::vector<int> desca = make_descriptor(ca, grid), descb = make_descriptor(cb, grid);
   const std::vector<int> descc = make_descriptor(cc, grid);
-  const std::vector<double> a = random_local<double>(ca, grid, desca, 70), b = random_local<double>(cb, grid, descb, 71);
+  const std::vector<double> a = random_local<double>(ca, grid, desca, 70),
+                            b = random_local<double>(cb, grid, descb, 71);
   const std::vector<double> c_initial = random_local<double>(cc, grid, descc, 72);
   std::vector<int> b_short = descb, b_bad_dtype = descb, b_other_context = descb, c_other_context = descc;
   std::vector<int> c_bad_lld_here = descc;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist_p?gemr2d (the prefixed twins of ScaLAPACK's REDIST p?gemr2d) on random cases: random grids of
 // random shapes on random subsets of the ranks in random order (BLACS gridmap), A and B on different
 // contexts, a global context of another shape, random descriptors (their DTYPE unset on one rank or on all,
@@ -18,17 +19,17 @@
 #include "mpi_test_support.hpp"
 #include "plan_cache.hpp"
 #include "random_layouts.hpp"
-#include "scalapack_cases.hpp"
-#include "test_seed.hpp"
 #include "redist/redist.h"
 #include "redist/redist.hpp"
 #include "redist/scalapack/descriptor.hpp"
+#include "scalapack_cases.hpp"
+#include "test_seed.hpp"
 
 extern "C" {
 void pigemr2d_(const int*, const int*, const int*, const int*, const int*, const int*, int*, const int*, const int*,
                const int*, const int*);
-void psgemr2d_(const int*, const int*, const float*, const int*, const int*, const int*, float*, const int*,
-               const int*, const int*, const int*);
+void psgemr2d_(const int*, const int*, const float*, const int*, const int*, const int*, float*, const int*, const int*,
+               const int*, const int*);
 void pdgemr2d_(const int*, const int*, const double*, const int*, const int*, const int*, double*, const int*,
                const int*, const int*, const int*);
 void pcgemr2d_(const int*, const int*, const std::complex<float>*, const int*, const int*, const int*,
@@ -54,8 +55,8 @@ void call_redist(int m, int n, const T* a, int ia, int ja, const int* desca, T* 
     redist_pzgemr2d(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ctxt);
 }
 template <class T>
-void call_reference(int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib, int jb,
-                    const int* descb, int ctxt) {
+void call_reference(int m, int n, const T* a, int ia, int ja, const int* desca, T* b, int ib, int jb, const int* descb,
+                    int ctxt) {
   if constexpr (std::is_same_v<T, int>) pigemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ctxt);
   if constexpr (std::is_same_v<T, float>) psgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ctxt);
   if constexpr (std::is_same_v<T, double>) pdgemr2d_(&m, &n, a, &ia, &ja, desca, b, &ib, &jb, descb, &ctxt);
@@ -106,8 +107,7 @@ void random_cases(std::uint64_t seed, int cases, int calls = 1) {
       std::vector<T> b = make_local<T>(cb, gb, descb, 1);
       std::vector<T> reference = b;
       call_redist<T>(m, n, a.data(), ia, ja, desca.data(), b.data(), ib, jb, descb.data(), global.context);
-      call_reference<T>(m, n, a.data(), ia, ja, desca.data(), reference.data(), ib, jb, descb.data(),
-                          global.context);
+      call_reference<T>(m, n, a.data(), ia, ja, desca.data(), reference.data(), ib, jb, descb.data(), global.context);
       // Plans are cached on the global context's communicator, new in this case.
       const std::size_t made = sl::plans_made() - made_before, expected_made = m > 0 && n > 0 ? 1 : 0;
       // These copies are small (under 1 MiB per rank): the first call's one-shot plan is what a repeated call
@@ -127,8 +127,8 @@ void random_cases(std::uint64_t seed, int cases, int calls = 1) {
               const std::int64_t i = global_index(li, cb.imb, cb.mb, cb.rsrc, gb.rows, gb.my_row);
               const std::int64_t j = global_index(lj, cb.inb, cb.nb, cb.csrc, gb.cols, gb.my_col);
               const bool inside = i >= ib - 1 && i < ib - 1 + m && j >= jb - 1 && j < jb - 1 + n;
-              expected = inside ? value_of<T>(i - (ib - 1) + (ia - 1), j - (jb - 1) + (ja - 1), 0)
-                                : value_of<T>(i, j, 1);
+              expected =
+                  inside ? value_of<T>(i - (ib - 1) + (ia - 1), j - (jb - 1) + (ja - 1), 0) : value_of<T>(i, j, 1);
             }
             if (b[at] != expected) ++wrong;
             if (b[at] != reference[at]) ++differ;
@@ -178,7 +178,7 @@ TEST(ScalapackGemr2d, OneShotPlanReplacedOnlyWhereARepeatedPlanDiffers) {
     const std::vector<double> a = make_local<double>(ca, row, desca, 0);
     const bool replaced = size == 1200 && nranks > 1;
     const std::size_t made_before = sl::plans_made(), promoted_before = sl::plans_promoted();
-    int replaced_on = 0;  // 1-based call
+    int replaced_on = 0;            // 1-based call
     bool first_in_process = false;  // the process had replaced none before this key's second call
     for (int call = 1; call <= sl::latest_replacement_call + 1; ++call) {
       // Whether the process had replaced none before this call (the same on every rank: replacements are
@@ -190,8 +190,8 @@ TEST(ScalapackGemr2d, OneShotPlanReplacedOnlyWhereARepeatedPlanDiffers) {
       const std::vector<double> expected = make_local<double>(cb, column, descb, 0);
       std::int64_t wrong = 0;
       for (std::size_t k = 0; k < b.size(); ++k) wrong += b[k] != expected[k] ? 1 : 0;
-      const std::string where =
-          "size " + std::to_string(size) + ", blocks " + std::to_string(target_block) + ", call " + std::to_string(call);
+      const std::string where = "size " + std::to_string(size) + ", blocks " + std::to_string(target_block) +
+                                ", call " + std::to_string(call);
       EXPECT_EQ(global_sum(wrong), 0) << where;
       EXPECT_TRUE(all_ranks(sl::plans_made() - made_before == 1)) << where << ": one plan built";
       const std::size_t promoted = sl::plans_promoted() - promoted_before;
@@ -232,8 +232,8 @@ TEST(ScalapackGemr2d, WrongArgumentsWriteNothing) {
     std::vector<int> desca, descb;
   };
   std::vector<int> bad_rsrc = desc, bad_block = desc, bad_lld_here = desc, nb_here = desc, m_here = desc;
-  bad_rsrc[6] = 1;  // RSRC on a 1-row grid
-  bad_block[5] = 0;  // NB
+  bad_rsrc[6] = 1;                            // RSRC on a 1-row grid
+  bad_block[5] = 0;                           // NB
   if (me == nranks - 1) bad_lld_here[8] = 1;  // LLD too small on one rank only (its local rows are 20)
   // Arguments that must be the same everywhere, different on one rank only: the ranks would plan different
   // copies (a heap overwrite or a hang), so every rank refuses.
@@ -263,8 +263,7 @@ TEST(ScalapackGemr2d, WrongArgumentsWriteNothing) {
   // DESCB null on one rank: refused everywhere (the others were given one).
   {
     std::vector<double> b = b_initial;
-    redist_Cpdgemr2d(4, 4, a.data(), 1, 1, desc.data(), b.data(), 1, 1, me == 0 ? nullptr : desc.data(),
-                     grid.context);
+    redist_Cpdgemr2d(4, 4, a.data(), 1, 1, desc.data(), b.data(), 1, 1, me == 0 ? nullptr : desc.data(), grid.context);
     EXPECT_TRUE(all_ranks(b == b_initial)) << "DESCB null on rank 0: B was written";
   }
   // ICTXT negative, never created, or exited: PXERBLA instead of a crash (every rank passes the same one).
@@ -323,4 +322,3 @@ TEST(ScalapackGemr2d, DescriptorTypeIsNotRead) {
     }
   }
 }
-

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Many p?gemr2d calls: with ever new descriptors the plan cache evicts, so communicators and memory stay
 // bounded; 100 000 repeated calls reuse one plan in constant memory. Two ranks only: on this oversubscribed 2-core machine every collective of a plan costs a
 // scheduler slice beyond two ranks, and the point is the count of calls, not the rank count.

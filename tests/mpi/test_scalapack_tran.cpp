@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist_p?tran / p?tranu / p?tranc (twins of PBLAS's) against Debian's reference PBLAS on random cases:
 // a random grid shape on a random subset of the ranks in random order (processes off the grid do not
 // call, as with PBLAS), random descriptors and sub-matrices (DTYPE 1 for the comparison, DTYPE 2 checked
@@ -23,18 +24,16 @@
 extern "C" {
 void pstran_(const int*, const int*, const float*, const float*, const int*, const int*, const int*, const float*,
              float*, const int*, const int*, const int*);
-void pdtran_(const int*, const int*, const double*, const double*, const int*, const int*, const int*,
-             const double*, double*, const int*, const int*, const int*);
+void pdtran_(const int*, const int*, const double*, const double*, const int*, const int*, const int*, const double*,
+             double*, const int*, const int*, const int*);
 void pctranu_(const int*, const int*, const std::complex<float>*, const std::complex<float>*, const int*, const int*,
               const int*, const std::complex<float>*, std::complex<float>*, const int*, const int*, const int*);
-void pztranu_(const int*, const int*, const std::complex<double>*, const std::complex<double>*, const int*,
-              const int*, const int*, const std::complex<double>*, std::complex<double>*, const int*, const int*,
-              const int*);
+void pztranu_(const int*, const int*, const std::complex<double>*, const std::complex<double>*, const int*, const int*,
+              const int*, const std::complex<double>*, std::complex<double>*, const int*, const int*, const int*);
 void pctranc_(const int*, const int*, const std::complex<float>*, const std::complex<float>*, const int*, const int*,
               const int*, const std::complex<float>*, std::complex<float>*, const int*, const int*, const int*);
-void pztranc_(const int*, const int*, const std::complex<double>*, const std::complex<double>*, const int*,
-              const int*, const int*, const std::complex<double>*, std::complex<double>*, const int*, const int*,
-              const int*);
+void pztranc_(const int*, const int*, const std::complex<double>*, const std::complex<double>*, const int*, const int*,
+              const int*, const std::complex<double>*, std::complex<double>*, const int*, const int*, const int*);
 }
 
 using namespace redist::testing;
@@ -133,8 +132,7 @@ void random_cases(std::uint64_t seed, int cases, which_op w) {
     if (beta == T(0)) std::fill(c.begin(), c.end(), T(std::numeric_limits<double>::quiet_NaN()));
     std::vector<T> expected = c;
     ours<T>(w, &m, &n, &alpha, a.data(), &ia, &ja, desca.data(), &beta, c.data(), &ic, &jc, descc.data());
-    reference<T>(w, &m, &n, &alpha, a.data(), &ia, &ja, desca.data(), &beta, expected.data(), &ic, &jc,
-                 descc.data());
+    reference<T>(w, &m, &n, &alpha, a.data(), &ia, &ja, desca.data(), &beta, expected.data(), &ic, &jc, descc.data());
     std::int64_t wrong = 0;
     for (size_t i = 0; i < c.size(); ++i) {
       const bool both_nan = c[i] != c[i] && expected[i] != expected[i];

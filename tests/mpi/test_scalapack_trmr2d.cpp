@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist_p?trmr2d (the prefixed twins of ScaLAPACK's REDIST p?trmr2d) on random cases: random grids of
 // random shapes on random subsets of the ranks in random order, A and B on different contexts, a global
 // context of another shape, random descriptors (their DTYPE unset on one rank or on all, as ScaLAPACK's own
@@ -130,7 +131,7 @@ void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
       std::vector<T> reference = b;
       call_redist<T>(uplo, diag, m, n, a.data(), ia, ja, desca.data(), b.data(), ib, jb, descb.data(), global.context);
       call_reference<T>(uplo, diag, m, n, a.data(), ia, ja, desca.data(), reference.data(), ib, jb, descb.data(),
-                          global.context);
+                        global.context);
       // Plans are cached on the global context's communicator, new in this case: one per trapezoid (UPLO and
       // DIAG are in the key), built by its first call and reused by the repeats (none for an empty copy).
       const std::size_t made = sl::plans_made() - made_before;
@@ -158,10 +159,10 @@ void random_cases(std::uint64_t seed, int cases, bool every_trapezoid = false) {
       }
       const auto where = [&] {
         return "case " + std::to_string(k) + ": uplo " + uplo + " diag " + diag + " m " + std::to_string(m) + " n " +
-               std::to_string(n) + " DTYPE garbage " + std::to_string(dtype_garbage) + " A grid " + std::to_string(shape_a.first) +
-               "x" + std::to_string(shape_a.second) + " B grid " + std::to_string(shape_b.first) + "x" +
-               std::to_string(shape_b.second) + " global " + std::to_string(global_shape.first) + "x" +
-               std::to_string(global_shape.second);
+               std::to_string(n) + " DTYPE garbage " + std::to_string(dtype_garbage) + " A grid " +
+               std::to_string(shape_a.first) + "x" + std::to_string(shape_a.second) + " B grid " +
+               std::to_string(shape_b.first) + "x" + std::to_string(shape_b.second) + " global " +
+               std::to_string(global_shape.first) + "x" + std::to_string(global_shape.second);
       };
       EXPECT_EQ(global_sum(wrong), 0) << where();
       EXPECT_EQ(global_sum(differ), 0) << where() << " (against the reference p?trmr2d)";
@@ -204,7 +205,7 @@ TEST(ScalapackTrmr2d, WrongArgumentsReportedAndWriteNothing) {
     int info;  // what PXERBLA receives: the argument's position (100 * position + entry for a descriptor's)
   };
   std::vector<int> bad_block = desc, bad_lld_here = desc, nb_here = desc;
-  bad_block[5] = 0;  // NB
+  bad_block[5] = 0;                           // NB
   if (me == nranks - 1) bad_lld_here[8] = 1;  // LLD too small on one rank only (its local rows are 20)
   if (me == nranks - 1) nb_here[5] = 4;       // a global entry different on one rank only
   const char uplo_on_one_rank = me == 0 ? 'X' : 'U';
@@ -247,8 +248,7 @@ TEST(ScalapackTrmr2d, WrongArgumentsReportedAndWriteNothing) {
   std::vector<double> b = b_initial;
   const char lower = 'L', non_unit = 'N';
   last_reported_info = 0;
-  redist_Cpdtrmr2d(&lower, &non_unit, 20, 20, a.data(), 1, 1, desc.data(), b.data(), 1, 1, desc.data(),
-                   grid.context);
+  redist_Cpdtrmr2d(&lower, &non_unit, 20, 20, a.data(), 1, 1, desc.data(), b.data(), 1, 1, desc.data(), grid.context);
   const std::int64_t local_cols = sl::numroc(20, 3, 3, me, 0, nranks);  // B's LLD is 20, its local rows
   std::int64_t wrong = 0;
   for (std::int64_t lj = 0; lj < local_cols; ++lj)

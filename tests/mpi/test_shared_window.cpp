@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The library's node-shared windows (src/mpi/shared_window.hpp): on random sizes per rank (0, whole pages, a
 // page less or more a few bytes, any), every segment is 64-byte aligned, holds its bytes without overlapping a
 // peer's, reads back on every node peer through shared_window_segment, and is asked of MPI with a size that is not
@@ -31,11 +32,16 @@ std::byte pattern(int node_rank, std::int64_t at) {
 std::int64_t draw_size(std::mt19937_64& g, std::int64_t page) {
   const std::int64_t pages = static_cast<std::int64_t>(g() % 64);
   switch (g() % 5) {
-    case 0: return 0;
-    case 1: return std::max<std::int64_t>(1, pages) * page;
-    case 2: return std::max<std::int64_t>(1, pages) * page - static_cast<std::int64_t>(1 + g() % 64);
-    case 3: return pages * page + static_cast<std::int64_t>(1 + g() % 64);
-    default: return static_cast<std::int64_t>(g() % (std::int64_t(1) << 22));
+    case 0:
+      return 0;
+    case 1:
+      return std::max<std::int64_t>(1, pages) * page;
+    case 2:
+      return std::max<std::int64_t>(1, pages) * page - static_cast<std::int64_t>(1 + g() % 64);
+    case 3:
+      return pages * page + static_cast<std::int64_t>(1 + g() % 64);
+    default:
+      return static_cast<std::int64_t>(g() % (std::int64_t(1) << 22));
   }
 }
 

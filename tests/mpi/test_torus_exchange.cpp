@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // redist-test-ranks: 1 4 6 8
 // Routed permutation exchanges on described tori: every routing (direct, SDR forced through intermediates,
 // the defaults) delivers exactly what the direct exchange delivers, for messages of 0, 1, odd and many-chunk
@@ -12,10 +13,10 @@
 #include <string>
 
 #include "expect_rejected.hpp"
-#include "test_seed.hpp"
 #include "redist/redist.hpp"
 #include "redist/torus/exchange.hpp"
 #include "redist/torus/schedule.hpp"
+#include "test_seed.hpp"
 
 using namespace redist;
 using namespace redist::testing;
@@ -66,15 +67,15 @@ std::vector<int> random_permutation(int n, std::uint64_t seed) {
 
 // The message sizes: 0, 1, just off the minimum chunk, odd sizes and sizes of many chunks.
 std::int64_t message_size(int rank, std::uint64_t seed) {
-  static const std::int64_t sizes[] = {0,     1,         4095,        4097,          3 * 4096,
-                                       65537, 100000 + 37, 300007,    (1 << 18) + 13};
+  static const std::int64_t sizes[] = {0, 1, 4095, 4097, 3 * 4096, 65537, 100000 + 37, 300007, (1 << 18) + 13};
   std::mt19937_64 g(seed * 7919 + static_cast<std::uint64_t>(rank));
   return sizes[g() % (sizeof(sizes) / sizeof(sizes[0]))];
 }
 
 std::byte pattern(int source, std::uint64_t salt, std::int64_t i) {
-  return static_cast<std::byte>((static_cast<std::uint64_t>(source) * 131 + salt * 31 + static_cast<std::uint64_t>(i) * 7 +
-                                 static_cast<std::uint64_t>(i >> 8)) & 0xff);
+  return static_cast<std::byte>((static_cast<std::uint64_t>(source) * 131 + salt * 31 +
+                                 static_cast<std::uint64_t>(i) * 7 + static_cast<std::uint64_t>(i >> 8)) &
+                                0xff);
 }
 
 std::vector<std::byte> make_message(int source, std::uint64_t salt, std::int64_t bytes) {
@@ -96,7 +97,8 @@ std::vector<std::byte> exchange(const machine& m, const std::vector<int>& permut
                                 std::int64_t* forwarded = nullptr) {
   const int me = world_rank();
   const std::int64_t bytes = message_size(me, seed);
-  const auto plan = make_routed_permutation(MPI_COMM_WORLD, m, permutation[static_cast<std::size_t>(me)], bytes, options);
+  const auto plan =
+      make_routed_permutation(MPI_COMM_WORLD, m, permutation[static_cast<std::size_t>(me)], bytes, options);
   const std::vector<std::byte> send = make_message(me, seed, bytes);
   std::vector<std::byte> recv(static_cast<std::size_t>(plan.receive_bytes()), std::byte{0x5a});
   plan.execute(send.data(), recv.data());
@@ -146,8 +148,8 @@ TEST(TorusExchange, RoutedMatchesDirect) {
             permutation[static_cast<std::size_t>(r)] = m.mapping.rank_of_node(m.network.node(c));
           }
         const std::vector<std::byte> reference = exchange(m, permutation, seed, direct_routing());
-        const int source = static_cast<int>(std::find(permutation.begin(), permutation.end(), world_rank()) -
-                                            permutation.begin());
+        const int source =
+            static_cast<int>(std::find(permutation.begin(), permutation.end(), world_rank()) - permutation.begin());
         EXPECT_TRUE(all_ranks(holds_message(reference, source, seed))) << dims << " trial " << trial;
         for (std::int64_t beta : {std::int64_t(7), std::int64_t(64), std::int64_t(1)}) {
           routed_permutation routes;
@@ -262,8 +264,8 @@ TEST(TorusExchange, MultiphaseTransposeRounds) {
         plan.execute(out, in, [&](int k) {
           finished.push_back(k);
           // The phase's data is complete when it is reported.
-          EXPECT_TRUE(holds_message(recv[static_cast<std::size_t>(k)], sender[static_cast<std::size_t>(k)],
-                                    phase_seed(k)));
+          EXPECT_TRUE(
+              holds_message(recv[static_cast<std::size_t>(k)], sender[static_cast<std::size_t>(k)], phase_seed(k)));
         });
         std::vector<int> in_order(static_cast<std::size_t>(plan.phases()));
         std::iota(in_order.begin(), in_order.end(), 0);
@@ -276,8 +278,8 @@ TEST(TorusExchange, MultiphaseTransposeRounds) {
       // Every phase at once: each phase's chunks on tags of their own, through staging slots of their own.
       for (routing_options o : {direct_routing(), forced_sdr(9)}) {
         o.phases = phase_schedule::concurrent;
-        EXPECT_TRUE(all_ranks(run(o) == reference)) << dims << " grid " << P << "x" << Q << " concurrent "
-                                                    << to_string(o.mode);
+        EXPECT_TRUE(all_ranks(run(o) == reference))
+            << dims << " grid " << P << "x" << Q << " concurrent " << to_string(o.mode);
       }
     }
 }
@@ -360,14 +362,14 @@ TEST(TorusExchange, RejectsBadInput) {
       "outside the communicator");
   routing_options bad_alpha;
   bad_alpha.alpha = 1.5;
-  expect_rejected<redist::invalid_argument>(
-      [&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, bad_alpha); }, "alpha");
+  expect_rejected<redist::invalid_argument>([&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, bad_alpha); },
+                                            "alpha");
   expect_rejected<redist::invalid_argument>(
       [&] { make_routed_permutation(MPI_COMM_WORLD, m, me, me == 0 ? -1 : 10, routing_options{}); }, "bytes");
   routing_options bad_phases;
   bad_phases.phases = static_cast<phase_schedule>(7);
-  expect_rejected<redist::invalid_argument>(
-      [&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, bad_phases); }, "phase schedule 7 unknown");
+  expect_rejected<redist::invalid_argument>([&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, bad_phases); },
+                                            "phase schedule 7 unknown");
   // Phases at once take three tags each, within the 32767 every MPI allows: 8455 phases at most.
   routing_options at_once;
   at_once.phases = phase_schedule::concurrent;
@@ -379,13 +381,13 @@ TEST(TorusExchange, RejectsBadInput) {
   routing_options other = routing_options{};
   if (me == 0) other.alpha = 0.25;
   if (n > 1)
-    expect_rejected<redist::inconsistent_ranks>(
-        [&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, other); }, "routing_options");
+    expect_rejected<redist::inconsistent_ranks>([&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, other); },
+                                                "routing_options");
   // A null buffer with data to move is refused everywhere before anything moves.
   const auto plan = make_routed_permutation(MPI_COMM_WORLD, m, (me + 1) % n, 100, routing_options{});
   std::vector<std::byte> send(100), recv(100);
-  expect_rejected<redist::invalid_argument>(
-      [&] { plan.execute(me == 0 ? nullptr : send.data(), recv.data()); }, "null send buffer");
+  expect_rejected<redist::invalid_argument>([&] { plan.execute(me == 0 ? nullptr : send.data(), recv.data()); },
+                                            "null send buffer");
 }
 
 TEST(TorusExchange, TransformEngineRejectsWhatItCannotRoute) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Call tracing (redist/trace.hpp) through the drop-in's symbols: the totals and the summary count every call made,
 // by entry point and path, on every rank; the calls file has one line per call with its arguments; tracing off
 // records nothing; a small p?gemm handed to ScaLAPACK adds no MPI call of redist's once its signature was
@@ -112,8 +113,7 @@ struct problem {
   std::vector<int> desca, descb;
   std::vector<double> a, b;
   static int grid_rows() { return world_size() > 2 && world_size() % 2 == 0 ? 2 : 1; }
-  explicit problem(int n)
-      : order(reversed()), rows(grid_rows()), cols(world_size() / rows), grid(rows, cols, order) {
+  explicit problem(int n) : order(reversed()), rows(grid_rows()), cols(world_size() / rows), grid(rows, cols, order) {
     ca.M = ca.N = cb.M = cb.N = n;
     ca.mb = ca.imb = 3, ca.nb = ca.inb = 4;
     cb.mb = cb.imb = 5, cb.nb = cb.inb = 2;
@@ -141,8 +141,8 @@ struct problem {
   void multiply(int m) {
     const int one = 1;
     const double alpha = 1, beta = 0;
-    pdgemm_("N", "N", &m, &m, &m, &alpha, a.data(), &one, &one, desca.data(), a.data(), &one, &one, desca.data(),
-            &beta, b.data(), &one, &one, descb.data());
+    pdgemm_("N", "N", &m, &m, &m, &alpha, a.data(), &one, &one, desca.data(), a.data(), &one, &one, desca.data(), &beta,
+            b.data(), &one, &one, descb.data());
   }
 };
 
@@ -200,7 +200,7 @@ class Trace : public ::testing::Test {
 TEST_F(Trace, SummaryCountsEveryCallByEntryPointAndPath) {
   problem p(40);
   EXPECT_TRUE(p.copy());
-  EXPECT_TRUE(p.copy());  // the same signature: its plan is cached
+  EXPECT_TRUE(p.copy());                                        // the same signature: its plan is cached
   ASSERT_EQ(setenv("REDIST_PTRAN_DELEGATE_BELOW", "0", 1), 0);  // redist for every transpose (none learned)
   p.transpose(40);
   p.transpose(0);  // PBLAS's quick return: nothing to move
@@ -284,8 +284,7 @@ TEST_F(Trace, CallsFileHasOneLinePerCallWithItsArguments) {
   // A transpose of 900 elements: learned per class, its first call redist's trial (where the ranks share cores,
   // handed to ScaLAPACK unlearned).
   const std::string transpose_path = delegation::cores_shared(p.grid.context) ? "delegated" : "redist";
-  EXPECT_NE(lines[2].find("\"entry\":\"PDTRAN\",\"path\":\"" + transpose_path + "\""), std::string::npos)
-      << lines[2];
+  EXPECT_NE(lines[2].find("\"entry\":\"PDTRAN\",\"path\":\"" + transpose_path + "\""), std::string::npos) << lines[2];
   for (std::size_t i = 0; i < lines.size(); ++i) {
     EXPECT_EQ(lines[i].rfind("{\"rank\":" + std::to_string(world) + ",\"seq\":", 0), 0u) << lines[i];
     EXPECT_EQ(lines[i].back(), '}');

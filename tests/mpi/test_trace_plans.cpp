@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Call tracing of the C++ plans (redist/trace.hpp): transform, gemm, neighborhood exchange and in-place alltoallv
 // plans, each counted once per plan made and once per execution under its kind, with its strategy, on every rank;
 // the summary over the ranks has every rank in each row. (The drop-in's routines: test_trace.cpp.)
@@ -67,15 +68,16 @@ TEST_F(TracePlans, EveryPlanKindCountsPlansAndExecutions) {
   const int p = world_size(), me = world_rank();
   // A transform: made once, executed twice.
   const redist::grid_layout rows = square(24, 4, true), cols = square(24, 5, false);
-  std::vector<double> a(static_cast<size_t>(cols.local_elements()) + 1), b(static_cast<size_t>(rows.local_elements()) + 1, 1.0);
+  std::vector<double> a(static_cast<size_t>(cols.local_elements()) + 1),
+      b(static_cast<size_t>(rows.local_elements()) + 1, 1.0);
   const redist::transform_plan transform =
       redist::make_plan(MPI_COMM_WORLD, cols, rows, redist::op::transpose, redist::element_type::f64);
   transform.execute(a.data(), b.data());
   transform.execute(a.data(), b.data());
   // A multiply: made once, executed once (its own transforms are part of it, not rows of their own).
-  const redist::gemm_plan gemm = redist::make_gemm_plan(
-      MPI_COMM_WORLD, redist::gemm_description{rows, cols, rows, redist::op::identity, redist::op::identity,
-                                               redist::element_type::f64});
+  const redist::gemm_plan gemm =
+      redist::make_gemm_plan(MPI_COMM_WORLD, redist::gemm_description{rows, cols, rows, redist::op::identity,
+                                                                      redist::op::identity, redist::element_type::f64});
   std::vector<double> c(static_cast<size_t>(rows.local_elements()) + 1);
   gemm.execute(c.data(), b.data(), a.data(), 1.0, 0.0);
   // A neighborhood exchange around a ring: made once, three exchanges.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Property tests of the transform engine against a serial reference: random layouts (block-cyclic with
 // random blocks/sources/sub-matrices/grids, blocked, custom with mixed block orders), all ops and types,
 // random alpha/beta including 0 and 1, targets on subsets of ranks, every exchange strategy, batches,
@@ -22,8 +23,8 @@
 #include "mpi_test_support.hpp"
 #include "pages.hpp"
 #include "random_layouts.hpp"
-#include "test_seed.hpp"
 #include "redist/redist.hpp"
+#include "test_seed.hpp"
 
 using namespace redist;
 using namespace redist::testing;
@@ -118,9 +119,7 @@ T random_scalar(rng_t& g) {
   }
 }
 
-exchange_strategy random_strategy(rng_t& g) {
-  return static_cast<exchange_strategy>(uniform(g, 0, 3));
-}
+exchange_strategy random_strategy(rng_t& g) { return static_cast<exchange_strategy>(uniform(g, 0, 3)); }
 
 // Random strategy and store policy; shared-memory streams in chunks from a few bytes (many chunks, tiles
 // cut to single lines, rings wrapping many times) up to the automatic size.
@@ -140,8 +139,8 @@ job_data<T> random_job(rng_t& g, int nranks, int me, std::int64_t max_dim) {
   std::int64_t m = uniform(g, 0, max_dim), n = uniform(g, 0, max_dim);
   if (uniform(g, 0, 9) == 0) m = n = 1;
   if (uniform(g, 0, 14) == 0) m = 0;
-  d.operation = std::is_integral_v<T> ? (uniform(g, 0, 1) ? op::transpose : op::identity)
-                                      : static_cast<op>(uniform(g, 0, 2));
+  d.operation =
+      std::is_integral_v<T> ? (uniform(g, 0, 1) ? op::transpose : op::identity) : static_cast<op>(uniform(g, 0, 2));
   d.a_layout = random_layout(g, m, n, nranks, me);
   const bool t = d.operation != op::identity;
   d.b_layout = random_layout(g, t ? n : m, t ? m : n, nranks, me);
@@ -172,9 +171,9 @@ void random_single_jobs(std::uint64_t seed, int cases, std::int64_t max_dim) {
     auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
     const std::int64_t errors = global_sum(count_errors(d));
-    EXPECT_EQ(errors, 0) << "case " << c << " type " << to_string(element_type_v<T>) << " op "
-                         << to_string(d.operation) << " strategy " << to_string(plan.strategy()) << " stores " << to_string(o.stores) << "\nA: "
-                         << d.a_layout.describe() << "\nB: " << d.b_layout.describe();
+    EXPECT_EQ(errors, 0) << "case " << c << " type " << to_string(element_type_v<T>) << " op " << to_string(d.operation)
+                         << " strategy " << to_string(plan.strategy()) << " stores " << to_string(o.stores)
+                         << "\nA: " << d.a_layout.describe() << "\nB: " << d.b_layout.describe();
   }
 }
 
@@ -311,8 +310,8 @@ void element_cyclic_against_blocked(std::uint64_t seed, int cases) {
     auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
     EXPECT_EQ(global_sum(count_errors(d)), 0)
-        << "case " << c << " op " << to_string(d.operation) << " strategy " << to_string(plan.strategy())
-        << " alpha " << scalar(d.alpha) << " beta " << scalar(d.beta) << "\nA: " << d.a_layout.describe()
+        << "case " << c << " op " << to_string(d.operation) << " strategy " << to_string(plan.strategy()) << " alpha "
+        << scalar(d.alpha) << " beta " << scalar(d.beta) << "\nA: " << d.a_layout.describe()
         << "\nB: " << d.b_layout.describe();
   }
 }
@@ -423,8 +422,8 @@ static long ranks_sharing_my_host() {
 }
 
 // The one-shot tests' job: A = alpha B^T + beta A, both block-cyclic as paper_blocks gives them.
-static job_data<double> transpose_job(const block_cyclic_params& pa, const block_cyclic_params& pb, int me, double alpha,
-                                      double beta, bool nan_in_a) {
+static job_data<double> transpose_job(const block_cyclic_params& pa, const block_cyclic_params& pb, int me,
+                                      double alpha, double beta, bool nan_in_a) {
   job_data<double> d;
   d.a_layout = block_cyclic(pa, me);
   d.b_layout = block_cyclic(pb, me);
@@ -458,11 +457,11 @@ TEST(Transform, OneShotAutomaticWeighsSetUp) {
         opt.one_shot = one_shot;
         auto plan = make_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
         const std::int64_t per_rank = global_sum(plan.statistics().bytes_sent) / nranks;
-        const std::int64_t shared_from =
-            !one_shot ? std::int64_t(1) << 20
-                      : oversubscribed ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
-        const exchange_strategy expected =
-            nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory : exchange_strategy::point_to_point;
+        const std::int64_t shared_from = !one_shot        ? std::int64_t(1) << 20
+                                         : oversubscribed ? one_shot_window_bytes_oversubscribed
+                                                          : one_shot_window_bytes;
+        const exchange_strategy expected = nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory
+                                                                                 : exchange_strategy::point_to_point;
         EXPECT_EQ(plan.strategy(), expected)
             << "n " << n << ", one_shot " << one_shot << ", " << per_rank << " bytes sent per rank";
         differed = differed || (one_shot && nranks > 1 && per_rank >= (std::int64_t(1) << 20) &&
@@ -496,8 +495,10 @@ TEST(Transform, OneShotAutomaticReusesCachedWindow) {
   std::vector<int> first_node;
   bool peers_off_first_node = false;
   for (int r = 0; r < nranks; ++r) {
-    if (leaders[static_cast<size_t>(r)] == 0) first_node.push_back(r);
-    else peers_off_first_node = peers_off_first_node || node_sizes[static_cast<size_t>(r)] > 1;
+    if (leaders[static_cast<size_t>(r)] == 0)
+      first_node.push_back(r);
+    else
+      peers_off_first_node = peers_off_first_node || node_sizes[static_cast<size_t>(r)] > 1;
   }
   const auto first_node_count = static_cast<int>(first_node.size());
 
@@ -647,8 +648,8 @@ void node_buffer_sources(std::uint64_t seed, int cases, bool block_cyclic_only) 
       plan.execute(d.a.data(), b, d.alpha, d.beta);
       EXPECT_EQ(global_sum(count_errors(d)), 0)
           << "case " << c << " mode " << mode << " repetition " << rep << " op " << to_string(d.operation)
-          << " check_consistency " << o.check_consistency
-          << "\nA: " << d.a_layout.describe() << "\nB: " << d.b_layout.describe();
+          << " check_consistency " << o.check_consistency << "\nA: " << d.a_layout.describe()
+          << "\nB: " << d.b_layout.describe();
       fill(d, 1000 + 2 * c + rep, 1001 + 2 * c + rep, d.beta == T(0));
       std::copy(d.b.begin(), d.b.end(), shared_b);
     }
@@ -801,7 +802,7 @@ TEST(Transform, SharedMemoryPlansShareTheCommunicatorsWindow) {
   }
   first.reset();  // the first window: still held by `alike` where it fitted there
   run(*larger, *d3, "larger after the first plan is gone");
-  alike.reset();  // now freed
+  alike.reset();                           // now freed
   auto after = plan_for(*d4, comm, 4096);  // room in the larger plan's window
   EXPECT_TRUE(reused_everywhere(*after));
   MPI_Comm_free(&comm);  // the cache lets go; the plans still hold their window
@@ -842,7 +843,8 @@ TEST(Transform, DefaultTeamIsTheRanksShareOfItsHost) {
     transform_options o;
     o.num_threads = requested;
     const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, o);
-    EXPECT_EQ(plan.statistics().threads, requested > 0 ? requested : std::min(64L, share)) << "num_threads " << requested;
+    EXPECT_EQ(plan.statistics().threads, requested > 0 ? requested : std::min(64L, share))
+        << "num_threads " << requested;
     fill(d, 31, 32, d.beta == 0.0);
     EXPECT_EQ(plan.statistics().last_execution_seconds, 0.0) << "num_threads " << requested;
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
@@ -858,8 +860,7 @@ TEST(Transform, DefaultTeamIsTheRanksShareOfItsHost) {
 // the first one's blocks (the cache holds the same bytes before and after it) and both give the reference result.
 TEST(Transform, PlansBorrowMessageBuffersForEachExecution) {
   const int nranks = world_size(), me = world_rank();
-  if (!all_ranks(buffer_cache_on()))
-    GTEST_SKIP() << "buffer cache off (sanitized build or REDIST_BUFFER_CACHE)";
+  if (!all_ranks(buffer_cache_on())) GTEST_SKIP() << "buffer cache off (sanitized build or REDIST_BUFFER_CACHE)";
   if (nranks == 1) GTEST_SKIP() << "one rank sends no messages";
   // 600^2 doubles: 0.3-1.4 MB sent and received per rank at 2-8 ranks (blocks from 64 KiB on are cached).
   const auto [pb, pa] = paper_blocks(600, nranks);
@@ -992,7 +993,8 @@ TEST(Transform, RelabeledTargetsStillCorrect) {
   rng_t g(test_seed(5001));
   for (int c = 0; c < 3; ++c) {
     auto d = random_job<double>(g, nranks, me, 33);
-    const relabeled_targets r = relabel_targets(MPI_COMM_WORLD, {{d.a_layout, d.b_layout, d.operation, element_type::f64}});
+    const relabeled_targets r =
+        relabel_targets(MPI_COMM_WORLD, {{d.a_layout, d.b_layout, d.operation, element_type::f64}});
     EXPECT_LE(r.result.remote_volume_after, r.result.remote_volume_before);
     d.a_layout = r.a_layouts.front();
     fill(d, d.a_id, d.b_id, d.beta == 0.0);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bad input is rejected on every rank, with the same exception and a message that says what is wrong,
 // before any data moves: A is left exactly as it was.
 // redist-test-ranks: 1 2 3 4
@@ -54,7 +55,8 @@ TEST(TransformErrors, RanksDisagreeOnGlobalDescription) {
   if (me == 0) pa.mb = 5;  // rank 0 believes in other blocks
   auto a = block_cyclic(pa, me);
   auto b = block_cyclic(square(12, 2), me);
-  std::vector<double> A(static_cast<size_t>(a.local_elements() + 16), 1.0), B(static_cast<size_t>(b.local_elements()), 2.0);
+  std::vector<double> A(static_cast<size_t>(a.local_elements() + 16), 1.0),
+      B(static_cast<size_t>(b.local_elements()), 2.0);
   if (world_size() == 1) {
     transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0);  // nothing to disagree with
     return;
@@ -91,8 +93,7 @@ TEST(TransformErrors, StreamChunkBytesNegativeOrDifferent) {
   o.strategy = exchange_strategy::shared_memory;
   o.stream_chunk_bytes = me == 0 ? -1 : 1024;
   expect_rejected<invalid_argument>(
-      [&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0, o); }, A,
-      "stream_chunk_bytes");
+      [&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0, o); }, A, "stream_chunk_bytes");
   if (world_size() == 1) return;
   o.stream_chunk_bytes = me == 0 ? 512 : 1024;
   expect_rejected<inconsistent_ranks>(
@@ -115,8 +116,10 @@ TEST(TransformErrors, ElementRegionShapeUnknownOrRelabeled) {
       A, "element_region::shape");
   const element_region lower{region_shape::lower, 0};
   expect_rejected<invalid_argument>(
-      [&] { relabel_targets(MPI_COMM_WORLD, {job_description{a, b, op::identity, element_type::f64, lower}}); }, A,
-      "element_region");
+      [&] {
+        relabel_targets(MPI_COMM_WORLD, {job_description{a, b, op::identity, element_type::f64, lower}});
+      },
+      A, "element_region");
 }
 
 TEST(TransformErrors, LeadingDimensionTooSmallOnOneRank) {
@@ -126,9 +129,13 @@ TEST(TransformErrors, LeadingDimensionTooSmallOnOneRank) {
   if (me == world_size() - 1) pa.lld = 1;  // too small for this rank's local rows
   auto a = block_cyclic(pa, me);
   auto b = block_cyclic(square(20, 3), me);
-  std::vector<double> A(static_cast<size_t>(a_ok.local_elements()), 4.0), B(static_cast<size_t>(b.local_elements()), 2.0);
+  std::vector<double> A(static_cast<size_t>(a_ok.local_elements()), 4.0),
+      B(static_cast<size_t>(b.local_elements()), 2.0);
   expect_rejected<invalid_layout>(
-      [&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0, {exchange_strategy::automatic, false}); },
+      [&] {
+        transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0,
+                  {exchange_strategy::automatic, false});
+      },
       A, "leading dimension");
 }
 
@@ -138,8 +145,8 @@ TEST(TransformErrors, OwnerOutsideCommunicator) {
   auto a = blocked({0, 4, 8}, {0, 8}, {0, n}, me);  // rank n does not exist
   auto b = block_cyclic(square(8, 2), me);
   std::vector<double> A(64, 1.0), B(static_cast<size_t>(b.local_elements()), 2.0);
-  expect_rejected<invalid_layout>(
-      [&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0); }, A, "outside the communicator");
+  expect_rejected<invalid_layout>([&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0); },
+                                  A, "outside the communicator");
 }
 
 TEST(TransformErrors, SplitsNotIncreasing) {
@@ -147,8 +154,8 @@ TEST(TransformErrors, SplitsNotIncreasing) {
   auto a = blocked({0, 5, 3, 8}, {0, 8}, {0, 0, 0}, me);
   auto b = block_cyclic(square(8, 2), me);
   std::vector<double> A(64, 1.0), B(static_cast<size_t>(b.local_elements()), 2.0);
-  expect_rejected<invalid_layout>(
-      [&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0); }, A, "strictly increasing");
+  expect_rejected<invalid_layout>([&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0); },
+                                  A, "strictly increasing");
 }
 
 TEST(TransformErrors, CustomLayoutMissingLocalBlock) {
@@ -162,8 +169,8 @@ TEST(TransformErrors, CustomLayoutMissingLocalBlock) {
   auto a = custom({0, 4, 8}, {0, 4, 8}, {0, 0, 0, 0}, blocks, me);
   auto b = block_cyclic(square(8, 3), me);
   std::vector<double> A(64, 1.0), B(static_cast<size_t>(b.local_elements()), 2.0);
-  expect_rejected<invalid_layout>(
-      [&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0); }, A, "does not list it");
+  expect_rejected<invalid_layout>([&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0); },
+                                  A, "does not list it");
 }
 
 TEST(TransformErrors, ExecuteRejectsBadBuffers) {
@@ -173,20 +180,22 @@ TEST(TransformErrors, ExecuteRejectsBadBuffers) {
   std::vector<double> A(static_cast<size_t>(a.local_elements()), 1.0), B(static_cast<size_t>(b.local_elements()), 2.0);
   auto plan = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64);
   // A null source with alpha != 0 on the rank that holds B data.
-  expect_rejected<invalid_argument>([&] { plan.execute<double>(A.data(), me == 0 ? nullptr : B.data(), 1.0, 0.0); },
-                                    A, "null");
+  expect_rejected<invalid_argument>([&] { plan.execute<double>(A.data(), me == 0 ? nullptr : B.data(), 1.0, 0.0); }, A,
+                                    "null");
   // Wrong number of job buffers.
   expect_rejected<invalid_argument>([&] { plan.execute(std::vector<job_buffers>{}); }, A, "job buffers");
   // Wrong element type for the single-job convenience.
   std::vector<float> Af(A.size()), Bf(B.size());
-  expect_rejected<invalid_argument>([&] { plan.execute<float>(Af.data(), Bf.data(), 1.0f, 0.0f); }, A, "built for double");
+  expect_rejected<invalid_argument>([&] { plan.execute<float>(Af.data(), Bf.data(), 1.0f, 0.0f); }, A,
+                                    "built for double");
 }
 
 TEST(TransformErrors, IntegerPlansCopyOnly) {
   const int me = world_rank();
   auto a = block_cyclic(square(6, 2), me);
   auto b = block_cyclic(square(6, 3), me);
-  std::vector<std::int32_t> Ai(static_cast<size_t>(a.local_elements()), 1), Bi(static_cast<size_t>(b.local_elements()), 2);
+  std::vector<std::int32_t> Ai(static_cast<size_t>(a.local_elements()), 1),
+      Bi(static_cast<size_t>(b.local_elements()), 2);
   auto plan = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::i32);
   bool thrown = false;
   try {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Messages over 2^31 bytes: one rank sends a 2.1 GB column block to another, for the point-to-point
 // and alltoallv strategies. Needs ~9 GB of memory in total; excluded from sanitizer runs.
 // redist-test-ranks: 2

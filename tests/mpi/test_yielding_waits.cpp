@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Every wait of a plan's set-up and execution yields the core and is watched (issue 58): no MPI call whose wait
 // spins inside MPI (a blocking collective, a blocking send, receive or wait, a communicator split or creation) once a
 // communicator's cached parts exist. With more processes than cores such a wait lasts a scheduler tick per round
@@ -11,8 +12,8 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -181,8 +182,8 @@ TEST(YieldingWaits, GemmPlanMadeAndExecuted) {
   std::vector<double> A(static_cast<std::size_t>(a.local_elements()), 1.0),
       B(static_cast<std::size_t>(b.local_elements()), 2.0), C(static_cast<std::size_t>(a.local_elements()), 0.0);
   // The grid lines are made once (cached per placement); the panels' windows are made, not counted.
-  for (const gemm_communication way : {gemm_communication::automatic, gemm_communication::two_sided,
-                                       gemm_communication::one_sided}) {
+  for (const gemm_communication way :
+       {gemm_communication::automatic, gemm_communication::two_sided, gemm_communication::one_sided}) {
     gemm_options options;
     options.communication = way;
     std::fill(C.begin(), C.end(), 0.0);
@@ -285,7 +286,7 @@ TEST(YieldingWaits, DropInRedistributions) {
   expect_only_yielding_waits("p?tran", [&] {
     redist_pdtran(&m, &n, &alpha, a.data(), &one, &one, desc_a.data(), &beta, c.data(), &one, &one, desc_c.data());
   });
-  EXPECT_EQ(c, make_local_from<double>(cc, rows, desc_c, [](std::int64_t i, std::int64_t j) {
-              return value_of<double>(j, i, 0);
-            })) << "p?tran: C is not A^T";
+  EXPECT_EQ(c, make_local_from<double>(cc, rows, desc_c,
+                                       [](std::int64_t i, std::int64_t j) { return value_of<double>(j, i, 0); }))
+      << "p?tran: C is not A^T";
 }

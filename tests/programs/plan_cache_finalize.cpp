@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MPI_Finalize releases the plans cached by the ScaLAPACK-style entry points: by the time MPI shuts down,
 // no cached plan (communicator, shared window) is alive. This program sets an attribute on MPI_COMM_SELF
 // before any redist call; MPI_Finalize deletes MPI_COMM_SELF's attributes in the reverse order of setting,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The watchdog of redist's waits (src/mpi/watchdog.hpp), one case per run; tests/tools/check_watchdog.sh runs it
 // under the environment of each case and checks what it prints and how it ends.
 // usage: watchdog_probe late_rank | late_exchange | plan_timeout | other_communicator | skipped_call | set_timeout |
@@ -91,12 +92,11 @@ int main(int argc, char** argv) {
     double sent = rank, received = -1;
     const int one = 1, zero = 0;
     redist_request request = REDIST_REQUEST_NULL;
-    const int code = redist_neighbor_alltoallv_init(&sent, &one, &zero, MPI_DOUBLE, &received, &one, &zero,
-                                                    MPI_DOUBLE, rank == 0 ? MPI_COMM_WORLD : ring, MPI_INFO_NULL,
-                                                    &request);
+    const int code = redist_neighbor_alltoallv_init(&sent, &one, &zero, MPI_DOUBLE, &received, &one, &zero, MPI_DOUBLE,
+                                                    rank == 0 ? MPI_COMM_WORLD : ring, MPI_INFO_NULL, &request);
     std::fprintf(stderr,
-                 "rank %d: redist_neighbor_alltoallv_init returned %d although the ranks' communicators differ\n",
-                 rank, code);
+                 "rank %d: redist_neighbor_alltoallv_init returned %d although the ranks' communicators differ\n", rank,
+                 code);
     MPI_Finalize();
     return 2;
   }
@@ -169,10 +169,10 @@ int main(int argc, char** argv) {
     redist::testing::blacs_context grid(size, 1, everyone);
     const redist::testing::matrix_case square{1, 24, 24, 4, 4, 4, 4, 0, 0, 0};
     std::vector<int> desc = redist::testing::make_descriptor(square, grid);
-    const auto ones = redist::testing::make_local_from<double>(square, grid, desc,
-                                                               [](std::int64_t, std::int64_t) { return 1.0; });
-    auto c = redist::testing::make_local_from<double>(square, grid, desc,
-                                                      [](std::int64_t, std::int64_t) { return 0.0; });
+    const auto ones =
+        redist::testing::make_local_from<double>(square, grid, desc, [](std::int64_t, std::int64_t) { return 1.0; });
+    auto c =
+        redist::testing::make_local_from<double>(square, grid, desc, [](std::int64_t, std::int64_t) { return 0.0; });
     if ((skipped || set) && last) desc[1] = -1;  // no part in the call: it returns at once
     if (late && last) sleep(3);
     const int n = 24, one = 1;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Writes harder inputs for ScaLAPACK's REDIST testers (xigemr..xzgemr, xitrmr..xztrmr).
 
     python3 tests/scalapack_testers/make_hard_inputs.py [OUTPUT_DIR]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs one of ScaLAPACK's own testers twice in fresh directories, as shipped (reference) and with
 # libredist_scalapack preloaded, and passes only if
 #   - the drop-in run really called redist: the dynamic linker bound each listed symbol, looked up from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Bad-input assertions for MPI GoogleTest programs: a rejected call must throw the same exception type on
 // every rank, with a message that says what was wrong.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // main() for the serial GoogleTest programs (tests/unit): sets and prints the base seed of the randomized
 // tests (test_main.hpp), runs them, and ends with the count of skipped tests for ctest.
 #include <gtest/gtest.h>

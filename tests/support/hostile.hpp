@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Hostile-argument suites (tests/mpi/test_hostile_*.cpp): one argument of one collective entry point made
 // invalid, on every rank and on one rank only. Each time every rank must report the same outcome (C++: the
@@ -101,7 +102,8 @@ inline std::string& current_case() {
   return name;
 }
 inline void on_alarm(int) {
-  const std::string text = "[rank " + std::to_string(world_rank()) + "] no answer within 60 s: " + current_case() + "\n";
+  const std::string text =
+      "[rank " + std::to_string(world_rank()) + "] no answer within 60 s: " + current_case() + "\n";
   if (write(2, text.data(), text.size()) < 0) _exit(3);
   _exit(2);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // main() for MPI GoogleTest programs: every rank runs the tests; rank 0 prints the usual report,
 // the other ranks print only their failures (prefixed with the rank). The exit code is non-zero on
 // every rank when any test failed on any rank, so mpiexec (and ctest) report the failure. The base seed of

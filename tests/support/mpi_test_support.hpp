@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Helpers for MPI GoogleTest programs. Assertions about distributed results should be decided on
 // values reduced over all ranks, so every rank takes the same branch and no rank is left waiting in a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The serial reference of an N-d layout's storage: which block holds a global index and where that block's owner
 // keeps it, from the layout's description alone (splits, local starts, strides, listed blocks), independent of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A library that stands between libredist_scalapack and ScaLAPACK in a test program's link order: it is
 // "the next pdgemm_ (pdtran_) in the link chain" that libredist_scalapack delegates calls to. It counts the
 // calls it receives and passes each on to the next definition after it (ScaLAPACK's), so a test can tell
@@ -10,9 +11,9 @@
 
 namespace {
 
-using pdgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*,
-                           const double*, const int*, const int*, const int*, const double*, const int*,
-                           const int*, const int*, const double*, double*, const int*, const int*, const int*);
+using pdgemm_fn = void (*)(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+                           const int*, const int*, const int*, const double*, const int*, const int*, const int*,
+                           const double*, double*, const int*, const int*, const int*);
 
 using pdtran_fn = void (*)(const int*, const int*, const double*, const double*, const int*, const int*, const int*,
                            const double*, double*, const int*, const int*, const int*);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Random layouts and deterministic matrix contents for property tests of the transform engine.
 // Every rank draws from the same generator state, so all ranks agree on the global descriptions;
@@ -112,7 +113,7 @@ inline grid_layout random_layout(rng_t& g, std::int64_t m, std::int64_t n, int n
     for (size_t j = 0; j < nbc; ++j) {
       const std::int64_t h = rows[i + 1] - rows[i], w = cols[j + 1] - cols[j];
       const storage_order o = uniform(g, 0, 3) == 0 ? (packing == storage_order::col_major ? storage_order::row_major
-                                                                                          : storage_order::col_major)
+                                                                                           : storage_order::col_major)
                                                     : packing;
       const std::int64_t pad = uniform(g, 0, 2), gap = uniform(g, 0, 3);
       if (owners[i * nbc + j] != me) continue;

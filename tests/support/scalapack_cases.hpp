@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // ScaLAPACK-side helpers for the drop-in's tests: BLACS grids on any ranks in any order, block-cyclic
 // local arrays filled from their global indices, descriptors of DTYPE 1 or 2.
@@ -6,8 +7,8 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
-#include <utility>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "random_layouts.hpp"
@@ -56,7 +57,8 @@ struct blacs_context {
 };
 
 // Global index of local index l in a block-cyclic dimension (first block `first`, then `block`).
-inline std::int64_t global_index(std::int64_t l, std::int64_t first, std::int64_t block, int src, int nprocs, int proc) {
+inline std::int64_t global_index(std::int64_t l, std::int64_t first, std::int64_t block, int src, int nprocs,
+                                 int proc) {
   const int d = (proc - src + nprocs) % nprocs;
   if (d == 0) {
     if (l < first) return l;
@@ -105,8 +107,7 @@ inline std::vector<int> make_descriptor(const matrix_case& c, const blacs_contex
   if (g.holds_me()) local_rows = redist::scalapack::numroc(c.M, c.imb, c.mb, g.my_row, c.rsrc, g.rows);
   const int lld = static_cast<int>(std::max<std::int64_t>(1, local_rows) + c.extra_lld);
   if (!g.holds_me()) return std::vector<int>(11, -1);  // CTXT -1, the rest unset
-  if (c.dtype == 1)
-    return {1, g.context, int(c.M), int(c.N), int(c.mb), int(c.nb), c.rsrc, c.csrc, lld};
+  if (c.dtype == 1) return {1, g.context, int(c.M), int(c.N), int(c.mb), int(c.nb), c.rsrc, c.csrc, lld};
   return {2, g.context, int(c.M), int(c.N), int(c.imb), int(c.inb), int(c.mb), int(c.nb), c.rsrc, c.csrc, lld};
 }
 

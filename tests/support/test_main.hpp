@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // What the serial and the MPI test mains (gtest_main.cpp, mpi_gtest_main.cpp) share: the base seed of the
 // randomized tests (test_seed.hpp) and the summary of skipped tests that ctest reads.

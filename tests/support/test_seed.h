@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The base seed of the plain C test programs (tests/c), as test_seed.hpp and test_main.hpp give it to the
  * GoogleTest programs: REDIST_TEST_SEED (an unsigned decimal integer) when set, else time-based; rank 0's on
  * every rank, printed by rank 0 ("[seed] REDIST_TEST_SEED=<n>"). C99 and MPI. */

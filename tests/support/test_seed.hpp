@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The seeds of the randomized tests, serial and MPI. One base seed per run: REDIST_TEST_SEED (an unsigned
 // decimal integer) when set, else time-based, so that property tests see new cases on every run. The test

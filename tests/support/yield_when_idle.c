@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* The tests run more ranks than this machine has cores (up to 8 on 2). MPICH's ch4:ucx device polls UCX without
  * ever giving up the core, so in a blocking MPI call (a communicator's creation, a collective) a rank spins
  * through its time slice while the rank it waits for is not running: at 3 ranks on 2 cores the fault-injection
@@ -20,7 +21,7 @@ static redist_test_ucp_progress ucp_progress(void) {
     void* ucp = dlopen("libucp.so.0", RTLD_LAZY | RTLD_NOLOAD);
     if (ucp != 0) next = (redist_test_ucp_progress)dlsym(ucp, "ucp_worker_progress");
   }
-  if (next == 0) {  /* never poll nothing in silence: the MPI would wait forever */
+  if (next == 0) { /* never poll nothing in silence: the MPI would wait forever */
     static const char text[] = "yield_when_idle: ucp_worker_progress called, but libucp's was not found\n";
     if (write(2, text, sizeof text - 1) < 0) _exit(3);
     abort();

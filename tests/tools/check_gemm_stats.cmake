@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs redist-gemm-stats (TOOL) for one CASE and checks its exit status and output (cmake -P).
 #   schedules:     P = 4, 65 and 100000, unlimited and with --memory-bytes; exit 0, the JSON array checked
 #   insufficient:  a limit that no grid fits; exit 1, saying how much memory would do

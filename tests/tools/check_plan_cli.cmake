@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs redist-plan (TOOL) for one CASE and checks its exit status and output (cmake -P).
 #   plan:      the docs' example as JSON and a permutation of blocks that relabeling makes local, as JSON and as
 #              a table; exit 0

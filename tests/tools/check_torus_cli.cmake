@@ -1,9 +1,10 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs redist-torus (TOOL) for one CASE and checks its exit status and output (cmake -P).
 #   simulate:  random permutations on 16x8, direct and basic SDR; exit 0, one JSON object whose loads match the
 #              paper's N/8 and 3 N_Y / 8 (Theorem 1, Lemma 1) within 5%
 #   transpose: the multi-phase transpose on 4x4x2, automatic routing, random mapping; exit 0, JSON checked
 #   schedule:  the 2x4 grid's phases as JSON
-#   usage:     malformed arguments; exit 2 naming the option; old spellings accepted with a deprecation message
+#   usage:     malformed arguments, the 0.1 development line's spellings among them; exit 2 naming the option
 #   too_large: a schedule and a transpose of about 1e6 phases on 1e6 nodes (terabytes); exit 1 at once with one line
 #              naming the memory they would need, while a small schedule still exits 0
 include(${CMAKE_CURRENT_LIST_DIR}/tool_checks.cmake)
@@ -94,16 +95,21 @@ elseif(CASE STREQUAL "usage")
   if(NOT err MATCHES "--routing 'fast' is not valid: expected direct, sdr or auto")
     message(FATAL_ERROR "the error does not list the routings:\n${err}")
   endif()
-  # Spellings of the release before the one name table still work, with a message naming the new one.
-  run_tool(0 simulate --dims 4x4 --pattern transpose --mapping default --choice all-but-longest --hardware uniform
-             --routing automatic --json)
-  expect_field("${out}" "uniform_shortest" hardware)
-  expect_field("${out}" "default_order" mapping)
-  foreach(old automatic all-but-longest uniform default)
-    if(NOT err MATCHES "'${old}' is an old spelling of")
-      message(FATAL_ERROR "no deprecation message for '${old}':\n${err}")
+  # Spellings of the 0.1 development line are unknown ones now, each refused with the spellings it takes.
+  foreach(option_value "--mapping;default;default_order" "--choice;all-but-longest;all_but_longest"
+                       "--hardware;uniform;uniform_shortest" "--routing;automatic;auto")
+    list(GET option_value 0 option)
+    list(GET option_value 1 old)
+    list(GET option_value 2 new)
+    run_tool(2 simulate --dims 4x4 --pattern transpose ${option} ${old} --json)
+    if(NOT err MATCHES "'${old}'" OR NOT err MATCHES "${new}")
+      message(FATAL_ERROR "${option} ${old}: the error does not name the value and the spelling to write:\n${err}")
     endif()
   endforeach()
+  run_tool(0 simulate --dims 4x4 --pattern transpose --mapping default_order --choice all_but_longest
+             --hardware uniform_shortest --routing auto --json)
+  expect_field("${out}" "uniform_shortest" hardware)
+  expect_field("${out}" "default_order" mapping)
   run_tool(2 simulate --dims 16x8 --bogus)
   run_tool(2 schedule)
   run_tool(2)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # REDIST_TRACE on an unmodified ScaLAPACK program linked with the drop-in (tests/fortran/dropin_program.f90: one
 # PDGEMR2D, PDTRMR2D, PDTRAN and PDGEMM each, the PDGEMM small enough for ScaLAPACK): the summary printed at
 # MPI_Finalize (Fortran's MPI_FINALIZE reaches the drop-in's MPI_Finalize), the calls files (one JSON line per call

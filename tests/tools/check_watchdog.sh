@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The watchdog of redist's waits (docs/errors.md): a rank that comes late is reported by the others once and the
 # call completes (REDIST_TIMEOUT_ACTION=warn, the default); a rank that skips the call leaves the others waiting
 # until the watchdog ends the job (abort), set from the environment or by redist::set_timeout; a plan's own

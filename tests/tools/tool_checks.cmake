@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # What the command-line tools' check scripts share (included by check_*.cmake, run with cmake -P).
 
 # Runs TOOL with the arguments; fails unless it exits with expected_status. Sets out and err in the caller.

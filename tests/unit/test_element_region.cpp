@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // element_region: which elements an upper or lower region keeps, and its image under transposition.
 #include <gtest/gtest.h>
 

@@ -1,16 +1,17 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The exchange workloads: the Matrix Market reader (every symmetry and field, the array format, every error
 // with its file and line), the rotated anisotropic diffusion matrix (symmetry, the isotropic 9-point stencil,
 // zero interior row sums, the smallest grids), block partitions, and SpMV halo patterns (each rank's receive
 // list from a peer is that peer's send list to it, and exactly the off-rank columns of its rows).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 #include "redist/error.hpp"
@@ -26,9 +27,8 @@ const double pi = std::acos(-1.0);
 class ExchangePatternsFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("redist_patterns_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("redist_patterns_" + std::to_string(::getpid()) + "_" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -147,8 +147,8 @@ TEST_F(ExchangePatternsFiles, SkewSymmetricNegatesTheMirror) {
   const sparse_matrix a = read_matrix_market(
       write("k.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 2\n3 2 -5\n"));
   EXPECT_EQ(dense(a), (std::vector<std::vector<double>>{{0, -2, 0}, {2, 0, 5}, {0, -5, 0}}));
-  const sparse_matrix i = read_matrix_market(
-      write("ki.mtx", "%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 3\n"));
+  const sparse_matrix i =
+      read_matrix_market(write("ki.mtx", "%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 3\n"));
   EXPECT_EQ(dense(i), (std::vector<std::vector<double>>{{0, -3}, {3, 0}}));
 }
 
@@ -395,8 +395,7 @@ void check_halo_consistency(const sparse_matrix& a, const std::vector<std::int64
       EXPECT_EQ(p.rdispls[j], offset);
       offset += p.recvcounts[j];
       std::vector<std::int64_t> ids(p.recv_ids.begin() + p.rdispls[j], p.recv_ids.begin() + offset);
-      for (std::int64_t id : ids)
-        EXPECT_TRUE(id >= cols[p.sources[j]] && id < cols[p.sources[j] + 1]) << id;
+      for (std::int64_t id : ids) EXPECT_TRUE(id >= cols[p.sources[j]] && id < cols[p.sources[j] + 1]) << id;
       received[{p.sources[j], r}] = ids;
     }
     EXPECT_EQ(offset, p.recv_total());
@@ -434,12 +433,12 @@ TEST(ExchangePatterns, HaloRefusesBadArguments) {
   const std::vector<std::int64_t> split = {0, 4, 9};
   EXPECT_THROW(spmv_halo(a, split, split, -1), redist::invalid_argument);
   EXPECT_THROW(spmv_halo(a, split, split, 2), redist::invalid_argument);
-  EXPECT_THROW(spmv_halo(a, {1, 4, 9}, split, 0), redist::invalid_argument);     // not from 0
-  EXPECT_THROW(spmv_halo(a, {0, 4, 8}, split, 0), redist::invalid_argument);     // not to rows
-  EXPECT_THROW(spmv_halo(a, split, {0, 4, 10}, 0), redist::invalid_argument);    // not to cols
+  EXPECT_THROW(spmv_halo(a, {1, 4, 9}, split, 0), redist::invalid_argument);            // not from 0
+  EXPECT_THROW(spmv_halo(a, {0, 4, 8}, split, 0), redist::invalid_argument);            // not to rows
+  EXPECT_THROW(spmv_halo(a, split, {0, 4, 10}, 0), redist::invalid_argument);           // not to cols
   EXPECT_THROW(spmv_halo(a, {0, 5, 4, 9}, {0, 3, 6, 9}, 0), redist::invalid_argument);  // decreasing
-  EXPECT_THROW(spmv_halo(a, split, {0, 3, 6, 9}, 0), redist::invalid_argument);  // part counts differ
-  EXPECT_THROW(spmv_halo(a, {0}, {0}, 0), redist::invalid_argument);             // no parts
+  EXPECT_THROW(spmv_halo(a, split, {0, 3, 6, 9}, 0), redist::invalid_argument);         // part counts differ
+  EXPECT_THROW(spmv_halo(a, {0}, {0}, 0), redist::invalid_argument);                    // no parts
   sparse_matrix broken = a;
   broken.column[3] = 9;
   EXPECT_THROW(spmv_halo(broken, split, split, 0), redist::invalid_argument);

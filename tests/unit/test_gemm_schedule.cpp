@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The COSMA schedule (redist/gemm/schedule.hpp): the paper's bound and examples, the memory model against
 // a literal sum over the native blocks of partition.hpp's conventions, and the search against a naive
 // enumeration of every grid, sequential split and round count on small problems.
@@ -97,8 +98,8 @@ naive_result naive_search(std::int64_t m, std::int64_t n, std::int64_t k, int ra
       for (std::int64_t sn = 1; sn <= std::max<std::int64_t>(1, ln); ++sn) {
         if (unlimited && (sm > 1 || sn > 1)) continue;
         const auto memory = [&](std::int64_t rounds) {
-          return redist::gemm_memory_elements(m, n, k, gm, gn, gk, static_cast<int>(sm), static_cast<int>(sn),
-                                              rounds, o.double_buffering);
+          return redist::gemm_memory_elements(m, n, k, gm, gn, gk, static_cast<int>(sm), static_cast<int>(sn), rounds,
+                                              o.double_buffering);
         };
         const auto fits = [&](std::int64_t rounds) { return unlimited || memory(rounds) <= o.memory_limit_elements; };
         std::int64_t rounds = 0;
@@ -146,11 +147,12 @@ void expect_consistent(const gemm_schedule& s, const gemm_schedule_options& o) {
   EXPECT_GE(s.rounds, 1);
   EXPECT_LE(s.rounds, std::max<std::int64_t>(1, s.local_k));
   EXPECT_EQ(s.memory_limit_elements, o.memory_limit_elements);
-  EXPECT_EQ(s.memory_elements, redist::gemm_memory_elements(s.m, s.n, s.k, s.grid_m, s.grid_n, s.grid_k,
-                                                             s.sequential_m, s.sequential_n, s.rounds,
-                                                             o.double_buffering));
-  if (o.memory_limit_elements > 0) EXPECT_LE(s.memory_elements, o.memory_limit_elements);
-  else EXPECT_EQ(s.sequential_m * s.sequential_n, 1);
+  EXPECT_EQ(s.memory_elements, redist::gemm_memory_elements(s.m, s.n, s.k, s.grid_m, s.grid_n, s.grid_k, s.sequential_m,
+                                                            s.sequential_n, s.rounds, o.double_buffering));
+  if (o.memory_limit_elements > 0)
+    EXPECT_LE(s.memory_elements, o.memory_limit_elements);
+  else
+    EXPECT_EQ(s.sequential_m * s.sequential_n, 1);
   if (o.rounds > 0) EXPECT_GE(s.rounds, std::min(o.rounds, std::max<std::int64_t>(1, s.local_k)));
   EXPECT_EQ(s.io_elements, io_of(s.local_m, s.local_n, s.local_k, s.sequential_m, s.sequential_n));
   EXPECT_EQ(s.messages, messages_of(s.grid_m, s.grid_n, s.grid_k, s.sequential_m, s.sequential_n, s.rounds));
@@ -488,8 +490,8 @@ TEST(GemmSchedule, NoChoiceInTheSearchSpaceIsBetter) {
     o.memory_limit_elements = pick(0, 5) == 0 ? 0 : pick(std::max<std::int64_t>(1, natives / 2), 3 * natives + 10);
     SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " on " +
                  std::to_string(ranks) + " ranks, S = " + std::to_string(o.memory_limit_elements) + ", idle " +
-                 std::to_string(o.max_idle_fraction) + ", rounds " + std::to_string(o.rounds) +
-                 ", double buffering " + std::to_string(o.double_buffering));
+                 std::to_string(o.max_idle_fraction) + ", rounds " + std::to_string(o.rounds) + ", double buffering " +
+                 std::to_string(o.double_buffering));
     const naive_result naive = naive_search(m, n, k, ranks, o);
     if (!naive.found) {
       ++refused;

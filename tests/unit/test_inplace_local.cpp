@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Local block operations of the in-place alltoallv (src/exchange/inplace_local.cpp): rotate_bytes against
 // std::rotate, merge_blocks against std::merge and sort_blocks against std::stable_sort (both stable), on blocks
 // whose bytes encode (block, offset) so that every moved byte is checked, with guard bytes around the data and

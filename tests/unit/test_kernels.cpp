@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Local block kernels against a naive reference loop: every element type, every op, every pair of
 // storage orders (with padding between rows/columns that must stay untouched), general strides,
 // BLAS scalar semantics (no NaN leaks through beta == 0 / alpha == 0), tile-boundary sizes, and
@@ -21,8 +22,8 @@
 namespace {
 
 using redist::op;
-using redist::kernels::strided;
 using redist::kernels::store_hint;
+using redist::kernels::strided;
 using redist::testing::test_seed;
 using index = std::int64_t;
 
@@ -149,12 +150,18 @@ const storage all_storages[] = {storage::col_major, storage::row_major, storage:
 
 const char* name(storage s) {
   switch (s) {
-    case storage::col_major: return "col_major";
-    case storage::row_major: return "row_major";
-    case storage::gapped_cols: return "gapped_cols";
-    case storage::gapped_rows: return "gapped_rows";
-    case storage::col_major_1k: return "col_major_1k";
-    case storage::row_major_1k: return "row_major_1k";
+    case storage::col_major:
+      return "col_major";
+    case storage::row_major:
+      return "row_major";
+    case storage::gapped_cols:
+      return "gapped_cols";
+    case storage::gapped_rows:
+      return "gapped_rows";
+    case storage::col_major_1k:
+      return "col_major_1k";
+    case storage::row_major_1k:
+      return "row_major_1k";
   }
   return "?";
 }
@@ -176,12 +183,24 @@ struct block_buffer {
 
   block_buffer(storage kind, index r, index c) : rows(r), cols(c) {
     switch (kind) {
-      case storage::col_major: s = {1, r + 3}; break;
-      case storage::row_major: s = {c + 2, 1}; break;
-      case storage::gapped_cols: s = {2, 2 * r + 5}; break;
-      case storage::gapped_rows: s = {3 * c + 1, 3}; break;
-      case storage::col_major_1k: s = {1, round_up_to_1k(r + 1)}; break;
-      case storage::row_major_1k: s = {round_up_to_1k(c + 1), 1}; break;
+      case storage::col_major:
+        s = {1, r + 3};
+        break;
+      case storage::row_major:
+        s = {c + 2, 1};
+        break;
+      case storage::gapped_cols:
+        s = {2, 2 * r + 5};
+        break;
+      case storage::gapped_rows:
+        s = {3 * c + 1, 3};
+        break;
+      case storage::col_major_1k:
+        s = {1, round_up_to_1k(r + 1)};
+        break;
+      case storage::row_major_1k:
+        s = {round_up_to_1k(c + 1), 1};
+        break;
     }
     const index span = (r > 0 && c > 0) ? (r - 1) * s.rs + (c - 1) * s.cs + 1 : 0;
     data.assign(static_cast<size_t>(span + 2 * guard), sentinel<T>());
@@ -316,9 +335,9 @@ using element_types =
 TYPED_TEST_SUITE(Kernels, element_types);
 
 // Sizes around the tile edges of every element size, degenerate shapes, and thin long blocks.
-const std::pair<index, index> small_sizes[] = {{0, 0},  {0, 5},  {5, 0},   {1, 1},  {1, 17}, {17, 1},
-                                               {2, 3},  {31, 33}, {32, 32}, {33, 31}, {65, 64}, {64, 65},
-                                               {1000, 3}, {3, 1000}, {7, 300}};
+const std::pair<index, index> small_sizes[] = {{0, 0},   {0, 5},   {5, 0},    {1, 1},    {1, 17},
+                                               {17, 1},  {2, 3},   {31, 33},  {32, 32},  {33, 31},
+                                               {65, 64}, {64, 65}, {1000, 3}, {3, 1000}, {7, 300}};
 
 TYPED_TEST(Kernels, AllOpsStoragesAndScalarsMatchReference) {
   using T = TypeParam;
@@ -367,8 +386,7 @@ TYPED_TEST(Kernels, LargeBlocksWithThreads) {
       for (const auto& [dk, sk] : storage_pairs)
         for (size_t k : {size_t{0}, size_t{6}})
           if (!check_case<T>({rows, cols, o, dk, sk}, pairs[k].first, pairs[k].second, gen)) return;
-      if (!check_case<T>({rows, cols, o, storage::row_major, storage::col_major}, pairs[3].first, pairs[3].second,
-                         gen))
+      if (!check_case<T>({rows, cols, o, storage::row_major, storage::col_major}, pairs[3].first, pairs[3].second, gen))
         return;
     }
   // An odd thread count: uneven splits of tiles and chunks.
@@ -460,8 +478,8 @@ TYPED_TEST(Kernels, AlphaZeroAcceptsNullSource) {
   redist::kernels::transform_block<T>(dst.data(), strided{1, rows}, nullptr, strided{cols, 1}, rows, cols,
                                       op::transpose, T(0), T(3));
   for (const T& v : dst) ASSERT_EQ(v, T(6));
-  redist::kernels::transform_block<T>(dst.data(), strided{cols, 1}, nullptr, strided{1, rows}, rows, cols,
-                                      op::identity, T(0), T(0));
+  redist::kernels::transform_block<T>(dst.data(), strided{cols, 1}, nullptr, strided{1, rows}, rows, cols, op::identity,
+                                      T(0), T(0));
   for (const T& v : dst) ASSERT_EQ(v, T(0));
 }
 
@@ -498,8 +516,8 @@ void check_streaming_transposes(std::uint64_t seed, std::initializer_list<op> op
   constexpr index lanes_per_line = 64 / static_cast<index>(sizeof(T));
   fast_rng gen(seed);
   // {290, 1030}: several strips and wide tiles (and threads' tiles cut in both directions).
-  const std::pair<index, index> sizes[] = {{1, 1},   {3, 5},   {4, 4},    {5, 7},     {8, 3},    {9, 4},
-                                           {17, 9},  {64, 64}, {130, 67}, {290, 1030}};
+  const std::pair<index, index> sizes[] = {{1, 1}, {3, 5},  {4, 4},   {5, 7},    {8, 3},
+                                           {9, 4}, {17, 9}, {64, 64}, {130, 67}, {290, 1030}};
   for (int threads : {1, 3}) {
     omp_set_num_threads(threads);
     for (const auto& [rows, cols] : sizes)
@@ -520,8 +538,8 @@ void check_streaming_transposes(std::uint64_t seed, std::initializer_list<op> op
               for (auto& v : src) v = random_value<T>(gen);
               const T guard = T(-7);
               for (auto& v : storage) v = guard;
-              redist::kernels::transform_block(dst, strided{1, ld_dst}, src.data(), strided{1, ld_src}, rows, cols,
-                                               o, alpha, T(0), store_hint::streaming);
+              redist::kernels::transform_block(dst, strided{1, ld_dst}, src.data(), strided{1, ld_src}, rows, cols, o,
+                                               alpha, T(0), store_hint::streaming);
               for (index k = 0; k < static_cast<index>(storage.size()); ++k) {
                 const index at = &storage[static_cast<size_t>(k)] - dst;
                 const index i = at >= 0 ? at % ld_dst : -1, j = at >= 0 ? at / ld_dst : -1;
@@ -550,8 +568,9 @@ void check_streaming_copies(std::uint64_t seed) {
   constexpr index lanes_per_line = 64 / static_cast<index>(sizeof(T));
   constexpr index four_streams = (16 << 10) / static_cast<index>(sizeof(T));
   fast_rng gen(seed);
-  const std::pair<index, index> sizes[] = {{16, 1},       {300, 2},         {four_streams - 1, 1}, {four_streams, 1},
-                                           {four_streams + 3, 2}, {4 * four_streams + 77, 1}, {70001, 3}};
+  const std::pair<index, index> sizes[] = {
+      {16, 1},   {300, 2}, {four_streams - 1, 1}, {four_streams, 1}, {four_streams + 3, 2}, {4 * four_streams + 77, 1},
+      {70001, 3}};
   for (int threads : {1, 3}) {
     omp_set_num_threads(threads);
     for (const auto& [rows, cols] : sizes)
@@ -569,8 +588,8 @@ void check_streaming_copies(std::uint64_t seed) {
           for (auto& v : source) v = random_value<T>(gen);
           const T guard = T(-7);
           for (auto& v : storage) v = guard;
-          redist::kernels::transform_block(dst, strided{1, ld}, src, strided{1, ld}, rows, cols, op::identity, T(1), T(0),
-                                           store_hint::streaming);
+          redist::kernels::transform_block(dst, strided{1, ld}, src, strided{1, ld}, rows, cols, op::identity, T(1),
+                                           T(0), store_hint::streaming);
           for (index k = 0; k < static_cast<index>(storage.size()); ++k) {
             const index at = &storage[static_cast<size_t>(k)] - dst;
             const bool inside = at >= 0 && at % ld < rows && at / ld < cols;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Layout descriptions (grid_layout and its builders) against independent naive models.
 //
 // The block-cyclic model deals the elements of each dimension out one by one: a first block of
@@ -37,10 +38,10 @@ using index = std::int64_t;
 // ---- naive models -----------------------------------------------------------------------------------
 
 struct naive_dim {
-  std::vector<int> owner;     // process coordinate of each global index
-  std::vector<index> local;   // local index on that process
-  std::vector<index> block;   // global block number of each index
-  std::vector<index> count;   // elements held by each process coordinate (NUMROC)
+  std::vector<int> owner;    // process coordinate of each global index
+  std::vector<index> local;  // local index on that process
+  std::vector<index> block;  // global block number of each index
+  std::vector<index> count;  // elements held by each process coordinate (NUMROC)
 };
 
 naive_dim deal(index n, index first, index nb, int src, int nprocs) {
@@ -97,15 +98,14 @@ int element_owner(const grid_layout& l, index r, index c) {
 // ---- block-cyclic against the model -----------------------------------------------------------------
 
 std::string describe(const block_cyclic_params& p) {
-  std::string s = "m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) + " mb=" + std::to_string(p.mb) +
-                  " nb=" + std::to_string(p.nb) + " imb=" + std::to_string(p.first_mb) +
-                  " inb=" + std::to_string(p.first_nb) + " src=(" + std::to_string(p.rsrc) + "," +
-                  std::to_string(p.csrc) + ") grid=" + std::to_string(p.proc_rows) + "x" +
-                  std::to_string(p.proc_cols) + (p.ordering == grid_order::row_major ? " R" : " C") +
-                  (p.grid_ranks.empty() ? "" : " explicit-ranks") + " lld=" + std::to_string(p.lld) +
-                  (p.order == storage_order::col_major ? " col-major" : " row-major") + " sub=(" +
-                  std::to_string(p.sub_row) + "," + std::to_string(p.sub_col) + ") " + std::to_string(p.sub_m) + "x" +
-                  std::to_string(p.sub_n);
+  std::string s =
+      "m=" + std::to_string(p.m) + " n=" + std::to_string(p.n) + " mb=" + std::to_string(p.mb) +
+      " nb=" + std::to_string(p.nb) + " imb=" + std::to_string(p.first_mb) + " inb=" + std::to_string(p.first_nb) +
+      " src=(" + std::to_string(p.rsrc) + "," + std::to_string(p.csrc) + ") grid=" + std::to_string(p.proc_rows) + "x" +
+      std::to_string(p.proc_cols) + (p.ordering == grid_order::row_major ? " R" : " C") +
+      (p.grid_ranks.empty() ? "" : " explicit-ranks") + " lld=" + std::to_string(p.lld) +
+      (p.order == storage_order::col_major ? " col-major" : " row-major") + " sub=(" + std::to_string(p.sub_row) + "," +
+      std::to_string(p.sub_col) + ") " + std::to_string(p.sub_m) + "x" + std::to_string(p.sub_n);
   return s;
 }
 
@@ -149,8 +149,10 @@ void check_block_cyclic(const block_cyclic_params& p) {
     if (sub_m > 0 && sub_n > 0) {
       const auto& rb = rows.block;
       const auto& cb = cols.block;
-      ASSERT_EQ(l.block_rows(), rb[static_cast<size_t>(p.sub_row + sub_m - 1)] - rb[static_cast<size_t>(p.sub_row)] + 1);
-      ASSERT_EQ(l.block_cols(), cb[static_cast<size_t>(p.sub_col + sub_n - 1)] - cb[static_cast<size_t>(p.sub_col)] + 1);
+      ASSERT_EQ(l.block_rows(),
+                rb[static_cast<size_t>(p.sub_row + sub_m - 1)] - rb[static_cast<size_t>(p.sub_row)] + 1);
+      ASSERT_EQ(l.block_cols(),
+                cb[static_cast<size_t>(p.sub_col + sub_n - 1)] - cb[static_cast<size_t>(p.sub_col)] + 1);
     }
 
     // Where this rank sits, and its leading dimension: the full local array, as in ScaLAPACK.
@@ -163,9 +165,9 @@ void check_block_cyclic(const block_cyclic_params& p) {
       ASSERT_EQ(positions.size(), 1u);
       EXPECT_EQ(positions[0].row, my_prow);
       EXPECT_EQ(positions[0].col, my_pcol);
-      const index minimal = std::max<index>(1, p.order == storage_order::col_major
-                                                   ? rows.count[static_cast<size_t>(my_prow)]
-                                                   : cols.count[static_cast<size_t>(my_pcol)]);
+      const index minimal =
+          std::max<index>(1, p.order == storage_order::col_major ? rows.count[static_cast<size_t>(my_prow)]
+                                                                 : cols.count[static_cast<size_t>(my_pcol)]);
       EXPECT_EQ(l.local_ld(), p.lld > 0 ? p.lld : minimal);
     } else {
       EXPECT_TRUE(positions.empty());
@@ -444,16 +446,31 @@ void expect_invalid_layout(const std::function<void()>& f, const std::string& fr
 
 TEST(Validation, GlobalDescriptionErrors) {
   const std::vector<int> owners4{0, 1, 1, 0};
-  expect_invalid_layout([&] { redist::custom({1, 4}, {0, 2}, {0}, {}, -1).validate_global(2); },
-                        "row splits must start at 0");
-  expect_invalid_layout([&] { redist::custom({0, 4}, {0, 2, 2}, {0, 1}, {}, -1).validate_global(2); },
-                        "column splits must be strictly increasing");
-  expect_invalid_layout([&] { redist::custom({0, 4, 3}, {0, 2}, {0, 1}, {}, -1).validate_global(2); },
-                        "strictly increasing");
-  expect_invalid_layout([&] { redist::custom({0, 2, 4}, {0, 2, 4}, {0, 1, 2, 0}, {}, -1).validate_global(2); },
-                        "owner rank 2");
-  expect_invalid_layout([&] { redist::custom({0, 2, 4}, {0, 2, 4}, {0, -1, 1, 0}, {}, -1).validate_global(2); },
-                        "outside the communicator of 2 ranks");
+  expect_invalid_layout(
+      [&] {
+        redist::custom({1, 4}, {0, 2}, {0}, {}, -1).validate_global(2);
+      },
+      "row splits must start at 0");
+  expect_invalid_layout(
+      [&] {
+        redist::custom({0, 4}, {0, 2, 2}, {0, 1}, {}, -1).validate_global(2);
+      },
+      "column splits must be strictly increasing");
+  expect_invalid_layout(
+      [&] {
+        redist::custom({0, 4, 3}, {0, 2}, {0, 1}, {}, -1).validate_global(2);
+      },
+      "strictly increasing");
+  expect_invalid_layout(
+      [&] {
+        redist::custom({0, 2, 4}, {0, 2, 4}, {0, 1, 2, 0}, {}, -1).validate_global(2);
+      },
+      "owner rank 2");
+  expect_invalid_layout(
+      [&] {
+        redist::custom({0, 2, 4}, {0, 2, 4}, {0, -1, 1, 0}, {}, -1).validate_global(2);
+      },
+      "outside the communicator of 2 ranks");
   // Regular storage keeps one local array per rank: a rank may hold only one grid position.
   block_cyclic_params p;
   p.m = p.n = 8;
@@ -462,20 +479,32 @@ TEST(Validation, GlobalDescriptionErrors) {
   p.proc_cols = 2;
   p.grid_ranks = {0, 1, 2, 1};
   expect_invalid_layout([&] { redist::block_cyclic(p, 0).validate_global(3); }, "rank 1 holds two positions");
-  expect_invalid_layout([&] { redist::blocked({0, 2, 4}, {0, 4}, {0, 0}, 0).validate_global(1); },
-                        "rank 0 holds two positions");
+  expect_invalid_layout(
+      [&] {
+        redist::blocked({0, 2, 4}, {0, 4}, {0, 0}, 0).validate_global(1);
+      },
+      "rank 0 holds two positions");
   // Shape errors are caught at construction.
   expect_invalid_layout([&] { redist::custom({0, 2, 4}, {0, 2}, {0, 1, 1}, {}, -1); }, "needs 2 owners, got 3");
   expect_invalid_layout([&] { redist::blocked({0, 2}, {0, 2, 4}, {0}, 0); }, "needs 2 owner ranks, got 1");
-  expect_invalid_layout([&] { grid_layout({0, 2}, {0, 2}, {0, 0}, {0}, 1, 1, {0}, storage_order::col_major,
-                                          storage_kind::explicit_blocks, {}, {}, 1, {}, -1); },
-                        "row_proc has 2 entries");
-  expect_invalid_layout([&] { grid_layout({0, 2}, {0, 2}, {1}, {0}, 1, 1, {0}, storage_order::col_major,
-                                          storage_kind::explicit_blocks, {}, {}, 1, {}, -1); },
-                        "outside the process grid");
-  expect_invalid_layout([&] { grid_layout({0, 2}, {0, 2}, {0}, {0}, 1, 2, {0}, storage_order::col_major,
-                                          storage_kind::explicit_blocks, {}, {}, 1, {}, -1); },
-                        "needs 2 ranks, got 1");
+  expect_invalid_layout(
+      [&] {
+        grid_layout({0, 2}, {0, 2}, {0, 0}, {0}, 1, 1, {0}, storage_order::col_major, storage_kind::explicit_blocks, {},
+                    {}, 1, {}, -1);
+      },
+      "row_proc has 2 entries");
+  expect_invalid_layout(
+      [&] {
+        grid_layout({0, 2}, {0, 2}, {1}, {0}, 1, 1, {0}, storage_order::col_major, storage_kind::explicit_blocks, {},
+                    {}, 1, {}, -1);
+      },
+      "outside the process grid");
+  expect_invalid_layout(
+      [&] {
+        grid_layout({0, 2}, {0, 2}, {0}, {0}, 1, 2, {0}, storage_order::col_major, storage_kind::explicit_blocks, {},
+                    {}, 1, {}, -1);
+      },
+      "needs 2 ranks, got 1");
 }
 
 TEST(Validation, LocalStorageErrors) {
@@ -488,16 +517,31 @@ TEST(Validation, LocalStorageErrors) {
   EXPECT_NO_THROW(make({b00, b11}).validate_local());
   expect_invalid_layout([&] { make({b00}).validate_local(); }, "owns block (1,1) but does not list it");
   expect_invalid_layout([&] { make({b00, b11, b00}).validate_local(); }, "(0,0) is listed twice");
-  expect_invalid_layout([&] { make({b00, b11, {{0, 1}, 40, 1, storage_order::col_major}}).validate_local(); },
-                        "owned by rank 1");
-  expect_invalid_layout([&] { make({b00, {{1, 1}, 10, 2, storage_order::col_major}}).validate_local(); },
-                        "leading dimension 2, smaller than its 3 rows");
-  expect_invalid_layout([&] { make({b00, {{1, 1}, 10, 3, storage_order::row_major}}).validate_local(); },
-                        "leading dimension 3, smaller than its 4 columns");
-  expect_invalid_layout([&] { make({b00, b11, {{2, 0}, 50, 3, storage_order::col_major}}).validate_local(); },
-                        "outside the 2x2 block grid");
-  expect_invalid_layout([&] { make({{{0, 0}, -4, 1, storage_order::col_major}, b11}).validate_local(); },
-                        "negative offset");
+  expect_invalid_layout(
+      [&] {
+        make({b00, b11, {{0, 1}, 40, 1, storage_order::col_major}}).validate_local();
+      },
+      "owned by rank 1");
+  expect_invalid_layout(
+      [&] {
+        make({b00, {{1, 1}, 10, 2, storage_order::col_major}}).validate_local();
+      },
+      "leading dimension 2, smaller than its 3 rows");
+  expect_invalid_layout(
+      [&] {
+        make({b00, {{1, 1}, 10, 3, storage_order::row_major}}).validate_local();
+      },
+      "leading dimension 3, smaller than its 4 columns");
+  expect_invalid_layout(
+      [&] {
+        make({b00, b11, {{2, 0}, 50, 3, storage_order::col_major}}).validate_local();
+      },
+      "outside the 2x2 block grid");
+  expect_invalid_layout(
+      [&] {
+        make({{{0, 0}, -4, 1, storage_order::col_major}, b11}).validate_local();
+      },
+      "negative offset");
   // Regular storage: a leading dimension below the local rows.
   block_cyclic_params p;
   p.m = 10;
@@ -599,9 +643,9 @@ TEST(Derived, RelabeledMovesOwnersAndRebuildsStorage) {
 
   // Explicit storage: this rank's new blocks, one after another, each with a minimal leading dimension.
   const std::vector<index> rs{0, 2, 5}, cs{0, 3, 7};
-  const grid_layout c = redist::custom(rs, cs, {0, 1, 1, 0}, {{{0, 0}, 0, 2, storage_order::col_major},
-                                                             {{1, 1}, 6, 3, storage_order::col_major}},
-                                       0, storage_order::row_major);
+  const grid_layout c = redist::custom(
+      rs, cs, {0, 1, 1, 0}, {{{0, 0}, 0, 2, storage_order::col_major}, {{1, 1}, 6, 3, storage_order::col_major}}, 0,
+      storage_order::row_major);
   const grid_layout swapped = c.relabeled({1, 0});  // rank 0 now owns (0,1) and (1,0)
   ASSERT_NO_THROW(swapped.validate_global(2));
   ASSERT_NO_THROW(swapped.validate_local());

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // N-d layouts (nd_layout, nd_builders) against brute force: every global index of small random arrays is looked
 // up by hand (the block by searching the splits, the owner from independent models of block-cyclic and boxes),
 // and each rank's storage must give its elements distinct offsets below local_elements() (exactly that many when
@@ -12,11 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "nd_reference.hpp"
 #include "redist/error.hpp"
 #include "redist/layout/builders.hpp"
 #include "redist/layout/nd_builders.hpp"
 #include "redist/layout/nd_layout.hpp"
-#include "nd_reference.hpp"
 #include "test_seed.hpp"
 
 namespace {
@@ -272,8 +273,11 @@ TEST(BoxLayout, EachRankStoresInItsOwnOrder) {
 TEST(BoxLayout, FftDecompositionsAreRegularAndDense) {
   const index shape{7, 5, 6};
   const std::vector<std::vector<box>> decompositions{
-      redist::brick_boxes(shape, {2, 2, 3}), redist::pencil_boxes(shape, 0, {2, 3}),
-      redist::pencil_boxes(shape, 1, {3, 2}), redist::pencil_boxes(shape, 2, {1, 4}), redist::slab_boxes(shape, 1, 3),
+      redist::brick_boxes(shape, {2, 2, 3}),
+      redist::pencil_boxes(shape, 0, {2, 3}),
+      redist::pencil_boxes(shape, 1, {3, 2}),
+      redist::pencil_boxes(shape, 2, {1, 4}),
+      redist::slab_boxes(shape, 1, 3),
       redist::slab_boxes(shape, 0, 9)};  // more slabs than planes: two ranks own nothing
   for (const auto& boxes : decompositions)
     for (const auto& order : {redist::c_order(3), redist::fortran_order(3), std::vector<int>{1, 0, 2}}) {
@@ -281,7 +285,8 @@ TEST(BoxLayout, FftDecompositionsAreRegularAndDense) {
       for (const box& b : boxes) of_rank.push_back({b});
       SCOPED_TRACE(trace(of_rank) + "order " + str(order));
       std::vector<nd_layout> layouts;
-      for (size_t r = 0; r < boxes.size(); ++r) layouts.push_back(redist::box_layout(boxes, static_cast<int>(r), order));
+      for (size_t r = 0; r < boxes.size(); ++r)
+        layouts.push_back(redist::box_layout(boxes, static_cast<int>(r), order));
       for (const auto& l : layouts) EXPECT_EQ(l.kind(), storage_kind::regular);
       check_storage(layouts, true);
       check_box_owners(layouts[0], of_rank);
@@ -350,8 +355,9 @@ TEST(BoxLayout, RejectsBadBoxes) {
   const std::string overlap =
       error_of<redist::invalid_layout>(layout({{{0, 0}, {2, 2}}, {{1, 0}, {3, 3}}, {{0, 2}, {1, 3}}}));
   EXPECT_NE(overlap.find("ranks 0 and 1 overlap at point (1,0)"), std::string::npos) << overlap;
-  const std::string same_rank = error_of<redist::invalid_layout>(
-      [] { redist::box_layout(std::vector<boxes>{{{{0}, {2}}, {{1}, {3}}}}, 0); });
+  const std::string same_rank = error_of<redist::invalid_layout>([] {
+    redist::box_layout(std::vector<boxes>{{{{0}, {2}}, {{1}, {3}}}}, 0);
+  });
   EXPECT_NE(same_rank.find("two boxes of rank 0 overlap at point (1)"), std::string::npos) << same_rank;
   const std::string gap = error_of<redist::invalid_layout>(layout({{{0, 0}, {2, 2}}, {{2, 0}, {3, 1}}}));
   EXPECT_NE(gap.find("point (2,1) is in no box"), std::string::npos) << gap;
@@ -383,7 +389,8 @@ TEST(BlockCyclicNd, RejectsBadArguments) {
   EXPECT_NE(block.find("axis 1: block 0, expected >= 1"), std::string::npos) << block;
   const std::string grid = error_of<redist::invalid_argument>(bc({4, 4}, {1, 1}, {2}, {}, {}));
   EXPECT_NE(grid.find("grid has 1 entries"), std::string::npos) << grid;
-  const std::string axes = error_of<redist::invalid_argument>(bc(index(9, 1), index(9, 1), std::vector<int>(9, 1), {}, {}));
+  const std::string axes =
+      error_of<redist::invalid_argument>(bc(index(9, 1), index(9, 1), std::vector<int>(9, 1), {}, {}));
   EXPECT_NE(axes.find("9 axes, expected 1 to 8"), std::string::npos) << axes;
 }
 
@@ -408,16 +415,18 @@ TEST(NdLayout, ValidateLocalRejectsAliasingStorage) {
   const std::vector<std::vector<i64>> starts{l.local_start(0), l.local_start(1)};
   // Padded strides are fine; a row stride below the 4 columns is not.
   EXPECT_NO_THROW(with_storage(l, storage_kind::regular, starts, {5, 1}, {}).validate_local());
-  const std::string alias = error_of<redist::invalid_layout>(
-      [&] { with_storage(l, storage_kind::regular, starts, {3, 1}, {}).validate_local(); });
+  const std::string alias = error_of<redist::invalid_layout>([&] {
+    with_storage(l, storage_kind::regular, starts, {3, 1}, {}).validate_local();
+  });
   EXPECT_NE(alias.find("stride 3 of axis 0 is smaller than the 4 elements"), std::string::npos) << alias;
   EXPECT_THROW(with_storage(l, storage_kind::regular, starts, {4, 0}, {}).validate_local(), redist::invalid_layout);
   EXPECT_THROW(with_storage(l, storage_kind::regular, starts, {4}, {}).validate_local(), redist::invalid_layout);
   // Block rows 0 and 2 at overlapping local rows.
   auto overlapping = starts;
   overlapping[0][2] = 1;
-  const std::string rows = error_of<redist::invalid_layout>(
-      [&] { with_storage(l, storage_kind::regular, overlapping, {4, 1}, {}).validate_local(); });
+  const std::string rows = error_of<redist::invalid_layout>([&] {
+    with_storage(l, storage_kind::regular, overlapping, {4, 1}, {}).validate_local();
+  });
   EXPECT_NE(rows.find("axis 0: blocks 0 and 2 on rank 0 overlap in local indices"), std::string::npos) << rows;
   auto negative = starts;
   negative[1][0] = -1;
@@ -463,8 +472,8 @@ TEST(NdLayout, ValidateLocalRejectsAliasingStorage) {
 }
 
 TEST(NdLayout, ValidateGlobalRejectsBadDescriptions) {
-  const auto make = [](std::vector<std::vector<i64>> splits, std::vector<std::vector<int>> procs,
-                       std::vector<int> grid, std::vector<int> ranks, std::vector<int> order) {
+  const auto make = [](std::vector<std::vector<i64>> splits, std::vector<std::vector<int>> procs, std::vector<int> grid,
+                       std::vector<int> ranks, std::vector<int> order) {
     return nd_layout(std::move(splits), std::move(procs), std::move(grid), std::move(ranks), std::move(order),
                      storage_kind::regular, {}, {}, {}, -1);
   };
@@ -478,8 +487,9 @@ TEST(NdLayout, ValidateGlobalRejectsBadDescriptions) {
       global_error(make({{0, 2, 4}, {0, 3, 7, 5}}, {{0, 1}, {0, 0, 0}}, {2, 1}, {1, 0}, {1, 0}), 2);
   EXPECT_NE(decreasing.find("axis 1: splits must increase; splits[3] = 5 after splits[2] = 7"), std::string::npos)
       << decreasing;
-  EXPECT_NE(global_error(make({{1, 2}, {0, 3}}, {{0}, {0}}, {1, 1}, {0}, {1, 0}), 1).find("axis 0: splits must start at 0"),
-            std::string::npos);
+  EXPECT_NE(
+      global_error(make({{1, 2}, {0, 3}}, {{0}, {0}}, {1, 1}, {0}, {1, 0}), 1).find("axis 0: splits must start at 0"),
+      std::string::npos);
   EXPECT_NE(global_error(make({{0, 2, 4}, {0, 3}}, {{0, 2}, {0}}, {2, 1}, {1, 0}, {1, 0}), 2).find("procs[1] = 2"),
             std::string::npos);
   EXPECT_NE(global_error(make({{0, 2, 4}, {0, 3}}, {{0}, {0}}, {2, 1}, {1, 0}, {1, 0}), 2).find("axis 0: procs has 1"),
@@ -599,7 +609,8 @@ TEST(NdLayout, HashEqualityAndDescription) {
   EXPECT_NE(moved.global_hash(), original.global_hash());
   EXPECT_TRUE(moved != original);
   // Another owner or packing order changes the hash too.
-  EXPECT_NE(redist::block_cyclic_nd({8, 6, 4}, {2, 3, 2}, {2, 1, 2}, 0, {}, {1, 0, 2, 3}).global_hash(), a.global_hash());
+  EXPECT_NE(redist::block_cyclic_nd({8, 6, 4}, {2, 3, 2}, {2, 1, 2}, 0, {}, {1, 0, 2, 3}).global_hash(),
+            a.global_hash());
   EXPECT_NE(redist::block_cyclic_nd({8, 6, 4}, {2, 3, 2}, {2, 1, 2}, 0, redist::fortran_order(3)).global_hash(),
             a.global_hash());
   EXPECT_EQ(a.describe(), "8x6x4 in 4x2x2 blocks on a 2x1x2 grid");

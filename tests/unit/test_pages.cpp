@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Message and work buffers (src/memory/pages.cpp): 2 MiB alignment from 2 MiB on, and the cache of released
 // blocks (from 64 KiB on): a later allocation of 50-100% of a kept block's size gets that block (its pages
 // already mapped), a smaller one does not, and the kept bytes never exceed the limit (256 MiB unless
@@ -7,8 +8,8 @@
 
 #include <cinttypes>
 #include <cstdint>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -31,7 +32,8 @@ TEST(Pages, LargeBlocksAreHugePageAlignedAndWritable) {
   for (std::int64_t bytes : {std::int64_t{1}, mib, 2 * mib, 5 * mib + 17}) {
     page_buffer b = allocate_pages(bytes);
     ASSERT_NE(b.get(), nullptr);
-    if (bytes >= 2 * mib) EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.get()) % static_cast<std::uintptr_t>(2 * mib), 0u);
+    if (bytes >= 2 * mib)
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.get()) % static_cast<std::uintptr_t>(2 * mib), 0u);
     std::memset(b.get(), 0x5a, static_cast<std::size_t>(bytes));
     redist::memory::touch_pages(b.get(), bytes);
     EXPECT_EQ(b.get()[bytes - 1], std::byte{0});
@@ -62,7 +64,8 @@ TEST(Pages, LargeBlocksAskForHugePagesOnlyWhereOffered) {
   }
   ASSERT_TRUE(found) << "no mapping of /proc/self/smaps holds the block";
   EXPECT_EQ(huge, redist::memory::huge_pages_offered());
-  std::printf("[pages] huge pages %s\n", redist::memory::huge_pages_offered() ? "offered" : "not offered (free memory reported to the host)");
+  std::printf("[pages] huge pages %s\n",
+              redist::memory::huge_pages_offered() ? "offered" : "not offered (free memory reported to the host)");
 }
 
 TEST(Pages, ReleasedBlocksServeLaterAllocationsOfSimilarSize) {

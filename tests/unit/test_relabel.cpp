@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Process relabeling: communication graph volumes, assignment solvers and the relabeling claims of the
 // COSTA paper (Sections 4 and 7.2).
 #include <gtest/gtest.h>
@@ -66,10 +67,18 @@ std::vector<weighted_edge> random_edges(std::mt19937_64& rng, int n, weight_kind
       if (unit(rng) > density) continue;
       double w = 0;
       switch (kind) {
-        case weight_kind::non_negative_integer: w = static_cast<double>(rng() % 6); break;  // includes zeros
-        case weight_kind::with_negative: w = static_cast<double>(static_cast<int>(rng() % 11) - 5); break;
-        case weight_kind::fractional: w = unit(rng) * 3.0; break;
-        case weight_kind::huge_integer: w = 1e12 + static_cast<double>(rng() % 5); break;
+        case weight_kind::non_negative_integer:
+          w = static_cast<double>(rng() % 6);
+          break;  // includes zeros
+        case weight_kind::with_negative:
+          w = static_cast<double>(static_cast<int>(rng() % 11) - 5);
+          break;
+        case weight_kind::fractional:
+          w = unit(rng) * 3.0;
+          break;
+        case weight_kind::huge_integer:
+          w = 1e12 + static_cast<double>(rng() % 5);
+          break;
       }
       edges.push_back({l, r, w});
       if (rng() % 10 == 0) edges.push_back({l, r, static_cast<double>(rng() % 3)});  // a duplicate pair
@@ -111,7 +120,8 @@ grid_layout random_block_cyclic(std::mt19937_64& rng, std::int64_t m, std::int64
   p.proc_cols = 1 + static_cast<int>(rng() % 3);
   p.proc_rows = std::min(p.proc_rows, max_ranks);
   while (p.proc_rows * p.proc_cols > max_ranks) --p.proc_cols;
-  const std::int64_t extra_rows = static_cast<std::int64_t>(rng() % 4), extra_cols = static_cast<std::int64_t>(rng() % 4);
+  const std::int64_t extra_rows = static_cast<std::int64_t>(rng() % 4),
+                     extra_cols = static_cast<std::int64_t>(rng() % 4);
   p.m = m + extra_rows;
   p.n = n + extra_cols;
   p.sub_row = static_cast<std::int64_t>(rng() % (extra_rows + 1));
@@ -134,7 +144,8 @@ grid_layout random_block_cyclic(std::mt19937_64& rng, std::int64_t m, std::int64
 
 std::vector<std::int64_t> random_splits(std::mt19937_64& rng, std::int64_t extent) {
   std::vector<std::int64_t> s{0};
-  while (s.back() < extent) s.push_back(std::min(extent, s.back() + static_cast<std::int64_t>(rng() % 6)));  // empty blocks too
+  while (s.back() < extent)
+    s.push_back(std::min(extent, s.back() + static_cast<std::int64_t>(rng() % 6)));  // empty blocks too
   return s;
 }
 
@@ -194,7 +205,8 @@ TEST(Assignment, DenseMinCostMatchesBruteForce) {
   for (int trial = 0; trial < 100; ++trial) {
     const int n = 1 + static_cast<int>(rng() % 7);
     std::vector<double> cost(static_cast<size_t>(n) * n);
-    for (double& c : cost) c = trial % 2 ? static_cast<double>(static_cast<int>(rng() % 21) - 10) : (rng() % 1000) / 7.0;
+    for (double& c : cost)
+      c = trial % 2 ? static_cast<double>(static_cast<int>(rng() % 21) - 10) : (rng() % 1000) / 7.0;
     std::vector<double> negated(cost.size());
     for (size_t k = 0; k < cost.size(); ++k) negated[k] = -cost[k];
     const auto col = min_cost_assignment_dense(n, cost);
@@ -279,11 +291,12 @@ TEST(CommGraph, VolumesMatchElementCountOnRandomLayouts) {
     const std::int64_t elem = trial % 2 ? 8 : 16;
     const int nranks = std::max(a.ranks_needed(), b.ranks_needed());
     const comm_graph g = communication_graph({{&a, &b, o, static_cast<size_t>(elem)}}, nranks);
-    ASSERT_EQ(as_map(g), naive_volumes(a, b, o, elem)) << "trial " << trial << ": " << a.describe() << " <- "
-                                                       << b.describe();
+    ASSERT_EQ(as_map(g), naive_volumes(a, b, o, elem))
+        << "trial " << trial << ": " << a.describe() << " <- " << b.describe();
     EXPECT_EQ(g.total_volume(), m * n * elem);
     for (size_t k = 1; k < g.edges.size(); ++k)
-      ASSERT_TRUE(std::make_pair(g.edges[k - 1].src, g.edges[k - 1].dst) < std::make_pair(g.edges[k].src, g.edges[k].dst));
+      ASSERT_TRUE(std::make_pair(g.edges[k - 1].src, g.edges[k - 1].dst) <
+                  std::make_pair(g.edges[k].src, g.edges[k].dst));
   }
 }
 
@@ -307,8 +320,8 @@ TEST(CommGraph, BatchAddsPairsAndStatisticsAreConsistent) {
     }
   EXPECT_EQ(g.remote_volume(), remote);
   EXPECT_EQ(g.remote_messages(), messages);
-  EXPECT_EQ(g.max_rank_volume(), std::max(*std::max_element(sent.begin(), sent.end()),
-                                          *std::max_element(received.begin(), received.end())));
+  EXPECT_EQ(g.max_rank_volume(),
+            std::max(*std::max_element(sent.begin(), sent.end()), *std::max_element(received.begin(), received.end())));
 }
 
 TEST(CommGraph, RejectsMismatchedShapesAndRanks) {
@@ -473,9 +486,7 @@ TEST(Relabel, NodeAwareCostPrefersSameNode) {
     sparse_model.node_of.resize(static_cast<size_t>(n));
     for (int& nd : sparse_model.node_of) nd = static_cast<int>(rng() % 3);
     relabel_cost dense_model = sparse_model;
-    dense_model.pair_cost = [&](int s, int d, std::int64_t bytes) {
-      return sparse_model.package_cost(s, d, bytes);
-    };
+    dense_model.pair_cost = [&](int s, int d, std::int64_t bytes) { return sparse_model.package_cost(s, d, bytes); };
     const relabeling sparse = find_relabeling(h, sparse_model);
     const relabeling dense = find_relabeling(h, dense_model);
     EXPECT_NEAR(sparse.cost_after, dense.cost_after, 1e-12 * std::max(1.0, dense.cost_before));

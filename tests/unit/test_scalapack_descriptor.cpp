@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ScaLAPACK descriptors (redist::scalapack): parsing, layouts against ScaLAPACK's own index formulas, and
 // every error code of the reference's argument checks.
 //
@@ -221,9 +222,9 @@ struct layout_case {
   index m_, n_, imb, inb, mb, nb;
   int rsrc, csrc;
   int rows, cols;
-  std::vector<int> ranks;  // position -> communicator rank
-  int nranks;              // communicator size (some ranks may be outside the grid)
-  index m, n, ia, ja;      // sub-matrix
+  std::vector<int> ranks;        // position -> communicator rank
+  int nranks;                    // communicator size (some ranks may be outside the grid)
+  index m, n, ia, ja;            // sub-matrix
   std::vector<index> lld_extra;  // per communicator rank: LLD = max(1, local rows) + extra
 };
 
@@ -256,9 +257,9 @@ void check_layout_case(const layout_case& c) {
                             static_cast<int>(c.nb), c.rsrc, c.csrc, static_cast<int>(lld));
       d = sl::parse_descriptor(raw.data());
     } else {
-      const auto raw = raw2(0, static_cast<int>(c.m_), static_cast<int>(c.n_), static_cast<int>(c.imb),
-                            static_cast<int>(c.inb), static_cast<int>(c.mb), static_cast<int>(c.nb), c.rsrc, c.csrc,
-                            static_cast<int>(lld));
+      const auto raw =
+          raw2(0, static_cast<int>(c.m_), static_cast<int>(c.n_), static_cast<int>(c.imb), static_cast<int>(c.inb),
+               static_cast<int>(c.mb), static_cast<int>(c.nb), c.rsrc, c.csrc, static_cast<int>(lld));
       d = sl::parse_descriptor(raw.data());
     }
     if (my_row >= 0 && c.m > 0 && c.n > 0) {
@@ -447,10 +448,10 @@ TEST(ScalapackLayout, RejectsWhatItCannotDescribe) {
   throws(4, 5, 2, 3, with(9, 2), grid, 0);   // RSRC beyond the grid
   throws(4, 5, 2, 3, with(10, -1), grid, 0);
   throws(4, 5, 2, 3, with(10, 3), grid, 0);
-  throws(4, 5, 0, 3, ok, grid, 0);   // IA < 1
-  throws(4, 5, 18, 3, ok, grid, 0);  // IA+M-1 = 21 > 20
-  throws(4, 5, 2, 0, ok, grid, 0);   // JA < 1
-  throws(4, 5, 2, 27, ok, grid, 0);  // JA+N-1 = 31 > 30
+  throws(4, 5, 0, 3, ok, grid, 0);           // IA < 1
+  throws(4, 5, 18, 3, ok, grid, 0);          // IA+M-1 = 21 > 20
+  throws(4, 5, 2, 0, ok, grid, 0);           // JA < 1
+  throws(4, 5, 2, 27, ok, grid, 0);          // JA+N-1 = 31 > 30
   throws(4, 5, 2, 3, with(11, 1), grid, 0);  // LLD below the local rows of rank 0 (position (0,0))
   // Invalid grids.
   sl::process_grid g = grid;
@@ -537,7 +538,7 @@ TEST(ScalapackCheckMatrix, DescriptorEntries) {
     f.raw[static_cast<size_t>(entry - 1)] = value;
     return f.check();
   };
-  EXPECT_EQ(code(1, 3), -701);   // DTYPE
+  EXPECT_EQ(code(1, 3), -701);  // DTYPE
   EXPECT_EQ(code(1, 0), -701);
   EXPECT_EQ(code(2, 8), -702);   // CTXT differs from the operation's
   EXPECT_EQ(code(3, 0), -703);   // M_ < 1 for a non-empty operand
@@ -608,8 +609,8 @@ TEST(ScalapackCheckMatrix, LeadingDimensionOnlyMattersWhereColumnsAre) {
 
 TEST(ScalapackCheckMatrix, SmallestPositionWins) {
   chk_fixture f;
-  f.raw[4] = 0;   // IMB  -> 705
-  f.raw[8] = 9;   // RSRC -> 709
+  f.raw[4] = 0;  // IMB  -> 705
+  f.raw[8] = 9;  // RSRC -> 709
   EXPECT_EQ(f.check(), -705);
   f.ja = 0;  // -> 6
   EXPECT_EQ(f.check(), -6);
@@ -651,10 +652,10 @@ TEST(ScalapackCheckMatrix, IncomingInfoIsMerged) {
   chk_fixture f;
   EXPECT_EQ(f.check(-3), -3);
   EXPECT_EQ(f.check(-702), -702);
-  f.raw[4] = 0;                      // -705
-  EXPECT_EQ(f.check(-1203), -705);   // smaller position wins
+  f.raw[4] = 0;                     // -705
+  EXPECT_EQ(f.check(-1203), -705);  // smaller position wins
   EXPECT_EQ(f.check(-704), -704);
-  EXPECT_EQ(f.check(-8), -705);      // position 8 > 7
+  EXPECT_EQ(f.check(-8), -705);  // position 8 > 7
   EXPECT_EQ(f.check(-6), -6);
 }
 
@@ -674,15 +675,15 @@ TEST(ScalapackCheckMatrix, Dtype1EntryNumbering) {
   EXPECT_EQ(code(3, 0, pblas), -703);
   EXPECT_EQ(code(3, 0, caller), -703);
   EXPECT_EQ(code(4, 0, caller), -704);
-  EXPECT_EQ(code(5, 0, pblas), -705);   // MB: found as IMB (entry 5), which is MB's own position too
+  EXPECT_EQ(code(5, 0, pblas), -705);  // MB: found as IMB (entry 5), which is MB's own position too
   EXPECT_EQ(code(5, 0, caller), -705);
-  EXPECT_EQ(code(6, 0, pblas), -706);   // NB: found as INB
+  EXPECT_EQ(code(6, 0, pblas), -706);  // NB: found as INB
   EXPECT_EQ(code(6, 0, caller), -706);
-  EXPECT_EQ(code(7, 2, pblas), -709);   // RSRC
+  EXPECT_EQ(code(7, 2, pblas), -709);  // RSRC
   EXPECT_EQ(code(7, 2, caller), -707);
-  EXPECT_EQ(code(8, 3, pblas), -710);   // CSRC
+  EXPECT_EQ(code(8, 3, pblas), -710);  // CSRC
   EXPECT_EQ(code(8, 3, caller), -708);
-  EXPECT_EQ(code(9, 0, pblas), -711);   // LLD
+  EXPECT_EQ(code(9, 0, pblas), -711);  // LLD
   EXPECT_EQ(code(9, 0, caller), -709);
   // Unknown types read with the PBLAS fallback: DTYPE.
   const int unknown[2] = {6, 7};
@@ -723,30 +724,126 @@ TEST(ScalapackCheckTran, ValidAndEachErrorCode) {
     u.m = -1;                            // and it wins over everything else
     EXPECT_EQ(u.check(), -702);
   }
-  { tran_fixture u; u.m = -1; EXPECT_EQ(u.check(), -1); }
-  { tran_fixture u; u.n = -1; EXPECT_EQ(u.check(), -2); }
-  { tran_fixture u; u.ia = 0; EXPECT_EQ(u.check(), -5); }
-  { tran_fixture u; u.ja = 0; EXPECT_EQ(u.check(), -6); }
-  { tran_fixture u; u.n = 12; u.ia = 2; EXPECT_EQ(u.check(), -5); }   // A is N x M: IA+N-1 = 13 > 12
-  { tran_fixture u; u.ja = 2; EXPECT_EQ(u.check(), -6); }             // JA+M-1 = 10 > 9
-  { tran_fixture u; u.a[0] = 3; EXPECT_EQ(u.check(), -701); }
-  { tran_fixture u; u.a[4] = 0; EXPECT_EQ(u.check(), -705); }
-  { tran_fixture u; u.a[6] = 2; EXPECT_EQ(u.check(), -709); }
-  { tran_fixture u; u.a[8] = 0; EXPECT_EQ(u.check(), -711); }
-  { tran_fixture u; u.ic = 0; EXPECT_EQ(u.check(), -10); }
-  { tran_fixture u; u.jc = 0; EXPECT_EQ(u.check(), -11); }
-  { tran_fixture u; u.ic = 2; EXPECT_EQ(u.check(), -10); }            // IC+M-1 = 10 > 9
-  { tran_fixture u; u.jc = 2; EXPECT_EQ(u.check(), -11); }
-  { tran_fixture u; u.c[0] = 0; EXPECT_EQ(u.check(), -1201); }
-  { tran_fixture u; u.c[1] = 5; EXPECT_EQ(u.check(), -1202); }         // C in another context
-  { tran_fixture u; u.c[4] = 0; EXPECT_EQ(u.check(), -1205); }
-  { tran_fixture u; u.c[5] = 0; EXPECT_EQ(u.check(), -1206); }
-  { tran_fixture u; u.c[9] = 2; EXPECT_EQ(u.check(), -1210); }
-  { tran_fixture u; u.c[10] = 0; EXPECT_EQ(u.check(), -1211); }
+  {
+    tran_fixture u;
+    u.m = -1;
+    EXPECT_EQ(u.check(), -1);
+  }
+  {
+    tran_fixture u;
+    u.n = -1;
+    EXPECT_EQ(u.check(), -2);
+  }
+  {
+    tran_fixture u;
+    u.ia = 0;
+    EXPECT_EQ(u.check(), -5);
+  }
+  {
+    tran_fixture u;
+    u.ja = 0;
+    EXPECT_EQ(u.check(), -6);
+  }
+  {
+    tran_fixture u;
+    u.n = 12;
+    u.ia = 2;
+    EXPECT_EQ(u.check(), -5);
+  }  // A is N x M: IA+N-1 = 13 > 12
+  {
+    tran_fixture u;
+    u.ja = 2;
+    EXPECT_EQ(u.check(), -6);
+  }  // JA+M-1 = 10 > 9
+  {
+    tran_fixture u;
+    u.a[0] = 3;
+    EXPECT_EQ(u.check(), -701);
+  }
+  {
+    tran_fixture u;
+    u.a[4] = 0;
+    EXPECT_EQ(u.check(), -705);
+  }
+  {
+    tran_fixture u;
+    u.a[6] = 2;
+    EXPECT_EQ(u.check(), -709);
+  }
+  {
+    tran_fixture u;
+    u.a[8] = 0;
+    EXPECT_EQ(u.check(), -711);
+  }
+  {
+    tran_fixture u;
+    u.ic = 0;
+    EXPECT_EQ(u.check(), -10);
+  }
+  {
+    tran_fixture u;
+    u.jc = 0;
+    EXPECT_EQ(u.check(), -11);
+  }
+  {
+    tran_fixture u;
+    u.ic = 2;
+    EXPECT_EQ(u.check(), -10);
+  }  // IC+M-1 = 10 > 9
+  {
+    tran_fixture u;
+    u.jc = 2;
+    EXPECT_EQ(u.check(), -11);
+  }
+  {
+    tran_fixture u;
+    u.c[0] = 0;
+    EXPECT_EQ(u.check(), -1201);
+  }
+  {
+    tran_fixture u;
+    u.c[1] = 5;
+    EXPECT_EQ(u.check(), -1202);
+  }  // C in another context
+  {
+    tran_fixture u;
+    u.c[4] = 0;
+    EXPECT_EQ(u.check(), -1205);
+  }
+  {
+    tran_fixture u;
+    u.c[5] = 0;
+    EXPECT_EQ(u.check(), -1206);
+  }
+  {
+    tran_fixture u;
+    u.c[9] = 2;
+    EXPECT_EQ(u.check(), -1210);
+  }
+  {
+    tran_fixture u;
+    u.c[10] = 0;
+    EXPECT_EQ(u.check(), -1211);
+  }
   // The first operand's error wins; M and N rank before everything.
-  { tran_fixture u; u.a[4] = 0; u.c[1] = 5; EXPECT_EQ(u.check(), -705); }
-  { tran_fixture u; u.jc = 0; u.c[4] = 0; EXPECT_EQ(u.check(), -11); }
-  { tran_fixture u; u.c[4] = 0; u.n = -1; EXPECT_EQ(u.check(), -2); }
+  {
+    tran_fixture u;
+    u.a[4] = 0;
+    u.c[1] = 5;
+    EXPECT_EQ(u.check(), -705);
+  }
+  {
+    tran_fixture u;
+    u.jc = 0;
+    u.c[4] = 0;
+    EXPECT_EQ(u.check(), -11);
+  }
+  {
+    tran_fixture u;
+    u.c[4] = 0;
+    u.n = -1;
+    EXPECT_EQ(u.check(), -2);
+  }
   // DTYPE 1 caller numbering for A's LLD.
   {
     tran_fixture u;
@@ -756,7 +853,13 @@ TEST(ScalapackCheckTran, ValidAndEachErrorCode) {
               -709);
   }
   // Empty operation: bounds relaxed.
-  { tran_fixture u; u.m = 0; u.ic = 50; u.ja = 50; EXPECT_EQ(u.check(), 0); }
+  {
+    tran_fixture u;
+    u.m = 0;
+    u.ic = 50;
+    u.ja = 50;
+    EXPECT_EQ(u.check(), 0);
+  }
 }
 
 TEST(ScalapackCheckTran, DescribeInfo) {
@@ -796,38 +899,163 @@ TEST(ScalapackCheckGemm, ValidAndEachErrorCode) {
     u.transa = 'X';                      // and it wins over everything else
     EXPECT_EQ(u.check(), -1002);
   }
-  { gemm_fixture u; u.transa = 'X'; EXPECT_EQ(u.check(), -1); }
-  { gemm_fixture u; u.transb = 'x'; EXPECT_EQ(u.check(), -2); }
-  { gemm_fixture u; u.transa = 'Y'; u.transb = 'Z'; EXPECT_EQ(u.check(), -1); }  // TRANSA first
-  { gemm_fixture u; u.transb = '?'; u.m = -1; EXPECT_EQ(u.check(), -2); }        // TRANS before M
-  { gemm_fixture u; u.m = -1; EXPECT_EQ(u.check(), -3); }
-  { gemm_fixture u; u.n = -1; EXPECT_EQ(u.check(), -4); }
-  { gemm_fixture u; u.k = -1; EXPECT_EQ(u.check(), -5); }
-  { gemm_fixture u; u.ia = 0; EXPECT_EQ(u.check(), -8); }
-  { gemm_fixture u; u.ja = 2; EXPECT_EQ(u.check(), -9); }   // JA+K-1 = 8 > 7
-  { gemm_fixture u; u.k = 8; EXPECT_EQ(u.check(), -9); }    // K beyond A's columns (B's rows too: A first)
-  { gemm_fixture u; u.a[0] = 3; EXPECT_EQ(u.check(), -1001); }
-  { gemm_fixture u; u.a[5] = 0; EXPECT_EQ(u.check(), -1006); }  // DTYPE 1 NB is INB, entry 6
-  { gemm_fixture u; u.a[8] = 1; EXPECT_EQ(u.check(), -1011); }
-  { gemm_fixture u; u.ib = 2; EXPECT_EQ(u.check(), -12); }  // IB+K-1 = 8 > 7
-  { gemm_fixture u; u.jb = 0; EXPECT_EQ(u.check(), -13); }
-  { gemm_fixture u; u.b[1] = 5; EXPECT_EQ(u.check(), -1402); }  // B in another context
-  { gemm_fixture u; u.b[9] = 2; EXPECT_EQ(u.check(), -1410); }
-  { gemm_fixture u; u.b[10] = 0; EXPECT_EQ(u.check(), -1411); }
-  { gemm_fixture u; u.ic = 2; EXPECT_EQ(u.check(), -17); }  // IC+M-1 = 10 > 9
-  { gemm_fixture u; u.jc = 0; EXPECT_EQ(u.check(), -18); }
-  { gemm_fixture u; u.c[1] = 5; EXPECT_EQ(u.check(), -1902); }  // C in another context
-  { gemm_fixture u; u.c[4] = 0; EXPECT_EQ(u.check(), -1905); }
-  { gemm_fixture u; u.c[8] = 0; EXPECT_EQ(u.check(), -1911); }
+  {
+    gemm_fixture u;
+    u.transa = 'X';
+    EXPECT_EQ(u.check(), -1);
+  }
+  {
+    gemm_fixture u;
+    u.transb = 'x';
+    EXPECT_EQ(u.check(), -2);
+  }
+  {
+    gemm_fixture u;
+    u.transa = 'Y';
+    u.transb = 'Z';
+    EXPECT_EQ(u.check(), -1);
+  }  // TRANSA first
+  {
+    gemm_fixture u;
+    u.transb = '?';
+    u.m = -1;
+    EXPECT_EQ(u.check(), -2);
+  }  // TRANS before M
+  {
+    gemm_fixture u;
+    u.m = -1;
+    EXPECT_EQ(u.check(), -3);
+  }
+  {
+    gemm_fixture u;
+    u.n = -1;
+    EXPECT_EQ(u.check(), -4);
+  }
+  {
+    gemm_fixture u;
+    u.k = -1;
+    EXPECT_EQ(u.check(), -5);
+  }
+  {
+    gemm_fixture u;
+    u.ia = 0;
+    EXPECT_EQ(u.check(), -8);
+  }
+  {
+    gemm_fixture u;
+    u.ja = 2;
+    EXPECT_EQ(u.check(), -9);
+  }  // JA+K-1 = 8 > 7
+  {
+    gemm_fixture u;
+    u.k = 8;
+    EXPECT_EQ(u.check(), -9);
+  }  // K beyond A's columns (B's rows too: A first)
+  {
+    gemm_fixture u;
+    u.a[0] = 3;
+    EXPECT_EQ(u.check(), -1001);
+  }
+  {
+    gemm_fixture u;
+    u.a[5] = 0;
+    EXPECT_EQ(u.check(), -1006);
+  }  // DTYPE 1 NB is INB, entry 6
+  {
+    gemm_fixture u;
+    u.a[8] = 1;
+    EXPECT_EQ(u.check(), -1011);
+  }
+  {
+    gemm_fixture u;
+    u.ib = 2;
+    EXPECT_EQ(u.check(), -12);
+  }  // IB+K-1 = 8 > 7
+  {
+    gemm_fixture u;
+    u.jb = 0;
+    EXPECT_EQ(u.check(), -13);
+  }
+  {
+    gemm_fixture u;
+    u.b[1] = 5;
+    EXPECT_EQ(u.check(), -1402);
+  }  // B in another context
+  {
+    gemm_fixture u;
+    u.b[9] = 2;
+    EXPECT_EQ(u.check(), -1410);
+  }
+  {
+    gemm_fixture u;
+    u.b[10] = 0;
+    EXPECT_EQ(u.check(), -1411);
+  }
+  {
+    gemm_fixture u;
+    u.ic = 2;
+    EXPECT_EQ(u.check(), -17);
+  }  // IC+M-1 = 10 > 9
+  {
+    gemm_fixture u;
+    u.jc = 0;
+    EXPECT_EQ(u.check(), -18);
+  }
+  {
+    gemm_fixture u;
+    u.c[1] = 5;
+    EXPECT_EQ(u.check(), -1902);
+  }  // C in another context
+  {
+    gemm_fixture u;
+    u.c[4] = 0;
+    EXPECT_EQ(u.check(), -1905);
+  }
+  {
+    gemm_fixture u;
+    u.c[8] = 0;
+    EXPECT_EQ(u.check(), -1911);
+  }
   // The smallest position wins: a descriptor entry of argument 14 before a scalar argument 18.
-  { gemm_fixture u; u.b[1] = 5; u.c[4] = 0; EXPECT_EQ(u.check(), -1402); }
-  { gemm_fixture u; u.jc = 0; u.b[10] = 0; EXPECT_EQ(u.check(), -1411); }
-  { gemm_fixture u; u.c[8] = 0; u.n = -1; EXPECT_EQ(u.check(), -4); }
+  {
+    gemm_fixture u;
+    u.b[1] = 5;
+    u.c[4] = 0;
+    EXPECT_EQ(u.check(), -1402);
+  }
+  {
+    gemm_fixture u;
+    u.jc = 0;
+    u.b[10] = 0;
+    EXPECT_EQ(u.check(), -1411);
+  }
+  {
+    gemm_fixture u;
+    u.c[8] = 0;
+    u.n = -1;
+    EXPECT_EQ(u.check(), -4);
+  }
   // DTYPE 1 caller numbering for C's LLD.
-  { gemm_fixture u; u.c[8] = 0; EXPECT_EQ(u.check(sl::entry_numbering::caller), -1909); }
+  {
+    gemm_fixture u;
+    u.c[8] = 0;
+    EXPECT_EQ(u.check(sl::entry_numbering::caller), -1909);
+  }
   // Empty operation: bounds relaxed (A and B are 9 x 0 and 0 x 12; C's bounds still count).
-  { gemm_fixture u; u.k = 0; u.ja = 50; u.ib = 50; EXPECT_EQ(u.check(), 0); }
-  { gemm_fixture u; u.m = 0; u.ia = 50; u.ic = 50; EXPECT_EQ(u.check(), 0); }
+  {
+    gemm_fixture u;
+    u.k = 0;
+    u.ja = 50;
+    u.ib = 50;
+    EXPECT_EQ(u.check(), 0);
+  }
+  {
+    gemm_fixture u;
+    u.m = 0;
+    u.ia = 50;
+    u.ic = 50;
+    EXPECT_EQ(u.check(), 0);
+  }
 }
 
 // A transposed operand is checked in its stored shape: op( sub( A ) ) = sub( A )' is M x K, so sub( A ) is K x M.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Torus topologies, rank mappings, the multi-phase transpose schedule and Short Dimension Routing.
 #include <gtest/gtest.h>
 
@@ -289,7 +290,8 @@ TEST(ShortDimensionRouting, PartialPermutationsLeaveSilentNodesOut) {
   o.gamma = 0;
   const rt::routed_permutation p = rt::route_permutation(t, dest, o);
   std::size_t expected = 0;
-  for (int n = 0; n < t.nodes(); ++n) expected += dest[static_cast<size_t>(n)] >= 0 && dest[static_cast<size_t>(n)] != n;
+  for (int n = 0; n < t.nodes(); ++n)
+    expected += dest[static_cast<size_t>(n)] >= 0 && dest[static_cast<size_t>(n)] != n;
   EXPECT_EQ(p.routes.size(), expected);
   for (const auto& r : p.routes) EXPECT_NE(dest[static_cast<size_t>(r.source)], -1);
   dest[1] = -2;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The torus link-load simulator (redist/torus/simulator.hpp): single messages worked out by hand under the
 // three hardware models, conservation of hops and symmetry on random traffic, the time model on tiny cases,
 // and the expected loads of Chakaravarthy, Jain and Sabharwal (Theorem 1: N/8 per link for direct routing of
@@ -12,12 +13,13 @@
 
 #include "redist/error.hpp"
 #include "redist/torus/routing.hpp"
-#include "redist_tools/torus_study.hpp"
 #include "redist/torus/topology.hpp"
+#include "redist_tools/torus_study.hpp"
 #include "test_seed.hpp"
 
 namespace {
 
+using redist::testing::test_seed;
 using redist::torus::coordinate;
 using redist::torus::hardware_routing;
 using redist::torus::link_loads;
@@ -28,12 +30,10 @@ using redist::torus::study;
 using redist::torus::time_model;
 using redist::torus::topology;
 using redist::torus::traffic_pattern;
-using redist::testing::test_seed;
 
 constexpr int plus = 0, minus = 1;
-constexpr std::array<hardware_routing, 3> all_models{hardware_routing::dimension_order,
-                                                     hardware_routing::uniform_shortest,
-                                                     hardware_routing::random_direction};
+constexpr std::array<hardware_routing, 3> all_models{
+    hardware_routing::dimension_order, hardware_routing::uniform_shortest, hardware_routing::random_direction};
 
 // One expected link load: the link leaving `at` along dim in direction dir.
 struct expected_link {
@@ -165,10 +165,8 @@ TEST(TorusLinkLoads, MeshCornerToCornerUnderEachModel) {
   // Backwards along a mesh line: the - links, never a wrap.
   link_loads back(mesh);
   back.add_message(to, from, hardware_routing::dimension_order);
-  expect_loads(back, {{{2, 2, 0}, 0, minus, 1},
-                      {{1, 2, 0}, 0, minus, 1},
-                      {{0, 2, 0}, 1, minus, 1},
-                      {{0, 1, 0}, 1, minus, 1}});
+  expect_loads(
+      back, {{{2, 2, 0}, 0, minus, 1}, {{1, 2, 0}, 0, minus, 1}, {{0, 2, 0}, 1, minus, 1}, {{0, 1, 0}, 1, minus, 1}});
 }
 
 // On a 2x2x2 torus every dimension is a tie (1 hop either way): each of the 8 direction combinations gets 1/8.
@@ -326,8 +324,8 @@ TEST(TorusTimeModel, DirectMessageByHand) {
   routed_permutation p;
   p.routes = {{0, 1, -1}};
   const auto cost = redist::torus::simulate(ring, p, hardware_routing::uniform_shortest, simple_model());
-  EXPECT_DOUBLE_EQ(cost.link_time, 1e-3);     // 1 message of 1e6 bytes on a 1e9 bytes/s link
-  EXPECT_DOUBLE_EQ(cost.node_time, 5e-4);     // injected at 2e9 bytes/s
+  EXPECT_DOUBLE_EQ(cost.link_time, 1e-3);       // 1 message of 1e6 bytes on a 1e9 bytes/s link
+  EXPECT_DOUBLE_EQ(cost.node_time, 5e-4);       // injected at 2e9 bytes/s
   EXPECT_DOUBLE_EQ(cost.latency_time, 1.1e-6);  // one message latency and one hop
   EXPECT_DOUBLE_EQ(cost.completion_time, 1e-3 + 1.1e-6);
   EXPECT_DOUBLE_EQ(cost.loads.max[0], 1);

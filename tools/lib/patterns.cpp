@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Workloads of the neighborhood exchange: Matrix Market input, the rotated anisotropic diffusion matrix, the
 // halo pattern of a row-partitioned SpMV.
 #include "redist_tools/patterns.hpp"
@@ -86,8 +87,7 @@ class line_reader {
   // The next line that is neither a comment nor blank; false at the end of the file.
   bool next_content(std::string& line) {
     while (next(line))
-      if (line.find_first_not_of(" \t") != std::string::npos && line[line.find_first_not_of(" \t")] != '%')
-        return true;
+      if (line.find_first_not_of(" \t") != std::string::npos && line[line.find_first_not_of(" \t")] != '%') return true;
     return false;
   }
   [[noreturn]] void fail(const std::string& what) const {
@@ -153,21 +153,34 @@ mm_header read_banner(line_reader& in) {
                     symmetry = lowercase(words[4]);
   if (object != "matrix") in.fail("object \"" + object + "\" is not supported: expected matrix");
   mm_header h;
-  if (format == "coordinate") h.coordinate = true;
-  else if (format == "array") h.coordinate = false;
-  else in.fail("format \"" + format + "\" is not supported: expected coordinate or array");
-  if (field == "real") h.field = mm_field::real;
-  else if (field == "integer") h.field = mm_field::integer;
-  else if (field == "pattern" && h.coordinate) h.field = mm_field::pattern;
-  else if (field == "pattern") in.fail("field pattern is not allowed with the array format: expected real or integer");
-  else if (field == "complex") in.fail("field complex is not supported: expected real, integer or pattern");
-  else in.fail("field \"" + field + "\" is not supported: expected real, integer or pattern");
-  if (symmetry == "general") h.symmetry = mm_symmetry::general;
-  else if (symmetry == "symmetric") h.symmetry = mm_symmetry::symmetric;
-  else if (symmetry == "skew-symmetric") h.symmetry = mm_symmetry::skew_symmetric;
+  if (format == "coordinate")
+    h.coordinate = true;
+  else if (format == "array")
+    h.coordinate = false;
+  else
+    in.fail("format \"" + format + "\" is not supported: expected coordinate or array");
+  if (field == "real")
+    h.field = mm_field::real;
+  else if (field == "integer")
+    h.field = mm_field::integer;
+  else if (field == "pattern" && h.coordinate)
+    h.field = mm_field::pattern;
+  else if (field == "pattern")
+    in.fail("field pattern is not allowed with the array format: expected real or integer");
+  else if (field == "complex")
+    in.fail("field complex is not supported: expected real, integer or pattern");
+  else
+    in.fail("field \"" + field + "\" is not supported: expected real, integer or pattern");
+  if (symmetry == "general")
+    h.symmetry = mm_symmetry::general;
+  else if (symmetry == "symmetric")
+    h.symmetry = mm_symmetry::symmetric;
+  else if (symmetry == "skew-symmetric")
+    h.symmetry = mm_symmetry::skew_symmetric;
   else if (symmetry == "hermitian")
     in.fail("symmetry hermitian is not supported: expected general, symmetric or skew-symmetric");
-  else in.fail("symmetry \"" + symmetry + "\" is not supported: expected general, symmetric or skew-symmetric");
+  else
+    in.fail("symmetry \"" + symmetry + "\" is not supported: expected general, symmetric or skew-symmetric");
   if (h.field == mm_field::pattern && h.symmetry == mm_symmetry::skew_symmetric)
     in.fail("field pattern with symmetry skew-symmetric has no values to negate: expected general or symmetric");
   if (!h.coordinate && h.symmetry != mm_symmetry::general)
@@ -267,8 +280,8 @@ sparse_matrix read_matrix_market(const std::string& path) {
 sparse_matrix rotated_anisotropic_diffusion(std::int64_t n, double theta, double epsilon) {
   if (n < 1) throw invalid_argument("rotated_anisotropic_diffusion: n = " + std::to_string(n) + ": expected n >= 1");
   if (!(epsilon > 0) || !std::isfinite(epsilon) || !std::isfinite(theta))
-    throw invalid_argument("rotated_anisotropic_diffusion: epsilon = " + std::to_string(epsilon) + ", theta = " +
-                           std::to_string(theta) + ": expected a finite epsilon > 0 and a finite theta");
+    throw invalid_argument("rotated_anisotropic_diffusion: epsilon = " + std::to_string(epsilon) +
+                           ", theta = " + std::to_string(theta) + ": expected a finite epsilon > 0 and a finite theta");
   if (n > 3037000499)  // n^2 must fit 64 bits
     throw invalid_argument("rotated_anisotropic_diffusion: n = " + std::to_string(n) +
                            ": expected n^2 to fit a 64-bit index (n <= 3037000499)");
@@ -287,10 +300,10 @@ sparse_matrix rotated_anisotropic_diffusion(std::int64_t n, double theta, double
   const double north_south = a / 3 - 2 * c / 3;
   const double south_west_north_east = -(a + c) / 6 - b / 2;
   const double south_east_north_west = -(a + c) / 6 + b / 2;
-  const double weight[3][3] = {  // [dy + 1][dx + 1]
-      {south_west_north_east, north_south, south_east_north_west},
-      {east_west, centre, east_west},
-      {south_east_north_west, north_south, south_west_north_east}};
+  const double weight[3][3] = {// [dy + 1][dx + 1]
+                               {south_west_north_east, north_south, south_east_north_west},
+                               {east_west, centre, east_west},
+                               {south_east_north_west, north_south, south_west_north_east}};
 
   sparse_matrix m;
   m.rows = m.cols = n * n;
@@ -337,9 +350,9 @@ void check_offsets(const std::vector<std::int64_t>& offsets, std::int64_t extent
                            std::to_string(extent) + ")");
   for (size_t k = 1; k < offsets.size(); ++k)
     if (offsets[k] < offsets[k - 1])
-      throw invalid_argument("spmv_halo: " + std::string(name) + "[" + std::to_string(k) + "] = " +
-                             std::to_string(offsets[k]) + " < " + name + "[" + std::to_string(k - 1) + "] = " +
-                             std::to_string(offsets[k - 1]) + ": expected non-decreasing offsets");
+      throw invalid_argument("spmv_halo: " + std::string(name) + "[" + std::to_string(k) +
+                             "] = " + std::to_string(offsets[k]) + " < " + name + "[" + std::to_string(k - 1) +
+                             "] = " + std::to_string(offsets[k - 1]) + ": expected non-decreasing offsets");
 }
 
 void check_matrix(const sparse_matrix& a) {
@@ -347,9 +360,9 @@ void check_matrix(const sparse_matrix& a) {
                         a.row_start.front() == 0 && a.row_start.back() == a.nonzeros() &&
                         a.value.size() == a.column.size();
   if (!shape_ok)
-    throw invalid_argument("spmv_halo: the matrix's arrays disagree (rows " + std::to_string(a.rows) +
-                           ", row_start " + std::to_string(a.row_start.size()) + " entries, column " +
-                           std::to_string(a.column.size()) + ", value " + std::to_string(a.value.size()) +
+    throw invalid_argument("spmv_halo: the matrix's arrays disagree (rows " + std::to_string(a.rows) + ", row_start " +
+                           std::to_string(a.row_start.size()) + " entries, column " + std::to_string(a.column.size()) +
+                           ", value " + std::to_string(a.value.size()) +
                            "): expected rows + 1 row starts from 0 to the number of columns and values");
   for (std::int64_t i = 0; i < a.rows; ++i) {
     if (a.row_start[i + 1] < a.row_start[i])

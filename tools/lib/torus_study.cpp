@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Studies of routed permutations (redist_tools/torus_study.hpp): the traffic of a study, routed and simulated
 // sample by sample; the names of its options.
 #include "redist_tools/torus_study.hpp"
@@ -20,7 +21,6 @@ struct table<torus::traffic_pattern> {
   using E = torus::traffic_pattern;
   static constexpr const char* option = "traffic pattern";
   static constexpr std::array<spelling<E>, 2> current{{{E::random, "random"}, {E::transpose, "transpose"}}};
-  static constexpr std::array<spelling<E>, 0> old{};
 };
 
 template <>
@@ -28,7 +28,6 @@ struct table<torus::mapping_kind> {
   using E = torus::mapping_kind;
   static constexpr const char* option = "rank mapping";
   static constexpr std::array<spelling<E>, 2> current{{{E::default_order, "default_order"}, {E::random, "random"}}};
-  static constexpr std::array<spelling<E>, 1> old{{{E::default_order, "default"}}};  // redist-torus --mapping
 };
 
 }  // namespace names_detail
@@ -77,8 +76,7 @@ std::string existing_dimensions(const topology& t, const std::string& order) {
 }  // namespace
 
 study_result run_study(const study& s) {
-  if (s.samples < 1)
-    throw invalid_argument("torus study: samples = " + std::to_string(s.samples) + ", expected >= 1");
+  if (s.samples < 1) throw invalid_argument("torus study: samples = " + std::to_string(s.samples) + ", expected >= 1");
   validate(s.routing);
   const topology& t = s.network;
   const int nodes = t.nodes();

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // In-place variable-size all-to-all with bounded extra memory (docs/inplace.md; Zhuang, Nakashima and
 // Nagamochi, "A memory-efficient algorithm and its implementation of variable-size all-to-all communication").
@@ -43,7 +44,7 @@ struct inplace_options {
 
 // What a call did, the same algorithm on every rank; counters are this rank's, in the vocabulary of
 // redist/statistics.hpp: messages count pieces and block lists; bytes_local is every byte copied or rotated inside
-// the buffer, staging included (release 0.1.0 called it bytes_moved_locally).
+// the buffer, staging included.
 struct inplace_report : traffic_statistics {
   inplace_algorithm algorithm = inplace_algorithm::automatic;
   std::string reason;                    // why this algorithm (automatic, fallbacks)
@@ -85,7 +86,7 @@ struct state;  // src/exchange/inplace_plan.cpp
 
 class inplace_plan {
  public:
-  inplace_plan() noexcept;  // empty: valid() is false
+  inplace_plan() noexcept;                                                            // empty: valid() is false
   explicit inplace_plan(std::unique_ptr<inplace_plan_detail::state> state) noexcept;  // make_inplace_plan*
   inplace_plan(inplace_plan&&) noexcept;
   inplace_plan& operator=(inplace_plan&&) noexcept;

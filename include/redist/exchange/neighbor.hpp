@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Persistent neighborhood alltoallv with locality-aware aggregation (docs/exchange.md).
 // A plan is built collectively over a communicator, bound to the caller's buffers, and then run any number
@@ -78,8 +79,8 @@ class edge_array {
  public:
   edge_array() = default;
   edge_array(std::nullptr_t) {}
-  edge_array(const int* values) : narrow_(values) {}            // NOLINT: implicit, as the pointer it stands for
-  edge_array(const std::int64_t* values) : wide_(values) {}     // NOLINT
+  edge_array(const int* values) : narrow_(values) {}         // NOLINT: implicit, as the pointer it stands for
+  edge_array(const std::int64_t* values) : wide_(values) {}  // NOLINT
   std::int64_t operator[](std::size_t i) const { return wide_ ? wide_[i] : narrow_[i]; }
   bool empty() const noexcept { return narrow_ == nullptr && wide_ == nullptr; }
 
@@ -170,24 +171,42 @@ neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std
 // element types are: redist::mpi_datatype).
 template <class T>
 MPI_Datatype mpi_datatype_of() {
-  if constexpr (std::is_same_v<T, char>) return MPI_CHAR;
-  else if constexpr (std::is_same_v<T, signed char>) return MPI_SIGNED_CHAR;
-  else if constexpr (std::is_same_v<T, unsigned char>) return MPI_UNSIGNED_CHAR;
-  else if constexpr (std::is_same_v<T, short>) return MPI_SHORT;
-  else if constexpr (std::is_same_v<T, unsigned short>) return MPI_UNSIGNED_SHORT;
-  else if constexpr (std::is_same_v<T, int>) return MPI_INT;
-  else if constexpr (std::is_same_v<T, unsigned>) return MPI_UNSIGNED;
-  else if constexpr (std::is_same_v<T, long>) return MPI_LONG;
-  else if constexpr (std::is_same_v<T, unsigned long>) return MPI_UNSIGNED_LONG;
-  else if constexpr (std::is_same_v<T, long long>) return MPI_LONG_LONG;
-  else if constexpr (std::is_same_v<T, unsigned long long>) return MPI_UNSIGNED_LONG_LONG;
-  else if constexpr (std::is_same_v<T, float>) return MPI_FLOAT;
-  else if constexpr (std::is_same_v<T, double>) return MPI_DOUBLE;
-  else if constexpr (std::is_same_v<T, long double>) return MPI_LONG_DOUBLE;
-  else if constexpr (std::is_same_v<T, bool>) return MPI_CXX_BOOL;
-  else if constexpr (std::is_same_v<T, std::complex<float>>) return mpi_datatype(element_type::c32);
-  else if constexpr (std::is_same_v<T, std::complex<double>>) return mpi_datatype(element_type::c64);
-  else static_assert(sizeof(T) == 0, "no MPI datatype for this element type: use neighbor_buffers");
+  if constexpr (std::is_same_v<T, char>)
+    return MPI_CHAR;
+  else if constexpr (std::is_same_v<T, signed char>)
+    return MPI_SIGNED_CHAR;
+  else if constexpr (std::is_same_v<T, unsigned char>)
+    return MPI_UNSIGNED_CHAR;
+  else if constexpr (std::is_same_v<T, short>)
+    return MPI_SHORT;
+  else if constexpr (std::is_same_v<T, unsigned short>)
+    return MPI_UNSIGNED_SHORT;
+  else if constexpr (std::is_same_v<T, int>)
+    return MPI_INT;
+  else if constexpr (std::is_same_v<T, unsigned>)
+    return MPI_UNSIGNED;
+  else if constexpr (std::is_same_v<T, long>)
+    return MPI_LONG;
+  else if constexpr (std::is_same_v<T, unsigned long>)
+    return MPI_UNSIGNED_LONG;
+  else if constexpr (std::is_same_v<T, long long>)
+    return MPI_LONG_LONG;
+  else if constexpr (std::is_same_v<T, unsigned long long>)
+    return MPI_UNSIGNED_LONG_LONG;
+  else if constexpr (std::is_same_v<T, float>)
+    return MPI_FLOAT;
+  else if constexpr (std::is_same_v<T, double>)
+    return MPI_DOUBLE;
+  else if constexpr (std::is_same_v<T, long double>)
+    return MPI_LONG_DOUBLE;
+  else if constexpr (std::is_same_v<T, bool>)
+    return MPI_CXX_BOOL;
+  else if constexpr (std::is_same_v<T, std::complex<float>>)
+    return mpi_datatype(element_type::c32);
+  else if constexpr (std::is_same_v<T, std::complex<double>>)
+    return mpi_datatype(element_type::c64);
+  else
+    static_assert(sizeof(T) == 0, "no MPI datatype for this element type: use neighbor_buffers");
 }
 
 // Typed forms: counts and displacements in elements of T, as int (MPI's form) or std::int64_t (MPI-4's large-count

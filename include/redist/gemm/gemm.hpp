@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Distributed matrix multiply C = alpha * op(A) * op(B) + beta * C on any layouts the transform engine
 // accepts, with the COSMA schedule (redist/gemm/schedule.hpp).
@@ -11,10 +12,10 @@
 // user's layout (beta = 0: C is not read). Where the user's C holds a native part on its rank at consecutive
 // local rows and columns (a ScaLAPACK C on the grid the schedule picks), the multiply writes it in place
 // instead, with beta, and the transform out moves only the rest: nothing when the sizes divide evenly
-// (gemm_statistics::c_in_place), edges of up to a block per part when not. The native layouts are ours to place, so the ranks playing the
-// grid positions are chosen by relabeling (a linear assignment over the volumes of A, B and C that would
-// move), the parts are cut along runs of the inputs' blocks grouped by owner (gemm_native_order), and the
-// input layouts cost as little reshuffling as possible.
+// (gemm_statistics::c_in_place), edges of up to a block per part when not. The native layouts are ours to place, so the
+// ranks playing the grid positions are chosen by relabeling (a linear assignment over the volumes of A, B and C that
+// would move), the parts are cut along runs of the inputs' blocks grouped by owner (gemm_native_order), and the input
+// layouts cost as little reshuffling as possible.
 //
 // Element types: float, double, std::complex<float>, std::complex<double>.
 #include <mpi.h>
@@ -73,9 +74,9 @@ struct gemm_options {
   gemm_native_order native_order = gemm_native_order::automatic;
   // Options of the transforms into and out of the native layouts.
   transform_options transform{};
-  // Seconds after which a wait inside this plan (its making and its executions, its transforms' too) is reported, in place of the
-  // process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
-  // Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
+  // Seconds after which a wait inside this plan (its making and its executions, its transforms' too) is reported, in
+  // place of the process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows
+  // (docs/errors.md). Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
   double timeout_seconds = -1;
 };
 
@@ -104,8 +105,8 @@ struct gemm_planning_profile {
 
 // The profiles' parts by name, in order, total last: the names the Python statistics and bench_gemm_bench use.
 inline std::vector<std::pair<const char*, double>> named_parts(const gemm_planning_profile& g) {
-  return {{"agreement", g.agreement},   {"placement", g.placement}, {"transforms", g.transforms},
-          {"storage", g.storage},       {"grid_lines", g.grid_lines}, {"rounds", g.rounds},
+  return {{"agreement", g.agreement}, {"placement", g.placement},   {"transforms", g.transforms},
+          {"storage", g.storage},     {"grid_lines", g.grid_lines}, {"rounds", g.rounds},
           {"total", g.total}};
 }
 inline std::vector<std::pair<const char*, double>> named_parts(const gemm_execution_profile& e) {
@@ -115,17 +116,17 @@ inline std::vector<std::pair<const char*, double>> named_parts(const gemm_execut
 
 // What a gemm plan does, seen from this rank.
 struct gemm_statistics {
-  gemm_schedule schedule;               // the same on every rank
+  gemm_schedule schedule;                                            // the same on every rank
   gemm_communication communication = gemm_communication::two_sided;  // how panels travel (automatic resolved)
-  bool idle = false;                    // this rank holds no grid position
-  int position_m = -1, position_n = -1, position_k = -1;  // this rank's grid position (-1 when idle)
+  bool idle = false;                                                 // this rank holds no grid position
+  int position_m = -1, position_n = -1, position_k = -1;             // this rank's grid position (-1 when idle)
   // What the multiply moves per execution (panels and the reduction along k; the transforms are below): bytes
   // received as the schedule counts them (every panel piece but this rank's own, the reduction's partial sums),
   // bytes sent as each piece reaching every rank that needs it. With shared_memory panels the pieces are read
-  // in place (counted as received, no panel messages). Release 0.1.0: multiply_bytes_received.
+  // in place (counted as received, no panel messages).
   traffic_statistics multiply;
-  plan_statistics transform_in;         // moving op(A) and op(B) into the native layouts
-  plan_statistics transform_out;        // moving C out of the native layout (none when c_in_place)
+  plan_statistics transform_in;   // moving op(A) and op(B) into the native layouts
+  plan_statistics transform_out;  // moving C out of the native layout (none when c_in_place)
   // C's layout is the native one on every rank (grid_k = 1 and a grid that matches C's, as a ScaLAPACK C on a
   // fitting process grid): the multiply writes the user's C in place, with beta, and nothing moves it out.
   bool c_in_place = false;
@@ -183,7 +184,8 @@ class gemm_plan {
   // What is wrong with executing T elements on this rank (empty: nothing).
   std::string type_problem(element_type t) const;
   // execute(), with this rank's `problem` (non-empty: an error) agreed before anything is written.
-  void execute_agreed(void* c, const void* a, const void* b, scalar alpha, scalar beta, const std::string& problem) const;
+  void execute_agreed(void* c, const void* a, const void* b, scalar alpha, scalar beta,
+                      const std::string& problem) const;
   std::unique_ptr<impl> impl_;
   friend gemm_plan make_gemm_plan(MPI_Comm, gemm_description, const gemm_options&);
 };
@@ -202,16 +204,6 @@ void gemm(MPI_Comm comm, const grid_layout& a_layout, const T* a, const grid_lay
           const gemm_options& options = {}) {
   make_gemm_plan(comm, gemm_description{a_layout, b_layout, c_layout, op_a, op_b, element_type_v<T>}, options)
       .execute(c, a, b, alpha, beta);
-}
-
-// Release 0.1.0's name and argument order of gemm(), kept for one release.
-template <class T>
-[[deprecated("redist::multiply is now redist::gemm(comm, a_layout, a, b_layout, b, c_layout, c, alpha, beta, op_a, "
-             "op_b, options)")]] void
-multiply(MPI_Comm comm, op op_a, op op_b, T alpha, const grid_layout& a_layout, const T* a,
-         const grid_layout& b_layout, const T* b, T beta, const grid_layout& c_layout, T* c,
-         const gemm_options& options = {}) {
-  gemm(comm, a_layout, a, b_layout, b, c_layout, c, alpha, beta, op_a, op_b, options);
 }
 
 // S in bytes from gemm_options / REDIST_GEMM_MEMORY (0 = no limit). Throws invalid_argument for a malformed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The COSMA schedule of a distributed matrix multiply C (m x n) = op(A) (m x k) * op(B) (k x n) on P ranks
 // (Kwasniewski et al., SC'19, Sections 3, 6.3 and 7.1). Pure arithmetic on the problem sizes: the same
@@ -67,8 +68,8 @@ struct gemm_schedule {
   // Received in the multiply (replication + reduction) by the rank at grid position (0, 0, 0), which holds the
   // largest local domain; a rank whose stored pieces are smaller (rounding of the cuts) may receive a little more.
   std::int64_t communicated_elements = 0;
-  std::int64_t io_elements = 0;            // the paper's I/O of the local domain (inputs as loaded + output)
-  std::int64_t messages = 0;               // collective calls per rank (latency cost)
+  std::int64_t io_elements = 0;  // the paper's I/O of the local domain (inputs as loaded + output)
+  std::int64_t messages = 0;     // collective calls per rank (latency cost)
   // Eq. 33 with Eq. 32's local domain: 2mnk / (P sqrt(S)) + S when S < (mnk / P)^(2/3) (the memory binds),
   // else 3 (mnk / P)^(2/3) (also when S is unlimited); and io_elements / lower_bound (0 when the bound is 0).
   // The paper prints min{} of the two terms, but the first is never below the second.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Grid layouts: any rectangular grid of blocks, any owner map, and on each rank the storage
 // of its own blocks.
@@ -66,11 +67,11 @@ class grid_layout {
   // General constructor (product form). `grid_ranks` is proc_rows x proc_cols, row-major.
   // `local_row_start`/`local_col_start` are given only for regular storage (one entry per block
   // row/column); `local_blocks` only for explicit storage.
-  grid_layout(std::vector<std::int64_t> row_splits, std::vector<std::int64_t> col_splits,
-              std::vector<int> row_proc, std::vector<int> col_proc, int proc_rows, int proc_cols,
-              std::vector<int> grid_ranks, storage_order packing_order, storage_kind kind,
-              std::vector<std::int64_t> local_row_start, std::vector<std::int64_t> local_col_start,
-              std::int64_t local_ld, std::vector<local_block> local_blocks, int my_rank);
+  grid_layout(std::vector<std::int64_t> row_splits, std::vector<std::int64_t> col_splits, std::vector<int> row_proc,
+              std::vector<int> col_proc, int proc_rows, int proc_cols, std::vector<int> grid_ranks,
+              storage_order packing_order, storage_kind kind, std::vector<std::int64_t> local_row_start,
+              std::vector<std::int64_t> local_col_start, std::int64_t local_ld, std::vector<local_block> local_blocks,
+              int my_rank);
 
   // ---- global description ----
   std::int64_t rows() const noexcept { return row_splits_.empty() ? 0 : row_splits_.back(); }

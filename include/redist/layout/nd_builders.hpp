@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Builders of N-dimensional layouts: block-cyclic on a d-dimensional process grid, boxes (the form FFT libraries
 // use: each rank owns zero or more boxes [lo, hi) of the global index space), and the 3-D FFT decompositions

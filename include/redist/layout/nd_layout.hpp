@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // N-dimensional layouts: the general form of grid_layout for arrays of d >= 1 axes (d <= max_axes).
 //
@@ -45,16 +46,18 @@ class nd_layout {
   // vector per axis, one entry per block) and `local_strides` (one per axis) only for regular storage;
   // `local_blocks` only for explicit storage. Nothing is checked here: validate_global / validate_local do it.
   nd_layout(std::vector<std::vector<std::int64_t>> splits, std::vector<std::vector<int>> procs,
-            std::vector<int> grid_shape, std::vector<int> grid_ranks, std::vector<int> packing_order,
-            storage_kind kind, std::vector<std::vector<std::int64_t>> local_start,
-            std::vector<std::int64_t> local_strides, std::vector<nd_local_block> local_blocks, int my_rank);
+            std::vector<int> grid_shape, std::vector<int> grid_ranks, std::vector<int> packing_order, storage_kind kind,
+            std::vector<std::vector<std::int64_t>> local_start, std::vector<std::int64_t> local_strides,
+            std::vector<nd_local_block> local_blocks, int my_rank);
 
   // ---- global description ----
   int ndim() const noexcept { return static_cast<int>(splits_.size()); }
   std::int64_t extent(int axis) const { return splits_[static_cast<size_t>(axis)].back(); }
   std::vector<std::int64_t> shape() const;
   std::int64_t elements() const;  // product of the extents
-  std::int64_t blocks(int axis) const { return static_cast<std::int64_t>(splits_[static_cast<size_t>(axis)].size()) - 1; }
+  std::int64_t blocks(int axis) const {
+    return static_cast<std::int64_t>(splits_[static_cast<size_t>(axis)].size()) - 1;
+  }
   const std::vector<std::int64_t>& splits(int axis) const { return splits_[static_cast<size_t>(axis)]; }
   const std::vector<int>& procs(int axis) const { return procs_[static_cast<size_t>(axis)]; }
   const std::vector<int>& grid_shape() const noexcept { return grid_shape_; }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The communication graph of a data movement: for every (source rank, target label) the bytes that
 // must go from the rank holding them in B to the rank labelled as their owner in A.
@@ -12,9 +13,9 @@
 namespace redist::relabel {
 
 struct edge {
-  int src = 0;               // rank holding the data in B
-  int dst = 0;               // owner label in A
-  std::int64_t volume = 0;   // bytes
+  int src = 0;              // rank holding the data in B
+  int dst = 0;              // owner label in A
+  std::int64_t volume = 0;  // bytes
 };
 
 // Sparse graph; edges sorted by (src, dst), no duplicates, no zero volumes. Self edges (src == dst)
@@ -24,9 +25,9 @@ struct comm_graph {
   std::vector<edge> edges;
 
   std::int64_t total_volume() const;
-  std::int64_t remote_volume() const;       // sum over src != dst
-  std::int64_t remote_messages() const;     // edges with src != dst
-  std::int64_t max_rank_volume() const;     // max over ranks of max(remote bytes sent, remote bytes received)
+  std::int64_t remote_volume() const;    // sum over src != dst
+  std::int64_t remote_messages() const;  // edges with src != dst
+  std::int64_t max_rank_volume() const;  // max over ranks of max(remote bytes sent, remote bytes received)
 };
 
 // One movement A <- op(B) of elements of `element_size` bytes.

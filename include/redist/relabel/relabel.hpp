@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Communication-optimal process relabeling (COSTA paper, Section 4): choose a permutation sigma of
 // the target layout's owners so that the cost of the movement is minimal. With gains
@@ -60,7 +61,7 @@ struct relabel_cost {
 relabel_cost node_aware_cost(MPI_Comm comm);
 
 struct relabeling {
-  std::vector<int> new_rank_of;  // target label x is held by rank new_rank_of[x] after relabeling
+  std::vector<int> new_rank_of;            // target label x is held by rank new_rank_of[x] after relabeling
   double cost_before = 0, cost_after = 0;  // W(G) and W(G_sigma) under the cost model
   std::int64_t remote_volume_before = 0, remote_volume_after = 0;
   std::int64_t messages_before = 0, messages_after = 0;

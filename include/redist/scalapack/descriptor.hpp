@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // ScaLAPACK array descriptors as redist layouts, with the reference implementation's argument checks.
 //
@@ -37,9 +38,9 @@ enum class desc_entry : int { dtype = 0, ctxt, m, n, imb, inb, mb, nb, rsrc, csr
 struct descriptor {
   std::int64_t dtype = block_cyclic_2d_inb;  // the caller's DTYPE, kept as given (1, 2 or anything else)
   std::int64_t ctxt = -1;
-  std::int64_t m = 0, n = 0;      // global matrix M_ x N_
-  std::int64_t imb = 1, inb = 1;  // first block (IMB_, INB_); = mb, nb for DTYPE 1
-  std::int64_t mb = 1, nb = 1;    // block sizes
+  std::int64_t m = 0, n = 0;        // global matrix M_ x N_
+  std::int64_t imb = 1, inb = 1;    // first block (IMB_, INB_); = mb, nb for DTYPE 1
+  std::int64_t mb = 1, nb = 1;      // block sizes
   std::int64_t rsrc = 0, csrc = 0;  // grid row/column of the first block (-1: replicated, PBLAS only)
   std::int64_t lld = 1;             // leading dimension of the local array (local)
   // position[e]: 1-based position of normalized entry e in the caller's array (DTYPE 1: IMB/INB share
@@ -125,8 +126,8 @@ enum class entry_numbering {
 //   otherwise: M_ < 1, N_ < 1 (entries 3, 4); when M_, N_ >= 1: IA+M-1 > M_ (-(desc_pos-2)),
 //     JA+N-1 > N_ (-(desc_pos-1)); and only when no error has been found so far (including `info`):
 //     LLD < 1, or LLD < max(1, local rows of A) on a process holding columns of A (entry 11).
-int check_matrix(const process_grid& grid, std::int64_t context, std::int64_t m, int m_pos, std::int64_t n,
-                 int n_pos, std::int64_t ia, std::int64_t ja, const descriptor& desc, int desc_pos, int info = 0,
+int check_matrix(const process_grid& grid, std::int64_t context, std::int64_t m, int m_pos, std::int64_t n, int n_pos,
+                 std::int64_t ia, std::int64_t ja, const descriptor& desc, int desc_pos, int info = 0,
                  entry_numbering numbering = entry_numbering::pblas);
 
 // The argument checks of PBLAS's p?tran, p?tranu, p?tranc (sub( C ) := beta*sub( C ) + alpha*op( sub( A ) ),
@@ -177,7 +178,6 @@ gemr2d_problem check_gemr2d_operand(std::int64_t m, std::int64_t n, std::int64_t
                                     const descriptor& desc, const process_grid& grid);
 // A message for a problem (own wording), naming the operand and the values.
 std::string describe_gemr2d_problem(gemr2d_problem problem, const char* operand, std::int64_t m, std::int64_t n,
-                                    std::int64_t ia, std::int64_t ja, const descriptor& desc,
-                                    const process_grid& grid);
+                                    std::int64_t ia, std::int64_t ja, const descriptor& desc, const process_grid& grid);
 
 }  // namespace redist::scalapack

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Permutation exchanges over MPI routed on a described torus (Chakaravarthy, Jain and Sabharwal, Section
 // 4.4): every rank sends one message to one other rank; pairs that route_permutation gives an intermediate
@@ -63,8 +64,8 @@ class routed_permutation_plan {
 
   // The routes of the whole permutation, by node (as route_permutation returned them).
   const routed_permutation& routes() const;
-  int destination() const;              // the rank this rank sends to
-  int source() const;                   // the rank this rank receives from
+  int destination() const;  // the rank this rank sends to
+  int source() const;       // the rank this rank receives from
   std::int64_t send_bytes() const;
   std::int64_t receive_bytes() const;
   // The rank this rank's message goes through first (-1: directly, or no message).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Short Dimension Routing (SDR) of permutations on asymmetric tori (Chakaravarthy, Jain and Sabharwal,
 // Sections 4.1-4.4): part of the pairs go through an intermediate node reached from the source along the
@@ -24,13 +25,13 @@ const char* to_string(hardware_routing r);
 
 // Completion-time model of a routed permutation (see docs/torus.md). Defaults: Blue Gene/P-like links.
 struct time_model {
-  double link_bandwidth = 850e6;            // bytes/s of one directed link
-  double injection_bandwidth = 6 * 850e6;   // bytes/s a node can inject (and, separately, eject)
-  double message_latency = 3e-6;            // s of software overhead per message sent (each chunk is one)
-  double hop_latency = 100e-9;              // s per link a message's head crosses
-  double forwarding_cost = 1e-6;            // s an intermediate spends per chunk it forwards
+  double link_bandwidth = 850e6;                         // bytes/s of one directed link
+  double injection_bandwidth = 6 * 850e6;                // bytes/s a node can inject (and, separately, eject)
+  double message_latency = 3e-6;                         // s of software overhead per message sent (each chunk is one)
+  double hop_latency = 100e-9;                           // s per link a message's head crosses
+  double forwarding_cost = 1e-6;                         // s an intermediate spends per chunk it forwards
   std::int64_t message_bytes = std::int64_t{256} << 20;  // bytes each source sends in one permutation (the
-                                                        // paper's matrices held 256-512 MB per node)
+                                                         // paper's matrices held 256-512 MB per node)
 };
 
 enum class routing_mode : std::uint8_t {
@@ -43,8 +44,8 @@ const char* to_string(routing_mode m);
 // Which nodes serve as intermediates, named for a 3D torus N_X >= N_Y >= N_Z (Section 4.3); the dimensions
 // are ranked by length, so "X" is the longest whatever its index.
 enum class intermediate_choice : std::uint8_t {
-  automatic = 0,     // sdr: the paper's rule from the extents; automatic mode: the better one by simulation
-  shortest = 1,      // u'  = <x1, y1, (z2 + N_Z/2) mod N_Z>: only the shortest dimension changes
+  automatic = 0,        // sdr: the paper's rule from the extents; automatic mode: the better one by simulation
+  shortest = 1,         // u'  = <x1, y1, (z2 + N_Z/2) mod N_Z>: only the shortest dimension changes
   all_but_longest = 2,  // u'' = <x1, (y2 + N_Y/2) mod N_Y, (z2 + N_Z/2) mod N_Z> (in 2D the two coincide)
 };
 const char* to_string(intermediate_choice c);
@@ -87,12 +88,12 @@ struct route {
 };
 
 struct routed_permutation {
-  std::vector<route> routes;  // one per node that sends to another node, in increasing source order
-  routing_mode mode = routing_mode::direct;        // what was asked for
-  double alpha = 0.0;                              // the alpha used (automatic: the chosen one)
+  std::vector<route> routes;                 // one per node that sends to another node, in increasing source order
+  routing_mode mode = routing_mode::direct;  // what was asked for
+  double alpha = 0.0;                        // the alpha used (automatic: the chosen one)
   intermediate_choice choice = intermediate_choice::shortest;  // the choice used (never automatic)
-  std::int64_t beta = 1;                           // chunks per routed message
-  std::int64_t routed() const noexcept;            // routes with an intermediate
+  std::int64_t beta = 1;                                       // chunks per routed message
+  std::int64_t routed() const noexcept;                        // routes with an intermediate
 };
 
 // Routes the permutation destination[n] (node n sends one message to node destination[n]; n itself or -1:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The multi-phase block-cyclic transpose schedule (Choi, Dongarra and Walker; Fig. 2 of Chakaravarthy, Jain
 // and Sabharwal, "Optimizing Matrix Transpose on Torus Interconnects"): transposing a matrix distributed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // A static link-load simulator for routed permutations on tori and meshes, with a completion-time model on
 // top: evaluates routing plans at thousands of nodes without the machine.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Torus and mesh networks of 1 to 3 dimensions, and where MPI ranks sit on them (one rank per node).
 #include <array>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Local block kernels: dst = alpha * op(src) + beta * dst on strided 2-D blocks.
 //

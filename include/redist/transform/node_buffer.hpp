@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Node-shared storage for source matrices: the one-copy path of the shared_memory strategy.
 //

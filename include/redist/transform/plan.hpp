@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Transform plans: A = alpha * op(B) + beta * A between any two grid layouts, for one job or a batch.
 //
@@ -162,9 +163,9 @@ struct job_buffers {
 // bytes_sent, bytes_received, messages_sent (one per peer), messages_received and bytes_local (bytes that stay on
 // this rank, copied directly) per execution: redist/statistics.hpp.
 struct plan_statistics : traffic_statistics {
-  std::int64_t peers_on_node = 0;     // send peers sharing this rank's node
-  bool streaming_stores = false;      // this rank writes messages or A with streaming stores (see store_policy)
-  std::int64_t window_bytes = 0;      // shared_memory: this rank's segment of the plan's shared window
+  std::int64_t peers_on_node = 0;  // send peers sharing this rank's node
+  bool streaming_stores = false;   // this rank writes messages or A with streaming stores (see store_policy)
+  std::int64_t window_bytes = 0;   // shared_memory: this rank's segment of the plan's shared window
   // shared_memory: the segment was cut from a window that an earlier plan on the same communicator made (no
   // MPI_Win_allocate_shared: src/transform/node_arena.cpp)
   bool window_reused = false;
@@ -176,12 +177,12 @@ struct plan_statistics : traffic_statistics {
   int threads = 1;                      // the OpenMP team this rank packs and unpacks with (see num_threads)
   // Where this rank's make_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
   // call pays before the first byte moves. The five phases below are disjoint parts of plan_seconds.
-  double plan_seconds = 0;             // all of make_plan
-  double plan_agreement_seconds = 0;   // argument checks and their agreement, the plan's own communicator
-  double plan_tiles_seconds = 0;       // overlay of the two layouts: tiles and their runs
-  double plan_messages_seconds = 0;    // one message per peer, offsets, send order
-  double plan_exchange_seconds = 0;    // the strategy's set-up (shared_memory: node communicator, streams, window)
-  double plan_buffers_seconds = 0;     // private send and receive buffers laid out (borrowed per execution)
+  double plan_seconds = 0;            // all of make_plan
+  double plan_agreement_seconds = 0;  // argument checks and their agreement, the plan's own communicator
+  double plan_tiles_seconds = 0;      // overlay of the two layouts: tiles and their runs
+  double plan_messages_seconds = 0;   // one message per peer, offsets, send order
+  double plan_exchange_seconds = 0;   // the strategy's set-up (shared_memory: node communicator, streams, window)
+  double plan_buffers_seconds = 0;    // private send and receive buffers laid out (borrowed per execution)
   // This rank's wall time of the plan's latest execute (agreement included; 0 before the first).
   double last_execution_seconds = 0;
 };
@@ -215,9 +216,9 @@ class transform_plan {
   // the engine's N-dimensional form.
   const std::vector<job_description>& jobs() const;
   const std::vector<reshape_job>& reshape_jobs() const;
-  plan_statistics statistics() const;                 // this rank
-  exchange_strategy strategy() const;                 // the strategy chosen (never automatic)
-  MPI_Comm communicator() const;                      // duplicate owned by the plan
+  plan_statistics statistics() const;  // this rank
+  exchange_strategy strategy() const;  // the strategy chosen (never automatic)
+  MPI_Comm communicator() const;       // duplicate owned by the plan
 
   struct impl;
 

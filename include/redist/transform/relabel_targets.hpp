@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Relabeling the target layouts of a batch before planning (opt-in): the owners of every A layout are
 // permuted by one communication-optimal permutation. The caller receives the new layouts and the

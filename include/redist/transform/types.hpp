@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 #include <mpi.h>
 
@@ -23,14 +24,34 @@ MPI_Datatype mpi_datatype(element_type t);
 const char* to_string(element_type t);
 const char* to_string(op o);
 
-template <class T> struct element_type_of;
-template <> struct element_type_of<float> { static constexpr element_type value = element_type::f32; };
-template <> struct element_type_of<double> { static constexpr element_type value = element_type::f64; };
-template <> struct element_type_of<std::complex<float>> { static constexpr element_type value = element_type::c32; };
-template <> struct element_type_of<std::complex<double>> { static constexpr element_type value = element_type::c64; };
-template <> struct element_type_of<std::int32_t> { static constexpr element_type value = element_type::i32; };
-template <> struct element_type_of<std::int64_t> { static constexpr element_type value = element_type::i64; };
-template <class T> inline constexpr element_type element_type_v = element_type_of<T>::value;
+template <class T>
+struct element_type_of;
+template <>
+struct element_type_of<float> {
+  static constexpr element_type value = element_type::f32;
+};
+template <>
+struct element_type_of<double> {
+  static constexpr element_type value = element_type::f64;
+};
+template <>
+struct element_type_of<std::complex<float>> {
+  static constexpr element_type value = element_type::c32;
+};
+template <>
+struct element_type_of<std::complex<double>> {
+  static constexpr element_type value = element_type::c64;
+};
+template <>
+struct element_type_of<std::int32_t> {
+  static constexpr element_type value = element_type::i32;
+};
+template <>
+struct element_type_of<std::int64_t> {
+  static constexpr element_type value = element_type::i64;
+};
+template <class T>
+inline constexpr element_type element_type_v = element_type_of<T>::value;
 
 // A type-erased scalar (alpha, beta); converted to the job's element type at execution.
 using scalar = std::complex<double>;

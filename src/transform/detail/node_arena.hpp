@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // (internal) The shared-memory window of the shared_memory strategy, made once per communicator and node and cut
 // into the segments of the plans made from that communicator. MPI_Win_allocate_shared synchronises the node inside
@@ -49,7 +50,7 @@ class node_arena {
   bool locked_ = false;
   std::exception_ptr failure_;
   std::int64_t bytes_ = 0;
-  std::vector<std::byte*> segments_;        // every node rank's segment, from MPI_Win_shared_query
+  std::vector<std::byte*> segments_;  // every node rank's segment, from MPI_Win_shared_query
   std::mutex mutex_;
   std::map<std::int64_t, std::int64_t> free_;  // offset -> size of the free ranges of this rank's segment
   std::map<std::int64_t, std::int64_t> used_;  // offset -> size of the reserved ones

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Registry of the live node_buffer segments of this process (internal): lets an execution find whether
 // a B pointer lies in node-shared memory and where its node peers' segments are mapped.
@@ -8,8 +9,8 @@
 namespace redist::detail {
 
 struct node_segment {
-  std::uint64_t token = 0;    // the same on every rank of the allocation's communicator, never 0
-  int rank_in_window = 0;     // this rank in the window's node communicator
+  std::uint64_t token = 0;  // the same on every rank of the allocation's communicator, never 0
+  int rank_in_window = 0;   // this rank in the window's node communicator
   MPI_Win window = MPI_WIN_NULL;
   const std::byte* begin = nullptr;
   std::int64_t bytes = 0;

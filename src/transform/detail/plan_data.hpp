@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Internal representation of a transform plan (not part of the public API; shared by the planner and
 // the executors in src/transform/). Every job is N-dimensional (a matrix is the case d = 2: rows are axis 0,
@@ -37,8 +38,8 @@ struct placement {
 struct storage_view {
   storage_kind kind = storage_kind::regular;
   int ndim = 0;
-  axis_values strides{};                                   // regular storage
-  std::unordered_map<std::uint64_t, placement> blocks;     // explicit storage: block_key -> placement
+  axis_values strides{};                                // regular storage
+  std::unordered_map<std::uint64_t, placement> blocks;  // explicit storage: block_key -> placement
   axis_values block_counts{};
   std::uint64_t block_key(const block_index* block) const {
     std::uint64_t key = 0;
@@ -110,8 +111,8 @@ struct job_plan {
   element_type type = element_type::f64;
   std::size_t elem_size = 8;
   int ndim = 2;
-  storage_view a_view;       // A's storage on this rank
-  storage_view b_view;       // op(B)'s storage on this rank (axes already permuted into A's)
+  storage_view a_view;        // A's storage on this rank
+  storage_view b_view;        // op(B)'s storage on this rank (axes already permuted into A's)
   axis_order packed_order{};  // op(B)'s packing order
   axis_order a_order{};       // A's (predominant) storage order
   // How this rank writes A for the job (the store policy resolved per job: transform_plan::impl::choose_stores).

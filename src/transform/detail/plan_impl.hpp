@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The state behind redist::transform_plan (internal; used by src/transform/*.cpp only).
 #include <mpi.h>
@@ -43,14 +44,14 @@ struct transform_plan::impl {
   // A one-shot automatic plan that took shared_memory only because a window is cached on its communicator: it
   // streams through that window or, where some node finds no room there, falls back to point_to_point (agreed).
   bool reuses_window_only = false;
-  std::vector<job_description> jobs;         // matrix jobs (make_plan); empty for make_reshape_plan
-  std::vector<reshape_job> reshape_jobs;     // every job in the engine's N-d form
+  std::vector<job_description> jobs;      // matrix jobs (make_plan); empty for make_reshape_plan
+  std::vector<reshape_job> reshape_jobs;  // every job in the engine's N-d form
   std::vector<detail::job_plan> job_plans;
 
-  std::vector<detail::tile> local_tiles;       // op(B) -> A on this rank, no buffer
-  std::vector<detail::peer_message> sends;     // by peer rank
-  std::vector<detail::peer_message> recvs;     // by peer rank
-  std::vector<std::size_t> send_order;         // order in which sends are packed and posted
+  std::vector<detail::tile> local_tiles;    // op(B) -> A on this rank, no buffer
+  std::vector<detail::peer_message> sends;  // by peer rank
+  std::vector<detail::peer_message> recvs;  // by peer rank
+  std::vector<std::size_t> send_order;      // order in which sends are packed and posted
   std::int64_t send_bytes = 0, recv_bytes = 0;
   plan_statistics stats;
   mutable double last_execution_seconds = 0;  // stats.last_execution_seconds (set by execute, which is const)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Register-blocked transposes and non-temporal copies (see simd.hpp).
 //
 // Why registers: measured on 32x32 double pieces scattered into a 4000x4000 matrix (the unpack of a
@@ -180,7 +181,7 @@ REDIST_AVX2 inline void transpose_16byte_block(double* d, index d_out, const dou
 
 template <lane_op Op>
 REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* src, index s_in, index ni, index nj,
-                                      row_prefetch next) {
+                                       row_prefetch next) {
   prefetcher pf(next, (nj + 3) / 4);
   struct lane16 {
     double re, im;
@@ -190,8 +191,7 @@ REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* s
   index j = 0;
   for (; j + 4 <= nj; j += 4) {
     pf.step();
-    if (j + 4 < nj)
-      prefetch_columns_for_write(lanes + (j + 4) * d_out, d_out, std::min<index>(nj - j - 4, 4), ni);
+    if (j + 4 < nj) prefetch_columns_for_write(lanes + (j + 4) * d_out, d_out, std::min<index>(nj - j - 4, 4), ni);
     index i = 0;
     for (; i + 4 <= ni; i += 4) {
       transpose_16byte_block<Op, false>(dst + 2 * (i + j * d_out), d_out, src + 2 * (i * s_in + j), s_in);
@@ -200,7 +200,7 @@ REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* s
       const double* s = src + 2 * (i * s_in + j);
       const __m256d a0 = _mm256_loadu_pd(s), a1 = _mm256_loadu_pd(s + 4);
       const __m256d b0 = _mm256_loadu_pd(s + 2 * s_in), b1 = _mm256_loadu_pd(s + 2 * s_in + 4);
-      store_16byte_pair<Op>(dst + 2 * (i + (j) * d_out), _mm256_permute2f128_pd(a0, b0, 0x20));
+      store_16byte_pair<Op>(dst + 2 * (i + (j)*d_out), _mm256_permute2f128_pd(a0, b0, 0x20));
       store_16byte_pair<Op>(dst + 2 * (i + (j + 1) * d_out), _mm256_permute2f128_pd(a0, b0, 0x31));
       store_16byte_pair<Op>(dst + 2 * (i + (j + 2) * d_out), _mm256_permute2f128_pd(a1, b1, 0x20));
       store_16byte_pair<Op>(dst + 2 * (i + (j + 3) * d_out), _mm256_permute2f128_pd(a1, b1, 0x31));
@@ -211,7 +211,7 @@ REDIST_AVX2 void transpose_16byte_impl(double* dst, index d_out, const double* s
     for (index i = 0; i < ni; i += 2) {
       const double* s = src + 2 * (i * s_in + j);
       const __m256d r0 = _mm256_loadu_pd(s), r1 = _mm256_loadu_pd(s + 2 * s_in);
-      store_16byte_pair<Op>(dst + 2 * (i + (j) * d_out), _mm256_permute2f128_pd(r0, r1, 0x20));
+      store_16byte_pair<Op>(dst + 2 * (i + (j)*d_out), _mm256_permute2f128_pd(r0, r1, 0x20));
       store_16byte_pair<Op>(dst + 2 * (i + (j + 1) * d_out), _mm256_permute2f128_pd(r0, r1, 0x31));
     }
   }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Register-blocked transposes and non-temporal copies for the local block kernels (x86 with AVX2).
 //

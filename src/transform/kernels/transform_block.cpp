@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Local block kernels (see redist/transform/kernels.hpp).
 //
 // Every call is first reduced to one canonical "plane": an n_inner x n_outer loop nest over
@@ -105,8 +106,8 @@ struct simd_lane {
 };
 template <class T, bool Conj>
 struct simd_lane<T, copy_op<T, Conj>> {
-  static constexpr bool supported = Conj ? std::is_same_v<T, std::complex<double>>
-                                         : (sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16);
+  static constexpr bool supported =
+      Conj ? std::is_same_v<T, std::complex<double>> : (sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16);
   static simd::lane_op op() { return Conj ? simd::lane_op::conj_copy : simd::lane_op::copy; }
   static T alpha(const copy_op<T, Conj>&) { return T(1); }
   static T beta(const copy_op<T, Conj>&) { return T(0); }
@@ -244,9 +245,8 @@ constexpr index min_streaming_run_bytes = 1024;
 
 template <class T, class Op>
 void stream(const plane<T>& p, const Op& apply) {
-  const bool streaming =
-      Op::plain_copy && p.streaming &&
-      (p.d_out == p.n_inner || p.n_inner * static_cast<index>(sizeof(T)) >= min_streaming_run_bytes);
+  const bool streaming = Op::plain_copy && p.streaming &&
+                         (p.d_out == p.n_inner || p.n_inner * static_cast<index>(sizeof(T)) >= min_streaming_run_bytes);
   if (!go_parallel(p.n_inner * p.n_outer)) {
     for (index j = 0; j < p.n_outer; ++j) stream_run(p, j, 0, p.n_inner, apply, streaming);
     if (streaming) simd::store_fence();
@@ -424,8 +424,8 @@ void streaming_transpose_tile(T* dst, index d_out, const T* src, index s_in, ind
     } else if constexpr (sizeof(T) == 8) {
       double alpha = 1.0;
       if constexpr (std::is_same_v<T, double>) alpha = lane::alpha(apply);
-      simd::transpose_8byte_streaming(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src),
-                                      s_in, ni, nj, lane::op(), alpha);
+      simd::transpose_8byte_streaming(reinterpret_cast<double*>(dst), d_out, reinterpret_cast<const double*>(src), s_in,
+                                      ni, nj, lane::op(), alpha);
     } else {
       float alpha = 1.0f;
       if constexpr (std::is_same_v<T, float>) alpha = lane::alpha(apply);
@@ -552,9 +552,8 @@ void copy_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t
   run(make_plane(dst, dst_s, src, src_s, rows, cols, stores), copy_op<T, false>{});
 }
 
-#define REDIST_INSTANTIATE_KERNELS(T)                                                                          \
-  template void transform_block<T>(T*, strided, const T*, strided, std::int64_t, std::int64_t, op, T, T,     \
-                                    store_hint);                                                           \
+#define REDIST_INSTANTIATE_KERNELS(T)                                                                                 \
+  template void transform_block<T>(T*, strided, const T*, strided, std::int64_t, std::int64_t, op, T, T, store_hint); \
   template void copy_block<T>(T*, strided, const T*, strided, std::int64_t, std::int64_t, store_hint);
 
 REDIST_INSTANTIATE_KERNELS(float)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The alltoallv strategy: every message packed, one MPI_Alltoallv (MPI_Alltoallw with byte datatypes where counts
 // exceed int and the MPI has no large counts), then every message unpacked.
 #include <algorithm>

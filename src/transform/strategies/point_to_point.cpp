@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The point_to_point strategy: one nonblocking message per peer, each unpacked as soon as it arrives while the
 // local tiles are copied.
 #include "point_to_point.hpp"
@@ -37,8 +38,8 @@ bool posted_messages::unpack_next_arrival(bool wait) {
   if (wait) {
     REDIST_MPI_CHECK(mpi::wait_any_yielding(static_cast<int>(recv_requests_.size()), recv_requests_.data(), &which));
   } else {
-    REDIST_MPI_CHECK(MPI_Testany(static_cast<int>(recv_requests_.size()), recv_requests_.data(), &which, &flag,
-                                 MPI_STATUS_IGNORE));
+    REDIST_MPI_CHECK(
+        MPI_Testany(static_cast<int>(recv_requests_.size()), recv_requests_.data(), &which, &flag, MPI_STATUS_IGNORE));
     if (!flag || which == MPI_UNDEFINED) return false;
   }
   const std::size_t i = recv_index_[static_cast<std::size_t>(which)];

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // (internal) Point-to-point transfer of a plan's messages through its private buffers, used by the point_to_point
 // strategy for every message and by shared_memory for those to other nodes.

@@ -1,9 +1,10 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The one registry of the transform's exchange strategies, and the automatic choice among them.
 #include <algorithm>
 #include <string>
 
-#include "redist/error.hpp"
 #include "../detail/node_arena.hpp"
+#include "redist/error.hpp"
 #include "strategy.hpp"
 
 namespace redist::detail {
@@ -26,8 +27,7 @@ constexpr registered_strategy registry[] = {
 };
 }  // namespace
 
-strategy_figures strategy_figures::ride_in(mpi::agreement& planned, const transform_plan::impl& plan,
-                                           MPI_Comm caller) {
+strategy_figures strategy_figures::ride_in(mpi::agreement& planned, const transform_plan::impl& plan, MPI_Comm caller) {
   strategy_figures f;
   if (plan.options.strategy != exchange_strategy::automatic) return f;
   f.largest_send_bytes = planned.reduce_max(plan.send_bytes);
@@ -48,8 +48,8 @@ exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, 
   std::int64_t shared_from = repeated_from;
   if (plan.options.one_shot && plan.nranks > 1)
     shared_from = mpi::hosts_oversubscribed(caller) ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
-  exchange_strategy chosen = plan.nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory
-                                                                        : exchange_strategy::point_to_point;
+  exchange_strategy chosen =
+      plan.nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory : exchange_strategy::point_to_point;
   if (chosen == exchange_strategy::point_to_point && plan.nranks > 1 && per_rank >= repeated_from &&
       planned.max(figures.some_rank_without_window) == 0) {
     chosen = exchange_strategy::shared_memory;

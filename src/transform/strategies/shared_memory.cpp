@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shared_memory strategy: messages to node peers stream through rings in a shared window (node_arena.hpp),
 // chunk by chunk, while off-node messages go point-to-point (point_to_point.hpp); where every node rank's B lies
 // in one node_buffer, node peers read it in place instead.
@@ -58,7 +59,8 @@ void cut_tile(const tile& t, const job_plan& jp, std::int64_t max_elements, std:
   const int x = jp.a_order[0], y = jp.packed_order[0];
   if (x != y) {
     const int u = std::min(x, y), v = std::max(x, y);
-    const auto side = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::sqrt(static_cast<double>(max_elements))));
+    const auto side =
+        std::max<std::int64_t>(1, static_cast<std::int64_t>(std::sqrt(static_cast<double>(max_elements))));
     take(u, max_elements / std::min(t.extent(v), side));
     take(v, room);
   }
@@ -290,7 +292,8 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
     st.slots = std::min<std::int64_t>(ring_slots, static_cast<std::int64_t>(st.chunks.size()));
     return st;
   };
-  std::vector<std::int64_t> ring_offset(static_cast<size_t>(node_size), -1), chunk_count(static_cast<size_t>(node_size), 0);
+  std::vector<std::int64_t> ring_offset(static_cast<size_t>(node_size), -1),
+      chunk_count(static_cast<size_t>(node_size), 0);
   std::int64_t segment_bytes = counters_offset() + 2 * node_size * cache_line;
   set_up.attempt([&] {
     send_streams.assign(plan.sends.size(), message_stream{});
@@ -357,10 +360,10 @@ void shared_memory_executor::set_up_streams(transform_plan::impl& plan, MPI_Comm
     plan.stats.window_reused = segment.reused;
     REDIST_MPI_CHECK_LOCAL(MPI_Win_sync(window));
   }
-  const std::int64_t mine[3] = {segment.offset,
-                                std::any_of(plan.send_on_node.begin(), plan.send_on_node.end(),
-                                            [](char on_node) { return on_node != 0; }),
-                                has_segment ? 1 : 0};
+  const std::int64_t mine[3] = {
+      segment.offset,
+      std::any_of(plan.send_on_node.begin(), plan.send_on_node.end(), [](char on_node) { return on_node != 0; }),
+      has_segment ? 1 : 0};
   set_up.collective([&] {
     // Checked once complete, as one call: no failure may leave the request writing into gathered_values.
     mpi::check(mpi::allgather_yielding(mine, 3, MPI_INT64_T, gathered_values.data(), 3, MPI_INT64_T, node_comm.get()),
@@ -569,7 +572,7 @@ void shared_memory_executor::locate_peer_sources(const std::byte* peer_segment_b
 }  // namespace
 
 std::unique_ptr<transform_executor> make_shared_memory_executor(transform_plan::impl& plan, MPI_Comm caller,
-                                                               mpi::agreement& set_up) {
+                                                                mpi::agreement& set_up) {
   auto executor = std::make_unique<shared_memory_executor>(plan, caller, set_up);
   if (executor->declined) return nullptr;
   return executor;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // (internal) The exchange strategies of a transform plan as objects. A strategy moves the plan's messages its own
 // way: its constructor does the set-up at plan time (collective where it must be), execute() runs at every
@@ -33,7 +34,7 @@ class transform_executor {
 // in `planned`, the agreement on the plan's messages (ride_in before its conclusion, resolve_strategy after it),
 // so every rank makes the same choice without a collective of its own.
 struct strategy_figures {
-  std::size_t largest_send_bytes = 0;        // slots of `planned` (automatic only)
+  std::size_t largest_send_bytes = 0;  // slots of `planned` (automatic only)
   std::size_t some_rank_without_window = 0;
   static strategy_figures ride_in(mpi::agreement& planned, const transform_plan::impl& plan, MPI_Comm caller);
 };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The torus_routed strategy: the rounds of the multi-phase transpose schedule of a P x Q grid, each a permutation
 // routed on the torus (src/torus/exchange.cpp), carry the plan's messages one round after another.
 #include <algorithm>
@@ -47,15 +48,18 @@ torus_routed_executor::torus_routed_executor(const transform_plan::impl& plan) :
   // What torus_routed needs, checked on every rank and agreed before anything is built: a torus, one
   // P x Q grid of all ranks under every layout, and this rank's messages only between pairs of the
   // multi-phase transpose schedule of that grid, whose rounds then carry them.
-  const std::string needs = "; exchange_strategy::torus_routed needs a transpose between block-cyclic layouts with "
-                            "equal blocks on one P x Q grid of all ranks (A = op(B), both on that grid)";
+  const std::string needs =
+      "; exchange_strategy::torus_routed needs a transpose between block-cyclic layouts with "
+      "equal blocks on one P x Q grid of all ranks (A = op(B), both on that grid)";
   std::string problem;
   const grid_layout* grid = plan.jobs.empty() ? nullptr : &plan.jobs.front().a;
   if (!plan.options.torus)
-    problem = "exchange_strategy::torus_routed needs transform_options::torus (the torus network and the node "
-              "of every rank); it is null";
+    problem =
+        "exchange_strategy::torus_routed needs transform_options::torus (the torus network and the node "
+        "of every rank); it is null";
   if (problem.empty() && plan.jobs.size() != plan.reshape_jobs.size())
-    problem = "exchange_strategy::torus_routed plans matrix jobs (make_plan); this plan's jobs are N-dimensional" + needs;
+    problem =
+        "exchange_strategy::torus_routed plans matrix jobs (make_plan); this plan's jobs are N-dimensional" + needs;
   for (std::size_t k = 0; k < plan.jobs.size() && problem.empty(); ++k)
     for (const grid_layout* l : {&plan.jobs[k].a, &plan.jobs[k].b})
       if (problem.empty() && (l->proc_rows() != grid->proc_rows() || l->proc_cols() != grid->proc_cols() ||
@@ -81,7 +85,8 @@ torus_routed_executor::torus_routed_executor(const transform_plan::impl& plan) :
   std::vector<int> destination;
   std::vector<std::int64_t> bytes;
   if (problem.empty() && grid) {
-    const torus::transpose_schedule schedule = torus::multiphase_transpose_schedule(grid->proc_rows(), grid->proc_cols());
+    const torus::transpose_schedule schedule =
+        torus::multiphase_transpose_schedule(grid->proc_rows(), grid->proc_cols());
     const auto me = static_cast<std::size_t>(grid_index[static_cast<std::size_t>(plan.rank)]);
     const std::vector<int>& ranks = grid->grid_ranks();
     std::vector<std::size_t> send_of(static_cast<std::size_t>(plan.nranks), no_message), recv_of = send_of;  // by peer
@@ -109,11 +114,13 @@ torus_routed_executor::torus_routed_executor(const transform_plan::impl& plan) :
                            const char* verb) {
       for (std::size_t i = 0; i < messages.size(); ++i)
         if (std::find(carried.begin(), carried.end(), i) == carried.end())
-          return "rank " + std::to_string(plan.rank) + " at grid position " + position(plan.rank) + " " + verb + " rank " +
-                 std::to_string(messages[i].rank) + " at " + position(messages[i].rank) +
+          return "rank " + std::to_string(plan.rank) + " at grid position " + position(plan.rank) + " " + verb +
+                 " rank " + std::to_string(messages[i].rank) + " at " + position(messages[i].rank) +
                  ", a pair the multi-phase transpose schedule of the " + std::to_string(grid->proc_rows()) + " x " +
-                 std::to_string(grid->proc_cols()) + " grid never forms ((p, q) and (p', q') exchange only when p = q' "
-                 "and q = p' mod gcd(P, Q))" + needs;
+                 std::to_string(grid->proc_cols()) +
+                 " grid never forms ((p, q) and (p', q') exchange only when p = q' "
+                 "and q = p' mod gcd(P, Q))" +
+                 needs;
       return std::string();
     };
     if (carried_sends != plan.sends.size())
@@ -122,7 +129,8 @@ torus_routed_executor::torus_routed_executor(const transform_plan::impl& plan) :
       problem = unscheduled(plan.recvs, round_recv_, "receives from");
   }
   mpi::agree_on(plan.comm.get(), mpi::error_kind::invalid_argument, problem);
-  rounds_ = torus::make_routed_phases(plan.comm.get(), *plan.options.torus, destination, bytes, plan.options.torus_routing);
+  rounds_ =
+      torus::make_routed_phases(plan.comm.get(), *plan.options.torus, destination, bytes, plan.options.torus_routing);
 }
 
 }  // namespace

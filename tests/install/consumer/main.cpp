@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Consumer of an installed redist (C++): moves a matrix between two block-cyclic layouts (identity, then a
 // scaled transpose), checks every local element and that redist::version is the library's version. The install
 // test builds it through the README's CMake and pkg-config blocks and runs it at 2 and 4 ranks.

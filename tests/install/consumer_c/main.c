@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* A C program using an installed redist through redist/redist.h only: an in-place alltoallv in which rank r
  * sends r + j + 1 values to rank j, each value naming its sender and its place, checked on arrival. It also
  * prints the library's version next to the one it was built against (REDIST_EXPECTED_VERSION, when the build
@@ -23,14 +24,12 @@ int main(int argc, char** argv) {
   char library[64];
   snprintf(library, sizeof library, "%d.%d.%d", major, minor, patch);
   if (strcmp(library, REDIST_VERSION_STRING) != 0) {
-    fprintf(stderr, "rank %d: redist_version() says %s, redist/version.hpp %s\n", rank, library,
-            REDIST_VERSION_STRING);
+    fprintf(stderr, "rank %d: redist_version() says %s, redist/version.hpp %s\n", rank, library, REDIST_VERSION_STRING);
     ++failures;
   }
 #ifdef REDIST_EXPECTED_VERSION
   if (strcmp(library, REDIST_EXPECTED_VERSION) != 0) {
-    fprintf(stderr, "rank %d: redist_version() says %s, the build system %s\n", rank, library,
-            REDIST_EXPECTED_VERSION);
+    fprintf(stderr, "rank %d: redist_version() says %s, the build system %s\n", rank, library, REDIST_EXPECTED_VERSION);
     ++failures;
   }
 #endif

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Workloads of the neighborhood exchange: sparse matrices (Matrix Market files, the rotated anisotropic
 // diffusion problem) and the halo exchange of a row-partitioned sparse matrix-vector product y = A x.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // Studies of routed permutations on a torus, as `redist-torus simulate` and bench_torus_fig3 run them: traffic
 // patterns, rank mappings and samples around the link-load simulator of redist/torus/simulator.hpp. Part of the
@@ -24,13 +25,13 @@ const char* to_string(mapping_kind m);
 struct study {
   topology network{std::vector<int>{1}};
   traffic_pattern pattern = traffic_pattern::random;
-  int grid_rows = 0, grid_cols = 0;         // transpose: P x Q = nodes (0, 0: the squarest grid with P <= Q)
+  int grid_rows = 0, grid_cols = 0;  // transpose: P x Q = nodes (0, 0: the squarest grid with P <= Q)
   mapping_kind mapping = mapping_kind::default_order;
-  std::string mapping_order = "XYZ";        // default mapping: slowest to fastest dimension
-  routing_options routing{};                // mode direct, sdr or automatic
+  std::string mapping_order = "XYZ";  // default mapping: slowest to fastest dimension
+  routing_options routing{};          // mode direct, sdr or automatic
   hardware_routing hardware = hardware_routing::uniform_shortest;
   time_model model{};
-  int samples = 1;                          // random pattern or random mapping: independent draws
+  int samples = 1;  // random pattern or random mapping: independent draws
   std::uint64_t seed = 1;
 };
 struct study_result {
