@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "../mpi/agreement.hpp"
+#include "mpi/agreement.hpp"
 #include "redist/redist.h"
 
 namespace redist::capi {

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
-#include "../mpi/compat.hpp"
-#include "../mpi/watchdog.hpp"
 #include "error_code.hpp"
 #include "handle_registry.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/compat.hpp"
+#include "mpi/watchdog.hpp"
 #include "redist/exchange/neighbor.hpp"
 #include "redist/names.hpp"
 #include "redist/redist.h"

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
 #include "error_code.hpp"
 #include "handle_registry.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
 #include "redist/exchange/inplace.hpp"
 #include "redist/redist.h"
 

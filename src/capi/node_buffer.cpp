@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <memory>
 
-#include "../mpi/agreement.hpp"
-#include "../mpi/watchdog.hpp"
 #include "error_code.hpp"
 #include "handle_registry.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/watchdog.hpp"
 #include "redist/redist.h"
 #include "redist/transform/node_buffer.hpp"
 

@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
-#include "../mpi/comm_attribute.hpp"
-#include "../mpi/compat.hpp"
 #include "inplace_detail.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/comm_attribute.hpp"
+#include "mpi/compat.hpp"
 #include "redist/error.hpp"
 
 namespace redist::exchange {

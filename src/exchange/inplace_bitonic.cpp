@@ -14,9 +14,9 @@
 #include <algorithm>
 #include <cassert>
 
-#include "../mpi/checked.hpp"
 #include "inplace_detail.hpp"
 #include "inplace_slots.hpp"
+#include "mpi/checked.hpp"
 
 namespace redist::exchange::inplace_detail {
 namespace {

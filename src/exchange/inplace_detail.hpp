@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "../memory/pages.hpp"
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
+#include "memory/pages.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
 

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
-#include "../trace/recorder.hpp"
 #include "inplace_detail.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
 #include "redist/error.hpp"
 #include "redist/exchange/inplace.hpp"
+#include "trace/recorder.hpp"
 
 namespace redist::exchange {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "../mpi/checked.hpp"
+#include "mpi/checked.hpp"
 
 namespace redist::exchange::inplace_detail::slots {
 

@@ -9,10 +9,10 @@
 #include <cstring>
 #include <sstream>
 
-#include "../mpi/agreement.hpp"
-#include "../trace/recorder.hpp"
+#include "mpi/agreement.hpp"
 #include "neighbor_detail.hpp"
 #include "redist/error.hpp"
+#include "trace/recorder.hpp"
 
 namespace redist::exchange {
 

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "../mpi/checked.hpp"
+#include "mpi/checked.hpp"
 #include "neighbor_detail.hpp"
 
 namespace redist::exchange {

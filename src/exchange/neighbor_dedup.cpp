@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/agreement.hpp"
+#include "mpi/agreement.hpp"
 #include "neighbor_detail.hpp"
 
 namespace redist::exchange::detail {

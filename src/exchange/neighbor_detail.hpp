@@ -26,8 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include "../mpi/checked.hpp"
-#include "../mpi/compat.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/compat.hpp"
 #include "redist/exchange/neighbor.hpp"
 
 namespace redist::exchange::detail {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/checked.hpp"
-#include "../mpi/compat.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/compat.hpp"
 #include "neighbor_detail.hpp"
 #include "redist/error.hpp"
 

@@ -15,19 +15,19 @@
 #include <string>
 #include <vector>
 
-#include "../memory/byte_count.hpp"
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
-#include "../mpi/comm_attribute.hpp"
-#include "../relabel/gathered.hpp"
-#include "../trace/recorder.hpp"
-#include "../transform/detail/plan_impl.hpp"  // seconds_since
+#include "memory/byte_count.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/comm_attribute.hpp"
 #include "native_layout.hpp"
 #include "plan_impl.hpp"
 #include "redist/error.hpp"
 #include "redist/names.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
+#include "relabel/gathered.hpp"
+#include "trace/recorder.hpp"
+#include "transform/detail/plan_impl.hpp"  // seconds_since
 
 namespace redist {
 

@@ -9,11 +9,11 @@
 #include <memory>
 #include <vector>
 
-#include "../mpi/checked.hpp"
-#include "../transform/detail/node_arena.hpp"
+#include "mpi/checked.hpp"
 #include "native_layout.hpp"
 #include "redist/gemm/gemm.hpp"
 #include "rounds.hpp"
+#include "transform/detail/node_arena.hpp"
 
 namespace redist {
 

@@ -7,15 +7,15 @@
 #include <utility>
 #include <vector>
 
-#include "../memory/cache_line.hpp"
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
-#include "../mpi/compat.hpp"
-#include "../mpi/shared_window.hpp"
-#include "../transform/detail/node_arena.hpp"
-#include "../transform/detail/plan_impl.hpp"  // seconds_since
 #include "local_blas.hpp"
+#include "memory/cache_line.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/compat.hpp"
+#include "mpi/shared_window.hpp"
 #include "plan_impl.hpp"
+#include "transform/detail/node_arena.hpp"
+#include "transform/detail/plan_impl.hpp"  // seconds_since
 
 namespace redist {
 

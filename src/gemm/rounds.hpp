@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "../mpi/checked.hpp"
-#include "../mpi/compat.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/compat.hpp"
 
 namespace redist::gemm_detail {
 

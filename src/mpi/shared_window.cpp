@@ -3,8 +3,8 @@
 
 #include <unistd.h>
 
-#include "../memory/cache_line.hpp"
 #include "checked.hpp"
+#include "memory/cache_line.hpp"
 
 namespace redist::mpi {
 

@@ -6,8 +6,8 @@
 #include <exception>
 #include <vector>
 
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
 
 namespace redist::relabel {
 

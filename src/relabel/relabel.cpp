@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/checked.hpp"
 #include "gathered.hpp"
+#include "mpi/checked.hpp"
 #include "redist/error.hpp"
 #include "redist/relabel/relabel.hpp"
 

@@ -16,8 +16,8 @@
 #include <utility>
 #include <vector>
 
-#include "../mpi/checked.hpp"
-#include "../mpi/comm_attribute.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/comm_attribute.hpp"
 
 namespace redist::scalapack {
 

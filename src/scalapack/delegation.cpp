@@ -14,9 +14,9 @@
 #include <set>
 #include <string>
 
-#include "../mpi/checked.hpp"
-#include "../mpi/comm_attribute.hpp"
 #include "blacs.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/comm_attribute.hpp"
 
 namespace redist::scalapack::delegation {
 

@@ -37,8 +37,8 @@
 #include <map>
 #include <vector>
 
-#include "../trace/recorder.hpp"
 #include "redist/scalapack/descriptor.hpp"
+#include "trace/recorder.hpp"
 
 namespace redist::scalapack::delegation {
 

@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "../mpi/agreement.hpp"
+#include "mpi/agreement.hpp"
 
 namespace redist::scalapack {
 

@@ -16,14 +16,14 @@
 #include <utility>
 #include <vector>
 
-#include "../gemm/local_blas.hpp"
-#include "../memory/pages.hpp"
-#include "../mpi/checked.hpp"
 #include "blacs.hpp"
 #include "call_summary.hpp"
 #include "delegation.hpp"
 #include "dropin.hpp"
 #include "first_error.hpp"
+#include "gemm/local_blas.hpp"
+#include "memory/pages.hpp"
+#include "mpi/checked.hpp"
 #include "pblas_call.hpp"
 #include "plan_cache.hpp"
 #include "redist/error.hpp"

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/checked.hpp"
-#include "../mpi/watchdog.hpp"
 #include "agreed_calls.hpp"
 #include "blacs.hpp"
 #include "call_summary.hpp"
 #include "first_error.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/watchdog.hpp"
 #include "plan_cache.hpp"
 #include "redist/error.hpp"
 #include "redist/redist.h"

@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/checked.hpp"
-#include "../mpi/fault_injection.hpp"
-#include "../mpi/watchdog.hpp"
 #include "agreed_calls.hpp"
 #include "blacs.hpp"
 #include "first_error.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/fault_injection.hpp"
+#include "mpi/watchdog.hpp"
 #include "redist/error.hpp"
 #include "redist/scalapack/descriptor.hpp"
 

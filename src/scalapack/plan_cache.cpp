@@ -9,9 +9,9 @@
 #include <map>
 #include <utility>
 
-#include "../mpi/checked.hpp"
-#include "../mpi/comm_attribute.hpp"
-#include "../trace/recorder.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/comm_attribute.hpp"
+#include "trace/recorder.hpp"
 
 namespace redist::scalapack {
 

@@ -5,10 +5,10 @@
 #include <complex>
 #include <type_traits>
 
-#include "../mpi/checked.hpp"
-#include "../trace/recorder.hpp"
 #include "blacs.hpp"
+#include "mpi/checked.hpp"
 #include "redist/transform/types.hpp"
+#include "trace/recorder.hpp"
 
 namespace redist::scalapack {
 

@@ -7,9 +7,9 @@
 #include <dlfcn.h>
 #include <mpi.h>
 
-#include "../scalapack/dropin.hpp"
-#include "../trace/recorder.hpp"
 #include "redist/redist.h"
+#include "scalapack/dropin.hpp"
+#include "trace/recorder.hpp"
 
 #define REDIST_FORTRAN_GEMR2D(name, twin)                                                                         \
   extern "C" void name(const int* m, const int* n, const void* a, const int* ia, const int* ja, const int* desca, \

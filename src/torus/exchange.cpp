@@ -8,8 +8,8 @@
 #include <cstring>
 #include <string>
 
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
 #include "redist/error.hpp"
 
 namespace redist::torus {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "../mpi/watchdog.hpp"
+#include "mpi/watchdog.hpp"
 #include "redist/trace.hpp"
 
 namespace redist::trace_detail {

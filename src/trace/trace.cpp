@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "../mpi/checked.hpp"
+#include "mpi/checked.hpp"
 #include "recorder.hpp"
 #include "redist/error.hpp"
 #include "redist/names.hpp"

@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "../memory/pages.hpp"
 #include "detail/plan_impl.hpp"
+#include "memory/pages.hpp"
 #include "strategies/strategy.hpp"
 
 namespace redist {

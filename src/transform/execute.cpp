@@ -5,13 +5,13 @@
 
 #include <string>
 
-#include "../mpi/agreement.hpp"
-#include "../trace/recorder.hpp"
 #include "detail/plan_impl.hpp"
 #include "job_summary.hpp"
+#include "mpi/agreement.hpp"
 #include "redist/error.hpp"
 #include "strategies/strategy.hpp"
 #include "tile_ops.hpp"
+#include "trace/recorder.hpp"
 
 namespace redist {
 

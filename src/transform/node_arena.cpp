@@ -5,11 +5,11 @@
 #include <algorithm>
 #include <iterator>
 
-#include "../memory/cache_line.hpp"
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
-#include "../mpi/comm_attribute.hpp"
-#include "../mpi/shared_window.hpp"
+#include "memory/cache_line.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/comm_attribute.hpp"
+#include "mpi/shared_window.hpp"
 
 namespace redist::detail {
 

@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
-#include "../mpi/shared_window.hpp"
-#include "../mpi/watchdog.hpp"
 #include "detail/node_buffer_registry.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/shared_window.hpp"
+#include "mpi/watchdog.hpp"
 #include "redist/error.hpp"
 
 namespace redist {

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "../layout/indices.hpp"
 #include "detail/plan_data.hpp"
+#include "layout/indices.hpp"
 #include "redist/transform/plan.hpp"
 
 namespace redist::detail {

@@ -11,15 +11,15 @@
 
 #include <omp.h>
 
-#include "../memory/cache_line.hpp"
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
-#include "../trace/recorder.hpp"
 #include "detail/plan_impl.hpp"
 #include "job_summary.hpp"
+#include "memory/cache_line.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
 #include "overlay.hpp"
 #include "redist/error.hpp"
 #include "redist/names.hpp"
+#include "trace/recorder.hpp"
 
 namespace redist {
 

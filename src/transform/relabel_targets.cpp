@@ -3,10 +3,10 @@
 
 #include <cstdint>
 
-#include "../mpi/agreement.hpp"
-#include "../mpi/checked.hpp"
-#include "../relabel/gathered.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
 #include "redist/error.hpp"
+#include "relabel/gathered.hpp"
 
 namespace redist {
 

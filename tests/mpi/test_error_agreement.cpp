@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "../../src/mpi/agreement.hpp"
 #include "expect_rejected.hpp"
+#include "mpi/agreement.hpp"
 #include "redist/exchange/inplace.hpp"
 #include "redist/redist.h"
 #include "redist/redist.hpp"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "../../src/mpi/fault_injection.hpp"
+#include "mpi/fault_injection.hpp"
 #include "mpi_test_support.hpp"
 #include "random_layouts.hpp"
 #include "redist/exchange/inplace.hpp"

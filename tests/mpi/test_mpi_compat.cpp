@@ -19,8 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "../../src/mpi/checked.hpp"
-#include "../../src/mpi/compat.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/compat.hpp"
 #include "mpi_test_support.hpp"
 #include "redist/redist.hpp"
 

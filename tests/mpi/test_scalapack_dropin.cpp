@@ -22,7 +22,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "../../src/mpi/checked.hpp"
+#include "mpi/checked.hpp"
 #include "mpi_test_support.hpp"
 #include "scalapack_cases.hpp"
 

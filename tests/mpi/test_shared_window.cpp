@@ -14,8 +14,8 @@
 #include <random>
 #include <vector>
 
-#include "../../src/mpi/checked.hpp"
-#include "../../src/mpi/shared_window.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/shared_window.hpp"
 #include "mpi_test_support.hpp"
 #include "test_seed.hpp"
 

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../../layout/indices.hpp"
+#include "layout/indices.hpp"
 #include "redist/layout/nd_layout.hpp"
 #include "redist/transform/kernels.hpp"
 #include "redist/transform/types.hpp"

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "../../memory/pages.hpp"
-#include "../../mpi/agreement.hpp"
-#include "../../mpi/checked.hpp"
+#include "memory/pages.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/checked.hpp"
 #include "plan_data.hpp"
 #include "redist/transform/kernels.hpp"
 #include "redist/transform/plan.hpp"

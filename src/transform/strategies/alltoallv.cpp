@@ -3,8 +3,8 @@
 // exceed int and the MPI has no large counts), then every message unpacked.
 #include <algorithm>
 
-#include "../../mpi/checked.hpp"
-#include "../../mpi/compat.hpp"
+#include "mpi/checked.hpp"
+#include "mpi/compat.hpp"
 #include "strategy.hpp"
 
 namespace redist::detail {

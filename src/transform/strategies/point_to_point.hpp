@@ -7,9 +7,9 @@
 #include <cstddef>
 #include <vector>
 
-#include "../../mpi/compat.hpp"
-#include "../detail/plan_impl.hpp"
-#include "../tile_ops.hpp"
+#include "mpi/compat.hpp"
+#include "transform/detail/plan_impl.hpp"
+#include "transform/tile_ops.hpp"
 
 namespace redist::detail {
 

@@ -11,13 +11,13 @@
 #include <functional>
 #include <string>
 
-#include "../../memory/cache_line.hpp"
-#include "../../mpi/agreement.hpp"
-#include "../../mpi/compat.hpp"
-#include "../detail/node_arena.hpp"
-#include "../detail/node_buffer_registry.hpp"
+#include "memory/cache_line.hpp"
+#include "mpi/agreement.hpp"
+#include "mpi/compat.hpp"
 #include "point_to_point.hpp"
 #include "strategy.hpp"
+#include "transform/detail/node_arena.hpp"
+#include "transform/detail/node_buffer_registry.hpp"
 
 namespace redist::detail {
 namespace {

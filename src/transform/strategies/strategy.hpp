@@ -11,8 +11,8 @@
 #include <memory>
 #include <vector>
 
-#include "../detail/plan_impl.hpp"
-#include "../tile_ops.hpp"
+#include "transform/detail/plan_impl.hpp"
+#include "transform/tile_ops.hpp"
 
 namespace redist::detail {
 

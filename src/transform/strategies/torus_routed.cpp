@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "../../mpi/agreement.hpp"
+#include "mpi/agreement.hpp"
 #include "redist/torus/exchange.hpp"
 #include "redist/torus/schedule.hpp"
 #include "strategy.hpp"
