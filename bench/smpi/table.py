@@ -7,7 +7,7 @@
 One table per (benchmark, case, N): a row per (platform, ranks), a column per variant (simulated ms; "dnf" where
 the simulation was stopped), the link-rate bound, redist's plan time (first and second plan), and the ratios the
 targets name: MPI_Alltoallv (mpich selector) over redist's point_to_point and point_to_point over the bound.
-The plot: simulated time against ranks, one panel per platform, one line per variant and the bound.
+The plot: simulated time against ranks, one panel per platform (and case), one line per variant and the bound.
 """
 import argparse
 import collections
@@ -65,13 +65,15 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        platforms = list(dict.fromkeys(r["platform"] for r in rows))
-        fig, axes = plt.subplots(1, len(platforms), figsize=(5 * len(platforms), 4), squeeze=False)
-        for ax, platform in zip(axes[0], platforms):
+        # One panel per platform and case (a file may hold several layout cases of one benchmark).
+        panels = list(dict.fromkeys((r["platform"], r.get("case", "")) for r in rows))
+        several_cases = len({case for _, case in panels}) > 1
+        fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
+        for ax, (platform, case) in zip(axes[0], panels):
             series = collections.OrderedDict()
             bound = {}  # one bound per rank count: every variant of a run reports the same
             for r in rows:
-                if r["platform"] != platform:
+                if r["platform"] != platform or r.get("case", "") != case:
                     continue
                 if r["simulated_seconds"] is not None:
                     series.setdefault(r["variant"], []).append((r["ranks"], r["simulated_seconds"] * 1e3))
@@ -86,7 +88,7 @@ def main():
             ax.set_yscale("log")
             ax.set_xlabel("simulated ranks")
             ax.set_ylabel("simulated ms")
-            ax.set_title(platform)
+            ax.set_title(f"{platform}, {case}" if several_cases else platform)
             ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(args.png, dpi=110)
