@@ -36,8 +36,9 @@ packages=(build-essential cmake pkg-config gfortran mpich libmpich-dev libscalap
 [ "$what" = test ] && packages+=(libopenmpi-dev libscalapack-openmpi-dev openmpi-bin)
 # SimGrid's SMPI: redist built against a simulated MPI (bench/smpi/), so that the scale instrument keeps building.
 [ "$what" = test ] && packages+=(libsimgrid-dev)
-# clang-format 14 (Debian 12's): ctest style.clang_format checks the sources against .clang-format.
-[ "$what" = test ] && packages+=(clang-format)
+# clang-format 14 (Debian 12's): ctest style.clang_format checks the sources against .clang-format; doxygen:
+# docs.api_reference builds the API reference from the headers.
+[ "$what" = test ] && packages+=(clang-format doxygen)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,13 +8,13 @@
 
 namespace redist {
 
-// Per rank and per execution (one cycle of a persistent plan).
+/// Per rank and per execution (one cycle of a persistent plan).
 struct traffic_statistics {
-  std::int64_t bytes_sent = 0;         // payload bytes this rank sends to other ranks
-  std::int64_t bytes_received = 0;     // payload bytes this rank receives from other ranks
-  std::int64_t messages_sent = 0;      // point-to-point messages to other ranks
-  std::int64_t messages_received = 0;  // point-to-point messages from other ranks
-  std::int64_t bytes_local = 0;        // payload bytes delivered to this rank itself, without a message
+  std::int64_t bytes_sent = 0;         ///< payload bytes this rank sends to other ranks
+  std::int64_t bytes_received = 0;     ///< payload bytes this rank receives from other ranks
+  std::int64_t messages_sent = 0;      ///< point-to-point messages to other ranks
+  std::int64_t messages_received = 0;  ///< point-to-point messages from other ranks
+  std::int64_t bytes_local = 0;        ///< payload bytes delivered to this rank itself, without a message
 };
 
 }  // namespace redist

@@ -9,14 +9,14 @@
 namespace redist {
 
 enum class timeout_action {
-  warn,   // report the wait and go on waiting (a slow peer is no error)
-  abort,  // report it and end the job (MPI_Abort on MPI_COMM_WORLD)
+  warn,   ///< report the wait and go on waiting (a slow peer is no error)
+  abort,  ///< report it and end the job (MPI_Abort on MPI_COMM_WORLD)
 };
-const char* to_string(timeout_action a);  // "warn", "abort" (redist/names.hpp parses them)
+const char* to_string(timeout_action a);  ///< "warn", "abort" (redist/names.hpp parses them)
 
-// Throws invalid_argument for a negative or non-finite number of seconds.
+/// Throws invalid_argument for a negative or non-finite number of seconds.
 void set_timeout(double seconds, timeout_action action = timeout_action::warn);
-// The timeout in force, in seconds (0: waits are never reported).
+/// The timeout in force, in seconds (0: waits are never reported).
 double timeout() noexcept;
 
 }  // namespace redist

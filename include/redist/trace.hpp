@@ -24,36 +24,36 @@ enum class trace_mode : std::uint8_t { off, summary, calls };
 const char* to_string(trace_mode m);
 
 trace_mode mode();
-// For this process from now on (every rank of a program should trace alike; the summary is collective).
+/// For this process from now on (every rank of a program should trace alike; the summary is collective).
 void set_mode(trace_mode m);
 
-// One row of the summary: an entry point and the path its calls took there.
+/// One row of the summary: an entry point and the path its calls took there.
 struct entry_totals {
-  std::string entry_point;  // "PDGEMM", "PDGEMR2D", ..., "transform_plan", "gemm_plan", "neighbor_plan", ...
-  // "redist/<strategy>" (transform: its exchange strategy; gemm: how panels travel), "delegated" (to the next
-  // p?gemm in the link chain: ScaLAPACK's), "local" (nothing to move: PBLAS's quick returns, beta scaling) or
-  // "rejected" (an argument error, reported through PXERBLA)
+  std::string entry_point;  ///< "PDGEMM", "PDGEMR2D", ..., "transform_plan", "gemm_plan", "neighbor_plan", ...
+  /// "redist/<strategy>" (transform: its exchange strategy; gemm: how panels travel), "delegated" (to the next
+  /// p?gemm in the link chain: ScaLAPACK's), "local" (nothing to move: PBLAS's quick returns, beta scaling) or
+  /// "rejected" (an argument error, reported through PXERBLA)
   std::string path;
-  std::int64_t calls = 0;            // calls (C++ plans: executions)
-  std::int64_t plan_cache_hits = 0;  // calls served by a cached plan
-  std::int64_t plans_made = 0;       // plans made (cache misses and one-shot plans replaced; C++: make_plan)
-  double plan_seconds = 0;           // looking up and making plans
-  double execution_seconds = 0;      // executing them (delegated: the time in ScaLAPACK's routine)
-  std::int64_t bytes_sent = 0;       // payload bytes sent to other ranks
-  std::int64_t messages_sent = 0;    // point-to-point messages sent to other ranks
+  std::int64_t calls = 0;            ///< calls (C++ plans: executions)
+  std::int64_t plan_cache_hits = 0;  ///< calls served by a cached plan
+  std::int64_t plans_made = 0;       ///< plans made (cache misses and one-shot plans replaced; C++: make_plan)
+  double plan_seconds = 0;           ///< looking up and making plans
+  double execution_seconds = 0;      ///< executing them (delegated: the time in ScaLAPACK's routine)
+  std::int64_t bytes_sent = 0;       ///< payload bytes sent to other ranks
+  std::int64_t messages_sent = 0;    ///< point-to-point messages sent to other ranks
 };
 
-// This process's totals since the start or the last reset, in the summary's order (entry point, path).
+/// This process's totals since the start or the last reset, in the summary's order (entry point, path).
 std::vector<entry_totals> totals();
-// Forgets this process's totals (the calls file, if any, goes on).
+/// Forgets this process's totals (the calls file, if any, goes on).
 void reset();
 
-// The summary table over the ranks of comm: calls, plan-cache outcomes and plans per rank, seconds as the maximum
-// over ranks of each rank's total, bytes and messages summed over ranks. Collective; the text on comm's rank 0,
-// empty elsewhere. What MPI_Finalize prints under REDIST_TRACE=summary is this over MPI_COMM_WORLD.
+/// The summary table over the ranks of comm: calls, plan-cache outcomes and plans per rank, seconds as the maximum
+/// over ranks of each rank's total, bytes and messages summed over ranks. Collective; the text on comm's rank 0,
+/// empty elsewhere. What MPI_Finalize prints under REDIST_TRACE=summary is this over MPI_COMM_WORLD.
 std::string summary(MPI_Comm comm);
 
-// Writes out the calls file's buffered lines (also done at MPI_Finalize and at exit).
+/// Writes out the calls file's buffered lines (also done at MPI_Finalize and at exit).
 void flush();
 
 }  // namespace redist::trace

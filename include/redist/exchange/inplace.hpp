@@ -18,60 +18,60 @@
 namespace redist::exchange {
 
 enum class inplace_algorithm {
-  automatic,  // chunked when it fits, else the cheaper of pairwise and bitonic by their byte counts
-  chunked,    // every block goes straight to its owner once, streamed through the work buffer (needs room:
-              // see docs/inplace.md; the symmetric case always fits)
-  pairwise,   // the paper's asymmetric pairwise exchange (Section 3.3): any counts, 2P-3 rounds
-  bitonic,    // the paper's bitonic-sort algorithm (Section 3.2), any P: needs every capacity >= the largest
-              // send or receive total over the ranks
+  automatic,  ///< chunked when it fits, else the cheaper of pairwise and bitonic by their byte counts
+  chunked,    ///< every block goes straight to its owner once, streamed through the work buffer (needs room:
+              ///< see docs/inplace.md; the symmetric case always fits)
+  pairwise,   ///< the paper's asymmetric pairwise exchange (Section 3.3): any counts, 2P-3 rounds
+  bitonic,    ///< the paper's bitonic-sort algorithm (Section 3.2), any P: needs every capacity >= the largest
+              ///< send or receive total over the ranks
 };
 const char* to_string(inplace_algorithm a) noexcept;
 
-// Every rank must pass the same options (checked: refused otherwise).
+/// Every rank must pass the same options (checked: refused otherwise).
 struct inplace_options {
   inplace_algorithm algorithm = inplace_algorithm::automatic;
-  // Bytes of the one work buffer (staging of streamed pieces and local rotations), 64 KiB .. 1 GiB.
+  /// Bytes of the one work buffer (staging of streamed pieces and local rotations), 64 KiB .. 1 GiB.
   std::int64_t work_bytes = std::int64_t{4} << 20;
-  // pairwise's worst-case guard: when its forwarding would send more than this many times the bytes of the
-  // largest total (the paper's O(NP) cases), bitonic runs instead where it applies (the report says so).
-  // Infinity: pairwise always.
+  /// pairwise's worst-case guard: when its forwarding would send more than this many times the bytes of the
+  /// largest total (the paper's O(NP) cases), bitonic runs instead where it applies (the report says so).
+  /// Infinity: pairwise always.
   double pairwise_guard = 4.0;
-  // Seconds after which a wait inside this plan (its making and its executions) is reported, in place of the
-  // process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
-  // Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
+  /// Seconds after which a wait inside this plan (its making and its executions) is reported, in place of the
+  /// process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
+  /// Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
   double timeout_seconds = -1;
 };
 
-// What a call did, the same algorithm on every rank; counters are this rank's, in the vocabulary of
-// redist/statistics.hpp: messages count pieces and block lists; bytes_local is every byte copied or rotated inside
-// the buffer, staging included.
+/// What a call did, the same algorithm on every rank; counters are this rank's, in the vocabulary of
+/// redist/statistics.hpp: messages count pieces and block lists; bytes_local is every byte copied or rotated inside
+/// the buffer, staging included.
 struct inplace_report : traffic_statistics {
   inplace_algorithm algorithm = inplace_algorithm::automatic;
-  std::string reason;                    // why this algorithm (automatic, fallbacks)
-  std::vector<std::int64_t> recvcounts;  // what each rank sent here: the layout of the result
-  std::int64_t received_elements = 0;    // their sum: the result's length
-  std::int64_t work_bytes = 0;           // the work buffer it allocated
-  std::int64_t metadata_bytes = 0;       // peak bookkeeping (count vectors, block lists), O(P)
+  std::string reason;                    ///< why this algorithm (automatic, fallbacks)
+  std::vector<std::int64_t> recvcounts;  ///< what each rank sent here: the layout of the result
+  std::int64_t received_elements = 0;    ///< their sum: the result's length
+  std::int64_t work_bytes = 0;           ///< the work buffer it allocated
+  std::int64_t metadata_bytes = 0;       ///< peak bookkeeping (count vectors, block lists), O(P)
 };
 
-// Collective over comm. capacity >= max(sum of sendcounts, sum of received counts) elements of `type`;
-// recvcounts may be null (then they are computed) or must equal what the peers send. `type` may be any
-// committed datatype with lower bound 0 whose data lie within its extent; elements are moved as whole
-// extents. Bad input (negative counts, a capacity too small, recvcounts that do not match the senders, an
-// unsuitable type, an algorithm whose requirement fails) throws redist::invalid_argument on every rank
-// before any data moves.
+/// Collective over comm. capacity >= max(sum of sendcounts, sum of received counts) elements of `type`;
+/// recvcounts may be null (then they are computed) or must equal what the peers send. `type` may be any
+/// committed datatype with lower bound 0 whose data lie within its extent; elements are moved as whole
+/// extents. Bad input (negative counts, a capacity too small, recvcounts that do not match the senders, an
+/// unsuitable type, an algorithm whose requirement fails) throws redist::invalid_argument on every rank
+/// before any data moves.
 inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::int64_t* sendcounts,
                                  const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm,
                                  const inplace_options& options = {});
 
-// MPI_Alltoallv(MPI_IN_PLACE, ...) semantics: rank i's counts[j] elements at displacement displs[j] (in
-// extents of type) are replaced by the counts[j] elements rank j has at its displs[i]. MPI's rules are checked:
-// counts symmetric (rank i's counts[j] == rank j's counts[i]), non-negative, areas disjoint; bytes outside the
-// areas stay untouched. Each pair of blocks swaps in place through the work buffer.
+/// MPI_Alltoallv(MPI_IN_PLACE, ...) semantics: rank i's counts[j] elements at displacement displs[j] (in
+/// extents of type) are replaced by the counts[j] elements rank j has at its displs[i]. MPI's rules are checked:
+/// counts symmetric (rank i's counts[j] == rank j's counts[i]), non-negative, areas disjoint; bytes outside the
+/// areas stay untouched. Each pair of blocks swaps in place through the work buffer.
 inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const int* displs, MPI_Datatype type,
                                            MPI_Comm comm, std::int64_t work_bytes = std::int64_t{4} << 20);
 
-// The fixed-size case: `count` elements to and from every rank, buf holding P*count.
+/// The fixed-size case: `count` elements to and from every rank, buf holding P*count.
 inplace_report alltoall_inplace(void* buf, std::int64_t count, MPI_Datatype type, MPI_Comm comm,
                                 const inplace_options& options = {});
 
@@ -81,51 +81,51 @@ inplace_report alltoall_inplace(void* buf, std::int64_t count, MPI_Datatype type
 // A plan does all of that once; execute() then only moves data. The one-call forms are a plan and one execute.
 
 namespace inplace_plan_detail {
-struct state;  // src/exchange/inplace_plan.cpp
+struct state;  ///< src/exchange/inplace_plan.cpp
 }
 
 class inplace_plan {
  public:
-  inplace_plan() noexcept;                                                            // empty: valid() is false
-  explicit inplace_plan(std::unique_ptr<inplace_plan_detail::state> state) noexcept;  // make_inplace_plan*
+  inplace_plan() noexcept;                                                            ///< empty: valid() is false
+  explicit inplace_plan(std::unique_ptr<inplace_plan_detail::state> state) noexcept;  ///< make_inplace_plan*
   inplace_plan(inplace_plan&&) noexcept;
   inplace_plan& operator=(inplace_plan&&) noexcept;
   inplace_plan(const inplace_plan&) = delete;
   inplace_plan& operator=(const inplace_plan&) = delete;
   ~inplace_plan();
 
-  // Collective over the plan's communicator: every rank calls it with its buffer, which holds the data as the
-  // one-call form's buf (the plan's capacity in elements of its type). The pointer may differ from call to call
-  // and the contents change; the counts are the plan's. Nothing is re-checked collectively (that is the point
-  // of a plan), so misuse is this rank's alone: an empty (moved-from) plan throws redist::invalid_argument, a
-  // null buf with a capacity > 0 redist::invalid_buffer, here only and before any message (the other ranks'
-  // execute then waits, as with any mismatched MPI call). One thread at a time (the plan owns its work buffer).
+  /// Collective over the plan's communicator: every rank calls it with its buffer, which holds the data as the
+  /// one-call form's buf (the plan's capacity in elements of its type). The pointer may differ from call to call
+  /// and the contents change; the counts are the plan's. Nothing is re-checked collectively (that is the point
+  /// of a plan), so misuse is this rank's alone: an empty (moved-from) plan throws redist::invalid_argument, a
+  /// null buf with a capacity > 0 redist::invalid_buffer, here only and before any message (the other ranks'
+  /// execute then waits, as with any mismatched MPI call). One thread at a time (the plan owns its work buffer).
   inplace_report execute(void* buf) const;
 
   bool valid() const noexcept { return state_ != nullptr; }
-  // What execute() will do: algorithm, reason, recvcounts, received_elements, work_bytes. The traffic counters
-  // (bytes_*, messages_*, metadata_bytes) are per execution and zero here: each execute()'s report has them.
-  // Empty plan: redist::invalid_argument.
+  /// What execute() will do: algorithm, reason, recvcounts, received_elements, work_bytes. The traffic counters
+  /// (bytes_*, messages_*, metadata_bytes) are per execution and zero here: each execute()'s report has them.
+  /// Empty plan: redist::invalid_argument.
   const inplace_report& report() const;
-  std::int64_t capacity() const;  // elements of buf that execute() uses (symmetric plans: the areas' end)
+  std::int64_t capacity() const;  ///< elements of buf that execute() uses (symmetric plans: the areas' end)
 
  private:
   std::unique_ptr<inplace_plan_detail::state> state_;
 };
 
-// Collective: the checks, the agreement (every rank throws the lowest failing rank's error, the same subclass
-// of redist::invalid_argument as alltoallv_inplace, before anything moves), the choice of algorithm, the count
-// exchanges its schedule needs, and the work buffer (allocated and faulted in here). Arguments as
-// alltoallv_inplace's, without the buffer; sendcounts and recvcounts are read during the call only. Executions
-// communicate on the private duplicate cached on comm, which the plan shares: comm may be freed before the plan.
+/// Collective: the checks, the agreement (every rank throws the lowest failing rank's error, the same subclass
+/// of redist::invalid_argument as alltoallv_inplace, before anything moves), the choice of algorithm, the count
+/// exchanges its schedule needs, and the work buffer (allocated and faulted in here). Arguments as
+/// alltoallv_inplace's, without the buffer; sendcounts and recvcounts are read during the call only. Executions
+/// communicate on the private duplicate cached on comm, which the plan shares: comm may be freed before the plan.
 inplace_plan make_inplace_plan(std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
                                MPI_Datatype type, MPI_Comm comm, const inplace_options& options = {});
 
-// The fixed-size case: count elements to and from every rank (capacity P*count).
+/// The fixed-size case: count elements to and from every rank (capacity P*count).
 inplace_plan make_alltoall_inplace_plan(std::int64_t count, MPI_Datatype type, MPI_Comm comm,
                                         const inplace_options& options = {});
 
-// MPI_IN_PLACE semantics (alltoallv_inplace_symmetric): counts and displs read during the call only.
+/// MPI_IN_PLACE semantics (alltoallv_inplace_symmetric): counts and displs read during the call only.
 inplace_plan make_inplace_plan_symmetric(const int* counts, const int* displs, MPI_Datatype type, MPI_Comm comm,
                                          std::int64_t work_bytes = std::int64_t{4} << 20);
 

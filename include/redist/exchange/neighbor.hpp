@@ -21,60 +21,60 @@
 namespace redist::exchange {
 
 enum class neighbor_strategy {
-  automatic,  // the candidate with the least predicted time under the cost model (docs/exchange.md)
-  standard,   // persistent point-to-point, one message per neighbor
-  aggregate,  // gather within the region, one message per region pair, scatter within the region
-  dedup,      // aggregate, each (source rank, global id) crossing a region pair once: needs global ids
+  automatic,  ///< the candidate with the least predicted time under the cost model (docs/exchange.md)
+  standard,   ///< persistent point-to-point, one message per neighbor
+  aggregate,  ///< gather within the region, one message per region pair, scatter within the region
+  dedup,      ///< aggregate, each (source rank, global id) crossing a region pair once: needs global ids
 };
 const char* to_string(neighbor_strategy s) noexcept;
 
-// The figures behind automatic: the one cost model type (redist/cost_model.hpp).
+/// The figures behind automatic: the one cost model type (redist/cost_model.hpp).
 using redist::cost_model;
 
-// How ranks are grouped into regions (the unit of locality). The first that is set wins:
-// region_id (every rank passes its own; equal ids share a region), region_size (consecutive blocks of that
-// many ranks, the last one possibly shorter), else the node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)).
-// Every rank must choose the same way.
+/// How ranks are grouped into regions (the unit of locality). The first that is set wins:
+/// region_id (every rank passes its own; equal ids share a region), region_size (consecutive blocks of that
+/// many ranks, the last one possibly shorter), else the node (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)).
+/// Every rank must choose the same way.
 struct exchange_options {
   neighbor_strategy strategy = neighbor_strategy::automatic;
   int region_size = 0;
   std::optional<int> region_id;
-  // The figures behind automatic. Unset: measured once per process for each set of ranks and regions
-  // (calibrate_cost_model) and remembered. Every rank must pass the same figures.
+  /// The figures behind automatic. Unset: measured once per process for each set of ranks and regions
+  /// (calibrate_cost_model) and remembered. Every rank must pass the same figures.
   std::optional<cost_model> model;
-  // Seconds after which a wait inside this plan (its making and its executions) is reported, in place of the
-  // process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
-  // Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
+  /// Seconds after which a wait inside this plan (its making and its executions) is reported, in place of the
+  /// process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
+  /// Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
   double timeout_seconds = -1;
 };
 
-// Collective: measures the cost model's figures with ping-pongs inside and between the regions that
-// `regions` defines on comm (a few milliseconds), concurrently on all ranks, so the figures include
-// contention; the result is the same on every rank.
+/// Collective: measures the cost model's figures with ping-pongs inside and between the regions that
+/// `regions` defines on comm (a few milliseconds), concurrently on all ranks, so the figures include
+/// contention; the result is the same on every rank.
 cost_model calibrate_cost_model(MPI_Comm comm, const exchange_options& regions = {});
 
 struct strategy_estimate {
   neighbor_strategy strategy = neighbor_strategy::standard;
-  double seconds = 0;  // predicted time of one start()/wait() cycle (the slowest rank)
+  double seconds = 0;  ///< predicted time of one start()/wait() cycle (the slowest rank)
 };
 
-// Per rank, what one start()/wait() cycle moves, in the vocabulary of redist/statistics.hpp (bytes_sent, ...:
-// every message of the chosen strategy, the gathers and scatters inside a region included); copies from a rank
-// to itself are bytes_local, not messages.
+/// Per rank, what one start()/wait() cycle moves, in the vocabulary of redist/statistics.hpp (bytes_sent, ...:
+/// every message of the chosen strategy, the gathers and scatters inside a region included); copies from a rank
+/// to itself are bytes_local, not messages.
 struct exchange_statistics : traffic_statistics {
-  neighbor_strategy strategy = neighbor_strategy::standard;  // the one used (never automatic)
-  std::string reason;                                        // one line: why that strategy
-  int regions = 0;                                           // number of regions of the communicator
-  // The messages sent, by locality: to ranks of another region, to other ranks of this rank's region.
+  neighbor_strategy strategy = neighbor_strategy::standard;  ///< the one used (never automatic)
+  std::string reason;                                        ///< one line: why that strategy
+  int regions = 0;                                           ///< number of regions of the communicator
+  /// The messages sent, by locality: to ranks of another region, to other ranks of this rank's region.
   std::int64_t inter_region_messages = 0;
   std::int64_t inter_region_bytes = 0;
   std::int64_t intra_region_messages = 0;
   std::int64_t intra_region_bytes = 0;
-  std::vector<strategy_estimate> estimates;  // automatic only: every candidate's predicted time
+  std::vector<strategy_estimate> estimates;  ///< automatic only: every candidate's predicted time
 };
 
-// Counts or displacements, one per edge: MPI's int form (MPI_Neighbor_alltoallv) or the 64-bit form of MPI-4's
-// large-count calls (MPI_Neighbor_alltoallv_c), read through one interface. Not owning.
+/// Counts or displacements, one per edge: MPI's int form (MPI_Neighbor_alltoallv) or the 64-bit form of MPI-4's
+/// large-count calls (MPI_Neighbor_alltoallv_c), read through one interface. Not owning.
 class edge_array {
  public:
   edge_array() = default;
@@ -89,13 +89,13 @@ class edge_array {
   const std::int64_t* wide_ = nullptr;
 };
 
-// MPI_Neighbor_alltoallv's buffer arguments: edge i of the send (receive) side moves counts[i] elements of
-// the datatype starting at buf + displs[i] * extent(datatype). Counts and displacements are copied; the
-// buffers must stay valid while the plan lives. Capacities (in elements of the datatype's extent) enable
-// bounds checks; -1 means unknown.
+/// MPI_Neighbor_alltoallv's buffer arguments: edge i of the send (receive) side moves counts[i] elements of
+/// the datatype starting at buf + displs[i] * extent(datatype). Counts and displacements are copied; the
+/// buffers must stay valid while the plan lives. Capacities (in elements of the datatype's extent) enable
+/// bounds checks; -1 means unknown.
 struct neighbor_buffers {
   const void* sendbuf = nullptr;
-  edge_array sendcounts;  // int or 64-bit counts and displacements (edge_array)
+  edge_array sendcounts;  ///< int or 64-bit counts and displacements (edge_array)
   edge_array sdispls;
   MPI_Datatype sendtype = MPI_DATATYPE_NULL;
   void* recvbuf = nullptr;
@@ -104,14 +104,14 @@ struct neighbor_buffers {
   MPI_Datatype recvtype = MPI_DATATYPE_NULL;
   std::int64_t send_capacity = -1;
   std::int64_t recv_capacity = -1;
-  // Lengths of the counts and displacement arrays when known (-1: unknown, -2: the lengths disagree),
-  // checked against the outdegree (send) and indegree (receive).
+  /// Lengths of the counts and displacement arrays when known (-1: unknown, -2: the lengths disagree),
+  /// checked against the outdegree (send) and indegree (receive).
   std::int64_t send_entries = -1;
   std::int64_t recv_entries = -1;
-  // Global ids (the _ext entry point; needed by dedup): the element at displacement d of the send (receive)
-  // buffer, d = displs[i] + k for the k-th element of edge i, carries id send_ids[d] (recv_ids[d]). A
-  // receive element's id must be the id of the send element that the plain exchange delivers there, and
-  // elements of one source with equal ids must hold equal values (it sends one of them). Lengths -1: unknown.
+  /// Global ids (the _ext entry point; needed by dedup): the element at displacement d of the send (receive)
+  /// buffer, d = displs[i] + k for the k-th element of edge i, carries id send_ids[d] (recv_ids[d]). A
+  /// receive element's id must be the id of the send element that the plain exchange delivers there, and
+  /// elements of one source with equal ids must hold equal values (it sends one of them). Lengths -1: unknown.
   bool global_ids = false;
   const std::int64_t* send_ids = nullptr;
   const std::int64_t* recv_ids = nullptr;
@@ -119,7 +119,7 @@ struct neighbor_buffers {
   std::int64_t recv_ids_size = -1;
 };
 
-// buffers with global ids attached (sizes checked); the vectors must outlive the plan's construction.
+/// buffers with global ids attached (sizes checked); the vectors must outlive the plan's construction.
 inline neighbor_buffers with_global_ids(neighbor_buffers buffers, const std::vector<std::int64_t>& send_ids,
                                         const std::vector<std::int64_t>& recv_ids) {
   buffers.global_ids = true;
@@ -142,13 +142,13 @@ class neighbor_plan {
   neighbor_plan& operator=(neighbor_plan&&) noexcept;
   ~neighbor_plan();
 
-  // Starts one exchange; the send buffer must not change until wait() returns. Collective in the sense of
-  // MPI_Start on a persistent collective: every rank of the communicator calls start() then wait().
+  /// Starts one exchange; the send buffer must not change until wait() returns. Collective in the sense of
+  /// MPI_Start on a persistent collective: every rank of the communicator calls start() then wait().
   void start();
-  // Completes the exchange started last: the receive buffer then holds the data.
+  /// Completes the exchange started last: the receive buffer then holds the data.
   void wait();
   bool valid() const noexcept { return state_ != nullptr; }
-  // True between start() and wait().
+  /// True between start() and wait().
   bool active() const noexcept;
   const exchange_statistics& statistics() const;
 
@@ -156,19 +156,19 @@ class neighbor_plan {
   std::unique_ptr<detail::plan_state> state_;
 };
 
-// Collective over graph_comm, a distributed-graph communicator (MPI_Dist_graph_create_adjacent): its sources
-// and destinations are the receive and send edges, as in MPI_Neighbor_alltoallv_init.
+/// Collective over graph_comm, a distributed-graph communicator (MPI_Dist_graph_create_adjacent): its sources
+/// and destinations are the receive and send edges, as in MPI_Neighbor_alltoallv_init.
 neighbor_plan neighbor_alltoallv_init(const neighbor_buffers& buffers, MPI_Comm graph_comm,
                                       const exchange_options& options = {});
 
-// The light path: no graph communicator. sources (destinations) are the ranks of comm that the receive
-// (send) edges come from (go to), one entry per edge, in edge order; an ordinary communicator suffices.
+/// The light path: no graph communicator. sources (destinations) are the ranks of comm that the receive
+/// (send) edges come from (go to), one entry per edge, in edge order; an ordinary communicator suffices.
 neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std::vector<int>& destinations,
                                       const neighbor_buffers& buffers, MPI_Comm comm,
                                       const exchange_options& options = {});
 
-// The MPI datatype of an arithmetic element type (and std::complex of float / double, mapped as the engine's
-// element types are: redist::mpi_datatype).
+/// The MPI datatype of an arithmetic element type (and std::complex of float / double, mapped as the engine's
+/// element types are: redist::mpi_datatype).
 template <class T>
 MPI_Datatype mpi_datatype_of() {
   if constexpr (std::is_same_v<T, char>)
@@ -209,9 +209,9 @@ MPI_Datatype mpi_datatype_of() {
     static_assert(sizeof(T) == 0, "no MPI datatype for this element type: use neighbor_buffers");
 }
 
-// Typed forms: counts and displacements in elements of T, as int (MPI's form) or std::int64_t (MPI-4's large-count
-// form: an edge may move more than 2^31-1 elements), bounds checked against the vectors' sizes. The vectors must not
-// be resized while the plan lives.
+/// Typed forms: counts and displacements in elements of T, as int (MPI's form) or std::int64_t (MPI-4's large-count
+/// form: an edge may move more than 2^31-1 elements), bounds checked against the vectors' sizes. The vectors must not
+/// be resized while the plan lives.
 template <class T, class Count>
 neighbor_buffers typed_buffers(const std::vector<T>& send, const std::vector<Count>& sendcounts,
                                const std::vector<Count>& sdispls, std::vector<T>& recv,
@@ -234,7 +234,7 @@ neighbor_buffers typed_buffers(const std::vector<T>& send, const std::vector<Cou
   return b;
 }
 
-// Graph communicator: sendcounts/sdispls must have the outdegree's length, recvcounts/rdispls the indegree's.
+/// Graph communicator: sendcounts/sdispls must have the outdegree's length, recvcounts/rdispls the indegree's.
 template <class T, class Count>
 neighbor_plan neighbor_alltoallv_init(const std::vector<T>& send, const std::vector<Count>& sendcounts,
                                       const std::vector<Count>& sdispls, std::vector<T>& recv,
@@ -244,7 +244,7 @@ neighbor_plan neighbor_alltoallv_init(const std::vector<T>& send, const std::vec
                                  options);
 }
 
-// Light path: one count and displacement per entry of destinations (sources).
+/// Light path: one count and displacement per entry of destinations (sources).
 template <class T, class Count>
 neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std::vector<int>& destinations,
                                       const std::vector<T>& send, const std::vector<Count>& sendcounts,

@@ -33,77 +33,77 @@
 
 namespace redist {
 
-// How the round panels travel along the grid.
+/// How the round panels travel along the grid.
 enum class gemm_communication : std::uint8_t {
-  automatic = 0,  // shared_memory where every grid line lies on one node, else two_sided
-  two_sided = 1,  // nonblocking MPI collectives (MPI_Iallgatherv) on the grid's row and column communicators
-  one_sided = 2,  // MPI_Put into RMA windows over the round buffers (passive epoch: flushes and barriers)
-  // Nothing travels: the native A and B live in a node-shared window (one per plan and node) and BLAS
-  // reads each round's pieces where the ranks of the line keep them. No panel copies and no waits for
-  // messages (an MPI without asynchronous progress moves them only inside MPI calls), one barrier per line
-  // and execution, no panel buffers. Needs every grid line on one node; make_gemm_plan throws
-  // invalid_argument on every rank otherwise.
+  automatic = 0,  ///< shared_memory where every grid line lies on one node, else two_sided
+  two_sided = 1,  ///< nonblocking MPI collectives (MPI_Iallgatherv) on the grid's row and column communicators
+  one_sided = 2,  ///< MPI_Put into RMA windows over the round buffers (passive epoch: flushes and barriers)
+  /// Nothing travels: the native A and B live in a node-shared window (one per plan and node) and BLAS
+  /// reads each round's pieces where the ranks of the line keep them. No panel copies and no waits for
+  /// messages (an MPI without asynchronous progress moves them only inside MPI calls), one barrier per line
+  /// and execution, no panel buffers. Needs every grid line on one node; make_gemm_plan throws
+  /// invalid_argument on every rank otherwise.
   shared_memory = 3,
 };
 const char* to_string(gemm_communication c);
 
-// The order in which m, n and k are cut into the grid's parts (the native layouts).
+/// The order in which m, n and k are cut into the grid's parts (the native layouts).
 enum class gemm_native_order : std::uint8_t {
-  // grouped where the input's blocks along a dimension are 64 or more long on average, else contiguous
+  /// grouped where the input's blocks along a dimension are 64 or more long on average, else contiguous
   automatic = 0,
-  contiguous = 1,  // parts are ranges of consecutive indices
-  // parts are runs of the input's blocks grouped by owning process row (column): a block-cyclic input keeps
-  // most of its data in place, all of it when the grid matches the input's process grid. Each dimension
-  // follows the larger of the two matrices along it. Costs one native block per run.
+  contiguous = 1,  ///< parts are ranges of consecutive indices
+  /// parts are runs of the input's blocks grouped by owning process row (column): a block-cyclic input keeps
+  /// most of its data in place, all of it when the grid matches the input's process grid. Each dimension
+  /// follows the larger of the two matrices along it. Costs one native block per run.
   grouped = 2,
 };
 const char* to_string(gemm_native_order o);
 
 struct gemm_options {
-  // S in bytes per rank for the multiply's buffers (see gemm_schedule_options). 0 = the environment variable
-  // REDIST_GEMM_MEMORY (bytes, with an optional K, M or G suffix: powers of 1024), else no limit.
+  /// S in bytes per rank for the multiply's buffers (see gemm_schedule_options). 0 = the environment variable
+  /// REDIST_GEMM_MEMORY (bytes, with an optional K, M or G suffix: powers of 1024), else no limit.
   std::int64_t memory_limit_bytes = 0;
-  double max_idle_fraction = 0.03;  // ranks that may stay idle for a better grid (paper Section 7.1)
-  std::int64_t rounds = 0;          // rounds along k, 0 = automatic (see gemm_schedule_options)
+  double max_idle_fraction = 0.03;  ///< ranks that may stay idle for a better grid (paper Section 7.1)
+  std::int64_t rounds = 0;          ///< rounds along k, 0 = automatic (see gemm_schedule_options)
   gemm_communication communication = gemm_communication::automatic;
-  // Round t+1's panels travel while round t is multiplied (double buffering, paper Section 7.3).
+  /// Round t+1's panels travel while round t is multiplied (double buffering, paper Section 7.3).
   bool overlap = true;
-  // Choose which rank plays which grid position by relabeling (communication-optimal for the given user
-  // layouts). Off: rank r plays position r.
+  /// Choose which rank plays which grid position by relabeling (communication-optimal for the given user
+  /// layouts). Off: rank r plays position r.
   bool relabel = true;
   gemm_native_order native_order = gemm_native_order::automatic;
-  // Options of the transforms into and out of the native layouts.
+  /// Options of the transforms into and out of the native layouts.
   transform_options transform{};
-  // Seconds after which a wait inside this plan (its making and its executions, its transforms' too) is reported, in
-  // place of the process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows
-  // (docs/errors.md). Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
+  /// Seconds after which a wait inside this plan (its making and its executions, its transforms' too) is reported, in
+  /// place of the process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows
+  /// (docs/errors.md). Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
   double timeout_seconds = -1;
 };
 
-// Where this rank's most recent execute() spent its time (seconds, wall clock, not agreed over ranks): what
-// to compare against another library's multiply phase by phase. All zero before the first execution.
+/// Where this rank's most recent execute() spent its time (seconds, wall clock, not agreed over ranks): what
+/// to compare against another library's multiply phase by phase. All zero before the first execution.
 struct gemm_execution_profile {
-  double transform_in = 0;   // op(A) and op(B) into the native layouts (with the execution's agreement)
-  double multiply = 0;       // local BLAS calls
-  double panel_wait = 0;     // waiting for round panels that did not arrive during the previous multiply
-  double reduction = 0;      // summing the partial C blocks along k
-  double transform_out = 0;  // C = C native + beta * C in the user's layout
-  double total = 0;          // all of execute(), the parts and what lies between them
+  double transform_in = 0;   ///< op(A) and op(B) into the native layouts (with the execution's agreement)
+  double multiply = 0;       ///< local BLAS calls
+  double panel_wait = 0;     ///< waiting for round panels that did not arrive during the previous multiply
+  double reduction = 0;      ///< summing the partial C blocks along k
+  double transform_out = 0;  ///< C = C native + beta * C in the user's layout
+  double total = 0;          ///< all of execute(), the parts and what lies between them
 };
 
-// Where this rank's make_gemm_plan spent its time (seconds, wall clock, not agreed over ranks): what a first call
-// pays before the first multiply. The parts follow one another; total also holds what lies between them.
+/// Where this rank's make_gemm_plan spent its time (seconds, wall clock, not agreed over ranks): what a first call
+/// pays before the first multiply. The parts follow one another; total also holds what lies between them.
 struct gemm_planning_profile {
-  double agreement = 0;   // the arguments' checks, the schedule and their agreement (the plan's communicator)
-  double placement = 0;   // which rank plays which grid position (relabeling) and how panels travel
-  double transforms = 0;  // the native layouts and the transform plans into and out of them
-  double storage = 0;     // the native A, B and C buffers
-  double grid_lines = 0;  // the communicators of the grid's rows, columns and layers
-  double rounds = 0;      // the round loop's layout, and the one-sided or node-shared windows
-  double total = 0;       // all of make_gemm_plan
+  double agreement = 0;   ///< the arguments' checks, the schedule and their agreement (the plan's communicator)
+  double placement = 0;   ///< which rank plays which grid position (relabeling) and how panels travel
+  double transforms = 0;  ///< the native layouts and the transform plans into and out of them
+  double storage = 0;     ///< the native A, B and C buffers
+  double grid_lines = 0;  ///< the communicators of the grid's rows, columns and layers
+  double rounds = 0;      ///< the round loop's layout, and the one-sided or node-shared windows
+  double total = 0;       ///< all of make_gemm_plan
 };
 
-// The profiles' parts by name, in order, total last: the names the Python statistics and bench_gemm_bench use.
+/// The profiles' parts by name, in order, total last: the names the Python statistics and bench_gemm_bench use.
 inline std::vector<std::pair<const char*, double>> named_parts(const gemm_planning_profile& g) {
   return {{"agreement", g.agreement}, {"placement", g.placement},   {"transforms", g.transforms},
           {"storage", g.storage},     {"grid_lines", g.grid_lines}, {"rounds", g.rounds},
@@ -114,40 +114,40 @@ inline std::vector<std::pair<const char*, double>> named_parts(const gemm_execut
           {"reduction", e.reduction},       {"transform_out", e.transform_out}, {"total", e.total}};
 }
 
-// What a gemm plan does, seen from this rank.
+/// What a gemm plan does, seen from this rank.
 struct gemm_statistics {
-  gemm_schedule schedule;                                            // the same on every rank
-  gemm_communication communication = gemm_communication::two_sided;  // how panels travel (automatic resolved)
-  bool idle = false;                                                 // this rank holds no grid position
-  int position_m = -1, position_n = -1, position_k = -1;             // this rank's grid position (-1 when idle)
-  // What the multiply moves per execution (panels and the reduction along k; the transforms are below): bytes
-  // received as the schedule counts them (every panel piece but this rank's own, the reduction's partial sums),
-  // bytes sent as each piece reaching every rank that needs it. With shared_memory panels the pieces are read
-  // in place (counted as received, no panel messages).
+  gemm_schedule schedule;                                            ///< the same on every rank
+  gemm_communication communication = gemm_communication::two_sided;  ///< how panels travel (automatic resolved)
+  bool idle = false;                                                 ///< this rank holds no grid position
+  int position_m = -1, position_n = -1, position_k = -1;             ///< this rank's grid position (-1 when idle)
+  /// What the multiply moves per execution (panels and the reduction along k; the transforms are below): bytes
+  /// received as the schedule counts them (every panel piece but this rank's own, the reduction's partial sums),
+  /// bytes sent as each piece reaching every rank that needs it. With shared_memory panels the pieces are read
+  /// in place (counted as received, no panel messages).
   traffic_statistics multiply;
-  plan_statistics transform_in;   // moving op(A) and op(B) into the native layouts
-  plan_statistics transform_out;  // moving C out of the native layout (none when c_in_place)
-  // C's layout is the native one on every rank (grid_k = 1 and a grid that matches C's, as a ScaLAPACK C on a
-  // fitting process grid): the multiply writes the user's C in place, with beta, and nothing moves it out.
+  plan_statistics transform_in;   ///< moving op(A) and op(B) into the native layouts
+  plan_statistics transform_out;  ///< moving C out of the native layout (none when c_in_place)
+  /// C's layout is the native one on every rank (grid_k = 1 and a grid that matches C's, as a ScaLAPACK C on a
+  /// fitting process grid): the multiply writes the user's C in place, with beta, and nothing moves it out.
   bool c_in_place = false;
-  // shared_memory: the native A and B were cut from the node's shared window that an earlier plan on the same
-  // communicator (or this plan's transform in) made, rather than from a new one.
+  /// shared_memory: the native A and B were cut from the node's shared window that an earlier plan on the same
+  /// communicator (or this plan's transform in) made, rather than from a new one.
   bool native_window_reused = false;
-  // The grid's row, column and layer communicators came from an earlier plan on the same communicator that
-  // placed the same grid alike (the last four placements are kept there) rather than from new splits.
+  /// The grid's row, column and layer communicators came from an earlier plan on the same communicator that
+  /// placed the same grid alike (the last four placements are kept there) rather than from new splits.
   bool grid_lines_reused = false;
-  std::int64_t relabel_volume_before = 0;  // elements of A, B and C that would move with rank r at position r
-  std::int64_t relabel_volume_after = 0;   // ... with the chosen assignment (global sums)
-  gemm_planning_profile planning;          // this rank's make_gemm_plan
-  gemm_execution_profile last_execution;   // the most recent execute() on this rank
-  // This rank's elements of C the multiply writes in place: all of its C when c_in_place; on a matching grid
-  // whose sizes do not divide evenly, all but the edges where the native parts and C's blocks disagree (the
-  // transform out moves only those), and none of a row part with edge rows once k is at least its rows, nor
-  // where C's leading dimension aliases (docs/gemm.md, "C in place").
+  std::int64_t relabel_volume_before = 0;  ///< elements of A, B and C that would move with rank r at position r
+  std::int64_t relabel_volume_after = 0;   ///< ... with the chosen assignment (global sums)
+  gemm_planning_profile planning;          ///< this rank's make_gemm_plan
+  gemm_execution_profile last_execution;   ///< the most recent execute() on this rank
+  /// This rank's elements of C the multiply writes in place: all of its C when c_in_place; on a matching grid
+  /// whose sizes do not divide evenly, all but the edges where the native parts and C's blocks disagree (the
+  /// transform out moves only those), and none of a row part with edge rows once k is at least its rows, nor
+  /// where C's leading dimension aliases (docs/gemm.md, "C in place").
   std::int64_t c_elements_in_place = 0;
 };
 
-// The problem: C (m x n) = op(A) * op(B); A is m x k (k x m when op_a transposes), B is k x n (n x k).
+/// The problem: C (m x n) = op(A) * op(B); A is m x k (k x m when op_a transposes), B is k x n (n x k).
 struct gemm_description {
   grid_layout a, b, c;
   op op_a = op::identity;
@@ -164,40 +164,40 @@ class gemm_plan {
   gemm_plan(const gemm_plan&) = delete;
   gemm_plan& operator=(const gemm_plan&) = delete;
 
-  // C = alpha * op(A) * op(B) + beta * C with this rank's local storage of A, B and C. Collective.
+  /// C = alpha * op(A) * op(B) + beta * C with this rank's local storage of A, B and C. Collective.
   void execute(void* c, const void* a, const void* b, scalar alpha, scalar beta) const;
   template <class T>
   void execute(T* c, const T* a, const T* b, T alpha, T beta) const {
-    // A wrong element type on one rank is agreed with the buffers' checks (a local throw would hang the others).
+    /// A wrong element type on one rank is agreed with the buffers' checks (a local throw would hang the others).
     execute_agreed(static_cast<void*>(c), static_cast<const void*>(a), static_cast<const void*>(b),
                    redist::to_scalar(alpha), redist::to_scalar(beta), type_problem(element_type_v<T>));
   }
 
   const gemm_description& description() const;
   gemm_statistics statistics() const;
-  MPI_Comm communicator() const;  // duplicate owned by the plan
+  MPI_Comm communicator() const;  ///< duplicate owned by the plan
 
   struct impl;
 
  private:
   explicit gemm_plan(std::unique_ptr<impl> p);
-  // What is wrong with executing T elements on this rank (empty: nothing).
+  /// What is wrong with executing T elements on this rank (empty: nothing).
   std::string type_problem(element_type t) const;
-  // execute(), with this rank's `problem` (non-empty: an error) agreed before anything is written.
+  /// execute(), with this rank's `problem` (non-empty: an error) agreed before anything is written.
   void execute_agreed(void* c, const void* a, const void* b, scalar alpha, scalar beta,
                       const std::string& problem) const;
   std::unique_ptr<impl> impl_;
   friend gemm_plan make_gemm_plan(MPI_Comm, gemm_description, const gemm_options&);
 };
 
-// Builds the plan (collective over comm). Validates first and throws on every rank, before anything moves:
-// dimension_mismatch when op(A), op(B) and C do not fit together, invalid_argument for integer types or bad
-// options, invalid_layout / inconsistent_ranks as the transform engine, insufficient_memory when no schedule
-// fits the memory limit.
+/// Builds the plan (collective over comm). Validates first and throws on every rank, before anything moves:
+/// dimension_mismatch when op(A), op(B) and C do not fit together, invalid_argument for integer types or bad
+/// options, invalid_layout / inconsistent_ranks as the transform engine, insufficient_memory when no schedule
+/// fits the memory limit.
 gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options = {});
 
-// One-shot convenience: plan, execute once, discard. The arguments in the order of transform() and of
-// Python's redist.gemm: the operands with their layouts, then alpha, beta and the ops.
+/// One-shot convenience: plan, execute once, discard. The arguments in the order of transform() and of
+/// Python's redist.gemm: the operands with their layouts, then alpha, beta and the ops.
 template <class T>
 void gemm(MPI_Comm comm, const grid_layout& a_layout, const T* a, const grid_layout& b_layout, const T* b,
           const grid_layout& c_layout, T* c, T alpha, T beta, op op_a = op::identity, op op_b = op::identity,
@@ -206,8 +206,8 @@ void gemm(MPI_Comm comm, const grid_layout& a_layout, const T* a, const grid_lay
       .execute(c, a, b, alpha, beta);
 }
 
-// S in bytes from gemm_options / REDIST_GEMM_MEMORY (0 = no limit). Throws invalid_argument for a malformed
-// variable or a negative option.
+/// S in bytes from gemm_options / REDIST_GEMM_MEMORY (0 = no limit). Throws invalid_argument for a malformed
+/// variable or a negative option.
 std::int64_t gemm_memory_limit_bytes(const gemm_options& options);
 
 }  // namespace redist

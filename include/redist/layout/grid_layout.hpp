@@ -18,13 +18,13 @@
 
 namespace redist {
 
-// Storage order of a 2-D block in memory.
+/// Storage order of a 2-D block in memory.
 enum class storage_order : std::uint8_t { col_major = 0, row_major = 1 };
-// Numbering of ranks on a process grid (BLACS "R" or "C"); numbered as storage_order (builders default to
-// row_major, BLACS's default).
+/// Numbering of ranks on a process grid (BLACS "R" or "C"); numbered as storage_order (builders default to
+/// row_major, BLACS's default).
 enum class grid_order : std::uint8_t { col_major = 0, row_major = 1 };
 
-// Coordinates of a block in the block grid (block units).
+/// Coordinates of a block in the block grid (block units).
 struct block_coord {
   std::int64_t row = 0;
   std::int64_t col = 0;
@@ -32,20 +32,20 @@ struct block_coord {
   friend bool operator!=(block_coord a, block_coord b) { return !(a == b); }
 };
 
-// Coordinates of a matrix element (element units, 0-based, global).
+/// Coordinates of a matrix element (element units, 0-based, global).
 struct element_coord {
   std::int64_t row = 0;
   std::int64_t col = 0;
 };
 
-// A position on the owners' process grid (pr, pc); not a rank.
+/// A position on the owners' process grid (pr, pc); not a rank.
 struct grid_position {
   int row = 0;
   int col = 0;
 };
 
-// One block of this rank: where it starts (in elements from the base pointer), its leading
-// dimension and storage order.
+/// One block of this rank: where it starts (in elements from the base pointer), its leading
+/// dimension and storage order.
 struct local_block {
   block_coord block;
   std::int64_t offset = 0;
@@ -53,27 +53,27 @@ struct local_block {
   storage_order order = storage_order::col_major;
 };
 
-// How this rank stores its blocks.
-//  - regular: all blocks of a grid position live in one local 2-D array (block-cyclic, blocked):
-//    local row of global row g in block row i is local_row_start[i] + (g - r_i), likewise columns;
-//    the array has leading dimension ld and order `order`.
-//  - explicit_blocks: an arbitrary list of blocks, each with its own offset/ld/order.
+/// How this rank stores its blocks.
+///  - regular: all blocks of a grid position live in one local 2-D array (block-cyclic, blocked):
+///    local row of global row g in block row i is local_row_start[i] + (g - r_i), likewise columns;
+///    the array has leading dimension ld and order `order`.
+///  - explicit_blocks: an arbitrary list of blocks, each with its own offset/ld/order.
 enum class storage_kind : std::uint8_t { regular = 0, explicit_blocks = 1 };
 
 class grid_layout {
  public:
   grid_layout() = default;
 
-  // General constructor (product form). `grid_ranks` is proc_rows x proc_cols, row-major.
-  // `local_row_start`/`local_col_start` are given only for regular storage (one entry per block
-  // row/column); `local_blocks` only for explicit storage.
+  /// General constructor (product form). `grid_ranks` is proc_rows x proc_cols, row-major.
+  /// `local_row_start`/`local_col_start` are given only for regular storage (one entry per block
+  /// row/column); `local_blocks` only for explicit storage.
   grid_layout(std::vector<std::int64_t> row_splits, std::vector<std::int64_t> col_splits, std::vector<int> row_proc,
               std::vector<int> col_proc, int proc_rows, int proc_cols, std::vector<int> grid_ranks,
               storage_order packing_order, storage_kind kind, std::vector<std::int64_t> local_row_start,
               std::vector<std::int64_t> local_col_start, std::int64_t local_ld, std::vector<local_block> local_blocks,
               int my_rank);
 
-  // ---- global description ----
+  /// ---- global description ----
   std::int64_t rows() const noexcept { return row_splits_.empty() ? 0 : row_splits_.back(); }
   std::int64_t cols() const noexcept { return col_splits_.empty() ? 0 : col_splits_.back(); }
   std::int64_t block_rows() const noexcept { return static_cast<std::int64_t>(row_splits_.size()) - 1; }
@@ -89,39 +89,39 @@ class grid_layout {
   int owner(block_coord b) const {
     return grid_rank({row_proc_[static_cast<size_t>(b.row)], col_proc_[static_cast<size_t>(b.col)]});
   }
-  // Order in which blocks of this layout are packed into messages (the layout's declared order).
+  /// Order in which blocks of this layout are packed into messages (the layout's declared order).
   storage_order packing_order() const noexcept { return packing_order_; }
-  // Largest rank that owns a block, + 1 (the number of ranks the layout needs).
+  /// Largest rank that owns a block, + 1 (the number of ranks the layout needs).
   int ranks_needed() const;
 
-  // ---- local storage (this rank) ----
+  /// ---- local storage (this rank) ----
   int my_rank() const noexcept { return my_rank_; }
   storage_kind kind() const noexcept { return kind_; }
   const std::vector<std::int64_t>& local_row_start() const noexcept { return local_row_start_; }
   const std::vector<std::int64_t>& local_col_start() const noexcept { return local_col_start_; }
   std::int64_t local_ld() const noexcept { return local_ld_; }
   const std::vector<local_block>& local_blocks() const noexcept { return local_blocks_; }
-  // Elements the local buffer must hold (max offset + extent over this rank's blocks).
+  /// Elements the local buffer must hold (max offset + extent over this rank's blocks).
   std::int64_t local_elements() const;
-  // Grid positions held by this rank.
+  /// Grid positions held by this rank.
   std::vector<grid_position> my_positions() const;
 
-  // ---- derived layouts ----
-  // The layout of the transposed matrix (same memory, rows and columns swapped).
+  /// ---- derived layouts ----
+  /// The layout of the transposed matrix (same memory, rows and columns swapped).
   grid_layout transposed() const;
-  // Owners relabeled: rank r becomes new_rank_of[r]. Local storage is rebuilt for `my_rank` in the
-  // relabeled layout: regular layouts keep their local row/column starts with a minimal leading
-  // dimension; explicit layouts store their blocks one after another with minimal leading dimensions.
+  /// Owners relabeled: rank r becomes new_rank_of[r]. Local storage is rebuilt for `my_rank` in the
+  /// relabeled layout: regular layouts keep their local row/column starts with a minimal leading
+  /// dimension; explicit layouts store their blocks one after another with minimal leading dimensions.
   grid_layout relabeled(const std::vector<int>& new_rank_of) const;
 
-  // ---- validation ----
-  // Checks the global description; `comm_size` bounds the owner ranks. Throws invalid_layout.
+  /// ---- validation ----
+  /// Checks the global description; `comm_size` bounds the owner ranks. Throws invalid_layout.
   void validate_global(int comm_size) const;
-  // Checks this rank's storage against the global description. Throws invalid_layout.
+  /// Checks this rank's storage against the global description. Throws invalid_layout.
   void validate_local() const;
-  // 64-bit hash of the global description (for the collective consistency check).
+  /// 64-bit hash of the global description (for the collective consistency check).
   std::uint64_t global_hash() const;
-  // Short human-readable summary ("100x80 in 4x3 blocks on a 2x2 grid").
+  /// Short human-readable summary ("100x80 in 4x3 blocks on a 2x2 grid").
   std::string describe() const;
 
   friend bool operator==(const grid_layout& a, const grid_layout& b);

@@ -12,8 +12,8 @@
 
 namespace redist {
 
-// A box of the global index space: lo inclusive, hi exclusive, one entry per axis. Empty when lo[k] == hi[k] for
-// some axis.
+/// A box of the global index space: lo inclusive, hi exclusive, one entry per axis. Empty when lo[k] == hi[k] for
+/// some axis.
 struct box {
   std::vector<std::int64_t> lo, hi;
   std::int64_t elements() const;
@@ -21,34 +21,34 @@ struct box {
   friend bool operator==(const box& a, const box& b) { return a.lo == b.lo && a.hi == b.hi; }
 };
 
-// Block-cyclic on a d-dimensional process grid: axis k is cut into blocks of block[k] (the last one shorter) dealt
-// cyclically to the grid's positions along k. grid_ranks: the rank at each grid position, C order (empty: rank =
-// the position's C-order index, so the last grid axis varies fastest). Local storage: one array per rank, dense
-// in `order` (axes fastest first; empty = C order).
+/// Block-cyclic on a d-dimensional process grid: axis k is cut into blocks of block[k] (the last one shorter) dealt
+/// cyclically to the grid's positions along k. grid_ranks: the rank at each grid position, C order (empty: rank =
+/// the position's C-order index, so the last grid axis varies fastest). Local storage: one array per rank, dense
+/// in `order` (axes fastest first; empty = C order).
 nd_layout block_cyclic_nd(const std::vector<std::int64_t>& shape, const std::vector<std::int64_t>& block,
                           const std::vector<int>& grid, int my_rank, const std::vector<int>& order = {},
                           const std::vector<int>& grid_ranks = {});
 
-// Boxes: boxes_of_rank[r] lists the boxes rank r owns (possibly none). Together the non-empty boxes must cover
-// [0, shape) exactly, shape[k] being the largest hi[k]: no overlap, no gap, lo >= 0. Local storage: this rank's
-// boxes one after another in the listed order, each dense in `order` (axes fastest first; empty = C order).
-// packing_order: how blocks travel in messages (empty = `order`). It is part of the global description, so ranks
-// that store their boxes in different orders pass their own `order` and one common packing_order (the order most
-// ranks store in keeps most copies contiguous).
+/// Boxes: boxes_of_rank[r] lists the boxes rank r owns (possibly none). Together the non-empty boxes must cover
+/// [0, shape) exactly, shape[k] being the largest hi[k]: no overlap, no gap, lo >= 0. Local storage: this rank's
+/// boxes one after another in the listed order, each dense in `order` (axes fastest first; empty = C order).
+/// packing_order: how blocks travel in messages (empty = `order`). It is part of the global description, so ranks
+/// that store their boxes in different orders pass their own `order` and one common packing_order (the order most
+/// ranks store in keeps most copies contiguous).
 nd_layout box_layout(const std::vector<std::vector<box>>& boxes_of_rank, int my_rank,
                      const std::vector<int>& order = {}, const std::vector<int>& packing_order = {});
-// One box per rank (boxes[r] is rank r's).
+/// One box per rank (boxes[r] is rank r's).
 nd_layout box_layout(const std::vector<box>& boxes, int my_rank, const std::vector<int>& order = {},
                      const std::vector<int>& packing_order = {});
 
-// 3-D FFT decompositions, as one box per rank (index = rank). An extent n cut into p parts gives the first n % p
-// parts one more element. Ranks are numbered in C order over the process grid (its last dimension fastest).
-// Bricks: all three axes cut, over a grid[0] x grid[1] x grid[2] process grid.
+/// 3-D FFT decompositions, as one box per rank (index = rank). An extent n cut into p parts gives the first n % p
+/// parts one more element. Ranks are numbered in C order over the process grid (its last dimension fastest).
+/// Bricks: all three axes cut, over a grid[0] x grid[1] x grid[2] process grid.
 std::vector<box> brick_boxes(const std::vector<std::int64_t>& shape, const std::vector<int>& grid);
-// Pencils along `axis` (that axis whole on every rank): the other two axes, in increasing axis order, cut over a
-// grid[0] x grid[1] process grid.
+/// Pencils along `axis` (that axis whole on every rank): the other two axes, in increasing axis order, cut over a
+/// grid[0] x grid[1] process grid.
 std::vector<box> pencil_boxes(const std::vector<std::int64_t>& shape, int axis, const std::vector<int>& grid);
-// Slabs: `split_axis` cut into nranks parts, the other axes whole.
+/// Slabs: `split_axis` cut into nranks parts, the other axes whole.
 std::vector<box> slab_boxes(const std::vector<std::int64_t>& shape, int split_axis, int nranks);
 
 }  // namespace redist

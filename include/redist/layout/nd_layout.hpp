@@ -26,12 +26,12 @@ namespace redist {
 
 inline constexpr int max_axes = 8;
 
-// Axis orders, fastest-varying first: C order (last axis fastest) and Fortran order (first axis fastest).
+/// Axis orders, fastest-varying first: C order (last axis fastest) and Fortran order (first axis fastest).
 std::vector<int> c_order(int ndim);
 std::vector<int> fortran_order(int ndim);
 
-// One block of this rank (explicit storage): its block coordinates (one per axis), where its first element lies
-// (elements from the base pointer) and the distance between consecutive indices along each axis.
+/// One block of this rank (explicit storage): its block coordinates (one per axis), where its first element lies
+/// (elements from the base pointer) and the distance between consecutive indices along each axis.
 struct nd_local_block {
   std::vector<std::int64_t> block;
   std::int64_t offset = 0;
@@ -42,19 +42,19 @@ class nd_layout {
  public:
   nd_layout() = default;
 
-  // General constructor (product form). `grid_ranks` has prod(grid_shape) entries, C order. `local_start` (one
-  // vector per axis, one entry per block) and `local_strides` (one per axis) only for regular storage;
-  // `local_blocks` only for explicit storage. Nothing is checked here: validate_global / validate_local do it.
+  /// General constructor (product form). `grid_ranks` has prod(grid_shape) entries, C order. `local_start` (one
+  /// vector per axis, one entry per block) and `local_strides` (one per axis) only for regular storage;
+  /// `local_blocks` only for explicit storage. Nothing is checked here: validate_global / validate_local do it.
   nd_layout(std::vector<std::vector<std::int64_t>> splits, std::vector<std::vector<int>> procs,
             std::vector<int> grid_shape, std::vector<int> grid_ranks, std::vector<int> packing_order, storage_kind kind,
             std::vector<std::vector<std::int64_t>> local_start, std::vector<std::int64_t> local_strides,
             std::vector<nd_local_block> local_blocks, int my_rank);
 
-  // ---- global description ----
+  /// ---- global description ----
   int ndim() const noexcept { return static_cast<int>(splits_.size()); }
   std::int64_t extent(int axis) const { return splits_[static_cast<size_t>(axis)].back(); }
   std::vector<std::int64_t> shape() const;
-  std::int64_t elements() const;  // product of the extents
+  std::int64_t elements() const;  ///< product of the extents
   std::int64_t blocks(int axis) const {
     return static_cast<std::int64_t>(splits_[static_cast<size_t>(axis)].size()) - 1;
   }
@@ -62,42 +62,42 @@ class nd_layout {
   const std::vector<int>& procs(int axis) const { return procs_[static_cast<size_t>(axis)]; }
   const std::vector<int>& grid_shape() const noexcept { return grid_shape_; }
   const std::vector<int>& grid_ranks() const noexcept { return grid_ranks_; }
-  // The rank at a grid position (ndim() entries).
+  /// The rank at a grid position (ndim() entries).
   int grid_rank(const int* position) const;
-  // The owner of a block (ndim() block coordinates).
+  /// The owner of a block (ndim() block coordinates).
   int owner(const std::int64_t* block) const;
   const std::vector<int>& packing_order() const noexcept { return packing_order_; }
-  // Largest rank that owns a block, + 1.
+  /// Largest rank that owns a block, + 1.
   int ranks_needed() const;
 
-  // ---- local storage (this rank) ----
+  /// ---- local storage (this rank) ----
   int my_rank() const noexcept { return my_rank_; }
   storage_kind kind() const noexcept { return kind_; }
   const std::vector<std::int64_t>& local_start(int axis) const { return local_start_[static_cast<size_t>(axis)]; }
   const std::vector<std::int64_t>& local_strides() const noexcept { return local_strides_; }
   const std::vector<nd_local_block>& local_blocks() const noexcept { return local_blocks_; }
-  // Elements the local buffer must hold (largest offset + 1 over this rank's elements; 0 when it has none).
+  /// Elements the local buffer must hold (largest offset + 1 over this rank's elements; 0 when it has none).
   std::int64_t local_elements() const;
-  // Grid positions held by this rank, each ndim() entries.
+  /// Grid positions held by this rank, each ndim() entries.
   std::vector<std::vector<int>> my_positions() const;
 
-  // ---- derived layouts ----
-  // The same data and memory seen with its axes permuted: axis i of the result is axis axes[i] of this layout.
+  /// ---- derived layouts ----
+  /// The same data and memory seen with its axes permuted: axis i of the result is axis axes[i] of this layout.
   nd_layout permuted(const std::vector<int>& axes) const;
-  // Owners relabeled: rank r becomes new_rank_of[r]. Local storage is rebuilt for my_rank in the relabeled
-  // layout: regular layouts keep their local starts, with dense strides in packing order; explicit layouts store
-  // their blocks one after another, each dense in packing order.
+  /// Owners relabeled: rank r becomes new_rank_of[r]. Local storage is rebuilt for my_rank in the relabeled
+  /// layout: regular layouts keep their local starts, with dense strides in packing order; explicit layouts store
+  /// their blocks one after another, each dense in packing order.
   nd_layout relabeled(const std::vector<int>& new_rank_of) const;
 
-  // ---- validation ----
-  // Checks the global description; comm_size bounds the owner ranks. Throws invalid_layout.
+  /// ---- validation ----
+  /// Checks the global description; comm_size bounds the owner ranks. Throws invalid_layout.
   void validate_global(int comm_size) const;
-  // Checks this rank's storage against the global description (blocks that overlap in memory, strides that
-  // are not positive, a block listed twice or not owned by this rank). Throws invalid_layout.
+  /// Checks this rank's storage against the global description (blocks that overlap in memory, strides that
+  /// are not positive, a block listed twice or not owned by this rank). Throws invalid_layout.
   void validate_local() const;
-  // 64-bit hash of the global description (for the collective consistency check).
+  /// 64-bit hash of the global description (for the collective consistency check).
   std::uint64_t global_hash() const;
-  // Short human-readable summary ("64x64x64 in 2x2x2 blocks on a 2x2x2 grid").
+  /// Short human-readable summary ("64x64x64 in 2x2x2 blocks on a 2x2x2 grid").
   std::string describe() const;
 
   friend bool operator==(const nd_layout& a, const nd_layout& b);
@@ -116,7 +116,7 @@ class nd_layout {
   int my_rank_ = -1;
 };
 
-// A matrix layout as the d = 2 case: rows are axis 0, columns axis 1; column-major is Fortran order.
+/// A matrix layout as the d = 2 case: rows are axis 0, columns axis 1; column-major is Fortran order.
 nd_layout to_nd_layout(const grid_layout& l);
 
 }  // namespace redist

@@ -13,24 +13,24 @@
 namespace redist::relabel {
 
 struct edge {
-  int src = 0;              // rank holding the data in B
-  int dst = 0;              // owner label in A
-  std::int64_t volume = 0;  // bytes
+  int src = 0;              ///< rank holding the data in B
+  int dst = 0;              ///< owner label in A
+  std::int64_t volume = 0;  ///< bytes
 };
 
-// Sparse graph; edges sorted by (src, dst), no duplicates, no zero volumes. Self edges (src == dst)
-// are data that stays local.
+/// Sparse graph; edges sorted by (src, dst), no duplicates, no zero volumes. Self edges (src == dst)
+/// are data that stays local.
 struct comm_graph {
   int nranks = 0;
   std::vector<edge> edges;
 
   std::int64_t total_volume() const;
-  std::int64_t remote_volume() const;    // sum over src != dst
-  std::int64_t remote_messages() const;  // edges with src != dst
-  std::int64_t max_rank_volume() const;  // max over ranks of max(remote bytes sent, remote bytes received)
+  std::int64_t remote_volume() const;    ///< sum over src != dst
+  std::int64_t remote_messages() const;  ///< edges with src != dst
+  std::int64_t max_rank_volume() const;  ///< max over ranks of max(remote bytes sent, remote bytes received)
 };
 
-// One movement A <- op(B) of elements of `element_size` bytes.
+/// One movement A <- op(B) of elements of `element_size` bytes.
 struct layout_pair {
   const grid_layout* a = nullptr;
   const grid_layout* b = nullptr;
@@ -38,14 +38,14 @@ struct layout_pair {
   std::size_t element_size = 8;
 };
 
-// Volumes of all pairs added together (a batch shares one graph). op(B) is B transposed for transpose
-// and conj_transpose. Cost: O(block rows + block cols) to overlay the splits, plus one step per
-// (row-position pair) x (column-position pair) overlap; independent of the number of elements.
-// Throws invalid_argument (null layout, element_size 0, nranks < 1), invalid_layout (an owner outside
-// [0, nranks), decreasing splits), dimension_mismatch (op(B) not the shape of A) and overflow_error.
+/// Volumes of all pairs added together (a batch shares one graph). op(B) is B transposed for transpose
+/// and conj_transpose. Cost: O(block rows + block cols) to overlay the splits, plus one step per
+/// (row-position pair) x (column-position pair) overlap; independent of the number of elements.
+/// Throws invalid_argument (null layout, element_size 0, nranks < 1), invalid_layout (an owner outside
+/// [0, nranks), decreasing splits), dimension_mismatch (op(B) not the shape of A) and overflow_error.
 comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks);
 
-// One N-dimensional movement A <- permute(B, axes) (axis i of A is axis axes[i] of B; empty: the identity).
+/// One N-dimensional movement A <- permute(B, axes) (axis i of A is axis axes[i] of B; empty: the identity).
 struct nd_layout_pair {
   const nd_layout* a = nullptr;
   const nd_layout* b = nullptr;
@@ -53,15 +53,15 @@ struct nd_layout_pair {
   std::size_t element_size = 8;
 };
 
-// The same for N-d pairs (a matrix pair is the case d = 2): per axis the overlay of the position lists, and one
-// package per combination of the axes' position pairs. Throws as above (invalid_layout from validate_global).
+/// The same for N-d pairs (a matrix pair is the case d = 2): per axis the overlay of the position lists, and one
+/// package per combination of the axes' position pairs. Throws as above (invalid_layout from validate_global).
 comm_graph communication_graph(const std::vector<nd_layout_pair>& pairs, int nranks);
 
-// The packages of a range of target labels, compressed by label: the senders of label first_label + x are
-// src[label_start[x] .. label_start[x + 1]), ascending, with volume[...] bytes each (no zero volumes).
-// 12 bytes per package against comm_graph's 16 and already in the order the assignment solver reads, so the
-// rank that solves a large relabeling holds nothing else per package. Indices are 64-bit: a graph may hold
-// more than 2^31 packages.
+/// The packages of a range of target labels, compressed by label: the senders of label first_label + x are
+/// src[label_start[x] .. label_start[x + 1]), ascending, with volume[...] bytes each (no zero volumes).
+/// 12 bytes per package against comm_graph's 16 and already in the order the assignment solver reads, so the
+/// rank that solves a large relabeling holds nothing else per package. Indices are 64-bit: a graph may hold
+/// more than 2^31 packages.
 struct label_graph {
   int nranks = 0;
   int first_label = 0;
@@ -73,22 +73,22 @@ struct label_graph {
   std::int64_t package_count() const { return label_start.back(); }
 };
 
-// The packages received by the labels [first_label, end_label) of the movements, from the global layouts,
-// holding only those packages: the work is the overlay of the splits (as for communication_graph) plus the
-// target positions owned by those labels and their packages. For all labels, the same packages as
-// communication_graph(pairs, nranks). Throws as communication_graph, and invalid_argument when the range is
-// not inside [0, nranks].
+/// The packages received by the labels [first_label, end_label) of the movements, from the global layouts,
+/// holding only those packages: the work is the overlay of the splits (as for communication_graph) plus the
+/// target positions owned by those labels and their packages. For all labels, the same packages as
+/// communication_graph(pairs, nranks). Throws as communication_graph, and invalid_argument when the range is
+/// not inside [0, nranks].
 label_graph incoming_packages(const std::vector<layout_pair>& pairs, int nranks, int first_label, int end_label);
 label_graph incoming_packages(const std::vector<nd_layout_pair>& pairs, int nranks, int first_label, int end_label);
 
-// The graph by label (all labels), by a counting sort; edges with volume 0 are left out, duplicate
-// (src, dst) edges added up. Throws invalid_argument for an edge outside [0, nranks).
+/// The graph by label (all labels), by a counting sort; edges with volume 0 are left out, duplicate
+/// (src, dst) edges added up. Throws invalid_argument for an edge outside [0, nranks).
 label_graph to_label_graph(const comm_graph& g);
-// The graph as an edge list sorted by (src, dst); g must hold all labels (first_label 0, nranks labels).
+/// The graph as an edge list sorted by (src, dst); g must hold all labels (first_label 0, nranks labels).
 comm_graph to_comm_graph(const label_graph& g);
 
-// The graph after relabeling target labels: label x becomes rank new_rank_of[x] (a permutation of
-// [0, nranks), else invalid_argument). Equal to communication_graph() of A.relabeled(new_rank_of).
+/// The graph after relabeling target labels: label x becomes rank new_rank_of[x] (a permutation of
+/// [0, nranks), else invalid_argument). Equal to communication_graph() of A.relabeled(new_rank_of).
 comm_graph relabel_graph(const comm_graph& g, const std::vector<int>& new_rank_of);
 
 }  // namespace redist::relabel

@@ -20,21 +20,21 @@
 
 namespace redist::torus {
 
-// A torus described to the library: the network and the node each rank of the communicator runs on. The
-// communicator's size must be network.nodes().
+/// A torus described to the library: the network and the node each rank of the communicator runs on. The
+/// communicator's size must be network.nodes().
 struct machine {
   topology network;
   rank_mapping mapping;
 };
 
-// Routed messages are cut into options.beta chunks, but no chunk is smaller than this: below a few KiB a
-// chunk's per-message software cost (microseconds) exceeds its transfer time, so finer pipelining only
-// slows the intermediate down. A message of at most this size travels as one chunk.
+/// Routed messages are cut into options.beta chunks, but no chunk is smaller than this: below a few KiB a
+/// chunk's per-message software cost (microseconds) exceeds its transfer time, so finer pipelining only
+/// slows the intermediate down. A message of at most this size travels as one chunk.
 constexpr std::int64_t min_chunk_bytes = 4096;
-// Bytes per chunk of a routed message of `message_bytes` bytes: max(ceil(message_bytes / beta),
-// min_chunk_bytes), never more than the message (0 for an empty message).
+/// Bytes per chunk of a routed message of `message_bytes` bytes: max(ceil(message_bytes / beta),
+/// min_chunk_bytes), never more than the message (0 for an empty message).
 std::int64_t chunk_bytes(std::int64_t message_bytes, std::int64_t beta);
-// Staging slots (of one chunk each) an intermediate keeps per pair it forwards.
+/// Staging slots (of one chunk each) an intermediate keeps per pair it forwards.
 constexpr int relay_slots = 4;
 
 namespace detail {
@@ -56,31 +56,31 @@ class routed_permutation_plan {
   routed_permutation_plan(const routed_permutation_plan&) = delete;
   routed_permutation_plan& operator=(const routed_permutation_plan&) = delete;
 
-  // Collective over the plan's communicator. send: send_bytes() bytes for destination(); recv: room for
-  // receive_bytes() bytes from source(). A rank whose destination is itself copies send to recv (no
-  // message). Null buffers with bytes to move are rejected on every rank (redist::invalid_argument,
-  // agreed with one allreduce) before anything moves.
+  /// Collective over the plan's communicator. send: send_bytes() bytes for destination(); recv: room for
+  /// receive_bytes() bytes from source(). A rank whose destination is itself copies send to recv (no
+  /// message). Null buffers with bytes to move are rejected on every rank (redist::invalid_argument,
+  /// agreed with one allreduce) before anything moves.
   void execute(const void* send, void* recv) const;
 
-  // The routes of the whole permutation, by node (as route_permutation returned them).
+  /// The routes of the whole permutation, by node (as route_permutation returned them).
   const routed_permutation& routes() const;
-  int destination() const;  // the rank this rank sends to
-  int source() const;       // the rank this rank receives from
+  int destination() const;  ///< the rank this rank sends to
+  int source() const;       ///< the rank this rank receives from
   std::int64_t send_bytes() const;
   std::int64_t receive_bytes() const;
-  // The rank this rank's message goes through first (-1: directly, or no message).
+  /// The rank this rank's message goes through first (-1: directly, or no message).
   int send_via() const;
-  // Bytes per chunk of this rank's message: chunk_bytes(send_bytes(), beta) when it is routed, its whole
-  // size when it goes directly (0: no message).
+  /// Bytes per chunk of this rank's message: chunk_bytes(send_bytes(), beta) when it is routed, its whole
+  /// size when it goes directly (0: no message).
   std::int64_t send_chunk_bytes() const;
-  // Pairs (other ranks' messages) this rank forwards as an intermediate, and their bytes.
+  /// Pairs (other ranks' messages) this rank forwards as an intermediate, and their bytes.
   std::int64_t forwarded_pairs() const;
   std::int64_t forwarded_bytes() const;
-  // What one execute() moves at this rank (redist/statistics.hpp): its own message and the pairs it forwards;
-  // a leg of a message counts as one message however many chunks pipeline it; a message to itself is
-  // bytes_local.
+  /// What one execute() moves at this rank (redist/statistics.hpp): its own message and the pairs it forwards;
+  /// a leg of a message counts as one message however many chunks pipeline it; a message to itself is
+  /// bytes_local.
   traffic_statistics statistics() const;
-  MPI_Comm communicator() const;  // owned by the plan (shared with the other phases of a routed_phases_plan)
+  MPI_Comm communicator() const;  ///< owned by the plan (shared with the other phases of a routed_phases_plan)
 
  private:
   explicit routed_permutation_plan(std::unique_ptr<detail::routed_exchange> state);
@@ -92,22 +92,22 @@ class routed_permutation_plan {
                                                const std::vector<std::int64_t>&, const routing_options&);
 };
 
-// Collective over comm: this rank sends send_bytes bytes to destination_rank (itself: no message). The
-// destinations are allgathered (O(P) integers per rank) and must form a permutation of the ranks; every
-// rank then routes the permutation on m.network with route_permutation (deterministic, so all ranks get the
-// same routes) and keeps what it sends, receives and forwards. routing_mode::automatic simulates with the
-// largest message of the permutation as time_model::message_bytes. Throws on every rank, before anything
-// moves: redist::invalid_argument when comm's size is not m.network.nodes(), when the destinations are no
-// permutation or the sizes negative, or when validate(options) fails; redist::inconsistent_ranks when
-// ranks describe different machines or options. The plan owns a duplicate of comm.
+/// Collective over comm: this rank sends send_bytes bytes to destination_rank (itself: no message). The
+/// destinations are allgathered (O(P) integers per rank) and must form a permutation of the ranks; every
+/// rank then routes the permutation on m.network with route_permutation (deterministic, so all ranks get the
+/// same routes) and keeps what it sends, receives and forwards. routing_mode::automatic simulates with the
+/// largest message of the permutation as time_model::message_bytes. Throws on every rank, before anything
+/// moves: redist::invalid_argument when comm's size is not m.network.nodes(), when the destinations are no
+/// permutation or the sizes negative, or when validate(options) fails; redist::inconsistent_ranks when
+/// ranks describe different machines or options. The plan owns a duplicate of comm.
 routed_permutation_plan make_routed_permutation(MPI_Comm comm, const machine& m, int destination_rank,
                                                 std::int64_t send_bytes, const routing_options& options);
 
-// A sequence of routed permutations (e.g. the phases of multiphase_transpose_schedule): phase k sends buffer k.
-// routing_options::phases says how they run: one after another (sequential; their messages cannot mix, a phase
-// ending on every rank only after all its messages arrived and MPI delivering messages between two ranks in
-// order), or all at once in one progress loop (concurrent; each phase's messages on tags of their own, each its
-// own staging slots). The phases share one duplicate of the communicator.
+/// A sequence of routed permutations (e.g. the phases of multiphase_transpose_schedule): phase k sends buffer k.
+/// routing_options::phases says how they run: one after another (sequential; their messages cannot mix, a phase
+/// ending on every rank only after all its messages arrived and MPI delivering messages between two ranks in
+/// order), or all at once in one progress loop (concurrent; each phase's messages on tags of their own, each its
+/// own staging slots). The phases share one duplicate of the communicator.
 class routed_phases_plan {
  public:
   routed_phases_plan();
@@ -117,10 +117,10 @@ class routed_phases_plan {
   routed_phases_plan(const routed_phases_plan&) = delete;
   routed_phases_plan& operator=(const routed_phases_plan&) = delete;
 
-  // Collective. send[k] / recv[k]: phase k's buffers (as routed_permutation_plan::execute). after_phase, when
-  // given, is called with k once phase k's data is in recv[k] (to consume it before the next phase; with
-  // concurrent phases, for each k in order once all have arrived). Buffers are checked once for all phases (one
-  // allreduce).
+  /// Collective. send[k] / recv[k]: phase k's buffers (as routed_permutation_plan::execute). after_phase, when
+  /// given, is called with k once phase k's data is in recv[k] (to consume it before the next phase; with
+  /// concurrent phases, for each k in order once all have arrived). Buffers are checked once for all phases (one
+  /// allreduce).
   void execute(const std::vector<const void*>& send, const std::vector<void*>& recv,
                const std::function<void(int)>& after_phase = {}) const;
 
@@ -134,9 +134,9 @@ class routed_phases_plan {
                                                const std::vector<std::int64_t>&, const routing_options&);
 };
 
-// Collective over comm: phase k is the permutation destination_rank[k] with send_bytes[k] bytes from this
-// rank (both vectors as long as the number of phases, the same on every rank). One allgather for all
-// phases; errors as make_routed_permutation, naming the phase.
+/// Collective over comm: phase k is the permutation destination_rank[k] with send_bytes[k] bytes from this
+/// rank (both vectors as long as the number of phases, the same on every rank). One allgather for all
+/// phases; errors as make_routed_permutation, naming the phase.
 routed_phases_plan make_routed_phases(MPI_Comm comm, const machine& m, const std::vector<int>& destination_rank,
                                       const std::vector<std::int64_t>& send_bytes, const routing_options& options);
 

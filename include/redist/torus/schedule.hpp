@@ -10,16 +10,16 @@
 namespace redist::torus {
 
 struct transpose_schedule {
-  int P = 0, Q = 0;  // grid: process (p, q) is rank p * Q + q (row-major, as BLACS' default grid)
-  int L = 0, G = 0;  // lcm and gcd of P and Q
-  // send_to[k][r]: the rank r sends its blocks to in phase k (r itself: its blocks stay); receive_from[k] is
-  // the inverse permutation. Phase k = j * (L/Q) + i in the loop order of Fig. 2.
+  int P = 0, Q = 0;  ///< grid: process (p, q) is rank p * Q + q (row-major, as BLACS' default grid)
+  int L = 0, G = 0;  ///< lcm and gcd of P and Q
+  /// send_to[k][r]: the rank r sends its blocks to in phase k (r itself: its blocks stay); receive_from[k] is
+  /// the inverse permutation. Phase k = j * (L/Q) + i in the loop order of Fig. 2.
   std::vector<std::vector<int>> send_to;
   std::vector<std::vector<int>> receive_from;
   int phases() const noexcept { return static_cast<int>(send_to.size()); }
 };
 
-// Throws redist::invalid_argument unless P, Q >= 1 and P * Q fits an int.
+/// Throws redist::invalid_argument unless P, Q >= 1 and P * Q fits an int.
 transpose_schedule multiphase_transpose_schedule(int P, int Q);
 
 }  // namespace redist::torus

@@ -12,21 +12,21 @@
 
 namespace redist::torus {
 
-// Load of every directed link, in messages (fractions where a routing model spreads a message over paths).
+/// Load of every directed link, in messages (fractions where a routing model spreads a message over paths).
 class link_loads {
  public:
   explicit link_loads(const topology& t);
   const topology& network() const noexcept { return topology_; }
-  // The link leaving `node` along dim in direction +1 (dir = 0) or -1 (dir = 1).
+  /// The link leaving `node` along dim in direction +1 (dir = 0) or -1 (dir = 1).
   double at(int node, int dim, int dir) const { return load_[index(node, dim, dir)]; }
-  // Adds `weight` messages from source to destination routed by the hardware model.
+  /// Adds `weight` messages from source to destination routed by the hardware model.
   void add_message(int source, int destination, hardware_routing hardware, double weight = 1.0);
-  // Adds every route (both legs of the routed ones).
+  /// Adds every route (both legs of the routed ones).
   void add(const routed_permutation& p, hardware_routing hardware, double weight = 1.0);
 
   struct summary {
-    std::array<double, 3> mean{};  // per dimension: mean over its existing directed links (0 when it has none)
-    std::array<double, 3> max{};   // per dimension: the most loaded link
+    std::array<double, 3> mean{};  ///< per dimension: mean over its existing directed links (0 when it has none)
+    std::array<double, 3> max{};   ///< per dimension: the most loaded link
   };
   summary summarize() const;
 
@@ -38,13 +38,13 @@ class link_loads {
   std::vector<double> load_;
 };
 
-// What one routed permutation costs under the time model.
+/// What one routed permutation costs under the time model.
 struct permutation_cost {
   link_loads::summary loads;
-  double completion_time = 0;  // s
-  double link_time = 0;        // the busiest link's bytes / link bandwidth
-  double node_time = 0;        // the busiest node's injection, ejection or forwarding work
-  double latency_time = 0;     // the longest route's start-up (latencies, hops, first chunk through its intermediate)
+  double completion_time = 0;  ///< s
+  double link_time = 0;        ///< the busiest link's bytes / link bandwidth
+  double node_time = 0;        ///< the busiest node's injection, ejection or forwarding work
+  double latency_time = 0;     ///< the longest route's start-up (latencies, hops, first chunk through its intermediate)
 };
 permutation_cost simulate(const topology& t, const routed_permutation& p, hardware_routing hardware,
                           const time_model& model);

@@ -8,35 +8,35 @@
 
 namespace redist::torus {
 
-// A node's position: one coordinate per dimension, X first (dimensions a topology lacks are 0).
+/// A node's position: one coordinate per dimension, X first (dimensions a topology lacks are 0).
 using coordinate = std::array<int, 3>;
 
 class topology {
  public:
-  // extents: the lengths N_X, N_Y, N_Z of 1 to 3 dimensions, each >= 1. wraps: per dimension, true for a
-  // ring (torus), false for a line (mesh); empty means every dimension wraps.
+  /// extents: the lengths N_X, N_Y, N_Z of 1 to 3 dimensions, each >= 1. wraps: per dimension, true for a
+  /// ring (torus), false for a line (mesh); empty means every dimension wraps.
   explicit topology(std::vector<int> extents, std::vector<bool> wraps = {});
-  // "16x8", "8x16x16" (lengths joined by 'x'); mesh = true: no dimension wraps.
+  /// "16x8", "8x16x16" (lengths joined by 'x'); mesh = true: no dimension wraps.
   static topology parse(const std::string& dims, bool mesh = false);
 
   int dimensions() const noexcept { return dims_; }
   int extent(int dim) const noexcept { return dim < dims_ ? extents_[static_cast<size_t>(dim)] : 1; }
   bool wraps(int dim) const noexcept { return dim < dims_ && wraps_[static_cast<size_t>(dim)]; }
   int nodes() const noexcept { return extents_[0] * extents_[1] * extents_[2]; }
-  // Node index of a coordinate: X varies slowest, Z fastest, node = (x * N_Y + y) * N_Z + z.
+  /// Node index of a coordinate: X varies slowest, Z fastest, node = (x * N_Y + y) * N_Z + z.
   int node(const coordinate& c) const noexcept { return (c[0] * extents_[1] + c[1]) * extents_[2] + c[2]; }
   coordinate coordinates(int node) const noexcept {
     return {node / (extents_[1] * extents_[2]), (node / extents_[2]) % extents_[1], node % extents_[2]};
   }
-  // Hops between positions a and b along dim: the shorter way round when the dimension wraps.
+  /// Hops between positions a and b along dim: the shorter way round when the dimension wraps.
   int distance(int dim, int a, int b) const noexcept;
-  // Hops of a shortest path between two nodes (sum over the dimensions).
+  /// Hops of a shortest path between two nodes (sum over the dimensions).
   int distance(int node_a, int node_b) const noexcept;
-  // The dimensions ordered from longest to shortest (ties: the lower index first).
+  /// The dimensions ordered from longest to shortest (ties: the lower index first).
   std::array<int, 3> by_length() const noexcept;
-  // Directed links along dim: 2 per node and ring, fewer on a mesh line; 0 for a dimension of length 1.
+  /// Directed links along dim: 2 per node and ring, fewer on a mesh line; 0 for a dimension of length 1.
   std::int64_t links(int dim) const noexcept;
-  // "16x8", "8x16x16", with " mesh" appended when no dimension wraps and "(wraps 1,0)" when only some do.
+  /// "16x8", "8x16x16", with " mesh" appended when no dimension wraps and "(wraps 1,0)" when only some do.
   std::string to_string() const;
 
   bool operator==(const topology& o) const noexcept {
@@ -49,16 +49,16 @@ class topology {
   int dims_ = 1;
 };
 
-// Which node each MPI rank runs on: a bijection between ranks 0..nodes-1 and the nodes.
+/// Which node each MPI rank runs on: a bijection between ranks 0..nodes-1 and the nodes.
 class rank_mapping {
  public:
-  // The dimension-ordered ("default") mapping: `order` names the dimensions from the slowest to the fastest
-  // varying with the rank. "XYZ": z = r mod N_Z, y = (r / N_Z) mod N_Y, x = r / (N_Z N_Y) (the node index);
-  // "ZXY": y varies fastest, then x, then z. 2D topologies take 2-letter orders ("XY", "YX").
+  /// The dimension-ordered ("default") mapping: `order` names the dimensions from the slowest to the fastest
+  /// varying with the rank. "XYZ": z = r mod N_Z, y = (r / N_Z) mod N_Y, x = r / (N_Z N_Y) (the node index);
+  /// "ZXY": y varies fastest, then x, then z. 2D topologies take 2-letter orders ("XY", "YX").
   static rank_mapping dimension_ordered(const topology& t, const std::string& order = "XYZ");
-  // A uniformly random bijection, the same on every rank for the same seed.
+  /// A uniformly random bijection, the same on every rank for the same seed.
   static rank_mapping random(const topology& t, std::uint64_t seed);
-  // node_of_rank: a permutation of 0..t.nodes()-1.
+  /// node_of_rank: a permutation of 0..t.nodes()-1.
   static rank_mapping user(const topology& t, std::vector<int> node_of_rank);
 
   int ranks() const noexcept { return static_cast<int>(node_of_rank_.size()); }

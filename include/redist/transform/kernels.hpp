@@ -37,8 +37,8 @@
 namespace redist::kernels {
 
 struct strided {
-  std::int64_t rs;  // distance between consecutive rows
-  std::int64_t cs;  // distance between consecutive columns
+  std::int64_t rs;  ///< distance between consecutive rows
+  std::int64_t cs;  ///< distance between consecutive columns
 };
 
 inline strided strides(storage_order order, std::int64_t ld) {
@@ -53,7 +53,7 @@ template <class T>
 void transform_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t rows, std::int64_t cols, op o,
                      T alpha, T beta, store_hint stores = store_hint::cached);
 
-// Plain copy of a strided block into another (no op): used to pack blocks into messages.
+/// Plain copy of a strided block into another (no op): used to pack blocks into messages.
 template <class T>
 void copy_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t rows, std::int64_t cols,
                 store_hint stores = store_hint::cached);

@@ -29,12 +29,12 @@ namespace redist {
 class node_buffer {
  public:
   node_buffer();
-  node_buffer(MPI_Comm comm, std::int64_t bytes);  // collective over comm
+  node_buffer(MPI_Comm comm, std::int64_t bytes);  ///< collective over comm
   ~node_buffer();
   node_buffer(node_buffer&&) noexcept;
   node_buffer& operator=(node_buffer&&) noexcept;
 
-  void* data() const;  // this rank's segment
+  void* data() const;  ///< this rank's segment
   std::int64_t bytes() const;
   template <class T>
   T* as() const {

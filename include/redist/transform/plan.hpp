@@ -22,97 +22,89 @@
 namespace redist {
 
 namespace torus {
-struct machine;  // redist/torus/exchange.hpp
+struct machine;  ///< redist/torus/exchange.hpp
 }
 
-// How the data moves between ranks.
+/// How the data moves between ranks.
 enum class exchange_strategy : std::uint8_t {
-  automatic = 0,       // shared_memory when all peers share this node's memory and data is large, else point_to_point
-  point_to_point = 1,  // MPI_Isend/MPI_Irecv, unpack each message as it arrives (overlap)
-  alltoallv = 2,       // one MPI_Alltoallv (MPI_Alltoallv_c for counts above 2^31)
-  shared_memory = 3,   // node-local peers stream packed data through a small MPI shared-memory window
-                       // (or read B itself when it is in a node_buffer); peers on other nodes use
-                       // point_to_point
-  torus_routed = 4,    // the rounds of the multi-phase transpose (torus::multiphase_transpose_schedule), each a
-                       // permutation routed on the described torus (transform_options::torus) with
-                       // intermediates forwarding chunks (torus::routed_phases_plan); needs every job's A and
-                       // B on one P x Q grid of all ranks and messages only between the schedule's pairs (a
-                       // transpose A = op(B) of block-cyclic layouts with equal blocks on that grid)
+  automatic = 0,       ///< shared_memory when all peers share this node's memory and data is large, else point_to_point
+  point_to_point = 1,  ///< MPI_Isend/MPI_Irecv, unpack each message as it arrives (overlap)
+  alltoallv = 2,       ///< one MPI_Alltoallv (MPI_Alltoallv_c for counts above 2^31)
+  shared_memory = 3,   ///< node-local peers stream packed data through a small MPI shared-memory window
+                       ///< (or read B itself when it is in a node_buffer); peers on other nodes use
+                       ///< point_to_point
+  torus_routed = 4,    ///< the rounds of the multi-phase transpose (torus::multiphase_transpose_schedule), each a
+                       ///< permutation routed on the described torus (transform_options::torus) with
+                       ///< intermediates forwarding chunks (torus::routed_phases_plan); needs every job's A and
+                       ///< B on one P x Q grid of all ranks and messages only between the schedule's pairs (a
+                       ///< transpose A = op(B) of block-cyclic layouts with equal blocks on that grid)
 };
 const char* to_string(exchange_strategy s);
 
-// How packing and unpacking write memory.
+/// How packing and unpacking write memory.
 enum class store_policy : std::uint8_t {
-  automatic = 0,  // streaming for packing messages when a rank sends more than 8x its core's share of
-                  // the last-level cache; into A when a job writes more there than that share (transposes: than
-                  // 8x the core's level-2 share, if less); ordinary stores otherwise, and always into
-                  // shared-memory ring slots
-  cached = 1,     // ordinary stores
-  streaming = 2,  // non-temporal stores for plain copies of contiguous runs (packing; unpacking without
-                  // transposition, alpha = 1, beta = 0; runs of A of at least 1 KiB) and transposes (beta = 0;
-                  // copies, alpha-scaling of doubles and floats, conjugation of complex<double>): they skip
-                  // reading every destination cache line first and leave the cache to other data (ring slots,
-                  // read at once by node peers, always use ordinary stores)
+  automatic = 0,  ///< streaming for packing messages when a rank sends more than 8x its core's share of
+                  ///< the last-level cache; into A when a job writes more there than that share (transposes: than
+                  ///< 8x the core's level-2 share, if less); ordinary stores otherwise, and always into
+                  ///< shared-memory ring slots
+  cached = 1,     ///< ordinary stores
+  streaming = 2,  ///< non-temporal stores for plain copies of contiguous runs (packing; unpacking without
+                  ///< transposition, alpha = 1, beta = 0; runs of A of at least 1 KiB) and transposes (beta = 0;
+                  ///< copies, alpha-scaling of doubles and floats, conjugation of complex<double>): they skip
+                  ///< reading every destination cache line first and leave the cache to other data (ring slots,
+                  ///< read at once by node peers, always use ordinary stores)
 };
 const char* to_string(store_policy s);
 
 struct transform_options {
   exchange_strategy strategy = exchange_strategy::automatic;
-  // Collective check that all ranks passed the same global descriptions (one allreduce).
+  /// Collective check that all ranks passed the same global descriptions (one allreduce).
   bool check_consistency = true;
-  // OpenMP threads for packing/unpacking; 0 = the OpenMP default (omp_get_max_threads()), at most the host's
-  // online CPUs divided by the communicator's ranks on that host (at least 1): ranks that share a host unbound
-  // would otherwise each start a team as large as the host (plan_statistics::threads says what a plan uses).
+  /// OpenMP threads for packing/unpacking; 0 = the OpenMP default (omp_get_max_threads()), at most the host's
+  /// online CPUs divided by the communicator's ranks on that host (at least 1): ranks that share a host unbound
+  /// would otherwise each start a team as large as the host (plan_statistics::threads says what a plan uses).
   int num_threads = 0;
   store_policy stores = store_policy::automatic;
-  // shared_memory: bytes per chunk of the messages streamed to node peers (each message goes through a
-  // ring of 4 chunk slots in the sender's window, so a chunk is unpacked while it is still in the cache).
-  // 0 = automatic: 256 KiB per OpenMP thread, 2 MiB per thread on a node running more than twice as many
-  // threads as it has CPUs unless the plan is one_shot; pieces whose unpack transposes are then cut 256 KiB per
-  // thread, or 1 MiB where the tile is wide enough on both transposed axes for a square that large (not in plans
-  // for one call, nor in the 256 KiB chunks of an oversubscribed node; a chunk holds at least one piece). Must be
-  // the same on all ranks.
+  /// shared_memory: bytes per chunk of the messages streamed to node peers (each message goes through a
+  /// ring of 4 chunk slots in the sender's window, so a chunk is unpacked while it is still in the cache).
+  /// 0 = automatic: 256 KiB per OpenMP thread, 2 MiB per thread on a node running more than twice as many
+  /// threads as it has CPUs unless the plan is one_shot; pieces whose unpack transposes are then cut 256 KiB per
+  /// thread, or 1 MiB where the tile is wide enough on both transposed axes for a square that large (not in plans
+  /// for one call, nor in the 256 KiB chunks of an oversubscribed node; a chunk holds at least one piece). Must be
+  /// the same on all ranks.
   std::int64_t stream_chunk_bytes = 0;
-  // torus_routed: the network and which node each rank runs on (build it with the torus headers,
-  // redist/torus/exchange.hpp), and how the rounds are routed. Must be the same on all ranks.
+  /// torus_routed: the network and which node each rank runs on (build it with the torus headers,
+  /// redist/torus/exchange.hpp), and how the rounds are routed. Must be the same on all ranks.
   std::shared_ptr<const torus::machine> torus;
   torus::routing_options torus_routing{};
-  // Seconds after which a wait inside this plan (its making and its executions) is reported, in place of the
-  // process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
-  // Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
+  /// Seconds after which a wait inside this plan (its making and its executions) is reported, in place of the
+  /// process's timeout (REDIST_TIMEOUT, set_timeout); REDIST_TIMEOUT_ACTION still says what follows (docs/errors.md).
+  /// Negative or NaN: the process's; 0: never. Each rank's own: it need not be the same on all ranks.
   double timeout_seconds = -1;
-  // The plan is expected to run once (plan + one execution, as transform() and the ScaLAPACK drop-in's first
-  // call of a key do): `automatic` then weighs set-up against that one execution. It takes point_to_point
-  // below one_shot_window_bytes per rank (sent by the rank that sends the most;
-  // one_shot_window_bytes_oversubscribed when some host runs more ranks than it has CPUs), where a node
-  // communicator and a shared window cost more to create than they save in one execution, and otherwise what it
-  // takes for repeated executions. Where an earlier plan left a
-  // shared window on the communicator (on every rank), it takes shared_memory from 1 MiB per rank as a repeated
-  // plan does, cutting its segment from that window; if some node finds no room there, point_to_point (agreed).
-  // Must be the same on all ranks.
+  /// The plan is expected to run once (plan + one execution, as transform() and the ScaLAPACK drop-in's first
+  /// call of a key do): `automatic` then weighs set-up against that one execution. It takes point_to_point
+  /// below one_shot_window_bytes per rank (sent by the rank that sends the most;
+  /// one_shot_window_bytes_oversubscribed when some host runs more ranks than it has CPUs), where a node
+  /// communicator and a shared window cost more to create than they save in one execution, and otherwise what it
+  /// takes for repeated executions. Where an earlier plan left a
+  /// shared window on the communicator (on every rank), it takes shared_memory from 1 MiB per rank as a repeated
+  /// plan does, cutting its segment from that window; if some node finds no room there, point_to_point (agreed).
+  /// Must be the same on all ranks.
   bool one_shot = false;
 };
 
-// Bytes per rank from which a one-shot `automatic` plan still streams through a shared window. With a CPU per
-// rank the window's set-up is small (node communicator and MPI_Win_allocate_shared: 6-7 ms on 4 ranks of a
-// 16-core Xeon) and one execution through it saves 0.4 ms per MB sent, plus point_to_point's fresh buffers
-// (twice the data, 0.1-0.3 ms per MB to fault in): it wins from about 12 MB per rank. Measured at 24 MB per rank
-// (N = 4000 on 4 ranks): plan + first execution 22-36 ms against 29-49 ms; bench/results/side_by_side.md.
-// Where ranks share CPUs, the node communicator's first split (0.05-0.1 s on 4 ranks sharing 2 cores), the
-// window (0.03-0.05 s, asked for as src/mpi/shared_window.hpp explains) and its first touches cost more than point_to_point's private buffers (on huge pages
-// 0.01-0.02 s for 24 MB sent per rank; 4 KiB pages where the VM reports free memory to its host: 0.035 s) below 32 MiB: a process's first
-// one-shot pdtran-like call took 0.11-0.15 s through a window against 0.02 s at N = 2000 (6 MB per rank), and
-// 0.12-0.21 s against 0.05-0.06 s at N = 4000 (24 MB; point_to_point 0.25-0.34 s in 5 of 13 runs, where its
-// buffers' memory was fresh to the VM); at 96 MB per rank point_to_point was slower there too (pdgemr2d
-// N = 8000: 0.90 s against 0.61 s; bench/results/first_call.md).
+/// Bytes per rank (sent by the rank that sends the most) from which a one-shot `automatic` plan streams through a
+/// shared window: below it, creating the node communicator and the window costs more than one execution through
+/// them saves. The second value applies where some host runs more ranks than it has CPUs (the set-up is slower
+/// there). How they were measured: docs/tuning.md, "One-shot plans and the shared window".
 inline constexpr std::int64_t one_shot_window_bytes = std::int64_t(12) << 20;
 inline constexpr std::int64_t one_shot_window_bytes_oversubscribed = std::int64_t(32) << 20;
 
-// The elements of A a job writes (and of op(B) it reads): all of them, or a trapezoid cut by a diagonal,
-// in A's global indices i (row) and j (column), 0-based: `upper` keeps j - i >= diagonal, `lower` keeps
-// j - i <= diagonal (diagonal = 0: the main diagonal included; 1 or -1: excluded). Elements of A outside
-// the region are left untouched (neither written nor scaled by beta), and only the region travels: the
-// planner cuts the overlay's tiles along the diagonal into rectangles.
+/// The elements of A a job writes (and of op(B) it reads): all of them, or a trapezoid cut by a diagonal,
+/// in A's global indices i (row) and j (column), 0-based: `upper` keeps j - i >= diagonal, `lower` keeps
+/// j - i <= diagonal (diagonal = 0: the main diagonal included; 1 or -1: excluded). Elements of A outside
+/// the region are left untouched (neither written nor scaled by beta), and only the region travels: the
+/// planner cuts the overlay's tiles along the diagonal into rectangles.
 enum class region_shape : std::uint8_t { all = 0, upper = 1, lower = 2 };
 struct element_region {
   region_shape shape = region_shape::all;
@@ -120,7 +112,7 @@ struct element_region {
   bool contains(std::int64_t i, std::int64_t j) const {
     return shape == region_shape::all || (shape == region_shape::upper ? j - i >= diagonal : j - i <= diagonal);
   }
-  // The same elements seen in the transposed matrix (element (i, j) becomes (j, i)).
+  /// The same elements seen in the transposed matrix (element (i, j) becomes (j, i)).
   element_region transposed() const {
     if (shape == region_shape::all) return *this;
     return {shape == region_shape::upper ? region_shape::lower : region_shape::upper, -diagonal};
@@ -128,8 +120,8 @@ struct element_region {
 };
 const char* to_string(region_shape s);
 
-// One transformation of a batch: A (target) and B (source) layouts, op and element type, and the region
-// of A it covers.
+/// One transformation of a batch: A (target) and B (source) layouts, op and element type, and the region
+/// of A it covers.
 struct job_description {
   grid_layout a;
   grid_layout b;
@@ -138,10 +130,10 @@ struct job_description {
   element_region region{};
 };
 
-// One N-dimensional job: A = alpha * permute(B, axes) + beta * A, where axis i of A is axis axes[i] of B (empty:
-// the identity), conjugated when `conjugate` (complex types; integers and reals are unchanged by it). A matrix job
-// is the case d = 2 (rows axis 0, columns axis 1): op::transpose is axes {1, 0}, conj_transpose adds conjugate.
-// `region` cuts A's elements as for matrices and needs d = 2 (axis 0 = i, axis 1 = j).
+/// One N-dimensional job: A = alpha * permute(B, axes) + beta * A, where axis i of A is axis axes[i] of B (empty:
+/// the identity), conjugated when `conjugate` (complex types; integers and reals are unchanged by it). A matrix job
+/// is the case d = 2 (rows axis 0, columns axis 1): op::transpose is axes {1, 0}, conj_transpose adds conjugate.
+/// `region` cuts A's elements as for matrices and needs d = 2 (axis 0 = i, axis 1 = j).
 struct reshape_job {
   nd_layout a;
   nd_layout b;
@@ -151,7 +143,7 @@ struct reshape_job {
   element_region region{};
 };
 
-// The buffers and scalars of one job at execution: base pointers of this rank's local storage.
+/// The buffers and scalars of one job at execution: base pointers of this rank's local storage.
 struct job_buffers {
   void* a = nullptr;
   const void* b = nullptr;
@@ -159,31 +151,31 @@ struct job_buffers {
   scalar beta{0.0, 0.0};
 };
 
-// What a plan moves, seen from this rank (and, summed, globally).
-// bytes_sent, bytes_received, messages_sent (one per peer), messages_received and bytes_local (bytes that stay on
-// this rank, copied directly) per execution: redist/statistics.hpp.
+/// What a plan moves, seen from this rank (and, summed, globally).
+/// bytes_sent, bytes_received, messages_sent (one per peer), messages_received and bytes_local (bytes that stay on
+/// this rank, copied directly) per execution: redist/statistics.hpp.
 struct plan_statistics : traffic_statistics {
-  std::int64_t peers_on_node = 0;  // send peers sharing this rank's node
-  bool streaming_stores = false;   // this rank writes messages or A with streaming stores (see store_policy)
-  std::int64_t window_bytes = 0;   // shared_memory: this rank's segment of the plan's shared window
-  // shared_memory: the segment was cut from a window that an earlier plan on the same communicator made (no
-  // MPI_Win_allocate_shared: src/transform/node_arena.cpp)
+  std::int64_t peers_on_node = 0;  ///< send peers sharing this rank's node
+  bool streaming_stores = false;   ///< this rank writes messages or A with streaming stores (see store_policy)
+  std::int64_t window_bytes = 0;   ///< shared_memory: this rank's segment of the plan's shared window
+  /// shared_memory: the segment was cut from a window that an earlier plan on the same communicator made (no
+  /// MPI_Win_allocate_shared: src/transform/node_arena.cpp)
   bool window_reused = false;
-  // transform_options::one_shot changed an automatic choice of this rank's plan (point_to_point below the window
-  // threshold or for want of room in the cached window; smaller stream chunks on an oversubscribed node): a plan
-  // for repeated executions would differ.
+  /// transform_options::one_shot changed an automatic choice of this rank's plan (point_to_point below the window
+  /// threshold or for want of room in the cached window; smaller stream chunks on an oversubscribed node): a plan
+  /// for repeated executions would differ.
   bool one_shot_choices = false;
-  std::int64_t stream_chunk_bytes = 0;  // shared_memory: the chunk size in use (options' or automatic)
-  int threads = 1;                      // the OpenMP team this rank packs and unpacks with (see num_threads)
-  // Where this rank's make_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
-  // call pays before the first byte moves. The five phases below are disjoint parts of plan_seconds.
-  double plan_seconds = 0;            // all of make_plan
-  double plan_agreement_seconds = 0;  // argument checks and their agreement, the plan's own communicator
-  double plan_tiles_seconds = 0;      // overlay of the two layouts: tiles and their runs
-  double plan_messages_seconds = 0;   // one message per peer, offsets, send order
-  double plan_exchange_seconds = 0;   // the strategy's set-up (shared_memory: node communicator, streams, window)
-  double plan_buffers_seconds = 0;    // private send and receive buffers laid out (borrowed per execution)
-  // This rank's wall time of the plan's latest execute (agreement included; 0 before the first).
+  std::int64_t stream_chunk_bytes = 0;  ///< shared_memory: the chunk size in use (options' or automatic)
+  int threads = 1;                      ///< the OpenMP team this rank packs and unpacks with (see num_threads)
+  /// Where this rank's make_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
+  /// call pays before the first byte moves. The five phases below are disjoint parts of plan_seconds.
+  double plan_seconds = 0;            ///< all of make_plan
+  double plan_agreement_seconds = 0;  ///< argument checks and their agreement, the plan's own communicator
+  double plan_tiles_seconds = 0;      ///< overlay of the two layouts: tiles and their runs
+  double plan_messages_seconds = 0;   ///< one message per peer, offsets, send order
+  double plan_exchange_seconds = 0;   ///< the strategy's set-up (shared_memory: node communicator, streams, window)
+  double plan_buffers_seconds = 0;    ///< private send and receive buffers laid out (borrowed per execution)
+  /// This rank's wall time of the plan's latest execute (agreement included; 0 before the first).
   double last_execution_seconds = 0;
 };
 
@@ -196,61 +188,61 @@ class transform_plan {
   transform_plan(const transform_plan&) = delete;
   transform_plan& operator=(const transform_plan&) = delete;
 
-  // Executes all jobs with the given buffers (one entry per job, in planning order). Collective.
+  /// Executes all jobs with the given buffers (one entry per job, in planning order). Collective.
   void execute(const std::vector<job_buffers>& buffers) const;
 
-  // Single-job convenience: A = alpha*op(B) + beta*A.
+  /// Single-job convenience: A = alpha*op(B) + beta*A.
   template <class T>
   void execute(T* a, const T* b, T alpha = T(1), T beta = T(0)) const {
-    // A wrong element type on one rank is agreed like any bad buffer (a local throw would leave the others
-    // waiting in the execution).
+    /// A wrong element type on one rank is agreed like any bad buffer (a local throw would leave the others
+    /// waiting in the execution).
     execute_agreed(std::vector<job_buffers>{job_buffers{a, b, redist::to_scalar(alpha), redist::to_scalar(beta)}},
                    single_job_problem(element_type_v<T>));
   }
 
-  // The plan of the inverse movement: B = op(A) for every job (roles of A and B swapped; a job's region
-  // becomes the same elements of B). Collective.
+  /// The plan of the inverse movement: B = op(A) for every job (roles of A and B swapped; a job's region
+  /// becomes the same elements of B). Collective.
   transform_plan inverse() const;
 
-  // The jobs as planned: matrix jobs (plans from make_plan; empty for make_reshape_plan), and every plan's jobs in
-  // the engine's N-dimensional form.
+  /// The jobs as planned: matrix jobs (plans from make_plan; empty for make_reshape_plan), and every plan's jobs in
+  /// the engine's N-dimensional form.
   const std::vector<job_description>& jobs() const;
   const std::vector<reshape_job>& reshape_jobs() const;
-  plan_statistics statistics() const;  // this rank
-  exchange_strategy strategy() const;  // the strategy chosen (never automatic)
-  MPI_Comm communicator() const;       // duplicate owned by the plan
+  plan_statistics statistics() const;  ///< this rank
+  exchange_strategy strategy() const;  ///< the strategy chosen (never automatic)
+  MPI_Comm communicator() const;       ///< duplicate owned by the plan
 
   struct impl;
 
  private:
   explicit transform_plan(std::unique_ptr<impl> p);
-  // What is wrong with a single-job execute of T elements on this rank (empty: nothing).
+  /// What is wrong with a single-job execute of T elements on this rank (empty: nothing).
   std::string single_job_problem(element_type t) const;
-  // execute(buffers), with this rank's `problem` (non-empty: an error) agreed with the buffers' checks. `next`: a
-  // plan the caller executes after this one, once it has written its own output, whose message buffers this
-  // execution's agreement acquires too (they stay until `next` executes).
+  /// execute(buffers), with this rank's `problem` (non-empty: an error) agreed with the buffers' checks. `next`: a
+  /// plan the caller executes after this one, once it has written its own output, whose message buffers this
+  /// execution's agreement acquires too (they stay until `next` executes).
   void execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
                       const transform_plan* next = nullptr) const;
   std::unique_ptr<impl> impl_;
   friend transform_plan make_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
   friend transform_plan make_reshape_plan(MPI_Comm, std::vector<reshape_job>, const transform_options&);
-  friend class gemm_plan;  // runs its transforms with execute_agreed
+  friend class gemm_plan;  ///< runs its transforms with execute_agreed
 };
 
-// Builds a plan for a batch of jobs (collective over comm). Validates every layout and shape first and
-// throws on every rank (same exception, same message) before anything moves.
+/// Builds a plan for a batch of jobs (collective over comm). Validates every layout and shape first and
+/// throws on every rank (same exception, same message) before anything moves.
 transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options = {});
 
-// Single job.
+/// Single job.
 transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation, element_type type,
                          const transform_options& options = {});
 
-// Builds a plan for a batch of N-dimensional jobs (collective over comm), with the same checks and agreement as
-// make_plan: every layout, axis permutation and shape is validated and a problem on any rank throws on every rank
-// before anything moves.
+/// Builds a plan for a batch of N-dimensional jobs (collective over comm), with the same checks and agreement as
+/// make_plan: every layout, axis permutation and shape is validated and a problem on any rank throws on every rank
+/// before anything moves.
 transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, const transform_options& options = {});
 
-// One-shot N-dimensional convenience: A = alpha * permute(B, axes) + beta * A, planned, executed once, discarded.
+/// One-shot N-dimensional convenience: A = alpha * permute(B, axes) + beta * A, planned, executed once, discarded.
 template <class T>
 void reshape(MPI_Comm comm, const nd_layout& a_layout, T* a, const nd_layout& b_layout, const T* b,
              const std::vector<int>& axes, T alpha = T(1), T beta = T(0), const transform_options& options = {}) {
@@ -260,7 +252,7 @@ void reshape(MPI_Comm comm, const nd_layout& a_layout, T* a, const nd_layout& b_
       .execute(a, b, alpha, beta);
 }
 
-// One-shot convenience: plan, execute once, discard (planned with transform_options::one_shot).
+/// One-shot convenience: plan, execute once, discard (planned with transform_options::one_shot).
 template <class T>
 void transform(MPI_Comm comm, const grid_layout& a_layout, T* a, const grid_layout& b_layout, const T* b, op operation,
                T alpha, T beta, const transform_options& options = {}) {

@@ -9,17 +9,17 @@
 
 namespace redist {
 
-// op(B) in A = alpha * op(B) + beta * A.
+/// op(B) in A = alpha * op(B) + beta * A.
 enum class op : std::uint8_t { identity = 0, transpose = 1, conj_transpose = 2 };
 
-// Element types the transform engine moves. Integer types support plain copies only
-// (alpha = 1, beta = 0, op identity or transpose).
+/// Element types the transform engine moves. Integer types support plain copies only
+/// (alpha = 1, beta = 0, op identity or transpose).
 enum class element_type : std::uint8_t { f32 = 0, f64 = 1, c32 = 2, c64 = 3, i32 = 4, i64 = 5 };
 
 std::size_t element_size(element_type t);
-// The MPI datatype of an element type, the one map the library uses everywhere: MPI_C_FLOAT_COMPLEX and
-// MPI_C_DOUBLE_COMPLEX for the complex types (C's, which every MPI's C interface has), MPI_INT32_T and
-// MPI_INT64_T for the integers. Throws invalid_argument for a value outside the enum.
+/// The MPI datatype of an element type, the one map the library uses everywhere: MPI_C_FLOAT_COMPLEX and
+/// MPI_C_DOUBLE_COMPLEX for the complex types (C's, which every MPI's C interface has), MPI_INT32_T and
+/// MPI_INT64_T for the integers. Throws invalid_argument for a value outside the enum.
 MPI_Datatype mpi_datatype(element_type t);
 const char* to_string(element_type t);
 const char* to_string(op o);
@@ -53,10 +53,10 @@ struct element_type_of<std::int64_t> {
 template <class T>
 inline constexpr element_type element_type_v = element_type_of<T>::value;
 
-// A type-erased scalar (alpha, beta); converted to the job's element type at execution.
+/// A type-erased scalar (alpha, beta); converted to the job's element type at execution.
 using scalar = std::complex<double>;
 
-// The type-erased form of a typed alpha or beta.
+/// The type-erased form of a typed alpha or beta.
 template <class T>
 scalar to_scalar(T v) {
   if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>)
