@@ -24,6 +24,10 @@
 #              N <= 8192 (transform), 65536 (inplace), 256 (reshape), 2048 (gemm), 64 (neighbor)
 #   REGION     neighbor: ranks per region, the simulated node of several hosts that aggregate and dedup group by
 #              (default 8)
+#   COST_MODEL neighbor: what redist:auto prices its candidates with: calibrate (default: the library's calibration,
+#              measured once per set of ranks and regions; it costs SimGrid more than an hour of wall time at 1024
+#              ranks), platform (the platform's link rate inside and between regions: every rank is its own host)
+#              or defaults (redist::cost_model's built-in figures, which assume regions share memory)
 #   REPS       executions per plan, the best one reported (default 2)
 #   TORUS      torus: its extents X,Y,Z, product RANKS (default: as equal as RANKS's factors allow, largest first);
 #              16,8,1 is an asymmetric 2-D torus
@@ -135,7 +139,7 @@ for variant in $VARIANTS; do
           --cfg=smpi/coll-selector:"$selector" "${algorithm[@]}" ${SMPI_CFG:-} --log=root.thresh:error \
           "$build/smpi_bench" "$benchmark" --n "$n" --variant "$variant" --platform "$platform" \
           --link-bandwidth "$bandwidth" --reps "${REPS:-2}" --verify "$verify" --case "$layout_case" \
-          --region "${REGION:-8}" "${extra[@]}" \
+          --region "${REGION:-8}" --cost-model "${COST_MODEL:-calibrate}" "${extra[@]}" \
           2> "$build/last_run.err") || {
     code=$?
     if [ "$code" = 124 ]; then  # not a failure: the simulation outlived WALL_LIMIT

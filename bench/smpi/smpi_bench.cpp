@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // redist at scale under SimGrid's SMPI: one measured variant per run, one JSON line from rank 0.
 //   smpi_bench transform|neighbor --n N --variant V --platform NAME --link-bandwidth BYTES_PER_S [--reps R]
-//                        [--verify 0|1] [--region RANKS]
+//                        [--verify 0|1] [--region RANKS] [--cost-model calibrate|platform|defaults]
 //                        [--case study|equal] [--torus X,Y,Z] [--torus-routing sdr|direct|automatic]
 //                        [--torus-beta CHUNKS] [--torus-phases sequential|concurrent]
 //                        [--torus-hardware uniform_shortest|simgrid_torus|...]
@@ -115,6 +115,8 @@ arguments parse(int argc, char** argv) {
       a.torus_hardware = value;
     else if (key == "--region")
       a.region = std::stoi(value);
+    else if (key == "--cost-model")
+      a.cost_model = value;
     else
       throw std::invalid_argument("unknown option " + key);
   }
@@ -160,7 +162,8 @@ int main(int argc, char** argv) {
       if (a.variant.rfind("redist:", 0) == 0)
         std::printf("\"second_plan_simulated_seconds\": %.9g, \"comm_dup_simulated_seconds\": %.9g, ", m.plan_again,
                     m.comm_dup);
-      if (a.benchmark == "neighbor") std::printf("\"region\": %d, ", a.region);
+      if (a.benchmark == "neighbor")
+        std::printf("\"region\": %d, \"cost_model\": \"%s\", ", a.region, a.cost_model.c_str());
       std::printf("%s", m.extra_json.c_str());
       std::printf(
           "\"bound_seconds\": %.9g, \"bytes_off_rank\": %lld, \"busiest_rank_bytes\": %lld, \"messages\": %lld, "

@@ -22,6 +22,11 @@ struct arguments {
   std::string torus_phases = "sequential";  // torus::phase_schedule
   std::string torus_hardware;               // torus::hardware_routing (empty: the library's default)
   int region = 8;                           // neighbor: ranks per region (a simulated node of several hosts)
+  // neighbor redist:auto's figures (exchange_options::model): `calibrate` (the library's default: measured once
+  // per set of ranks and regions), `platform` (the platform's link rate, the same inside a region as between
+  // regions, since every rank is its own host) or `defaults` (the built-in figures, which assume regions share
+  // memory). The calibration's messages cost SimGrid more wall time at 1024 ranks than the exchange itself.
+  std::string cost_model = "calibrate";
   std::int64_t n = 1024;
   int reps = 2;
   bool verify = false;

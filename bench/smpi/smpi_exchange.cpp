@@ -180,6 +180,20 @@ measured neighbor(const arguments& a, int rank, int size) {
     ex::exchange_options o;
     o.strategy = redist::parse_name<ex::neighbor_strategy>(a.variant.substr(7));
     o.region_size = a.region;
+    if (a.cost_model == "platform") {
+      // One rank per host: inside a region costs what between regions does (the platform's links).
+      redist::cost_model platform;
+      platform.inter_seconds_per_byte = 1.0 / a.link_bandwidth;
+      platform.intra_latency = platform.inter_latency;
+      platform.intra_seconds_per_message = platform.inter_seconds_per_message;
+      platform.intra_seconds_per_byte = platform.inter_seconds_per_byte;
+      platform.source = "user";
+      o.model = platform;
+    } else if (a.cost_model == "defaults") {
+      o.model = redist::cost_model{};
+    } else if (a.cost_model != "calibrate") {
+      throw std::invalid_argument("--cost-model '" + a.cost_model + "': expected calibrate, platform or defaults");
+    }
     ex::neighbor_buffers b{send.data,    h.send_counts.data(), h.send_displs.data(), MPI_DOUBLE,
                            receive.data, h.recv_counts.data(), h.recv_displs.data(), MPI_DOUBLE};
     b.send_entries = b.recv_entries = static_cast<std::int64_t>(h.destinations.size());
