@@ -6,6 +6,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <map>
 
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
@@ -447,22 +448,28 @@ void register_settings(nb::module_& m) {
       "The summary table over the ranks of comm (collective): the text on comm's rank 0, '' elsewhere.");
 }
 
+namespace {
+// One exception class of the module, derived from `base` and, where given, a builtin exception too.
+template <class E>
+nb::object register_exception(nb::module_& m, const char* name, const nb::object& base, PyObject* builtin) {
+  if (builtin == nullptr) return nb::exception<E>(m, name, base.ptr());
+  const nb::object bases = nb::make_tuple(base, nb::handle(builtin));
+  return nb::exception<E>(m, name, bases.ptr());
+}
+}  // namespace
+
 void register_errors(nb::module_& m) {
-  // Python classes mirror redist::error's hierarchy; nanobind tries translators newest first, so the base
-  // class is registered before its subclasses.
-  nb::object base = nb::exception<redist::error>(m, "Error", PyExc_RuntimeError);
-  nb::object invalid_argument = nb::exception<redist::invalid_argument>(m, "InvalidArgument", base.ptr());
-  nb::exception<redist::invalid_topology>(m, "InvalidTopology", invalid_argument.ptr());
-  nb::exception<redist::invalid_count>(m, "InvalidCount", invalid_argument.ptr());
-  nb::exception<redist::invalid_buffer>(m, "InvalidBuffer", invalid_argument.ptr());
-  nb::exception<redist::invalid_datatype>(m, "InvalidDatatype", invalid_argument.ptr());
-  nb::exception<redist::invalid_layout>(m, "InvalidLayout", base.ptr());
-  nb::exception<redist::dimension_mismatch>(m, "DimensionMismatch", base.ptr());
-  nb::exception<redist::inconsistent_ranks>(m, "InconsistentRanks", base.ptr());
-  // Named apart from the builtin it also derives from, so that `from redist import *` shadows nothing.
-  nb::object overflow_bases = nb::make_tuple(base, nb::handle(PyExc_OverflowError));
-  nb::exception<redist::overflow_error>(m, "Overflow", overflow_bases.ptr());
-  nb::exception<redist::insufficient_memory>(m, "InsufficientMemory", base.ptr());
+  // Python classes mirror redist::error's hierarchy as the error table (src/mpi/error_table.hpp) lists it;
+  // nanobind tries translators newest first, so a base is registered before its subclasses (the table's order).
+  // Overflow is named apart from the builtin OverflowError it also derives from: `from redist import *` shadows
+  // nothing.
+  const nb::object base = nb::exception<redist::error>(m, "Error", PyExc_RuntimeError);
+  std::map<mpi::error_kind, nb::object> registered{{mpi::error_kind::none, base}};
+#define REDIST_ERROR_PYTHON(name, cls, mpi_class, python_name, python_base, builtin_base) \
+  registered[mpi::error_kind::name] =                                                     \
+      register_exception<redist::cls>(m, python_name, registered.at(mpi::error_kind::python_base), builtin_base);
+  REDIST_ERROR_TABLE(REDIST_ERROR_PYTHON)
+#undef REDIST_ERROR_PYTHON
   nb::exception<redist::mpi_error>(m, "MPIError", base.ptr());
 }
 

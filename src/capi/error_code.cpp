@@ -21,22 +21,11 @@ int current_error_code() noexcept {
     last_error.clear();  // no memory for the text: at least no stale reason
   }
   switch (f.kind) {
-    case mpi::error_kind::invalid_topology:
-      return MPI_ERR_TOPOLOGY;
-    case mpi::error_kind::invalid_count:
-    case mpi::error_kind::overflow:
-      return MPI_ERR_COUNT;
-    case mpi::error_kind::invalid_buffer:
-      return MPI_ERR_BUFFER;
-    case mpi::error_kind::invalid_datatype:
-      return MPI_ERR_TYPE;
-    case mpi::error_kind::invalid_argument:
-    case mpi::error_kind::invalid_layout:
-    case mpi::error_kind::dimension_mismatch:
-    case mpi::error_kind::inconsistent_ranks:
-      return MPI_ERR_ARG;
-    case mpi::error_kind::insufficient_memory:
-      return MPI_ERR_NO_MEM;
+#define REDIST_ERROR_C_CODE(name, cls, mpi_class, ...) \
+  case mpi::error_kind::name:                          \
+    return mpi_class;
+    REDIST_ERROR_TABLE(REDIST_ERROR_C_CODE)
+#undef REDIST_ERROR_C_CODE
     case mpi::error_kind::mpi: {
       int error_class = MPI_ERR_OTHER;
       return MPI_Error_class(f.mpi_code, &error_class) == MPI_SUCCESS ? error_class : MPI_ERR_OTHER;

@@ -40,26 +40,13 @@ failure current_failure() noexcept {
     throw;
   } catch (const mpi_error& e) {
     f = {error_kind::mpi, e.code(), e.what()};
-  } catch (const invalid_topology& e) {
-    f = {error_kind::invalid_topology, 0, e.what()};
-  } catch (const invalid_count& e) {
-    f = {error_kind::invalid_count, 0, e.what()};
-  } catch (const invalid_buffer& e) {
-    f = {error_kind::invalid_buffer, 0, e.what()};
-  } catch (const invalid_datatype& e) {
-    f = {error_kind::invalid_datatype, 0, e.what()};
-  } catch (const invalid_argument& e) {
-    f = {error_kind::invalid_argument, 0, e.what()};
-  } catch (const invalid_layout& e) {
-    f = {error_kind::invalid_layout, 0, e.what()};
-  } catch (const dimension_mismatch& e) {
-    f = {error_kind::dimension_mismatch, 0, e.what()};
-  } catch (const inconsistent_ranks& e) {
-    f = {error_kind::inconsistent_ranks, 0, e.what()};
-  } catch (const overflow_error& e) {
-    f = {error_kind::overflow, 0, e.what()};
-  } catch (const insufficient_memory& e) {
-    f = {error_kind::insufficient_memory, 0, e.what()};
+  } catch (const error& e) {
+    // The most derived kind the error is: the table lists bases first. redist::error itself is internal.
+    f = {error_kind::internal, 0, e.what()};
+#define REDIST_ERROR_MATCH(name, cls, ...) \
+  if (dynamic_cast<const cls*>(&e) != nullptr) f.kind = error_kind::name;
+    REDIST_ERROR_TABLE(REDIST_ERROR_MATCH)
+#undef REDIST_ERROR_MATCH
   } catch (const std::bad_alloc&) {
     f.kind = error_kind::insufficient_memory;
     f.message = "out of memory (an allocation failed)";
@@ -75,26 +62,11 @@ failure current_failure() noexcept {
 void raise(const failure& f) {
   const bool a = f.agreed;
   switch (f.kind) {
-    case error_kind::invalid_layout:
-      throw_error(invalid_layout(f.message), a);
-    case error_kind::dimension_mismatch:
-      throw_error(dimension_mismatch(f.message), a);
-    case error_kind::invalid_argument:
-      throw_error(invalid_argument(f.message), a);
-    case error_kind::invalid_topology:
-      throw_error(invalid_topology(f.message), a);
-    case error_kind::invalid_count:
-      throw_error(invalid_count(f.message), a);
-    case error_kind::invalid_buffer:
-      throw_error(invalid_buffer(f.message), a);
-    case error_kind::invalid_datatype:
-      throw_error(invalid_datatype(f.message), a);
-    case error_kind::inconsistent_ranks:
-      throw_error(inconsistent_ranks(f.message), a);
-    case error_kind::overflow:
-      throw_error(overflow_error(f.message), a);
-    case error_kind::insufficient_memory:
-      throw_error(insufficient_memory(f.message), a);
+#define REDIST_ERROR_RAISE(name, cls, ...) \
+  case error_kind::name:                   \
+    throw_error(cls(f.message), a);
+    REDIST_ERROR_TABLE(REDIST_ERROR_RAISE)
+#undef REDIST_ERROR_RAISE
     case error_kind::mpi:
       throw_error(mpi_error::described(f.mpi_code, f.message), a);
     case error_kind::internal:

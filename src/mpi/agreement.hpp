@@ -12,26 +12,20 @@
 #include <utility>
 #include <vector>
 
+#include "error_table.hpp"
 #include "fault_injection.hpp"
 #include "redist/error.hpp"
 
 namespace redist::mpi {
 
-// One kind per redist::error class; the C entry points map each to one MPI error code (error_code.hpp).
+// One kind per redist::error class (error_table.hpp lists them with their C codes and Python exceptions).
 enum class error_kind : int {
   none = 0,
-  invalid_layout,
-  dimension_mismatch,
-  invalid_argument,
-  invalid_topology,
-  invalid_count,
-  invalid_buffer,
-  invalid_datatype,
-  inconsistent_ranks,
-  overflow,
-  insufficient_memory,
   mpi,       // an MPI call failed: `mpi_code` holds its code
   internal,  // anything else a rank threw (a bug, or an exception from user code)
+#define REDIST_ERROR_KIND(name, ...) name,
+  REDIST_ERROR_TABLE(REDIST_ERROR_KIND)
+#undef REDIST_ERROR_KIND
 };
 
 // What one rank found.
