@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// reshape_bench: redist's N-d reshape (redist_reshape_plan_create / redist_reshape_execute, C API) against the two
+// reshape_bench: redist's N-d reshape (redist_reshape_plan_create / redist_reshape_plan_execute, C API) against the two
 // ways FFT codes reshape distributed 3-D arrays today, on the reshapes of a 3-D FFT, in the same run.
 //
 //   mpiexec.mpich -n 4 bench_reshape_bench [--n 256] [--reps 5] [--json out.json] [--strategy NAME]
@@ -20,7 +20,7 @@
 // Methods, each checked element by element once (untimed; this run is also its warm-up), then timed
 // interleaved: in repetition r the methods start at a rotated position, each after an MPI_Barrier, so that the
 // noise of a shared machine hits all alike; per repetition the slowest rank's time; medians reported.
-//   redist     redist_reshape_plan_create once (plan_seconds, timed on its own), then redist_reshape_execute
+//   redist     redist_reshape_plan_create once (plan_seconds, timed on its own), then redist_reshape_plan_execute
 //              (alpha, beta NULL); --strategy and --stores set the info keys "redist_strategy" and
 //              "redist_stores" (default: none given)
 //   alltoallw  MPI_Alltoallw with MPI_Type_create_subarray types per peer, created once outside the timing (what
@@ -418,7 +418,7 @@ void measure_relabeling(const case_spec& spec, const bench_options& opt, const s
   BASELINE_MPI_CHECK(MPI_Reduce(mine, totals, 2, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD));
   const strided held_view = dense(held, spec.out_order);
   std::vector<complex> out(static_cast<size_t>(held.count() + 1), sentinel);
-  auto run = [&] { REDIST_CHECK(redist_reshape_execute(plan, in.data(), out.data(), nullptr, nullptr)); };
+  auto run = [&] { REDIST_CHECK(redist_reshape_plan_execute(plan, out.data(), in.data(), nullptr, nullptr)); };
   run();
   verify_or_abort(spec.name + " redist relabeled", opt.n, held, held_view, out.data());
   std::vector<double> seconds;
@@ -495,7 +495,7 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
                                             MPI_C_DOUBLE_COMPLEX, info, &plan));
   });
   if (info != MPI_INFO_NULL) BASELINE_MPI_CHECK(MPI_Info_free(&info));
-  auto run_redist = [&] { REDIST_CHECK(redist_reshape_execute(plan, in.data(), out.data(), nullptr, nullptr)); };
+  auto run_redist = [&] { REDIST_CHECK(redist_reshape_plan_execute(plan, out.data(), in.data(), nullptr, nullptr)); };
   // The same plan reading its input from a node buffer (one copy).
   redist_node_buffer in_node_buffer = REDIST_NODE_BUFFER_NULL;
   REDIST_CHECK(redist_node_buffer_create(MPI_COMM_WORLD, in_box.count() * element_bytes, &in_node_buffer));
@@ -503,7 +503,7 @@ case_result run_case(const case_spec& spec, const bench_options& opt) {
   if (in_box.count() > 0) std::copy(in.begin(), in.begin() + in_box.count(), in_shared);
   const complex* const in_one_copy = in_box.count() > 0 ? in_shared : in.data();  // (an empty box: any address)
   auto run_redist_node_buffer = [&] {
-    REDIST_CHECK(redist_reshape_execute(plan, in_one_copy, out.data(), nullptr, nullptr));
+    REDIST_CHECK(redist_reshape_plan_execute(plan, out.data(), in_one_copy, nullptr, nullptr));
   };
 
   // ---- b. MPI_Alltoallw with subarray types, created here, outside the timing ----

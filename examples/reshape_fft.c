@@ -50,9 +50,9 @@ int main(int argc, char** argv) {
   double* out = malloc(sizeof(double) * 2 * (size_t)(pencil + 1));
   double* again = malloc(sizeof(double) * 2 * (size_t)(brick + 1));
   for (int64_t i = 0; i < 2 * brick; ++i) in[i] = rank * 1e6 + (double)i;
-  redist_reshape_execute(to_x, in, out, NULL, NULL); /* out = in, as x-pencils */
+  redist_reshape_plan_execute(to_x, out, in, NULL, NULL); /* out = in, as x-pencils */
   /* ... FFTs along x: out[i + n[0] * (k + nz * j)] for the pencil's (i, j, k) ... */
-  redist_reshape_execute(back, out, again, NULL, NULL);
+  redist_reshape_plan_execute(back, again, out, NULL, NULL);
   int wrong = 0;
   for (int64_t i = 0; i < 2 * brick; ++i) wrong |= again[i] != in[i];
   int any = 0;

@@ -148,7 +148,7 @@ case "$what" in
       || { echo "$watchdog_out"; echo "the watchdog did not report the Python wait" >&2; exit 1; }
     echo "== Python: an mpi4py binary wheel is refused at import, with the command that fixes it"
     bash "$root/python/tests/check_mpi4py_wheel_refused.sh" "$venv" "$root/build/mpi4py-wheel-venv"
-    for example in transpose exchange_and_gemm reshape_fft; do
+    for example in transpose exchange_and_gemm reshape_fft pipeline_reshape; do
       env OMP_NUM_THREADS=1 "$yield_when_idle" timeout 300 /usr/bin/mpiexec.mpich -n 4 "$venv/bin/python" \
         "$root/examples/python/$example.py"
     done

@@ -238,10 +238,16 @@ int redist_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
  * array or plan pointer, lo > hi, an order or axes that is not a permutation, boxes that overlap or leave a
  * gap, output space not the input's permuted, a bad or differing info value, ranks disagreeing), MPI_ERR_TYPE,
  * MPI_ERR_NO_MEM or an MPI call's error class; *plan is then REDIST_RESHAPE_PLAN_NULL.
- * redist_reshape_execute: alpha and beta point to one value of the plan's type (NULL alpha = 1, NULL beta = 0;
+ * redist_reshape_plan_execute: alpha and beta point to one value of the plan's type (NULL alpha = 1, NULL beta = 0;
  * beta = 0 does not read out). Collective; errors (a NULL buffer of a non-empty box, integer alpha != 1 or
  * beta != 0) are agreed and nothing is written; a NULL, freed or unknown plan is refused with MPI_ERR_ARG on the
- * calling rank alone. redist_reshape_output_box (local): the output box this rank holds, in the caller's
+ * calling rank alone. redist_reshape_plan_start / redist_reshape_plan_wait: the same execution in two halves
+ * (split-phase, as MPI_Start/MPI_Wait): start agrees on the same errors, posts the communication and returns;
+ * wait completes it, out then holds the result. Between them compute freely, but neither write in nor touch out.
+ * One start per plan at a time: a second start, or an execute, before its wait is MPI_ERR_ARG on every rank (the
+ * first stays in progress); a wait without a start is MPI_ERR_ARG on the calling rank. With the point_to_point
+ * strategy messages travel between the two calls; other strategies complete the exchange inside start.
+ * redist_reshape_plan_free completes an exchange still in progress first. redist_reshape_output_box (local): the output box this rank holds, in the caller's
  * coordinates, and the rank that passed it to create (the calling rank without relabeling); passed_by may be
  * NULL. redist_reshape_plan_free (local) sets *plan to REDIST_RESHAPE_PLAN_NULL (already NULL: nothing to do; a
  * NULL pointer, freed or unknown handle: MPI_ERR_ARG). Handles are never reused, as redist_inplace_plan's. */
@@ -251,17 +257,20 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
                                const int in_order[], const int64_t out_lo[], const int64_t out_hi[],
                                const int out_order[], const int axes[], MPI_Datatype type, MPI_Info info,
                                redist_reshape_plan* plan);
-int redist_reshape_execute(redist_reshape_plan plan, const void* in, void* out, const void* alpha, const void* beta);
+int redist_reshape_plan_execute(redist_reshape_plan plan, void* out, const void* in, const void* alpha,
+                                const void* beta);
+int redist_reshape_plan_start(redist_reshape_plan plan, void* out, const void* in, const void* alpha, const void* beta);
+int redist_reshape_plan_wait(redist_reshape_plan plan);
 int redist_reshape_output_box(redist_reshape_plan plan, int64_t lo[], int64_t hi[], int* passed_by);
 int redist_reshape_plan_free(redist_reshape_plan* plan);
 
 /* ---- Node-shared input arrays: the one-copy path of the shared-memory strategy (docs/transform.md) ----
  * redist_node_buffer_create (collective over comm): `bytes` bytes for this rank (any count per rank, 0 included)
  * that the ranks of its node can read, from MPI_Win_allocate_shared. Use redist_node_buffer_data(buffer) as this
- * rank's `in` array of redist_reshape_execute, on every rank of the plan: node peers then read it in place, one
+ * rank's `in` array of redist_reshape_plan_execute, on every rank of the plan: node peers then read it in place, one
  * copy per element instead of two (packing into shared memory, unpacking from it), whenever the plan runs the
  * shared_memory strategy (the automatic choice for large data); otherwise the usual path, with the same result.
- * Do not modify it while an execution that reads it runs on any rank of the node: redist_reshape_execute returns
+ * Do not modify it while an execution that reads it runs on any rank of the node: redist_reshape_plan_execute returns
  * once the node's peers are done with it. Returns MPI_SUCCESS or, on every rank alike, MPI_ERR_ARG (a NULL
  * buffer pointer, bytes < 0), MPI_ERR_NO_MEM (more than the node's memory) or an MPI call's error class;
  * *buffer is then REDIST_NODE_BUFFER_NULL. redist_node_buffer_data (local): this rank's bytes; NULL for

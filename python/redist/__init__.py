@@ -210,8 +210,8 @@ for _name in ("make_plan", "make_batch_plan", "relabel_targets", "make_reshape_p
               "calibrate_cost_model", "alltoallv_inplace", "alltoall_inplace", "alltoallv_inplace_symmetric",
               "make_inplace_plan", "make_alltoall_inplace_plan", "make_inplace_plan_symmetric"):
     globals()[_name] = _agreed_even_when_refused(getattr(_redist, _name), _comm_argument)
-for _cls, _name in ((TransformPlan, "execute"), (TransformPlan, "execute_batch"), (TransformPlan, "inverse"),
-                    (GemmPlan, "execute")):
+for _cls, _name in ((TransformPlan, "execute"), (TransformPlan, "execute_batch"), (TransformPlan, "start"),
+                    (TransformPlan, "start_batch"), (TransformPlan, "inverse"), (GemmPlan, "execute")):
     setattr(_cls, _name, _agreed_even_when_refused(getattr(_cls, _name), _plan_itself))
 del _cls, _name
 

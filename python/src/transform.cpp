@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <complex>
+#include <map>
 #include <optional>
 
 #include "common.hpp"
@@ -134,6 +135,54 @@ job_buffers single_job_buffers(const transform_plan& p, const writable_array& a,
   return buffers_of(p, 0, a, b, alpha, beta, false);
 }
 
+// Job k's buffers of a batch call, from (a, b[, alpha[, beta]]) tuples; the arrays go to `keep`.
+std::vector<job_buffers> batch_buffers(const transform_plan& p, const std::vector<nb::tuple>& jobs,
+                                       std::vector<nb::object>& keep) {
+  std::vector<job_buffers> buffers;
+  agree_on_arguments(p.communicator(), [&] {
+    if (jobs.size() != p.reshape_jobs().size())
+      throw nb::value_error(("got " + std::to_string(jobs.size()) + " jobs' buffers, the plan has " +
+                             std::to_string(p.reshape_jobs().size()) + " jobs")
+                                .c_str());
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const nb::tuple& t = jobs[k];
+      if (t.size() < 2 || t.size() > 4)
+        throw nb::value_error(("job " + std::to_string(k) + ": expected (a, b[, alpha[, beta]])").c_str());
+      writable_array a;
+      readable_array b;
+      if (!nb::try_cast(t[0], a) || !nb::try_cast(t[1], b))
+        throw nb::type_error(
+            ("job " + std::to_string(k) + ": a must be a writable NumPy array and b a NumPy array").c_str());
+      keep.push_back(t[0]);
+      keep.push_back(t[1]);
+      const std::string job = "job " + std::to_string(k);
+      const std::complex<double> alpha =
+          t.size() > 2 ? cast_argument<std::complex<double>>(t[2], job + ": alpha", "a number") : 1.0;
+      const std::complex<double> beta =
+          t.size() > 3 ? cast_argument<std::complex<double>>(t[3], job + ": beta", "a number") : 0.0;
+      buffers.push_back(buffers_of(p, k, a, b, alpha, beta, true));
+    }
+  });
+  return buffers;
+}
+
+// The arrays of each plan's start() in progress, kept alive until its wait(): the exchange writes into A and reads
+// B after start() returns. A plan dropped between the two completes its exchange in its destructor; its entry
+// then stays (holding the arrays, so that exchange never writes into freed memory) until a plan at the same
+// address starts.
+std::map<const transform_plan*, std::vector<nb::object>>& arrays_in_flight() {
+  static std::map<const transform_plan*, std::vector<nb::object>> kept;
+  return kept;
+}
+
+void start_keeping(const transform_plan& p, const std::vector<job_buffers>& buffers, std::vector<nb::object> arrays) {
+  {
+    nb::gil_scoped_release release;
+    p.start(buffers);
+  }
+  arrays_in_flight()[&p] = std::move(arrays);
+}
+
 nb::dict relabeling_dict(const relabel::relabeling& r) {
   nb::dict stats;
   stats["remote_volume_before"] = r.remote_volume_before;
@@ -210,40 +259,44 @@ void register_transform(nb::module_& m) {
       .def(
           "execute_batch",
           [](const transform_plan& p, const std::vector<nb::tuple>& jobs) {
-            std::vector<job_buffers> buffers;
             std::vector<nb::object> keep;  // the arrays, alive until the transform is done
-            agree_on_arguments(p.communicator(), [&] {
-              if (jobs.size() != p.reshape_jobs().size())
-                throw nb::value_error(("execute_batch got " + std::to_string(jobs.size()) +
-                                       " jobs' buffers, the plan "
-                                       "has " +
-                                       std::to_string(p.reshape_jobs().size()) + " jobs")
-                                          .c_str());
-              for (std::size_t k = 0; k < jobs.size(); ++k) {
-                const nb::tuple& t = jobs[k];
-                if (t.size() < 2 || t.size() > 4)
-                  throw nb::value_error(("job " + std::to_string(k) + ": expected (a, b[, alpha[, beta]])").c_str());
-                writable_array a;
-                readable_array b;
-                if (!nb::try_cast(t[0], a) || !nb::try_cast(t[1], b))
-                  throw nb::type_error(
-                      ("job " + std::to_string(k) + ": a must be a writable NumPy array and b a NumPy array").c_str());
-                keep.push_back(t[0]);
-                keep.push_back(t[1]);
-                const std::string job = "job " + std::to_string(k);
-                const std::complex<double> alpha =
-                    t.size() > 2 ? cast_argument<std::complex<double>>(t[2], job + ": alpha", "a number") : 1.0;
-                const std::complex<double> beta =
-                    t.size() > 3 ? cast_argument<std::complex<double>>(t[3], job + ": beta", "a number") : 0.0;
-                buffers.push_back(buffers_of(p, k, a, b, alpha, beta, true));
-              }
-            });
+            const std::vector<job_buffers> buffers = batch_buffers(p, jobs, keep);
             nb::gil_scoped_release release;
             p.execute(buffers);
           },
           "jobs"_a,
           "Executes every job of a batch plan in one communication round: one (a, b[, alpha[, beta]]) "
           "per job, in planning order. Collective.")
+      .def(
+          "start",
+          [](const transform_plan& p, writable_array a, readable_array b, std::complex<double> alpha,
+             std::complex<double> beta) {
+            job_buffers buffers;
+            agree_on_arguments(p.communicator(), [&] { buffers = single_job_buffers(p, a, b, alpha, beta); });
+            start_keeping(p, {buffers}, {nb::cast(a), nb::cast(b)});
+          },
+          "a"_a, "b"_a, "alpha"_a = 1.0, "beta"_a = 0.0,
+          "Split phase, first half: checks and agrees like execute, posts the communication and returns; wait() "
+          "completes it. Between them compute freely, but neither write b nor touch a. Collective.")
+      .def(
+          "start_batch",
+          [](const transform_plan& p, const std::vector<nb::tuple>& jobs) {
+            std::vector<nb::object> keep;
+            const std::vector<job_buffers> buffers = batch_buffers(p, jobs, keep);
+            start_keeping(p, buffers, std::move(keep));
+          },
+          "jobs"_a, "start() for a batch plan: one (a, b[, alpha[, beta]]) per job, in planning order. Collective.")
+      .def(
+          "wait",
+          [](const transform_plan& p) {
+            {
+              nb::gil_scoped_release release;
+              p.wait();
+            }
+            arrays_in_flight().erase(&p);
+          },
+          "Split phase, second half: completes the exchange start() posted; a then holds the result.")
+      .def_prop_ro("in_progress", &transform_plan::in_progress, "True between start() and wait() (this rank).")
       .def(
           "inverse",
           [](const transform_plan& p) {

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """N-d reshapes A = alpha * permute(B, axes) + beta * A through the Python interface, against NumPy on the gathered
 arrays (np.transpose(B, axes), then each rank's blocks)."""
+import gc
+
 import numpy as np
 import pytest
 from mpi4py import MPI
@@ -207,6 +209,62 @@ def test_one_shot_reshape_and_batch():
     plan.execute_batch([(a, b, 1.0, 1.0), (c, scatter(b_layout, c_global))])
     assert np.array_equal(gather(a_layout, a), 3.0 * np.transpose(b_global, (2, 0, 1)))
     assert np.array_equal(gather(b_layout, c), c_global.conj())
+
+
+@pytest.mark.parametrize("strategy", ["auto", "point_to_point", "alltoallv", "shared_memory"])
+def test_split_phase_pipeline_matches_blocking(strategy):
+    """start() of batch k+1 while batch k is worked on, then wait(): the results of blocking executions; the arrays
+    given to start() live until wait() even where the caller dropped them."""
+    shape = (7, 6, 5)
+    bricks = redist.box_layout(redist.brick_boxes(shape, MPI.Compute_dims(comm.size, 3)), comm.rank)
+    x = redist.box_layout(redist.pencil_boxes(shape, 0, MPI.Compute_dims(comm.size, 2)), comm.rank, order=(0, 2, 1))
+    plan = redist.make_reshape_plan(comm, x, bricks, dtype=np.complex128, strategy=strategy)
+    inputs = [scatter(bricks, global_array(shape, np.complex128, salt=20 + k)) for k in range(3)]
+    blocking, pipelined = [], [x.empty(np.complex128) for _ in inputs]
+    for k, b in enumerate(inputs):
+        a = x.empty(np.complex128)
+        plan.execute(a, b, 2.0)
+        blocking.append(a * (k + 1))
+    plan.start(pipelined[0], inputs[0], 2.0)
+    assert plan.in_progress
+    plan.wait()
+    for k in range(len(inputs)):
+        if k + 1 < len(inputs):
+            plan.start(pipelined[k + 1], inputs[k + 1].copy(), 2.0)  # the copy's only reference is the plan's
+            gc.collect()
+        pipelined[k] *= k + 1
+        if k + 1 < len(inputs):
+            plan.wait()
+    assert not plan.in_progress
+    assert all(np.array_equal(p, e) for p, e in zip(pipelined, blocking))
+    assert plan.statistics()["start_overlaps"] == (plan.strategy == "point_to_point")
+    batch = x.empty(np.complex128)
+    plan.start_batch([(batch, inputs[0], 2.0)])
+    plan.wait()
+    assert np.array_equal(batch, blocking[0])
+
+
+def test_split_phase_misuse_raises_on_every_rank():
+    shape = (6, 4, 5)
+    bricks = redist.box_layout(redist.brick_boxes(shape, MPI.Compute_dims(comm.size, 3)), comm.rank)
+    x = redist.box_layout(redist.pencil_boxes(shape, 0, MPI.Compute_dims(comm.size, 2)), comm.rank)
+    plan = redist.make_reshape_plan(comm, x, bricks)
+    b = scatter(bricks, global_array(shape, np.float64, salt=31))
+    a, other = x.empty(), x.empty()
+    with pytest.raises(redist.InvalidArgument, match="without a start"):
+        plan.wait()
+    plan.start(a, b)
+    with pytest.raises(redist.InvalidArgument, match="still in progress"):
+        plan.start(other, b)
+    with pytest.raises(redist.InvalidArgument, match="still in progress"):
+        plan.execute(other, b)
+    plan.wait()
+    expected = x.empty()
+    plan.execute(expected, b)
+    assert np.array_equal(a, expected)
+    with pytest.raises(TypeError, match="dtype float32"):
+        plan.start(a, b.astype(np.float32))
+    assert not plan.in_progress
 
 
 def test_store_policy_is_an_option():

@@ -70,6 +70,13 @@ redist::scalar read_scalar(element_type t, const void* p) {
   throw redist::invalid_argument("unknown element type");
 }
 
+// One execution's buffers: alpha and beta point to one value of the plan's type (null: 1 and 0).
+redist::job_buffers buffers_of(const reshape_handle& h, void* out, const void* in, const void* alpha,
+                               const void* beta) {
+  return {out, in, alpha ? read_scalar(h.type, alpha) : redist::scalar(1.0, 0.0),
+          beta ? read_scalar(h.type, beta) : redist::scalar(0.0, 0.0)};
+}
+
 // A permutation of 0..n-1 from a C array (NULL: `fallback`); throws naming `what`.
 std::vector<int> permutation(const int* p, int n, const std::vector<int>& fallback, const char* what) {
   if (p == nullptr) return fallback;
@@ -335,13 +342,32 @@ int redist_reshape_plan_create(MPI_Comm comm, int ndim, const int64_t in_lo[], c
   }
 }
 
-int redist_reshape_execute(redist_reshape_plan plan, const void* in, void* out, const void* alpha, const void* beta) {
+int redist_reshape_plan_execute(redist_reshape_plan plan, void* out, const void* in, const void* alpha,
+                                const void* beta) {
   try {
     const reshape_handle& h = live_plan(plan);
-    const redist::scalar a = alpha ? read_scalar(h.type, alpha) : redist::scalar(1.0, 0.0);
-    const redist::scalar b = beta ? read_scalar(h.type, beta) : redist::scalar(0.0, 0.0);
     // The engine agrees on the buffers (null ones, alpha and beta the type cannot take) before anything moves.
-    h.plan.execute({redist::job_buffers{out, in, a, b}});
+    h.plan.execute({buffers_of(h, out, in, alpha, beta)});
+    return MPI_SUCCESS;
+  } catch (...) {
+    return redist::capi::current_error_code();
+  }
+}
+
+int redist_reshape_plan_start(redist_reshape_plan plan, void* out, const void* in, const void* alpha,
+                              const void* beta) {
+  try {
+    const reshape_handle& h = live_plan(plan);
+    h.plan.start({buffers_of(h, out, in, alpha, beta)});
+    return MPI_SUCCESS;
+  } catch (...) {
+    return redist::capi::current_error_code();
+  }
+}
+
+int redist_reshape_plan_wait(redist_reshape_plan plan) {
+  try {
+    live_plan(plan).plan.wait();
     return MPI_SUCCESS;
   } catch (...) {
     return redist::capi::current_error_code();

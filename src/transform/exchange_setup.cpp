@@ -81,7 +81,16 @@ constexpr std::int64_t smallest_level2_share = std::int64_t{8} << 10;
 }  // namespace
 
 transform_plan::impl::impl() = default;
-transform_plan::impl::~impl() = default;
+transform_plan::impl::~impl() {
+  // A plan dropped between start() and wait() (an exception in the caller's work between them) completes its
+  // exchange first: its receives write into the caller's A, and its peers' messages must be consumed.
+  if (in_progress) {
+    try {
+      wait();
+    } catch (...) {
+    }
+  }
+}
 
 void transform_plan::impl::setup_exchange(MPI_Comm caller, mpi::agreement& planned) {
   const seconds_since started;
@@ -115,6 +124,7 @@ void transform_plan::impl::setup_exchange(MPI_Comm caller, mpi::agreement& plann
       strategy = exchange_strategy::point_to_point;
     }
   }
+  stats.start_overlaps = executor->start_overlaps();
   // The profile's phases are disjoint: the buffers' layouts (one or two) are not part of the strategy's set-up.
   stats.plan_exchange_seconds = std::max(0.0, started.elapsed() - stats.plan_buffers_seconds);
 }

@@ -41,8 +41,30 @@ std::string check_buffers(const transform_plan::impl& p, const std::vector<job_b
   return {};
 }
 
-}  // namespace
+// Sets the plan's OpenMP team for the scope, restoring the caller's after it.
+class plan_threads {
+ public:
+  explicit plan_threads(int threads) : saved_(omp_get_max_threads()) { omp_set_num_threads(threads); }
+  plan_threads(const plan_threads&) = delete;
+  plan_threads& operator=(const plan_threads&) = delete;
+  ~plan_threads() { omp_set_num_threads(saved_); }
 
+ private:
+  int saved_;
+};
+
+// The private message buffers go back to the cache however the scope ends, unless kept: by the exchange this call
+// started, or by one a previous start() left in progress (a call refused because of it must not take them).
+struct returned_buffers {
+  const transform_plan::impl* plan;
+  ~returned_buffers() {
+    if (plan != nullptr) plan->return_private_buffers();
+  }
+};
+
+constexpr const char* already_started = "a start() of this plan is still in progress (call wait() first)";
+
+}  // namespace
 void transform_plan::execute(const std::vector<job_buffers>& buffers) const { execute_agreed(buffers, {}); }
 
 void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
@@ -58,23 +80,40 @@ void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, con
                     impl_->stats.bytes_sent, impl_->stats.messages_sent);
 }
 
-void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem,
-                                   const impl* next) const {
-  const seconds_since started;
-  struct timed {
-    const impl& plan;
-    const seconds_since& started;
-    ~timed() { plan.last_execution_seconds = started.elapsed(); }
-  } time_it{*this, started};
-  const std::string problem = caller_problem.empty() ? check_buffers(*this, buffers) : caller_problem;
+void transform_plan::start(const std::vector<job_buffers>& buffers) const { start_agreed(buffers, {}); }
+
+void transform_plan::start_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const {
+  if (!impl_) throw invalid_argument("start on an empty transform_plan (build it with make_plan)");
+  mpi::wait_label label(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", "start",
+                        impl_->options.timeout_seconds);
+  label.describe(transform_detail::describe_reshape_jobs, &impl_->reshape_jobs);
+  impl_->start(buffers, problem);
+}
+
+void transform_plan::wait() const {
+  if (!impl_) throw invalid_argument("wait on an empty transform_plan (build it with make_plan)");
+  mpi::wait_label label(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", "wait",
+                        impl_->options.timeout_seconds);
+  label.describe(transform_detail::describe_reshape_jobs, &impl_->reshape_jobs);
+  trace_detail::plan_event traced;
+  impl_->wait();
+  // Traced as one execution at its wait, timed as start() plus wait() (not the caller's work between them).
+  if (traced.active())
+    traced.executed(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", to_string(impl_->strategy),
+                    impl_->stats.bytes_sent, impl_->stats.messages_sent, impl_->last_execution_seconds);
+}
+
+bool transform_plan::in_progress() const { return impl_ && impl_->in_progress; }
+
+detail::started_execution::started_execution(const std::vector<job_buffers>& given, const transform_plan::impl& plan)
+    : buffers(given), ops{plan.job_plans, buffers, plan.pack_stores} {}
+
+std::vector<std::uint64_t> transform_plan::impl::agree_on_execution(const std::vector<job_buffers>* buffers,
+                                                                    const std::string& problem,
+                                                                    const impl* next) const {
   // What the strategy needs agreed (shared_memory: where this rank's B is), published before the first
   // synchronisation.
-  std::vector<std::uint64_t> agreed = executor->before_agreement(problem.empty() ? &buffers : nullptr);
-  // The private message buffers go back to the cache however this execution ends.
-  struct returned_buffers {
-    const impl& plan;
-    ~returned_buffers() { plan.return_private_buffers(); }
-  } give_back{*this};
+  std::vector<std::uint64_t> agreed = executor->before_agreement(problem.empty() ? buffers : nullptr);
   if (options.check_consistency) {
     // Agreed over all ranks, so a problem on one rank stops every rank before anything moves. Being a
     // synchronisation of all ranks, it also tells a shared-memory sender that its node peers finished
@@ -98,14 +137,52 @@ void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, cons
     if (next != nullptr) next->borrow_private_buffers();
     executor->reduce_without_agreement(agreed);
   }
-  const int saved_threads = omp_get_max_threads();
-  omp_set_num_threads(threads);
-  struct restore_threads {
-    int n;
-    ~restore_threads() { omp_set_num_threads(n); }
-  } restore{saved_threads};
+  return agreed;
+}
+
+void transform_plan::impl::execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem,
+                                   const impl* next) const {
+  const seconds_since began;
+  struct timed {
+    const impl& plan;
+    const seconds_since& began;
+    ~timed() { plan.last_execution_seconds = began.elapsed(); }
+  } time_it{*this, began};
+  const std::string problem = in_progress              ? already_started
+                              : caller_problem.empty() ? check_buffers(*this, buffers)
+                                                       : caller_problem;
+  const returned_buffers give_back{in_progress ? nullptr : this};
+  const std::vector<std::uint64_t> agreed = agree_on_execution(&buffers, problem, next);
+  const plan_threads team(threads);
   const mpi::discard_if_thrown exchange(comm);
   executor->execute(detail::tile_ops{job_plans, buffers, pack_stores}, agreed);
+}
+
+void transform_plan::impl::start(const std::vector<job_buffers>& buffers, const std::string& caller_problem) const {
+  const seconds_since began;
+  const std::string problem = in_progress              ? already_started
+                              : caller_problem.empty() ? check_buffers(*this, buffers)
+                                                       : caller_problem;
+  returned_buffers give_back{in_progress ? nullptr : this};
+  const std::vector<std::uint64_t> agreed = agree_on_execution(&buffers, problem, nullptr);
+  auto execution = std::make_unique<detail::started_execution>(buffers, *this);
+  const plan_threads team(threads);
+  const mpi::discard_if_thrown exchange(comm);
+  execution->pending = executor->start(execution->ops, agreed);
+  in_progress = std::move(execution);
+  give_back.plan = nullptr;  // until wait()
+  last_execution_seconds = began.elapsed();
+}
+
+void transform_plan::impl::wait() const {
+  if (!in_progress) throw invalid_argument("wait() without a start() in progress on this plan");
+  const seconds_since began;
+  const std::unique_ptr<detail::started_execution> execution = std::move(in_progress);
+  const returned_buffers give_back{this};
+  const plan_threads team(threads);
+  const mpi::discard_if_thrown exchange(comm);
+  if (execution->pending) execution->pending->complete();
+  last_execution_seconds += began.elapsed();
 }
 
 }  // namespace redist

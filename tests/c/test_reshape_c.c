@@ -149,14 +149,34 @@ static void test_reshape(int64_t origin, int empty_last, const int* in_ord, cons
   CHECK(code == MPI_SUCCESS, "origin %lld: create returned %d: %s", (long long)origin, code,
         redist_last_error_message());
   if (code == MPI_SUCCESS) {
-    CHECK(redist_reshape_execute(plan, a, b, NULL, NULL) == MPI_SUCCESS, "execute: %s", redist_last_error_message());
+    CHECK(redist_reshape_plan_execute(plan, b, a, NULL, NULL) == MPI_SUCCESS, "execute: %s",
+          redist_last_error_message());
     CHECK(check_output(b, out_box, out_ord, 1.0, 0.0) == 0, "origin %lld: wrong values (alpha, beta NULL)",
           (long long)origin);
     const double alpha = 2.0, beta = 3.0;
     fill_old_output(b, out_box, out_ord);
-    CHECK(redist_reshape_execute(plan, a, b, &alpha, &beta) == MPI_SUCCESS, "execute: %s", redist_last_error_message());
+    CHECK(redist_reshape_plan_execute(plan, b, a, &alpha, &beta) == MPI_SUCCESS, "execute: %s",
+          redist_last_error_message());
     CHECK(check_output(b, out_box, out_ord, alpha, beta) == 0, "origin %lld: wrong values (alpha 2, beta 3)",
           (long long)origin);
+    /* Split phase: the same result from start + wait, with local work between them; a second start and an execute
+     * before the wait are refused on every rank and the first start still completes; a wait without a start is
+     * refused. */
+    fill_old_output(b, out_box, out_ord);
+    double sum_before = 0, sum_between = 0; /* the local work: in is read, not written, by the exchange */
+    for (int64_t k = 0; k < elements(in); ++k) sum_before += a[k];
+    CHECK(redist_reshape_plan_start(plan, b, a, &alpha, &beta) == MPI_SUCCESS, "start: %s",
+          redist_last_error_message());
+    for (int64_t k = 0; k < elements(in); ++k) sum_between += a[k];
+    CHECK(sum_between == sum_before, "start wrote into in");
+    code = redist_reshape_plan_start(plan, b, a, NULL, NULL);
+    CHECK(code == MPI_ERR_ARG && same_everywhere(code), "second start: %d", code);
+    code = redist_reshape_plan_execute(plan, b, a, NULL, NULL);
+    CHECK(code == MPI_ERR_ARG && same_everywhere(code), "execute during a start: %d", code);
+    CHECK(redist_reshape_plan_wait(plan) == MPI_SUCCESS, "wait: %s", redist_last_error_message());
+    CHECK(check_output(b, out_box, out_ord, alpha, beta) == 0, "origin %lld: wrong values after start + wait",
+          (long long)origin);
+    CHECK(redist_reshape_plan_wait(plan) == MPI_ERR_ARG, "a wait without a start was accepted");
     int64_t lo[3], hi[3];
     int passed_by = -1;
     CHECK(redist_reshape_output_box(plan, lo, hi, &passed_by) == MPI_SUCCESS && passed_by == rank &&
@@ -164,7 +184,7 @@ static void test_reshape(int64_t origin, int empty_last, const int* in_ord, cons
           "without relabeling every rank holds its own output box");
     /* A NULL input on one rank (of a non-empty box): agreed, nothing written anywhere. */
     for (int64_t k = 0; k < elements(out_box); ++k) b[k] = sentinel;
-    code = redist_reshape_execute(plan, rank == nranks - 1 && elements(in) > 0 ? NULL : a, b, NULL, NULL);
+    code = redist_reshape_plan_execute(plan, b, rank == nranks - 1 && elements(in) > 0 ? NULL : a, NULL, NULL);
     if (parts == nranks) CHECK(code == MPI_ERR_ARG, "NULL input: %d", code);
     CHECK(same_everywhere(code), "NULL input: codes differ");
     for (int64_t k = 0; code != MPI_SUCCESS && k < elements(out_box); ++k)
@@ -215,7 +235,7 @@ static void test_relabel(const int* in_ord, const int* out_ord) {
         "the held box is not the box rank %d passed", passed_by);
   double* a = input_of(in, in_ord);
   double* b = malloc(sizeof(double) * (size_t)(elements(held) + 1));
-  CHECK(redist_reshape_execute(plan, a, b, NULL, NULL) == MPI_SUCCESS, "relabel: execute: %s",
+  CHECK(redist_reshape_plan_execute(plan, b, a, NULL, NULL) == MPI_SUCCESS, "relabel: execute: %s",
         redist_last_error_message());
   CHECK(check_output(b, held, out_ord, 1.0, 0.0) == 0, "relabel: wrong values in the held box");
   CHECK(redist_reshape_plan_free(&plan) == MPI_SUCCESS, "free");
@@ -291,7 +311,7 @@ static void test_errors(void) {
 
   /* NULL, freed and made-up plans: refused, nothing written. */
   double a[1] = {1.0}, b[1] = {sentinel};
-  code = redist_reshape_execute(REDIST_RESHAPE_PLAN_NULL, a, b, NULL, NULL);
+  code = redist_reshape_plan_execute(REDIST_RESHAPE_PLAN_NULL, b, a, NULL, NULL);
   CHECK(code == MPI_ERR_ARG && same_everywhere(code) && b[0] == sentinel, "NULL plan: %d", code);
   CHECK(redist_last_error_message()[0] != '\0', "NULL plan: no reason");
   int64_t lo[3] = {-1, -1, -1}, hi[3] = {-1, -1, -1};
@@ -303,7 +323,8 @@ static void test_errors(void) {
   redist_reshape_plan copy = plan;
   CHECK(redist_reshape_plan_free(&plan) == MPI_SUCCESS && plan == REDIST_RESHAPE_PLAN_NULL, "free");
   CHECK(redist_reshape_plan_free(&plan) == MPI_SUCCESS, "freeing REDIST_RESHAPE_PLAN_NULL does nothing");
-  CHECK(redist_reshape_execute(copy, a, b, NULL, NULL) == MPI_ERR_ARG && b[0] == sentinel, "a freed plan executed");
+  CHECK(redist_reshape_plan_execute(copy, b, a, NULL, NULL) == MPI_ERR_ARG && b[0] == sentinel,
+        "a freed plan executed");
   CHECK(redist_reshape_plan_free(&copy) == MPI_ERR_ARG, "a freed plan freed again");
   CHECK(redist_reshape_plan_free(NULL) == MPI_ERR_ARG, "redist_reshape_plan_free(NULL)");
 }
@@ -334,19 +355,19 @@ static void test_node_buffer(void) {
   if (code == MPI_SUCCESS) {
     for (int repeat = 0; repeat < 2; ++repeat) {
       for (int64_t k = 0; k < elements(out_box); ++k) b[k] = sentinel;
-      CHECK(redist_reshape_execute(plan, shared, b, NULL, NULL) == MPI_SUCCESS, "execute: %s",
+      CHECK(redist_reshape_plan_execute(plan, b, shared, NULL, NULL) == MPI_SUCCESS, "execute: %s",
             redist_last_error_message());
       CHECK(check_output(b, out_box, out_order, 1.0, 0.0) == 0, "input in a node buffer: wrong values");
     }
     const double alpha = -1.5, beta = 2.0;
     fill_old_output(b, out_box, out_order);
-    CHECK(redist_reshape_execute(plan, shared, b, &alpha, &beta) == MPI_SUCCESS, "execute: %s",
+    CHECK(redist_reshape_plan_execute(plan, b, shared, &alpha, &beta) == MPI_SUCCESS, "execute: %s",
           redist_last_error_message());
     CHECK(check_output(b, out_box, out_order, alpha, beta) == 0, "input in a node buffer: wrong values (alpha, beta)");
     /* The input in the node buffer on some ranks only: the usual path, the same values. */
     for (int64_t k = 0; k < elements(out_box); ++k) b[k] = sentinel;
-    CHECK(redist_reshape_execute(plan, rank % 2 ? private_copy : shared, b, NULL, NULL) == MPI_SUCCESS, "execute: %s",
-          redist_last_error_message());
+    CHECK(redist_reshape_plan_execute(plan, b, rank % 2 ? private_copy : shared, NULL, NULL) == MPI_SUCCESS,
+          "execute: %s", redist_last_error_message());
     CHECK(check_output(b, out_box, out_order, 1.0, 0.0) == 0, "input in a node buffer on some ranks: wrong values");
   }
   CHECK(redist_reshape_plan_free(&plan) == MPI_SUCCESS, "free plan");

@@ -445,7 +445,7 @@ TEST(FaultInjection, ReshapeC) {
                                                 MPI_DOUBLE, info, &plan);
     MPI_Info_free(&info);
     check(code);
-    const int executed = redist_reshape_execute(plan, in.data(), out.data(), nullptr, nullptr);
+    const int executed = redist_reshape_plan_execute(plan, out.data(), in.data(), nullptr, nullptr);
     check(redist_reshape_plan_free(&plan));
     check(executed);
   };

@@ -815,7 +815,7 @@ TEST(HostileC, ReshapePlanCreateAndExecute) {
       int rc = redist_reshape_plan_create(MPI_COMM_WORLD, a.ndim, a.in_lo_ptr, a.in_hi, a.in_order.data(), a.out_lo,
                                           a.out_hi, a.out_order.data(), a.axes.data(), a.type, info, &plan);
       if (info != MPI_INFO_NULL) MPI_Info_free(&info);
-      if (rc == MPI_SUCCESS) rc = redist_reshape_execute(plan, in.data(), a.out, nullptr, nullptr);
+      if (rc == MPI_SUCCESS) rc = redist_reshape_plan_execute(plan, a.out, in.data(), nullptr, nullptr);
       // A refused execute is local to its rank: the others' codes must say so too for the outcome to agree.
       int worst = rc;
       MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

@@ -167,6 +167,10 @@ struct plan_statistics : traffic_statistics {
   bool one_shot_choices = false;
   std::int64_t stream_chunk_bytes = 0;  ///< shared_memory: the chunk size in use (options' or automatic)
   int threads = 1;                      ///< the OpenMP team this rank packs and unpacks with (see num_threads)
+  /// start() returns with this rank's messages in flight, so that work between start() and wait() overlaps them
+  /// (point_to_point); false: the strategy completes the exchange inside start() (shared_memory, alltoallv and
+  /// torus_routed step through node memory or a blocking collective together).
+  bool start_overlaps = false;
   /// Where this rank's make_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
   /// call pays before the first byte moves. The five phases below are disjoint parts of plan_seconds.
   double plan_seconds = 0;            ///< all of make_plan
@@ -200,6 +204,32 @@ class transform_plan {
                    single_job_problem(element_type_v<T>));
   }
 
+  /// Split-phase execution, first half: agrees on the buffers' checks like execute() (a problem on any rank throws
+  /// the same error on every rank before anything is written), posts the communication and returns. The caller
+  /// may compute between start() and wait() but must neither write B nor read or write A until wait() returns.
+  /// Collective: every rank calls start(), later wait().
+  /// @pre no start() of this plan in progress (else the error is agreed like a bad buffer; execute() likewise)
+  /// @throws invalid_argument buffers that do not fit the plan, or a start() already in progress
+  /// @throws mpi_error an MPI call failed
+  void start(const std::vector<job_buffers>& buffers) const;
+
+  /// Single-job start(): A = alpha*op(B) + beta*A once wait() returns.
+  template <class T>
+  void start(T* a, const T* b, T alpha = T(1), T beta = T(0)) const {
+    start_agreed(std::vector<job_buffers>{job_buffers{a, b, redist::to_scalar(alpha), redist::to_scalar(beta)}},
+                 single_job_problem(element_type_v<T>));
+  }
+
+  /// Split-phase execution, second half: completes the exchange start() posted; A then holds the result. A plan
+  /// destroyed between start() and wait() completes the exchange in its destructor.
+  /// @pre start() returned on this rank and no wait() followed it
+  /// @throws invalid_argument no start() in progress
+  /// @throws mpi_error an MPI call failed (the plan's communicator is then not reused)
+  void wait() const;
+
+  /// True between a start() that returned and its wait() (this rank).
+  bool in_progress() const;
+
   /// The plan of the inverse movement: B = op(A) for every job (roles of A and B swapped; a job's region
   /// becomes the same elements of B). Collective.
   transform_plan inverse() const;
@@ -223,6 +253,8 @@ class transform_plan {
   /// execution's agreement acquires too (they stay until `next` executes).
   void execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
                       const transform_plan* next = nullptr) const;
+  /// start(buffers), with this rank's `problem` agreed as execute_agreed's.
+  void start_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const;
   std::unique_ptr<impl> impl_;
   friend transform_plan make_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
   friend transform_plan make_reshape_plan(MPI_Comm, std::vector<reshape_job>, const transform_options&);

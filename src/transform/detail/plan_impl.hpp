@@ -21,7 +21,8 @@ namespace redist {
 
 namespace detail {
 class transform_executor;
-}
+struct started_execution;
+}  // namespace detail
 
 // Wall-clock seconds since construction: the planning profile of plan_statistics.
 class seconds_since {
@@ -93,8 +94,17 @@ struct transform_plan::impl {
   // next: transform_plan::execute_agreed's.
   void execute(const std::vector<job_buffers>& buffers, const std::string& caller_problem = {},
                const impl* next = nullptr) const;
+  // Split-phase execution (transform_plan::start/wait): start agrees like execute and leaves the exchange in
+  // `in_progress`; wait completes it. A plan destroyed between the two completes it first.
+  void start(const std::vector<job_buffers>& buffers, const std::string& caller_problem) const;
+  void wait() const;
+  mutable std::unique_ptr<detail::started_execution> in_progress;
 
  private:
+  // The checks of one execution agreed over the ranks (problem: this rank's), the private buffers borrowed (the
+  // caller returns them): the strategy's before_agreement values, minimised over the ranks.
+  std::vector<std::uint64_t> agree_on_execution(const std::vector<job_buffers>* buffers, const std::string& problem,
+                                                const impl* next) const;
   void lay_out_private_buffers();
   void choose_stores();
 };

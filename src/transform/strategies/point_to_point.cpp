@@ -57,6 +57,22 @@ void posted_messages::finish() {
 
 namespace {
 
+// Receives posted and sends packed and posted at start(); the local tiles and the arrivals at complete(), so that
+// start() returns as soon as the messages are on their way.
+class posted final : public pending_exchange {
+ public:
+  posted(const transform_plan::impl& plan, const tile_ops& ops) : plan_(plan), ops_(ops), messages_(plan, ops) {}
+  void complete() override {
+    for (const tile& t : plan_.local_tiles) ops_.local(t);
+    messages_.finish();
+  }
+
+ private:
+  const transform_plan::impl& plan_;
+  const tile_ops& ops_;
+  posted_messages messages_;
+};
+
 class point_to_point_executor final : public transform_executor {
  public:
   explicit point_to_point_executor(const transform_plan::impl& plan) : plan_(plan) {}
@@ -65,6 +81,11 @@ class point_to_point_executor final : public transform_executor {
     for (const tile& t : plan_.local_tiles) ops.local(t);
     messages.finish();
   }
+  std::unique_ptr<pending_exchange> start(const tile_ops& ops,
+                                          const std::vector<std::uint64_t>& /*agreed*/) const override {
+    return std::make_unique<posted>(plan_, ops);
+  }
+  bool start_overlaps() const override { return true; }
 
  private:
   const transform_plan::impl& plan_;

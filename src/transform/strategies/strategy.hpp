@@ -16,6 +16,14 @@
 
 namespace redist::detail {
 
+// An exchange a strategy has started (transform_plan::start) and that complete() finishes: every message unpacked,
+// every local tile applied.
+class pending_exchange {
+ public:
+  virtual ~pending_exchange() = default;
+  virtual void complete() = 0;
+};
+
 class transform_executor {
  public:
   virtual ~transform_executor() = default;
@@ -28,6 +36,26 @@ class transform_executor {
   virtual void reduce_without_agreement(std::vector<std::uint64_t>& /*values*/) const {}
   // Moves every message and applies every tile. agreed: before_agreement's values, minimised over the ranks.
   virtual void execute(const tile_ops& ops, const std::vector<std::uint64_t>& agreed) const = 0;
+  // Split-phase execution: posts the messages and returns what completes them. The default runs the whole
+  // exchange here and returns null: strategies whose node peers step through shared memory together
+  // (shared_memory, torus_routed) or that rely on a blocking collective (alltoallv, see mpi::alltoallv) do.
+  virtual std::unique_ptr<pending_exchange> start(const tile_ops& ops, const std::vector<std::uint64_t>& agreed) const {
+    execute(ops, agreed);
+    return nullptr;
+  }
+  // Whether start() returns with messages in flight (plan_statistics::start_overlaps).
+  virtual bool start_overlaps() const { return false; }
+};
+
+// One start()ed execution of a plan, until its wait(): the buffers it was given (the tile operations refer to
+// them), what completes the exchange, and the OpenMP team size the caller had.
+struct started_execution {
+  std::vector<job_buffers> buffers;
+  tile_ops ops;
+  std::unique_ptr<pending_exchange> pending;
+  started_execution(const std::vector<job_buffers>& given, const transform_plan::impl& plan);
+  started_execution(const started_execution&) = delete;
+  started_execution& operator=(const started_execution&) = delete;
 };
 
 // The automatic choice: shared_memory or point_to_point by message volume; any other value as is. Its figures ride
