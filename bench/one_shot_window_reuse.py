@@ -35,7 +35,7 @@ def timed(call):
 
 def one_shot_call(case_comm, a, b, source, strategy):
     target = np.random.rand(a.local_elements)  # fresh pages, as a new user array
-    plan_seconds, plan = timed(lambda: redist.make_plan(case_comm, b, a, "T", np.float64, one_shot=True,
+    plan_seconds, plan = timed(lambda: redist.make_transform_plan(case_comm, b, a, "T", np.float64, one_shot=True,
                                                         strategy=strategy))
     execute_seconds, _ = timed(lambda: plan.execute(source, target, 1.0, 0.0))
     stats = plan.statistics()
@@ -57,7 +57,7 @@ def main():
         b = redist.block_cyclic(n, n, 32, 32, grid, comm.rank)
         a = redist.block_cyclic(n, n, 128, 128, grid, comm.rank)
         source = np.random.rand(b.local_elements)
-        earlier = redist.make_plan(case_comm, a, b, "N", np.float64)  # repeated: leaves the window
+        earlier = redist.make_transform_plan(case_comm, a, b, "N", np.float64)  # repeated: leaves the window
         earlier.execute(np.zeros(a.local_elements), source)
         rounds = []
         for _ in range(args.rounds):

@@ -61,7 +61,7 @@ def transform_case(n, grid):
     a_layout = redist.block_cyclic(n, n, 64, 64, grid, comm.rank)
     b, a = b_layout.empty(np.float64), a_layout.empty(np.float64)
     b[...] = comm.rank
-    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    plan = redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float64)
     return (lambda: plan.execute(a, b), lambda reps: _redist._execute_repeatedly(plan, a, b, reps),
             comm.allreduce(plan.statistics()["bytes_sent"]))
 

@@ -370,8 +370,8 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const costa_l
     options.stores = opt.stores;
     options.stream_chunk_bytes = opt.stream_chunk_bytes;
     result.one_shot_first_call = time_once(MPI_COMM_WORLD, [&] {
-      const redist::transform_plan plan =
-          redist::make_plan(MPI_COMM_WORLD, a_layout, b_layout, operation, redist::element_type::f64, options);
+      const redist::transform_plan plan = redist::make_transform_plan(MPI_COMM_WORLD, a_layout, b_layout, operation,
+                                                                      redist::element_type::f64, options);
       plan.execute(redist_target.data(), source.data(), alpha, beta);
       result.one_shot_strategy = plan.strategy();
     });
@@ -407,7 +407,8 @@ case_result run_case(const case_spec& spec, int n, const grids& g, const costa_l
     options.stream_chunk_bytes = opt.stream_chunk_bytes;
     redist::transform_plan plan;
     r.plan_seconds = time_once(MPI_COMM_WORLD, [&] {
-      plan = redist::make_plan(MPI_COMM_WORLD, a_layout, b_layout, operation, redist::element_type::f64, options);
+      plan = redist::make_transform_plan(MPI_COMM_WORLD, a_layout, b_layout, operation, redist::element_type::f64,
+                                         options);
     });
     r.chosen = plan.strategy();
     r.execute = time_repeated(

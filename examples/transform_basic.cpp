@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
       }
 
   // Plan once (collective), execute many times on new data.
-  auto plan = redist::make_plan(MPI_COMM_WORLD, a_layout, b_layout, redist::op::transpose, redist::element_type::f64);
+  auto plan =
+      redist::make_transform_plan(MPI_COMM_WORLD, a_layout, b_layout, redist::op::transpose, redist::element_type::f64);
   plan.execute(a.data(), b.data(), /*alpha=*/1.0, /*beta=*/1.0);
 
   // A(i, j) must be B(j, i) + 1 = j + n*i + 1.

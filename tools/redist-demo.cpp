@@ -134,8 +134,9 @@ struct row {
 redist::plan_statistics drop_in_traffic(const distributed_matrix& target, const distributed_matrix& source,
                                         bool transpose) {
   const int rank = world_rank();
-  return redist::make_plan(MPI_COMM_WORLD, layout_of(target, rank), layout_of(source, rank),
-                           transpose ? redist::op::transpose : redist::op::identity, redist::element_type::f64)
+  return redist::make_transform_plan(MPI_COMM_WORLD, layout_of(target, rank), layout_of(source, rank),
+                                     transpose ? redist::op::transpose : redist::op::identity,
+                                     redist::element_type::f64)
       .statistics();
 }
 
@@ -203,9 +204,9 @@ row compare(const std::string& name, bool transpose, const distributed_matrix& s
       std::memcpy(shared_source.data(), source.data(), static_cast<size_t>(source.local_bytes()));
     redist::transform_plan plan;
     r.plan_seconds = time_once(MPI_COMM_WORLD, [&] {
-      plan = redist::make_plan(MPI_COMM_WORLD, layout_of(redist_target, rank), layout_of(source, rank),
-                               transpose ? redist::op::transpose : redist::op::identity, redist::element_type::f64,
-                               options);
+      plan = redist::make_transform_plan(MPI_COMM_WORLD, layout_of(redist_target, rank), layout_of(source, rank),
+                                         transpose ? redist::op::transpose : redist::op::identity,
+                                         redist::element_type::f64, options);
     });
     r.redist_seconds = time_repeated(
                            MPI_COMM_WORLD, opt.repetitions, [&] { copy_local(redist_target, target_initial); },
@@ -252,8 +253,8 @@ relabeling_outcome relabeling(const distributed_matrix& source, const demo_optio
   options.num_threads = opt.threads;
   auto run = [&](const redist::grid_layout& target, double& seconds) {
     std::vector<double> data(static_cast<size_t>(std::max<std::int64_t>(1, target.local_elements())));
-    const redist::transform_plan plan =
-        redist::make_plan(MPI_COMM_WORLD, target, b, redist::op::identity, redist::element_type::f64, options);
+    const redist::transform_plan plan = redist::make_transform_plan(MPI_COMM_WORLD, target, b, redist::op::identity,
+                                                                    redist::element_type::f64, options);
     seconds = time_repeated(
                   MPI_COMM_WORLD, opt.repetitions, [] {}, [&] { plan.execute(data.data(), source.data()); })
                   .best;

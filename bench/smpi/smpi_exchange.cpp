@@ -57,10 +57,10 @@ measured inplace(const arguments& a, int rank, int size) {
     auto* data = reinterpret_cast<double*>(buf.data);
     ex::inplace_plan plan;
     m.plan =
-        timed([&] { plan = ex::make_inplace_plan(capacity, sc.data(), rc.data(), MPI_DOUBLE, MPI_COMM_WORLD, o); });
+        timed([&] { plan = ex::make_inplace_plan(MPI_COMM_WORLD, capacity, sc.data(), rc.data(), MPI_DOUBLE, o); });
     plan = ex::inplace_plan();
     m.plan_again =
-        timed([&] { plan = ex::make_inplace_plan(capacity, sc.data(), rc.data(), MPI_DOUBLE, MPI_COMM_WORLD, o); });
+        timed([&] { plan = ex::make_inplace_plan(MPI_COMM_WORLD, capacity, sc.data(), rc.data(), MPI_DOUBLE, o); });
     m.chosen = ex::to_string(plan.report().algorithm);
     time_executions(
         m, a.reps,

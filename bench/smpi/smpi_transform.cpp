@@ -89,14 +89,14 @@ measured transform(const arguments& a, int rank, int size) {
     std::unique_ptr<redist::transform_plan> plan;
     m.plan = timed([&] {
       plan = std::make_unique<redist::transform_plan>(
-          redist::make_plan(MPI_COMM_WORLD, al, bl, redist::op::transpose, redist::element_type::f64, o));
+          redist::make_transform_plan(MPI_COMM_WORLD, al, bl, redist::op::transpose, redist::element_type::f64, o));
     });
     // The same plan made again once the first is dropped: what an application that plans over and over pays (the
     // first plan also pays for what is made once per communicator).
     plan.reset();
     m.plan_again = timed([&] {
       plan = std::make_unique<redist::transform_plan>(
-          redist::make_plan(MPI_COMM_WORLD, al, bl, redist::op::transpose, redist::element_type::f64, o));
+          redist::make_transform_plan(MPI_COMM_WORLD, al, bl, redist::op::transpose, redist::element_type::f64, o));
     });
     const auto s = plan->statistics();
     m.bytes_sent = s.bytes_sent;

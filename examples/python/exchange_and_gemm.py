@@ -21,7 +21,7 @@ plan = redist.neighbor_alltoallv_init(comm, field, [3, 3], [97, 0], halo, [3, 3]
                                       sources=[left, right], destinations=[right, left])
 for step in range(3):
     field += 1.0  # new values, same array
-    plan.run()
+    plan.execute()
 checks["halo"] = (np.array_equal(halo[:3], np.arange(97.0, 100.0) + 1000 * left + 3)
                   and np.array_equal(halo[3:], np.arange(3.0) + 1000 * right + 3))
 

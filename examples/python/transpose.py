@@ -21,7 +21,7 @@ for r0, c0, block in b_layout.local_views(b):
     block[...] = global_b[r0:r0 + block.shape[0], c0:c0 + block.shape[1]]
 
 a = a_layout.empty(np.float64)
-plan = redist.make_plan(comm, a_layout, b_layout, op="T", dtype=np.float64)  # collective, reusable
+plan = redist.make_transform_plan(comm, a_layout, b_layout, op="T", dtype=np.float64)  # collective, reusable
 plan.execute(a, b, alpha=2.0)                                                # A = 2 B^T
 
 ok = all(np.array_equal(block, 2.0 * global_b.T[r0:r0 + block.shape[0], c0:c0 + block.shape[1]])

@@ -153,6 +153,36 @@ int redist_neighbor_query(redist_request request, const char** strategy, const c
 int redist_start(redist_request* request);
 int redist_wait(redist_request* request);
 int redist_request_free(redist_request* request);
+/* The same exchange in the plan shape of every capability: redist_neighbor_plan_create(comm, &description, info,
+ * &plan) takes what the three init calls take, in one description (edges_of_graph_communicator != 0: comm is a
+ * distributed-graph communicator and indegree, outdegree are 0; else sources/destinations list the edges; the id
+ * arrays NULL unless every rank passes them, as for _ext). _execute is _start then _wait; _free as
+ * redist_request_free. A redist_neighbor_plan is a redist_request: either set of calls takes it. */
+typedef redist_request redist_neighbor_plan;
+#define REDIST_NEIGHBOR_PLAN_NULL REDIST_REQUEST_NULL
+typedef struct redist_neighbor_description {
+  const void* sendbuf;
+  const int* sendcounts;
+  const int* sdispls;
+  MPI_Datatype sendtype;
+  void* recvbuf;
+  const int* recvcounts;
+  const int* rdispls;
+  MPI_Datatype recvtype;
+  int edges_of_graph_communicator;
+  int indegree;
+  const int* sources;
+  int outdegree;
+  const int* destinations;
+  const int64_t* global_send_indices;
+  const int64_t* global_recv_indices;
+} redist_neighbor_description;
+int redist_neighbor_plan_create(MPI_Comm comm, const redist_neighbor_description* description, MPI_Info info,
+                                redist_neighbor_plan* plan);
+int redist_neighbor_plan_execute(redist_neighbor_plan plan);
+int redist_neighbor_plan_start(redist_neighbor_plan plan);
+int redist_neighbor_plan_wait(redist_neighbor_plan plan);
+int redist_neighbor_plan_free(redist_neighbor_plan* plan);
 
 /* ---- In-place variable-size all-to-all with bounded extra memory (docs/inplace.md) ----
  * On entry rank i's buf holds s(i,0) .. s(i,P-1) concatenated (sendcounts[j] = |s(i,j)| elements of type);
@@ -194,11 +224,11 @@ int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcoun
 /* The same as a plan: redist_alltoallv_inplace checks its arguments with collectives on every call; a plan
  * checks, agrees, chooses the algorithm and allocates the work buffer once (collective over comm, the same
  * arguments and error codes as redist_alltoallv_inplace, on every rank, and MPI_ERR_ARG for a NULL plan
- * pointer), and redist_inplace_execute then only moves data: collective, the buffer of `capacity` elements
+ * pointer), and redist_inplace_plan_execute then only moves data: collective, the buffer of `capacity` elements
  * holding the send blocks (its address and contents may change from call to call, the counts may not).
  * opts->recvcounts_out is filled at creation, opts->report with what executions will do (algorithm, reason,
  * received_elements, work_bytes; counters zero); execute's report (NULL: none) has the call's counters.
- * redist_inplace_execute checks only locally, on the calling rank alone (no collective): MPI_ERR_ARG for a NULL,
+ * redist_inplace_plan_execute checks only locally, on the calling rank alone (no collective): MPI_ERR_ARG for a NULL,
  * freed or unknown plan, MPI_ERR_BUFFER for a NULL buf with capacity > 0. redist_inplace_plan_free (local)
  * releases the plan and sets *plan to REDIST_INPLACE_PLAN_NULL (already REDIST_INPLACE_PLAN_NULL: nothing to do;
  * a NULL pointer, a freed or unknown handle: MPI_ERR_ARG). Handles are never reused, so a copy kept past free is
@@ -206,10 +236,9 @@ int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcoun
  * duplicate cached on comm, which the plan shares: comm may be freed before the plan. */
 typedef struct redist_inplace_plan_s* redist_inplace_plan;
 #define REDIST_INPLACE_PLAN_NULL ((redist_inplace_plan)0)
-int redist_alltoallv_inplace_plan_create(int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
-                                         MPI_Datatype type, MPI_Comm comm, const redist_inplace_options* opts,
-                                         redist_inplace_plan* plan);
-int redist_inplace_execute(redist_inplace_plan plan, void* buf, redist_inplace_report* report);
+int redist_inplace_plan_create(MPI_Comm comm, int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
+                               MPI_Datatype type, const redist_inplace_options* opts, redist_inplace_plan* plan);
+int redist_inplace_plan_execute(redist_inplace_plan plan, void* buf, redist_inplace_report* report);
 int redist_inplace_plan_free(redist_inplace_plan* plan);
 /* MPI_Alltoallv and MPI_Alltoall with MPI's arguments. With sendbuf == MPI_IN_PLACE the exchange runs in
  * place with the 4 MiB work buffer (MPI's rules: counts symmetric, i.e. rank i's recvcounts[j] equals rank

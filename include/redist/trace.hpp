@@ -36,11 +36,11 @@ struct entry_totals {
   std::string path;
   std::int64_t calls = 0;            ///< calls (C++ plans: executions)
   std::int64_t plan_cache_hits = 0;  ///< calls served by a cached plan
-  std::int64_t plans_made = 0;       ///< plans made (cache misses and one-shot plans replaced; C++: make_plan)
-  double plan_seconds = 0;           ///< looking up and making plans
-  double execution_seconds = 0;      ///< executing them (delegated: the time in ScaLAPACK's routine)
-  std::int64_t bytes_sent = 0;       ///< payload bytes sent to other ranks
-  std::int64_t messages_sent = 0;    ///< point-to-point messages sent to other ranks
+  std::int64_t plans_made = 0;     ///< plans made (cache misses and one-shot plans replaced; C++: make_transform_plan)
+  double plan_seconds = 0;         ///< looking up and making plans
+  double execution_seconds = 0;    ///< executing them (delegated: the time in ScaLAPACK's routine)
+  std::int64_t bytes_sent = 0;     ///< payload bytes sent to other ranks
+  std::int64_t messages_sent = 0;  ///< point-to-point messages sent to other ranks
 };
 
 /// This process's totals since the start or the last reset, in the summary's order (entry point, path).

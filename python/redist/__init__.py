@@ -113,14 +113,15 @@ from ._redist import (  # noqa: F401,E402
     get_argument_agreement,
     get_timeout,
     get_trace_mode,
-    make_batch_plan,
+    make_batch_transform_plan,
     make_batch_reshape_plan,
     make_alltoall_inplace_plan,
     make_gemm_plan,
     make_inplace_plan,
     make_inplace_plan_symmetric,
-    make_plan,
+    make_transform_plan,
     make_reshape_plan,
+    make_neighbor_plan,
     neighbor_alltoallv_init,
     node_buffer,
     pencil_boxes,
@@ -205,8 +206,9 @@ def _plan_itself(args, kwargs):
     return args[0]
 
 
-for _name in ("make_plan", "make_batch_plan", "relabel_targets", "make_reshape_plan", "make_batch_reshape_plan",
-              "relabel_reshape_targets", "make_gemm_plan", "neighbor_alltoallv_init", "node_buffer",
+for _name in ("make_transform_plan", "make_batch_transform_plan", "relabel_targets", "make_reshape_plan",
+              "make_batch_reshape_plan", "relabel_reshape_targets", "make_gemm_plan", "make_neighbor_plan",
+              "neighbor_alltoallv_init", "node_buffer",
               "calibrate_cost_model", "alltoallv_inplace", "alltoall_inplace", "alltoallv_inplace_symmetric",
               "make_inplace_plan", "make_alltoall_inplace_plan", "make_inplace_plan_symmetric"):
     globals()[_name] = _agreed_even_when_refused(getattr(_redist, _name), _comm_argument)
@@ -217,7 +219,7 @@ del _cls, _name
 
 
 def _dtype_of(array, name):
-    """The array's dtype; for anything else a value that make_plan refuses inside its agreed argument check
+    """The array's dtype; for anything else a value that make_transform_plan refuses inside its agreed argument check
     (reading .dtype here would fail on this rank alone and leave the others waiting in that check)."""
     return getattr(array, "dtype", f"of {name}, a {type(array).__name__} (not a NumPy array)")
 
@@ -227,10 +229,10 @@ def transform(comm, a_layout, a, b_layout, b, op="N", alpha=1.0, beta=0.0, *, re
     """A = alpha * op(B) + beta * A in one call (plans, executes, discards the plan).
 
     a and b are this rank's local arrays of a_layout and b_layout (their dtype sets the element type). Planned
-    as a one-shot call (make_plan's one_shot=True, as C++ transform()); for repeated transforms keep the plan
-    from make_plan instead.
+    as a one-shot call (make_transform_plan's one_shot=True, as C++ transform()); for repeated transforms keep the plan
+    from make_transform_plan instead.
     """
-    plan = make_plan(comm, a_layout, b_layout, op, _dtype_of(a, "a"), region=region, strategy=strategy,
+    plan = make_transform_plan(comm, a_layout, b_layout, op, _dtype_of(a, "a"), region=region, strategy=strategy,
                      stores=stores, one_shot=True)
     plan.execute(a, b, alpha, beta)
     return a

@@ -194,7 +194,7 @@ class TransformPlan:
     def strategy(self) -> str: ...
     def statistics(self) -> dict[str, Union[int, bool]]: ...
 
-def make_plan(comm: MPI.Comm, a: Layout, b: Layout, op: str = "N", dtype: DTypeLike = None, *,
+def make_transform_plan(comm: MPI.Comm, a: Layout, b: Layout, op: str = "N", dtype: DTypeLike = None, *,
               region: Region = None, strategy: str = "auto", stores: str = "auto", check_consistency: bool = True,
               num_threads: int = 0, torus: Optional[dict[str, Any]] = None, one_shot: bool = False,
               timeout_seconds: Optional[float] = None) -> TransformPlan:
@@ -203,7 +203,7 @@ def make_plan(comm: MPI.Comm, a: Layout, b: Layout, op: str = "N", dtype: DTypeL
     execution). stores: 'auto', 'cached' or 'streaming' (non-temporal stores; docs/transform.md).
     timeout_seconds: this plan's own watchdog timeout (its making and executions), in place of the process's
     (set_timeout); None: the process's; 0: never (docs/errors.md). Every plan-making function takes it."""
-def make_batch_plan(comm: MPI.Comm, jobs: Sequence[Job], *, strategy: str = "auto", stores: str = "auto",
+def make_batch_transform_plan(comm: MPI.Comm, jobs: Sequence[Job], *, strategy: str = "auto", stores: str = "auto",
                     check_consistency: bool = True, num_threads: int = 0,
                     torus: Optional[dict[str, Any]] = None, one_shot: bool = False,
                     timeout_seconds: Optional[float] = None) -> TransformPlan: ...
@@ -215,7 +215,7 @@ def make_reshape_plan(comm: MPI.Comm, a: NdLayout, b: NdLayout, axes: Optional[S
                       strategy: str = "auto", stores: str = "auto", check_consistency: bool = True,
                       num_threads: int = 0, torus: Optional[dict[str, Any]] = None,
                       one_shot: bool = False, timeout_seconds: Optional[float] = None) -> TransformPlan:
-    """A = alpha * permute(B, axes) + beta * A: axis i of A is axis axes[i] of B; options as for make_plan."""
+    """A = alpha * permute(B, axes) + beta * A: axis i of A is axis axes[i] of B; options as for make_transform_plan."""
 def make_batch_reshape_plan(comm: MPI.Comm, jobs: Sequence[ReshapeJob], *, strategy: str = "auto",
                             stores: str = "auto", check_consistency: bool = True, num_threads: int = 0,
                             torus: Optional[dict[str, Any]] = None, one_shot: bool = False,
@@ -249,8 +249,8 @@ class NeighborPlan:
     """A persistent neighborhood alltoallv bound to its send and receive arrays."""
     def start(self) -> None: ...
     def wait(self) -> None: ...
-    def run(self) -> None:
-        """start() then wait()."""
+    def execute(self) -> None:
+        """One whole exchange: start() then wait()."""
     @property
     def active(self) -> bool: ...
     @property
@@ -260,6 +260,16 @@ class NeighborPlan:
     def statistics(self) -> dict[str, Any]:
         """strategy, reason, regions, inter/intra_region_messages and _bytes, estimates {strategy: seconds}."""
 
+def make_neighbor_plan(comm: MPI.Comm, send: np.ndarray, sendcounts: Sequence[int], sdispls: Sequence[int],
+                       recv: np.ndarray, recvcounts: Sequence[int], rdispls: Sequence[int], *,
+                       sources: Optional[Sequence[int]] = None, destinations: Optional[Sequence[int]] = None,
+                       send_ids: Optional[np.ndarray] = None, recv_ids: Optional[np.ndarray] = None,
+                       strategy: str = "auto", region_size: int = 0, region_id: Optional[int] = None,
+                       cost_model: Optional[dict[str, Any]] = None,
+                       timeout_seconds: Optional[float] = None) -> NeighborPlan:
+    """Persistent neighborhood alltoallv (collective); counts and displacements in elements of the flat arrays.
+    comm: a distributed-graph communicator, or any communicator with sources= and destinations=."""
+
 def neighbor_alltoallv_init(comm: MPI.Comm, send: np.ndarray, sendcounts: Sequence[int], sdispls: Sequence[int],
                             recv: np.ndarray, recvcounts: Sequence[int], rdispls: Sequence[int], *,
                             sources: Optional[Sequence[int]] = None, destinations: Optional[Sequence[int]] = None,
@@ -267,8 +277,7 @@ def neighbor_alltoallv_init(comm: MPI.Comm, send: np.ndarray, sendcounts: Sequen
                             strategy: str = "auto", region_size: int = 0, region_id: Optional[int] = None,
                             cost_model: Optional[dict[str, Any]] = None,
                             timeout_seconds: Optional[float] = None) -> NeighborPlan:
-    """Persistent neighborhood alltoallv (collective); counts and displacements in elements of the flat arrays.
-    comm: a distributed-graph communicator, or any communicator with sources= and destinations=."""
+    """make_neighbor_plan's MPI-shaped alias (MPI_Neighbor_alltoallv_init)."""
 
 def calibrate_cost_model(comm: MPI.Comm, *, region_size: int = 0, region_id: Optional[int] = None
                          ) -> dict[str, Union[float, str]]: ...

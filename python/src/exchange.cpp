@@ -231,7 +231,7 @@ inplace_plan_object make_plan_object(nb::handle comm, readable_array& buf, More&
 void register_exchange(nb::module_& m) {
   nb::class_<neighbor_exchange>(m, "NeighborPlan",
                                 "A persistent neighborhood alltoallv bound to its send and receive arrays: run it "
-                                "with start() and wait() (or run()) as often as needed.")
+                                "with start() and wait() (or execute()) as often as needed.")
       .def(
           "start",
           [](neighbor_exchange& e) {
@@ -248,13 +248,12 @@ void register_exchange(nb::module_& m) {
           },
           "Completes the exchange started last: the receive array then holds the data.")
       .def(
-          "run",
+          "execute",
           [](neighbor_exchange& e) {
             nb::gil_scoped_release release;
-            e.plan.start();
-            e.plan.wait();
+            e.plan.execute();
           },
-          "start() then wait().")
+          "One whole exchange: start() then wait().")
       .def_prop_ro(
           "active", [](const neighbor_exchange& e) { return e.plan.active(); }, "True between start() and wait().")
       .def_prop_ro(
@@ -267,89 +266,90 @@ void register_exchange(nb::module_& m) {
           "inter_region_bytes, intra_region_messages, intra_region_bytes, estimates (automatic: predicted "
           "seconds per candidate strategy).");
 
-  m.def(
-      "neighbor_alltoallv_init",
-      [](nb::handle comm, nb::object send, const std::vector<std::int64_t>& sendcounts,
-         const std::vector<std::int64_t>& sdispls, nb::object recv, const std::vector<std::int64_t>& recvcounts,
-         const std::vector<std::int64_t>& rdispls, std::optional<std::vector<int>> sources,
-         std::optional<std::vector<int>> destinations, nb::handle send_ids, nb::handle recv_ids,
-         const std::string& strategy, int region_size, std::optional<int> region_id, std::optional<nb::dict> cost_model,
-         std::optional<double> timeout_seconds) {
-        const MPI_Comm c = communicator(comm);
-        std::vector<std::int64_t> sids, rids;
-        exchange::neighbor_buffers buffers;
-        exchange::exchange_options options;
-        agree_on_arguments(c, [&] {
-          readable_array send_array;
-          writable_array recv_array;
-          if (!nb::try_cast(send, send_array)) throw nb::type_error("send: expected a NumPy array");
-          if (!nb::try_cast(recv, recv_array)) throw nb::type_error("recv: expected a writable NumPy array");
-          const flat_buffer s = flat_buffer_of(view_of(send_array), "send");
-          const flat_buffer r = flat_buffer_of(view_of(recv_array), "recv");
-          if (s.type != r.type)
-            throw nb::type_error(("send is " + std::string(dtype_name(s.type)) + " and recv " + dtype_name(r.type) +
-                                  "; the exchange moves one dtype")
-                                     .c_str());
-          if (sources.has_value() != destinations.has_value())
-            throw nb::value_error(
-                "pass both sources and destinations (an ordinary communicator) or neither (a "
-                "distributed-graph communicator)");
-          if (!sources) {
-            // Checked here as well as in the library, because the form is chosen per rank: a rank that passes
-            // no lists on a communicator without a graph must fail with the others, not alone after them.
-            int topology = MPI_UNDEFINED;
-            REDIST_MPI_CHECK(MPI_Topo_test(c, &topology));
-            if (topology != MPI_DIST_GRAPH)
-              throw redist::invalid_topology(
-                  "neighbor_alltoallv_init: comm is not a distributed-graph communicator "
-                  "(MPI.Comm.Create_dist_graph_adjacent); pass sources= and "
-                  "destinations= for any other communicator");
-          }
-          if (send_ids.is_none() != recv_ids.is_none())
-            throw nb::value_error("pass both send_ids and recv_ids (global ids) or neither");
-          // 64-bit counts and displacements (MPI-4's large-count form): an edge may move 2^31 elements or more.
-          buffers.sendbuf = s.data;
-          buffers.sendcounts = sendcounts.data();
-          buffers.sdispls = sdispls.data();
-          buffers.sendtype = mpi_datatype(s.type);
-          buffers.recvbuf = r.data;
-          buffers.recvcounts = recvcounts.data();
-          buffers.rdispls = rdispls.data();
-          buffers.recvtype = buffers.sendtype;
-          buffers.send_capacity = s.elements;
-          buffers.recv_capacity = r.elements;
-          buffers.send_entries =
-              sendcounts.size() == sdispls.size() ? static_cast<std::int64_t>(sendcounts.size()) : -2;
-          buffers.recv_entries =
-              recvcounts.size() == rdispls.size() ? static_cast<std::int64_t>(recvcounts.size()) : -2;
-          if (!send_ids.is_none()) {
-            sids = ids_of(send_ids, "send_ids");
-            rids = ids_of(recv_ids, "recv_ids");
-            buffers = exchange::with_global_ids(buffers, sids, rids);
-          }
-          options = exchange_options_of(strategy, region_size, region_id, cost_model, timeout_seconds);
-        });
-        neighbor_exchange e;
-        {
-          nb::gil_scoped_release release;
-          e.plan = sources ? exchange::neighbor_alltoallv_init(*sources, *destinations, buffers, c, options)
-                           : exchange::neighbor_alltoallv_init(buffers, c, options);
-        }
-        e.send = std::move(send);
-        e.recv = std::move(recv);
-        return e;
-      },
-      "comm"_a, "send"_a, "sendcounts"_a, "sdispls"_a, "recv"_a, "recvcounts"_a, "rdispls"_a, nb::kw_only(),
-      "sources"_a = nb::none(), "destinations"_a = nb::none(), "send_ids"_a = nb::none(), "recv_ids"_a = nb::none(),
-      "strategy"_a = "auto", "region_size"_a = 0, "region_id"_a = nb::none(), "cost_model"_a = nb::none(),
-      "timeout_seconds"_a = nb::none(),
+  const auto make_neighbor = [](nb::handle comm, nb::object send, const std::vector<std::int64_t>& sendcounts,
+                                const std::vector<std::int64_t>& sdispls, nb::object recv,
+                                const std::vector<std::int64_t>& recvcounts, const std::vector<std::int64_t>& rdispls,
+                                std::optional<std::vector<int>> sources, std::optional<std::vector<int>> destinations,
+                                nb::handle send_ids, nb::handle recv_ids, const std::string& strategy, int region_size,
+                                std::optional<int> region_id, std::optional<nb::dict> cost_model,
+                                std::optional<double> timeout_seconds) {
+    const MPI_Comm c = communicator(comm);
+    std::vector<std::int64_t> sids, rids;
+    exchange::neighbor_buffers buffers;
+    exchange::exchange_options options;
+    agree_on_arguments(c, [&] {
+      readable_array send_array;
+      writable_array recv_array;
+      if (!nb::try_cast(send, send_array)) throw nb::type_error("send: expected a NumPy array");
+      if (!nb::try_cast(recv, recv_array)) throw nb::type_error("recv: expected a writable NumPy array");
+      const flat_buffer s = flat_buffer_of(view_of(send_array), "send");
+      const flat_buffer r = flat_buffer_of(view_of(recv_array), "recv");
+      if (s.type != r.type)
+        throw nb::type_error(("send is " + std::string(dtype_name(s.type)) + " and recv " + dtype_name(r.type) +
+                              "; the exchange moves one dtype")
+                                 .c_str());
+      if (sources.has_value() != destinations.has_value())
+        throw nb::value_error(
+            "pass both sources and destinations (an ordinary communicator) or neither (a "
+            "distributed-graph communicator)");
+      if (!sources) {
+        // Checked here as well as in the library, because the form is chosen per rank: a rank that passes
+        // no lists on a communicator without a graph must fail with the others, not alone after them.
+        int topology = MPI_UNDEFINED;
+        REDIST_MPI_CHECK(MPI_Topo_test(c, &topology));
+        if (topology != MPI_DIST_GRAPH)
+          throw redist::invalid_topology(
+              "neighbor_alltoallv_init: comm is not a distributed-graph communicator "
+              "(MPI.Comm.Create_dist_graph_adjacent); pass sources= and "
+              "destinations= for any other communicator");
+      }
+      if (send_ids.is_none() != recv_ids.is_none())
+        throw nb::value_error("pass both send_ids and recv_ids (global ids) or neither");
+      // 64-bit counts and displacements (MPI-4's large-count form): an edge may move 2^31 elements or more.
+      buffers.sendbuf = s.data;
+      buffers.sendcounts = sendcounts.data();
+      buffers.sdispls = sdispls.data();
+      buffers.sendtype = mpi_datatype(s.type);
+      buffers.recvbuf = r.data;
+      buffers.recvcounts = recvcounts.data();
+      buffers.rdispls = rdispls.data();
+      buffers.recvtype = buffers.sendtype;
+      buffers.send_capacity = s.elements;
+      buffers.recv_capacity = r.elements;
+      buffers.send_entries = sendcounts.size() == sdispls.size() ? static_cast<std::int64_t>(sendcounts.size()) : -2;
+      buffers.recv_entries = recvcounts.size() == rdispls.size() ? static_cast<std::int64_t>(recvcounts.size()) : -2;
+      if (!send_ids.is_none()) {
+        sids = ids_of(send_ids, "send_ids");
+        rids = ids_of(recv_ids, "recv_ids");
+        buffers = exchange::with_global_ids(buffers, sids, rids);
+      }
+      options = exchange_options_of(strategy, region_size, region_id, cost_model, timeout_seconds);
+    });
+    neighbor_exchange e;
+    {
+      nb::gil_scoped_release release;
+      e.plan = sources ? exchange::neighbor_alltoallv_init(*sources, *destinations, buffers, c, options)
+                       : exchange::neighbor_alltoallv_init(buffers, c, options);
+    }
+    e.send = std::move(send);
+    e.recv = std::move(recv);
+    return e;
+  };
+  static const char* const neighbor_doc =
       "Plans a persistent neighborhood alltoallv (collective). Edge i of the send side moves sendcounts[i] "
       "elements from send[sdispls[i]:], edge i of the receive side writes recvcounts[i] elements to "
       "recv[rdispls[i]:] (flat element offsets into the contiguous arrays, one dtype). comm is a "
       "distributed-graph communicator (its destinations and sources are the edges), or any communicator with "
       "sources= and destinations= (one rank per edge). send_ids/recv_ids (int64, one per element) enable "
       "strategy='dedup'. strategy: 'auto', 'standard', 'aggregate', 'dedup'; regions are nodes unless "
-      "region_size or region_id says otherwise; cost_model: figures for 'auto' (calibrate_cost_model's dict).");
+      "region_size or region_id says otherwise; cost_model: figures for 'auto' (calibrate_cost_model's dict).";
+  // make_neighbor_plan: the plan shape of every capability (comm first); neighbor_alltoallv_init: its MPI-shaped
+  // alias.
+  for (const char* name : {"make_neighbor_plan", "neighbor_alltoallv_init"})
+    m.def(name, make_neighbor, "comm"_a, "send"_a, "sendcounts"_a, "sdispls"_a, "recv"_a, "recvcounts"_a, "rdispls"_a,
+          nb::kw_only(), "sources"_a = nb::none(), "destinations"_a = nb::none(), "send_ids"_a = nb::none(),
+          "recv_ids"_a = nb::none(), "strategy"_a = "auto", "region_size"_a = 0, "region_id"_a = nb::none(),
+          "cost_model"_a = nb::none(), "timeout_seconds"_a = nb::none(), neighbor_doc);
 
   m.def(
       "_run_repeatedly",
@@ -442,8 +442,8 @@ void register_exchange(nb::module_& m) {
               options = inplace_options_of(algorithm, work_bytes, pairwise_guard, timeout_seconds);
             },
             [&](MPI_Comm c, MPI_Datatype type, std::int64_t capacity) {
-              return exchange::make_inplace_plan(capacity, sendcounts.data(), recvcounts ? recvcounts->data() : nullptr,
-                                                 type, c, options);
+              return exchange::make_inplace_plan(c, capacity, sendcounts.data(),
+                                                 recvcounts ? recvcounts->data() : nullptr, type, options);
             });
       },
       "comm"_a, "buf"_a, "sendcounts"_a, "recvcounts"_a = nb::none(), nb::kw_only(), "algorithm"_a = "auto",
@@ -464,7 +464,7 @@ void register_exchange(nb::module_& m) {
               options = inplace_options_of(algorithm, work_bytes, pairwise_guard, timeout_seconds);
             },
             [&](MPI_Comm c, MPI_Datatype type, std::int64_t) {
-              return exchange::make_alltoall_inplace_plan(count, type, c, options);
+              return exchange::make_alltoall_inplace_plan(c, count, type, options);
             });
       },
       "comm"_a, "buf"_a, "count"_a, nb::kw_only(), "algorithm"_a = "auto", "work_bytes"_a = std::int64_t{4} << 20,
@@ -480,7 +480,7 @@ void register_exchange(nb::module_& m) {
             comm, buf,
             [&](MPI_Comm c, const flat_buffer& b) { check_symmetric_areas(b, counts, displs, c, count32, displ32); },
             [&](MPI_Comm c, MPI_Datatype type, std::int64_t) {
-              return exchange::make_inplace_plan_symmetric(count32.data(), displ32.data(), type, c, work_bytes);
+              return exchange::make_inplace_plan_symmetric(c, count32.data(), displ32.data(), type, work_bytes);
             });
       },
       "comm"_a, "buf"_a, "counts"_a, "displs"_a, nb::kw_only(), "work_bytes"_a = std::int64_t{4} << 20,

@@ -32,7 +32,7 @@ element_region parse_region(const std::optional<std::pair<std::string, std::int6
                             .c_str());
 }
 
-// The torus of strategy 'torus_routed', from a dict (see make_plan's docstring). Unknown keys are refused.
+// The torus of strategy 'torus_routed', from a dict (see make_transform_plan's docstring). Unknown keys are refused.
 void set_torus(transform_options& o, const nb::dict& torus) {
   std::optional<std::string> shape;
   bool mesh = false;
@@ -108,7 +108,7 @@ transform_options make_options(const std::string& strategy, const std::string& s
 }
 
 // Job k's buffers from Python arrays, checked against the job (nothing moves if any is wrong): against its
-// matrix layouts for plans from make_plan, else its N-d layouts.
+// matrix layouts for plans from make_transform_plan, else its N-d layouts.
 job_buffers buffers_of(const transform_plan& p, std::size_t k, const writable_array& a, const readable_array& b,
                        std::complex<double> alpha, std::complex<double> beta, bool batch) {
   const std::string where = batch ? "job " + std::to_string(k) + ": " : std::string();
@@ -331,7 +331,7 @@ void register_transform(nb::module_& m) {
       "Python call path, and returns the mean seconds per execution on this rank.");
 
   m.def(
-      "make_plan",
+      "make_transform_plan",
       [](nb::handle comm, const grid_layout& a, const grid_layout& b, const std::string& operation, nb::handle dtype,
          std::optional<std::pair<std::string, std::int64_t>> region, const std::string& strategy,
          const std::string& stores, bool check_consistency, int num_threads, std::optional<nb::dict> torus,
@@ -345,7 +345,7 @@ void register_transform(nb::module_& m) {
           options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot, timeout_seconds);
         });
         nb::gil_scoped_release release;
-        return redist::make_plan(c, std::move(jobs), options);
+        return redist::make_transform_plan(c, std::move(jobs), options);
       },
       "comm"_a, "a"_a, "b"_a, "op"_a = "N", "dtype"_a = nb::none(), nb::kw_only(), "region"_a = nb::none(),
       "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
@@ -365,7 +365,7 @@ void register_transform(nb::module_& m) {
       "REDIST_TIMEOUT; None: the process's; 0: never; docs/errors.md).");
 
   m.def(
-      "make_batch_plan",
+      "make_batch_transform_plan",
       [](nb::handle comm, std::vector<job_description> jobs, const std::string& strategy, const std::string& stores,
          bool check_consistency, int num_threads, std::optional<nb::dict> torus, bool one_shot,
          std::optional<double> timeout_seconds) {
@@ -375,7 +375,7 @@ void register_transform(nb::module_& m) {
           options = make_options(strategy, stores, check_consistency, num_threads, torus, one_shot, timeout_seconds);
         });
         nb::gil_scoped_release release;
-        return redist::make_plan(c, std::move(jobs), options);
+        return redist::make_transform_plan(c, std::move(jobs), options);
       },
       "comm"_a, "jobs"_a, nb::kw_only(), "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true,
       "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false, "timeout_seconds"_a = nb::none(),
@@ -403,7 +403,8 @@ void register_transform(nb::module_& m) {
       "num_threads"_a = 0, "torus"_a = nb::none(), "one_shot"_a = false, "timeout_seconds"_a = nb::none(),
       "Plans A = alpha * permute(B, axes) + beta * A from N-d layout b to N-d layout a (collective over the mpi4py "
       "communicator): axis i of A is axis axes[i] of B (None: the same axes), B conjugated when `conjugate`. "
-      "Options as for make_plan; execute with this rank's local arrays (NdLayout.empty, NdLayout.local_view).");
+      "Options as for make_transform_plan; execute with this rank's local arrays (NdLayout.empty, "
+      "NdLayout.local_view).");
 
   m.def(
       "make_batch_reshape_plan",

@@ -19,17 +19,17 @@ def layouts():
 
 def test_wrong_dtype_raises_type_error(layouts):
     a_layout, b_layout = layouts
-    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    plan = redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float64)
     a = a_layout.empty(np.float64)
     with pytest.raises(TypeError, match="float32 does not match the transform's float64"):
         plan.execute(a, b_layout.empty(np.float32))
     with pytest.raises(TypeError, match="not supported"):
-        redist.make_plan(comm, a_layout, b_layout, "T", np.float16)
+        redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float16)
 
 
 def test_non_contiguous_array_is_refused_not_copied(layouts):
     a_layout, b_layout = layouts
-    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    plan = redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float64)
     b = b_layout.empty()
     wide = np.zeros((a_layout.local_shape[0], 2 * a_layout.local_shape[1]), order="F")
     with pytest.raises(ValueError, match="not contiguous"):
@@ -38,7 +38,7 @@ def test_non_contiguous_array_is_refused_not_copied(layouts):
 
 def test_mismatched_shapes_and_orders(layouts):
     a_layout, b_layout = layouts
-    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    plan = redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float64)
     b = b_layout.empty()
     rows, cols = a_layout.local_shape
     with pytest.raises(ValueError, match="elements, the layout stores|does not match the layout"):
@@ -53,12 +53,12 @@ def test_mismatched_shapes_and_orders(layouts):
         with pytest.raises(ValueError, match="elements, the layout stores"):
             plan.execute(np.zeros(rows * cols - 1), b)
     with pytest.raises(redist.DimensionMismatch):
-        redist.make_plan(comm, a_layout, a_layout, "T", np.float64)
+        redist.make_transform_plan(comm, a_layout, a_layout, "T", np.float64)
 
 
 def test_read_only_target_is_refused(layouts):
     a_layout, b_layout = layouts
-    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    plan = redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float64)
     a = a_layout.empty()
     a.setflags(write=False)
     with pytest.raises(TypeError):
@@ -67,7 +67,7 @@ def test_read_only_target_is_refused(layouts):
 
 def test_bad_argument_on_one_rank_fails_everywhere(layouts):
     a_layout, b_layout = layouts
-    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    plan = redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float64)
     b = b_layout.empty(np.float32 if comm.rank == 0 else np.float64)
     if comm.rank == 0:
         with pytest.raises(TypeError):
@@ -78,7 +78,7 @@ def test_bad_argument_on_one_rank_fails_everywhere(layouts):
     op = "X" if comm.rank == comm.size - 1 else "T"
     expected = ValueError if comm.rank == comm.size - 1 else redist.InvalidArgument
     with pytest.raises(expected, match="op 'X'"):
-        redist.make_plan(comm, a_layout, b_layout, op, np.float64)
+        redist.make_transform_plan(comm, a_layout, b_layout, op, np.float64)
 
 
 def test_bad_options_and_layouts():
@@ -92,11 +92,12 @@ def test_bad_options_and_layouts():
         redist.block_cyclic(4, 4, 0, 2, (1, comm.size), comm.rank)
     layout = redist.block_cyclic(4, 4, 2, 2, (1, comm.size), comm.rank)
     with pytest.raises(ValueError, match="strategy 'fastest'"):
-        redist.make_plan(comm, layout, layout, "N", np.float64, strategy="fastest")
+        redist.make_transform_plan(comm, layout, layout, "N", np.float64, strategy="fastest")
     with pytest.raises(TypeError, match="mpi4py.MPI.Comm"):
-        redist.make_plan("MPI_COMM_WORLD", layout, layout)
+        redist.make_transform_plan("MPI_COMM_WORLD", layout, layout)
     with pytest.raises(TypeError, match="complex alpha"):
-        redist.make_plan(comm, layout, layout, "N", np.float64).execute(layout.empty(), layout.empty(), alpha=1j)
+        plan = redist.make_transform_plan(comm, layout, layout, "N", np.float64)
+        plan.execute(layout.empty(), layout.empty(), alpha=1j)
 
 
 def test_option_names_are_the_librarys_and_earlier_spellings_are_refused():
@@ -106,8 +107,8 @@ def test_option_names_are_the_librarys_and_earlier_spellings_are_refused():
     for spelling in ("Auto", "automatic"):
         with pytest.raises(ValueError, match=f"'{spelling}': expected 'auto', 'point_to_point', 'alltoallv', "
                                              "'shared_memory' or 'torus_routed'"):
-            redist.make_plan(comm, layout, layout, "N", np.float64, strategy=spelling)
-    plan = redist.make_plan(comm, layout, layout, "N", np.float64, strategy="auto")
+            redist.make_transform_plan(comm, layout, layout, "N", np.float64, strategy=spelling)
+    plan = redist.make_transform_plan(comm, layout, layout, "N", np.float64, strategy="auto")
     source, target = layout.empty(), layout.empty()
     source[...] = 1.0
     plan.execute(target, source)  # A = op(B): the target first
@@ -149,7 +150,7 @@ def test_timeout_is_set_and_checked():
 
 def test_plans_take_their_own_timeout_checked_on_every_rank():
     layout = redist.block_cyclic(8, 8, 2, 2, (1, comm.size), comm.rank)
-    plan = redist.make_plan(comm, layout, layout, "N", np.float64, timeout_seconds=30.0)
+    plan = redist.make_transform_plan(comm, layout, layout, "N", np.float64, timeout_seconds=30.0)
     plan.execute(layout.empty(), layout.empty())
     redist.make_gemm_plan(comm, layout, layout, layout, timeout_seconds=0.0)
     buf = np.zeros(2 * comm.size)
@@ -158,7 +159,7 @@ def test_plans_take_their_own_timeout_checked_on_every_rank():
     # A value that is no timeout, on the last rank only: refused there and, through the agreement, everywhere.
     wrong = -1.0 if comm.rank == comm.size - 1 else 5.0
     expected = ValueError if comm.rank == comm.size - 1 else redist.InvalidArgument
-    for make in (lambda: redist.make_plan(comm, layout, layout, "N", np.float64, timeout_seconds=wrong),
+    for make in (lambda: redist.make_transform_plan(comm, layout, layout, "N", np.float64, timeout_seconds=wrong),
                  lambda: redist.make_gemm_plan(comm, layout, layout, layout, timeout_seconds=wrong),
                  lambda: redist.make_inplace_plan(comm, buf, [2] * comm.size, timeout_seconds=wrong),
                  lambda: redist.alltoall_inplace(comm, buf, 2, timeout_seconds=float("nan") if wrong < 0 else wrong)):
@@ -168,7 +169,7 @@ def test_plans_take_their_own_timeout_checked_on_every_rank():
 
 def test_argument_agreement_can_be_switched_off_and_on():
     layout = redist.block_cyclic(6, 6, 2, 2, (1, comm.size), comm.rank)
-    plan = redist.make_plan(comm, layout, layout, "T", np.float64)
+    plan = redist.make_transform_plan(comm, layout, layout, "T", np.float64)
     assert redist.get_argument_agreement() is True
     try:
         assert redist.set_argument_agreement(False) is True

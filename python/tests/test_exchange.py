@@ -239,7 +239,7 @@ def test_neighbor_alltoallv_delivers_every_edge_and_is_reusable(dtype, strategy)
     # new contents, same arrays: the plan runs again
     for d, c in zip(sdispls, sendcounts):
         send[d:d + c] += values(dtype, 3)
-    plan.run()
+    plan.execute()
     check_received(recv, sources, recvcounts, rdispls, dtype, round_offset=3)
     stats = plan.statistics()
     assert stats["strategy"] in ("standard", "aggregate")
@@ -273,7 +273,7 @@ def test_neighbor_alltoallv_on_a_distributed_graph_communicator():
     graph = comm.Create_dist_graph_adjacent(sources, destinations)
     try:
         plan = redist.neighbor_alltoallv_init(graph, send, sendcounts, sdispls, recv, recvcounts, rdispls)
-        plan.run()
+        plan.execute()
         check_received(recv, sources, recvcounts, rdispls, np.float64)
         del plan
     finally:
@@ -294,7 +294,7 @@ def test_neighbor_alltoallv_dedup_with_global_ids():
     plan = redist.neighbor_alltoallv_init(comm, send, sendcounts, sdispls, recv, recvcounts, rdispls,
                                           sources=sources, destinations=destinations, send_ids=send_ids,
                                           recv_ids=recv_ids.astype(np.int64), strategy="dedup", region_size=2)
-    plan.run()
+    plan.execute()
     assert np.array_equal(recv, recv_ids * 0.5)
     stats = plan.statistics()
     assert stats["strategy"] == "dedup"
@@ -308,7 +308,7 @@ def test_calibrated_cost_model_round_trips():
     send, recv = np.arange(3.0), np.zeros(3)
     plan = redist.neighbor_alltoallv_init(comm, send, [3], [0], recv, [3], [0], sources=[RANK],
                                           destinations=[RANK], cost_model=model, region_size=2)
-    plan.run()
+    plan.execute()
     assert np.array_equal(recv, send)
     with pytest.raises(TypeError, match=r"cost_model\['intra_latency'\]: expected a float"):
         redist.neighbor_alltoallv_init(comm, send, [3], [0], recv, [3], [0], sources=[RANK], destinations=[RANK],

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Hostile arguments: an error anywhere is an error everywhere.
 
-Every public collective entry point of the package (make_plan, TransformPlan.execute, TransformPlan.inverse, make_batch_plan,
+Every public collective entry point of the package (make_transform_plan, TransformPlan.execute,
+TransformPlan.inverse, make_batch_transform_plan,
 Plan.execute_batch, relabel_targets, transform, the N-d make_reshape_plan, reshape, make_batch_reshape_plan,
 relabel_reshape_targets, node_buffer, NodeBuffer.free, make_gemm_plan, GemmPlan.execute, gemm,
 neighbor_alltoallv_init, NeighborPlan.start/wait, alltoallv_inplace, alltoall_inplace,
@@ -263,7 +264,7 @@ def cached(key, make):
 
 def transform_plan():
     a, b = t_layouts()
-    return cached("transform", lambda: redist.make_plan(WORK, a, b, "T", np.float64))
+    return cached("transform", lambda: redist.make_transform_plan(WORK, a, b, "T", np.float64))
 
 
 def check_transform_plan(plan, ctx, a_layout, b_layout, op="T"):
@@ -293,7 +294,7 @@ class Entry:
 
 
 class MakePlan(Entry):
-    name = "make_plan"
+    name = "make_transform_plan"
 
     def setup(self):
         ctx = Ctx()
@@ -303,7 +304,7 @@ class MakePlan(Entry):
         return ctx
 
     def call(self, x):
-        return redist.make_plan(x["comm"], x["a"], x["b"], x["op"], x["dtype"], region=x["region"],
+        return redist.make_transform_plan(x["comm"], x["a"], x["b"], x["op"], x["dtype"], region=x["region"],
                                 strategy=x["strategy"], stores=x["stores"], check_consistency=x["check_consistency"],
                                 num_threads=x["num_threads"], torus=x["torus"])
 
@@ -367,7 +368,7 @@ def batch_jobs():
 
 def batch_plan():
     jobs = batch_jobs()
-    return cached("batch", lambda: redist.make_batch_plan(WORK, jobs))
+    return cached("batch", lambda: redist.make_batch_transform_plan(WORK, jobs))
 
 
 def batch_arrays(ctx):
@@ -387,7 +388,7 @@ def check_batch(ctx, a0, a1):
 
 
 class MakeBatchPlan(Entry):
-    name = "make_batch_plan"
+    name = "make_batch_transform_plan"
 
     def setup(self):
         ctx = Ctx()
@@ -396,7 +397,7 @@ class MakeBatchPlan(Entry):
         return ctx
 
     def call(self, x):
-        return redist.make_batch_plan(x["comm"], x["jobs"], strategy=x["strategy"],
+        return redist.make_batch_transform_plan(x["comm"], x["jobs"], strategy=x["strategy"],
                                       check_consistency=x["check_consistency"], num_threads=x["num_threads"],
                                       torus=x["torus"])
 
@@ -795,7 +796,7 @@ class NeighborInit(Entry):
         return neighbor_init(x)
 
     def verify(self, ctx, plan):
-        plan.run()
+        plan.execute()
         return received_problem(ctx.args["recv"])
 
 
@@ -1439,9 +1440,9 @@ def test_hostile(entry, case, mode, request):
 
 def test_every_collective_entry_point_is_covered():
     """Each public collective of the package has cases in every mode it supports."""
-    collectives = {"make_plan", "make_batch_plan", "relabel_targets", "transform", "make_reshape_plan",
-                   "make_batch_reshape_plan", "relabel_reshape_targets", "reshape", "node_buffer", "make_gemm_plan",
-                   "gemm", "neighbor_alltoallv_init", "alltoallv_inplace", "alltoall_inplace",
+    collectives = {"make_transform_plan", "make_batch_transform_plan", "relabel_targets", "transform",
+                   "make_reshape_plan", "make_batch_reshape_plan", "relabel_reshape_targets", "reshape", "node_buffer",
+                   "make_gemm_plan", "gemm", "neighbor_alltoallv_init", "alltoallv_inplace", "alltoall_inplace",
                    "alltoallv_inplace_symmetric"}
     assert all(callable(getattr(redist, name)) for name in collectives)
     methods = {"TransformPlan.execute", "TransformPlan.execute (reshape)", "TransformPlan.execute_batch",

@@ -25,7 +25,7 @@ def test_trace_counts_plans_and_executions_and_restores_the_mode():
     a = a_layout.empty()
     with redist.trace(comm) as traced:
         assert redist.get_trace_mode() == "summary"
-        plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+        plan = redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float64)
         for _ in range(3):
             plan.execute(a, b)
     assert redist.get_trace_mode() == "off"
@@ -45,7 +45,7 @@ def test_trace_counts_plans_and_executions_and_restores_the_mode():
 def test_nothing_is_recorded_when_off():
     redist.trace_reset()
     a_layout, b_layout = transpose_layouts()
-    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    plan = redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float64)
     plan.execute(a_layout.empty(), scatter(b_layout, global_matrix(37, 23, np.float64, salt=6)))
     assert redist.trace_totals() == []
 

@@ -35,7 +35,7 @@ def test_random_layouts_match_numpy(dtype, op):
         b = scatter(b_layout, b_global)
         a = scatter(a_layout, a_global)
         b_before = b.copy()
-        plan = redist.make_plan(comm, a_layout, b_layout, op, dtype)
+        plan = redist.make_transform_plan(comm, a_layout, b_layout, op, dtype)
         plan.execute(a, b, alpha, beta)
         expected = (alpha * reference(op, b_global) + beta * a_global).astype(dtype)
         got = gather(comm, a_layout, a)
@@ -46,7 +46,7 @@ def test_random_layouts_match_numpy(dtype, op):
 def test_plan_is_reusable_and_inverse_goes_back():
     b_layout = redist.block_cyclic(37, 23, 4, 3, (1, comm.size), comm.rank)
     a_layout = redist.block_cyclic(23, 37, 5, 2, (comm.size, 1), comm.rank, order="C")
-    plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64)
+    plan = redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float64)
     b_global = global_matrix(37, 23, np.float64, salt=3)
     b = scatter(b_layout, b_global)
     a = a_layout.empty()
@@ -79,7 +79,7 @@ def test_batch_moves_every_job_in_one_plan():
         jobs.append(redist.Job(a_layout, b_layout, op, dtype))
         arrays.append((a_layout.empty(dtype), scatter(b_layout, b_global), 3.0))
         expected.append(3.0 * reference(op, b_global))
-    plan = redist.make_batch_plan(comm, jobs)
+    plan = redist.make_batch_transform_plan(comm, jobs)
     with pytest.raises(TypeError, match="job 1: alpha: expected a number, got 'three'"):
         plan.execute_batch([arrays[0], (*arrays[1][:2], "three"), arrays[2]])
     plan.execute_batch(arrays)
@@ -93,7 +93,7 @@ def test_upper_region_leaves_the_rest_untouched():
     a_layout = redist.block_cyclic(n, n, 4, 2, (comm.size, 1), comm.rank)
     b_global = global_matrix(n, n, np.float64, salt=9)
     a = scatter(a_layout, np.full((n, n), -7.0))
-    plan = redist.make_plan(comm, a_layout, b_layout, "N", np.float64, region=("upper", 1))
+    plan = redist.make_transform_plan(comm, a_layout, b_layout, "N", np.float64, region=("upper", 1))
     plan.execute(a, scatter(b_layout, b_global))
     i, j = np.indices((n, n))
     assert np.array_equal(gather(comm, a_layout, a), np.where(j - i >= 1, b_global, -7.0))
@@ -102,7 +102,7 @@ def test_upper_region_leaves_the_rest_untouched():
 def test_statistics_account_for_every_byte():
     b_layout = redist.block_cyclic(40, 30, 5, 5, (comm.size, 1), comm.rank)
     a_layout = redist.block_cyclic(40, 30, 5, 5, (1, comm.size), comm.rank)
-    stats = redist.make_plan(comm, a_layout, b_layout, "N", np.float64).statistics()
+    stats = redist.make_transform_plan(comm, a_layout, b_layout, "N", np.float64).statistics()
     assert set(stats) >= {"bytes_sent", "bytes_received", "bytes_local", "messages_sent", "messages_received"}
     total_sent = comm.allreduce(stats["bytes_sent"])
     assert total_sent == comm.allreduce(stats["bytes_received"])
@@ -134,7 +134,7 @@ def test_one_shot_auto_weighs_set_up_against_one_execution():
     fresh = comm.Dup()
     try:
         for one_shot, window_cached in ((True, False), (False, False), (True, True)):
-            plan = redist.make_plan(fresh, a_layout, b_layout, "N", np.float64, one_shot=one_shot)
+            plan = redist.make_transform_plan(fresh, a_layout, b_layout, "N", np.float64, one_shot=one_shot)
             per_rank = comm.allreduce(plan.statistics()["bytes_sent"]) // comm.size
             shared_from = (32 << 20 if oversubscribed else 12 << 20) if one_shot and not window_cached else 1 << 20
             expected = "shared_memory" if comm.size > 1 and per_rank >= shared_from else "point_to_point"
@@ -185,7 +185,7 @@ def test_torus_routed_transpose_matches_numpy(mapping):
             # Phases one after another with a dimension-ordered mapping, all at once with a random one.
             torus = {"shape": shape, "mapping": mapping, "mode": "sdr", "alpha": 1.0, "gamma": 0, "delta": -1,
                      "beta": 4, "phases": "sequential" if mapping is None else "concurrent"}
-            plan = redist.make_plan(comm, a_layout, b_layout, "T", np.float64, strategy="torus_routed",
+            plan = redist.make_transform_plan(comm, a_layout, b_layout, "T", np.float64, strategy="torus_routed",
                                     torus=torus)
             assert plan.strategy == "torus_routed"
             a = a_layout.empty()
@@ -199,23 +199,26 @@ def test_torus_routed_transpose_matches_numpy(mapping):
 def test_torus_options_are_checked():
     layout = redist.block_cyclic(8, 8, 2, 2, (comm.size, 1), comm.rank)
     with pytest.raises(ValueError, match="unknown key 'size'"):
-        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"size": "4"})
+        redist.make_transform_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"size": "4"})
     with pytest.raises(ValueError, match="'shape' is required"):
-        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"mode": "sdr"})
+        redist.make_transform_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"mode": "sdr"})
     with pytest.raises(ValueError, match="torus phases 'parallel'"):
-        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"shape": "2", "phases": "parallel"})
+        redist.make_transform_plan(comm, layout, layout, "T", strategy="torus_routed",
+                                   torus={"shape": "2", "phases": "parallel"})
     with pytest.raises(ValueError, match="torus mode 'fast'"):
-        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"shape": "2", "mode": "fast"})
+        redist.make_transform_plan(comm, layout, layout, "T", strategy="torus_routed",
+                                   torus={"shape": "2", "mode": "fast"})
     with pytest.raises(redist.InvalidArgument, match="alpha"):
-        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed",
+        redist.make_transform_plan(comm, layout, layout, "T", strategy="torus_routed",
                          torus={"shape": str(comm.size), "alpha": 2.0})
     with pytest.raises(TypeError, match=r"torus\['alpha'\]: expected a float, got 'half'"):
-        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed",
+        redist.make_transform_plan(comm, layout, layout, "T", strategy="torus_routed",
                          torus={"shape": str(comm.size), "alpha": "half"})
     with pytest.raises(TypeError, match=r"torus\['mapping'\]"):
-        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed",
+        redist.make_transform_plan(comm, layout, layout, "T", strategy="torus_routed",
                          torus={"shape": str(comm.size), "mapping": 1.5})
     with pytest.raises(redist.Error, match="nodes"):  # one node per rank
-        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed", torus={"shape": str(comm.size + 1)})
+        redist.make_transform_plan(comm, layout, layout, "T", strategy="torus_routed",
+                                   torus={"shape": str(comm.size + 1)})
     with pytest.raises(redist.Error, match="torus"):  # the strategy needs the torus described
-        redist.make_plan(comm, layout, layout, "T", strategy="torus_routed")
+        redist.make_transform_plan(comm, layout, layout, "T", strategy="torus_routed")

@@ -244,3 +244,41 @@ extern "C" int redist_request_free(redist_request* request) {
   *request = REDIST_REQUEST_NULL;
   return code;
 }
+
+extern "C" int redist_neighbor_plan_create(MPI_Comm comm, const redist_neighbor_description* description, MPI_Info info,
+                                           redist_neighbor_plan* plan) {
+  return init_request("redist_neighbor_plan_create", comm, info, plan, [&](const exchange_options& options) {
+    // A null description becomes a problem the engine's agreement reports on every rank.
+    const redist_neighbor_description none{};
+    const redist_neighbor_description& d = description != nullptr ? *description : none;
+    redist::exchange::neighbor_description made;
+    made.buffers = {d.sendbuf, d.sendcounts, d.sdispls, d.sendtype, d.recvbuf, d.recvcounts, d.rdispls, d.recvtype};
+    if (description == nullptr) made.buffers.send_entries = -2;
+    if (d.global_send_indices != nullptr || d.global_recv_indices != nullptr) {
+      made.buffers.global_ids = true;
+      made.buffers.send_ids = d.global_send_indices;
+      made.buffers.recv_ids = d.global_recv_indices;
+    }
+    made.edges_of_graph_communicator = d.edges_of_graph_communicator != 0;
+    if (d.indegree < 0 || (d.indegree > 0 && d.sources == nullptr))
+      made.buffers.recv_entries = -2;
+    else if (d.indegree > 0)
+      made.sources.assign(d.sources, d.sources + d.indegree);
+    if (d.outdegree < 0 || (d.outdegree > 0 && d.destinations == nullptr))
+      made.buffers.send_entries = -2;
+    else if (d.outdegree > 0)
+      made.destinations.assign(d.destinations, d.destinations + d.outdegree);
+    return redist::exchange::make_neighbor_plan(comm, made, options);
+  });
+}
+
+extern "C" int redist_neighbor_plan_execute(redist_neighbor_plan plan) {
+  const int started = redist_start(&plan);
+  return started == MPI_SUCCESS ? redist_wait(&plan) : started;
+}
+
+extern "C" int redist_neighbor_plan_start(redist_neighbor_plan plan) { return redist_start(&plan); }
+
+extern "C" int redist_neighbor_plan_wait(redist_neighbor_plan plan) { return redist_wait(&plan); }
+
+extern "C" int redist_neighbor_plan_free(redist_neighbor_plan* plan) { return redist_request_free(plan); }

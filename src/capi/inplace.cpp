@@ -81,15 +81,14 @@ int redist_alltoallv_inplace(void* buf, int64_t capacity, const int64_t sendcoun
   }
 }
 
-int redist_alltoallv_inplace_plan_create(int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
-                                         MPI_Datatype type, MPI_Comm comm, const redist_inplace_options* opts,
-                                         redist_inplace_plan* plan) {
+int redist_inplace_plan_create(MPI_Comm comm, int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
+                               MPI_Datatype type, const redist_inplace_options* opts, redist_inplace_plan* plan) {
   try {
     // Agreed like every argument, so that a rank passing no place for the handle fails with the others.
     redist::mpi::agree_on(comm, redist::mpi::error_kind::invalid_argument,
                           plan == nullptr ? "plan is a null pointer" : "");
     auto made = std::make_unique<inplace_plan>(
-        redist::exchange::make_inplace_plan(capacity, sendcounts, recvcounts, type, comm, options_of(opts)));
+        redist::exchange::make_inplace_plan(comm, capacity, sendcounts, recvcounts, type, options_of(opts)));
     fill_outputs(opts, made->report());
     *plan = plans().add(std::move(made));
     return MPI_SUCCESS;
@@ -99,7 +98,7 @@ int redist_alltoallv_inplace_plan_create(int64_t capacity, const int64_t sendcou
   }
 }
 
-int redist_inplace_execute(redist_inplace_plan plan, void* buf, redist_inplace_report* report) {
+int redist_inplace_plan_execute(redist_inplace_plan plan, void* buf, redist_inplace_report* report) {
   try {
     const inplace_plan* p = plans().find(plan);
     if (p == nullptr) return MPI_ERR_ARG;

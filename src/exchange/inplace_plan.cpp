@@ -299,8 +299,8 @@ inplace_plan traced_making(Make&& make) {
 }
 }  // namespace
 
-inplace_plan make_inplace_plan(std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
-                               MPI_Datatype type, MPI_Comm comm, const inplace_options& options) {
+inplace_plan make_inplace_plan(MPI_Comm comm, std::int64_t capacity, const std::int64_t* sendcounts,
+                               const std::int64_t* recvcounts, MPI_Datatype type, const inplace_options& options) {
   return traced_making([&] {
     return inplace_plan_detail::make_general(nullptr, false, capacity, sendcounts, recvcounts, type, comm, options,
                                              "make_inplace_plan");
@@ -314,14 +314,14 @@ std::int64_t alltoall_capacity(std::int64_t count, int size) {
 }
 }  // namespace
 
-inplace_plan make_alltoall_inplace_plan(std::int64_t count, MPI_Datatype type, MPI_Comm comm,
+inplace_plan make_alltoall_inplace_plan(MPI_Comm comm, std::int64_t count, MPI_Datatype type,
                                         const inplace_options& options) {
   const int size = mpi::size(comm);
   const std::vector<std::int64_t> counts(static_cast<std::size_t>(size), count);
-  return make_inplace_plan(alltoall_capacity(count, size), counts.data(), counts.data(), type, comm, options);
+  return make_inplace_plan(comm, alltoall_capacity(count, size), counts.data(), counts.data(), type, options);
 }
 
-inplace_plan make_inplace_plan_symmetric(const int* counts, const int* displs, MPI_Datatype type, MPI_Comm comm,
+inplace_plan make_inplace_plan_symmetric(MPI_Comm comm, const int* counts, const int* displs, MPI_Datatype type,
                                          std::int64_t work_bytes) {
   return traced_making(
       [&] { return inplace_plan_detail::make_symmetric(nullptr, false, counts, displs, type, comm, work_bytes); });

@@ -318,7 +318,15 @@ void neighbor_plan::wait() {
   if (!state_) throw invalid_argument("neighbor_plan::wait on an empty plan");
   state_->wait();
 }
+void neighbor_plan::execute() {
+  start();
+  wait();
+}
 bool neighbor_plan::active() const noexcept { return state_ && state_->active; }
+MPI_Comm neighbor_plan::communicator() const {
+  if (!state_) throw invalid_argument("neighbor_plan::communicator on an empty plan");
+  return state_->owned_comm.get();
+}
 const exchange_statistics& neighbor_plan::statistics() const {
   if (!state_) throw invalid_argument("neighbor_plan::statistics on an empty plan");
   return state_->stats;
@@ -355,6 +363,20 @@ neighbor_plan neighbor_alltoallv_init(const neighbor_buffers& buffers, MPI_Comm 
 neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std::vector<int>& destinations,
                                       const neighbor_buffers& buffers, MPI_Comm comm, const exchange_options& options) {
   return traced_making([&] { return detail::build(sources, destinations, buffers, comm, options); });
+}
+
+neighbor_plan make_neighbor_plan(MPI_Comm comm, const neighbor_description& description,
+                                 const exchange_options& options) {
+  if (description.edges_of_graph_communicator) {
+    // Agreed: a rank that passed lists as well would otherwise leave the others in the plan's collectives.
+    mpi::agree_on(comm, mpi::error_kind::invalid_argument,
+                  description.sources.empty() && description.destinations.empty()
+                      ? ""
+                      : "make_neighbor_plan: edges_of_graph_communicator is set and the edge lists are not empty; "
+                        "expected one or the other");
+    return neighbor_alltoallv_init(description.buffers, comm, options);
+  }
+  return neighbor_alltoallv_init(description.sources, description.destinations, description.buffers, comm, options);
 }
 
 }  // namespace redist::exchange

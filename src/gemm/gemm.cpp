@@ -379,7 +379,7 @@ void make_transforms(gemm_plan::impl& p, MPI_Comm caller, const native_parts& pa
   const gemm_description& d = p.description;
   const bool moves_inputs = p.k > 0;
   if (moves_inputs) {
-    p.into_native = make_plan(
+    p.into_native = make_transform_plan(
         caller, {job_description{p.a_native, d.a, d.op_a, d.type}, job_description{p.b_native, d.b, d.op_b, d.type}},
         p.options.transform);
     p.has_into = true;
@@ -463,7 +463,7 @@ void make_transforms(gemm_plan::impl& p, MPI_Comm caller, const native_parts& pa
   p.stats.c_in_place = p.c_in_place;
   if (p.c_in_place) return;
   if (!p.c_partly_in_place) {
-    p.out_of_native = make_plan(caller, d.c, p.c_native, op::identity, d.type, p.options.transform);
+    p.out_of_native = make_transform_plan(caller, d.c, p.c_native, op::identity, d.type, p.options.transform);
     p.out_jobs = 1;
   } else {
     // The rows outside the spans, then the columns outside them on the rows inside: a job each.
@@ -478,7 +478,7 @@ void make_transforms(gemm_plan::impl& p, MPI_Comm caller, const native_parts& pa
     transform_options options = p.options.transform;
     options.check_consistency = false;  // its layouts derive from agreed ones; the transform in's agreement decides
     p.out_jobs = jobs.size();
-    p.out_of_native = make_plan(caller, std::move(jobs), options);
+    p.out_of_native = make_transform_plan(caller, std::move(jobs), options);
   }
   p.has_out = true;
   p.stats.transform_out = p.out_of_native.statistics();

@@ -214,8 +214,8 @@ void execute_copy(const char* routine, const agreed_copy& copy, MPI_Comm comm, c
     const transform_plan& plan = cached_plan(comm, std::move(key), [&](bool one_shot) {
       transform_options options;
       options.one_shot = one_shot;
-      return make_plan(comm, {job_description{copy.target, copy.source, op::identity, element_type_v<T>, region}},
-                       options);
+      return make_transform_plan(
+          comm, {job_description{copy.target, copy.source, op::identity, element_type_v<T>, region}}, options);
     });
     const agreed_operand &A = copy.A, &B = copy.B;
     std::vector<T> a_copy;

@@ -216,7 +216,7 @@ template <class T>
       transform_options options;
       options.one_shot = one_shot;
       const auto started = trace_detail::clock::now();
-      transform_plan made = make_plan(comm, target, source, operation, element_type_v<T>, options);
+      transform_plan made = make_transform_plan(comm, target, source, operation, element_type_v<T>, options);
       trial.leave_out(trace_detail::seconds_since(started));  // a trial times the calls, not the planning
       return made;
     });

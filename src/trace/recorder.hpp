@@ -86,9 +86,9 @@ class call_scope {
 // The innermost open scope of this thread (null: none, or tracing off).
 call_scope* current();
 
-// Times a C++ plan's making or execution (make_plan, execute; `kind` "transform_plan" or "gemm_plan"). Only the
-// outermost on the thread counts (a gemm plan's own transforms are part of it): inside an entry point's scope its
-// execution is that call's; outside, it is a row of its own.
+// Times a C++ plan's making or execution (make_transform_plan, execute; `kind` "transform_plan" or "gemm_plan").
+// Only the outermost on the thread counts (a gemm plan's own transforms are part of it): inside an entry point's
+// scope its execution is that call's; outside, it is a row of its own.
 class plan_event {
  public:
   plan_event() noexcept;

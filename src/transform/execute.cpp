@@ -69,7 +69,7 @@ void transform_plan::execute(const std::vector<job_buffers>& buffers) const { ex
 
 void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
                                     const transform_plan* next) const {
-  if (!impl_) throw invalid_argument("execute on an empty transform_plan (build it with make_plan)");
+  if (!impl_) throw invalid_argument("execute on an empty transform_plan (build it with make_transform_plan)");
   mpi::wait_label label(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", "execution",
                         impl_->options.timeout_seconds);
   label.describe(transform_detail::describe_reshape_jobs, &impl_->reshape_jobs);
@@ -83,7 +83,7 @@ void transform_plan::execute_agreed(const std::vector<job_buffers>& buffers, con
 void transform_plan::start(const std::vector<job_buffers>& buffers) const { start_agreed(buffers, {}); }
 
 void transform_plan::start_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const {
-  if (!impl_) throw invalid_argument("start on an empty transform_plan (build it with make_plan)");
+  if (!impl_) throw invalid_argument("start on an empty transform_plan (build it with make_transform_plan)");
   mpi::wait_label label(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", "start",
                         impl_->options.timeout_seconds);
   label.describe(transform_detail::describe_reshape_jobs, &impl_->reshape_jobs);
@@ -91,7 +91,7 @@ void transform_plan::start_agreed(const std::vector<job_buffers>& buffers, const
 }
 
 void transform_plan::wait() const {
-  if (!impl_) throw invalid_argument("wait on an empty transform_plan (build it with make_plan)");
+  if (!impl_) throw invalid_argument("wait on an empty transform_plan (build it with make_transform_plan)");
   mpi::wait_label label(impl_->jobs.empty() ? "reshape_plan" : "transform_plan", "wait",
                         impl_->options.timeout_seconds);
   label.describe(transform_detail::describe_reshape_jobs, &impl_->reshape_jobs);

@@ -10,7 +10,7 @@ namespace redist::transform_detail {
 // mpi::wait_label::describe_fn for a std::vector<reshape_job>: "1 job: double A 24x24 in 6x6 blocks on a 3x1 grid from
 // B 24x24 in 8x8 blocks on a 1x3 grid, axes (1,0)", the first job only where there are several.
 void describe_reshape_jobs(const void* jobs, char* out, std::size_t size) noexcept;
-// The same for a std::vector<job_description> (make_plan's matrix jobs).
+// The same for a std::vector<job_description> (make_transform_plan's matrix jobs).
 void describe_matrix_jobs(const void* jobs, char* out, std::size_t size) noexcept;
 
 }  // namespace redist::transform_detail

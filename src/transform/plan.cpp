@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Planner of the transform engine: validates the jobs, overlays the grids of A and op(B) = permute(B, axes) axis by
 // axis, and derives, for this rank only, the tiles it sends, receives and copies locally. Matrix jobs are the
-// d = 2 case: make_plan turns them into reshape jobs and both entry points share everything after validation.
+// d = 2 case: make_transform_plan turns them into reshape jobs and both entry points share everything after validation.
 #include "redist/transform/plan.hpp"
 
 #include <algorithm>
@@ -144,8 +144,9 @@ std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, s
                                                    std::to_string(static_cast<int>(j.region.shape)) +
                                                    "; expected region_shape::all, upper or lower"};
   if (j.a.my_rank() < 0 || j.b.my_rank() < 0)
-    return {mpi::error_kind::invalid_argument,
-            where + "layouts passed to make_plan must describe this rank's storage (built with my_rank >= 0)"};
+    return {
+        mpi::error_kind::invalid_argument,
+        where + "layouts passed to make_transform_plan must describe this rank's storage (built with my_rank >= 0)"};
   return {mpi::error_kind::none, {}};
 }
 
@@ -518,7 +519,7 @@ transform_plan transform_plan::inverse() const {
     for (const auto& j : impl_->jobs)
       swapped.push_back(
           {j.b, j.a, j.operation, j.type, j.operation == op::identity ? j.region : j.region.transposed()});
-    return make_plan(impl_->comm.get(), std::move(swapped), impl_->options);
+    return make_transform_plan(impl_->comm.get(), std::move(swapped), impl_->options);
   }
   std::vector<reshape_job> swapped;
   for (const auto& j : impl_->reshape_jobs) {
@@ -533,13 +534,13 @@ transform_plan transform_plan::inverse() const {
   return make_reshape_plan(impl_->comm.get(), std::move(swapped), impl_->options);
 }
 
-transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation, element_type type,
-                         const transform_options& options) {
-  return make_plan(comm, std::vector<job_description>{{a, b, operation, type}}, options);
+transform_plan make_transform_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation,
+                                   element_type type, const transform_options& options) {
+  return make_transform_plan(comm, std::vector<job_description>{{a, b, operation, type}}, options);
 }
 
 namespace {
-// make_plan and make_reshape_plan, less their tracing.
+// make_transform_plan and make_reshape_plan, less their tracing.
 std::unique_ptr<transform_plan::impl> make_plan_impl(MPI_Comm comm, std::vector<job_description> jobs,
                                                      const transform_options& options) {
   const seconds_since started;
@@ -547,7 +548,7 @@ std::unique_ptr<transform_plan::impl> make_plan_impl(MPI_Comm comm, std::vector<
   // The jobs as given, for the watchdog's line while they are checked (build_plan names them from then on).
   mpi::wait_label described(nullptr, nullptr);
   described.describe(transform_detail::describe_matrix_jobs, &jobs);
-  mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_plan", [&](size_t k) {
+  mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_transform_plan", [&](size_t k) {
     const job_description& j = jobs[k];
     auto [kind, message] = validate_job(j, k, nranks);
     const int my_rank = j.a.my_rank() != mpi::rank(comm) ? j.a.my_rank() : j.b.my_rank();
@@ -587,7 +588,7 @@ std::unique_ptr<transform_plan::impl> make_reshape_plan_impl(MPI_Comm comm, std:
 }
 }  // namespace
 
-transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options) {
+transform_plan make_transform_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options) {
   return trace_detail::traced_making(
       "transform_plan",
       [&] {

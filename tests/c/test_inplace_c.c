@@ -7,7 +7,7 @@
  * rank with nothing moved: MPI_ERR_COUNT (a negative count, a capacity too small, recvcounts not matching the
  * senders), MPI_ERR_TYPE (lower bound != 0), MPI_ERR_ARG (a work buffer size out of range, an unknown
  * algorithm, bitonic without its capacity, asymmetric or overlapping MPI_IN_PLACE areas); a plan
- * (redist_alltoallv_inplace_plan_create, redist_inplace_execute, redist_inplace_plan_free) executed several
+ * (redist_inplace_plan_create, redist_inplace_plan_execute, redist_inplace_plan_free) executed several
  * times on new data, its handle rules and its refusals. The verdict is
  * agreed over all ranks: exit status 0 on every rank iff every check passed on every rank. */
 #include <mpi.h>
@@ -317,8 +317,7 @@ static void test_inplace_plan(void) {
   for (int j = 0; j < nranks; ++j) received[j] = -1;
   opts.recvcounts_out = received;
   redist_inplace_plan plan = REDIST_INPLACE_PLAN_NULL;
-  int code =
-      redist_alltoallv_inplace_plan_create(x.capacity, x.sendcounts, NULL, MPI_DOUBLE, MPI_COMM_WORLD, &opts, &plan);
+  int code = redist_inplace_plan_create(MPI_COMM_WORLD, x.capacity, x.sendcounts, NULL, MPI_DOUBLE, &opts, &plan);
   CHECK(code == MPI_SUCCESS && plan != REDIST_INPLACE_PLAN_NULL, "plan create: returned %d", code);
   if (code != MPI_SUCCESS) {
     free(received);
@@ -337,7 +336,7 @@ static void test_inplace_plan(void) {
   for (int round = 0; round < 3; ++round) {
     problem y = make_problem_shifted(c, 1, 0.25 * (round + 1)); /* new data, new buffer */
     memset(&report, 0, sizeof report);
-    code = redist_inplace_execute(plan, y.buf, round == 1 ? NULL : &report);
+    code = redist_inplace_plan_execute(plan, y.buf, round == 1 ? NULL : &report);
     CHECK(code == MPI_SUCCESS && same_everywhere(code), "plan execute, round %d: returned %d", round, code);
     if (code == MPI_SUCCESS) compare_result(&y, "plan execute");
     if (round == 0) first = report;
@@ -348,15 +347,15 @@ static void test_inplace_plan(void) {
     free_problem(&y);
   }
   /* Local misuse: refused on this rank, nothing collective. */
-  code = redist_inplace_execute(plan, NULL, NULL); /* the capacity is at least 1 (slack) */
+  code = redist_inplace_plan_execute(plan, NULL, NULL); /* the capacity is at least 1 (slack) */
   CHECK(code == MPI_ERR_BUFFER, "execute with a NULL buf: returned %d", code);
   redist_inplace_plan copy = plan;
   code = redist_inplace_plan_free(&plan);
   CHECK(code == MPI_SUCCESS && plan == REDIST_INPLACE_PLAN_NULL, "plan free: returned %d", code);
   CHECK(redist_inplace_plan_free(&plan) == MPI_SUCCESS, "freeing REDIST_INPLACE_PLAN_NULL must do nothing");
   double one = 0;
-  CHECK(redist_inplace_execute(copy, &one, NULL) == MPI_ERR_ARG, "execute on a freed plan must be refused");
-  CHECK(redist_inplace_execute(REDIST_INPLACE_PLAN_NULL, &one, NULL) == MPI_ERR_ARG, "execute on a NULL plan");
+  CHECK(redist_inplace_plan_execute(copy, &one, NULL) == MPI_ERR_ARG, "execute on a freed plan must be refused");
+  CHECK(redist_inplace_plan_execute(REDIST_INPLACE_PLAN_NULL, &one, NULL) == MPI_ERR_ARG, "execute on a NULL plan");
   CHECK(redist_inplace_plan_free(&copy) == MPI_ERR_ARG, "freeing a stale copy must be refused");
   CHECK(redist_inplace_plan_free(NULL) == MPI_ERR_ARG, "redist_inplace_plan_free(NULL)");
 
@@ -364,13 +363,13 @@ static void test_inplace_plan(void) {
   problem z = make_problem(c, 0);
   if (rank == nranks - 1) z.sendcounts[0] = -1;
   plan = (redist_inplace_plan)(uintptr_t)12345;
-  code = redist_alltoallv_inplace_plan_create(z.capacity, z.sendcounts, NULL, MPI_DOUBLE, MPI_COMM_WORLD, NULL, &plan);
+  code = redist_inplace_plan_create(MPI_COMM_WORLD, z.capacity, z.sendcounts, NULL, MPI_DOUBLE, NULL, &plan);
   CHECK(code == MPI_ERR_COUNT && plan == REDIST_INPLACE_PLAN_NULL,
         "plan create with a negative count on the last rank: returned %d, expected MPI_ERR_COUNT (%d)", code,
         MPI_ERR_COUNT);
   if (rank == nranks - 1) z.sendcounts[0] = 0;
-  code = redist_alltoallv_inplace_plan_create(z.capacity, z.sendcounts, NULL, MPI_DOUBLE, MPI_COMM_WORLD, NULL,
-                                              rank == nranks - 1 ? NULL : &plan);
+  code = redist_inplace_plan_create(MPI_COMM_WORLD, z.capacity, z.sendcounts, NULL, MPI_DOUBLE, NULL,
+                                    rank == nranks - 1 ? NULL : &plan);
   CHECK(code == MPI_ERR_ARG,
         "plan create with a NULL plan pointer on the last rank: returned %d, expected "
         "MPI_ERR_ARG (%d)",

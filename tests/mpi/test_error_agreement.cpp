@@ -233,7 +233,7 @@ TEST(ErrorAgreementCpp, InversePlanStillChecksBuffers) {
   bp.proc_rows = 1;
   bp.proc_cols = p;
   const grid_layout b = block_cyclic(bp, me);
-  const transform_plan forward = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64);
+  const transform_plan forward = make_transform_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64);
   const transform_plan backward = forward.inverse();
   std::vector<double> x(static_cast<std::size_t>(std::max<std::int64_t>(b.local_elements(), 1)), 2.0);
   std::vector<double> y(static_cast<std::size_t>(std::max<std::int64_t>(a.local_elements(), 1)), 3.0);

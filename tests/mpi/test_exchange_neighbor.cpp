@@ -13,6 +13,7 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "mpi_test_support.hpp"
@@ -222,6 +223,74 @@ TEST(ExchangeNeighbor, CApiMatchesMpi) {
   EXPECT_EQ(redist_request_free(&req), MPI_SUCCESS);
   EXPECT_EQ(req, REDIST_REQUEST_NULL);
   MPI_Info_free(&info);
+  MPI_Comm_free(&r.comm);
+}
+
+// The plan shape of every capability: make_neighbor_plan(comm, description, options) with the edges from the graph
+// communicator or listed, execute(), communicator(); and the same from C (redist_neighbor_plan_*).
+TEST(ExchangeNeighbor, PlanShapeInCppAndCMatchesMpi) {
+  random_graph r = make_graph(23);
+  std::vector<double> send(r.send_total), recv(r.recv_total, -1), expected(r.recv_total, -2);
+  const neighbor_buffers buffers = typed_buffers(send, r.sendcounts, r.sdispls, recv, r.recvcounts, r.rdispls);
+  for (bool from_graph : {true, false}) {
+    neighbor_description d;
+    d.buffers = buffers;
+    d.edges_of_graph_communicator = from_graph;
+    if (!from_graph) {
+      d.sources = r.sources;
+      d.destinations = r.destinations;
+    }
+    neighbor_plan plan = make_neighbor_plan(from_graph ? r.comm : MPI_COMM_WORLD, d);
+    int compared = MPI_UNEQUAL;
+    MPI_Comm_compare(plan.communicator(), from_graph ? r.comm : MPI_COMM_WORLD, &compared);
+    EXPECT_EQ(compared, MPI_CONGRUENT);
+    fill(send, from_graph ? 2 : 3);
+    plan.execute();
+    mpi_reference(r, send, expected, MPI_DOUBLE);
+    EXPECT_TRUE(all_ranks(recv == expected)) << (from_graph ? "graph" : "lists");
+  }
+  // Lists as well as the graph's edges: refused on every rank (here on the last rank only).
+  neighbor_description both;
+  both.buffers = buffers;
+  both.edges_of_graph_communicator = true;
+  if (world_rank() == world_size() - 1) both.sources = {0};
+  bool refused = false;
+  try {
+    (void)make_neighbor_plan(r.comm, both);
+  } catch (const redist::invalid_argument& e) {
+    refused = std::string(e.what()).find("edge lists are not empty") != std::string::npos;
+  }
+  EXPECT_TRUE(all_ranks(refused));
+
+  redist_neighbor_description c{};
+  c.sendbuf = send.data();
+  c.sendcounts = r.sendcounts.data();
+  c.sdispls = r.sdispls.data();
+  c.sendtype = MPI_DOUBLE;
+  c.recvbuf = recv.data();
+  c.recvcounts = r.recvcounts.data();
+  c.rdispls = r.rdispls.data();
+  c.recvtype = MPI_DOUBLE;
+  c.indegree = static_cast<int>(r.sources.size());
+  c.sources = r.sources.data();
+  c.outdegree = static_cast<int>(r.destinations.size());
+  c.destinations = r.destinations.data();
+  redist_neighbor_plan plan = REDIST_NEIGHBOR_PLAN_NULL;
+  ASSERT_EQ(redist_neighbor_plan_create(MPI_COMM_WORLD, &c, MPI_INFO_NULL, &plan), MPI_SUCCESS);
+  fill(send, 4);
+  EXPECT_EQ(redist_neighbor_plan_execute(plan), MPI_SUCCESS);
+  mpi_reference(r, send, expected, MPI_DOUBLE);
+  EXPECT_TRUE(all_ranks(recv == expected));
+  fill(send, 5);
+  EXPECT_EQ(redist_neighbor_plan_start(plan), MPI_SUCCESS);
+  EXPECT_EQ(redist_neighbor_plan_wait(plan), MPI_SUCCESS);
+  mpi_reference(r, send, expected, MPI_DOUBLE);
+  EXPECT_TRUE(all_ranks(recv == expected));
+  EXPECT_EQ(redist_neighbor_plan_free(&plan), MPI_SUCCESS);
+  EXPECT_EQ(plan, REDIST_NEIGHBOR_PLAN_NULL);
+  EXPECT_EQ(redist_neighbor_plan_execute(plan), MPI_ERR_REQUEST);
+  // A null description: refused on every rank.
+  EXPECT_EQ(redist_neighbor_plan_create(MPI_COMM_WORLD, nullptr, MPI_INFO_NULL, &plan), MPI_ERR_ARG);
   MPI_Comm_free(&r.comm);
 }
 

@@ -162,7 +162,7 @@ TEST(FaultInjection, TransformPlanAndExecute) {
          A.assign(static_cast<std::size_t>(a.local_elements()), -1.0);
          B = pattern(static_cast<std::size_t>(b.local_elements()), me);
        },
-       [&] { make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64).execute(A.data(), B.data()); },
+       [&] { make_transform_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64).execute(A.data(), B.data()); },
        [&] { return A; }});
 }
 
@@ -217,7 +217,7 @@ TEST(FaultInjection, TransformOnAFreshCommunicator) {
     B = pattern(static_cast<std::size_t>(b.local_elements()), me);
   };
   const auto call = [&](MPI_Comm comm) {
-    make_plan(comm, a, b, op::transpose, element_type::f64).execute(A.data(), B.data());
+    make_transform_plan(comm, a, b, op::transpose, element_type::f64).execute(A.data(), B.data());
   };
   reset();
   call(MPI_COMM_WORLD);  // warms MPI_COMM_WORLD
@@ -240,7 +240,7 @@ TEST(FaultInjection, TransformOnAFreshCommunicator) {
     options.strategy = strategy;
     on_fresh_communicators fresh_strategy;
     const auto call_with = [&](MPI_Comm comm) {
-      make_plan(comm, a, b, op::transpose, element_type::f64, options).execute(A.data(), B.data());
+      make_transform_plan(comm, a, b, op::transpose, element_type::f64, options).execute(A.data(), B.data());
     };
     run(fresh_strategy.of(std::string("transform ") + to_string(strategy) + " on fresh communicators", reset, call_with,
                           [&] { return A; }));
@@ -260,7 +260,7 @@ TEST(FaultInjection, Batch) {
          B2 = pattern(static_cast<std::size_t>(b.local_elements()), me + 7);
        },
        [&] {
-         const transform_plan plan = make_plan(
+         const transform_plan plan = make_transform_plan(
              MPI_COMM_WORLD, {{a, b, op::identity, element_type::f64}, {a, b, op::transpose, element_type::f64}});
          plan.execute({job_buffers{A1.data(), B1.data(), scalar(1.0), scalar(0.0)},
                        job_buffers{A2.data(), B2.data(), scalar(2.0), scalar(0.0)}});
@@ -276,7 +276,7 @@ TEST(FaultInjection, Inverse) {
   SKIP_ON_SIMULATED_NODES();
   const int me = world_rank(), p = world_size();
   const grid_layout a = block_cyclic(square_params(10, 2, p, 1), me), b = block_cyclic(square_params(10, 4, 1, p), me);
-  const transform_plan forward = make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
+  const transform_plan forward = make_transform_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
   std::vector<double> A, back;
   run({"inverse",
        [&] {
@@ -505,7 +505,7 @@ TEST(FaultInjection, TorusRouted) {
     B = pattern(static_cast<std::size_t>(b.local_elements()), me);
   };
   const auto call = [&](MPI_Comm comm) {
-    make_plan(comm, a, b, op::transpose, element_type::f64, options).execute(A.data(), B.data());
+    make_transform_plan(comm, a, b, op::transpose, element_type::f64, options).execute(A.data(), B.data());
   };
   run({"transform torus_routed", reset, [&] { call(MPI_COMM_WORLD); }, [&] { return A; }});
   on_fresh_communicators fresh;

@@ -717,7 +717,8 @@ TEST(Gemm, NativeStoresAreCutFromTheNodeArenaWhereItHasRoom) {
     const grid_layout square = column_cyclic(512, 512);
     transform_options streamed;
     streamed.strategy = exchange_strategy::shared_memory;
-    const transform_plan made_the_arena = make_plan(comm, square, square, op::transpose, element_type::f64, streamed);
+    const transform_plan made_the_arena =
+        make_transform_plan(comm, square, square, op::transpose, element_type::f64, streamed);
     const std::int64_t window_bytes = made_the_arena.statistics().window_bytes;
     EXPECT_FALSE(made_the_arena.statistics().window_reused);
     // 48 x 40 x 56: native A and B of 2 x 48 x 56 doubles (43 KB) in all, far below three times the transform's segment.

@@ -58,7 +58,7 @@ TEST(HostileCpp, MakePlanAndExecute) {
       transform_options options;
       if (bad) change(qa, qb, operation, type, options);
       return outcome_of([&] {
-        make_plan(MPI_COMM_WORLD, block_cyclic(qa, me), block_cyclic(qb, me), operation, type, options)
+        make_transform_plan(MPI_COMM_WORLD, block_cyclic(qa, me), block_cyclic(qb, me), operation, type, options)
             .execute(A.as<double>(), B.data(), 2.0, 0.0);
       });
     };
@@ -101,14 +101,14 @@ TEST(HostileCpp, MakePlanAndExecute) {
        call_with([](P&, P&, op&, element_type&, T& o) { o.check_consistency = false; }), invalid_on::one_rank_only},
   };
   const auto valid = call_with([](P&, P&, op&, element_type&, T&) {});
-  count(run_hostile("make_plan + execute", {&A}, cases, [&] { return valid(false); }));
+  count(run_hostile("make_transform_plan + execute", {&A}, cases, [&] { return valid(false); }));
 }
 
 TEST(HostileCpp, Execute) {
   const int me = world_rank(), p = world_size();
   // Every rank holds part of B (5 column blocks, at most 4 ranks), so a null B is wrong wherever it is passed.
   const grid_layout a = block_cyclic(square_params(10, 2, p, 1), me), b = block_cyclic(square_params(10, 2, 1, p), me);
-  const transform_plan plan = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64);
+  const transform_plan plan = make_transform_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64);
   const std::vector<double> B = filled(b, me * 10.0);
   guarded_buffer A(local_bytes(a));
   std::vector<float> Bf(B.size());
@@ -161,7 +161,7 @@ TEST(HostileCpp, BatchAndInverse) {
     if (bad && which == 1) jobs[1].region = element_region{static_cast<region_shape>(6), 0};
     if (bad && which == 2) jobs[0].region = element_region{region_shape::upper, 1};  // valid alone, must agree
     return outcome_of([&] {
-      make_plan(MPI_COMM_WORLD, jobs)
+      make_transform_plan(MPI_COMM_WORLD, jobs)
           .execute({job_buffers{A1.as<double>(), B.data()},
                     job_buffers{A2.as<double>(), B.data(), scalar(2.0), scalar(0.0)}});
     });
@@ -171,10 +171,10 @@ TEST(HostileCpp, BatchAndInverse) {
       {"region shape not a shape", [&](bool bad) { return batch(bad, 1); }},
       {"a job's region on one rank", [&](bool bad) { return batch(bad, 2); }, invalid_on::one_rank_only},
   };
-  count(run_hostile("make_plan (batch) + execute", {&A1, &A2}, cases, [&] { return batch(false, -1); }));
+  count(run_hostile("make_transform_plan (batch) + execute", {&A1, &A2}, cases, [&] { return batch(false, -1); }));
 
   // The inverse of a plan writes B from A: its checks are those of any plan.
-  const transform_plan forward = make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
+  const transform_plan forward = make_transform_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
   const transform_plan backward = forward.inverse();
   const std::vector<double> Aread = filled(a, me * 3.0);
   guarded_buffer Bout(local_bytes(b));

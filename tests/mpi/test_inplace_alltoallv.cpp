@@ -443,8 +443,8 @@ TEST(InplacePlan, RepeatedExecutionsMatchMpiAndTheOneCall) {
           recvcounts[static_cast<size_t>(i)] = c[static_cast<size_t>(i)][static_cast<size_t>(me)];
         ex::inplace_plan plan;
         const call_result made = call_inplace([&] {
-          plan = ex::make_inplace_plan(capacity, sendcounts.data(), co.pass_recvcounts ? recvcounts.data() : nullptr,
-                                       t.type, MPI_COMM_WORLD, co.options);
+          plan = ex::make_inplace_plan(MPI_COMM_WORLD, capacity, sendcounts.data(),
+                                       co.pass_recvcounts ? recvcounts.data() : nullptr, t.type, co.options);
           return plan.report();
         });
         const agreement agreed = agree(made, MPI_COMM_WORLD);
@@ -495,7 +495,7 @@ TEST(InplacePlan, RepeatedExecutionsMatchMpiAndTheOneCall) {
 TEST(InplacePlan, FixedSizeAndSymmetricPlansRepeat) {
   const int me = world_rank(), p = world_size();
   const std::int64_t count = 300;
-  ex::inplace_plan fixed = ex::make_alltoall_inplace_plan(count, MPI_UINT64_T, MPI_COMM_WORLD);
+  ex::inplace_plan fixed = ex::make_alltoall_inplace_plan(MPI_COMM_WORLD, count, MPI_UINT64_T);
   EXPECT_EQ(fixed.capacity(), count * p);
   // Symmetric counts, areas in reverse rank order with gaps of 3 that must stay untouched.
   counts_matrix c = random_counts(p, test_seed(7500), 400);
@@ -509,7 +509,7 @@ TEST(InplacePlan, FixedSizeAndSymmetricPlansRepeat) {
     displs[static_cast<size_t>(j)] = end;
     end += counts[static_cast<size_t>(j)] + 3;
   }
-  ex::inplace_plan sym = ex::make_inplace_plan_symmetric(counts.data(), displs.data(), MPI_UINT64_T, MPI_COMM_WORLD);
+  ex::inplace_plan sym = ex::make_inplace_plan_symmetric(MPI_COMM_WORLD, counts.data(), displs.data(), MPI_UINT64_T);
   for (int round = 0; round < 3; ++round) {
     std::mt19937_64 g(test_seed(7600 + static_cast<std::uint64_t>(round)) + static_cast<std::uint64_t>(me));
     std::vector<std::uint64_t> a(static_cast<size_t>(count * p)), a_expected(a.size());
@@ -539,7 +539,7 @@ TEST(InplacePlan, OutlivesTheCallersCommunicator) {
   const std::int64_t count = 5;
   MPI_Comm own = MPI_COMM_NULL;
   ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &own), MPI_SUCCESS);
-  ex::inplace_plan plan = ex::make_alltoall_inplace_plan(count, MPI_UINT64_T, own);
+  ex::inplace_plan plan = ex::make_alltoall_inplace_plan(own, count, MPI_UINT64_T);
   ASSERT_EQ(MPI_Comm_free(&own), MPI_SUCCESS);
   std::vector<std::uint64_t> a(static_cast<size_t>(count * p)), expected(a.size());
   for (size_t k = 0; k < a.size(); ++k) a[k] = static_cast<std::uint64_t>(world_rank()) * 1000 + k;
@@ -554,7 +554,7 @@ TEST(InplacePlan, OutlivesTheCallersCommunicator) {
 
 // Misuse of a plan is this rank's alone: thrown locally, before any message (so every rank may do it here).
 TEST(InplacePlan, EmptyPlanAndNullBufferThrowLocally) {
-  ex::inplace_plan plan = ex::make_alltoall_inplace_plan(4, MPI_UINT64_T, MPI_COMM_WORLD);
+  ex::inplace_plan plan = ex::make_alltoall_inplace_plan(MPI_COMM_WORLD, 4, MPI_UINT64_T);
   ex::inplace_plan moved = std::move(plan);
   EXPECT_TRUE(moved.valid());
   EXPECT_FALSE(plan.valid());  // NOLINT(bugprone-use-after-move): the moved-from state is what is tested
@@ -588,7 +588,7 @@ void expect_datatype_refused(problem& x, MPI_Datatype type, const std::string& s
   EXPECT_NE(message.find(says), std::string::npos) << message;
   std::vector<int> counts(static_cast<size_t>(world_size()), 0), displs(counts.size(), 0);
   EXPECT_THROW(
-      (void)ex::make_inplace_plan_symmetric(counts.data(), displs.data(), type, MPI_COMM_WORLD, std::int64_t{1} << 20),
+      (void)ex::make_inplace_plan_symmetric(MPI_COMM_WORLD, counts.data(), displs.data(), type, std::int64_t{1} << 20),
       redist::invalid_datatype)
       << "the MPI_IN_PLACE form";
 }
@@ -637,7 +637,7 @@ TEST(InplacePlan, BadInputRefusedAtMakeOnEveryRank) {
   };
   problem x(8000);
   const auto make = [&] {
-    (void)ex::make_inplace_plan(x.capacity, x.sendcounts.data(), x.recvcounts.data(), x.t.type, MPI_COMM_WORLD);
+    (void)ex::make_inplace_plan(MPI_COMM_WORLD, x.capacity, x.sendcounts.data(), x.recvcounts.data(), x.t.type);
   };
   if (x.last()) x.sendcounts[0] = -1;
   refused_alike(make, "negative count on the last rank");
@@ -647,12 +647,12 @@ TEST(InplacePlan, BadInputRefusedAtMakeOnEveryRank) {
   x = problem(8002);
   if (x.last()) x.recvcounts[0] += 1;
   refused_alike(make, "recvcounts not matching the senders on the last rank");
-  refused_alike([&] { (void)ex::make_alltoall_inplace_plan(x.last() ? -1 : 4, MPI_UINT64_T, MPI_COMM_WORLD); },
+  refused_alike([&] { (void)ex::make_alltoall_inplace_plan(MPI_COMM_WORLD, x.last() ? -1 : 4, MPI_UINT64_T); },
                 "negative count for the fixed-size plan on the last rank");
   std::vector<int> counts(static_cast<size_t>(p), 0), displs(static_cast<size_t>(p), 0);
   refused_alike(
       [&] {
-        (void)ex::make_inplace_plan_symmetric(counts.data(), displs.data(), MPI_UINT64_T, MPI_COMM_WORLD,
+        (void)ex::make_inplace_plan_symmetric(MPI_COMM_WORLD, counts.data(), displs.data(), MPI_UINT64_T,
                                               x.last() ? 1000 : std::int64_t{4} << 20);
       },
       "work_bytes out of range for the symmetric plan on the last rank");

@@ -67,7 +67,7 @@ struct transpose_case {
     });
     av.assign(static_cast<size_t>(a.local_elements()), -1.0);
   }
-  transform_plan plan(MPI_Comm comm) const { return make_plan(comm, a, b, op::transpose, element_type::f64); }
+  transform_plan plan(MPI_Comm comm) const { return make_transform_plan(comm, a, b, op::transpose, element_type::f64); }
   // Executes and checks A = B^T.
   void run(const transform_plan& p) {
     p.execute(av.data(), bv.data());

@@ -31,8 +31,8 @@ TEST(PlanLifetime, PlansCachedInGlobalsOutliveFinalize) {
        {exchange_strategy::point_to_point, exchange_strategy::alltoallv, exchange_strategy::shared_memory}) {
     transform_options options;
     options.strategy = strategy;
-    cached_plans.push_back(
-        std::make_unique<transform_plan>(make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64, options)));
+    cached_plans.push_back(std::make_unique<transform_plan>(
+        make_transform_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64, options)));
     std::vector<double> bv(static_cast<size_t>(b.local_elements()), 2.0);
     std::vector<double> av(static_cast<size_t>(a.local_elements()), 0.0);
     cached_plans.back()->execute(av.data(), bv.data(), 1.5, 0.0);

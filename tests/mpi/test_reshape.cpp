@@ -358,12 +358,12 @@ TEST(Reshape, BatchesMixDimensionsAndMatrixJobsAgreeWithTheMatrixApi) {
     std::string first;
     EXPECT_EQ(global_sum(data[k].errors(first)), 0) << "job " << k << ": " << first;
   }
-  // A matrix transpose through make_plan and through make_reshape_plan on to_nd_layout moves the same bytes.
+  // A matrix transpose through make_transform_plan and through make_reshape_plan on to_nd_layout moves the same bytes.
   block_cyclic_params pa, pb;
   pa.m = 37, pa.n = 23, pa.mb = 4, pa.nb = 3, pa.proc_cols = nranks;
   pb.m = 23, pb.n = 37, pb.mb = 5, pb.nb = 2, pb.proc_rows = nranks, pb.order = storage_order::row_major;
   const grid_layout a = block_cyclic(pa, me), b = block_cyclic(pb, me);
-  const transform_plan matrix = make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
+  const transform_plan matrix = make_transform_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
   const transform_plan nd = make_reshape_plan(
       MPI_COMM_WORLD,
       std::vector<reshape_job>{{to_nd_layout(a), to_nd_layout(b), {1, 0}, false, element_type::f64, {}}});

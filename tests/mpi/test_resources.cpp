@@ -125,13 +125,13 @@ TEST(Resources, PlanCreateFreeTenThousandCycles) {
       B(static_cast<std::size_t>(b.local_elements()), 1.0);
   constexpr int cycles = 10000;
   expect_constant("transform plan", 200, cycles, [&] {
-    const transform_plan plan = make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
+    const transform_plan plan = make_transform_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
     plan.execute(A.data(), B.data());
   });
   transform_options shared;
   shared.strategy = exchange_strategy::shared_memory;
   expect_constant("transform plan, shared memory", 200, cycles, [&] {
-    const transform_plan plan = make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64, shared);
+    const transform_plan plan = make_transform_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64, shared);
     plan.execute(A.data(), B.data());
   });
   expect_constant("gemm plan", 100, cycles / 10, [&] {

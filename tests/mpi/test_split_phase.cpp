@@ -105,7 +105,7 @@ TEST(SplitPhase, MatrixTransformStartsWithScalarsAndBatches) {
   const int nranks = world_size(), me = world_rank();
   const std::int64_t m = uniform(g, 1, 40), n = uniform(g, 1, 40);
   const grid_layout a = random_layout(g, m, n, nranks, me), b = random_layout(g, n, m, nranks, me);
-  const transform_plan plan = make_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
+  const transform_plan plan = make_transform_plan(MPI_COMM_WORLD, a, b, op::transpose, element_type::f64);
   std::vector<double> bv(static_cast<std::size_t>(b.local_elements()));
   for (std::size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<double>((seed + i * 13) % 97);
   std::vector<double> expected(static_cast<std::size_t>(a.local_elements()), 3.0), got = expected;

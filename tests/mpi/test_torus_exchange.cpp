@@ -329,8 +329,9 @@ TEST(TorusExchange, TransformEngineTransposeMatchesPointToPoint) {
         routed.torus_routing = forced_sdr(3);
         // Phases one after another for row-major grids, all at once for column-major ones.
         if (order == grid_order::col_major) routed.torus_routing.phases = phase_schedule::concurrent;
-        const auto reference_plan = make_plan(MPI_COMM_WORLD, c.a, c.b, op::transpose, element_type::f64, p2p);
-        const auto plan = make_plan(MPI_COMM_WORLD, c.a, c.b, op::transpose, element_type::f64, routed);
+        const auto reference_plan =
+            make_transform_plan(MPI_COMM_WORLD, c.a, c.b, op::transpose, element_type::f64, p2p);
+        const auto plan = make_transform_plan(MPI_COMM_WORLD, c.a, c.b, op::transpose, element_type::f64, routed);
         EXPECT_EQ(plan.strategy(), exchange_strategy::torus_routed);
         EXPECT_STREQ(to_string(plan.strategy()), "torus_routed");
         std::vector<double> expected = c.a_data, got = c.a_data;
@@ -396,7 +397,7 @@ TEST(TorusExchange, TransformEngineRejectsWhatItCannotRoute) {
   transform_options routed;
   routed.strategy = exchange_strategy::torus_routed;
   expect_rejected<redist::invalid_argument>(
-      [&] { make_plan(MPI_COMM_WORLD, c.a, c.b, op::transpose, element_type::f64, routed); },
+      [&] { make_transform_plan(MPI_COMM_WORLD, c.a, c.b, op::transpose, element_type::f64, routed); },
       "transform_options::torus");
   routed.torus = std::make_shared<const machine>(make_machine(shapes(n).back(), 0));
   if (n == 1) return;
@@ -408,7 +409,8 @@ TEST(TorusExchange, TransformEngineRejectsWhatItCannotRoute) {
   pa.proc_cols = n;
   const grid_layout a_other = block_cyclic(pa, world_rank());
   expect_rejected<redist::invalid_argument>(
-      [&] { make_plan(MPI_COMM_WORLD, a_other, c.b, op::transpose, element_type::f64, routed); }, "process grids");
+      [&] { make_transform_plan(MPI_COMM_WORLD, a_other, c.b, op::transpose, element_type::f64, routed); },
+      "process grids");
   // A copy between block sizes 2 and 3 on a grid with gcd(P, Q) > 1 pairs ranks the schedule never pairs
   // (with gcd 1 the schedule pairs every two ranks).
   if (n % 4 != 0) return;
@@ -421,8 +423,8 @@ TEST(TorusExchange, TransformEngineRejectsWhatItCannotRoute) {
   p3.mb = p3.nb = 3;
   expect_rejected<redist::invalid_argument>(
       [&] {
-        make_plan(MPI_COMM_WORLD, block_cyclic(p3, world_rank()), block_cyclic(p2, world_rank()), op::identity,
-                  element_type::f64, routed);
+        make_transform_plan(MPI_COMM_WORLD, block_cyclic(p3, world_rank()), block_cyclic(p2, world_rank()),
+                            op::identity, element_type::f64, routed);
       },
       "multi-phase transpose schedule");
 }

@@ -71,7 +71,7 @@ TEST_F(TracePlans, EveryPlanKindCountsPlansAndExecutions) {
   std::vector<double> a(static_cast<size_t>(cols.local_elements()) + 1),
       b(static_cast<size_t>(rows.local_elements()) + 1, 1.0);
   const redist::transform_plan transform =
-      redist::make_plan(MPI_COMM_WORLD, cols, rows, redist::op::transpose, redist::element_type::f64);
+      redist::make_transform_plan(MPI_COMM_WORLD, cols, rows, redist::op::transpose, redist::element_type::f64);
   transform.execute(a.data(), b.data());
   transform.execute(a.data(), b.data());
   // A multiply: made once, executed once (its own transforms are part of it, not rows of their own).
@@ -94,7 +94,7 @@ TEST_F(TracePlans, EveryPlanKindCountsPlansAndExecutions) {
   EXPECT_EQ(received[0], (me + p - 1) % p);
   // In-place alltoallv: a plan made and executed twice, and the one-call form (a plan and one execution).
   std::vector<double> buffer(static_cast<size_t>(2 * p), me);
-  const ex::inplace_plan inplace = ex::make_alltoall_inplace_plan(2, MPI_DOUBLE, MPI_COMM_WORLD);
+  const ex::inplace_plan inplace = ex::make_alltoall_inplace_plan(MPI_COMM_WORLD, 2, MPI_DOUBLE);
   inplace.execute(buffer.data());
   inplace.execute(buffer.data());
   ex::alltoall_inplace(buffer.data(), 2, MPI_DOUBLE, MPI_COMM_WORLD);

@@ -168,7 +168,7 @@ void random_single_jobs(std::uint64_t seed, int cases, std::int64_t max_dim) {
   for (int c = 0; c < cases; ++c) {
     auto d = random_job<T>(g, nranks, me, max_dim);
     transform_options o = random_options(g);
-    auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
+    auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
     const std::int64_t errors = global_sum(count_errors(d));
     EXPECT_EQ(errors, 0) << "case " << c << " type " << to_string(element_type_v<T>) << " op " << to_string(d.operation)
@@ -201,8 +201,8 @@ void random_region_jobs(std::uint64_t seed, int cases, std::int64_t max_dim) {
     auto d = random_job<T>(g, nranks, me, max_dim);
     d.region = random_region(g, d.a_layout.rows(), d.a_layout.cols());
     transform_options o = random_options(g);
-    auto plan = make_plan(MPI_COMM_WORLD,
-                          {job_description{d.a_layout, d.b_layout, d.operation, element_type_v<T>, d.region}}, o);
+    auto plan = make_transform_plan(
+        MPI_COMM_WORLD, {job_description{d.a_layout, d.b_layout, d.operation, element_type_v<T>, d.region}}, o);
     plan.execute(std::vector<job_buffers>{buffers_of(d)});
     const auto where = [&] {
       return "case " + std::to_string(c) + " region " + to_string(d.region.shape) + " " +
@@ -307,7 +307,7 @@ void element_cyclic_against_blocked(std::uint64_t seed, int cases) {
     const std::uint64_t ids = static_cast<std::uint64_t>(uniform(g, 1, 1 << 30));
     fill(d, ids, ids + 1, false);
     const transform_options o = random_options(g);
-    auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
+    auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
     EXPECT_EQ(global_sum(count_errors(d)), 0)
         << "case " << c << " op " << to_string(d.operation) << " strategy " << to_string(plan.strategy()) << " alpha "
@@ -337,7 +337,7 @@ TEST(Transform, LargerBlockCyclicEveryStrategy) {
       fill(d, 11 + s, 17 + s, false);
       transform_options opt;
       opt.strategy = static_cast<exchange_strategy>(s);
-      auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, o, element_type::f64, opt);
+      auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, o, element_type::f64, opt);
       EXPECT_EQ(plan.strategy(), opt.strategy);
       plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
       EXPECT_EQ(global_sum(count_errors(d)), 0) << "strategy " << to_string(opt.strategy) << " op " << to_string(o);
@@ -377,7 +377,7 @@ TEST(Transform, SharedMemoryPlansShareTheCachedNodeSplit) {
     d.alpha = 1.0;
     d.beta = 0.0;
     fill(d, 31 + k, 37 + k, false);
-    plans.push_back(make_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt));
+    plans.push_back(make_transform_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt));
   }
   ASSERT_EQ(MPI_Comm_free(&comm), MPI_SUCCESS);
   for (int round = 0; round < 2; ++round)
@@ -455,7 +455,7 @@ TEST(Transform, OneShotAutomaticWeighsSetUp) {
         job_data<double> d = transpose_job(pa, pb, me, 1.0, 0.0, true);
         transform_options opt;
         opt.one_shot = one_shot;
-        auto plan = make_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+        auto plan = make_transform_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
         const std::int64_t per_rank = global_sum(plan.statistics().bytes_sent) / nranks;
         const std::int64_t shared_from = !one_shot        ? std::int64_t(1) << 20
                                          : oversubscribed ? one_shot_window_bytes_oversubscribed
@@ -532,14 +532,15 @@ TEST(Transform, OneShotAutomaticReusesCachedWindow) {
       fill(first, 3, 4, true);
       transform_options first_options;
       first_options.strategy = exchange_strategy::shared_memory;
-      auto earlier = make_plan(comm, first.a_layout, first.b_layout, first.operation, element_type::f64, first_options);
+      auto earlier =
+          make_transform_plan(comm, first.a_layout, first.b_layout, first.operation, element_type::f64, first_options);
       earlier.execute(first.a.data(), first.b.data(), first.alpha, first.beta);
       EXPECT_EQ(global_sum(count_errors(first)), 0) << "earlier window " << kind;
 
       job_data<double> d = transpose_job(pa, pb, me, 2.0, 0.5, false);
       transform_options opt;
       opt.one_shot = true;
-      auto plan = make_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+      auto plan = make_transform_plan(comm, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
       const plan_statistics stats = plan.statistics();
       const std::int64_t per_rank = global_sum(stats.bytes_sent) / nranks;
       ASSERT_GE(per_rank, std::int64_t(1) << 20);
@@ -589,7 +590,7 @@ TEST(Transform, OneShotStreamsInSmallChunks) {
     opt.strategy = exchange_strategy::shared_memory;
     opt.num_threads = 1;
     opt.one_shot = one_shot;
-    auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+    auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
     const std::int64_t expected = std::int64_t(node_crowded && !one_shot ? 2048 : 256) << 10;
     EXPECT_EQ(plan.statistics().stream_chunk_bytes, expected) << "one_shot " << one_shot;
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
@@ -643,7 +644,7 @@ void node_buffer_sources(std::uint64_t seed, int cases, bool block_cyclic_only) 
     o.stream_chunk_bytes = uniform(g, 0, 1) ? 0 : uniform(g, 1, 512);
     // The source agreement rides on the consistency check, or takes its own node reduction without it.
     o.check_consistency = uniform(g, 0, 1) == 1;
-    const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
+    const auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
     for (int rep = 0; rep < 2; ++rep) {
       plan.execute(d.a.data(), b, d.alpha, d.beta);
       EXPECT_EQ(global_sum(count_errors(d)), 0)
@@ -673,10 +674,10 @@ TEST(Transform, NodeBufferBatchMixesDirectAndPacked) {
     transform_options o;
     o.strategy = exchange_strategy::shared_memory;
     o.stream_chunk_bytes = c == 0 ? 0 : 40;  // small chunks mix direct and packed pieces in one chunk
-    auto plan = make_plan(MPI_COMM_WORLD,
-                          {{d1.a_layout, d1.b_layout, d1.operation, element_type::f64},
-                           {d2.a_layout, d2.b_layout, d2.operation, element_type::f64}},
-                          o);
+    auto plan = make_transform_plan(MPI_COMM_WORLD,
+                                    {{d1.a_layout, d1.b_layout, d1.operation, element_type::f64},
+                                     {d2.a_layout, d2.b_layout, d2.operation, element_type::f64}},
+                                    o);
     job_buffers j1 = buffers_of(d1);
     j1.b = buffer.data();
     plan.execute({j1, buffers_of(d2)});
@@ -704,7 +705,7 @@ TEST(Transform, LargeTransposingPiecesStreamIntact) {
   fill(d, 7001, 7002, true);
   transform_options o;
   o.strategy = exchange_strategy::shared_memory;
-  const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
+  const auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type_v<T>, o);
   for (int rep = 0; rep < 2; ++rep) {
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
     EXPECT_EQ(global_sum(count_errors(d)), 0) << "repetition " << rep;
@@ -729,7 +730,7 @@ TEST(Transform, SharedWindowHoldsChunksNotMessages) {
   transform_options o;
   o.strategy = exchange_strategy::shared_memory;
   o.stream_chunk_bytes = 4096;
-  auto plan = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64, o);
+  auto plan = make_transform_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64, o);
   const plan_statistics s = plan.statistics();
   const std::int64_t header_bound = 64 * (2 * nranks + 2) + 8 * (2 * nranks + 4) + 64;
   EXPECT_LE(s.window_bytes, s.peers_on_node * 4 * 4096 + header_bound) << "window of " << s.window_bytes << " bytes";
@@ -772,7 +773,8 @@ TEST(Transform, SharedMemoryPlansShareTheCommunicatorsWindow) {
     transform_options o;
     o.strategy = exchange_strategy::shared_memory;
     o.stream_chunk_bytes = chunk_bytes;
-    return std::make_unique<transform_plan>(make_plan(c, d.a_layout, d.b_layout, d.operation, element_type::f64, o));
+    return std::make_unique<transform_plan>(
+        make_transform_plan(c, d.a_layout, d.b_layout, d.operation, element_type::f64, o));
   };
   const auto reused_everywhere = [](const transform_plan& p) { return all_ranks(p.statistics().window_reused); };
   const auto reused_nowhere = [](const transform_plan& p) { return all_ranks(!p.statistics().window_reused); };
@@ -818,7 +820,7 @@ TEST(Transform, PlanExecutedRepeatedlyWithNewData) {
   for (int c = 0; c < 3; ++c) {
     auto d = random_job<double>(g, nranks, me, 31);
     transform_options o = random_options(g);
-    const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, o);
+    const auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, o);
     for (int rep = 0; rep < 3; ++rep) {
       fill(d, 100 + 2 * rep + c * 10, 101 + 2 * rep + c * 10, d.beta == 0.0);
       plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
@@ -842,7 +844,7 @@ TEST(Transform, DefaultTeamIsTheRanksShareOfItsHost) {
     auto d = random_job<double>(g, nranks, me, 40);
     transform_options o;
     o.num_threads = requested;
-    const auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, o);
+    const auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, o);
     EXPECT_EQ(plan.statistics().threads, requested > 0 ? requested : std::min(64L, share))
         << "num_threads " << requested;
     fill(d, 31, 32, d.beta == 0.0);
@@ -868,7 +870,7 @@ TEST(Transform, PlansBorrowMessageBuffersForEachExecution) {
   opt.strategy = exchange_strategy::point_to_point;
   memory::drop_cached_pages();
   job_data<double> d = transpose_job(pa, pb, me, 1.0, 0.0, true);
-  auto first = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+  auto first = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
   const plan_statistics stats = first.statistics();
   EXPECT_EQ(memory::cached_page_bytes(), 0) << "planning took buffers from the cache";
   first.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
@@ -876,7 +878,7 @@ TEST(Transform, PlansBorrowMessageBuffersForEachExecution) {
   const std::int64_t returned = memory::cached_page_bytes();
   if (stats.bytes_sent >= (std::int64_t(64) << 10) && stats.bytes_received >= (std::int64_t(64) << 10))
     EXPECT_GE(returned, stats.bytes_sent + stats.bytes_received) << "the execution kept its buffers";
-  auto second = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
+  auto second = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
   fill(d, 7, 8, true);
   second.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
   EXPECT_EQ(global_sum(count_errors(d)), 0) << "second plan";
@@ -896,12 +898,12 @@ TEST(Transform, BatchOfMixedTypesAndLayouts) {
     auto d3 = random_job<std::int64_t>(g, nranks, me, 19);
     auto d4 = random_job<double>(g, nranks, me, 13);
     transform_options o = random_options(g);
-    auto plan = make_plan(MPI_COMM_WORLD,
-                          {{d1.a_layout, d1.b_layout, d1.operation, element_type::f64},
-                           {d2.a_layout, d2.b_layout, d2.operation, element_type::c32},
-                           {d3.a_layout, d3.b_layout, d3.operation, element_type::i64},
-                           {d4.a_layout, d4.b_layout, d4.operation, element_type::f64}},
-                          o);
+    auto plan = make_transform_plan(MPI_COMM_WORLD,
+                                    {{d1.a_layout, d1.b_layout, d1.operation, element_type::f64},
+                                     {d2.a_layout, d2.b_layout, d2.operation, element_type::c32},
+                                     {d3.a_layout, d3.b_layout, d3.operation, element_type::i64},
+                                     {d4.a_layout, d4.b_layout, d4.operation, element_type::f64}},
+                                    o);
     // Still one message per peer for the whole batch.
     const auto st = plan.statistics();
     EXPECT_LE(st.messages_sent, nranks - 1);
@@ -918,7 +920,7 @@ TEST(Transform, InversePlanRestoresSource) {
     auto d = random_job<std::complex<double>>(g, nranks, me, 27);
     d.alpha = 1.0;
     d.beta = 0.0;
-    auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::c64);
+    auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::c64);
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
     // Back: B' = op(A) must equal B (op is an involution for all three ops).
     auto back = plan.inverse();
@@ -975,7 +977,7 @@ TEST(Transform, TargetOnSubsetAndAlphaZeroWithNullSource) {
   d.alpha = 0.0;
   d.beta = 3.0;
   fill(d, 7, 8, false);
-  auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, op::identity, element_type::f64);
+  auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, op::identity, element_type::f64);
   plan.execute<double>(d.a.data(), nullptr, 0.0, 3.0);
   EXPECT_EQ(global_sum(count_errors(d)), 0);
   // Same layouts, normal copy onto the subset.
@@ -998,7 +1000,7 @@ TEST(Transform, RelabeledTargetsStillCorrect) {
     EXPECT_LE(r.result.remote_volume_after, r.result.remote_volume_before);
     d.a_layout = r.a_layouts.front();
     fill(d, d.a_id, d.b_id, d.beta == 0.0);
-    auto plan = make_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64);
+    auto plan = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64);
     // The plan's remote volume is the relabeled graph's.
     EXPECT_EQ(global_sum(plan.statistics().bytes_sent), r.result.remote_volume_after);
     plan.execute(d.a.data(), d.b.data(), d.alpha, d.beta);

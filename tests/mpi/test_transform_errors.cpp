@@ -110,7 +110,7 @@ TEST(TransformErrors, ElementRegionShapeUnknownOrRelabeled) {
   const element_region bad{me == world_size() - 1 ? static_cast<region_shape>(7) : region_shape::upper, 0};
   expect_rejected<invalid_argument>(
       [&] {
-        make_plan(MPI_COMM_WORLD, {job_description{a, b, op::identity, element_type::f64, bad}})
+        make_transform_plan(MPI_COMM_WORLD, {job_description{a, b, op::identity, element_type::f64, bad}})
             .execute(std::vector<job_buffers>{job_buffers{A.data(), B.data()}});
       },
       A, "element_region::shape");
@@ -178,7 +178,7 @@ TEST(TransformErrors, ExecuteRejectsBadBuffers) {
   auto a = block_cyclic(square(9, 2), me);
   auto b = block_cyclic(square(9, 4), me);
   std::vector<double> A(static_cast<size_t>(a.local_elements()), 1.0), B(static_cast<size_t>(b.local_elements()), 2.0);
-  auto plan = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64);
+  auto plan = make_transform_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64);
   // A null source with alpha != 0 on the rank that holds B data.
   expect_rejected<invalid_argument>([&] { plan.execute<double>(A.data(), me == 0 ? nullptr : B.data(), 1.0, 0.0); }, A,
                                     "null");
@@ -196,7 +196,7 @@ TEST(TransformErrors, IntegerPlansCopyOnly) {
   auto b = block_cyclic(square(6, 3), me);
   std::vector<std::int32_t> Ai(static_cast<size_t>(a.local_elements()), 1),
       Bi(static_cast<size_t>(b.local_elements()), 2);
-  auto plan = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::i32);
+  auto plan = make_transform_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::i32);
   bool thrown = false;
   try {
     plan.execute<std::int32_t>(Ai.data(), Bi.data(), 2, 0);

@@ -28,7 +28,7 @@ TEST(TransformLarge, MessageAbove2GiB) {
   for (exchange_strategy s : {exchange_strategy::point_to_point, exchange_strategy::alltoallv}) {
     transform_options o;
     o.strategy = s;
-    auto plan = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64, o);
+    auto plan = make_transform_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64, o);
     if (me == 0 && target != 0) EXPECT_GT(plan.statistics().bytes_sent, std::int64_t(1) << 31);
     plan.execute(A.data(), B.data(), 1.0, 0.0);
     std::int64_t wrong = 0;

@@ -164,7 +164,7 @@ TEST(YieldingWaits, TransformPlanMadeAndExecuted) {
   std::vector<double> A(static_cast<std::size_t>(a.local_elements()), 0.0),
       B(static_cast<std::size_t>(b.local_elements()), 1.0);
   expect_only_yielding_waits("a transform plan", [&] {
-    const transform_plan plan = make_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64);
+    const transform_plan plan = make_transform_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64);
     plan.execute(A.data(), B.data());
   });
 }

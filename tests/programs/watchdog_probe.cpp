@@ -109,8 +109,8 @@ int main(int argc, char** argv) {
         options.strategy = redist::exchange_strategy::alltoallv;
         options.check_consistency = false;
       }
-      const redist::transform_plan plan =
-          redist::make_plan(MPI_COMM_WORLD, target, source, redist::op::identity, redist::element_type::f64, options);
+      const redist::transform_plan plan = redist::make_transform_plan(
+          MPI_COMM_WORLD, target, source, redist::op::identity, redist::element_type::f64, options);
       std::vector<double> a(static_cast<size_t>(target.local_elements())),
           b(static_cast<size_t>(source.local_elements()), 1.0);
       status = skipped_by_last_rank(rank, size, "the execution", [&] { plan.execute(a.data(), b.data()); });

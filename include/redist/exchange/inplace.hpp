@@ -118,15 +118,15 @@ class inplace_plan {
 /// exchanges its schedule needs, and the work buffer (allocated and faulted in here). Arguments as
 /// alltoallv_inplace's, without the buffer; sendcounts and recvcounts are read during the call only. Executions
 /// communicate on the private duplicate cached on comm, which the plan shares: comm may be freed before the plan.
-inplace_plan make_inplace_plan(std::int64_t capacity, const std::int64_t* sendcounts, const std::int64_t* recvcounts,
-                               MPI_Datatype type, MPI_Comm comm, const inplace_options& options = {});
+inplace_plan make_inplace_plan(MPI_Comm comm, std::int64_t capacity, const std::int64_t* sendcounts,
+                               const std::int64_t* recvcounts, MPI_Datatype type, const inplace_options& options = {});
 
 /// The fixed-size case: count elements to and from every rank (capacity P*count).
-inplace_plan make_alltoall_inplace_plan(std::int64_t count, MPI_Datatype type, MPI_Comm comm,
+inplace_plan make_alltoall_inplace_plan(MPI_Comm comm, std::int64_t count, MPI_Datatype type,
                                         const inplace_options& options = {});
 
 /// MPI_IN_PLACE semantics (alltoallv_inplace_symmetric): counts and displs read during the call only.
-inplace_plan make_inplace_plan_symmetric(const int* counts, const int* displs, MPI_Datatype type, MPI_Comm comm,
+inplace_plan make_inplace_plan_symmetric(MPI_Comm comm, const int* counts, const int* displs, MPI_Datatype type,
                                          std::int64_t work_bytes = std::int64_t{4} << 20);
 
 }  // namespace redist::exchange

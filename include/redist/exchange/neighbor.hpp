@@ -148,13 +148,37 @@ class neighbor_plan {
   /// Completes the exchange started last: the receive buffer then holds the data.
   void wait();
   bool valid() const noexcept { return state_ != nullptr; }
+  /// One whole exchange: start() then wait().
+  void execute();
   /// True between start() and wait().
   bool active() const noexcept;
   const exchange_statistics& statistics() const;
+  /// The plan's own communicator (a duplicate of the one it was made on).
+  MPI_Comm communicator() const;
 
  private:
   std::unique_ptr<detail::plan_state> state_;
 };
+
+/// What a neighborhood exchange moves: the buffers (bound at planning, their contents may change between
+/// exchanges) and where the edges come from.
+struct neighbor_description {
+  neighbor_buffers buffers;
+  /// true: the communicator is a distributed-graph communicator (MPI_Dist_graph_create_adjacent) whose sources and
+  /// destinations are the receive and send edges, and the lists below stay empty; false: the lists are the edges.
+  bool edges_of_graph_communicator = false;
+  /// The ranks the receive (send) edges come from (go to), one entry per edge, in edge order (repeated ranks are
+  /// separate edges); any communicator.
+  std::vector<int> sources, destinations;
+};
+
+/// The plan of a neighborhood exchange, collective over comm: the same checks, agreement and strategy choice as
+/// neighbor_alltoallv_init (its MPI-shaped aliases below).
+/// @pre every rank passes the same edges_of_graph_communicator and options
+/// @throws invalid_topology send and receive edges that do not match, or a graph communicator expected and absent
+/// @throws invalid_argument a bad count, displacement, buffer or option (the lowest failing rank's, on every rank)
+neighbor_plan make_neighbor_plan(MPI_Comm comm, const neighbor_description& description,
+                                 const exchange_options& options = {});
 
 /// Collective over graph_comm, a distributed-graph communicator (MPI_Dist_graph_create_adjacent): its sources
 /// and destinations are the receive and send edges, as in MPI_Neighbor_alltoallv_init.

@@ -2,7 +2,7 @@
 #pragma once
 // Transform plans: A = alpha * op(B) + beta * A between any two grid layouts, for one job or a batch.
 //
-// A plan is built collectively (all ranks of the communicator call make_plan with the same global
+// A plan is built collectively (all ranks of the communicator call make_transform_plan with the same global
 // descriptions) and is immutable; executing it needs only the buffers and is repeatable. Each rank
 // derives what it sends and receives from the grid overlay of the two layouts: planning cost and plan
 // memory are proportional to the rank's own data and peers, never to P^2.
@@ -171,9 +171,9 @@ struct plan_statistics : traffic_statistics {
   /// (point_to_point); false: the strategy completes the exchange inside start() (shared_memory, alltoallv and
   /// torus_routed step through node memory or a blocking collective together).
   bool start_overlaps = false;
-  /// Where this rank's make_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
+  /// Where this rank's make_transform_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
   /// call pays before the first byte moves. The five phases below are disjoint parts of plan_seconds.
-  double plan_seconds = 0;            ///< all of make_plan
+  double plan_seconds = 0;            ///< all of make_transform_plan
   double plan_agreement_seconds = 0;  ///< argument checks and their agreement, the plan's own communicator
   double plan_tiles_seconds = 0;      ///< overlay of the two layouts: tiles and their runs
   double plan_messages_seconds = 0;   ///< one message per peer, offsets, send order
@@ -234,8 +234,8 @@ class transform_plan {
   /// becomes the same elements of B). Collective.
   transform_plan inverse() const;
 
-  /// The jobs as planned: matrix jobs (plans from make_plan; empty for make_reshape_plan), and every plan's jobs in
-  /// the engine's N-dimensional form.
+  /// The jobs as planned: matrix jobs (plans from make_transform_plan; empty for make_reshape_plan), and every
+  /// plan's jobs in the engine's N-dimensional form.
   const std::vector<job_description>& jobs() const;
   const std::vector<reshape_job>& reshape_jobs() const;
   plan_statistics statistics() const;  ///< this rank
@@ -256,22 +256,23 @@ class transform_plan {
   /// start(buffers), with this rank's `problem` agreed as execute_agreed's.
   void start_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const;
   std::unique_ptr<impl> impl_;
-  friend transform_plan make_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
+  friend transform_plan make_transform_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
   friend transform_plan make_reshape_plan(MPI_Comm, std::vector<reshape_job>, const transform_options&);
   friend class gemm_plan;  ///< runs its transforms with execute_agreed
 };
 
 /// Builds a plan for a batch of jobs (collective over comm). Validates every layout and shape first and
 /// throws on every rank (same exception, same message) before anything moves.
-transform_plan make_plan(MPI_Comm comm, std::vector<job_description> jobs, const transform_options& options = {});
+transform_plan make_transform_plan(MPI_Comm comm, std::vector<job_description> jobs,
+                                   const transform_options& options = {});
 
 /// Single job.
-transform_plan make_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation, element_type type,
-                         const transform_options& options = {});
+transform_plan make_transform_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation,
+                                   element_type type, const transform_options& options = {});
 
 /// Builds a plan for a batch of N-dimensional jobs (collective over comm), with the same checks and agreement as
-/// make_plan: every layout, axis permutation and shape is validated and a problem on any rank throws on every rank
-/// before anything moves.
+/// make_transform_plan: every layout, axis permutation and shape is validated and a problem on any rank throws on
+/// every rank before anything moves.
 transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, const transform_options& options = {});
 
 /// One-shot N-dimensional convenience: A = alpha * permute(B, axes) + beta * A, planned, executed once, discarded.
@@ -290,7 +291,7 @@ void transform(MPI_Comm comm, const grid_layout& a_layout, T* a, const grid_layo
                T alpha, T beta, const transform_options& options = {}) {
   transform_options o = options;
   o.one_shot = true;
-  make_plan(comm, a_layout, b_layout, operation, element_type_v<T>, o).execute(a, b, alpha, beta);
+  make_transform_plan(comm, a_layout, b_layout, operation, element_type_v<T>, o).execute(a, b, alpha, beta);
 }
 
 }  // namespace redist

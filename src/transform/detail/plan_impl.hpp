@@ -45,7 +45,7 @@ struct transform_plan::impl {
   // A one-shot automatic plan that took shared_memory only because a window is cached on its communicator: it
   // streams through that window or, where some node finds no room there, falls back to point_to_point (agreed).
   bool reuses_window_only = false;
-  std::vector<job_description> jobs;      // matrix jobs (make_plan); empty for make_reshape_plan
+  std::vector<job_description> jobs;      // matrix jobs (make_transform_plan); empty for make_reshape_plan
   std::vector<reshape_job> reshape_jobs;  // every job in the engine's N-d form
   std::vector<detail::job_plan> job_plans;
 
@@ -88,7 +88,7 @@ struct transform_plan::impl {
   // Lays out the private buffers, resolves the store policy and makes the point_to_point executor as steps of
   // `planned` (the agreement on the plan's messages), concludes it with the strategy's choice, and sets up any
   // other strategy in an agreement of its own, whose collectives every rank makes whatever failed before.
-  // caller: the communicator make_plan was given (node-level state is cached on it).
+  // caller: the communicator make_transform_plan was given (node-level state is cached on it).
   void setup_exchange(MPI_Comm caller, mpi::agreement& planned);
   // caller_problem: what the caller found wrong on this rank (empty: nothing), agreed with the buffers' checks.
   // next: transform_plan::execute_agreed's.

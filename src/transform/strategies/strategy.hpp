@@ -73,7 +73,7 @@ std::unique_ptr<transform_executor> make_point_to_point_executor(transform_plan:
                                                                  mpi::agreement& set_up);
 // The registry: the executor of a resolved strategy other than point_to_point, set up (collective) in a step of `set_up`; a strategy whose
 // set-up makes several collectives makes each a step of its own, on every rank whatever failed before. caller:
-// the communicator make_plan was given (node-level state is cached on it). Null, on every rank, where a plan that
+// the communicator make_transform_plan was given (node-level state is cached on it). Null, on every rank, where a plan that
 // may only reuse cached windows (transform_plan::impl::reuses_window_only) found no room in some node's; null on
 // a rank whose set-up failed (set_up's conclusion raises the error).
 std::unique_ptr<transform_executor> make_executor(exchange_strategy strategy, transform_plan::impl& plan,

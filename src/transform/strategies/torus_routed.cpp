@@ -59,7 +59,8 @@ torus_routed_executor::torus_routed_executor(const transform_plan::impl& plan) :
         "of every rank); it is null";
   if (problem.empty() && plan.jobs.size() != plan.reshape_jobs.size())
     problem =
-        "exchange_strategy::torus_routed plans matrix jobs (make_plan); this plan's jobs are N-dimensional" + needs;
+        "exchange_strategy::torus_routed plans matrix jobs (make_transform_plan); this plan's jobs are N-dimensional" +
+        needs;
   for (std::size_t k = 0; k < plan.jobs.size() && problem.empty(); ++k)
     for (const grid_layout* l : {&plan.jobs[k].a, &plan.jobs[k].b})
       if (problem.empty() && (l->proc_rows() != grid->proc_rows() || l->proc_cols() != grid->proc_cols() ||
