@@ -213,7 +213,8 @@ for _name in ("make_transform_plan", "make_batch_transform_plan", "relabel_targe
               "make_inplace_plan", "make_alltoall_inplace_plan", "make_inplace_plan_symmetric"):
     globals()[_name] = _agreed_even_when_refused(getattr(_redist, _name), _comm_argument)
 for _cls, _name in ((TransformPlan, "execute"), (TransformPlan, "execute_batch"), (TransformPlan, "start"),
-                    (TransformPlan, "start_batch"), (TransformPlan, "inverse"), (GemmPlan, "execute")):
+                    (TransformPlan, "start_batch"), (TransformPlan, "inverse"), (GemmPlan, "execute"),
+                    (GemmPlan, "start")):
     setattr(_cls, _name, _agreed_even_when_refused(getattr(_cls, _name), _plan_itself))
 del _cls, _name
 

@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 
 #include <complex>
+#include <map>
 
 #include "common.hpp"
 #include "redist/gemm/gemm.hpp"
@@ -53,6 +54,13 @@ gemm_arrays checked_arrays(const gemm_plan& p, const writable_array& c, const re
   return out;
 }
 
+// The arrays of each plan's start() in progress, alive until its wait() (the transform out writes C after start()
+// returns); a plan dropped in between keeps them until a plan at the same address starts (as TransformPlan's).
+std::map<const gemm_plan*, std::vector<nb::object>>& gemm_arrays_in_flight() {
+  static std::map<const gemm_plan*, std::vector<nb::object>> kept;
+  return kept;
+}
+
 }  // namespace
 
 void register_gemm(nb::module_& m) {
@@ -73,6 +81,35 @@ void register_gemm(nb::module_& m) {
           "c"_a, "a"_a, "b"_a, "alpha"_a = 1.0, "beta"_a = 0.0,
           "C = alpha * op(A) * op(B) + beta * C with this rank's local arrays of the plan's layouts (used in place; "
           "beta = 0: C is not read). Collective.")
+      .def(
+          "start",
+          [](const gemm_plan& p, writable_array c, readable_array a, readable_array b, std::complex<double> alpha,
+             std::complex<double> beta) {
+            gemm_arrays arrays;
+            agree_on_arguments(p.communicator(), [&] {
+              arrays = checked_arrays(p, c, a, b);
+              check_real_scalars(p.description().type, alpha, beta, "", "a multiply");
+            });
+            {
+              nb::gil_scoped_release release;
+              p.start(arrays.c.data, arrays.a.data, arrays.b.data, alpha, beta);
+            }
+            gemm_arrays_in_flight()[&p] = {nb::cast(c), nb::cast(a), nb::cast(b)};
+          },
+          "c"_a, "a"_a, "b"_a, "alpha"_a = 1.0, "beta"_a = 0.0,
+          "Split phase, first half: execute's checks, the multiply, and C's redistribution started; wait() "
+          "completes it. Between them touch neither c nor a or b. Collective.")
+      .def(
+          "wait",
+          [](const gemm_plan& p) {
+            {
+              nb::gil_scoped_release release;
+              p.wait();
+            }
+            gemm_arrays_in_flight().erase(&p);
+          },
+          "Split phase, second half: completes C's redistribution; c then holds the result.")
+      .def_prop_ro("in_progress", &gemm_plan::in_progress, "True between start() and wait() (this rank).")
       .def_prop_ro("a", [](const gemm_plan& p) { return p.description().a; })
       .def_prop_ro("b", [](const gemm_plan& p) { return p.description().b; })
       .def_prop_ro("c", [](const gemm_plan& p) { return p.description().c; })

@@ -111,6 +111,27 @@ def test_plan_is_reusable_and_reports_its_schedule():
     assert isinstance(again.statistics()["native_window_reused"], bool)
 
 
+def test_start_and_wait_give_execute_s_product():
+    """start() (the multiply, C's redistribution started), local work, wait(): execute()'s C; a second start is
+    refused on every rank."""
+    rng = seeded_rng(12)
+    m, n, k = 20, 12, 16
+    a_layout = redist.block_cyclic(m, k, 4, 4, (1, comm.size), comm.rank)
+    b_layout = redist.block_cyclic(k, n, 4, 4, (1, comm.size), comm.rank)
+    c_layout = redist.block_cyclic(m, n, 3, 5, (comm.size, 1), comm.rank)
+    plan = redist.make_gemm_plan(comm, a_layout, b_layout, c_layout)
+    a = scatter(a_layout, small_integers(rng, (m, k), np.float64))
+    b = scatter(b_layout, small_integers(rng, (k, n), np.float64))
+    expected, got = c_layout.empty(), c_layout.empty()
+    plan.execute(expected, a, b, 2.0)
+    plan.start(got, a, b, 2.0)
+    assert plan.in_progress
+    with pytest.raises(redist.InvalidArgument, match="still in progress"):
+        plan.start(c_layout.empty(), a, b)
+    plan.wait()
+    assert not plan.in_progress and np.array_equal(got, expected)
+
+
 def test_gemm_errors_raise_clearly():
     rank = comm.rank
     a_layout = redist.block_cyclic(8, 6, 2, 2, (1, comm.size), rank)

@@ -85,15 +85,38 @@ void gemm_plan::execute(void* c, const void* a, const void* b, scalar alpha, sca
   execute_agreed(c, a, b, alpha, beta, {});
 }
 
-void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alpha, scalar beta,
-                               const std::string& problem) const {
+void gemm_plan::start(void* c, const void* a, const void* b, scalar alpha, scalar beta) const {
+  run(c, a, b, alpha, beta, {}, true);
+}
+
+bool gemm_plan::in_progress() const { return impl_ && impl_->in_progress; }
+
+void gemm_plan::wait() const {
+  if (!impl_) throw invalid_argument("wait on an empty gemm_plan (build it with make_gemm_plan)");
+  impl& p = *impl_;
+  if (!p.in_progress) throw invalid_argument("wait() without a start() in progress on this gemm_plan");
+  mpi::wait_label label("gemm_plan", "wait", p.options.timeout_seconds);
+  label.describe(describe_product, &p.description);
+  const seconds_since waited;
+  p.in_progress = false;
+  if (p.has_out) p.out_of_native.wait();
+  p.comm.returnable();
+  p.last_execution.transform_out += waited.elapsed();
+  p.last_execution.total += waited.elapsed();
+}
+
+void gemm_plan::run(void* c, const void* a, const void* b, scalar alpha, scalar beta, const std::string& problem,
+                    bool split) const {
   if (!impl_) throw invalid_argument("execute on an empty gemm_plan (build it with make_gemm_plan)");
   impl& p = *impl_;
   const seconds_since started;
-  mpi::wait_label label("gemm_plan", "execution", p.options.timeout_seconds);
+  mpi::wait_label label("gemm_plan", split ? "start" : "execution", p.options.timeout_seconds);
   label.describe(describe_product, &p.description);
   trace_detail::plan_event traced;
-  std::string problems = problem;
+  // Agreed with the buffers' checks, before the transforms in write anything (a start() in progress still holds
+  // the transform out and C).
+  std::string problems =
+      p.in_progress ? std::string("a start() of this gemm_plan is still in progress (call wait() first)") : problem;
   const bool real = p.description.type == element_type::f32 || p.description.type == element_type::f64;
   if (problems.empty() && real && (alpha.imag() != 0.0 || beta.imag() != 0.0))
     problems = "gemm: real elements need real alpha and beta";
@@ -108,6 +131,12 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
   // buffers, and the transform out makes no agreement of its own).
   // Until this execution completes on this rank its communicator may carry messages: it serves no other plan.
   p.comm.discard();
+  // Without a transform in (k = 0) and with C written in place, wholly or partly (the transform out then makes no
+  // agreement of its own), no transform carries the problems: they are agreed here.
+  if (!p.has_into && (!p.has_out || p.c_partly_in_place)) {
+    mpi::agree_on(p.comm.get(), mpi::error_kind::invalid_argument, problems);
+    problems.clear();
+  }
   if (p.has_into)
     p.into_native.execute_agreed({job_buffers{p.a_store.data(), a, scalar(1.0), scalar(0.0)},
                                   job_buffers{p.b_store.data(), b, scalar(1.0), scalar(0.0)}},
@@ -115,11 +144,17 @@ void gemm_plan::execute_agreed(void* c, const void* a, const void* b, scalar alp
   const double into_done = started.elapsed();
   p.multiply(c, alpha, beta);
   const double multiply_done = started.elapsed();
-  if (p.has_out)
-    p.out_of_native.execute_agreed(
-        std::vector<job_buffers>(p.out_jobs, job_buffers{c, p.c_store.data(), scalar(1.0), beta}),
-        p.has_into ? std::string() : problems);
-  p.comm.returnable();
+  if (p.has_out) {
+    const std::vector<job_buffers> out(p.out_jobs, job_buffers{c, p.c_store.data(), scalar(1.0), beta});
+    if (split)
+      p.out_of_native.start_agreed(out, p.has_into ? std::string() : problems);
+    else
+      p.out_of_native.execute_agreed(out, p.has_into ? std::string() : problems);
+  }
+  if (split)
+    p.in_progress = true;  // the communicator stays this plan's until wait()
+  else
+    p.comm.returnable();
   p.last_execution.transform_in = into_done;
   p.last_execution.transform_out = started.elapsed() - multiply_done;
   p.last_execution.total = started.elapsed();

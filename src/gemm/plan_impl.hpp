@@ -19,6 +19,7 @@ namespace redist {
 
 struct gemm_plan::impl {
   gemm_description description;
+  mutable bool in_progress = false;  // between start() and wait() (mutable: execution state of a const plan)
   gemm_options options;
   gemm_statistics stats;
   mpi::comm_handle comm;

@@ -173,6 +173,26 @@ class gemm_plan {
                    redist::to_scalar(alpha), redist::to_scalar(beta), type_problem(element_type_v<T>));
   }
 
+  /// Split phase, first half: the same checks and agreement as execute() (nothing written where any rank fails),
+  /// the transforms into the schedule's layouts and the multiply, then the transform of the result out to C's layout
+  /// is started and start() returns: C's redistribution overlaps the caller's work until wait(). Between them
+  /// touch neither C nor A or B. Collective: every rank calls start(), later wait().
+  /// @pre no start() of this plan in progress (else the error is agreed; execute() likewise)
+  /// @throws invalid_argument bad buffers, scalars or element type, or a start() in progress
+  /// @throws mpi_error an MPI call failed
+  void start(void* c, const void* a, const void* b, scalar alpha, scalar beta) const;
+  template <class T>
+  void start(T* c, const T* a, const T* b, T alpha, T beta) const {
+    run(static_cast<void*>(c), static_cast<const void*>(a), static_cast<const void*>(b), redist::to_scalar(alpha),
+        redist::to_scalar(beta), type_problem(element_type_v<T>), true);
+  }
+  /// Split phase, second half: completes the redistribution of C that start() began.
+  /// @pre start() returned on this rank and no wait() followed it
+  /// @throws invalid_argument no start() in progress
+  void wait() const;
+  /// True between a start() that returned and its wait() (this rank).
+  bool in_progress() const;
+
   const gemm_description& description() const;
   gemm_statistics statistics() const;
   MPI_Comm communicator() const;  ///< duplicate owned by the plan
@@ -185,7 +205,12 @@ class gemm_plan {
   std::string type_problem(element_type t) const;
   /// execute(), with this rank's `problem` (non-empty: an error) agreed before anything is written.
   void execute_agreed(void* c, const void* a, const void* b, scalar alpha, scalar beta,
-                      const std::string& problem) const;
+                      const std::string& problem) const {
+    run(c, a, b, alpha, beta, problem, false);
+  }
+  /// execute_agreed(), or with `split` start(): the transform out is left in progress.
+  void run(void* c, const void* a, const void* b, scalar alpha, scalar beta, const std::string& problem,
+           bool split) const;
   std::unique_ptr<impl> impl_;
   friend gemm_plan make_gemm_plan(MPI_Comm, gemm_description, const gemm_options&);
 };
