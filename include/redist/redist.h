@@ -239,6 +239,11 @@ typedef struct redist_inplace_plan_s* redist_inplace_plan;
 int redist_inplace_plan_create(MPI_Comm comm, int64_t capacity, const int64_t sendcounts[], const int64_t recvcounts[],
                                MPI_Datatype type, const redist_inplace_options* opts, redist_inplace_plan* plan);
 int redist_inplace_plan_execute(redist_inplace_plan plan, void* buf, redist_inplace_report* report);
+/* The plan shape's split phase: the in-place algorithms step through rounds with a bounded work buffer, so start
+ * runs the whole exchange and wait returns its report (NULL: none); local checks as execute's, and MPI_ERR_ARG for
+ * a second start before the wait or a wait without a start. */
+int redist_inplace_plan_start(redist_inplace_plan plan, void* buf);
+int redist_inplace_plan_wait(redist_inplace_plan plan, redist_inplace_report* report);
 int redist_inplace_plan_free(redist_inplace_plan* plan);
 /* MPI_Alltoallv and MPI_Alltoall with MPI's arguments. With sendbuf == MPI_IN_PLACE the exchange runs in
  * place with the 4 MiB work buffer (MPI's rules: counts symmetric, i.e. rank i's recvcounts[j] equals rank

@@ -305,6 +305,13 @@ class InplacePlan:
     """An in-place alltoallv checked, agreed and set up once; execute(buf) only moves data."""
     def execute(self, buf: np.ndarray) -> InplaceReport:
         """Collective; buf must have the plan's dtype and size (else ValueError, on this rank only)."""
+    def start(self, buf: np.ndarray) -> None:
+        """Runs the whole exchange (the algorithms step through rounds); wait() only returns."""
+    def wait(self) -> None: ...
+    @property
+    def in_progress(self) -> bool: ...
+    def statistics(self) -> InplaceReport:
+        """The latest execution's report with its counters (before the first: report)."""
     @property
     def report(self) -> InplaceReport:
         """What execute() does (algorithm, reason, recvcounts, ...); the counters are per execution (0 here)."""

@@ -418,6 +418,27 @@ void register_exchange(nb::module_& m) {
           "Runs the exchange on buf (collective; every rank calls it): buf must have the dtype and the number of "
           "elements of the array the plan was made with (checked on this rank only: ValueError). Returns the "
           "report dict of alltoallv_inplace with this call's counters.")
+      .def(
+          "start",
+          [](const inplace_plan_object& o, writable_array buf) {
+            void* data = plan_buffer(o, buf);
+            nb::gil_scoped_release release;
+            o.plan.start(data);
+          },
+          "buf"_a,
+          "The plan shape's split phase: the in-place algorithms step through rounds with a bounded work buffer, so "
+          "start() runs the whole exchange (as execute) and wait() only returns.")
+      .def(
+          "wait", [](const inplace_plan_object& o) { o.plan.wait(); }, "Completes start() (nothing left to do).")
+      .def_prop_ro(
+          "in_progress", [](const inplace_plan_object& o) { return o.plan.in_progress(); },
+          "True between start() and wait() (this rank).")
+      .def(
+          "statistics",
+          [](const inplace_plan_object& o) {
+            return inplace_report_dict(exchange::inplace_report(o.plan.statistics()));
+          },
+          "The report dict of this rank's latest execution, with its counters (before the first: report).")
       .def_prop_ro(
           "report",
           [](const inplace_plan_object& o) { return inplace_report_dict(exchange::inplace_report(o.plan.report())); },

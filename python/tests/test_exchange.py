@@ -158,6 +158,28 @@ def test_inplace_plan_checks_the_array_on_this_rank_only():
     assert np.array_equal(buf, expected)
 
 
+def test_inplace_plan_has_the_plan_shape():
+    """start() runs the exchange, wait() returns, statistics() is the latest execution's report; a second start and
+    a wait without a start raise on this rank."""
+    plan = redist.make_alltoall_inplace_plan(comm, np.zeros(2 * P, dtype=np.int64), 2)
+    assert plan.statistics()["bytes_sent"] == 0  # before the first execution: the plan's report
+    buf = values(np.int64, 100 * RANK + np.arange(2 * P))
+    expected = np.empty_like(buf)
+    comm.Alltoall(buf.copy(), expected)
+    with pytest.raises(redist.InvalidArgument, match="without a start"):
+        plan.wait()
+    plan.start(buf)
+    assert plan.in_progress
+    with pytest.raises(redist.InvalidArgument, match="still in progress"):
+        plan.start(buf)
+    plan.wait()
+    assert not plan.in_progress and np.array_equal(buf, expected)
+    stats = plan.statistics()
+    assert comm.allreduce(stats["bytes_sent"]) == comm.allreduce(stats["bytes_received"])
+    executed = plan.execute(buf)  # the same counters as the started execution's
+    assert all(stats[key] == executed[key] for key in STATISTICS)
+
+
 def test_symmetric_inplace_plan_repeats_and_leaves_gaps():
     rng = seeded_rng(47)
     upper = rng.integers(0, 6, size=(P, P))

@@ -109,6 +109,29 @@ int redist_inplace_plan_execute(redist_inplace_plan plan, void* buf, redist_inpl
   }
 }
 
+int redist_inplace_plan_start(redist_inplace_plan plan, void* buf) {
+  try {
+    const inplace_plan* p = plans().find(plan);
+    if (p == nullptr) return MPI_ERR_ARG;
+    p->start(buf);
+    return MPI_SUCCESS;
+  } catch (...) {
+    return redist::capi::current_error_code();
+  }
+}
+
+int redist_inplace_plan_wait(redist_inplace_plan plan, redist_inplace_report* report) {
+  try {
+    const inplace_plan* p = plans().find(plan);
+    if (p == nullptr) return MPI_ERR_ARG;
+    p->wait();
+    fill(report, p->statistics());
+    return MPI_SUCCESS;
+  } catch (...) {
+    return redist::capi::current_error_code();
+  }
+}
+
 int redist_inplace_plan_free(redist_inplace_plan* plan) {
   if (plan == nullptr) return MPI_ERR_ARG;
   if (*plan == REDIST_INPLACE_PLAN_NULL) return MPI_SUCCESS;

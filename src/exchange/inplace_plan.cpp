@@ -8,6 +8,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,9 @@ struct state {
   std::int64_t work_bytes = 0;
 
   double timeout_seconds = -1;  // inplace_options::timeout_seconds (the MPI_IN_PLACE form has none)
+
+  bool in_progress = false;              // between start() and wait()
+  std::optional<inplace_report> latest;  // the latest execution's report (statistics())
 };
 
 namespace {
@@ -286,7 +290,34 @@ inplace_report inplace_plan::execute(void* buf) const {
   r.bytes_local = c.bytes_local;
   r.metadata_bytes = c.metadata_bytes;
   if (traced.active()) traced.executed("inplace_plan", to_string(r.algorithm), r.bytes_sent, r.messages_sent);
+  s.latest = r;
   return r;
+}
+
+void inplace_plan::start(void* buf) const {
+  inplace_plan_detail::checked(state_, "start");
+  if (state_->in_progress)
+    throw invalid_argument("inplace_plan::start: a start() of this plan is still in progress (call wait() first)");
+  execute(buf);
+  state_->in_progress = true;
+}
+
+void inplace_plan::wait() const {
+  inplace_plan_detail::checked(state_, "wait");
+  if (!state_->in_progress) throw invalid_argument("inplace_plan::wait without a start() in progress");
+  state_->in_progress = false;
+}
+
+bool inplace_plan::in_progress() const noexcept { return state_ && state_->in_progress; }
+
+const inplace_report& inplace_plan::statistics() const {
+  const state& s = inplace_plan_detail::checked(state_, "statistics");
+  return s.latest ? *s.latest : s.report;
+}
+
+MPI_Comm inplace_plan::communicator() const {
+  const state& s = inplace_plan_detail::checked(state_, "communicator");
+  return s.symmetric_form ? s.comm : s.v.p.comm;
 }
 
 namespace {

@@ -346,6 +346,19 @@ static void test_inplace_plan(void) {
             "plan execute: round 2 reports other counters than round 0");
     free_problem(&y);
   }
+  { /* The plan shape's split phase: start runs the exchange, wait reports it; misuse is refused locally. */
+    problem y = make_problem_shifted(c, 1, 0.875);
+    CHECK(redist_inplace_plan_wait(plan, NULL) == MPI_ERR_ARG, "a wait without a start was accepted");
+    code = redist_inplace_plan_start(plan, y.buf);
+    CHECK(code == MPI_SUCCESS && same_everywhere(code), "plan start: returned %d", code);
+    CHECK(redist_inplace_plan_start(plan, y.buf) == MPI_ERR_ARG, "a second start was accepted");
+    memset(&report, 0, sizeof report);
+    CHECK(redist_inplace_plan_wait(plan, &report) == MPI_SUCCESS, "plan wait failed");
+    if (code == MPI_SUCCESS) compare_result(&y, "plan start + wait");
+    CHECK(report.bytes_sent == first.bytes_sent && report.messages_sent == first.messages_sent,
+          "plan wait: other counters than execute's");
+    free_problem(&y);
+  }
   /* Local misuse: refused on this rank, nothing collective. */
   code = redist_inplace_plan_execute(plan, NULL, NULL); /* the capacity is at least 1 (slack) */
   CHECK(code == MPI_ERR_BUFFER, "execute with a NULL buf: returned %d", code);

@@ -6,9 +6,9 @@ header and the Python stubs:
   C       redist_<capability>_plan_create(MPI_Comm comm, ...), _execute, _start, _wait (the handle first) and
           _free (a pointer to it), one handle type redist_<capability>_plan;
   Python  make_<capability>_plan(comm, ...) returning a class with execute, start, wait and statistics.
-What is not there yet is listed in NOT_YET, each entry with its reason: an entry that has become true fails the
-check as well, so the list only shrinks. Usage: check_plan_shape.py SOURCE_DIR; prints one line per problem and
-exits 1 when there is any."""
+Transforms and multiplies have no C plan handle (CAPABILITIES says so): their C door is the ScaLAPACK interface
+(p?gemr2d, p?tran, p?gemm), which plans behind each call. Usage: check_plan_shape.py SOURCE_DIR; prints one line
+per problem and exits 1 when there is any."""
 import ast
 import pathlib
 import re
@@ -28,22 +28,8 @@ CPP_METHODS = ("execute", "start", "wait", "statistics", "communicator")
 C_CALLS = ("create", "execute", "start", "wait", "free")
 PYTHON_METHODS = ("execute", "start", "wait", "statistics")
 
-# The shape's known gaps: (language, capability, member) -> why. Transforms and multiplies have no C plan
-# handle: their C door is the ScaLAPACK interface (p?gemr2d, p?tran, p?gemm), which plans behind each call.
-NOT_YET = {
-    ("C++", "inplace", "start"): "the in-place algorithms step through rounds with a bounded work buffer",
-    ("C++", "inplace", "wait"): "as start",
-    ("C++", "inplace", "statistics"): "inplace_plan::report() holds them",
-    ("C++", "inplace", "communicator"): "the plan shares a duplicate cached on comm",
-    ("C", "inplace", "start"): "as C++",
-    ("C", "inplace", "wait"): "as C++",
-    ("Python", "inplace", "start"): "as C++",
-    ("Python", "inplace", "wait"): "as C++",
-    ("Python", "inplace", "statistics"): "InplacePlan.report holds them",
-}
 
 problems = []
-missing = set()
 
 
 def strip_comments(text):
@@ -62,14 +48,9 @@ def class_body(text, name):
     return text[m.end():i]
 
 
-def note(language, capability, member, found, what):
-    key = (language, capability, member)
+def note(language, capability, found, what):
     if not found:
-        missing.add(key)
-        if key not in NOT_YET:
-            problems.append(f"{language} {capability}: {what}")
-    elif key in NOT_YET:
-        problems.append(f"{language} {capability}: {member} is there now; remove it from NOT_YET")
+        problems.append(f"{language} {capability}: {what}")
 
 
 # C++
@@ -78,13 +59,13 @@ for capability, (header, plan_class, _, _) in CAPABILITIES.items():
     # Every overload (friend declarations, which name no parameters, aside).
     firsts = [m.group(1).strip() for m in
               re.finditer(r"(?<!friend )" + plan_class + r"\s+make_" + capability + r"_plan\s*\(\s*([^,)]*)", text)]
-    note("C++", capability, "factory", bool(firsts), f"no {plan_class} make_{capability}_plan(...) in {header}")
+    note("C++", capability, bool(firsts), f"no {plan_class} make_{capability}_plan(...) in {header}")
     for first in firsts:
-        note("C++", capability, "comm first", re.fullmatch(r"MPI_Comm\s+comm", first) is not None,
+        note("C++", capability, re.fullmatch(r"MPI_Comm\s+comm", first) is not None,
              f"a make_{capability}_plan's first parameter is '{first}', expected 'MPI_Comm comm'")
     body = class_body(text, plan_class) or ""
     for method in CPP_METHODS:
-        note("C++", capability, method, re.search(r"\b" + method + r"\s*\(", body) is not None,
+        note("C++", capability, re.search(r"\b" + method + r"\s*\(", body) is not None,
              f"{plan_class} has no {method}()")
 
 # C
@@ -93,7 +74,7 @@ for capability, (_, _, _, has_c) in CAPABILITIES.items():
     if not has_c:
         continue
     handle = f"redist_{capability}_plan"
-    note("C", capability, "handle", re.search(r"typedef\s+[^;]*\b" + handle + r"\s*;", c_text) is not None,
+    note("C", capability, re.search(r"typedef\s+[^;]*\b" + handle + r"\s*;", c_text) is not None,
          f"no handle type {handle}")
     for call in C_CALLS:
         m = re.search(r"\bint\s+" + handle + "_" + call + r"\s*\(\s*([^,)]*)", c_text)
@@ -104,7 +85,7 @@ for capability, (_, _, _, has_c) in CAPABILITIES.items():
         else:
             expected = handle + r"\s+plan"
         ok = m is not None and re.fullmatch(expected, m.group(1).strip()) is not None
-        note("C", capability, call, ok,
+        note("C", capability, ok,
              f"{handle}_{call}: " + ("missing" if m is None else f"first parameter '{m.group(1).strip()}'"))
 
 # Python
@@ -114,20 +95,19 @@ classes = {n.name: {m.name for m in n.body if isinstance(m, ast.FunctionDef)} fo
            if isinstance(n, ast.ClassDef)}
 for capability, (_, _, python_class, _) in CAPABILITIES.items():
     f = functions.get(f"make_{capability}_plan")
-    note("Python", capability, "factory", f is not None, f"no make_{capability}_plan")
+    note("Python", capability, f is not None, f"no make_{capability}_plan")
     if f is not None:
         first = f.args.args[0].arg if f.args.args else None
-        note("Python", capability, "comm first", first == "comm",
+        note("Python", capability, first == "comm",
              f"make_{capability}_plan's first argument is {first!r}, expected 'comm'")
         returns = ast.unparse(f.returns) if f.returns is not None else ""
-        note("Python", capability, "returns", returns.strip("'\"") == python_class,
+        note("Python", capability, returns.strip("'\"") == python_class,
              f"make_{capability}_plan returns {returns!r}, expected {python_class}")
     for method in PYTHON_METHODS:
-        note("Python", capability, method, method in classes.get(python_class, set()),
+        note("Python", capability, method in classes.get(python_class, set()),
              f"{python_class} has no {method}()")
 
 for line in problems:
     print("plan shape:", line)
-print(f"plan shape: {len(CAPABILITIES)} capabilities checked in C++, C and Python; {len(NOT_YET)} known gaps; "
-      f"{len(problems)} problem(s)")
+print(f"plan shape: {len(CAPABILITIES)} capabilities checked in C++, C and Python; {len(problems)} problem(s)")
 sys.exit(1 if problems else 0)

@@ -552,6 +552,35 @@ TEST(InplacePlan, OutlivesTheCallersCommunicator) {
   }
 }
 
+// The plan shape: start() runs the exchange, wait() returns, statistics() has the latest execution's counters and
+// communicator() is congruent with the caller's; a second start or a wait without a start throws locally.
+TEST(InplacePlan, StartWaitStatisticsAndCommunicator) {
+  const int p = world_size();
+  const std::int64_t count = 3;
+  ex::inplace_plan plan = ex::make_alltoall_inplace_plan(MPI_COMM_WORLD, count, MPI_UINT64_T);
+  int compared = MPI_UNEQUAL;
+  MPI_Comm_compare(plan.communicator(), MPI_COMM_WORLD, &compared);
+  EXPECT_EQ(compared, MPI_CONGRUENT);
+  EXPECT_EQ(plan.statistics().bytes_sent, 0);  // before the first execution: the plan's report
+  std::vector<std::uint64_t> a(static_cast<size_t>(count * p)), expected(a.size());
+  for (size_t k = 0; k < a.size(); ++k) a[k] = static_cast<std::uint64_t>(world_rank()) * 1000 + k;
+  MPI_Alltoall(a.data(), static_cast<int>(count), MPI_UINT64_T, expected.data(), static_cast<int>(count), MPI_UINT64_T,
+               MPI_COMM_WORLD);
+  EXPECT_THROW(plan.wait(), redist::invalid_argument);
+  plan.start(a.data());
+  EXPECT_TRUE(plan.in_progress());
+  EXPECT_THROW(plan.start(a.data()), redist::invalid_argument);
+  plan.wait();
+  EXPECT_FALSE(plan.in_progress());
+  EXPECT_TRUE(all_ranks(a == expected));
+  const ex::inplace_report started = plan.statistics();
+  EXPECT_EQ(global_sum(started.bytes_sent), global_sum(started.bytes_received));
+  const ex::inplace_report executed = plan.execute(a.data());  // the same counters as the started execution's
+  EXPECT_EQ(started.bytes_sent, executed.bytes_sent);
+  EXPECT_EQ(started.messages_sent, executed.messages_sent);
+  EXPECT_EQ(started.bytes_local, executed.bytes_local);
+}
+
 // Misuse of a plan is this rank's alone: thrown locally, before any message (so every rank may do it here).
 TEST(InplacePlan, EmptyPlanAndNullBufferThrowLocally) {
   ex::inplace_plan plan = ex::make_alltoall_inplace_plan(MPI_COMM_WORLD, 4, MPI_UINT64_T);

@@ -102,6 +102,18 @@ class inplace_plan {
   /// execute then waits, as with any mismatched MPI call). One thread at a time (the plan owns its work buffer).
   inplace_report execute(void* buf) const;
 
+  /// The plan shape's split phase: the in-place algorithms step through rounds with a bounded work buffer, so
+  /// start() runs the whole exchange (as execute()) and wait() only returns; both are local as execute() is: a
+  /// second start() before wait(), or a wait() without a start(), throws redist::invalid_argument on this rank.
+  void start(void* buf) const;
+  void wait() const;
+  bool in_progress() const noexcept;  ///< true between start() and wait()
+  /// The report of this rank's latest execution (execute() or start()) with its counters; before the first,
+  /// report().
+  const inplace_report& statistics() const;
+  /// The plan's communicator: the private duplicate it shares with the cache on the communicator it was made on.
+  MPI_Comm communicator() const;
+
   bool valid() const noexcept { return state_ != nullptr; }
   /// What execute() will do: algorithm, reason, recvcounts, received_elements, work_bytes. The traffic counters
   /// (bytes_*, messages_*, metadata_bytes) are per execution and zero here: each execute()'s report has them.
