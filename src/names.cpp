@@ -11,7 +11,7 @@
 #include "redist/torus/routing.hpp"
 #include "redist/trace.hpp"
 #include "redist/transform/plan.hpp"
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 
 namespace redist {
 namespace names_detail {

@@ -26,5 +26,5 @@
 #include "redist/transform/node_buffer.hpp"
 #include "redist/transform/plan.hpp"
 #include "redist/transform/relabel_targets.hpp"
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 #include "redist/version.hpp"

@@ -61,6 +61,17 @@ std::map<const gemm_plan*, std::vector<nb::object>>& gemm_arrays_in_flight() {
   return kept;
 }
 
+// The arrays and scalars of one execution, checked and agreed over the plan's ranks.
+gemm_arrays agreed_arrays(const gemm_plan& p, const writable_array& c, const readable_array& a, const readable_array& b,
+                          std::complex<double> alpha, std::complex<double> beta) {
+  gemm_arrays arrays;
+  agree_on_arguments(p.communicator(), [&] {
+    arrays = checked_arrays(p, c, a, b);
+    check_real_scalars(p.description().type, alpha, beta, "", "a multiply");
+  });
+  return arrays;
+}
+
 }  // namespace
 
 void register_gemm(nb::module_& m) {
@@ -70,11 +81,7 @@ void register_gemm(nb::module_& m) {
           "execute",
           [](const gemm_plan& p, writable_array c, readable_array a, readable_array b, std::complex<double> alpha,
              std::complex<double> beta) {
-            gemm_arrays arrays;
-            agree_on_arguments(p.communicator(), [&] {
-              arrays = checked_arrays(p, c, a, b);
-              check_real_scalars(p.description().type, alpha, beta, "", "a multiply");
-            });
+            const gemm_arrays arrays = agreed_arrays(p, c, a, b, alpha, beta);
             nb::gil_scoped_release release;
             p.execute(arrays.c.data, arrays.a.data, arrays.b.data, alpha, beta);
           },
@@ -85,11 +92,7 @@ void register_gemm(nb::module_& m) {
           "start",
           [](const gemm_plan& p, writable_array c, readable_array a, readable_array b, std::complex<double> alpha,
              std::complex<double> beta) {
-            gemm_arrays arrays;
-            agree_on_arguments(p.communicator(), [&] {
-              arrays = checked_arrays(p, c, a, b);
-              check_real_scalars(p.description().type, alpha, beta, "", "a multiply");
-            });
+            const gemm_arrays arrays = agreed_arrays(p, c, a, b, alpha, beta);
             {
               nb::gil_scoped_release release;
               p.start(arrays.c.data, arrays.a.data, arrays.b.data, alpha, beta);

@@ -183,6 +183,14 @@ void start_keeping(const transform_plan& p, const std::vector<job_buffers>& buff
   arrays_in_flight()[&p] = std::move(arrays);
 }
 
+// single_job_buffers, checked and agreed over the plan's ranks.
+job_buffers agreed_single_job_buffers(const transform_plan& p, const writable_array& a, const readable_array& b,
+                                      std::complex<double> alpha, std::complex<double> beta) {
+  job_buffers buffers;
+  agree_on_arguments(p.communicator(), [&] { buffers = single_job_buffers(p, a, b, alpha, beta); });
+  return buffers;
+}
+
 nb::dict relabeling_dict(const relabel::relabeling& r) {
   nb::dict stats;
   stats["remote_volume_before"] = r.remote_volume_before;
@@ -248,8 +256,7 @@ void register_transform(nb::module_& m) {
           "execute",
           [](const transform_plan& p, writable_array a, readable_array b, std::complex<double> alpha,
              std::complex<double> beta) {
-            job_buffers buffers;
-            agree_on_arguments(p.communicator(), [&] { buffers = single_job_buffers(p, a, b, alpha, beta); });
+            const job_buffers buffers = agreed_single_job_buffers(p, a, b, alpha, beta);
             nb::gil_scoped_release release;
             p.execute(std::vector<job_buffers>{buffers});
           },
@@ -271,8 +278,7 @@ void register_transform(nb::module_& m) {
           "start",
           [](const transform_plan& p, writable_array a, readable_array b, std::complex<double> alpha,
              std::complex<double> beta) {
-            job_buffers buffers;
-            agree_on_arguments(p.communicator(), [&] { buffers = single_job_buffers(p, a, b, alpha, beta); });
+            const job_buffers buffers = agreed_single_job_buffers(p, a, b, alpha, beta);
             start_keeping(p, {buffers}, {nb::cast(a), nb::cast(b)});
           },
           "a"_a, "b"_a, "alpha"_a = 1.0, "beta"_a = 0.0,

@@ -3,7 +3,7 @@
 // The round loop's local products through Fortran BLAS ?gemm_, which takes 32-bit sizes.
 #include <cstdint>
 
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 
 namespace redist::gemm_detail {
 

@@ -7,7 +7,7 @@
 
 #include "blacs.hpp"
 #include "mpi/checked.hpp"
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 #include "trace/recorder.hpp"
 
 namespace redist::scalapack {

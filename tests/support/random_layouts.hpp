@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "redist/layout/builders.hpp"
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 
 namespace redist::testing {
 

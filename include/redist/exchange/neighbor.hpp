@@ -16,7 +16,7 @@
 
 #include "redist/cost_model.hpp"
 #include "redist/statistics.hpp"
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 
 namespace redist::exchange {
 

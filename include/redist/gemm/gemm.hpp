@@ -29,7 +29,7 @@
 #include "redist/gemm/schedule.hpp"
 #include "redist/layout/grid_layout.hpp"
 #include "redist/transform/plan.hpp"
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 
 namespace redist {
 

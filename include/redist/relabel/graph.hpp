@@ -8,7 +8,7 @@
 
 #include "redist/layout/grid_layout.hpp"
 #include "redist/layout/nd_layout.hpp"
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 
 namespace redist::relabel {
 

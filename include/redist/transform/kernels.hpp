@@ -32,7 +32,7 @@
 #include <cstdint>
 
 #include "redist/layout/grid_layout.hpp"
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 
 namespace redist::kernels {
 

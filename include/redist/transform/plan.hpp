@@ -17,7 +17,7 @@
 #include "redist/layout/nd_layout.hpp"
 #include "redist/statistics.hpp"
 #include "redist/torus/routing.hpp"
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 
 namespace redist {
 

@@ -11,7 +11,7 @@
 #include "layout/indices.hpp"
 #include "redist/layout/nd_layout.hpp"
 #include "redist/transform/kernels.hpp"
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 
 namespace redist::detail {
 

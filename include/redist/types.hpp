@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
+// The vocabulary every capability shares: op, element types and their MPI datatypes, type-erased scalars.
 #include <mpi.h>
 
 #include <complex>

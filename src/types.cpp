@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-#include "redist/transform/types.hpp"
+#include "redist/types.hpp"
 
 #include <string>
 
