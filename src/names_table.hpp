@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // The machinery behind redist/names.hpp: a table per option enum and the four functions over it, instantiated
-// for an enum with REDIST_NAMED_ENUM where its table is defined (src/names.cpp for the library's options, the
+// for an enum with REDIST_NAMED_ENUM where its table is defined (src/<area>/names.cpp for the library's options, the
 // redist_tools library for the options of the tools' workloads). Internal: never installed.
 #include <array>
 #include <string>

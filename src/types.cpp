@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "names_table.hpp"
 #include "redist/error.hpp"
 #include "redist/names.hpp"
 
@@ -44,5 +45,36 @@ MPI_Datatype mpi_datatype(element_type t) {
   throw invalid_argument("element type " + std::to_string(static_cast<int>(t)) + " has no MPI datatype; expected " +
                          spelled_choices<element_type>());
 }
+
+// The spellings of op and element_type (redist/names.hpp).
+namespace names_detail {
+
+template <>
+struct table<op> {
+  static constexpr const char* option = "op";
+  static constexpr std::array<spelling<op>, 3> current{
+      {{op::identity, "identity"}, {op::transpose, "transpose"}, {op::conj_transpose, "conj_transpose"}}};
+};
+
+template <>
+struct table<element_type> {
+  static constexpr const char* option = "element type";
+  static constexpr std::array<spelling<element_type>, 6> current{{{element_type::f32, "float"},
+                                                                  {element_type::f64, "double"},
+                                                                  {element_type::c32, "complex<float>"},
+                                                                  {element_type::c64, "complex<double>"},
+                                                                  {element_type::i32, "int32"},
+                                                                  {element_type::i64, "int64"}}};
+};
+
+}  // namespace names_detail
+
+using names_detail::name_in_table;
+
+REDIST_NAMED_ENUM(op)
+REDIST_NAMED_ENUM(element_type)
+
+const char* to_string(op o) { return name_in_table(o); }
+const char* to_string(element_type t) { return name_in_table(t); }
 
 }  // namespace redist

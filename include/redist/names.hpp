@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
 // One spelling per value of every option enum, both ways. C++, the C info keys, the Python bindings, the
-// command-line tools and the docs all read these tables (src/names.cpp), so a name means the same through
+// command-line tools and the docs all read these tables (src/<area>/names.cpp), so a name means the same through
 // every door. The spellings: `auto` for every automatic choice, otherwise the enumerator's own name.
 #include <string>
 #include <string_view>
