@@ -26,8 +26,8 @@
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "relabel/gathered.hpp"
+#include "timer.hpp"
 #include "trace/recorder.hpp"
-#include "transform/detail/plan_impl.hpp"  // seconds_since
 
 namespace redist {
 

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "mpi/checked.hpp"
+#include "mpi/node_arena.hpp"
 #include "native_layout.hpp"
 #include "redist/gemm/gemm.hpp"
 #include "rounds.hpp"
-#include "transform/detail/node_arena.hpp"
 
 namespace redist {
 
@@ -66,7 +66,7 @@ struct gemm_plan::impl {
   MPI_Win a_window = MPI_WIN_NULL, b_window = MPI_WIN_NULL;
   bool a_window_locked = false, b_window_locked = false;
   // shared_memory (stats.communication): the native A and B of every rank of the node in one segment (its A where
-  // its grid row shares A, then its B where its column shares B) of the node's arena (detail/node_arena.hpp) where
+  // its grid row shares A, then its B where its column shares B) of the node's arena (mpi/node_arena.hpp) where
   // it has room, else of a window of the plan's own; either window (native_shared) stays in a passive epoch
   // (lock_all) while the plan lives. a_members (b_members): where each member of this rank's grid row (column)
   // keeps its A (B), by position in the line.

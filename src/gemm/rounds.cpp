@@ -12,10 +12,10 @@
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "mpi/compat.hpp"
+#include "mpi/node_arena.hpp"
 #include "mpi/shared_window.hpp"
 #include "plan_impl.hpp"
-#include "transform/detail/node_arena.hpp"
-#include "transform/detail/plan_impl.hpp"  // seconds_since
+#include "timer.hpp"
 
 namespace redist {
 

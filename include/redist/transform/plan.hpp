@@ -159,7 +159,7 @@ struct plan_statistics : traffic_statistics {
   bool streaming_stores = false;   ///< this rank writes messages or A with streaming stores (see store_policy)
   std::int64_t window_bytes = 0;   ///< shared_memory: this rank's segment of the plan's shared window
   /// shared_memory: the segment was cut from a window that an earlier plan on the same communicator made (no
-  /// MPI_Win_allocate_shared: src/transform/node_arena.cpp)
+  /// MPI_Win_allocate_shared: src/mpi/node_arena.cpp)
   bool window_reused = false;
   /// transform_options::one_shot changed an automatic choice of this rank's plan (point_to_point below the window
   /// threshold or for want of room in the cached window; smaller stream chunks on an oversubscribed node): a plan

@@ -3,7 +3,6 @@
 // The state behind redist::transform_plan (internal; used by src/transform/*.cpp only).
 #include <mpi.h>
 
-#include <chrono>
 #include <cstddef>
 #include <cstdlib>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "plan_data.hpp"
 #include "redist/transform/kernels.hpp"
 #include "redist/transform/plan.hpp"
+#include "timer.hpp"
 
 namespace redist {
 
@@ -23,15 +23,6 @@ namespace detail {
 class transform_executor;
 struct started_execution;
 }  // namespace detail
-
-// Wall-clock seconds since construction: the planning profile of plan_statistics.
-class seconds_since {
- public:
-  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
-
- private:
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-};
 
 struct transform_plan::impl {
   mpi::comm_handle comm;

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <string>
 
+#include "mpi/node_arena.hpp"
 #include "redist/error.hpp"
 #include "strategy.hpp"
-#include "transform/detail/node_arena.hpp"
 
 namespace redist::detail {
 

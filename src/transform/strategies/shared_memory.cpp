@@ -14,9 +14,9 @@
 #include "memory/cache_line.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/compat.hpp"
+#include "mpi/node_arena.hpp"
 #include "point_to_point.hpp"
 #include "strategy.hpp"
-#include "transform/detail/node_arena.hpp"
 #include "transform/detail/node_buffer_registry.hpp"
 
 namespace redist::detail {

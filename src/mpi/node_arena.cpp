@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Shared windows cut into the segments of shared_memory plans (detail/node_arena.hpp).
-#include "detail/node_arena.hpp"
+// Shared windows cut into the segments of shared_memory plans (mpi/node_arena.hpp).
+#include "mpi/node_arena.hpp"
 
 #include <algorithm>
 #include <iterator>
