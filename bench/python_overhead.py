@@ -11,7 +11,7 @@ inside the extension), in the same run on the same buffers, for each capability 
   64 x 64 blocks (Plan.execute vs transform_plan::execute).
 - gemm: C = A B, n x n x n float64, all three block-cyclic 32 x 32 on the squarest grid (GemmPlan.execute vs
   gemm_plan::execute).
-- neighbor: a ring halo, s float64 values to each of the two neighbours (NeighborPlan.run vs start()/wait()).
+- neighbor: a ring halo, s float64 values to each of the two neighbours (NeighborPlan.execute vs start()/wait()).
 - inplace: alltoallv_inplace with s float64 values for every pair of ranks (the Python call builds its report
   dict; the C++ loop calls exchange::alltoallv_inplace).
 Times are the slowest rank's mean per call, best of three alternating rounds; ratio = Python / C++, and
@@ -81,7 +81,7 @@ def neighbor_case(s, grid):
     plan = redist.neighbor_alltoallv_init(comm, send, [s, s], [0, s], recv, [s, s], [0, s],
                                           sources=[left, right], destinations=[right, left], strategy="standard")
     stats = plan.statistics()
-    return (plan.run, lambda reps: _redist._run_repeatedly(plan, reps),
+    return (plan.execute, lambda reps: _redist._run_repeatedly(plan, reps),
             comm.allreduce(stats["bytes_sent"]))
 
 
