@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Type stubs of redist's compiled core (python/src/*.cpp)."""
-from typing import Any, Optional, Sequence, Tuple, Union
+from typing import Any, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -192,6 +192,13 @@ class TransformPlan:
         """Every job in N-d form (a matrix job is the case d = 2)."""
     @property
     def strategy(self) -> str: ...
+    @property
+    def output_boxes_held(self) -> list[Box]:
+        """A plan from make_reshape_plan(comm, my_input_boxes, my_output_boxes, ...): this rank's output boxes, as
+        passed (another rank's when relabeled); other plans: []."""
+    @property
+    def output_boxes_passed_by(self) -> int:
+        """The rank that passed output_boxes_held (this rank unless relabeled)."""
     def statistics(self) -> dict[str, Union[int, bool]]: ...
 
 def make_transform_plan(comm: MPI.Comm, a: Layout, b: Layout, op: str = "N", dtype: DTypeLike = None, *,
@@ -210,12 +217,24 @@ def make_batch_transform_plan(comm: MPI.Comm, jobs: Sequence[Job], *, strategy: 
 def relabel_targets(comm: MPI.Comm, jobs: Sequence[Job], solver: str = "exact"
                     ) -> Tuple[list[Layout], list[int], dict[str, Union[int, float]]]: ...
 
+@overload
 def make_reshape_plan(comm: MPI.Comm, a: NdLayout, b: NdLayout, axes: Optional[Sequence[int]] = None,
                       dtype: DTypeLike = None, *, conjugate: bool = False, region: Region = None,
                       strategy: str = "auto", stores: str = "auto", check_consistency: bool = True,
                       num_threads: int = 0, torus: Optional[dict[str, Any]] = None,
                       one_shot: bool = False, timeout_seconds: Optional[float] = None) -> TransformPlan:
     """A = alpha * permute(B, axes) + beta * A: axis i of A is axis axes[i] of B; options as for make_transform_plan."""
+@overload
+def make_reshape_plan(comm: MPI.Comm, my_input_boxes: Union[Box, Sequence[Box]],
+                      my_output_boxes: Union[Box, Sequence[Box]], dtype: DTypeLike, *,
+                      axes: Optional[Sequence[int]] = None, input_order: AxisOrder = None,
+                      output_order: AxisOrder = None, conjugate: bool = False, relabel: bool = False,
+                      strategy: str = "auto", stores: str = "auto", check_consistency: bool = True,
+                      num_threads: int = 0, torus: Optional[dict[str, Any]] = None, one_shot: bool = False,
+                      timeout_seconds: Optional[float] = None) -> TransformPlan:
+    """The reshape from each rank's own boxes (FFT libraries' calling model): this rank's boxes of B and of A in
+    global coordinates of any origin; the input boxes tile one index space, the output boxes that space permuted
+    by axes. relabel=True: this rank may hold another rank's output boxes (TransformPlan.output_boxes_held)."""
 def make_batch_reshape_plan(comm: MPI.Comm, jobs: Sequence[ReshapeJob], *, strategy: str = "auto",
                             stores: str = "auto", check_consistency: bool = True, num_threads: int = 0,
                             torus: Optional[dict[str, Any]] = None, one_shot: bool = False,

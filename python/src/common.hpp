@@ -15,6 +15,7 @@
 
 #include "redist/error.hpp"
 #include "redist/layout/grid_layout.hpp"
+#include "redist/layout/nd_builders.hpp"
 #include "redist/layout/nd_layout.hpp"
 #include "redist/names.hpp"
 #include "redist/transform/plan.hpp"
@@ -103,6 +104,14 @@ nd_local_form local_form(const nd_layout& layout);
 // NdLayout.local_view: its shape and strides) or a C- or Fortran-contiguous array of any other shape holding at
 // least the local elements (a flat buffer).
 void check_local_nd_array(const array_view& a, const nd_layout& layout, element_type t, const char* name);
+
+// order=: None (empty: C order, the builders' default), 'C' (last axis fastest), 'F' (first axis fastest), or the
+// axes fastest first.
+std::vector<int> parse_axis_order(nb::handle order, int ndim);
+// A box (lo, hi) or a list of them; TypeError naming `where` otherwise.
+std::vector<box> boxes_of(nb::handle value, const std::string& where);
+// Boxes as a list of (lo, hi) tuples.
+nb::list box_list(const std::vector<box>& boxes);
 
 // TypeError "<where>complex alpha or beta for <what> of <dtype>" when alpha or beta has an imaginary part and t
 // is not complex (where: "" or e.g. "job 2: "; what: "a transform", "a multiply").

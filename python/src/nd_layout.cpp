@@ -13,39 +13,21 @@
 
 namespace redist::python {
 
-namespace {
-
 using namespace nb::literals;
 
+namespace {
 nb::object as_tuple(const std::vector<std::int64_t>& v) { return nb::steal(PySequence_Tuple(nb::cast(v).ptr())); }
 nb::object as_tuple(const std::vector<int>& v) { return nb::steal(PySequence_Tuple(nb::cast(v).ptr())); }
-
 nb::object box_tuple(const box& b) { return nb::make_tuple(as_tuple(b.lo), as_tuple(b.hi)); }
+}  // namespace
+
 nb::list box_list(const std::vector<box>& boxes) {
   nb::list out;
   for (const box& b : boxes) out.append(box_tuple(b));
   return out;
 }
 
-// order=: None (C order, the builders' default), 'C' (last axis fastest), 'F' (first axis fastest), or the axes
-// fastest first.
-std::vector<int> parse_axis_order(nb::handle order, int ndim) {
-  if (order.is_none()) return {};
-  if (nb::isinstance<nb::str>(order)) {
-    const std::string s = nb::cast<std::string>(order);
-    if (s == "C" || s == "c") return c_order(ndim);
-    if (s == "F" || s == "f") return fortran_order(ndim);
-    throw nb::value_error(("order '" + s + "': expected 'C', 'F' or a sequence of axes, fastest first").c_str());
-  }
-  return cast_argument<std::vector<int>>(order, "order", "'C', 'F' or a sequence of axes, fastest first");
-}
-
-// A box from (lo, hi); nullopt when `value` is not one (it may be a list of boxes).
-std::optional<box> box_of(nb::handle value) {
-  std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> lo_hi;
-  if (!nb::try_cast(value, lo_hi)) return std::nullopt;
-  return box{std::move(lo_hi.first), std::move(lo_hi.second)};
-}
+namespace {
 
 // This rank's blocks: first global index, extents, offset and strides (elements) in its local storage.
 struct placed_nd_block {
@@ -118,6 +100,47 @@ writable_array checked_local_array(const nd_layout& l, nb::handle array, const c
 }
 
 }  // namespace
+
+// order=: None (C order, the builders' default), 'C' (last axis fastest), 'F' (first axis fastest), or the axes
+// fastest first.
+std::vector<int> parse_axis_order(nb::handle order, int ndim) {
+  if (order.is_none()) return {};
+  if (nb::isinstance<nb::str>(order)) {
+    const std::string s = nb::cast<std::string>(order);
+    if (s == "C" || s == "c") return c_order(ndim);
+    if (s == "F" || s == "f") return fortran_order(ndim);
+    throw nb::value_error(("order '" + s + "': expected 'C', 'F' or a sequence of axes, fastest first").c_str());
+  }
+  return cast_argument<std::vector<int>>(order, "order", "'C', 'F' or a sequence of axes, fastest first");
+}
+
+namespace {
+// A box from (lo, hi); nullopt when `value` is not one (it may be a list of boxes).
+std::optional<box> box_of(nb::handle value) {
+  std::pair<std::vector<std::int64_t>, std::vector<std::int64_t>> lo_hi;
+  if (!nb::try_cast(value, lo_hi)) return std::nullopt;
+  return box{std::move(lo_hi.first), std::move(lo_hi.second)};
+}
+
+}  // namespace
+
+std::vector<box> boxes_of(nb::handle value, const std::string& where) {
+  const auto refuse = [&] {
+    return nb::type_error(
+        (where + ": expected a box (lo, hi) or a list of boxes, got " + nb::cast<std::string>(nb::repr(value)))
+            .c_str());
+  };
+  std::vector<box> boxes;
+  std::vector<nb::object> items;
+  if (std::optional<box> b = box_of(value)) return {std::move(*b)};
+  if (!nb::try_cast(value, items)) throw refuse();
+  for (const nb::object& item : items) {
+    std::optional<box> b = box_of(item);
+    if (!b) throw refuse();
+    boxes.push_back(std::move(*b));
+  }
+  return boxes;
+}
 
 void register_nd_layout(nb::module_& m) {
   nb::class_<nd_layout>(m, "NdLayout",
@@ -245,26 +268,8 @@ void register_nd_layout(nb::module_& m) {
         std::vector<std::vector<box>> of_rank;
         int ndim = 0;
         for (std::size_t r = 0; r < boxes.size(); ++r) {
-          const auto refuse = [&] {
-            return nb::type_error(("boxes[" + std::to_string(r) +
-                                   "]: expected a box (lo, hi) or a list of boxes, "
-                                   "got " +
-                                   nb::cast<std::string>(nb::repr(boxes[r])))
-                                      .c_str());
-          };
-          std::vector<box> mine;
-          std::vector<nb::object> items;
-          if (std::optional<box> b = box_of(boxes[r]))
-            mine.push_back(std::move(*b));
-          else if (!nb::try_cast(boxes[r], items))
-            throw refuse();
-          for (const nb::object& item : items) {
-            std::optional<box> b = box_of(item);
-            if (!b) throw refuse();
-            mine.push_back(std::move(*b));
-          }
-          for (const box& b : mine) ndim = static_cast<int>(b.lo.size());
-          of_rank.push_back(std::move(mine));
+          of_rank.push_back(boxes_of(boxes[r], "boxes[" + std::to_string(r) + "]"));
+          for (const box& b : of_rank.back()) ndim = static_cast<int>(b.lo.size());
         }
         return box_layout(of_rank, rank, parse_axis_order(order, ndim), parse_axis_order(packing_order, ndim));
       },

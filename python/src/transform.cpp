@@ -316,6 +316,12 @@ void register_transform(nb::module_& m) {
       .def_prop_ro("reshape_jobs", &transform_plan::reshape_jobs,
                    "Every job as an N-d ReshapeJob (a matrix job is the case d = 2).")
       .def_prop_ro("strategy", [](const transform_plan& p) { return std::string(to_string(p.strategy())); })
+      .def_prop_ro(
+          "output_boxes_held", [](const transform_plan& p) { return box_list(p.output_boxes_held()); },
+          "A plan from make_reshape_plan(comm, my_input_boxes, my_output_boxes, ...): the output boxes this rank "
+          "holds, as passed (another rank's when relabeled); other plans: [].")
+      .def_prop_ro("output_boxes_passed_by", &transform_plan::output_boxes_passed_by,
+                   "The rank that passed output_boxes_held (this rank unless relabeled).")
       .def(
           "statistics", [](const transform_plan& p) { return plan_statistics_dict(p.statistics()); },
           "What the plan moves from this rank per execution: bytes_sent, bytes_received, bytes_local, "
@@ -411,6 +417,45 @@ void register_transform(nb::module_& m) {
       "communicator): axis i of A is axis axes[i] of B (None: the same axes), B conjugated when `conjugate`. "
       "Options as for make_transform_plan; execute with this rank's local arrays (NdLayout.empty, "
       "NdLayout.local_view).");
+
+  m.def(
+      "make_reshape_plan",
+      [](nb::handle comm, nb::handle my_input_boxes, nb::handle my_output_boxes, nb::handle dtype,
+         std::optional<std::vector<int>> axes, nb::handle input_order, nb::handle output_order, bool conjugate,
+         bool relabel, const std::string& strategy, const std::string& stores, bool check_consistency, int num_threads,
+         std::optional<nb::dict> torus, bool one_shot, std::optional<double> timeout_seconds) {
+        const MPI_Comm c = communicator(comm);
+        std::vector<box> inputs, outputs;
+        element_type type = element_type::f64;
+        box_reshape_options options;
+        agree_on_arguments(c, [&] {
+          inputs = boxes_of(my_input_boxes, "my_input_boxes");
+          outputs = boxes_of(my_output_boxes, "my_output_boxes");
+          type = element_type_of_dtype(dtype);
+          int ndim = 0;  // 'C' and 'F' need it; a rank without boxes stores nothing, any order will do
+          for (const auto* boxes : {&inputs, &outputs})
+            for (const box& b : *boxes) ndim = static_cast<int>(b.lo.size());
+          options.axes = axes.value_or(std::vector<int>{});
+          options.input_order = parse_axis_order(input_order, ndim);
+          options.output_order = parse_axis_order(output_order, ndim);
+          options.conjugate = conjugate;
+          options.relabel = relabel;
+          options.transform =
+              make_options(strategy, stores, check_consistency, num_threads, torus, one_shot, timeout_seconds);
+        });
+        nb::gil_scoped_release release;
+        return redist::make_reshape_plan(c, inputs, outputs, type, options);
+      },
+      "comm"_a, "my_input_boxes"_a, "my_output_boxes"_a, "dtype"_a, nb::kw_only(), "axes"_a = nb::none(),
+      "input_order"_a = nb::none(), "output_order"_a = nb::none(), "conjugate"_a = false, "relabel"_a = false,
+      "strategy"_a = "auto", "stores"_a = "auto", "check_consistency"_a = true, "num_threads"_a = 0,
+      "torus"_a = nb::none(), "one_shot"_a = false, "timeout_seconds"_a = nb::none(),
+      "Plans the reshape from each rank's own boxes, FFT libraries' calling model (collective): my_input_boxes and "
+      "my_output_boxes are this rank's boxes of B and of A, each a box (lo, hi) or a list of boxes (possibly "
+      "none), in global coordinates of any origin; together the input boxes tile one index space, the output boxes "
+      "that space permuted by axes. Local arrays hold a rank's boxes one after another, each dense in "
+      "input_order / output_order (None or 'C', 'F', or the axes fastest first). relabel=True: this rank may hold "
+      "another rank's output boxes (plan.output_boxes_held, plan.output_boxes_passed_by).");
 
   m.def(
       "make_batch_reshape_plan",

@@ -320,6 +320,62 @@ def test_relabel_reshape_targets_undoes_a_rotation():
     assert np.array_equal(gather(layouts[0], a), b_global)
 
 
+def _stored(global_values, boxes, origin, order):
+    """A rank's boxes of global_values (indices from `origin`) one after another, each dense in `order` (axes
+    fastest first; None: C order), as one flat array: the storage the box plans promise, written with NumPy."""
+    parts = [np.zeros(0, global_values.dtype)]
+    for lo, hi in boxes:
+        block = global_values[tuple(slice(l - o, h - o) for l, h, o in zip(lo, hi, origin))]
+        fastest_first = order or list(reversed(range(block.ndim)))
+        parts.append(np.transpose(block, fastest_first[::-1]).ravel())
+    return np.concatenate(parts)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.int32])
+def test_plans_from_each_ranks_boxes_match_numpy(dtype):
+    rng = seeded_rng(7000 + DTYPES.index(dtype))
+    for trial in range(6):
+        d = int(rng.integers(1, 4))
+        b_shape = tuple(int(rng.integers(1, MAX_EXTENT[d] + 1)) for _ in range(d))
+        axes = [int(a) for a in rng.permutation(d)]
+        a_shape = tuple(b_shape[a] for a in axes)
+        origin = [int(rng.integers(-4, 5)) for _ in range(d)]  # boxes in global coordinates of any origin
+        a_origin = [origin[a] for a in axes]
+        moved = lambda boxes, o: [(tuple(l + x for l, x in zip(lo, o)), tuple(h + x for h, x in zip(hi, o)))
+                                  for lo, hi in (boxes if isinstance(boxes, list) else [boxes])]
+        b_boxes = [moved(b, origin) for b in random_boxes(rng, b_shape)]
+        a_boxes = [moved(b, a_origin) for b in random_boxes(rng, a_shape)]
+        orders = [[random_order(rng, d) for _ in range(comm.size)] for _ in range(2)]
+        as_list = lambda order: [int(a) for a in (order if isinstance(order, list) else
+                                                 {None: range(d - 1, -1, -1), "C": range(d - 1, -1, -1),
+                                                  "F": range(d)}[order])]
+        relabel = bool(rng.integers(2))
+        plan = redist.make_reshape_plan(comm, b_boxes[comm.rank], a_boxes[comm.rank], dtype, axes=axes,
+                                        input_order=orders[0][comm.rank], output_order=orders[1][comm.rank],
+                                        relabel=relabel)
+        held = plan.output_boxes_held
+        assert held == [(tuple(lo), tuple(hi)) for lo, hi in a_boxes[plan.output_boxes_passed_by]]
+        assert relabel or plan.output_boxes_passed_by == comm.rank
+        b_global = global_array(b_shape, dtype, salt=trial)
+        b = _stored(b_global, b_boxes[comm.rank], origin, as_list(orders[0][comm.rank]))
+        a = np.full(sum(int(np.prod(np.subtract(hi, lo))) for lo, hi in held), 7, dtype)
+        plan.execute(a, b)
+        expected = _stored(np.transpose(b_global, axes), held, a_origin, as_list(orders[1][comm.rank]))
+        assert np.array_equal(a, expected), f"trial {trial}: axes {axes}, origin {origin}, relabel {relabel}"
+
+
+def test_plans_from_boxes_refuse_bad_boxes_on_every_rank():
+    mine = ((4 * comm.rank, 0), (4 * comm.rank + 4, 3))
+    with pytest.raises(TypeError, match="my_input_boxes: expected a box"):
+        redist.make_reshape_plan(comm, "brick", mine, np.float64)
+    overlapping = ((0, 0), (4 * comm.size, 3)) if comm.rank == 0 else mine
+    with pytest.raises(redist.InvalidLayout, match="input boxes: "):
+        redist.make_reshape_plan(comm, overlapping, mine, np.float64) if comm.size > 1 else \
+            redist.make_reshape_plan(comm, [mine, mine], mine, np.float64)
+    with pytest.raises(redist.InvalidArgument, match="expected the input's space"):
+        redist.make_reshape_plan(comm, mine, mine, np.float64, axes=[1, 0])
+
+
 @pytest.fixture
 def layouts():
     # every rank holds a 4 x 6 x 5 brick, so that every rank sees the same errors

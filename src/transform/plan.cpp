@@ -499,6 +499,10 @@ plan_statistics transform_plan::statistics() const {
 }
 exchange_strategy transform_plan::strategy() const { return impl_->strategy; }
 MPI_Comm transform_plan::communicator() const { return impl_->comm.get(); }
+const std::vector<box>& transform_plan::output_boxes_held() const { return impl_->output_boxes_held; }
+int transform_plan::output_boxes_passed_by() const {
+  return impl_->output_boxes_passed_by < 0 ? impl_->rank : impl_->output_boxes_passed_by;
+}
 
 std::string transform_plan::single_job_problem(element_type t) const {
   if (!impl_) return {};  // execute_agreed says so

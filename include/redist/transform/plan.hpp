@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "redist/layout/grid_layout.hpp"
+#include "redist/layout/nd_builders.hpp"
 #include "redist/layout/nd_layout.hpp"
 #include "redist/statistics.hpp"
 #include "redist/torus/routing.hpp"
@@ -24,6 +25,7 @@ namespace redist {
 namespace torus {
 struct machine;  ///< redist/torus/exchange.hpp
 }
+struct box_reshape_options;  ///< below
 
 /// How the data moves between ranks.
 enum class exchange_strategy : std::uint8_t {
@@ -242,6 +244,12 @@ class transform_plan {
   exchange_strategy strategy() const;  ///< the strategy chosen (never automatic)
   MPI_Comm communicator() const;       ///< duplicate owned by the plan
 
+  /// A plan from make_reshape_plan(comm, my_input_boxes, my_output_boxes, ...): the output boxes this rank holds, in
+  /// the coordinates passed, and the rank that passed them (this rank unless box_reshape_options::relabel moved
+  /// them). Other plans: no boxes, and this rank.
+  const std::vector<box>& output_boxes_held() const;
+  int output_boxes_passed_by() const;
+
   struct impl;
 
  private:
@@ -258,6 +266,8 @@ class transform_plan {
   std::unique_ptr<impl> impl_;
   friend transform_plan make_transform_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
   friend transform_plan make_reshape_plan(MPI_Comm, std::vector<reshape_job>, const transform_options&);
+  friend transform_plan make_reshape_plan(MPI_Comm, const std::vector<box>&, const std::vector<box>&, element_type,
+                                          const box_reshape_options&);
   friend class gemm_plan;  ///< runs its transforms with execute_agreed
 };
 
@@ -274,6 +284,32 @@ transform_plan make_transform_plan(MPI_Comm comm, const grid_layout& a, const gr
 /// make_transform_plan: every layout, axis permutation and shape is validated and a problem on any rank throws on
 /// every rank before anything moves.
 transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, const transform_options& options = {});
+
+/// How the boxes of make_reshape_plan(comm, my_input_boxes, my_output_boxes, type, options) are permuted and stored.
+struct box_reshape_options {
+  std::vector<int> axes;         ///< output axis k is input axis axes[k] (empty: the same axes); the same on every rank
+  std::vector<int> input_order;  ///< how this rank stores its input boxes: axes fastest first (empty: C order)
+  std::vector<int> output_order;  ///< likewise its output boxes; each rank its own
+  bool conjugate = false;         ///< complex types: A = alpha * conj(permute(B)) + beta * A
+  /// Exact process relabeling: rank r may then hold the output boxes another rank passed, so that fewer bytes move
+  /// (transform_plan::output_boxes_held, output_boxes_passed_by). The same on every rank.
+  bool relabel = false;
+  transform_options transform;  ///< strategy, stores, threads, timeout: as for every transform plan
+};
+
+/// The reshape of FFT libraries' calling model (heFFTe's): every rank passes only the boxes it holds, of B (input)
+/// and of A (output), in global coordinates of any origin; the plan gathers them (collective over comm). A rank may
+/// pass no box; empty boxes are ignored. The non-empty input boxes must tile one index space exactly (no overlap,
+/// no gap), the output boxes that space permuted by options.axes. Local storage: a rank's boxes one after another
+/// in the order passed, each dense in its storage order. Execute as any plan: execute(a, b, alpha, beta).
+/// @pre every rank passes the same type and the same options.axes, conjugate, relabel and transform strategy
+/// @throws invalid_argument boxes that overlap, leave a gap or disagree in their number of axes (1 to max_axes), an
+///   order or axes that is not a permutation, an output space that is not the input's permuted
+/// @throws inconsistent_ranks ranks passed different types or options
+/// @throws mpi_error an MPI call failed
+transform_plan make_reshape_plan(MPI_Comm comm, const std::vector<box>& my_input_boxes,
+                                 const std::vector<box>& my_output_boxes, element_type type,
+                                 const box_reshape_options& options = {});
 
 /// One-shot N-dimensional convenience: A = alpha * permute(B, axes) + beta * A, planned, executed once, discarded.
 template <class T>

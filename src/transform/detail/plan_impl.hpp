@@ -39,6 +39,10 @@ struct transform_plan::impl {
   std::vector<job_description> jobs;      // matrix jobs (make_transform_plan); empty for make_reshape_plan
   std::vector<reshape_job> reshape_jobs;  // every job in the engine's N-d form
   std::vector<detail::job_plan> job_plans;
+  // make_reshape_plan from boxes: the output boxes this rank holds (caller's coordinates) and the rank that passed
+  // them (-1: this rank).
+  std::vector<box> output_boxes_held;
+  int output_boxes_passed_by = -1;
 
   std::vector<detail::tile> local_tiles;    // op(B) -> A on this rank, no buffer
   std::vector<detail::peer_message> sends;  // by peer rank
