@@ -9,14 +9,23 @@
 #
 #   bench/before_after.sh BIN_DIR OLD_LIBRARY_DIR OUT_DIR
 #
+# A change to the public API (a release that renames entry points or changes structures) cannot swap libraries:
+# with OLD_PROGRAMS=DIR the "before" runs take DIR's programs (built from the older tree with its library:
+# cmake -S OLD -B OLD/build -DREDIST_BUILD_TESTS=OFF; cmake --build OLD/build --target <programs>; DIR =
+# OLD/build/bench) and OLD_LIBRARY_DIR is not read; both programs make the same calls, each through its own API.
+#
 # Programs: bench_scalapack_sweep (first, second and steady calls against ScaLAPACK), bench_gemm_bench (first call,
-# its planning profile and the steady multiply) and bench_shared_window_bench (window creation). Environment:
+# its planning profile and the steady multiply), bench_shared_window_bench (window creation), bench_reshape_bench
+# (the 3-D FFT cycle's reshapes against MPI_Alltoallw), bench_exchange_bench (neighbor exchanges of the sparse
+# matrices against MPI_Neighbor_alltoallv) and bench_inplace_bench (in-place alltoallv against MPI_Alltoallv).
+# Environment:
 # RANKS (4), ROUNDS (5), SIZES (4000,8000), SHAPES (square1500,largem), REPS (3), LIMIT (seconds per program, 300),
-# MPIEXEC (mpiexec.mpich), MPIEXEC_FLAGS, PROGRAMS (the ones to run: sweep,gemm,window), COSMA (a COSMA library for
+# MPIEXEC (mpiexec.mpich), MPIEXEC_FLAGS, PROGRAMS (the ones to run: sweep,gemm,window,reshape,exchange,inplace;
+# default sweep,gemm,window), RESHAPE_N (128), COSMA (a COSMA library for
 # bench_gemm_bench's --cosma: its first and steady calls in the same runs), COSTA (a COSTA library for
 # bench_scalapack_sweep's --costa), THREADS (one: OMP_NUM_THREADS=1 and OPENBLAS_NUM_THREADS=1, the default;
 # default: both unset, as a user's launch without them). Each program's JSON is appended as one line to
-# OUT_DIR/{sweep,gemm,window}_{before,after}.jsonl; the output goes to OUT_DIR/log.txt.
+# OUT_DIR/{sweep,gemm,window,reshape,exchange,inplace}_{before,after}.jsonl; the output goes to OUT_DIR/log.txt.
 # bench/before_after_table.py OUT_DIR prints the medians.
 set -uo pipefail
 if [ $# -ne 3 ]; then
@@ -39,7 +48,8 @@ cosma=()
 costa=()
 [ -n "${COSTA:-}" ] && costa=(--costa "$COSTA")
 read -r -a flags <<<"${MPIEXEC_FLAGS:-}"
-if [ ! -e "$old/libredist.so" ]; then
+old_programs=${OLD_PROGRAMS:-}
+if [ -z "$old_programs" ] && [ ! -e "$old/libredist.so" ]; then
   echo "$0: no libredist.so in $old" >&2
   exit 2
 fi
@@ -60,7 +70,13 @@ run() {
   local name=$1 variant=$2
   shift 2
   local library_path=""
-  [ "$variant" = before ] && library_path=$old
+  if [ "$variant" = before ]; then
+    if [ -n "$old_programs" ]; then
+      set -- "$old_programs/$(basename "$1")" "${@:2}"
+    else
+      library_path=$old
+    fi
+  fi
   echo "== round $round, $variant: $name: $*" >>"$out/log.txt"
   rm -f "$scratch/run.json"
   LD_LIBRARY_PATH=$library_path timeout "$limit" "$mpiexec" -n "$ranks" "${flags[@]}" "$@" --json "$scratch/run.json" \
@@ -77,6 +93,9 @@ for round in $(seq 1 "$rounds"); do
     [[ ,$programs, == *,sweep,* ]] && run sweep "$variant" "$bin/bench_scalapack_sweep" --n "$sizes" --blocks 32 --reps "$reps" "${costa[@]}"
     [[ ,$programs, == *,gemm,* ]] && run gemm "$variant" "$bin/bench_gemm_bench" --shapes "$shapes" --reps 2 "${cosma[@]}"
     [[ ,$programs, == *,window,* ]] && run window "$variant" "$bin/bench_shared_window_bench" --reps 3
+    [[ ,$programs, == *,reshape,* ]] && run reshape "$variant" "$bin/bench_reshape_bench" --n "${RESHAPE_N:-128}" --reps "$reps"
+    [[ ,$programs, == *,exchange,* ]] && run exchange "$variant" "$bin/bench_exchange_bench" --iterations 50 --rounds 3
+    [[ ,$programs, == *,inplace,* ]] && run inplace "$variant" "$bin/bench_inplace_bench" --reps "$reps"
   done
 done
 grep -h "^SUMMARY" "$out/log.txt" || true

@@ -2,9 +2,9 @@
 """Hostile arguments: an error anywhere is an error everywhere.
 
 Every public collective entry point of the package (make_transform_plan, TransformPlan.execute,
-TransformPlan.inverse, make_batch_transform_plan,
+TransformPlan.start, TransformPlan.inverse, make_batch_transform_plan,
 Plan.execute_batch, relabel_targets, transform, the N-d make_reshape_plan, reshape, make_batch_reshape_plan,
-relabel_reshape_targets, node_buffer, NodeBuffer.free, make_gemm_plan, GemmPlan.execute, gemm,
+relabel_reshape_targets, node_buffer, NodeBuffer.free, make_gemm_plan, GemmPlan.execute, GemmPlan.start, gemm,
 neighbor_alltoallv_init, NeighborPlan.start/wait, alltoallv_inplace, alltoall_inplace,
 alltoallv_inplace_symmetric) gets each of its arguments made invalid, in two modes: on every rank ("all") and
 on one rank only ("one": the rank is drawn from seeds.seeded_rng, so it changes from run to run). Arguments
@@ -339,6 +339,15 @@ class PlanExecute(Entry):
     def verify(self, ctx, _):
         b_l = ctx.extra["b_layout"]
         return mismatch(ctx.extra["a_layout"], ctx.args["a"], 2 * global_matrix(*b_l.shape).T, "A")
+
+
+class PlanStart(PlanExecute):
+    """start() agrees on the same checks as execute(); wait() then completes the valid call."""
+    name = "TransformPlan.start"
+
+    def call(self, x):
+        x["plan"].start(x["a"], x["b"], x["alpha"], x["beta"])
+        x["plan"].wait()
 
 
 class PlanInverse(Entry):
@@ -728,6 +737,15 @@ class GemmExecute(Entry):
         return check_product(ctx.args["c"])
 
 
+class GemmStart(GemmExecute):
+    """start() agrees on the same checks as execute(); wait() then completes the valid call."""
+    name = "GemmPlan.start"
+
+    def call(self, x):
+        x["plan"].start(x["c"], x["a"], x["b"], x["alpha"], x["beta"])
+        x["plan"].wait()
+
+
 class Gemm(Entry):
     name = "gemm"
 
@@ -978,6 +996,13 @@ CASES = {
         Case("alpha_complex_for_float64", put("alpha", 1j), (TypeError,)),
         refused("alpha_wrong_type", put("alpha", "two")),
     ],
+    PlanStart: [
+        Case("a_wrong_dtype", array_like("a", dtype=np.float32), (TypeError,)),
+        Case("a_too_few_elements", array_short("a"), (ValueError,)),
+        refused("a_read_only", array_like("a", readonly=True)),
+        Case("b_non_contiguous", array_like("b", strided=True), (ValueError,)),
+        Case("alpha_complex_for_float64", put("alpha", 1j), (TypeError,)),
+    ],
     PlanInverse: [
         refused("unexpected_argument", put("extra", (1,))),
     ],
@@ -1178,6 +1203,13 @@ CASES = {
         Case("b_non_contiguous", array_like("b", strided=True), (ValueError,)),
         Case("b_unsupported_dtype", array_like("b", dtype=np.float16), (TypeError,)),
         Case("alpha_complex_for_float64", put("alpha", 1j), (TypeError,)),
+        refused("alpha_wrong_type", put("alpha", "one")),
+    ],
+    GemmStart: [
+        Case("c_wrong_dtype", array_like("c", dtype=np.float32), (TypeError,)),
+        refused("c_read_only", array_like("c", readonly=True)),
+        Case("a_too_few_elements", array_short("a"), (ValueError,)),
+        Case("b_unsupported_dtype", array_like("b", dtype=np.float16), (TypeError,)),
         refused("alpha_wrong_type", put("alpha", "one")),
     ],
     Gemm: [
@@ -1445,8 +1477,9 @@ def test_every_collective_entry_point_is_covered():
                    "make_gemm_plan", "gemm", "neighbor_alltoallv_init", "alltoallv_inplace", "alltoall_inplace",
                    "alltoallv_inplace_symmetric"}
     assert all(callable(getattr(redist, name)) for name in collectives)
-    methods = {"TransformPlan.execute", "TransformPlan.execute (reshape)", "TransformPlan.execute_batch",
-               "TransformPlan.inverse", "GemmPlan.execute", "NeighborPlan.start/wait", "NodeBuffer.free"}
+    methods = {"TransformPlan.execute", "TransformPlan.start", "TransformPlan.execute (reshape)",
+               "TransformPlan.execute_batch", "TransformPlan.inverse", "GemmPlan.execute", "GemmPlan.start",
+               "NeighborPlan.start/wait", "NodeBuffer.free"}
     assert set(COUNTS) == collectives | methods, set(COUNTS) ^ (collectives | methods)
     for entry in ENTRIES.values():
         modes = {p.values[2] for p in PARAMS if p.values[0] is entry}

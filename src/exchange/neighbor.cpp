@@ -9,6 +9,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "field_hash.hpp"
 #include "mpi/agreement.hpp"
 #include "neighbor_detail.hpp"
 #include "redist/error.hpp"
@@ -83,21 +84,13 @@ const strategy_entry* entry_of(neighbor_strategy s) {
 // What must be the same on every rank of an exchange: the strategy, the way regions are chosen (region_id's
 // value is each rank's own) and the cost model's figures.
 std::uint64_t options_hash(const exchange_options& o) {
-  std::uint64_t h = 1469598103934665603ull;
-  const auto mix = [&h](std::uint64_t v) { h = (h ^ v) * 1099511628211ull; };
-  mix(static_cast<std::uint64_t>(o.strategy));
-  mix(static_cast<std::uint64_t>(o.region_size));
-  mix(o.region_id ? 1 : 0);
-  mix(o.model ? 1 : 0);
+  field_hash h;
+  h.add_all(o.strategy, o.region_size, static_cast<bool>(o.region_id), static_cast<bool>(o.model));
   if (o.model)
-    for (double figure : {o.model->intra_latency, o.model->intra_seconds_per_message, o.model->intra_seconds_per_byte,
-                          o.model->inter_latency, o.model->inter_seconds_per_message, o.model->inter_seconds_per_byte,
-                          o.model->region_seconds_per_byte, o.model->copy_seconds_per_byte}) {
-      std::uint64_t bits = 0;
-      std::memcpy(&bits, &figure, sizeof bits);
-      mix(bits);
-    }
-  return h;
+    h.add_all(o.model->intra_latency, o.model->intra_seconds_per_message, o.model->intra_seconds_per_byte,
+              o.model->inter_latency, o.model->inter_seconds_per_message, o.model->inter_seconds_per_byte,
+              o.model->region_seconds_per_byte, o.model->copy_seconds_per_byte);
+  return h.value();
 }
 
 std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::vector<int>& destinations,

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "field_hash.hpp"
 #include "memory/byte_count.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
@@ -172,11 +173,6 @@ using gemm_detail::cuts;
 using gemm_detail::native_parts;
 using gemm_detail::part_orders;
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-  return h;
-}
-
 // Arguments no schedule can serve: element types BLAS has no ?gemm_ for, ops and options outside their enums
 // or ranges.
 void check_arguments(const gemm_description& d, const gemm_options& options) {
@@ -252,14 +248,10 @@ gemm_schedule choose_schedule(const gemm_plan::impl& p, int ranks, const gemm_op
 // Everything that shapes the plan, so that ranks describing different multiplies fail instead of hanging.
 std::uint64_t problem_hash(const gemm_plan::impl& p, const gemm_description& d, const gemm_options& options,
                            std::int64_t limit_bytes) {
-  std::uint64_t hash = 0;
-  for (std::uint64_t v :
-       {std::uint64_t(p.m), std::uint64_t(p.n), std::uint64_t(p.k), std::uint64_t(d.op_a), std::uint64_t(d.op_b),
-        std::uint64_t(d.type), std::uint64_t(limit_bytes), std::uint64_t(options.rounds),
-        std::uint64_t(options.communication), std::uint64_t(options.overlap), std::uint64_t(options.relabel),
-        std::uint64_t(options.native_order), std::uint64_t(options.max_idle_fraction * 1e9)})
-    hash = mix(hash, v);
-  return hash;
+  return field_hash()
+      .add_all(p.m, p.n, p.k, d.op_a, d.op_b, d.type, limit_bytes, options.rounds, options.communication,
+               options.overlap, options.relabel, options.native_order, options.max_idle_fraction)
+      .value();
 }
 
 // Step 1. Validation and the schedule: every rank computes the same from the same global arguments, and an

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "field_hash.hpp"
 #include "indices.hpp"
 #include "redist/error.hpp"
 
@@ -260,31 +261,10 @@ void grid_layout::validate_local() const {
     }
 }
 
-namespace {
-struct fnv {
-  std::uint64_t h = 1469598103934665603ull;
-  void add(std::uint64_t v) {
-    for (int k = 0; k < 8; ++k) {
-      h ^= (v >> (8 * k)) & 0xffu;
-      h *= 1099511628211ull;
-    }
-  }
-};
-}  // namespace
-
 std::uint64_t grid_layout::global_hash() const {
-  fnv f;
-  f.add(row_splits_.size());
-  for (auto v : row_splits_) f.add(static_cast<std::uint64_t>(v));
-  f.add(col_splits_.size());
-  for (auto v : col_splits_) f.add(static_cast<std::uint64_t>(v));
-  for (auto v : row_proc_) f.add(static_cast<std::uint64_t>(v));
-  for (auto v : col_proc_) f.add(static_cast<std::uint64_t>(v));
-  f.add(static_cast<std::uint64_t>(proc_rows_));
-  f.add(static_cast<std::uint64_t>(proc_cols_));
-  for (auto v : grid_ranks_) f.add(static_cast<std::uint64_t>(v));
-  f.add(static_cast<std::uint64_t>(packing_order_));
-  return f.h;
+  return field_hash()
+      .add_all(row_splits_, col_splits_, row_proc_, col_proc_, proc_rows_, proc_cols_, grid_ranks_, packing_order_)
+      .value();
 }
 
 std::string grid_layout::describe() const {

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <utility>
 
+#include "field_hash.hpp"
 #include "nd_storage.hpp"
 #include "redist/error.hpp"
 #include "redist/layout/nd_layout.hpp"
@@ -160,16 +161,6 @@ bool share_memory(const nd_local_block& a, const std::vector<std::int64_t>& a_ex
   }
   return representable(b.offset - a.offset, stride, lo, hi, 0);
 }
-
-struct fnv {
-  std::uint64_t h = 1469598103934665603ull;
-  void add(std::uint64_t v) {
-    for (int k = 0; k < 8; ++k) {
-      h ^= (v >> (8 * k)) & 0xffu;
-      h *= 1099511628211ull;
-    }
-  }
-};
 
 }  // namespace
 
@@ -374,18 +365,7 @@ void nd_layout::validate_local() const {
 }
 
 std::uint64_t nd_layout::global_hash() const {
-  fnv f;
-  f.add(splits_.size());
-  for (const auto& s : splits_) {
-    f.add(s.size());
-    for (auto v : s) f.add(static_cast<std::uint64_t>(v));
-  }
-  for (const auto& p : procs_)
-    for (auto v : p) f.add(static_cast<std::uint64_t>(v));
-  for (auto v : grid_shape_) f.add(static_cast<std::uint64_t>(v));
-  for (auto v : grid_ranks_) f.add(static_cast<std::uint64_t>(v));
-  for (auto v : packing_order_) f.add(static_cast<std::uint64_t>(v));
-  return f.h;
+  return field_hash().add_all(splits_, procs_, grid_shape_, grid_ranks_, packing_order_).value();
 }
 
 std::string nd_layout::describe() const {

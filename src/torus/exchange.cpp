@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "field_hash.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "redist/error.hpp"
@@ -254,34 +255,16 @@ void routed_exchange::run_together(const std::vector<const routed_exchange*>& ex
 
 namespace {
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return (h ^ v) * 0x100000001b3ull + (h >> 29); }
-std::uint64_t bits_of(double d) {
-  std::uint64_t b = 0;
-  std::memcpy(&b, &d, sizeof(b));
-  return b;
-}
-
 // What every rank must describe alike: the machine and the routing options.
 std::uint64_t description_hash(const machine& m, const routing_options& o) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  h = mix(h, static_cast<std::uint64_t>(m.network.dimensions()));
-  for (int d = 0; d < 3; ++d) {
-    h = mix(h, static_cast<std::uint64_t>(m.network.extent(d)));
-    h = mix(h, m.network.wraps(d) ? 1u : 0u);
-  }
-  for (int r = 0; r < m.mapping.ranks(); ++r) h = mix(h, static_cast<std::uint64_t>(m.mapping.node_of_rank(r)));
-  h = mix(h, static_cast<std::uint64_t>(o.mode));
-  h = mix(h, bits_of(o.alpha));
-  h = mix(h, static_cast<std::uint64_t>(o.beta));
-  h = mix(h, static_cast<std::uint64_t>(o.gamma));
-  h = mix(h, static_cast<std::uint64_t>(o.delta));
-  h = mix(h, static_cast<std::uint64_t>(o.choice));
-  h = mix(h, static_cast<std::uint64_t>(o.hardware));
-  h = mix(h, static_cast<std::uint64_t>(o.phases));
-  for (double v : {o.model.link_bandwidth, o.model.injection_bandwidth, o.model.message_latency, o.model.hop_latency,
-                   o.model.forwarding_cost})
-    h = mix(h, bits_of(v));
-  return mix(h, static_cast<std::uint64_t>(o.model.message_bytes));
+  field_hash h;
+  h.add(m.network.dimensions());
+  for (int d = 0; d < 3; ++d) h.add_all(m.network.extent(d), m.network.wraps(d));
+  for (int r = 0; r < m.mapping.ranks(); ++r) h.add(m.mapping.node_of_rank(r));
+  h.add_all(o.mode, o.alpha, o.beta, o.gamma, o.delta, o.choice, o.hardware, o.phases);
+  h.add_all(o.model.link_bandwidth, o.model.injection_bandwidth, o.model.message_latency, o.model.hop_latency,
+            o.model.forwarding_cost, o.model.message_bytes);
+  return h.value();
 }
 
 std::string phase_name(std::size_t phases, std::size_t k) {

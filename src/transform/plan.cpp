@@ -12,6 +12,7 @@
 #include <omp.h>
 
 #include "detail/plan_impl.hpp"
+#include "field_hash.hpp"
 #include "job_summary.hpp"
 #include "memory/cache_line.hpp"
 #include "mpi/agreement.hpp"
@@ -223,7 +224,7 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
   // every rank makes it.
   agreed.collective([&] { mpi::host_share_of(comm); });
   agreed.on_failure([comm] { mpi::forget_host_share(comm); });
-  std::uint64_t hash = 0;
+  field_hash hash;
   if (std::string(to_string(options.strategy)) == "?")
     agreed.fail(mpi::error_kind::invalid_argument, "transform_options::strategy is " +
                                                        std::to_string(static_cast<int>(options.strategy)) +
@@ -247,31 +248,25 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
       agreed.fail(mpi::error_kind::invalid_argument,
                   "job " + std::to_string(k) + ": layouts describe the storage of rank " + std::to_string(c.my_rank) +
                       " but this is rank " + std::to_string(me));
-    if (options.check_consistency) hash = hash * 1000003u ^ c.global_hash;
+    if (options.check_consistency) hash.add(c.global_hash);
   }
   if (options.check_consistency)
-    hash = ((hash * 1000003u ^ static_cast<std::uint64_t>(options.strategy) ^ job_count) * 1000003u ^
-            static_cast<std::uint64_t>(options.stream_chunk_bytes)) *
-               1000003u ^
-           (options.one_shot ? 1u : 0u);
+    hash.add_all(options.strategy, job_count, options.stream_chunk_bytes, options.one_shot);
   // check_consistency itself must be the same everywhere: a rank without the check would skip the execute
   // agreement the others wait in.
   const std::size_t checking_min = agreed.reduce_min(options.check_consistency ? 1 : 0);
   const std::size_t checking_max = agreed.reduce_max(options.check_consistency ? 1 : 0);
   if (options.check_consistency)
-    agreed.require_same(hash, std::string("ranks passed different global descriptions (layouts, ops, axes, element "
-                                          "types, strategy or one_shot) to ") +
-                                  entry_point + "; every rank must describe the same splits, owners and jobs");
+    agreed.require_same(hash.value(),
+                        std::string("ranks passed different global descriptions (layouts, ops, axes, element "
+                                    "types, strategy or one_shot) to ") +
+                            entry_point + "; every rank must describe the same splits, owners and jobs");
   agreed.conclude();
   if (agreed.min(checking_min) != agreed.max(checking_max))
     throw inconsistent_ranks(
         "transform_options::check_consistency is true on some ranks and false on others; every "
         "rank must pass the same");
   return owned_comm;
-}
-
-std::uint64_t region_hash(const element_region& r) {
-  return (static_cast<std::uint64_t>(r.shape) << 16) ^ (static_cast<std::uint64_t>(r.diagonal) * 131u);
 }
 
 // This rank's tiles of one job: what it sends (by destination), receives (by source) and keeps.
@@ -556,9 +551,11 @@ std::unique_ptr<transform_plan::impl> make_plan_impl(MPI_Comm comm, std::vector<
     const job_description& j = jobs[k];
     auto [kind, message] = validate_job(j, k, nranks);
     const int my_rank = j.a.my_rank() != mpi::rank(comm) ? j.a.my_rank() : j.b.my_rank();
-    return job_check{kind, std::move(message), my_rank,
-                     j.a.global_hash() ^ (j.b.global_hash() * 31u) ^ (static_cast<std::uint64_t>(j.operation) << 8) ^
-                         static_cast<std::uint64_t>(j.type) ^ region_hash(j.region)};
+    return job_check{
+        kind, std::move(message), my_rank,
+        field_hash()
+            .add_all(j.a.global_hash(), j.b.global_hash(), j.operation, j.type, j.region.shape, j.region.diagonal)
+            .value()};
   });
   // The matrix jobs as the d = 2 case: rows axis 0, columns axis 1; a transpose swaps them.
   std::vector<reshape_job> engine_jobs;
@@ -581,9 +578,10 @@ std::unique_ptr<transform_plan::impl> make_reshape_plan_impl(MPI_Comm comm, std:
   mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_reshape_plan", [&](size_t k) {
     const reshape_job& j = jobs[k];
     auto [kind, message] = validate_reshape_job(j, k, nranks);
-    std::uint64_t hash = j.a.global_hash() ^ (j.b.global_hash() * 31u) ^ (static_cast<std::uint64_t>(j.type) << 8) ^
-                         (j.conjugate ? 0x9e3779b97f4a7c15u : 0u) ^ region_hash(j.region);
-    for (int a : j.axes) hash = hash * 1000003u ^ static_cast<std::uint64_t>(a + 1);
+    const std::uint64_t hash = field_hash()
+                                   .add_all(j.a.global_hash(), j.b.global_hash(), j.type, j.conjugate, j.region.shape,
+                                            j.region.diagonal, j.axes)
+                                   .value();
     const int my_rank = j.a.my_rank() != mpi::rank(comm) ? j.a.my_rank() : j.b.my_rank();
     return job_check{kind, std::move(message), my_rank, hash};
   });

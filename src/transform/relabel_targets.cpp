@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "field_hash.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "redist/error.hpp"
@@ -18,11 +19,10 @@ relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_descripti
   // answer. A rank whose inputs fail makes every rank throw before the gather, a failed solve before the broadcast.
   mpi::agreement agreed(comm);
   // Every rank must describe the same jobs: the one permutation is rank 0's answer.
-  std::uint64_t hash = jobs.size();
-  for (const auto& j : jobs)
-    hash = hash * 1000003u ^ j.a.global_hash() ^ (j.b.global_hash() * 31u) ^
-           (static_cast<std::uint64_t>(j.operation) << 8) ^ static_cast<std::uint64_t>(j.type);
-  agreed.require_same(hash,
+  field_hash hash;
+  hash.add(jobs.size());
+  for (const auto& j : jobs) hash.add_all(j.a.global_hash(), j.b.global_hash(), j.operation, j.type);
+  agreed.require_same(hash.value(),
                       "ranks passed different jobs (layouts, ops or element types) to relabel_targets; "
                       "every rank must describe the same jobs");
   relabel::label_graph mine;
@@ -53,12 +53,10 @@ relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vect
   const int nranks = mpi::size(comm), rank = mpi::rank(comm);
   relabeled_reshape_targets out;
   mpi::agreement agreed(comm);
-  std::uint64_t hash = jobs.size();
-  for (const auto& j : jobs) {
-    hash = hash * 1000003u ^ j.a.global_hash() ^ (j.b.global_hash() * 31u) ^ static_cast<std::uint64_t>(j.type);
-    for (int a : j.axes) hash = hash * 1000003u ^ static_cast<std::uint64_t>(a + 1);
-  }
-  agreed.require_same(hash,
+  field_hash hash;
+  hash.add(jobs.size());
+  for (const auto& j : jobs) hash.add_all(j.a.global_hash(), j.b.global_hash(), j.type, j.axes);
+  agreed.require_same(hash.value(),
                       "ranks passed different jobs (layouts, axes or element types) to relabel_reshape_targets; "
                       "every rank must describe the same jobs");
   relabel::label_graph mine;

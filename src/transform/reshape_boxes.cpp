@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "detail/plan_impl.hpp"
+#include "field_hash.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "redist/error.hpp"
@@ -152,17 +153,17 @@ transform_plan make_reshape_plan(MPI_Comm comm, const std::vector<box>& my_input
     int my_ndim = 0;
     agreed.attempt([&] {
       my_ndim = local_axes(my_input_boxes, my_output_boxes, options);
+      permutation(options.input_order, my_ndim, {}, "input_order");
+      permutation(options.output_order, my_ndim, {}, "output_order");
+      permutation(options.axes, my_ndim, {}, "axes");
       mpi_datatype(type);  // throws for a value outside the enum
     });
-    std::uint64_t hash = 14695981039346656037ull;
-    const auto mix = [&hash](std::int64_t v) { hash = (hash ^ static_cast<std::uint64_t>(v)) * 1099511628211ull; };
-    mix(static_cast<std::int64_t>(options.axes.size()));
-    for (int a : options.axes) mix(a);
-    mix(static_cast<std::int64_t>(type));
-    mix(options.conjugate);
-    mix(options.relabel);
-    mix(static_cast<std::int64_t>(options.transform.strategy));
-    mix(static_cast<std::int64_t>(options.transform.stores));
+    // strategy and stores again (the reshape plan agrees on its options too) so that the C door's info values
+    // must match, as its documentation says.
+    const std::uint64_t hash = field_hash()
+                                   .add_all(options.axes, type, options.conjugate, options.relabel,
+                                            options.transform.strategy, options.transform.stores)
+                                   .value();
     agreed.require_same(hash,
                         "ranks passed different element types, axes, conjugate, relabel, strategy or stores to "
                         "make_reshape_plan; every rank must pass the same");
@@ -230,8 +231,8 @@ transform_plan make_reshape_plan(MPI_Comm comm, const std::vector<box>& my_input
       std::vector<std::vector<int>> input_orders, output_orders;
       for (int r = 0; r < nranks; ++r) {
         passed p = decode(&flat[static_cast<std::size_t>(r) * words], ndim);
-        input_orders.push_back(permutation(p.input_order, ndim, c, "rank " + std::to_string(r) + ": input_order"));
-        output_orders.push_back(permutation(p.output_order, ndim, c, "rank " + std::to_string(r) + ": output_order"));
+        input_orders.push_back(permutation(p.input_order, ndim, c, "input_order"));
+        output_orders.push_back(permutation(p.output_order, ndim, c, "output_order"));
         inputs_of[static_cast<std::size_t>(r)] = std::move(p.inputs);
         outputs_of[static_cast<std::size_t>(r)] = std::move(p.outputs);
       }

@@ -250,25 +250,34 @@ class transform_plan {
   const std::vector<box>& output_boxes_held() const;
   int output_boxes_passed_by() const;
 
+  /// For operations built on transforms (the multiply's plans): execute(buffers) with a `problem` the caller found
+  /// on this rank (non-empty: an error, raised as invalid_argument) agreed in the same step as the buffers'
+  /// checks, so that one agreement decides for both before anything is written. `next`: a plan the caller executes
+  /// after this one, once it has written its own output, whose message buffers this execution's agreement
+  /// acquires too (they stay until `next` executes). Collective.
+  /// @pre no start() of this plan or of `next` in progress
+  /// @throws invalid_argument `problem` on any rank, buffers that do not fit the plan
+  /// @throws insufficient_memory message buffers (this plan's or `next`'s) could not be acquired
+  /// @throws mpi_error an MPI call failed
+  void execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
+                      const transform_plan* next = nullptr) const;
+  /// start(buffers) with this rank's `problem` agreed as execute_agreed() agrees it; wait() completes it.
+  /// @pre no start() of this plan in progress
+  /// @throws invalid_argument `problem` on any rank, buffers that do not fit the plan
+  /// @throws mpi_error an MPI call failed
+  void start_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const;
+
   struct impl;
 
  private:
   explicit transform_plan(std::unique_ptr<impl> p);
   /// What is wrong with a single-job execute of T elements on this rank (empty: nothing).
   std::string single_job_problem(element_type t) const;
-  /// execute(buffers), with this rank's `problem` (non-empty: an error) agreed with the buffers' checks. `next`: a
-  /// plan the caller executes after this one, once it has written its own output, whose message buffers this
-  /// execution's agreement acquires too (they stay until `next` executes).
-  void execute_agreed(const std::vector<job_buffers>& buffers, const std::string& problem,
-                      const transform_plan* next = nullptr) const;
-  /// start(buffers), with this rank's `problem` agreed as execute_agreed's.
-  void start_agreed(const std::vector<job_buffers>& buffers, const std::string& problem) const;
   std::unique_ptr<impl> impl_;
   friend transform_plan make_transform_plan(MPI_Comm, std::vector<job_description>, const transform_options&);
   friend transform_plan make_reshape_plan(MPI_Comm, std::vector<reshape_job>, const transform_options&);
   friend transform_plan make_reshape_plan(MPI_Comm, const std::vector<box>&, const std::vector<box>&, element_type,
                                           const box_reshape_options&);
-  friend class gemm_plan;  ///< runs its transforms with execute_agreed
 };
 
 /// Builds a plan for a batch of jobs (collective over comm). Validates every layout and shape first and
