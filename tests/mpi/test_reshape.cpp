@@ -301,30 +301,18 @@ void one_random_case(rng_t& g, int round) {
   }
 }
 
-TEST(Reshape, RandomLayoutsAxesOrdersAndTypesMatchTheSerialReference) {
-  rng_t g(test_seed(0x5e5a9e));
-  for (int round = 0; round < 36; ++round) {
-    switch (round % 6) {
-      case 0:
-        one_random_case<float>(g, round);
-        break;
-      case 1:
-        one_random_case<double>(g, round);
-        break;
-      case 2:
-        one_random_case<std::complex<float>>(g, round);
-        break;
-      case 3:
-        one_random_case<std::complex<double>>(g, round);
-        break;
-      case 4:
-        one_random_case<std::int32_t>(g, round);
-        break;
-      default:
-        one_random_case<std::int64_t>(g, round);
-        break;
-    }
-    if (HasFatalFailure()) return;
+// One typed suite over every element type the engine moves: each type its own random stream.
+template <class T>
+class ReshapeOfType : public ::testing::Test {};
+using element_types =
+    ::testing::Types<float, double, std::complex<float>, std::complex<double>, std::int32_t, std::int64_t>;
+TYPED_TEST_SUITE(ReshapeOfType, element_types);
+
+TYPED_TEST(ReshapeOfType, RandomLayoutsAxesAndOrdersMatchTheSerialReference) {
+  rng_t g(test_seed(0x5e5a9e + static_cast<std::uint64_t>(element_type_v<TypeParam>)));
+  for (int round = 0; round < 6; ++round) {
+    one_random_case<TypeParam>(g, round);
+    if (this->HasFatalFailure()) return;
   }
 }
 
