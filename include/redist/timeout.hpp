@@ -12,9 +12,12 @@ enum class timeout_action {
   warn,   ///< report the wait and go on waiting (a slow peer is no error)
   abort,  ///< report it and end the job (MPI_Abort on MPI_COMM_WORLD)
 };
-const char* to_string(timeout_action a);  ///< "warn", "abort" (redist/names.hpp parses them)
+const char* to_string(timeout_action a);  ///< "warn", "abort" (redist/names.hpp parses them); else "?"
 
-/// Throws invalid_argument for a negative or non-finite number of seconds.
+/// Sets this process's timeout (seconds; 0: never) and its action, in place of REDIST_TIMEOUT and
+/// REDIST_TIMEOUT_ACTION, from now on; a plan's transform_options::timeout_seconds still overrides the seconds.
+/// Each rank's own: ranks need not agree.
+/// @throws invalid_argument seconds negative, NaN or infinite
 void set_timeout(double seconds, timeout_action action = timeout_action::warn);
 /// The timeout in force, in seconds (0: waits are never reported).
 double timeout() noexcept;

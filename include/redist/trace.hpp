@@ -21,10 +21,14 @@
 namespace redist::trace {
 
 enum class trace_mode : std::uint8_t { off, summary, calls };
+/// "off", "summary", "calls" (redist/names.hpp parses them); "?" for a value outside the enum. Throws nothing.
 const char* to_string(trace_mode m);
 
+/// This process's mode (REDIST_TRACE, or the latest set_mode). Throws nothing.
 trace_mode mode();
 /// For this process from now on (every rank of a program should trace alike; the summary is collective).
+/// Throws nothing.
+/// @pre at MPI_Finalize, either every rank of MPI_COMM_WORLD traces (summary or calls) or none does
 void set_mode(trace_mode m);
 
 /// One row of the summary: an entry point and the path its calls took there.
@@ -44,16 +48,21 @@ struct entry_totals {
 };
 
 /// This process's totals since the start or the last reset, in the summary's order (entry point, path).
+/// Throws nothing.
 std::vector<entry_totals> totals();
-/// Forgets this process's totals (the calls file, if any, goes on).
+/// Forgets this process's totals (the calls file, if any, goes on). Throws nothing.
 void reset();
 
-/// The summary table over the ranks of comm: calls, plan-cache outcomes and plans per rank, seconds as the maximum
-/// over ranks of each rank's total, bytes and messages summed over ranks. Collective; the text on comm's rank 0,
-/// empty elsewhere. What MPI_Finalize prints under REDIST_TRACE=summary is this over MPI_COMM_WORLD.
+/// The summary table over the ranks of comm: calls, plan-cache outcomes and plans per rank (the maximum over
+/// ranks), seconds as the maximum over ranks of each rank's total, bytes and messages summed over ranks.
+/// Collective; the text on comm's rank 0, empty elsewhere. What MPI_Finalize prints under REDIST_TRACE=summary is
+/// this over MPI_COMM_WORLD.
+/// @pre every rank of comm calls it (whatever its mode); MPI is initialized and not finalized
+/// @throws error comm is not a valid communicator, or the gather failed (only where comm's error handler returns
+///   errors; under MPI_ERRORS_ARE_FATAL, MPI aborts)
 std::string summary(MPI_Comm comm);
 
-/// Writes out the calls file's buffered lines (also done at MPI_Finalize and at exit).
+/// Writes out the calls file's buffered lines (also done at MPI_Finalize and at exit). Throws nothing.
 void flush();
 
 }  // namespace redist::trace

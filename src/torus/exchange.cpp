@@ -443,7 +443,7 @@ const detail::routed_exchange& state_of(const std::unique_ptr<detail::routed_exc
 }
 }  // namespace
 
-void routed_permutation_plan::execute(const void* send, void* recv) const {
+void routed_permutation_plan::execute(void* recv, const void* send) const {
   const detail::routed_exchange& s = state_of(state_);
   const std::string problem = s.buffer_problem(send, recv);
   mpi::agree_on(s.comm->get(), mpi::error_kind::invalid_argument, problem);
@@ -496,7 +496,7 @@ routed_phases_plan::~routed_phases_plan() = default;
 routed_phases_plan::routed_phases_plan(routed_phases_plan&&) noexcept = default;
 routed_phases_plan& routed_phases_plan::operator=(routed_phases_plan&&) noexcept = default;
 
-void routed_phases_plan::execute(const std::vector<const void*>& send, const std::vector<void*>& recv,
+void routed_phases_plan::execute(const std::vector<void*>& recv, const std::vector<const void*>& send,
                                  const std::function<void(int)>& after_phase) const {
   if (phases_.empty()) return;
   std::string problem;

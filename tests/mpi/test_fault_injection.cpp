@@ -516,7 +516,7 @@ TEST(FaultInjection, TorusRouted) {
   run({"routed permutation", [&] { recv.assign(send.size(), 0); },
        [&] {
          torus::make_routed_permutation(MPI_COMM_WORLD, *machine, (me + 1) % p, 9000, routing)
-             .execute(send.data(), recv.data());
+             .execute(recv.data(), send.data());
        },
        [&] { return std::vector<double>(recv.begin(), recv.end()); }});
 }

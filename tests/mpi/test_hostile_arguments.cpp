@@ -543,7 +543,7 @@ TEST(HostileCpp, TorusRoutedPermutation) {
           if (bad) change(destination, send_bytes, options, m);
           return outcome_of([&] {
             torus::make_routed_permutation(MPI_COMM_WORLD, m, destination, send_bytes, options)
-                .execute(send.data(), recv.as<unsigned char>());
+                .execute(recv.as<unsigned char>(), send.data());
           });
         };
       };

@@ -284,7 +284,7 @@ TEST(PlanDuplicates, TorusPlansTakeTheDuplicateADroppedOneGaveBack) {
   const auto run = [&](const torus::routed_permutation_plan& plan) {
     std::vector<unsigned char> send(static_cast<size_t>(bytes)), recv(static_cast<size_t>(plan.receive_bytes()), 0);
     for (std::int64_t i = 0; i < bytes; ++i) send[static_cast<size_t>(i)] = static_cast<unsigned char>(rank + i);
-    plan.execute(send.data(), recv.data());
+    plan.execute(recv.data(), send.data());
     ASSERT_EQ(recv.size(), static_cast<size_t>(1000 + from));
     for (std::size_t i = 0; i < recv.size(); ++i)
       ASSERT_EQ(recv[i], static_cast<unsigned char>(from + static_cast<int>(i))) << "byte " << i;

@@ -101,9 +101,9 @@ std::vector<std::byte> exchange(const machine& m, const std::vector<int>& permut
       make_routed_permutation(MPI_COMM_WORLD, m, permutation[static_cast<std::size_t>(me)], bytes, options);
   const std::vector<std::byte> send = make_message(me, seed, bytes);
   std::vector<std::byte> recv(static_cast<std::size_t>(plan.receive_bytes()), std::byte{0x5a});
-  plan.execute(send.data(), recv.data());
+  plan.execute(recv.data(), send.data());
   std::fill(recv.begin(), recv.end(), std::byte{0xa5});
-  plan.execute(send.data(), recv.data());
+  plan.execute(recv.data(), send.data());
   if (routes) *routes = plan.routes();
   if (forwarded) *forwarded = plan.forwarded_bytes();
   EXPECT_EQ(plan.receive_bytes(), message_size(plan.source(), seed));
@@ -190,7 +190,7 @@ TEST(TorusExchange, IdentityAndSelfCopies) {
   EXPECT_TRUE(plan.routes().routes.empty());
   const std::vector<std::byte> send = make_message(me, 3, bytes);
   std::vector<std::byte> recv(static_cast<std::size_t>(bytes));
-  plan.execute(send.data(), recv.data());
+  plan.execute(recv.data(), send.data());
   EXPECT_TRUE(all_ranks(recv == send));
 }
 
@@ -261,7 +261,7 @@ TEST(TorusExchange, MultiphaseTransposeRounds) {
           in.push_back(recv[static_cast<std::size_t>(k)].data());
         }
         std::vector<int> finished;
-        plan.execute(out, in, [&](int k) {
+        plan.execute(in, out, [&](int k) {
           finished.push_back(k);
           // The phase's data is complete when it is reported.
           EXPECT_TRUE(
@@ -387,7 +387,7 @@ TEST(TorusExchange, RejectsBadInput) {
   // A null buffer with data to move is refused everywhere before anything moves.
   const auto plan = make_routed_permutation(MPI_COMM_WORLD, m, (me + 1) % n, 100, routing_options{});
   std::vector<std::byte> send(100), recv(100);
-  expect_rejected<redist::invalid_argument>([&] { plan.execute(me == 0 ? nullptr : send.data(), recv.data()); },
+  expect_rejected<redist::invalid_argument>([&] { plan.execute(recv.data(), me == 0 ? nullptr : send.data()); },
                                             "null send buffer");
 }
 

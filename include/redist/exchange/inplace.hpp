@@ -25,7 +25,7 @@ enum class inplace_algorithm {
   bitonic,    ///< the paper's bitonic-sort algorithm (Section 3.2), any P: needs every capacity >= the largest
               ///< send or receive total over the ranks
 };
-const char* to_string(inplace_algorithm a) noexcept;
+const char* to_string(inplace_algorithm a) noexcept;  ///< "?" for a value outside the enum
 
 /// Every rank must pass the same options (checked: refused otherwise).
 struct inplace_options {
@@ -60,6 +60,16 @@ struct inplace_report : traffic_statistics {
 /// extents. Bad input (negative counts, a capacity too small, recvcounts that do not match the senders, an
 /// unsuitable type, an algorithm whose requirement fails) throws redist::invalid_argument on every rank
 /// before any data moves.
+/// @pre collective: every rank of comm calls it, with the same type and options (timeout_seconds aside)
+/// @throws invalid_count sendcounts null or negative, recvcounts that do not match the senders, a capacity below
+///   either total or whose bytes overflow 64 bits
+/// @throws invalid_buffer buf null with a capacity > 0
+/// @throws invalid_datatype MPI_DATATYPE_NULL, an uncommitted type, a lower bound other than 0, data outside the
+///   extent, or ranks passing types of different extents or sizes
+/// @throws invalid_argument options out of range (work_bytes, algorithm, pairwise_guard) or not the same on every
+///   rank, or an algorithm requested that does not fit the capacities (chunked, bitonic)
+/// @throws insufficient_memory the work buffer cannot be allocated
+/// @throws mpi_error an MPI call failed
 inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::int64_t* sendcounts,
                                  const std::int64_t* recvcounts, MPI_Datatype type, MPI_Comm comm,
                                  const inplace_options& options = {});
@@ -68,10 +78,24 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
 /// extents of type) are replaced by the counts[j] elements rank j has at its displs[i]. MPI's rules are checked:
 /// counts symmetric (rank i's counts[j] == rank j's counts[i]), non-negative, areas disjoint; bytes outside the
 /// areas stay untouched. Each pair of blocks swaps in place through the work buffer.
+/// @pre collective: every rank of comm calls it, with the same type
+/// @throws invalid_argument counts or displs null, a negative count or displacement, counts that are not
+///   symmetric, overlapping areas, or work_bytes outside [64 KiB, 1 GiB]
+/// @throws invalid_buffer buf null with blocks to exchange
+/// @throws invalid_datatype as alltoallv_inplace
+/// @throws insufficient_memory the work buffer cannot be allocated
+/// @throws mpi_error an MPI call failed
 inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const int* displs, MPI_Datatype type,
                                            MPI_Comm comm, std::int64_t work_bytes = std::int64_t{4} << 20);
 
 /// The fixed-size case: `count` elements to and from every rank, buf holding P*count.
+/// @pre collective: every rank of comm calls it, with the same count, type and options (timeout_seconds aside)
+/// @throws invalid_count a negative count, or P*count elements whose bytes overflow 64 bits
+/// @throws invalid_buffer buf null with count > 0
+/// @throws invalid_datatype as alltoallv_inplace
+/// @throws invalid_argument as alltoallv_inplace
+/// @throws insufficient_memory the work buffer cannot be allocated
+/// @throws mpi_error an MPI call failed
 inplace_report alltoall_inplace(void* buf, std::int64_t count, MPI_Datatype type, MPI_Comm comm,
                                 const inplace_options& options = {});
 
@@ -100,26 +124,43 @@ class inplace_plan {
   /// of a plan), so misuse is this rank's alone: an empty (moved-from) plan throws redist::invalid_argument, a
   /// null buf with a capacity > 0 redist::invalid_buffer, here only and before any message (the other ranks'
   /// execute then waits, as with any mismatched MPI call). One thread at a time (the plan owns its work buffer).
+  /// @pre every rank of the plan's communicator calls it; buf holds capacity() elements of the plan's type; no other
+  ///   thread uses the plan meanwhile
+  /// @throws invalid_argument an empty plan
+  /// @throws invalid_buffer buf null with capacity() > 0
+  /// @throws mpi_error an MPI call failed
   inplace_report execute(void* buf) const;
 
   /// The plan shape's split phase: the in-place algorithms step through rounds with a bounded work buffer, so
   /// start() runs the whole exchange (as execute()) and wait() only returns; both are local as execute() is: a
   /// second start() before wait(), or a wait() without a start(), throws redist::invalid_argument on this rank.
+  /// @pre as execute(); no start() of this plan in progress
+  /// @throws invalid_argument an empty plan, or a start() already in progress
+  /// @throws invalid_buffer buf null with capacity() > 0
+  /// @throws mpi_error an MPI call failed
   void start(void* buf) const;
+  /// Ends the split phase start() began (the data is already in place).
+  /// @pre a start() of this plan in progress
+  /// @throws invalid_argument an empty plan, or no start() in progress
   void wait() const;
   bool in_progress() const noexcept;  ///< true between start() and wait()
   /// The report of this rank's latest execution (execute() or start()) with its counters; before the first,
   /// report().
+  /// @throws invalid_argument an empty plan
   const inplace_report& statistics() const;
   /// The plan's communicator: the private duplicate it shares with the cache on the communicator it was made on.
+  /// @throws invalid_argument an empty plan
   MPI_Comm communicator() const;
 
-  bool valid() const noexcept { return state_ != nullptr; }
+  bool valid() const noexcept { return state_ != nullptr; }  ///< false for an empty (moved-from) plan
   /// What execute() will do: algorithm, reason, recvcounts, received_elements, work_bytes. The traffic counters
   /// (bytes_*, messages_*, metadata_bytes) are per execution and zero here: each execute()'s report has them.
   /// Empty plan: redist::invalid_argument.
+  /// @throws invalid_argument an empty plan
   const inplace_report& report() const;
-  std::int64_t capacity() const;  ///< elements of buf that execute() uses (symmetric plans: the areas' end)
+  /// Elements of buf that execute() uses (symmetric plans: the areas' end).
+  /// @throws invalid_argument an empty plan
+  std::int64_t capacity() const;
 
  private:
   std::unique_ptr<inplace_plan_detail::state> state_;
@@ -130,14 +171,31 @@ class inplace_plan {
 /// exchanges its schedule needs, and the work buffer (allocated and faulted in here). Arguments as
 /// alltoallv_inplace's, without the buffer; sendcounts and recvcounts are read during the call only. Executions
 /// communicate on the private duplicate cached on comm, which the plan shares: comm may be freed before the plan.
+/// @pre collective: every rank of comm calls it, with the same type and options (timeout_seconds aside)
+/// @throws invalid_count as alltoallv_inplace
+/// @throws invalid_datatype as alltoallv_inplace
+/// @throws invalid_argument as alltoallv_inplace
+/// @throws insufficient_memory the work buffer cannot be allocated
+/// @throws mpi_error an MPI call failed
 inplace_plan make_inplace_plan(MPI_Comm comm, std::int64_t capacity, const std::int64_t* sendcounts,
                                const std::int64_t* recvcounts, MPI_Datatype type, const inplace_options& options = {});
 
 /// The fixed-size case: count elements to and from every rank (capacity P*count).
+/// @pre collective: every rank of comm calls it, with the same count, type and options (timeout_seconds aside)
+/// @throws invalid_count as alltoall_inplace
+/// @throws invalid_datatype as alltoallv_inplace
+/// @throws invalid_argument as alltoallv_inplace
+/// @throws insufficient_memory the work buffer cannot be allocated
+/// @throws mpi_error an MPI call failed
 inplace_plan make_alltoall_inplace_plan(MPI_Comm comm, std::int64_t count, MPI_Datatype type,
                                         const inplace_options& options = {});
 
 /// MPI_IN_PLACE semantics (alltoallv_inplace_symmetric): counts and displs read during the call only.
+/// @pre collective: every rank of comm calls it, with the same type
+/// @throws invalid_argument as alltoallv_inplace_symmetric
+/// @throws invalid_datatype as alltoallv_inplace
+/// @throws insufficient_memory the work buffer cannot be allocated
+/// @throws mpi_error an MPI call failed
 inplace_plan make_inplace_plan_symmetric(MPI_Comm comm, const int* counts, const int* displs, MPI_Datatype type,
                                          std::int64_t work_bytes = std::int64_t{4} << 20);
 

@@ -26,7 +26,7 @@ enum class neighbor_strategy {
   aggregate,  ///< gather within the region, one message per region pair, scatter within the region
   dedup,      ///< aggregate, each (source rank, global id) crossing a region pair once: needs global ids
 };
-const char* to_string(neighbor_strategy s) noexcept;
+const char* to_string(neighbor_strategy s) noexcept;  ///< "?" for a value outside the enum
 
 /// The figures behind automatic: the one cost model type (redist/cost_model.hpp).
 using redist::cost_model;
@@ -51,6 +51,10 @@ struct exchange_options {
 /// Collective: measures the cost model's figures with ping-pongs inside and between the regions that
 /// `regions` defines on comm (a few milliseconds), concurrently on all ranks, so the figures include
 /// contention; the result is the same on every rank.
+/// @pre collective: every rank of comm calls it and chooses its region the same way (region_id, region_size or
+///   the node)
+/// @throws inconsistent_ranks ranks chose their regions differently, or passed different region sizes
+/// @throws mpi_error an MPI call failed
 cost_model calibrate_cost_model(MPI_Comm comm, const exchange_options& regions = {});
 
 struct strategy_estimate {
@@ -81,8 +85,10 @@ class edge_array {
   edge_array(std::nullptr_t) {}
   edge_array(const int* values) : narrow_(values) {}         // NOLINT: implicit, as the pointer it stands for
   edge_array(const std::int64_t* values) : wide_(values) {}  // NOLINT
+  /// Entry i, widened to 64 bits.
+  /// @pre !empty() and i inside the array the pointer stands for
   std::int64_t operator[](std::size_t i) const { return wide_ ? wide_[i] : narrow_[i]; }
-  bool empty() const noexcept { return narrow_ == nullptr && wide_ == nullptr; }
+  bool empty() const noexcept { return narrow_ == nullptr && wide_ == nullptr; }  ///< no array (null pointer)
 
  private:
   const int* narrow_ = nullptr;
@@ -120,6 +126,7 @@ struct neighbor_buffers {
 };
 
 /// buffers with global ids attached (sizes checked); the vectors must outlive the plan's construction.
+/// Throws nothing (the ids are checked when the plan is made).
 inline neighbor_buffers with_global_ids(neighbor_buffers buffers, const std::vector<std::int64_t>& send_ids,
                                         const std::vector<std::int64_t>& recv_ids) {
   buffers.global_ids = true;
@@ -136,24 +143,37 @@ struct plan_state;
 
 class neighbor_plan {
  public:
-  neighbor_plan();
-  explicit neighbor_plan(std::unique_ptr<detail::plan_state> state);
+  neighbor_plan();                                                    ///< empty: valid() is false
+  explicit neighbor_plan(std::unique_ptr<detail::plan_state> state);  ///< make_neighbor_plan, neighbor_alltoallv_init
   neighbor_plan(neighbor_plan&&) noexcept;
   neighbor_plan& operator=(neighbor_plan&&) noexcept;
   ~neighbor_plan();
 
   /// Starts one exchange; the send buffer must not change until wait() returns. Collective in the sense of
   /// MPI_Start on a persistent collective: every rank of the communicator calls start() then wait().
+  /// @pre every rank of the plan's communicator calls it; the previous exchange was waited for; the bound buffers
+  ///   are still valid
+  /// @throws invalid_argument an empty plan, or an exchange started and not waited for (this rank only)
+  /// @throws mpi_error an MPI call failed
   void start();
   /// Completes the exchange started last: the receive buffer then holds the data.
+  /// @pre start() returned on this rank and no wait() followed it
+  /// @throws invalid_argument an empty plan, or no exchange started (this rank only)
+  /// @throws mpi_error an MPI call failed
   void wait();
-  bool valid() const noexcept { return state_ != nullptr; }
+  bool valid() const noexcept { return state_ != nullptr; }  ///< false for an empty (moved-from) plan
   /// One whole exchange: start() then wait().
+  /// @pre as start()
+  /// @throws invalid_argument as start()
+  /// @throws mpi_error an MPI call failed
   void execute();
   /// True between start() and wait().
   bool active() const noexcept;
+  /// This rank's figures: the strategy, why, and what one exchange moves.
+  /// @throws invalid_argument an empty plan
   const exchange_statistics& statistics() const;
   /// The plan's own communicator (a duplicate of the one it was made on).
+  /// @throws invalid_argument an empty plan
   MPI_Comm communicator() const;
 
  private:
@@ -176,23 +196,51 @@ struct neighbor_description {
 /// neighbor_alltoallv_init (its MPI-shaped aliases below).
 /// @pre every rank passes the same edges_of_graph_communicator and options
 /// @throws invalid_topology send and receive edges that do not match, or a graph communicator expected and absent
-/// @throws invalid_argument a bad count, displacement, buffer or option (the lowest failing rank's, on every rank)
+/// @throws invalid_argument a bad count, displacement, buffer or option (the lowest failing rank's, on every rank),
+///   or edge lists passed with edges_of_graph_communicator
+/// @throws inconsistent_ranks as neighbor_alltoallv_init
+/// @throws invalid_datatype as neighbor_alltoallv_init
+/// @throws overflow_error as neighbor_alltoallv_init
+/// @throws insufficient_memory as neighbor_alltoallv_init
+/// @throws mpi_error an MPI call failed
 neighbor_plan make_neighbor_plan(MPI_Comm comm, const neighbor_description& description,
                                  const exchange_options& options = {});
 
 /// Collective over graph_comm, a distributed-graph communicator (MPI_Dist_graph_create_adjacent): its sources
 /// and destinations are the receive and send edges, as in MPI_Neighbor_alltoallv_init.
+/// @pre collective: every rank of graph_comm calls it, with the same options (region_id's value and
+///   timeout_seconds aside) and all with global ids or all without
+/// @throws invalid_topology graph_comm is not a distributed-graph communicator, or as the light path below
+/// @throws invalid_argument as the light path below
+/// @throws inconsistent_ranks as the light path below
+/// @throws invalid_datatype as the light path below
+/// @throws overflow_error as the light path below
+/// @throws insufficient_memory as the light path below
+/// @throws mpi_error an MPI call failed
 neighbor_plan neighbor_alltoallv_init(const neighbor_buffers& buffers, MPI_Comm graph_comm,
                                       const exchange_options& options = {});
 
 /// The light path: no graph communicator. sources (destinations) are the ranks of comm that the receive
 /// (send) edges come from (go to), one entry per edge, in edge order; an ordinary communicator suffices.
+/// Every check is agreed: a problem on any rank throws the same error on every rank before anything moves.
+/// @pre collective: every rank of comm calls it, with the same options (region_id's value and timeout_seconds
+///   aside) and all with global ids or all without
+/// @throws invalid_argument a neighbor outside comm, counts or displacements null, of the wrong length or
+///   negative, MPI_DATATYPE_NULL, a null buffer with data to move, an edge past its capacity, overlapping receive
+///   areas, a strategy or option out of range, or dedup without global ids
+/// @throws invalid_topology send and receive edges that do not match (ranks, repetitions, bytes), more regions or
+///   repeated neighbors than MPI_TAG_UB allows, or global ids that are inconsistent
+/// @throws inconsistent_ranks ranks passed different options, or some passed global ids and others not
+/// @throws invalid_datatype a strategy that combines regions requested with a datatype it cannot take apart
+/// @throws overflow_error an edge whose byte offsets overflow 64 bits
+/// @throws insufficient_memory buffers of the plan could not be allocated
+/// @throws mpi_error an MPI call failed
 neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std::vector<int>& destinations,
                                       const neighbor_buffers& buffers, MPI_Comm comm,
                                       const exchange_options& options = {});
 
 /// The MPI datatype of an arithmetic element type (and std::complex of float / double, mapped as the engine's
-/// element types are: redist::mpi_datatype).
+/// element types are: redist::mpi_datatype). Throws nothing; another T does not compile.
 template <class T>
 MPI_Datatype mpi_datatype_of() {
   if constexpr (std::is_same_v<T, char>)
@@ -235,7 +283,7 @@ MPI_Datatype mpi_datatype_of() {
 
 /// Typed forms: counts and displacements in elements of T, as int (MPI's form) or std::int64_t (MPI-4's large-count
 /// form: an edge may move more than 2^31-1 elements), bounds checked against the vectors' sizes. The vectors must not
-/// be resized while the plan lives.
+/// be resized while the plan lives. Throws nothing (the plan checks the bounds).
 template <class T, class Count>
 neighbor_buffers typed_buffers(const std::vector<T>& send, const std::vector<Count>& sendcounts,
                                const std::vector<Count>& sdispls, std::vector<T>& recv,
@@ -259,6 +307,14 @@ neighbor_buffers typed_buffers(const std::vector<T>& send, const std::vector<Cou
 }
 
 /// Graph communicator: sendcounts/sdispls must have the outdegree's length, recvcounts/rdispls the indegree's.
+/// @pre as neighbor_alltoallv_init(buffers, graph_comm, options)
+/// @throws invalid_topology as neighbor_alltoallv_init(buffers, graph_comm, options)
+/// @throws invalid_argument as neighbor_alltoallv_init(buffers, graph_comm, options)
+/// @throws inconsistent_ranks as neighbor_alltoallv_init(buffers, graph_comm, options)
+/// @throws invalid_datatype as neighbor_alltoallv_init(buffers, graph_comm, options)
+/// @throws overflow_error as neighbor_alltoallv_init(buffers, graph_comm, options)
+/// @throws insufficient_memory as neighbor_alltoallv_init(buffers, graph_comm, options)
+/// @throws mpi_error an MPI call failed
 template <class T, class Count>
 neighbor_plan neighbor_alltoallv_init(const std::vector<T>& send, const std::vector<Count>& sendcounts,
                                       const std::vector<Count>& sdispls, std::vector<T>& recv,
@@ -269,6 +325,14 @@ neighbor_plan neighbor_alltoallv_init(const std::vector<T>& send, const std::vec
 }
 
 /// Light path: one count and displacement per entry of destinations (sources).
+/// @pre as neighbor_alltoallv_init(sources, destinations, buffers, comm, options)
+/// @throws invalid_topology as the light-path neighbor_alltoallv_init
+/// @throws invalid_argument as the light-path neighbor_alltoallv_init
+/// @throws inconsistent_ranks as the light-path neighbor_alltoallv_init
+/// @throws invalid_datatype as the light-path neighbor_alltoallv_init
+/// @throws overflow_error as the light-path neighbor_alltoallv_init
+/// @throws insufficient_memory as the light-path neighbor_alltoallv_init
+/// @throws mpi_error an MPI call failed
 template <class T, class Count>
 neighbor_plan neighbor_alltoallv_init(const std::vector<int>& sources, const std::vector<int>& destinations,
                                       const std::vector<T>& send, const std::vector<Count>& sendcounts,

@@ -45,7 +45,7 @@ enum class gemm_communication : std::uint8_t {
   /// invalid_argument on every rank otherwise.
   shared_memory = 3,
 };
-const char* to_string(gemm_communication c);
+const char* to_string(gemm_communication c);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
 
 /// The order in which m, n and k are cut into the grid's parts (the native layouts).
 enum class gemm_native_order : std::uint8_t {
@@ -57,7 +57,7 @@ enum class gemm_native_order : std::uint8_t {
   /// follows the larger of the two matrices along it. Costs one native block per run.
   grouped = 2,
 };
-const char* to_string(gemm_native_order o);
+const char* to_string(gemm_native_order o);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
 
 struct gemm_options {
   /// S in bytes per rank for the multiply's buffers (see gemm_schedule_options). 0 = the environment variable
@@ -104,6 +104,7 @@ struct gemm_planning_profile {
 };
 
 /// The profiles' parts by name, in order, total last: the names the Python statistics and bench_gemm_bench use.
+/// Throws nothing.
 inline std::vector<std::pair<const char*, double>> named_parts(const gemm_planning_profile& g) {
   return {{"agreement", g.agreement}, {"placement", g.placement},   {"transforms", g.transforms},
           {"storage", g.storage},     {"grid_lines", g.grid_lines}, {"rounds", g.rounds},
@@ -157,6 +158,8 @@ struct gemm_description {
 
 class gemm_plan {
  public:
+  /// An empty plan: execute(), start() and wait() throw invalid_argument on it (build a plan with make_gemm_plan).
+  /// Throws nothing.
   gemm_plan();
   ~gemm_plan();
   gemm_plan(gemm_plan&&) noexcept;
@@ -164,8 +167,17 @@ class gemm_plan {
   gemm_plan(const gemm_plan&) = delete;
   gemm_plan& operator=(const gemm_plan&) = delete;
 
-  /// C = alpha * op(A) * op(B) + beta * C with this rank's local storage of A, B and C. Collective.
+  /// C = alpha * op(A) * op(B) + beta * C with this rank's local storage of A, B and C. Collective. A problem on
+  /// any rank throws the same error on every rank before anything is written (with the default
+  /// transform.check_consistency; an empty plan: this rank only).
+  /// @pre collective: every rank of the plan's communicator calls it; no start() of this plan in progress (else
+  /// the error is agreed)
+  /// @throws invalid_argument an empty plan, bad buffers, complex alpha or beta for real elements, a start() in
+  /// progress, or (typed form) elements of another type than the plan's
+  /// @throws insufficient_memory the transforms' message buffers could not be acquired
+  /// @throws mpi_error an MPI call failed
   void execute(void* c, const void* a, const void* b, scalar alpha, scalar beta) const;
+  /// execute() with typed buffers and scalars; T must be the plan's element type (checked and agreed).
   template <class T>
   void execute(T* c, const T* a, const T* b, T alpha, T beta) const {
     /// A wrong element type on one rank is agreed with the buffers' checks (a local throw would hang the others).
@@ -178,9 +190,12 @@ class gemm_plan {
   /// is started and start() returns: C's redistribution overlaps the caller's work until wait(). Between them
   /// touch neither C nor A or B. Collective: every rank calls start(), later wait().
   /// @pre no start() of this plan in progress (else the error is agreed; execute() likewise)
-  /// @throws invalid_argument bad buffers, scalars or element type, or a start() in progress
+  /// @throws invalid_argument bad buffers, scalars or element type, or a start() in progress; an empty plan (this
+  /// rank only)
+  /// @throws insufficient_memory the transforms' message buffers could not be acquired
   /// @throws mpi_error an MPI call failed
   void start(void* c, const void* a, const void* b, scalar alpha, scalar beta) const;
+  /// start() with typed buffers and scalars; T must be the plan's element type (checked and agreed).
   template <class T>
   void start(T* c, const T* a, const T* b, T alpha, T beta) const {
     run(static_cast<void*>(c), static_cast<const void*>(a), static_cast<const void*>(b), redist::to_scalar(alpha),
@@ -188,14 +203,17 @@ class gemm_plan {
   }
   /// Split phase, second half: completes the redistribution of C that start() began.
   /// @pre start() returned on this rank and no wait() followed it
-  /// @throws invalid_argument no start() in progress
+  /// @throws invalid_argument no start() in progress, or an empty plan
+  /// @throws mpi_error an MPI call failed
   void wait() const;
-  /// True between a start() that returned and its wait() (this rank).
+  /// True between a start() that returned and its wait() (this rank). Throws nothing.
   bool in_progress() const;
 
+  /// The problem as planned. Throws nothing.
+  /// @pre the plan is not empty (made by make_gemm_plan; not checked), as for statistics() and communicator()
   const gemm_description& description() const;
-  gemm_statistics statistics() const;
-  MPI_Comm communicator() const;  ///< duplicate owned by the plan
+  gemm_statistics statistics() const;  ///< this rank's. Throws nothing.
+  MPI_Comm communicator() const;       ///< duplicate owned by the plan
 
   struct impl;
 
@@ -215,14 +233,29 @@ class gemm_plan {
   friend gemm_plan make_gemm_plan(MPI_Comm, gemm_description, const gemm_options&);
 };
 
-/// Builds the plan (collective over comm). Validates first and throws on every rank, before anything moves:
-/// dimension_mismatch when op(A), op(B) and C do not fit together, invalid_argument for integer types or bad
-/// options, invalid_layout / inconsistent_ranks as the transform engine, insufficient_memory when no schedule
-/// fits the memory limit.
+/// Builds the plan (collective over comm). Validates first and throws on every rank, before anything moves.
+/// @pre collective: every rank of comm calls it with the same global description (layouts' global parts, ops,
+/// element type) and the same options (REDIST_GEMM_MEMORY included)
+/// @throws dimension_mismatch op(A), op(B) and C do not fit together
+/// @throws invalid_argument integer element types, bad options or ops, a malformed REDIST_GEMM_MEMORY, or
+/// gemm_communication::shared_memory with a grid line whose ranks are on different nodes
+/// @throws invalid_layout a layout the transform engine rejects (global description, or this rank's storage)
+/// @throws inconsistent_ranks ranks pass different problems, options or layouts
+/// @throws overflow_error the schedule's local multiplies exceed the 32-bit sizes BLAS takes
+/// @throws insufficient_memory no schedule fits the memory limit, or the plan's buffers could not be allocated
+/// @throws mpi_error an MPI call failed
 gemm_plan make_gemm_plan(MPI_Comm comm, gemm_description description, const gemm_options& options = {});
 
 /// One-shot convenience: plan, execute once, discard. The arguments in the order of transform() and of
 /// Python's redist.gemm: the operands with their layouts, then alpha, beta and the ops.
+/// @pre collective, as make_gemm_plan
+/// @throws dimension_mismatch as make_gemm_plan
+/// @throws invalid_argument as make_gemm_plan and gemm_plan::execute
+/// @throws invalid_layout as make_gemm_plan
+/// @throws inconsistent_ranks as make_gemm_plan
+/// @throws overflow_error as make_gemm_plan
+/// @throws insufficient_memory as make_gemm_plan and gemm_plan::execute
+/// @throws mpi_error an MPI call failed
 template <class T>
 void gemm(MPI_Comm comm, const grid_layout& a_layout, const T* a, const grid_layout& b_layout, const T* b,
           const grid_layout& c_layout, T* c, T alpha, T beta, op op_a = op::identity, op op_b = op::identity,
@@ -231,8 +264,9 @@ void gemm(MPI_Comm comm, const grid_layout& a_layout, const T* a, const grid_lay
       .execute(c, a, b, alpha, beta);
 }
 
-/// S in bytes from gemm_options / REDIST_GEMM_MEMORY (0 = no limit). Throws invalid_argument for a malformed
-/// variable or a negative option.
+/// S in bytes from gemm_options / REDIST_GEMM_MEMORY (0 = no limit). Local (reads this process's environment).
+/// @throws invalid_argument options.memory_limit_bytes negative, or REDIST_GEMM_MEMORY set (used when the option is
+/// 0) and not a positive byte count (malformed, or 0)
 std::int64_t gemm_memory_limit_bytes(const gemm_options& options);
 
 }  // namespace redist

@@ -26,7 +26,7 @@
 namespace redist {
 
 enum class gemm_dimension : std::uint8_t { m = 0, n = 1, k = 2 };
-const char* to_string(gemm_dimension d);
+const char* to_string(gemm_dimension d);  ///< "m", "n", "k"; "?" for a value outside the enum; throws nothing
 
 /// One step of the schedule: split `dimension` by `divisor`, among ranks (parallel) or in time (sequential).
 struct gemm_step {
@@ -76,9 +76,9 @@ struct gemm_schedule {
   double lower_bound_elements = 0;
   double ratio_to_lower_bound = 0;
 
-  /// One line: "grid 2x2x1 (4 of 4 ranks), sequential 1x1, 3 rounds, ...".
+  /// One line: "grid 2x2x1 (4 of 4 ranks), sequential 1x1, 3 rounds, ...". Throws nothing.
   std::string describe() const;
-  /// The schedule as a JSON object (the statistics mode's output).
+  /// The schedule as a JSON object (the statistics mode's output). Throws nothing.
   std::string to_json() const;
 };
 
@@ -87,14 +87,20 @@ struct gemm_schedule {
 /// how much memory per rank the smallest feasible schedule needs) when no schedule fits S. A grid never cuts a
 /// dimension into more parts than it has elements (a zero size is valid and never cut), so a problem smaller
 /// than the idle allowance permits uses fewer ranks.
+/// @throws invalid_argument m, n or k negative, ranks < 1, a negative memory_limit_elements or rounds, or a
+///   max_idle_fraction outside [0, 1)
+/// @throws insufficient_memory no schedule fits memory_limit_elements (the message says the least that would)
+/// @throws overflow_error the chosen schedule's counts exceed 2^63-1 elements per rank
 gemm_schedule plan_gemm_schedule(std::int64_t m, std::int64_t n, std::int64_t k, int ranks,
                                  const gemm_schedule_options& options = {});
 
 /// Elements a rank holds for a given grid and sequential steps (what memory_elements reports).
+/// @throws invalid_argument m, n or k negative, or a grid size, sequential part or rounds below 1
 std::int64_t gemm_memory_elements(std::int64_t m, std::int64_t n, std::int64_t k, int grid_m, int grid_n, int grid_k,
                                   int sequential_m, int sequential_n, std::int64_t rounds, bool double_buffering);
 
 /// Eq. 33 of the paper for P ranks and memory S elements (S <= 0: unlimited), as lower_bound_elements above.
+/// @throws invalid_argument ranks < 1, or m, n or k negative
 double gemm_lower_bound_elements(std::int64_t m, std::int64_t n, std::int64_t k, int ranks,
                                  std::int64_t memory_limit_elements);
 

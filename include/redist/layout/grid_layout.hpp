@@ -66,7 +66,12 @@ class grid_layout {
 
   /// General constructor (product form). `grid_ranks` is proc_rows x proc_cols, row-major.
   /// `local_row_start`/`local_col_start` are given only for regular storage (one entry per block
-  /// row/column); `local_blocks` only for explicit storage.
+  /// row/column); `local_blocks` only for explicit storage. Only the shape errors that would make the accessors
+  /// unsafe are checked here; everything else by validate_global / validate_local.
+  /// @throws invalid_layout empty row or column splits, row_proc / col_proc without one entry per block row /
+  ///   column, a negative process grid dimension or grid_ranks without proc_rows * proc_cols entries, a row_proc /
+  ///   col_proc entry outside the process grid, or (regular storage, my_rank >= 0) local_row_start /
+  ///   local_col_start without one entry per block row / column
   grid_layout(std::vector<std::int64_t> row_splits, std::vector<std::int64_t> col_splits, std::vector<int> row_proc,
               std::vector<int> col_proc, int proc_rows, int proc_cols, std::vector<int> grid_ranks,
               storage_order packing_order, storage_kind kind, std::vector<std::int64_t> local_row_start,
@@ -84,14 +89,18 @@ class grid_layout {
   const std::vector<int>& col_proc() const noexcept { return col_proc_; }
   int proc_rows() const noexcept { return proc_rows_; }
   int proc_cols() const noexcept { return proc_cols_; }
+  /// The rank at grid position p. Throws nothing.
+  /// @pre p inside the proc_rows() x proc_cols() grid (not checked)
   int grid_rank(grid_position p) const { return grid_ranks_[static_cast<size_t>(p.row) * proc_cols_ + p.col]; }
   const std::vector<int>& grid_ranks() const noexcept { return grid_ranks_; }
+  /// The owner of block b. Throws nothing.
+  /// @pre b inside the block_rows() x block_cols() block grid (not checked)
   int owner(block_coord b) const {
     return grid_rank({row_proc_[static_cast<size_t>(b.row)], col_proc_[static_cast<size_t>(b.col)]});
   }
   /// Order in which blocks of this layout are packed into messages (the layout's declared order).
   storage_order packing_order() const noexcept { return packing_order_; }
-  /// Largest rank that owns a block, + 1 (the number of ranks the layout needs).
+  /// Largest rank that owns a block, + 1 (the number of ranks the layout needs). Throws nothing.
   int ranks_needed() const;
 
   /// ---- local storage (this rank) ----
@@ -101,27 +110,38 @@ class grid_layout {
   const std::vector<std::int64_t>& local_col_start() const noexcept { return local_col_start_; }
   std::int64_t local_ld() const noexcept { return local_ld_; }
   const std::vector<local_block>& local_blocks() const noexcept { return local_blocks_; }
-  /// Elements the local buffer must hold (max offset + extent over this rank's blocks).
+  /// Elements the local buffer must hold (max offset + extent over this rank's blocks). Throws nothing.
+  /// @pre explicit storage: every local block inside the block grid (validate_local checks it; not checked here)
   std::int64_t local_elements() const;
-  /// Grid positions held by this rank.
+  /// Grid positions held by this rank (none when my_rank() < 0). Throws nothing.
   std::vector<grid_position> my_positions() const;
 
   /// ---- derived layouts ----
-  /// The layout of the transposed matrix (same memory, rows and columns swapped).
+  /// The layout of the transposed matrix (same memory, rows and columns swapped). Throws nothing.
   grid_layout transposed() const;
   /// Owners relabeled: rank r becomes new_rank_of[r]. Local storage is rebuilt for `my_rank` in the
   /// relabeled layout: regular layouts keep their local row/column starts with a minimal leading
-  /// dimension; explicit layouts store their blocks one after another with minimal leading dimensions.
+  /// dimension; explicit layouts store their blocks one after another with minimal leading dimensions. The new
+  /// ranks are not checked here (validate_global checks the result).
+  /// @throws invalid_argument an owner rank of the layout outside [0, new_rank_of.size())
   grid_layout relabeled(const std::vector<int>& new_rank_of) const;
 
   /// ---- validation ----
-  /// Checks the global description; `comm_size` bounds the owner ranks. Throws invalid_layout.
+  /// Checks the global description; `comm_size` bounds the owner ranks.
+  /// @pre comm_size >= 1 (a communicator's size)
+  /// @throws invalid_layout splits that do not start at 0 or do not strictly increase, an owner rank outside
+  ///   [0, comm_size), or (regular storage) a rank at two process-grid positions
   void validate_global(int comm_size) const;
-  /// Checks this rank's storage against the global description. Throws invalid_layout.
+  /// Checks this rank's storage against the global description (nothing when my_rank() < 0). Explicit blocks are
+  /// not checked for overlap in memory.
+  /// @throws invalid_layout regular storage: a negative local start of a block this rank holds, or a leading
+  ///   dimension smaller than the local rows (col_major) or columns (row_major) it must hold; explicit storage: a
+  ///   block outside the block grid, owned by another rank, with a negative offset or a leading dimension below its
+  ///   height (col_major) or width (row_major), a block listed twice, or an owned block not listed
   void validate_local() const;
-  /// 64-bit hash of the global description (for the collective consistency check).
+  /// 64-bit hash of the global description (for the collective consistency check). Throws nothing.
   std::uint64_t global_hash() const;
-  /// Short human-readable summary ("100x80 in 4x3 blocks on a 2x2 grid").
+  /// Short human-readable summary ("100x80 matrix in 4x3 blocks owned through a 2x2 process grid"). Throws nothing.
   std::string describe() const;
 
   friend bool operator==(const grid_layout& a, const grid_layout& b);

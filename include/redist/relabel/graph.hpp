@@ -24,10 +24,12 @@ struct comm_graph {
   int nranks = 0;
   std::vector<edge> edges;
 
-  std::int64_t total_volume() const;
+  std::int64_t total_volume() const;     ///< sum of all volumes
   std::int64_t remote_volume() const;    ///< sum over src != dst
   std::int64_t remote_messages() const;  ///< edges with src != dst
-  std::int64_t max_rank_volume() const;  ///< max over ranks of max(remote bytes sent, remote bytes received)
+  /// Max over ranks of max(remote bytes sent, remote bytes received). Throws nothing.
+  /// @pre every edge's src and dst >= 0
+  std::int64_t max_rank_volume() const;
 };
 
 /// One movement A <- op(B) of elements of `element_size` bytes.
@@ -43,6 +45,11 @@ struct layout_pair {
 /// (row-position pair) x (column-position pair) overlap; independent of the number of elements.
 /// Throws invalid_argument (null layout, element_size 0, nranks < 1), invalid_layout (an owner outside
 /// [0, nranks), decreasing splits), dimension_mismatch (op(B) not the shape of A) and overflow_error.
+/// @throws invalid_argument a null layout, element_size 0 or nranks < 1
+/// @throws invalid_layout an owner outside [0, nranks), decreasing splits, splits that do not fit the owners, or a
+///   position grid that does not fit its owner list
+/// @throws dimension_mismatch op(B) is not the shape of A
+/// @throws overflow_error a matrix whose size in bytes overflows 64 bits
 comm_graph communication_graph(const std::vector<layout_pair>& pairs, int nranks);
 
 /// One N-dimensional movement A <- permute(B, axes) (axis i of A is axis axes[i] of B; empty: the identity).
@@ -55,6 +62,10 @@ struct nd_layout_pair {
 
 /// The same for N-d pairs (a matrix pair is the case d = 2): per axis the overlay of the position lists, and one
 /// package per combination of the axes' position pairs. Throws as above (invalid_layout from validate_global).
+/// @throws invalid_argument a null layout, element_size 0, nranks < 1, or axes that are not a permutation
+/// @throws invalid_layout a layout that fails nd_layout::validate_global(nranks)
+/// @throws dimension_mismatch A and B with different numbers of axes, or permute(B, axes) not the shape of A
+/// @throws overflow_error an array whose size in bytes overflows 64 bits
 comm_graph communication_graph(const std::vector<nd_layout_pair>& pairs, int nranks);
 
 /// The packages of a range of target labels, compressed by label: the senders of label first_label + x are
@@ -69,8 +80,8 @@ struct label_graph {
   std::vector<int> src;
   std::vector<std::int64_t> volume;
 
-  int label_count() const { return static_cast<int>(label_start.size()) - 1; }
-  std::int64_t package_count() const { return label_start.back(); }
+  int label_count() const { return static_cast<int>(label_start.size()) - 1; }  ///< labels held
+  std::int64_t package_count() const { return label_start.back(); }             ///< packages held
 };
 
 /// The packages received by the labels [first_label, end_label) of the movements, from the global layouts,
@@ -78,17 +89,31 @@ struct label_graph {
 /// target positions owned by those labels and their packages. For all labels, the same packages as
 /// communication_graph(pairs, nranks). Throws as communication_graph, and invalid_argument when the range is
 /// not inside [0, nranks].
+/// @throws invalid_argument as communication_graph, and first_label < 0, end_label < first_label or
+///   end_label > nranks
+/// @throws invalid_layout as communication_graph
+/// @throws dimension_mismatch as communication_graph
+/// @throws overflow_error as communication_graph
 label_graph incoming_packages(const std::vector<layout_pair>& pairs, int nranks, int first_label, int end_label);
+/// The N-d form: as incoming_packages above, with communication_graph's N-d checks.
+/// @throws invalid_argument as the N-d communication_graph, and a label range as above
+/// @throws invalid_layout as the N-d communication_graph
+/// @throws dimension_mismatch as the N-d communication_graph
+/// @throws overflow_error as the N-d communication_graph
 label_graph incoming_packages(const std::vector<nd_layout_pair>& pairs, int nranks, int first_label, int end_label);
 
 /// The graph by label (all labels), by a counting sort; edges with volume 0 are left out, duplicate
 /// (src, dst) edges added up. Throws invalid_argument for an edge outside [0, nranks).
+/// @throws invalid_argument nranks < 0, or an edge's src or dst outside [0, nranks)
 label_graph to_label_graph(const comm_graph& g);
 /// The graph as an edge list sorted by (src, dst); g must hold all labels (first_label 0, nranks labels).
+/// @pre label_start, src and volume consistent (package_count() entries each)
+/// @throws invalid_argument g does not hold all labels
 comm_graph to_comm_graph(const label_graph& g);
 
 /// The graph after relabeling target labels: label x becomes rank new_rank_of[x] (a permutation of
 /// [0, nranks), else invalid_argument). Equal to communication_graph() of A.relabeled(new_rank_of).
+/// @throws invalid_argument new_rank_of not a permutation of [0, nranks), or an edge's dst outside [0, nranks)
 comm_graph relabel_graph(const comm_graph& g, const std::vector<int>& new_rank_of);
 
 }  // namespace redist::relabel

@@ -20,7 +20,7 @@ enum class solver : std::uint8_t {
   exact = 1,   ///< optimal assignment (sparse shortest augmenting paths with potentials)
   greedy = 2,  ///< heaviest-edge-first matching (a 1/2-approximation) for very large P
 };
-const char* to_string(solver s);
+const char* to_string(solver s);  ///< "?" for a value outside the enum; throws nothing
 
 /// What the relabeling minimises: the cost of sending a package of V bytes from rank i to rank j.
 struct relabel_cost {
@@ -51,6 +51,8 @@ struct relabel_cost {
   /// w(src, dst, bytes): 0 for an empty package; the transform term (when `transformed`) for src == dst;
   /// otherwise the model's price plus the transform term. Throws invalid_argument when node_of is set and
   /// does not cover src or dst.
+  /// @throws invalid_argument node_of is used (latency_bandwidth, no pair_cost) and src or dst has no entry in it
+  ///   (what pair_cost throws passes through)
   double package_cost(int src, int dst, std::int64_t bytes) const;
 };
 
@@ -58,6 +60,8 @@ struct relabel_cost {
 /// MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)). Collective. Node ids are dense and numbered in the order of
 /// their lowest rank (rank 0 is on node 0), identical on every rank. Default prices.
 /// Throws redist::mpi_error when an MPI call fails.
+/// @pre collective: every rank of comm calls it
+/// @throws mpi_error an MPI call failed (on the failing rank only: nothing is agreed)
 relabel_cost node_aware_cost(MPI_Comm comm);
 
 struct relabeling {
@@ -67,7 +71,7 @@ struct relabeling {
   std::int64_t messages_before = 0, messages_after = 0;
   std::int64_t max_rank_volume_before = 0, max_rank_volume_after = 0;
   double solve_seconds = 0;          ///< building the gains and solving the assignment (not the statistics)
-  double reduction_percent() const;  ///< of remote volume; 0 when nothing was remote
+  double reduction_percent() const;  ///< of remote volume; 0 when nothing was remote; throws nothing
 };
 
 /// Finds the relabeling of the graph's target labels. Deterministic (same input, same answer on every
@@ -77,6 +81,9 @@ struct relabeling {
 /// sparse graph (P = 10 000 in well under a second); a user pair_cost is solved densely, P <= 5000.
 /// Throws invalid_argument for edges outside [0, nranks), a node_of of the wrong size or a dense problem
 /// above the limit.
+/// @throws invalid_argument nranks < 0, an edge outside [0, nranks) or with a negative volume, a solver or cost
+///   model that is not an enumerator, a node_of of the wrong size, or a pair_cost problem with more than
+///   dense_assignment_limit ranks (what pair_cost throws passes through)
 relabeling find_relabeling(const comm_graph& g, const relabel_cost& cost = {}, solver s = solver::exact);
 
 /// The same for a graph held by label (all labels, as a solving rank gathers it): the same answer and figures as
@@ -84,6 +91,8 @@ relabeling find_relabeling(const comm_graph& g, const relabel_cost& cost = {}, s
 /// the graph in place, so the solving rank holds the graph's 12 bytes per package plus O(nranks); other models
 /// and solvers go through the edge list. Throws invalid_argument as above, and for a graph that does not hold
 /// all labels.
+/// @throws invalid_argument as above; a graph that does not hold all labels [0, nranks), whose offsets decrease or
+///   do not match its senders and volumes, or with a sender outside [0, nranks) or a negative volume
 relabeling find_relabeling(const label_graph& g, const relabel_cost& cost = {}, solver s = solver::exact);
 
 /// ---- assignment solvers (exposed for tests and other capabilities) ----
@@ -103,18 +112,27 @@ inline constexpr int dense_assignment_limit = 5000;
 /// Lefts and rights that no positive edge touches are paired with each other, a left x with right x
 /// when both are left over, so that such ranks keep their labels.
 /// Throws redist::invalid_argument for n < 0, an index outside [0, n) or a non-finite weight.
+/// @throws invalid_argument n < 0, an index outside [0, n), a non-finite weight, or a negative weight with
+///   n > dense_assignment_limit
 std::vector<int> max_weight_assignment(int n, const std::vector<weighted_edge>& edges);
 /// max_weight_assignment with the gain of rank y for label x being the volume y sends to x (the locally-free
 /// gains), read from the graph in place: the same answer as max_weight_assignment on those gains. g must hold
 /// all labels with positive volumes, else invalid_argument.
+/// @pre label_start non-decreasing, with src and volume holding package_count() entries each
+/// @throws invalid_argument nranks < 0, a graph that does not hold all labels, a sender outside [0, nranks) or a
+///   volume <= 0
 std::vector<int> max_volume_assignment(const label_graph& g);
 /// Greedy counterpart: positive edges heaviest first (ties by left, then right), taken when both ends are
 /// free; then the same completion as above. At least half the optimum for non-negative weights.
+/// @throws invalid_argument n < 0, an index outside [0, n) or a non-finite weight
 std::vector<int> greedy_assignment(int n, const std::vector<weighted_edge>& edges);
 /// Minimum-cost perfect matching of a dense n x n matrix (row-major, cost[row * n + col]); returns col[row].
 /// O(n^3), n <= dense_assignment_limit.
+/// @throws invalid_argument n < 0, n > dense_assignment_limit, a matrix of other than n * n entries, or a
+///   non-finite cost
 std::vector<int> min_cost_assignment_dense(int n, const std::vector<double>& cost);
-/// Total weight of an assignment right_of[left] under the listed edges (unlisted pairs weigh 0).
+/// Total weight of an assignment right_of[left] under the listed edges (unlisted pairs weigh 0). Throws nothing;
+/// edges whose left is outside right_of count 0.
 double assignment_weight(const std::vector<weighted_edge>& edges, const std::vector<int>& right_of);
 
 }  // namespace redist::relabel

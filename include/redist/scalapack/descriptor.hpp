@@ -49,8 +49,10 @@ struct descriptor {
   /// (M = N = 0, blocks 1, sources 0, LLD 1).
   std::array<int, descriptor_length> position{};
 
+  /// DTYPE is 1 or 2.
   bool known_type() const noexcept { return dtype == block_cyclic_2d || dtype == block_cyclic_2d_inb; }
-  std::int64_t value(desc_entry e) const noexcept;
+  std::int64_t value(desc_entry e) const noexcept;  ///< the normalized entry e (0 for a value outside desc_entry)
+  /// position[e]; e must be an enumerator of desc_entry.
   int position_of(desc_entry e) const noexcept { return position[static_cast<size_t>(e)]; }
   /// The normalized array as PBLAS builds it (PB_CargFtoC): DTYPE_ = 2 for DTYPE 1 and 2, unchanged otherwise.
   std::array<std::int64_t, descriptor_length> normalized() const noexcept;
@@ -64,10 +66,16 @@ enum class dtype_fallback {
                   ///< recorded as DTYPE 1 (the reference reads every descriptor so, whatever DTYPE says)
 };
 /// Reads a caller's descriptor as `fallback` says. Throws invalid_argument for a null pointer.
+/// @pre desc holds 9 entries (DTYPE 1, or any DTYPE with read_as_type1), 11 (DTYPE 2) or at least 2 (any other
+///   DTYPE with placeholder)
+/// @throws invalid_argument desc is null
 descriptor parse_descriptor(const int* desc, dtype_fallback fallback = dtype_fallback::placeholder);
+/// The same for a descriptor of 64-bit integers.
+/// @pre as for the int form
+/// @throws invalid_argument desc is null
 descriptor parse_descriptor(const std::int64_t* desc, dtype_fallback fallback = dtype_fallback::placeholder);
 
-/// Name of a normalized entry ("DTYPE", "CTXT", "M", ... "LLD").
+/// Name of a normalized entry ("DTYPE", "CTXT", "M", ... "LLD"); "?" for a value outside desc_entry.
 const char* entry_name(desc_entry e) noexcept;
 
 /// The process grid of a BLACS context, as plain data.
@@ -76,15 +84,19 @@ struct process_grid {
   int my_row = -1, my_col = -1;     ///< this process's grid coordinates; -1 when it is not in the grid
   std::vector<int> position_ranks;  ///< communicator rank at each grid position, row-major (proc_rows*proc_cols)
 
-  bool contains_me() const noexcept { return my_row >= 0 && my_col >= 0; }
+  bool contains_me() const noexcept { return my_row >= 0 && my_col >= 0; }  ///< this process is on the grid
   /// Throws invalid_argument unless the grid is at least 1x1, position_ranks has proc_rows*proc_cols
   /// distinct non-negative entries and (my_row, my_col) is on the grid or (-1, -1).
+  /// @throws invalid_argument an empty grid, a position_ranks of the wrong length, a negative or repeated rank, or
+  ///   (my_row, my_col) neither on the grid nor (-1, -1)
   void validate() const;
 };
 
 /// Rows (or columns) of a dimension of n global indices held by grid coordinate `proc`: first block `first`,
 /// then blocks of `block`, dealt cyclically over `nprocs` from `src` (PBLAS's NUMROC for IA = 1). As in PBLAS,
 /// a replicated dimension (src < 0) or a single process holds all n. Requires first, block >= 1.
+/// Throws nothing.
+/// @pre first >= 1 and block >= 1 (else the count means nothing; block 0 divides by zero)
 std::int64_t numroc(std::int64_t n, std::int64_t first, std::int64_t block, std::int64_t proc, std::int64_t src,
                     std::int64_t nprocs);
 
@@ -101,6 +113,9 @@ std::int64_t numroc(std::int64_t n, std::int64_t first, std::int64_t block, std:
 /// sub-matrix outside the matrix, an invalid grid, or an LLD smaller than the local rows on a rank that
 /// holds part of the matrix (LLD is not used elsewhere). Run the reference checks below first to report
 /// ScaLAPACK's error codes.
+/// @throws invalid_argument m or n negative, an invalid grid (process_grid::validate), and for a non-empty
+///   sub-matrix: an unknown DTYPE, a block size below 1, RSRC or CSRC outside the grid, the sub-matrix outside
+///   the matrix, or an LLD below the local rows of a rank that holds part of the matrix
 grid_layout layout_of(std::int64_t m, std::int64_t n, std::int64_t ia, std::int64_t ja, const descriptor& desc,
                       const process_grid& grid, int my_rank);
 
@@ -126,6 +141,7 @@ enum class entry_numbering {
 ///   otherwise: M_ < 1, N_ < 1 (entries 3, 4); when M_, N_ >= 1: IA+M-1 > M_ (-(desc_pos-2)),
 ///     JA+N-1 > N_ (-(desc_pos-1)); and only when no error has been found so far (including `info`):
 ///     LLD < 1, or LLD < max(1, local rows of A) on a process holding columns of A (entry 11).
+/// Throws nothing: every problem is a code.
 int check_matrix(const process_grid& grid, std::int64_t context, std::int64_t m, int m_pos, std::int64_t n, int n_pos,
                  std::int64_t ia, std::int64_t ja, const descriptor& desc, int desc_pos, int info = 0,
                  entry_numbering numbering = entry_numbering::pblas);
@@ -134,7 +150,7 @@ int check_matrix(const process_grid& grid, std::int64_t context, std::int64_t m,
 /// sub( A ) n x m, sub( C ) m x n). Argument positions: M=1, N=2, ALPHA=3, A=4, IA=5, JA=6, DESCA=7, BETA=8,
 /// C=9, IC=10, JC=11, DESCC=12. `grid_a` is the grid of DESCA's context as seen by this process. Returns
 /// -702 when this process is not on that grid; otherwise check_matrix for A (rows N at 2, columns M at 1)
-/// then for C (M at 1, N at 2) with A's context, so C in another context is -1202.
+/// then for C (M at 1, N at 2) with A's context, so C in another context is -1202. Throws nothing.
 int check_tran(const process_grid& grid_a, std::int64_t m, std::int64_t n, std::int64_t ia, std::int64_t ja,
                const descriptor& desca, std::int64_t ic, std::int64_t jc, const descriptor& descc,
                entry_numbering numbering = entry_numbering::pblas);
@@ -146,13 +162,13 @@ int check_tran(const process_grid& grid_a, std::int64_t m, std::int64_t n, std::
 /// as seen by this process. Returns -1002 when this process is not on that grid; otherwise -1 for a TRANSA other
 /// than N, T or C (either case), else -2 for such a TRANSB, merged with check_matrix for A (M x K, or K x M unless
 /// TRANSA is N), B (K x N, or N x K unless TRANSB is N) and C (M x N), all against A's context (B in another
-/// context is -1402, C -1902): the smallest position wins, as in the reference.
+/// context is -1402, C -1902): the smallest position wins, as in the reference. Throws nothing.
 int check_gemm(const process_grid& grid_a, char transa, char transb, std::int64_t m, std::int64_t n, std::int64_t k,
                std::int64_t ia, std::int64_t ja, const descriptor& desca, std::int64_t ib, std::int64_t jb,
                const descriptor& descb, std::int64_t ic, std::int64_t jc, const descriptor& descc,
                entry_numbering numbering = entry_numbering::pblas);
 
-/// "Parameter number P[, entry number E] had an illegal value" for a non-zero info (own wording).
+/// "Parameter number P[, entry number E] had an illegal value" for a non-zero info (own wording). Throws nothing.
 std::string describe_info(int info);
 
 /// ---- REDIST checks (p?gemr2d, p?trmr2d: REDIST/SRC/p?gemr.c, p?trmr.c, pgemraux.c) -----------------------
@@ -173,10 +189,11 @@ enum class gemr2d_problem {
 };
 /// REDIST's paramcheck() for one operand, in its order (block_size placed where the reference would first
 /// divide by it); the LLD test only where this process is on the grid. For DTYPE 2 descriptors (which REDIST
-/// misreads) the local row count uses IMB as well.
+/// misreads) the local row count uses IMB as well. Throws nothing: every problem is a gemr2d_problem.
 gemr2d_problem check_gemr2d_operand(std::int64_t m, std::int64_t n, std::int64_t ia, std::int64_t ja,
                                     const descriptor& desc, const process_grid& grid);
-/// A message for a problem (own wording), naming the operand and the values.
+/// A message for a problem (own wording), naming the operand and the values. Throws nothing.
+/// @pre for leading_dimension: desc's IMB and MB >= 1 (as check_gemr2d_operand ensures before reporting it)
 std::string describe_gemr2d_problem(gemr2d_problem problem, const char* operand, std::int64_t m, std::int64_t n,
                                     std::int64_t ia, std::int64_t ja, const descriptor& desc, const process_grid& grid);
 

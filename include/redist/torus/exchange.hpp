@@ -33,6 +33,7 @@ struct machine {
 constexpr std::int64_t min_chunk_bytes = 4096;
 /// Bytes per chunk of a routed message of `message_bytes` bytes: max(ceil(message_bytes / beta),
 /// min_chunk_bytes), never more than the message (0 for an empty message).
+/// @throws invalid_argument message_bytes below 0 or beta below 1
 std::int64_t chunk_bytes(std::int64_t message_bytes, std::int64_t beta);
 /// Staging slots (of one chunk each) an intermediate keeps per pair it forwards.
 constexpr int relay_slots = 4;
@@ -49,6 +50,8 @@ routed_phases_plan make_routed_phases(MPI_Comm comm, const machine& m, const std
 
 class routed_permutation_plan {
  public:
+  /// An empty plan: every member but the destructor and the moves throws invalid_argument on it (build a plan with
+  /// make_routed_permutation). Throws nothing.
   routed_permutation_plan();
   ~routed_permutation_plan();
   routed_permutation_plan(routed_permutation_plan&&) noexcept;
@@ -56,18 +59,23 @@ class routed_permutation_plan {
   routed_permutation_plan(const routed_permutation_plan&) = delete;
   routed_permutation_plan& operator=(const routed_permutation_plan&) = delete;
 
-  /// Collective over the plan's communicator. send: send_bytes() bytes for destination(); recv: room for
-  /// receive_bytes() bytes from source(). A rank whose destination is itself copies send to recv (no
+  /// Collective over the plan's communicator. recv: room for receive_bytes() bytes from source(); send:
+  /// send_bytes() bytes for destination() (outputs first, as every plan's execute). A rank whose destination is itself copies send to recv (no
   /// message). Null buffers with bytes to move are rejected on every rank (redist::invalid_argument,
   /// agreed with one allreduce) before anything moves.
-  void execute(const void* send, void* recv) const;
+  /// @pre collective: every rank of the plan's communicator calls it, one thread at a time per plan
+  /// @throws invalid_argument the plan is empty (on this rank only: call it on made plans), or a null buffer with
+  /// bytes to move on some rank (on every rank)
+  /// @throws mpi_error an MPI call failed
+  void execute(void* recv, const void* send) const;
 
   /// The routes of the whole permutation, by node (as route_permutation returned them).
+  /// @throws invalid_argument the plan is empty (the same for every accessor below)
   const routed_permutation& routes() const;
-  int destination() const;  ///< the rank this rank sends to
-  int source() const;       ///< the rank this rank receives from
-  std::int64_t send_bytes() const;
-  std::int64_t receive_bytes() const;
+  int destination() const;             ///< the rank this rank sends to
+  int source() const;                  ///< the rank this rank receives from
+  std::int64_t send_bytes() const;     ///< bytes this rank sends
+  std::int64_t receive_bytes() const;  ///< bytes this rank receives
   /// The rank this rank's message goes through first (-1: directly, or no message).
   int send_via() const;
   /// Bytes per chunk of this rank's message: chunk_bytes(send_bytes(), beta) when it is routed, its whole
@@ -96,10 +104,16 @@ class routed_permutation_plan {
 /// destinations are allgathered (O(P) integers per rank) and must form a permutation of the ranks; every
 /// rank then routes the permutation on m.network with route_permutation (deterministic, so all ranks get the
 /// same routes) and keeps what it sends, receives and forwards. routing_mode::automatic simulates with the
-/// largest message of the permutation as time_model::message_bytes. Throws on every rank, before anything
-/// moves: redist::invalid_argument when comm's size is not m.network.nodes(), when the destinations are no
-/// permutation or the sizes negative, or when validate(options) fails; redist::inconsistent_ranks when
-/// ranks describe different machines or options. The plan owns a duplicate of comm.
+/// largest message of the permutation as time_model::message_bytes. Argument errors (invalid_argument,
+/// inconsistent_ranks) are thrown on every rank, before anything moves. The plan owns a duplicate of comm.
+/// @pre collective: every rank of comm calls it with the same machine and options (its own destination_rank and
+/// send_bytes)
+/// @throws invalid_argument comm's size or the rank mapping's ranks is not m.network.nodes(), destination_rank is
+/// outside comm, send_bytes is negative, the destinations form no permutation, or the options are invalid
+/// (validate(options), route_permutation)
+/// @throws inconsistent_ranks ranks describe different machines or routing options
+/// @throws insufficient_memory the plan's staging buffer or routes could not be allocated
+/// @throws mpi_error an MPI call failed (duplicating comm, the allgather, the agreements)
 routed_permutation_plan make_routed_permutation(MPI_Comm comm, const machine& m, int destination_rank,
                                                 std::int64_t send_bytes, const routing_options& options);
 
@@ -110,6 +124,7 @@ routed_permutation_plan make_routed_permutation(MPI_Comm comm, const machine& m,
 /// own staging slots). The phases share one duplicate of the communicator.
 class routed_phases_plan {
  public:
+  /// A plan of no phases (its execute() does nothing). Throws nothing.
   routed_phases_plan();
   ~routed_phases_plan();
   routed_phases_plan(routed_phases_plan&&) noexcept;
@@ -117,14 +132,21 @@ class routed_phases_plan {
   routed_phases_plan(const routed_phases_plan&) = delete;
   routed_phases_plan& operator=(const routed_phases_plan&) = delete;
 
-  /// Collective. send[k] / recv[k]: phase k's buffers (as routed_permutation_plan::execute). after_phase, when
+  /// Collective. recv[k] / send[k]: phase k's buffers (as routed_permutation_plan::execute). after_phase, when
   /// given, is called with k once phase k's data is in recv[k] (to consume it before the next phase; with
   /// concurrent phases, for each k in order once all have arrived). Buffers are checked once for all phases (one
   /// allreduce).
-  void execute(const std::vector<const void*>& send, const std::vector<void*>& recv,
+  /// @pre collective: every rank of the plan's communicator calls it, one thread at a time per plan
+  /// @pre after_phase returns normally: an exception from it leaves its rank alone, the others waiting in the
+  /// next phase
+  /// @throws invalid_argument send or recv does not hold one buffer per phase, or a null buffer with bytes to move,
+  /// on some rank (on every rank, before anything moves)
+  /// @throws mpi_error an MPI call failed
+  void execute(const std::vector<void*>& recv, const std::vector<const void*>& send,
                const std::function<void(int)>& after_phase = {}) const;
 
   int phases() const noexcept { return static_cast<int>(phases_.size()); }
+  /// Phase k's plan. Throws std::out_of_range (no redist::error) for k outside 0 to phases() - 1.
   const routed_permutation_plan& phase(int k) const { return phases_.at(static_cast<std::size_t>(k)); }
 
  private:
@@ -137,6 +159,12 @@ class routed_phases_plan {
 /// Collective over comm: phase k is the permutation destination_rank[k] with send_bytes[k] bytes from this
 /// rank (both vectors as long as the number of phases, the same on every rank). One allgather for all
 /// phases; errors as make_routed_permutation, naming the phase.
+/// @pre collective: every rank of comm calls it with the same machine, options and number of phases
+/// @throws invalid_argument as make_routed_permutation in any phase, destination_rank and send_bytes of different
+/// lengths, or phase_schedule::concurrent with more phases than the MPI tags allow
+/// @throws inconsistent_ranks ranks pass different numbers of phases, machines or routing options
+/// @throws insufficient_memory the plan's staging buffer or routes could not be allocated
+/// @throws mpi_error an MPI call failed
 routed_phases_plan make_routed_phases(MPI_Comm comm, const machine& m, const std::vector<int>& destination_rank,
                                       const std::vector<std::int64_t>& send_bytes, const routing_options& options);
 

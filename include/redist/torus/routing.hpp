@@ -21,7 +21,7 @@ enum class hardware_routing : std::uint8_t {
                          ///< numbered fastest), then Y, then X, each the shorter way round; a tie at exactly N/2 goes
                          ///< the + way, except from position N/2, which goes the - way (docs/smpi.md)
 };
-const char* to_string(hardware_routing r);
+const char* to_string(hardware_routing r);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
 
 /// Completion-time model of a routed permutation (see docs/torus.md). Defaults: Blue Gene/P-like links.
 struct time_model {
@@ -39,7 +39,7 @@ enum class routing_mode : std::uint8_t {
   sdr = 1,        ///< Short Dimension Routing with the given alpha and intermediate choice (the paper's Opt)
   automatic = 2,  ///< SDR with alpha (and, in 3D, the intermediate choice) minimising the simulated time
 };
-const char* to_string(routing_mode m);
+const char* to_string(routing_mode m);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
 
 /// Which nodes serve as intermediates, named for a 3D torus N_X >= N_Y >= N_Z (Section 4.3); the dimensions
 /// are ranked by length, so "X" is the longest whatever its index.
@@ -48,7 +48,7 @@ enum class intermediate_choice : std::uint8_t {
   shortest = 1,         ///< u'  = <x1, y1, (z2 + N_Z/2) mod N_Z>: only the shortest dimension changes
   all_but_longest = 2,  ///< u'' = <x1, (y2 + N_Y/2) mod N_Y, (z2 + N_Z/2) mod N_Z> (in 2D the two coincide)
 };
-const char* to_string(intermediate_choice c);
+const char* to_string(intermediate_choice c);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
 
 /// How the phases of a routed_phases_plan run (e.g. the multi-phase transpose of a non-square grid).
 enum class phase_schedule : std::uint8_t {
@@ -56,7 +56,7 @@ enum class phase_schedule : std::uint8_t {
   concurrent = 1,  ///< all at once, as point_to_point posts every message: under max-min flow sharing (SimGrid's
                    ///< model) the phases' synchronisation costs more than routing saves (docs/smpi.md)
 };
-const char* to_string(phase_schedule s);
+const char* to_string(phase_schedule s);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
 
 struct routing_options {
   routing_mode mode = routing_mode::sdr;
@@ -77,7 +77,10 @@ struct routing_options {
   phase_schedule phases = phase_schedule::sequential;
   time_model model{};
 };
-/// Throws redist::invalid_argument naming the bad field and its domain.
+/// Checks every field of the options against its domain (the time model's bandwidths > 0, its latencies,
+/// forwarding cost and message_bytes >= 0).
+/// @throws invalid_argument a field outside its domain or an enum value outside its enum; the message names the field
+/// and its domain
 void validate(const routing_options& o);
 
 /// One message of a permutation, between nodes: directly (via < 0) or through node `via`.
@@ -98,13 +101,15 @@ struct routed_permutation {
 
 /// Routes the permutation destination[n] (node n sends one message to node destination[n]; n itself or -1:
 /// no message, so a partial permutation, e.g. without the empty messages of a phase, is fine) on the torus.
-/// Deterministic: every rank computing it from the same input gets the same routes. Throws
-/// redist::invalid_argument when a destination is outside the nodes or receives two messages.
+/// Deterministic: every rank computing it from the same input gets the same routes.
+/// @throws invalid_argument destination does not hold t.nodes() entries, a destination is outside the nodes (and not
+/// -1) or receives two messages, or validate(options) fails; routing_mode::automatic also when a time model value is
+/// not finite (as simulate() checks it)
 routed_permutation route_permutation(const topology& t, const std::vector<int>& destination,
                                      const routing_options& options);
 
 /// The intermediate choice the paper's rule (Section 4.3) takes for the extents: dimensions "close" to the
-/// longest (at least 3/4 of it) keep their coordinate.
+/// longest (at least 3/4 of it) keep their coordinate. Throws nothing.
 intermediate_choice paper_choice(const topology& t);
 
 }  // namespace redist::torus

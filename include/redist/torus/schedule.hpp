@@ -19,7 +19,8 @@ struct transpose_schedule {
   int phases() const noexcept { return static_cast<int>(send_to.size()); }
 };
 
-/// Throws redist::invalid_argument unless P, Q >= 1 and P * Q fits an int.
+/// The schedule of a P x Q grid (the same on every rank: a pure function of P and Q).
+/// @throws invalid_argument P or Q below 1, or P * Q above 2^30
 transpose_schedule multiphase_transpose_schedule(int P, int Q);
 
 }  // namespace redist::torus

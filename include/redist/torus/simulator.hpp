@@ -15,20 +15,27 @@ namespace redist::torus {
 /// Load of every directed link, in messages (fractions where a routing model spreads a message over paths).
 class link_loads {
  public:
+  /// Every link of t unloaded. Throws nothing.
   explicit link_loads(const topology& t);
   const topology& network() const noexcept { return topology_; }
-  /// The link leaving `node` along dim in direction +1 (dir = 0) or -1 (dir = 1).
+  /// The link leaving `node` along dim in direction +1 (dir = 0) or -1 (dir = 1). Throws nothing.
+  /// @pre 0 <= node < network().nodes(), 0 <= dim <= 2, dir 0 or 1; not checked
   double at(int node, int dim, int dir) const { return load_[index(node, dim, dir)]; }
   /// Adds `weight` messages from source to destination routed by the hardware model.
+  /// @pre hardware is a value of hardware_routing (not checked)
+  /// @throws invalid_argument source or destination is not a node of network()
   void add_message(int source, int destination, hardware_routing hardware, double weight = 1.0);
-  /// Adds every route (both legs of the routed ones).
+  /// Adds every route (both legs of the routed ones). Checks every route before it adds any.
+  /// @pre hardware is a value of hardware_routing (not checked)
+  /// @throws invalid_argument a route's source, destination or intermediate is not a node of network(), or its
+  /// intermediate is one of its ends
   void add(const routed_permutation& p, hardware_routing hardware, double weight = 1.0);
 
   struct summary {
     std::array<double, 3> mean{};  ///< per dimension: mean over its existing directed links (0 when it has none)
     std::array<double, 3> max{};   ///< per dimension: the most loaded link
   };
-  summary summarize() const;
+  summary summarize() const;  ///< per dimension, the mean and the most loaded link. Throws nothing.
 
  private:
   std::size_t index(int node, int dim, int dir) const {
@@ -46,6 +53,11 @@ struct permutation_cost {
   double node_time = 0;        ///< the busiest node's injection, ejection or forwarding work
   double latency_time = 0;     ///< the longest route's start-up (latencies, hops, first chunk through its intermediate)
 };
+/// The links' loads of p routed on t under the hardware model, and its completion time under the time model.
+/// @pre hardware is a value of hardware_routing (not checked)
+/// @throws invalid_argument a time model value outside its domain or not finite (bandwidths > 0, latencies,
+/// forwarding cost and message_bytes >= 0), p.beta below 1 while some route has an intermediate, or a route that
+/// link_loads::add rejects
 permutation_cost simulate(const topology& t, const routed_permutation& p, hardware_routing hardware,
                           const time_model& model);
 

@@ -41,19 +41,28 @@ struct strided {
   std::int64_t cs;  ///< distance between consecutive columns
 };
 
+/// The strides of a block stored in `order` with leading dimension ld. Throws nothing.
 inline strided strides(storage_order order, std::int64_t ld) {
   return order == storage_order::col_major ? strided{1, ld} : strided{ld, 1};
 }
 
+/// Elements from which a block is split over the OpenMP threads (outside a parallel region).
 inline constexpr std::int64_t parallel_threshold = 1 << 16;
 
+/// Ordinary or non-temporal stores (see above).
 enum class store_hint : std::uint8_t { cached, streaming };
 
+/// dst = alpha * op(src) + beta * dst on a rows x cols block (the rules above). Defined for float, double,
+/// std::complex<float>, std::complex<double>, std::int32_t and std::int64_t. Throws nothing.
+/// @pre dst (and src unless alpha == 0) address every element of the block through their strides; dst and src do
+///   not overlap
 template <class T>
 void transform_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t rows, std::int64_t cols, op o,
                      T alpha, T beta, store_hint stores = store_hint::cached);
 
-/// Plain copy of a strided block into another (no op): used to pack blocks into messages.
+/// Plain copy of a strided block into another (no op): used to pack blocks into messages. Defined for the same
+/// types as transform_block. Throws nothing.
+/// @pre dst and src address every element of the block through their strides and do not overlap
 template <class T>
 void copy_block(T* dst, strided dst_s, const T* src, strided src_s, std::int64_t rows, std::int64_t cols,
                 store_hint stores = store_hint::cached);

@@ -28,14 +28,25 @@ namespace redist {
 
 class node_buffer {
  public:
-  node_buffer();
-  node_buffer(MPI_Comm comm, std::int64_t bytes);  ///< collective over comm
+  node_buffer();  ///< empty: no segment, data() null, bytes() 0; throws nothing
+  /// Allocates this rank's segment of `bytes` bytes in a shared window of its node. Collective over comm; the sizes
+  /// are checked and agreed before any rank allocates, so a problem on one rank throws on every rank.
+  /// @pre collective: every rank of comm calls it (bytes may differ between ranks); MPI is initialized
+  /// @throws invalid_argument bytes < 0 on some rank
+  /// @throws insufficient_memory bytes beyond some rank's physical memory
+  /// @throws mpi_error an MPI call failed (MPI_Win_allocate_shared refusing a segment included)
+  node_buffer(MPI_Comm comm, std::int64_t bytes);
+  /// Frees the window: collective over the ranks of the buffer's communicator on this node (MPI_Win_free).
+  /// @pre those ranks destroy their node_buffers in the same order; no execution reads the buffer; before
+  ///   MPI_Finalize (after it the window is left to MPI)
   ~node_buffer();
   node_buffer(node_buffer&&) noexcept;
+  /// Move assignment: the buffer this one held is freed first, collectively, as by the destructor.
   node_buffer& operator=(node_buffer&&) noexcept;
 
-  void* data() const;  ///< this rank's segment
-  std::int64_t bytes() const;
+  void* data() const;          ///< this rank's segment (null for an empty node_buffer); throws nothing
+  std::int64_t bytes() const;  ///< the segment's size (0 for an empty node_buffer); throws nothing
+  /// data() as T*.
   template <class T>
   T* as() const {
     return static_cast<T*>(data());

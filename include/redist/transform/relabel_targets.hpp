@@ -21,6 +21,17 @@ struct relabeled_targets {
 /// 0 gathers them, solves, and broadcasts the permutation and the figures, so rank 0 holds the graph (12 bytes per
 /// package) and the other ranks O(their packages + nranks). The answer is find_relabeling's on the whole graph.
 /// Jobs must cover all of A (element_region region_shape::all; throws invalid_argument otherwise).
+/// @pre collective: every rank of comm calls it with the same jobs (checked), cost and solver (not checked: rank 0's
+///   are used for the solve)
+/// @throws inconsistent_ranks ranks passed different jobs (layouts, ops or element types)
+/// @throws invalid_argument a job whose region is not all or whose element type is not an enumerator, a solver or
+///   cost model that is not an enumerator, a node_of of the wrong size, or a pair_cost problem above
+///   dense_assignment_limit ranks
+/// @throws invalid_layout a layout communication_graph refuses
+/// @throws dimension_mismatch op(B) of a job is not the shape of its A
+/// @throws overflow_error a job whose size in bytes overflows 64 bits
+/// @throws insufficient_memory an allocation failed on some rank
+/// @throws mpi_error an MPI call failed
 relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_description>& jobs,
                                   const relabel::relabel_cost& cost = {},
                                   relabel::solver solver = relabel::solver::exact);
@@ -32,6 +43,18 @@ struct relabeled_reshape_targets {
   std::vector<nd_layout> a_layouts;  ///< one per job, owners relabeled, local storage of this rank rebuilt
   relabel::relabeling result;
 };
+/// relabel_targets for N-dimensional jobs (see relabeled_reshape_targets).
+/// @pre collective: every rank of comm calls it with the same jobs (checked: layouts, axes, element types), cost and
+///   solver (not checked: rank 0's are used for the solve)
+/// @throws inconsistent_ranks ranks passed different jobs
+/// @throws invalid_argument a job whose region is not all, axes that are not a permutation, a solver or cost model
+///   that is not an enumerator, a node_of of the wrong size, or a pair_cost problem above dense_assignment_limit
+///   ranks
+/// @throws invalid_layout a layout that fails nd_layout::validate_global
+/// @throws dimension_mismatch permute(B, axes) of a job is not the shape of its A
+/// @throws overflow_error a job whose size in bytes overflows 64 bits
+/// @throws insufficient_memory an allocation failed on some rank
+/// @throws mpi_error an MPI call failed
 relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vector<reshape_job>& jobs,
                                                   const relabel::relabel_cost& cost = {},
                                                   relabel::solver solver = relabel::solver::exact);

@@ -29,7 +29,7 @@ class torus_routed_executor final : public transform_executor {
       if (round_send_[k] != no_message) round_out[k] = p.private_send(round_send_[k]);
       if (round_recv_[k] != no_message) round_in[k] = p.private_recv(round_recv_[k]);
     }
-    rounds_.execute(round_out, round_in, [&](int k) {
+    rounds_.execute(round_in, round_out, [&](int k) {
       const std::size_t i = round_recv_[static_cast<std::size_t>(k)];
       if (i != no_message) ops.unpack_message(p.recvs[i], p.private_recv(i));
     });
