@@ -7,6 +7,7 @@
 #include <numeric>
 #include <vector>
 
+#include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "neighbor_detail.hpp"
 
@@ -207,7 +208,21 @@ cost_model remembered_calibration(MPI_Comm comm, const layout_facts& f) {
 }  // namespace detail
 
 cost_model calibrate_cost_model(MPI_Comm comm, const exchange_options& regions) {
-  return detail::measure(comm, detail::find_regions(comm, regions));
+  // The ping-pongs travel on the library's private duplicate of comm, never on comm itself, where they could match
+  // the application's receives; the duplicate is made inside an agreement, as a plan's set-up makes it.
+  {
+    mpi::agreement agreed(comm);
+    agreed.attempt([&] {
+      if (regions.region_size < 0)
+        throw invalid_argument("exchange_options::region_size = " + std::to_string(regions.region_size) +
+                               " is negative");
+    });
+    agreed.collective([&] { mpi::call_duplicate(comm); });
+    agreed.on_failure([comm] { mpi::forget_call_duplicate(comm); });
+    agreed.conclude();
+  }
+  const MPI_Comm channel = mpi::call_duplicate(comm);
+  return detail::measure(channel, detail::find_regions(channel, regions));
 }
 
 }  // namespace redist::exchange

@@ -10,6 +10,15 @@
 #include "relabel/gathered.hpp"
 
 namespace redist {
+namespace {
+
+// Rank 0 solves for everyone: every rank must ask for the same assignment (cost model, prices, nodes, solver).
+void add_cost_and_solver(field_hash& hash, const relabel::relabel_cost& cost, relabel::solver solver) {
+  hash.add_all(cost.model, cost.prices.intra_latency, cost.prices.intra_seconds_per_byte, cost.prices.inter_latency,
+               cost.prices.inter_seconds_per_byte, cost.node_of, solver);
+}
+
+}  // namespace
 
 relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_description>& jobs,
                                   const relabel::relabel_cost& cost, relabel::solver solver) {
@@ -22,8 +31,10 @@ relabeled_targets relabel_targets(MPI_Comm comm, const std::vector<job_descripti
   field_hash hash;
   hash.add(jobs.size());
   for (const auto& j : jobs) hash.add_all(j.a.global_hash(), j.b.global_hash(), j.operation, j.type);
+  add_cost_and_solver(hash, cost, solver);
   agreed.require_same(hash.value(),
-                      "ranks passed different jobs (layouts, ops or element types) to relabel_targets; "
+                      "ranks passed different jobs (layouts, ops or element types), costs or solvers to "
+                      "relabel_targets; "
                       "every rank must describe the same jobs");
   relabel::label_graph mine;
   agreed.attempt([&] {
@@ -56,9 +67,10 @@ relabeled_reshape_targets relabel_reshape_targets(MPI_Comm comm, const std::vect
   field_hash hash;
   hash.add(jobs.size());
   for (const auto& j : jobs) hash.add_all(j.a.global_hash(), j.b.global_hash(), j.type, j.axes);
+  add_cost_and_solver(hash, cost, solver);
   agreed.require_same(hash.value(),
-                      "ranks passed different jobs (layouts, axes or element types) to relabel_reshape_targets; "
-                      "every rank must describe the same jobs");
+                      "ranks passed different jobs (layouts, axes or element types), costs or solvers to "
+                      "relabel_reshape_targets; every rank must describe the same jobs");
   relabel::label_graph mine;
   agreed.attempt([&] {
     std::vector<relabel::nd_layout_pair> pairs;

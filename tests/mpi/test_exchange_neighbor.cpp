@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_rejected.hpp"
 #include "mpi_test_support.hpp"
 #include "redist/redist.h"
 #include "redist/redist.hpp"
@@ -479,7 +480,20 @@ TEST(ExchangeNeighbor, AutomaticFollowsTheCostModel) {
 TEST(ExchangeNeighbor, CalibrationGivesTheSameFiguresEverywhere) {
   exchange_options regions;
   regions.region_size = 2;
+  // A receive the application has posted on the communicator: the calibration's messages must not match it (were
+  // they sent on the caller's communicator, one would land here and the calibration would wait for it: ctest's
+  // timeout fails the test then).
+  int posted = 0;
+  MPI_Request application;
+  MPI_Irecv(&posted, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &application);
   const cost_model m = calibrate_cost_model(MPI_COMM_WORLD, regions);
+  int matched = 0;
+  MPI_Test(&application, &matched, MPI_STATUS_IGNORE);
+  EXPECT_EQ(matched, 0) << "a calibration message arrived in the application's receive on the caller's communicator";
+  if (!matched) {
+    MPI_Cancel(&application);
+    MPI_Wait(&application, MPI_STATUS_IGNORE);
+  }
   const double figures[6] = {m.intra_latency,          m.intra_seconds_per_byte,  m.inter_latency,
                              m.inter_seconds_per_byte, m.region_seconds_per_byte, m.copy_seconds_per_byte};
   double lowest[6], highest[6];
@@ -490,6 +504,12 @@ TEST(ExchangeNeighbor, CalibrationGivesTheSameFiguresEverywhere) {
     EXPECT_GE(figures[k], 0.0) << "figure " << k;
   }
   EXPECT_EQ(m.source, "calibrated");
+}
+
+TEST(ExchangeNeighbor, CalibrationRefusesANegativeRegionSizeOnEveryRank) {
+  exchange_options regions;
+  if (world_rank() == world_size() - 1) regions.region_size = -2;
+  expect_rejected<redist::invalid_argument>([&] { calibrate_cost_model(MPI_COMM_WORLD, regions); }, "is negative");
 }
 
 TEST(ExchangeNeighbor, CApiExtAndQuery) {

@@ -205,6 +205,8 @@ TEST(HostileCpp, RelabelTargets) {
     if (bad && which == 3) jobs[0].a = block_cyclic(square_params(15, 4, p, 1), me);
     if (bad && which == 4) jobs[0].a = block_cyclic(square_params(16, 2, p, 1), me);  // valid alone
     if (bad && which == 5) jobs.push_back(jobs[0]);
+    if (bad && which == 6) solver = relabel::solver::greedy;  // valid alone: rank 0's would decide for all
+    if (bad && which == 7) cost.model = relabel::relabel_cost::kind::latency_bandwidth;
     return outcome_of([&] {
       const std::vector<int> perm = relabel_targets(MPI_COMM_WORLD, jobs, cost, solver).result.new_rank_of;
       std::copy(perm.begin(), perm.end(), permutation.as<int>());
@@ -216,6 +218,8 @@ TEST(HostileCpp, RelabelTargets) {
       {"A's shape", [&](bool bad) { return call(bad, 3); }},
       {"A's block size on one rank", [&](bool bad) { return call(bad, 4); }, invalid_on::one_rank_only},
       {"a job more on one rank", [&](bool bad) { return call(bad, 5); }, invalid_on::one_rank_only},
+      {"another solver on one rank", [&](bool bad) { return call(bad, 6); }, invalid_on::one_rank_only},
+      {"another cost model on one rank", [&](bool bad) { return call(bad, 7); }, invalid_on::one_rank_only},
   };
   count(run_hostile("relabel_targets", {&permutation}, cases, [&] { return call(false, -1); }));
 }

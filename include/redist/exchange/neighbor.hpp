@@ -53,6 +53,8 @@ struct exchange_options {
 /// contention; the result is the same on every rank.
 /// @pre collective: every rank of comm calls it and chooses its region the same way (region_id, region_size or
 ///   the node)
+/// The messages travel on the library's private duplicate of comm, never on comm itself.
+/// @throws invalid_argument a negative region_size on some rank (on every rank)
 /// @throws inconsistent_ranks ranks chose their regions differently, or passed different region sizes
 /// @throws mpi_error an MPI call failed
 cost_model calibrate_cost_model(MPI_Comm comm, const exchange_options& regions = {});

@@ -21,9 +21,9 @@ struct relabeled_targets {
 /// 0 gathers them, solves, and broadcasts the permutation and the figures, so rank 0 holds the graph (12 bytes per
 /// package) and the other ranks O(their packages + nranks). The answer is find_relabeling's on the whole graph.
 /// Jobs must cover all of A (element_region region_shape::all; throws invalid_argument otherwise).
-/// @pre collective: every rank of comm calls it with the same jobs (checked), cost and solver (not checked: rank 0's
-///   are used for the solve)
-/// @throws inconsistent_ranks ranks passed different jobs (layouts, ops or element types)
+/// @pre collective: every rank of comm calls it with the same jobs, cost and solver (checked, except cost.pair_cost,
+///   which cannot be compared: rank 0's is used for the solve)
+/// @throws inconsistent_ranks ranks passed different jobs (layouts, ops or element types), costs or solvers
 /// @throws invalid_argument a job whose region is not all or whose element type is not an enumerator, a solver or
 ///   cost model that is not an enumerator, a node_of of the wrong size, or a pair_cost problem above
 ///   dense_assignment_limit ranks
@@ -44,9 +44,9 @@ struct relabeled_reshape_targets {
   relabel::relabeling result;
 };
 /// relabel_targets for N-dimensional jobs (see relabeled_reshape_targets).
-/// @pre collective: every rank of comm calls it with the same jobs (checked: layouts, axes, element types), cost and
-///   solver (not checked: rank 0's are used for the solve)
-/// @throws inconsistent_ranks ranks passed different jobs
+/// @pre collective: every rank of comm calls it with the same jobs, cost and solver (checked, except cost.pair_cost,
+///   which cannot be compared: rank 0's is used for the solve)
+/// @throws inconsistent_ranks ranks passed different jobs (layouts, axes, element types), costs or solvers
 /// @throws invalid_argument a job whose region is not all, axes that are not a permutation, a solver or cost model
 ///   that is not an enumerator, a node_of of the wrong size, or a pair_cost problem above dense_assignment_limit
 ///   ranks
