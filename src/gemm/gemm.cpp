@@ -53,13 +53,17 @@ gemm_plan::gemm_plan(gemm_plan&&) noexcept = default;
 gemm_plan& gemm_plan::operator=(gemm_plan&&) noexcept = default;
 gemm_plan::gemm_plan(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 
-const gemm_description& gemm_plan::description() const { return impl_->description; }
+const gemm_description& gemm_plan::description() const {
+  if (!impl_) throw invalid_argument("description of an empty gemm_plan (build it with make_gemm_plan)");
+  return impl_->description;
+}
 gemm_statistics gemm_plan::statistics() const {
+  if (!impl_) return {};
   gemm_statistics s = impl_->stats;
   s.last_execution = impl_->last_execution;
   return s;
 }
-MPI_Comm gemm_plan::communicator() const { return impl_->comm.get(); }
+MPI_Comm gemm_plan::communicator() const { return impl_ ? impl_->comm.get() : MPI_COMM_NULL; }
 
 std::string gemm_plan::type_problem(element_type t) const {
   if (!impl_ || impl_->description.type == t) return {};

@@ -780,3 +780,12 @@ TEST(Gemm, PlansPlacingTheSameGridShareItsLines) {
   }
   MPI_Comm_free(&comm);
 }
+
+TEST(Gemm, AnEmptyPlanRefusesWhatItCannotAnswerAndReportsNothing) {
+  const gemm_plan empty;
+  EXPECT_THROW(empty.description(), invalid_argument);
+  EXPECT_EQ(empty.communicator(), MPI_COMM_NULL);
+  EXPECT_EQ(empty.statistics().position_m, -1);
+  EXPECT_FALSE(empty.in_progress());
+  EXPECT_THROW(empty.wait(), invalid_argument);
+}

@@ -209,11 +209,11 @@ class gemm_plan {
   /// True between a start() that returned and its wait() (this rank). Throws nothing.
   bool in_progress() const;
 
-  /// The problem as planned. Throws nothing.
-  /// @pre the plan is not empty (made by make_gemm_plan; not checked), as for statistics() and communicator()
+  /// The problem as planned.
+  /// @throws invalid_argument the plan is empty (not made by make_gemm_plan)
   const gemm_description& description() const;
-  gemm_statistics statistics() const;  ///< this rank's. Throws nothing.
-  MPI_Comm communicator() const;       ///< duplicate owned by the plan
+  gemm_statistics statistics() const;  ///< this rank's (an empty plan: zeros). Throws nothing.
+  MPI_Comm communicator() const;       ///< duplicate owned by the plan (an empty plan: MPI_COMM_NULL). Throws nothing.
 
   struct impl;
 
