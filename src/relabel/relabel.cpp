@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gathered.hpp"
+#include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "redist/error.hpp"
 #include "redist/relabel/relabel.hpp"
@@ -258,8 +259,16 @@ double relabel_cost::package_cost(int src, int dst, std::int64_t bytes) const {
 }
 
 relabel_cost node_aware_cost(MPI_Comm comm) {
-  // A node is named by the lowest rank of comm on it, so every rank derives the same numbering.
-  const std::vector<int> leader_of = mpi::node_leaders(comm);
+  // A node is named by the lowest rank of comm on it, so every rank derives the same numbering. The leaders are
+  // found in an agreed collective step: a rank whose split fails fails every rank, and none keeps cached leaders
+  // the others will gather again.
+  std::vector<int> leader_of;
+  {
+    mpi::agreement agreed(comm);
+    agreed.collective([&] { leader_of = mpi::node_leaders(comm); });
+    agreed.on_failure([comm] { mpi::forget_node_leaders(comm); });
+    agreed.conclude();
+  }
   relabel_cost model;
   model.model = relabel_cost::kind::latency_bandwidth;
   // Dense node ids in the order of the leaders: node 0 holds rank 0.

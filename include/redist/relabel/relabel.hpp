@@ -61,7 +61,7 @@ struct relabel_cost {
 /// their lowest rank (rank 0 is on node 0), identical on every rank. Default prices.
 /// Throws redist::mpi_error when an MPI call fails.
 /// @pre collective: every rank of comm calls it
-/// @throws mpi_error an MPI call failed (on the failing rank only: nothing is agreed)
+/// @throws mpi_error an MPI call failed (on every rank: the node discovery is agreed)
 relabel_cost node_aware_cost(MPI_Comm comm);
 
 struct relabeling {
