@@ -7,6 +7,7 @@
 #include <numeric>
 #include <utility>
 
+#include "grid_view.hpp"
 #include "redist/error.hpp"
 
 namespace redist {
@@ -128,23 +129,71 @@ nd_layout nd_layout::permuted(const std::vector<int>& axes) const {
   return p;
 }
 
-nd_layout to_nd_layout(const grid_layout& l) {
+namespace {
+
+// The matrix's description as a 2-D nd_layout; local storage only when asked for.
+nd_layout nd_view(const grid_layout& l, bool with_local_storage) {
   const bool col_major = l.packing_order() == storage_order::col_major;
+  const bool regular = l.kind() == storage_kind::regular;
   std::vector<nd_local_block> blocks;
-  for (const local_block& b : l.local_blocks()) {
-    const bool c = b.order == storage_order::col_major;
-    blocks.push_back({{b.block.row, b.block.col},
-                      b.offset,
-                      c ? std::vector<std::int64_t>{1, b.ld} : std::vector<std::int64_t>{b.ld, 1}});
-  }
   std::vector<std::int64_t> strides;
-  if (l.kind() == storage_kind::regular)
-    strides = col_major ? std::vector<std::int64_t>{1, l.local_ld()} : std::vector<std::int64_t>{l.local_ld(), 1};
   std::vector<std::vector<std::int64_t>> local_start;
-  if (l.kind() == storage_kind::regular) local_start = {l.local_row_start(), l.local_col_start()};
+  if (with_local_storage) {
+    for (const local_block& b : l.local_blocks()) {
+      const bool c = b.order == storage_order::col_major;
+      blocks.push_back({{b.block.row, b.block.col},
+                        b.offset,
+                        c ? std::vector<std::int64_t>{1, b.ld} : std::vector<std::int64_t>{b.ld, 1}});
+    }
+    if (regular) {
+      strides = col_major ? std::vector<std::int64_t>{1, l.local_ld()} : std::vector<std::int64_t>{l.local_ld(), 1};
+      local_start = {l.local_row_start(), l.local_col_start()};
+    }
+  }
   return nd_layout({l.row_splits(), l.col_splits()}, {l.row_proc(), l.col_proc()}, {l.proc_rows(), l.proc_cols()},
                    l.grid_ranks(), col_major ? fortran_order(2) : c_order(2), l.kind(), std::move(local_start),
-                   std::move(strides), std::move(blocks), l.my_rank());
+                   std::move(strides), std::move(blocks), with_local_storage ? l.my_rank() : -1);
+}
+
+// A matrix's storage order and leading dimension from 2-D strides; {1, 1} (one row or column) reads as
+// `preferred`.
+std::pair<storage_order, std::int64_t> matrix_strides(const std::vector<std::int64_t>& strides,
+                                                      storage_order preferred) {
+  if (strides.size() == 2) {
+    const bool col = strides[0] == 1, row = strides[1] == 1;
+    if (col && (!row || preferred == storage_order::col_major)) return {storage_order::col_major, strides[1]};
+    if (row) return {storage_order::row_major, strides[0]};
+  }
+  std::string text;
+  for (std::int64_t s : strides) text += (text.empty() ? "" : ", ") + std::to_string(s);
+  throw invalid_layout("strides {" + text + "} describe no column- or row-major matrix; expected {1, ld} or {ld, 1}");
+}
+
+}  // namespace
+
+nd_layout to_nd_layout(const grid_layout& l) { return nd_view(l, true); }
+
+nd_layout detail::global_nd_view(const grid_layout& l) { return nd_view(l, false); }
+
+grid_layout detail::grid_from_nd(const nd_layout& l) {
+  const storage_order packing =
+      l.packing_order() == fortran_order(2) ? storage_order::col_major : storage_order::row_major;
+  std::vector<local_block> blocks;
+  for (const nd_local_block& b : l.local_blocks()) {
+    const auto [order, ld] = matrix_strides(b.strides, packing);
+    blocks.push_back({{b.block[0], b.block[1]}, b.offset, ld, order});
+  }
+  const bool regular = l.kind() == storage_kind::regular;
+  std::int64_t ld = 1;
+  if (regular && !l.local_strides().empty()) {
+    const auto [order, regular_ld] = matrix_strides(l.local_strides(), packing);
+    if (order != packing)
+      throw invalid_layout("regular storage's strides are not in its packing order; a matrix's local array is");
+    ld = regular_ld;
+  }
+  return grid_layout(l.splits(0), l.splits(1), l.procs(0), l.procs(1), l.grid_shape()[0], l.grid_shape()[1],
+                     l.grid_ranks(), packing, l.kind(), regular ? l.local_start(0) : std::vector<std::int64_t>{},
+                     regular ? l.local_start(1) : std::vector<std::int64_t>{}, ld, std::move(blocks), l.my_rank());
 }
 
 }  // namespace redist

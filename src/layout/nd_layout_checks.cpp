@@ -17,6 +17,14 @@ using detail::checked_mul;
 
 namespace {
 
+// How messages name an axis: the two axes of a 2-D layout (a matrix, and grid_layout's view) also by their
+// matrix names, so that ScaLAPACK-style callers read rows and columns.
+std::string axis_name(size_t axis, size_t ndim) {
+  std::string s = "axis " + std::to_string(axis);
+  if (ndim == 2) s += axis == 0 ? " (rows)" : " (columns)";
+  return s;
+}
+
 std::string coords(const std::vector<std::int64_t>& c) {
   std::string s = "(";
   for (size_t k = 0; k < c.size(); ++k) s += (k ? "," : "") + std::to_string(c[k]);
@@ -109,8 +117,8 @@ std::string aliasing_error(const std::vector<std::int64_t>& extents, const std::
   for (size_t i = 0; i < axes.size(); ++i) {
     const size_t a = axes[i];
     if (strides[a] < covered)
-      return "stride " + std::to_string(strides[a]) + " of axis " + std::to_string(a) + " is smaller than the " +
-             std::to_string(covered) + " elements axis " + std::to_string(axes[i - 1]) +
+      return "stride " + std::to_string(strides[a]) + " of " + axis_name(a, extents.size()) + " is smaller than the " +
+             std::to_string(covered) + " elements " + axis_name(axes[i - 1], extents.size()) +
              " (and the faster axes) span, so distinct indices share memory";
     covered = checked_add(checked_mul(extents[a] - 1, strides[a], "local array size"), covered, "local array size");
   }
@@ -122,7 +130,7 @@ std::string strides_error(const std::vector<std::int64_t>& strides, size_t ndim)
     return std::to_string(strides.size()) + " strides given, expected one per axis (" + std::to_string(ndim) + ")";
   for (size_t k = 0; k < ndim; ++k)
     if (strides[k] <= 0)
-      return "stride of axis " + std::to_string(k) + " is " + std::to_string(strides[k]) + ", expected > 0";
+      return "stride of " + axis_name(k, ndim) + " is " + std::to_string(strides[k]) + ", expected > 0";
   return {};
 }
 
@@ -219,7 +227,7 @@ void nd_layout::validate_global(int comm_size) const {
   count(packing_order_.size(), "packing_order");
   std::int64_t positions = 1;
   for (int k = 0; k < d; ++k) {
-    const std::string axis = "axis " + std::to_string(k) + ": ";
+    const std::string axis = axis_name(static_cast<size_t>(k), static_cast<size_t>(d)) + ": ";
     const auto& s = splits_[static_cast<size_t>(k)];
     if (s.empty() || s.front() != 0)
       throw invalid_layout(axis + "splits must start at 0, got " + (s.empty() ? "none" : std::to_string(s.front())));
@@ -269,9 +277,9 @@ void nd_layout::validate_local() const {
                            " axes, expected " + std::to_string(d));
     for (int k = 0; k < d; ++k)
       if (static_cast<std::int64_t>(local_start(k).size()) != blocks(k))
-        throw invalid_layout("axis " + std::to_string(k) + ": regular storage" + on + " has " +
-                             std::to_string(local_start(k).size()) + " local starts, expected one per block (" +
-                             std::to_string(blocks(k)) + ")");
+        throw invalid_layout(axis_name(static_cast<size_t>(k), static_cast<size_t>(d)) + ": regular storage" + on +
+                             " has " + std::to_string(local_start(k).size()) +
+                             " local starts, expected one per block (" + std::to_string(blocks(k)) + ")");
     if (auto e = strides_error(local_strides_, static_cast<size_t>(d)); !e.empty())
       throw invalid_layout("regular storage" + on + ": " + e);
     // Along each axis, the blocks of the coordinates this rank holds must lie at distinct local indices; then no
@@ -288,8 +296,8 @@ void nd_layout::validate_local() const {
         if (!coord_held[static_cast<size_t>(k)][static_cast<size_t>(procs(k)[static_cast<size_t>(b)])]) continue;
         const std::int64_t s = local_start(k)[static_cast<size_t>(b)];
         if (s < 0)
-          throw invalid_layout("axis " + std::to_string(k) + ": local start of block " + std::to_string(b) + on +
-                               " is " + std::to_string(s) + ", expected >= 0");
+          throw invalid_layout(axis_name(static_cast<size_t>(k), static_cast<size_t>(d)) + ": local start of block " +
+                               std::to_string(b) + on + " is " + std::to_string(s) + ", expected >= 0");
         starts.emplace_back(s, b);
       }
       std::sort(starts.begin(), starts.end());
@@ -297,10 +305,10 @@ void nd_layout::validate_local() const {
         const auto [s0, b0] = starts[i - 1];
         const auto [s1, b1] = starts[i];
         if (s1 < s0 + block_extent(*this, k, b0))
-          throw invalid_layout("axis " + std::to_string(k) + ": blocks " + std::to_string(b0) + " and " +
-                               std::to_string(b1) + on + " overlap in local indices: [" + std::to_string(s0) + ", " +
-                               std::to_string(s0 + block_extent(*this, k, b0)) + ") and [" + std::to_string(s1) +
-                               ", ...); expected disjoint local ranges");
+          throw invalid_layout(axis_name(static_cast<size_t>(k), static_cast<size_t>(d)) + ": blocks " +
+                               std::to_string(b0) + " and " + std::to_string(b1) + on + " overlap in local indices: [" +
+                               std::to_string(s0) + ", " + std::to_string(s0 + block_extent(*this, k, b0)) + ") and [" +
+                               std::to_string(s1) + ", ...); expected disjoint local ranges");
       }
     }
     if (auto e = aliasing_error(regular_local_extents(*this), local_strides_); !e.empty())
@@ -317,8 +325,9 @@ void nd_layout::validate_local() const {
     const std::string where = "local block " + coords(b.block) + on;
     for (int k = 0; k < d; ++k)
       if (b.block[static_cast<size_t>(k)] < 0 || b.block[static_cast<size_t>(k)] >= blocks(k))
-        throw invalid_layout(where + ": coordinate " + std::to_string(k) + " is outside the axis's " +
-                             std::to_string(blocks(k)) + " blocks");
+        throw invalid_layout(where + ": coordinate " + std::to_string(k) + " is outside the " +
+                             std::to_string(blocks(k)) + " blocks of " +
+                             axis_name(static_cast<size_t>(k), static_cast<size_t>(d)));
     if (owner(b.block.data()) != my_rank_)
       throw invalid_layout(where + " is owned by rank " + std::to_string(owner(b.block.data())));
     if (b.offset < 0) throw invalid_layout(where + " has negative offset " + std::to_string(b.offset));
@@ -328,6 +337,10 @@ void nd_layout::validate_local() const {
     spans.emplace_back(b.offset, checked_add(b.offset, span(extents, b.strides), "local array size"));
     listed.push_back(b.block);
   }
+  // A block listed twice would also share memory with itself: say what is wrong first.
+  std::sort(listed.begin(), listed.end());
+  for (size_t i = 1; i < listed.size(); ++i)
+    if (listed[i] == listed[i - 1]) throw invalid_layout("local block " + coords(listed[i]) + " is listed twice" + on);
   // Blocks whose spans overlap share memory unless they interleave: decided exactly for blocks of equal strides
   // (the cells of one strided array, as box_layout makes them), conservatively (as overlapping) otherwise.
   std::vector<size_t> by_offset(spans.size());
@@ -344,9 +357,6 @@ void nd_layout::validate_local() const {
           std::to_string(spans[by_offset[i]].first) + ", " + std::to_string(spans[by_offset[i]].second) + ") and [" +
           std::to_string(spans[by_offset[j]].first) + ", " + std::to_string(spans[by_offset[j]].second) + "))");
     }
-  std::sort(listed.begin(), listed.end());
-  for (size_t i = 1; i < listed.size(); ++i)
-    if (listed[i] == listed[i - 1]) throw invalid_layout("local block " + coords(listed[i]) + " is listed twice" + on);
   // Every listed block is owned and distinct, so all owned blocks are listed iff the counts agree; the missing
   // one is looked for only then.
   std::int64_t owned = 0;

@@ -155,7 +155,7 @@ TEST(TransformErrors, SplitsNotIncreasing) {
   auto b = block_cyclic(square(8, 2), me);
   std::vector<double> A(64, 1.0), B(static_cast<size_t>(b.local_elements()), 2.0);
   expect_rejected<invalid_layout>([&] { transform(MPI_COMM_WORLD, a, A.data(), b, B.data(), op::identity, 1.0, 0.0); },
-                                  A, "strictly increasing");
+                                  A, "splits must increase");
 }
 
 TEST(TransformErrors, CustomLayoutMissingLocalBlock) {

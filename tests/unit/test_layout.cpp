@@ -450,17 +450,17 @@ TEST(Validation, GlobalDescriptionErrors) {
       [&] {
         redist::custom({1, 4}, {0, 2}, {0}, {}, -1).validate_global(2);
       },
-      "row splits must start at 0");
+      "axis 0 (rows): splits must start at 0");
   expect_invalid_layout(
       [&] {
         redist::custom({0, 4}, {0, 2, 2}, {0, 1}, {}, -1).validate_global(2);
       },
-      "column splits must be strictly increasing");
+      "axis 1 (columns): splits must increase");
   expect_invalid_layout(
       [&] {
         redist::custom({0, 4, 3}, {0, 2}, {0, 1}, {}, -1).validate_global(2);
       },
-      "strictly increasing");
+      "axis 0 (rows): splits must increase");
   expect_invalid_layout(
       [&] {
         redist::custom({0, 2, 4}, {0, 2, 4}, {0, 1, 2, 0}, {}, -1).validate_global(2);
@@ -526,22 +526,28 @@ TEST(Validation, LocalStorageErrors) {
       [&] {
         make({b00, {{1, 1}, 10, 2, storage_order::col_major}}).validate_local();
       },
-      "leading dimension 2, smaller than its 3 rows");
+      "stride 2 of axis 1 (columns) is smaller than the 3 elements axis 0 (rows)");
   expect_invalid_layout(
       [&] {
         make({b00, {{1, 1}, 10, 3, storage_order::row_major}}).validate_local();
       },
-      "leading dimension 3, smaller than its 4 columns");
+      "stride 3 of axis 0 (rows) is smaller than the 4 elements axis 1 (columns)");
   expect_invalid_layout(
       [&] {
         make({b00, b11, {{2, 0}, 50, 3, storage_order::col_major}}).validate_local();
       },
-      "outside the 2x2 block grid");
+      "coordinate 0 is outside the 2 blocks of axis 0 (rows)");
   expect_invalid_layout(
       [&] {
         make({{{0, 0}, -4, 1, storage_order::col_major}, b11}).validate_local();
       },
       "negative offset");
+  // Two blocks sharing memory (b00 spans elements [0, 2); b11 would start at 1).
+  expect_invalid_layout(
+      [&] {
+        make({b00, {{1, 1}, 1, 3, storage_order::col_major}}).validate_local();
+      },
+      "local blocks (0,0) and (1,1) on rank 0 overlap in memory");
   // Regular storage: a leading dimension below the local rows.
   block_cyclic_params p;
   p.m = 10;

@@ -418,7 +418,7 @@ TEST(NdLayout, ValidateLocalRejectsAliasingStorage) {
   const std::string alias = error_of<redist::invalid_layout>([&] {
     with_storage(l, storage_kind::regular, starts, {3, 1}, {}).validate_local();
   });
-  EXPECT_NE(alias.find("stride 3 of axis 0 is smaller than the 4 elements"), std::string::npos) << alias;
+  EXPECT_NE(alias.find("stride 3 of axis 0 (rows) is smaller than the 4 elements"), std::string::npos) << alias;
   EXPECT_THROW(with_storage(l, storage_kind::regular, starts, {4, 0}, {}).validate_local(), redist::invalid_layout);
   EXPECT_THROW(with_storage(l, storage_kind::regular, starts, {4}, {}).validate_local(), redist::invalid_layout);
   // Block rows 0 and 2 at overlapping local rows.
@@ -427,7 +427,7 @@ TEST(NdLayout, ValidateLocalRejectsAliasingStorage) {
   const std::string rows = error_of<redist::invalid_layout>([&] {
     with_storage(l, storage_kind::regular, overlapping, {4, 1}, {}).validate_local();
   });
-  EXPECT_NE(rows.find("axis 0: blocks 0 and 2 on rank 0 overlap in local indices"), std::string::npos) << rows;
+  EXPECT_NE(rows.find("axis 0 (rows): blocks 0 and 2 on rank 0 overlap in local indices"), std::string::npos) << rows;
   auto negative = starts;
   negative[1][0] = -1;
   EXPECT_THROW(with_storage(l, storage_kind::regular, negative, {4, 1}, {}).validate_local(), redist::invalid_layout);
@@ -485,15 +485,17 @@ TEST(NdLayout, ValidateGlobalRejectsBadDescriptions) {
   EXPECT_NE(global_error(good, 1).find("owner rank 1 at grid position 0"), std::string::npos);
   const std::string decreasing =
       global_error(make({{0, 2, 4}, {0, 3, 7, 5}}, {{0, 1}, {0, 0, 0}}, {2, 1}, {1, 0}, {1, 0}), 2);
-  EXPECT_NE(decreasing.find("axis 1: splits must increase; splits[3] = 5 after splits[2] = 7"), std::string::npos)
+  EXPECT_NE(decreasing.find("axis 1 (columns): splits must increase; splits[3] = 5 after splits[2] = 7"),
+            std::string::npos)
       << decreasing;
-  EXPECT_NE(
-      global_error(make({{1, 2}, {0, 3}}, {{0}, {0}}, {1, 1}, {0}, {1, 0}), 1).find("axis 0: splits must start at 0"),
-      std::string::npos);
+  EXPECT_NE(global_error(make({{1, 2}, {0, 3}}, {{0}, {0}}, {1, 1}, {0}, {1, 0}), 1)
+                .find("axis 0 (rows): splits must start at 0"),
+            std::string::npos);
   EXPECT_NE(global_error(make({{0, 2, 4}, {0, 3}}, {{0, 2}, {0}}, {2, 1}, {1, 0}, {1, 0}), 2).find("procs[1] = 2"),
             std::string::npos);
-  EXPECT_NE(global_error(make({{0, 2, 4}, {0, 3}}, {{0}, {0}}, {2, 1}, {1, 0}, {1, 0}), 2).find("axis 0: procs has 1"),
-            std::string::npos);
+  EXPECT_NE(
+      global_error(make({{0, 2, 4}, {0, 3}}, {{0}, {0}}, {2, 1}, {1, 0}, {1, 0}), 2).find("axis 0 (rows): procs has 1"),
+      std::string::npos);
   EXPECT_NE(global_error(make({{0, 2, 4}, {0, 3}}, {{0, 1}, {0}}, {2, 1}, {1}, {1, 0}), 2).find("grid_ranks has 1"),
             std::string::npos);
   EXPECT_NE(global_error(make({{0, 2, 4}, {0, 3}}, {{0, 1}, {0}}, {2, 1}, {1, 0}, {1, 1}), 2).find("packing_order"),

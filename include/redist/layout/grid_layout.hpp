@@ -117,27 +117,35 @@ class grid_layout {
   std::vector<grid_position> my_positions() const;
 
   /// ---- derived layouts ----
-  /// The layout of the transposed matrix (same memory, rows and columns swapped). Throws nothing.
+  /// The layout of the transposed matrix (same memory, rows and columns swapped): nd_layout::permuted({1, 0}).
+  /// @pre explicit storage: every local block inside the block grid (validate_local checks it; not checked here)
+  /// @throws invalid_layout (only if the precondition is broken)
   grid_layout transposed() const;
   /// Owners relabeled: rank r becomes new_rank_of[r]. Local storage is rebuilt for `my_rank` in the
   /// relabeled layout: regular layouts keep their local row/column starts with a minimal leading
-  /// dimension; explicit layouts store their blocks one after another with minimal leading dimensions. The new
-  /// ranks are not checked here (validate_global checks the result).
+  /// dimension; explicit layouts store their blocks one after another with minimal leading dimensions (as
+  /// nd_layout::relabeled, which does it). The new ranks are not checked here (validate_global checks the result).
+  /// @pre validate_global passes
   /// @throws invalid_argument an owner rank of the layout outside [0, new_rank_of.size())
+  /// @throws overflow_error the rebuilt local storage does not fit in 64 bits
   grid_layout relabeled(const std::vector<int>& new_rank_of) const;
 
   /// ---- validation ----
-  /// Checks the global description; `comm_size` bounds the owner ranks.
+  /// Checks the global description; `comm_size` bounds the owner ranks. The checks are nd_layout's (this layout
+  /// is its 2-D case; messages name axis 0 (rows) and axis 1 (columns)), plus one of regular storage.
   /// @pre comm_size >= 1 (a communicator's size)
   /// @throws invalid_layout splits that do not start at 0 or do not strictly increase, an owner rank outside
   ///   [0, comm_size), or (regular storage) a rank at two process-grid positions
   void validate_global(int comm_size) const;
-  /// Checks this rank's storage against the global description (nothing when my_rank() < 0). Explicit blocks are
-  /// not checked for overlap in memory.
-  /// @throws invalid_layout regular storage: a negative local start of a block this rank holds, or a leading
-  ///   dimension smaller than the local rows (col_major) or columns (row_major) it must hold; explicit storage: a
-  ///   block outside the block grid, owned by another rank, with a negative offset or a leading dimension below its
-  ///   height (col_major) or width (row_major), a block listed twice, or an owned block not listed
+  /// Checks this rank's storage against the global description (nothing when my_rank() < 0): nd_layout's checks,
+  /// plus ScaLAPACK's rule that a regular local array's leading dimension covers its local rows (columns).
+  /// @pre validate_global passes
+  /// @throws invalid_layout regular storage: a leading dimension smaller than the local rows (col_major) or
+  ///   columns (row_major) it must hold, a negative local start of a block this rank holds, blocks overlapping
+  ///   in local indices; explicit storage: a block outside the block grid, owned by another rank, with a negative
+  ///   offset or a leading dimension that makes distinct elements share memory, blocks sharing memory, a block
+  ///   listed twice, or an owned block not listed
+  /// @throws overflow_error a local size does not fit in 64 bits
   void validate_local() const;
   /// 64-bit hash of the global description (for the collective consistency check). Throws nothing.
   std::uint64_t global_hash() const;
