@@ -14,6 +14,34 @@
 
 namespace redist::torus {
 
+void validate(hardware_routing h) {
+  if (h != hardware_routing::dimension_order && h != hardware_routing::uniform_shortest &&
+      h != hardware_routing::random_direction && h != hardware_routing::simgrid_torus)
+    throw invalid_argument("torus hardware routing " + std::to_string(static_cast<int>(h)) + " unknown, expected " +
+                           spelled_choices<hardware_routing>());
+}
+
+void validate(const time_model& m) {
+  // Finite as well as in range: an infinite bandwidth or latency passes the comparisons but turns every time the
+  // simulator computes into inf or NaN.
+  const auto require = [](bool ok, const char* field, double value, const char* expected) {
+    if (!ok)
+      throw invalid_argument(std::string("torus time model: ") + field + " = " + std::to_string(value) + ", expected " +
+                             expected);
+  };
+  require(std::isfinite(m.link_bandwidth) && m.link_bandwidth > 0, "link_bandwidth", m.link_bandwidth,
+          "a finite number of bytes/s > 0");
+  require(std::isfinite(m.injection_bandwidth) && m.injection_bandwidth > 0, "injection_bandwidth",
+          m.injection_bandwidth, "a finite number of bytes/s > 0");
+  require(std::isfinite(m.message_latency) && m.message_latency >= 0, "message_latency", m.message_latency,
+          "a finite number of seconds >= 0");
+  require(std::isfinite(m.hop_latency) && m.hop_latency >= 0, "hop_latency", m.hop_latency,
+          "a finite number of seconds >= 0");
+  require(std::isfinite(m.forwarding_cost) && m.forwarding_cost >= 0, "forwarding_cost", m.forwarding_cost,
+          "a finite number of seconds >= 0");
+  require(m.message_bytes >= 0, "message_bytes", static_cast<double>(m.message_bytes), ">= 0");
+}
+
 void validate(const routing_options& o) {
   auto fail = [](const std::string& what) { throw invalid_argument("torus routing options: " + what); };
   if (o.mode != routing_mode::direct && o.mode != routing_mode::sdr && o.mode != routing_mode::automatic)
@@ -24,18 +52,13 @@ void validate(const routing_options& o) {
   if (o.delta < -1) fail("delta = " + std::to_string(o.delta) + ", expected >= 0, or -1 for no limit");
   if (o.choice != intermediate_choice::automatic && o.choice != intermediate_choice::shortest &&
       o.choice != intermediate_choice::all_but_longest)
-    fail("intermediate choice " + std::to_string(static_cast<int>(o.choice)) + " unknown");
-  if (o.hardware != hardware_routing::dimension_order && o.hardware != hardware_routing::uniform_shortest &&
-      o.hardware != hardware_routing::random_direction && o.hardware != hardware_routing::simgrid_torus)
-    fail("hardware routing " + std::to_string(static_cast<int>(o.hardware)) + " unknown");
+    fail("intermediate choice " + std::to_string(static_cast<int>(o.choice)) + " unknown, expected " +
+         spelled_choices<intermediate_choice>());
+  validate(o.hardware);
   if (o.phases != phase_schedule::sequential && o.phases != phase_schedule::concurrent)
     fail("phase schedule " + std::to_string(static_cast<int>(o.phases)) + " unknown, expected " +
          spelled_choices<phase_schedule>());
-  const time_model& m = o.model;
-  if (!(m.link_bandwidth > 0) || !(m.injection_bandwidth > 0)) fail("time model bandwidths must be > 0 bytes/s");
-  if (!(m.message_latency >= 0) || !(m.hop_latency >= 0) || !(m.forwarding_cost >= 0))
-    fail("time model latencies and forwarding cost must be >= 0 s");
-  if (m.message_bytes < 0) fail("time model message_bytes = " + std::to_string(m.message_bytes) + ", expected >= 0");
+  validate(o.model);
 }
 
 std::int64_t routed_permutation::routed() const noexcept {

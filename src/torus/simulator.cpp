@@ -156,35 +156,19 @@ void check_route(const topology& t, const route& r) {
                            ": the intermediate is an end of the route, expected another node or -1 (direct)");
 }
 
-void check_model(const time_model& m) {
-  const auto require = [](bool ok, const std::string& field, double value, const char* expected) {
-    if (!ok)
-      throw invalid_argument("torus time model: " + field + " = " + std::to_string(value) + ", expected " + expected);
-  };
-  require(m.link_bandwidth > 0 && std::isfinite(m.link_bandwidth), "link_bandwidth", m.link_bandwidth,
-          "a positive number of bytes/s");
-  require(m.injection_bandwidth > 0 && std::isfinite(m.injection_bandwidth), "injection_bandwidth",
-          m.injection_bandwidth, "a positive number of bytes/s");
-  require(m.message_latency >= 0 && std::isfinite(m.message_latency), "message_latency", m.message_latency,
-          "a finite number of seconds >= 0");
-  require(m.hop_latency >= 0 && std::isfinite(m.hop_latency), "hop_latency", m.hop_latency,
-          "a finite number of seconds >= 0");
-  require(m.forwarding_cost >= 0 && std::isfinite(m.forwarding_cost), "forwarding_cost", m.forwarding_cost,
-          "a finite number of seconds >= 0");
-  require(m.message_bytes >= 0, "message_bytes", static_cast<double>(m.message_bytes), ">= 0");
-}
-
 }  // namespace
 
 link_loads::link_loads(const topology& t) : topology_(t), load_(static_cast<std::size_t>(t.nodes()) * 3 * 2, 0.0) {}
 
 void link_loads::add_message(int source, int destination, hardware_routing hardware, double weight) {
+  validate(hardware);
   check_node(topology_, source, "source");
   check_node(topology_, destination, "destination");
   add_leg(topology_, load_, source, destination, hardware, weight);
 }
 
 void link_loads::add(const routed_permutation& p, hardware_routing hardware, double weight) {
+  validate(hardware);
   for (const route& r : p.routes) check_route(topology_, r);
   for (const route& r : p.routes) {
     if (r.via < 0) {
@@ -231,7 +215,7 @@ link_loads::summary link_loads::summarize() const {
 // slowest route comes on top.
 permutation_cost simulate(const topology& t, const routed_permutation& p, hardware_routing hardware,
                           const time_model& model) {
-  check_model(model);
+  validate(model);
   const bool any_routed = std::any_of(p.routes.begin(), p.routes.end(), [](const route& r) { return r.via >= 0; });
   if (any_routed && p.beta < 1)
     throw invalid_argument("torus simulation: beta = " + std::to_string(p.beta) +

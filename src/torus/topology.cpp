@@ -2,6 +2,7 @@
 #include "redist/torus/topology.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <sstream>
@@ -30,21 +31,25 @@ topology::topology(std::vector<int> extents, std::vector<bool> wraps) {
 }
 
 topology topology::parse(const std::string& dims, bool mesh) {
+  const auto fail = [&] {
+    throw invalid_argument("torus dimensions '" + dims +
+                           "': expected positive decimal lengths (digits only) joined by 'x', e.g. 16x8 or 8x16x16");
+  };
   std::vector<int> extents;
   std::size_t start = 0;
   while (true) {
     const std::size_t x = dims.find('x', start);
-    const std::string part = dims.substr(start, x == std::string::npos ? std::string::npos : x - start);
-    std::size_t used = 0;
-    int value = 0;
-    try {
-      value = std::stoi(part, &used);
-    } catch (const std::exception&) {
-      used = 0;
+    const std::size_t end = x == std::string::npos ? dims.size() : x;
+    if (end == start) fail();
+    // By hand, not std::stoi: it skips leading spaces, takes a sign and throws std::out_of_range on huge numbers.
+    std::int64_t value = 0;
+    for (std::size_t i = start; i < end; ++i) {
+      if (dims[i] < '0' || dims[i] > '9') fail();
+      value = value * 10 + (dims[i] - '0');
+      if (value > std::numeric_limits<int>::max()) fail();
     }
-    if (part.empty() || used != part.size())
-      throw invalid_argument("torus dimensions '" + dims + "': expected lengths joined by 'x', e.g. 16x8 or 8x16x16");
-    extents.push_back(value);
+    if (value == 0) fail();
+    extents.push_back(static_cast<int>(value));
     if (x == std::string::npos) break;
     start = x + 1;
   }
@@ -109,8 +114,9 @@ rank_mapping rank_mapping::dimension_ordered(const topology& t, const std::strin
   std::string sorted = order;
   std::sort(sorted.begin(), sorted.end());
   if (sorted != expected)
-    throw invalid_argument("rank mapping order '" + order + "': expected a permutation of " + expected +
-                           " (slowest to fastest varying dimension)");
+    throw invalid_argument("rank mapping order '" + order + "' for a " + std::to_string(t.dimensions()) +
+                           "-dimensional topology (" + t.to_string() + "): expected a permutation of " + expected +
+                           ", one letter per dimension from the slowest to the fastest varying");
   std::vector<int> node_of_rank(static_cast<size_t>(t.nodes()));
   for (int r = 0; r < t.nodes(); ++r) {
     coordinate c{0, 0, 0};
@@ -123,6 +129,10 @@ rank_mapping rank_mapping::dimension_ordered(const topology& t, const std::strin
     node_of_rank[static_cast<size_t>(r)] = t.node(c);
   }
   return rank_mapping(std::move(node_of_rank));
+}
+
+rank_mapping rank_mapping::dimension_ordered(const topology& t) {
+  return dimension_ordered(t, std::string("XYZ").substr(0, static_cast<size_t>(t.dimensions())));
 }
 
 rank_mapping rank_mapping::random(const topology& t, std::uint64_t seed) {

@@ -3,9 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "redist/error.hpp"
 #include "redist/torus/routing.hpp"
@@ -32,6 +37,16 @@ bool is_permutation_of_ranks(const std::vector<int>& p) {
   for (std::size_t i = 0; i < sorted.size(); ++i)
     if (sorted[i] != static_cast<int>(i)) return false;
   return true;
+}
+
+void expect_invalid_argument(const std::function<void()>& f, const std::string& fragment) {
+  try {
+    f();
+    ADD_FAILURE() << "expected redist::invalid_argument mentioning '" << fragment << "'";
+  } catch (const redist::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos)
+        << "message '" << e.what() << "' does not mention '" << fragment << "'";
+  }
 }
 
 }  // namespace
@@ -77,6 +92,19 @@ TEST(TorusTopology, RejectsBadDescriptions) {
   EXPECT_THROW(rt::topology::parse(""), redist::invalid_argument);
 }
 
+// Each length a run of decimal digits: no sign, no space, nothing after it, at most INT_MAX.
+TEST(TorusTopology, ParseTakesDigitsOnly) {
+  EXPECT_EQ(rt::topology::parse("8"), rt::topology({8}));
+  EXPECT_EQ(rt::topology::parse("08x4x2"), rt::topology({8, 4, 2}));
+  EXPECT_EQ(rt::topology::parse("4x3", true), rt::topology({4, 3}, {false, false}));
+  for (const std::string bad : {" 4x4", "4x 4", "4x4 ", "+4", "4x+4", "4x-4", "4x4abc", "4X4", "4x0", "0", "x4", "4xx4",
+                                "2147483648", "99999999999999999999x2"})
+    expect_invalid_argument([&] { rt::topology::parse(bad); },
+                            "torus dimensions '" + bad + "': expected positive decimal lengths");
+  // Digits that fit an int but make too many nodes are the constructor's to reject.
+  expect_invalid_argument([] { rt::topology::parse("2147483647"); }, "more than 2^30 nodes");
+}
+
 TEST(TorusMapping, DimensionOrderedFollowsThePapersFormula) {
   const rt::topology t({4, 3, 2});
   const rt::rank_mapping xyz = rt::rank_mapping::dimension_ordered(t, "XYZ");
@@ -96,6 +124,21 @@ TEST(TorusMapping, DimensionOrderedFollowsThePapersFormula) {
   }
   EXPECT_THROW(rt::rank_mapping::dimension_ordered(t, "XY"), redist::invalid_argument);
   EXPECT_THROW(rt::rank_mapping::dimension_ordered(t, "XXZ"), redist::invalid_argument);
+}
+
+// Without an order, the dimensions in order whatever their count: X slowest, as the node index, so rank r is on node
+// r. An order given explicitly must still name each of the topology's dimensions once.
+TEST(TorusMapping, DefaultOrderFitsEveryDimensionCount) {
+  const rt::topology line({5}), plane({4, 3}), box({4, 3, 2});
+  for (const rt::topology& t : {line, plane, box}) {
+    const rt::rank_mapping m = rt::rank_mapping::dimension_ordered(t);
+    ASSERT_EQ(m.ranks(), t.nodes()) << t.to_string();
+    for (int r = 0; r < t.nodes(); ++r) EXPECT_EQ(m.node_of_rank(r), r) << t.to_string();
+  }
+  expect_invalid_argument([&] { rt::rank_mapping::dimension_ordered(plane, "XYZ"); },
+                          "order 'XYZ' for a 2-dimensional topology (4x3): expected a permutation of XY,");
+  expect_invalid_argument([&] { rt::rank_mapping::dimension_ordered(line, "XY"); }, "expected a permutation of X,");
+  expect_invalid_argument([&] { rt::rank_mapping::dimension_ordered(box, ""); }, "expected a permutation of XYZ,");
 }
 
 TEST(TorusMapping, RandomIsABijectionFixedBySeedAndUserIsChecked) {
@@ -321,4 +364,49 @@ TEST(ShortDimensionRouting, RejectsBadOptionsAndNonPermutations) {
   EXPECT_THROW(rt::route_permutation(t, dest, o), redist::invalid_argument);
   dest.pop_back();
   EXPECT_THROW(rt::route_permutation(t, dest, o), redist::invalid_argument);
+}
+
+// validate() refuses what simulate() could not use: infinities and NaN as well as values out of range.
+TEST(ShortDimensionRouting, ValidateRejectsNonFiniteAndNegativeTimeModels) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<std::pair<double rt::time_model::*, std::string>> fields{
+      {&rt::time_model::link_bandwidth, "link_bandwidth"},
+      {&rt::time_model::injection_bandwidth, "injection_bandwidth"},
+      {&rt::time_model::message_latency, "message_latency"},
+      {&rt::time_model::hop_latency, "hop_latency"},
+      {&rt::time_model::forwarding_cost, "forwarding_cost"}};
+  for (const auto& field : fields) {
+    for (const double bad : {inf, -inf, nan, -1.0}) {
+      rt::routing_options o;
+      o.model.*(field.first) = bad;
+      const std::string fragment = "torus time model: " + field.second + " = ";
+      expect_invalid_argument([&] { rt::validate(o.model); }, fragment);
+      expect_invalid_argument([&] { rt::validate(o); }, fragment);
+    }
+  }
+  rt::time_model m;
+  m.link_bandwidth = 0;
+  expect_invalid_argument([&] { rt::validate(m); },
+                          "link_bandwidth = 0.000000, expected a finite number of bytes/s > 0");
+  m = {};
+  m.message_bytes = -1;
+  expect_invalid_argument([&] { rt::validate(m); }, "message_bytes = -1.000000, expected >= 0");
+  m = {};
+  m.message_latency = m.hop_latency = m.forwarding_cost = 0;
+  m.message_bytes = 0;
+  EXPECT_NO_THROW(rt::validate(m));
+}
+
+// An enum value outside its enum (e.g. a cast integer) is refused, naming the spellings it takes.
+TEST(ShortDimensionRouting, ValidateRejectsHardwareAndChoiceOutsideTheirEnums) {
+  rt::routing_options o;
+  o.hardware = static_cast<rt::hardware_routing>(7);
+  expect_invalid_argument([&] { rt::validate(o); }, "hardware routing 7 unknown, expected dimension_order, ");
+  expect_invalid_argument([&] { rt::validate(o.hardware); }, "hardware routing 7 unknown, expected dimension_order, ");
+  o = {};
+  o.choice = static_cast<rt::intermediate_choice>(9);
+  expect_invalid_argument([&] { rt::validate(o); }, "intermediate choice 9 unknown, expected auto, ");
+  for (const auto h : {rt::hardware_routing::dimension_order, rt::hardware_routing::uniform_shortest,
+                       rt::hardware_routing::random_direction, rt::hardware_routing::simgrid_torus})
+    EXPECT_NO_THROW(rt::validate(h));
 }

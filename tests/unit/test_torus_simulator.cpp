@@ -7,8 +7,11 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "redist/error.hpp"
@@ -308,6 +311,27 @@ TEST(TorusLinkLoads, RejectsNodesOutsideTheNetworkAndDegenerateDetours) {
   EXPECT_THROW(loads.add(p, hardware_routing::dimension_order), redist::invalid_argument);
 }
 
+// A value outside the enum (e.g. a cast integer) is refused before anything is loaded, not routed as some model.
+TEST(TorusLinkLoads, RejectsHardwareModelsOutsideTheEnum) {
+  const topology t({4, 4});
+  const auto bad = static_cast<hardware_routing>(7);
+  link_loads loads(t);
+  routed_permutation p;
+  p.routes = {{0, 5, -1}};
+  for (const std::function<void()>& call :
+       std::vector<std::function<void()>>{[&] { loads.add_message(0, 5, bad); }, [&] { loads.add(p, bad); },
+                                          [&] { redist::torus::simulate(t, p, bad, time_model{}); }}) {
+    try {
+      call();
+      ADD_FAILURE() << "expected redist::invalid_argument for hardware routing 7";
+    } catch (const redist::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("hardware routing 7 unknown, expected dimension_order, "), std::string::npos)
+          << e.what();
+    }
+  }
+  for (int dim = 0; dim < 2; ++dim) EXPECT_EQ(loads.summarize().max[static_cast<size_t>(dim)], 0);
+}
+
 time_model simple_model() {
   time_model m;
   m.link_bandwidth = 1e9;
@@ -364,6 +388,9 @@ TEST(TorusTimeModel, RejectsBadModelsAndRoutes) {
   EXPECT_THROW(redist::torus::simulate(ring, p, hardware_routing::uniform_shortest, m), redist::invalid_argument);
   m = simple_model();
   m.hop_latency = -1;
+  EXPECT_THROW(redist::torus::simulate(ring, p, hardware_routing::uniform_shortest, m), redist::invalid_argument);
+  m = simple_model();
+  m.link_bandwidth = std::numeric_limits<double>::infinity();
   EXPECT_THROW(redist::torus::simulate(ring, p, hardware_routing::uniform_shortest, m), redist::invalid_argument);
   p.beta = 0;
   EXPECT_THROW(redist::torus::simulate(ring, p, hardware_routing::uniform_shortest, simple_model()),

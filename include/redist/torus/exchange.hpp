@@ -72,23 +72,31 @@ class routed_permutation_plan {
   /// The routes of the whole permutation, by node (as route_permutation returned them).
   /// @throws invalid_argument the plan is empty (the same for every accessor below)
   const routed_permutation& routes() const;
-  int destination() const;             ///< the rank this rank sends to
-  int source() const;                  ///< the rank this rank receives from
-  std::int64_t send_bytes() const;     ///< bytes this rank sends
-  std::int64_t receive_bytes() const;  ///< bytes this rank receives
+  int destination() const;             ///< the rank this rank sends to. @throws invalid_argument an empty plan
+  int source() const;                  ///< the rank this rank receives from. @throws invalid_argument an empty plan
+  std::int64_t send_bytes() const;     ///< bytes this rank sends. @throws invalid_argument an empty plan
+  std::int64_t receive_bytes() const;  ///< bytes this rank receives. @throws invalid_argument an empty plan
   /// The rank this rank's message goes through first (-1: directly, or no message).
+  /// @throws invalid_argument an empty plan
   int send_via() const;
   /// Bytes per chunk of this rank's message: chunk_bytes(send_bytes(), beta) when it is routed, its whole
   /// size when it goes directly (0: no message).
+  /// @throws invalid_argument an empty plan
   std::int64_t send_chunk_bytes() const;
-  /// Pairs (other ranks' messages) this rank forwards as an intermediate, and their bytes.
+  /// Pairs (other ranks' messages) this rank forwards as an intermediate.
+  /// @throws invalid_argument an empty plan
   std::int64_t forwarded_pairs() const;
+  /// Their bytes.
+  /// @throws invalid_argument an empty plan
   std::int64_t forwarded_bytes() const;
   /// What one execute() moves at this rank (redist/statistics.hpp): its own message and the pairs it forwards;
   /// a leg of a message counts as one message however many chunks pipeline it; a message to itself is
   /// bytes_local.
+  /// @throws invalid_argument an empty plan
   traffic_statistics statistics() const;
-  MPI_Comm communicator() const;  ///< owned by the plan (shared with the other phases of a routed_phases_plan)
+  /// Owned by the plan (shared with the other phases of a routed_phases_plan).
+  /// @throws invalid_argument an empty plan
+  MPI_Comm communicator() const;
 
  private:
   explicit routed_permutation_plan(std::unique_ptr<detail::routed_exchange> state);
@@ -147,6 +155,7 @@ class routed_phases_plan {
 
   int phases() const noexcept { return static_cast<int>(phases_.size()); }
   /// Phase k's plan. Throws std::out_of_range (no redist::error) for k outside 0 to phases() - 1.
+  /// @throws std::out_of_range k outside 0 to phases() - 1
   const routed_permutation_plan& phase(int k) const { return phases_.at(static_cast<std::size_t>(k)); }
 
  private:

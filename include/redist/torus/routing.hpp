@@ -21,7 +21,10 @@ enum class hardware_routing : std::uint8_t {
                          ///< numbered fastest), then Y, then X, each the shorter way round; a tie at exactly N/2 goes
                          ///< the + way, except from position N/2, which goes the - way (docs/smpi.md)
 };
-const char* to_string(hardware_routing r);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
+/// The spelling (redist/names.hpp); "?" for no value of the enum. Throws nothing.
+const char* to_string(hardware_routing r);
+/// @throws invalid_argument h is no value of the enum; the message lists the spellings
+void validate(hardware_routing h);
 
 /// Completion-time model of a routed permutation (see docs/torus.md). Defaults: Blue Gene/P-like links.
 struct time_model {
@@ -33,13 +36,18 @@ struct time_model {
   std::int64_t message_bytes = std::int64_t{256} << 20;  ///< bytes each source sends in one permutation (the
                                                          ///< paper's matrices held 256-512 MB per node)
 };
+/// Checks every field against its domain: bandwidths finite and > 0, latencies and forwarding cost finite and >= 0,
+/// message_bytes >= 0 (simulate() checks its model with it).
+/// @throws invalid_argument a field outside its domain; the message names the field, its value and its domain
+void validate(const time_model& m);
 
 enum class routing_mode : std::uint8_t {
   direct = 0,     ///< every pair directly (the paper's Base)
   sdr = 1,        ///< Short Dimension Routing with the given alpha and intermediate choice (the paper's Opt)
   automatic = 2,  ///< SDR with alpha (and, in 3D, the intermediate choice) minimising the simulated time
 };
-const char* to_string(routing_mode m);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
+/// The spelling (redist/names.hpp); "?" for no value of the enum. Throws nothing.
+const char* to_string(routing_mode m);
 
 /// Which nodes serve as intermediates, named for a 3D torus N_X >= N_Y >= N_Z (Section 4.3); the dimensions
 /// are ranked by length, so "X" is the longest whatever its index.
@@ -48,7 +56,8 @@ enum class intermediate_choice : std::uint8_t {
   shortest = 1,         ///< u'  = <x1, y1, (z2 + N_Z/2) mod N_Z>: only the shortest dimension changes
   all_but_longest = 2,  ///< u'' = <x1, (y2 + N_Y/2) mod N_Y, (z2 + N_Z/2) mod N_Z> (in 2D the two coincide)
 };
-const char* to_string(intermediate_choice c);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
+/// The spelling (redist/names.hpp); "?" for no value of the enum. Throws nothing.
+const char* to_string(intermediate_choice c);
 
 /// How the phases of a routed_phases_plan run (e.g. the multi-phase transpose of a non-square grid).
 enum class phase_schedule : std::uint8_t {
@@ -56,7 +65,8 @@ enum class phase_schedule : std::uint8_t {
   concurrent = 1,  ///< all at once, as point_to_point posts every message: under max-min flow sharing (SimGrid's
                    ///< model) the phases' synchronisation costs more than routing saves (docs/smpi.md)
 };
-const char* to_string(phase_schedule s);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
+/// The spelling (redist/names.hpp); "?" for no value of the enum. Throws nothing.
+const char* to_string(phase_schedule s);
 
 struct routing_options {
   routing_mode mode = routing_mode::sdr;
@@ -77,8 +87,8 @@ struct routing_options {
   phase_schedule phases = phase_schedule::sequential;
   time_model model{};
 };
-/// Checks every field of the options against its domain (the time model's bandwidths > 0, its latencies,
-/// forwarding cost and message_bytes >= 0).
+/// Checks every field of the options against its domain (the hardware and the time model as validate(hardware_routing)
+/// and validate(time_model) check them).
 /// @throws invalid_argument a field outside its domain or an enum value outside its enum; the message names the field
 /// and its domain
 void validate(const routing_options& o);
@@ -103,8 +113,7 @@ struct routed_permutation {
 /// no message, so a partial permutation, e.g. without the empty messages of a phase, is fine) on the torus.
 /// Deterministic: every rank computing it from the same input gets the same routes.
 /// @throws invalid_argument destination does not hold t.nodes() entries, a destination is outside the nodes (and not
-/// -1) or receives two messages, or validate(options) fails; routing_mode::automatic also when a time model value is
-/// not finite (as simulate() checks it)
+/// -1) or receives two messages, or validate(options) fails
 routed_permutation route_permutation(const topology& t, const std::vector<int>& destination,
                                      const routing_options& options);
 

@@ -22,13 +22,11 @@ class link_loads {
   /// @pre 0 <= node < network().nodes(), 0 <= dim <= 2, dir 0 or 1; not checked
   double at(int node, int dim, int dir) const { return load_[index(node, dim, dir)]; }
   /// Adds `weight` messages from source to destination routed by the hardware model.
-  /// @pre hardware is a value of hardware_routing (not checked)
-  /// @throws invalid_argument source or destination is not a node of network()
+  /// @throws invalid_argument source or destination is not a node of network(), or validate(hardware) fails
   void add_message(int source, int destination, hardware_routing hardware, double weight = 1.0);
-  /// Adds every route (both legs of the routed ones). Checks every route before it adds any.
-  /// @pre hardware is a value of hardware_routing (not checked)
-  /// @throws invalid_argument a route's source, destination or intermediate is not a node of network(), or its
-  /// intermediate is one of its ends
+  /// Adds every route (both legs of the routed ones). Checks hardware and every route before it adds any.
+  /// @throws invalid_argument validate(hardware) fails, or a route's source, destination or intermediate is not a node
+  /// of network(), or its intermediate is one of its ends
   void add(const routed_permutation& p, hardware_routing hardware, double weight = 1.0);
 
   struct summary {
@@ -54,10 +52,8 @@ struct permutation_cost {
   double latency_time = 0;     ///< the longest route's start-up (latencies, hops, first chunk through its intermediate)
 };
 /// The links' loads of p routed on t under the hardware model, and its completion time under the time model.
-/// @pre hardware is a value of hardware_routing (not checked)
-/// @throws invalid_argument a time model value outside its domain or not finite (bandwidths > 0, latencies,
-/// forwarding cost and message_bytes >= 0), p.beta below 1 while some route has an intermediate, or a route that
-/// link_loads::add rejects
+/// @throws invalid_argument validate(model) fails, p.beta below 1 while some route has an intermediate, or
+/// link_loads::add rejects hardware or a route
 permutation_cost simulate(const topology& t, const routed_permutation& p, hardware_routing hardware,
                           const time_model& model);
 

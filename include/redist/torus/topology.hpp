@@ -19,7 +19,8 @@ class topology {
   /// empty nor one flag per extent
   explicit topology(std::vector<int> extents, std::vector<bool> wraps = {});
   /// "16x8", "8x16x16" (lengths joined by 'x'); mesh = true: no dimension wraps.
-  /// @throws invalid_argument text that is not decimal lengths joined by 'x', or lengths the constructor rejects
+  /// @throws invalid_argument text that is not positive decimal lengths (digits only: no sign or space) of at most
+  /// INT_MAX joined by 'x', or lengths the constructor rejects
   static topology parse(const std::string& dims, bool mesh = false);
 
   int dimensions() const noexcept { return dims_; }  ///< 1 to 3
@@ -68,10 +69,11 @@ class rank_mapping {
  public:
   /// The dimension-ordered ("default") mapping: `order` names the dimensions from the slowest to the fastest
   /// varying with the rank. "XYZ": z = r mod N_Z, y = (r / N_Z) mod N_Y, x = r / (N_Z N_Y) (the node index);
-  /// "ZXY": y varies fastest, then x, then z. 2D topologies take 2-letter orders ("XY", "YX"), 1D ones "X":
-  /// the default "XYZ" fits a 3D topology only.
+  /// "ZXY": y varies fastest, then x, then z. 2D topologies take 2-letter orders ("XY", "YX"), 1D ones "X".
   /// @throws invalid_argument order is not a permutation of the first t.dimensions() letters of "XYZ"
-  static rank_mapping dimension_ordered(const topology& t, const std::string& order = "XYZ");
+  static rank_mapping dimension_ordered(const topology& t, const std::string& order);
+  /// The dimensions in order ("X", "XY" or "XYZ" as t has 1 to 3): rank r runs on node r. Throws nothing.
+  static rank_mapping dimension_ordered(const topology& t);
   /// A uniformly random bijection, the same on every rank for the same seed. Throws nothing.
   static rank_mapping random(const topology& t, std::uint64_t seed);
   /// node_of_rank: a permutation of 0..t.nodes()-1.
