@@ -74,8 +74,10 @@ class insufficient_memory : public error {
 /// An MPI call returned an error code (the library's communicators return errors instead of aborting).
 class mpi_error : public error {
  public:
+  /// The failure of MPI call `call` with `code`; the message names the call, the code and MPI's text for it.
+  /// Throws nothing.
   mpi_error(const std::string& call, int code);
-  /// The same error re-raised on another rank, whose message already says which call failed.
+  /// The same error re-raised on another rank, whose message already says which call failed. Throws nothing.
   static mpi_error described(int code, const std::string& message);
   int code() const noexcept { return code_; }
   /// The MPI error class of code() (MPI_Error_class), what the C entry points return.

@@ -12,7 +12,7 @@ enum class timeout_action {
   warn,   ///< report the wait and go on waiting (a slow peer is no error)
   abort,  ///< report it and end the job (MPI_Abort on MPI_COMM_WORLD)
 };
-const char* to_string(timeout_action a);  ///< "warn", "abort" (redist/names.hpp parses them); else "?"
+const char* to_string(timeout_action a);  ///< "warn", "abort" (redist/names.hpp parses them); else "?". Throws nothing.
 
 /// Sets this process's timeout (seconds; 0: never) and its action, in place of REDIST_TIMEOUT and
 /// REDIST_TIMEOUT_ACTION, from now on; a plan's transform_options::timeout_seconds still overrides the seconds.

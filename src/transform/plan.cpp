@@ -485,17 +485,34 @@ transform_plan::transform_plan(transform_plan&&) noexcept = default;
 transform_plan& transform_plan::operator=(transform_plan&&) noexcept = default;
 transform_plan::transform_plan(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 
-const std::vector<job_description>& transform_plan::jobs() const { return impl_->jobs; }
-const std::vector<reshape_job>& transform_plan::reshape_jobs() const { return impl_->reshape_jobs; }
+// An empty (default-constructed or moved-from) plan answers with nothing rather than dereferencing null.
+namespace {
+template <class T>
+const std::vector<T>& none() {
+  static const std::vector<T> empty;
+  return empty;
+}
+}  // namespace
+
+const std::vector<job_description>& transform_plan::jobs() const {
+  return impl_ ? impl_->jobs : none<job_description>();
+}
+const std::vector<reshape_job>& transform_plan::reshape_jobs() const {
+  return impl_ ? impl_->reshape_jobs : none<reshape_job>();
+}
 plan_statistics transform_plan::statistics() const {
+  if (!impl_) return {};
   plan_statistics s = impl_->stats;
   s.last_execution_seconds = impl_->last_execution_seconds;
   return s;
 }
-exchange_strategy transform_plan::strategy() const { return impl_->strategy; }
-MPI_Comm transform_plan::communicator() const { return impl_->comm.get(); }
-const std::vector<box>& transform_plan::output_boxes_held() const { return impl_->output_boxes_held; }
+exchange_strategy transform_plan::strategy() const { return impl_ ? impl_->strategy : exchange_strategy::automatic; }
+MPI_Comm transform_plan::communicator() const { return impl_ ? impl_->comm.get() : MPI_COMM_NULL; }
+const std::vector<box>& transform_plan::output_boxes_held() const {
+  return impl_ ? impl_->output_boxes_held : none<box>();
+}
 int transform_plan::output_boxes_passed_by() const {
+  if (!impl_) return -1;
   return impl_->output_boxes_passed_by < 0 ? impl_->rank : impl_->output_boxes_passed_by;
 }
 

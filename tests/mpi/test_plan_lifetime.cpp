@@ -40,4 +40,31 @@ TEST(PlanLifetime, PlansCachedInGlobalsOutliveFinalize) {
   }
 }
 
+// A moved-from (or default-constructed) plan holds nothing: its accessors answer with nothing instead of
+// dereferencing the moved implementation, and executing it is refused.
+TEST(PlanLifetime, AnEmptyPlanAnswersWithNothing) {
+  const int rank = redist::testing::world_rank(), size = redist::testing::world_size();
+  block_cyclic_params p{16, 16, 4, 4};
+  p.proc_rows = size;
+  const grid_layout l = block_cyclic(p, rank);
+  transform_plan planned = make_transform_plan(MPI_COMM_WORLD, l, l, op::identity, element_type::f64);
+  const transform_plan moved = std::move(planned);
+  const auto answers_with_nothing = [](const transform_plan& e) {
+    EXPECT_TRUE(e.jobs().empty());
+    EXPECT_TRUE(e.reshape_jobs().empty());
+    EXPECT_EQ(e.statistics().messages_sent, 0);
+    EXPECT_EQ(e.strategy(), exchange_strategy::automatic);
+    EXPECT_EQ(e.communicator(), MPI_COMM_NULL);
+    EXPECT_TRUE(e.output_boxes_held().empty());
+    EXPECT_EQ(e.output_boxes_passed_by(), -1);
+    EXPECT_FALSE(e.in_progress());
+    std::vector<double> x(16);
+    EXPECT_THROW(e.execute(x.data(), x.data(), 1.0, 0.0), invalid_argument);
+  };
+  answers_with_nothing(planned);  // NOLINT(bugprone-use-after-move): what is tested
+  answers_with_nothing(transform_plan());
+  EXPECT_EQ(moved.jobs().size(), 1u);
+  EXPECT_NE(moved.communicator(), MPI_COMM_NULL);
+}
+
 }  // namespace

@@ -84,10 +84,13 @@ struct exchange_statistics : traffic_statistics {
 class edge_array {
  public:
   edge_array() = default;
+  /// No array (a null pointer). Throws nothing.
   edge_array(std::nullptr_t) {}
-  edge_array(const int* values) : narrow_(values) {}         // NOLINT: implicit, as the pointer it stands for
+  /// MPI's int form. Throws nothing.
+  edge_array(const int* values) : narrow_(values) {}  // NOLINT: implicit, as the pointer it stands for
+  /// The 64-bit form. Throws nothing.
   edge_array(const std::int64_t* values) : wide_(values) {}  // NOLINT
-  /// Entry i, widened to 64 bits.
+  /// Entry i, widened to 64 bits. Throws nothing.
   /// @pre !empty() and i inside the array the pointer stands for
   std::int64_t operator[](std::size_t i) const { return wide_ ? wide_[i] : narrow_[i]; }
   bool empty() const noexcept { return narrow_ == nullptr && wide_ == nullptr; }  ///< no array (null pointer)
@@ -145,8 +148,9 @@ struct plan_state;
 
 class neighbor_plan {
  public:
-  neighbor_plan();                                                    ///< empty: valid() is false
-  explicit neighbor_plan(std::unique_ptr<detail::plan_state> state);  ///< make_neighbor_plan, neighbor_alltoallv_init
+  neighbor_plan();  ///< empty: valid() is false. Throws nothing.
+  /// make_neighbor_plan, neighbor_alltoallv_init. Throws nothing.
+  explicit neighbor_plan(std::unique_ptr<detail::plan_state> state);
   neighbor_plan(neighbor_plan&&) noexcept;
   neighbor_plan& operator=(neighbor_plan&&) noexcept;
   ~neighbor_plan();

@@ -45,7 +45,8 @@ enum class gemm_communication : std::uint8_t {
   /// invalid_argument on every rank otherwise.
   shared_memory = 3,
 };
-const char* to_string(gemm_communication c);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
+/// The spelling (redist/names.hpp); "?" for no value of the enum. Throws nothing.
+const char* to_string(gemm_communication c);
 
 /// The order in which m, n and k are cut into the grid's parts (the native layouts).
 enum class gemm_native_order : std::uint8_t {
@@ -57,7 +58,8 @@ enum class gemm_native_order : std::uint8_t {
   /// follows the larger of the two matrices along it. Costs one native block per run.
   grouped = 2,
 };
-const char* to_string(gemm_native_order o);  ///< the spelling (redist/names.hpp); "?" for no value of the enum
+/// The spelling (redist/names.hpp); "?" for no value of the enum. Throws nothing.
+const char* to_string(gemm_native_order o);
 
 struct gemm_options {
   /// S in bytes per rank for the multiply's buffers (see gemm_schedule_options). 0 = the environment variable
@@ -110,6 +112,7 @@ inline std::vector<std::pair<const char*, double>> named_parts(const gemm_planni
           {"storage", g.storage},     {"grid_lines", g.grid_lines}, {"rounds", g.rounds},
           {"total", g.total}};
 }
+/// The same for an execution profile. Throws nothing.
 inline std::vector<std::pair<const char*, double>> named_parts(const gemm_execution_profile& e) {
   return {{"transform_in", e.transform_in}, {"multiply", e.multiply},           {"panel_wait", e.panel_wait},
           {"reduction", e.reduction},       {"transform_out", e.transform_out}, {"total", e.total}};
@@ -178,6 +181,10 @@ class gemm_plan {
   /// @throws mpi_error an MPI call failed
   void execute(void* c, const void* a, const void* b, scalar alpha, scalar beta) const;
   /// execute() with typed buffers and scalars; T must be the plan's element type (checked and agreed).
+  /// @pre as execute()
+  /// @throws invalid_argument as execute(), or T not the plan's element type (agreed)
+  /// @throws insufficient_memory as execute()
+  /// @throws mpi_error an MPI call failed
   template <class T>
   void execute(T* c, const T* a, const T* b, T alpha, T beta) const {
     /// A wrong element type on one rank is agreed with the buffers' checks (a local throw would hang the others).
@@ -196,6 +203,10 @@ class gemm_plan {
   /// @throws mpi_error an MPI call failed
   void start(void* c, const void* a, const void* b, scalar alpha, scalar beta) const;
   /// start() with typed buffers and scalars; T must be the plan's element type (checked and agreed).
+  /// @pre as start()
+  /// @throws invalid_argument as start(), or T not the plan's element type (agreed)
+  /// @throws insufficient_memory as start()
+  /// @throws mpi_error an MPI call failed
   template <class T>
   void start(T* c, const T* a, const T* b, T alpha, T beta) const {
     run(static_cast<void*>(c), static_cast<const void*>(a), static_cast<const void*>(b), redist::to_scalar(alpha),

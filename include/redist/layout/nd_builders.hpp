@@ -20,6 +20,9 @@ struct box {
   /// @throws invalid_argument lo and hi of different sizes, or hi < lo on an axis
   /// @throws overflow_error the product does not fit in 64 bits
   std::int64_t elements() const;
+  /// No element (elements() == 0).
+  /// @throws invalid_argument as elements()
+  /// @throws overflow_error as elements()
   bool empty() const { return elements() == 0; }
   friend bool operator==(const box& a, const box& b) { return a.lo == b.lo && a.hi == b.hi; }
 };

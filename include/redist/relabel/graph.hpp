@@ -24,9 +24,9 @@ struct comm_graph {
   int nranks = 0;
   std::vector<edge> edges;
 
-  std::int64_t total_volume() const;     ///< sum of all volumes
-  std::int64_t remote_volume() const;    ///< sum over src != dst
-  std::int64_t remote_messages() const;  ///< edges with src != dst
+  std::int64_t total_volume() const;     ///< sum of all volumes; throws nothing
+  std::int64_t remote_volume() const;    ///< sum over src != dst; throws nothing
+  std::int64_t remote_messages() const;  ///< edges with src != dst; throws nothing
   /// Max over ranks of max(remote bytes sent, remote bytes received). Throws nothing.
   /// @pre every edge's src and dst >= 0
   std::int64_t max_rank_volume() const;
@@ -80,8 +80,11 @@ struct label_graph {
   std::vector<int> src;
   std::vector<std::int64_t> volume;
 
-  int label_count() const { return static_cast<int>(label_start.size()) - 1; }  ///< labels held
-  std::int64_t package_count() const { return label_start.back(); }             ///< packages held
+  /// Labels held. Throws nothing.
+  int label_count() const { return static_cast<int>(label_start.size()) - 1; }
+  /// Packages held. Throws nothing.
+  /// @pre label_start not empty (it starts as {0})
+  std::int64_t package_count() const { return label_start.back(); }
 };
 
 /// The packages received by the labels [first_label, end_label) of the movements, from the global layouts,

@@ -46,7 +46,7 @@ class node_buffer {
 
   void* data() const;          ///< this rank's segment (null for an empty node_buffer); throws nothing
   std::int64_t bytes() const;  ///< the segment's size (0 for an empty node_buffer); throws nothing
-  /// data() as T*.
+  /// data() as T*. Throws nothing.
   template <class T>
   T* as() const {
     return static_cast<T*>(data());

@@ -41,6 +41,7 @@ enum class exchange_strategy : std::uint8_t {
                        ///< B on one P x Q grid of all ranks and messages only between the schedule's pairs (a
                        ///< transpose A = op(B) of block-cyclic layouts with equal blocks on that grid)
 };
+/// The spelling (redist/names.hpp); "?" for a value outside the enum. Throws nothing.
 const char* to_string(exchange_strategy s);
 
 /// How packing and unpacking write memory.
@@ -56,6 +57,7 @@ enum class store_policy : std::uint8_t {
                   ///< reading every destination cache line first and leave the cache to other data (ring slots,
                   ///< read at once by node peers, always use ordinary stores)
 };
+/// The spelling (redist/names.hpp); "?" for a value outside the enum. Throws nothing.
 const char* to_string(store_policy s);
 
 struct transform_options {
@@ -111,15 +113,17 @@ enum class region_shape : std::uint8_t { all = 0, upper = 1, lower = 2 };
 struct element_region {
   region_shape shape = region_shape::all;
   std::int64_t diagonal = 0;
+  /// Whether element (i, j) of A lies in the region. Throws nothing.
   bool contains(std::int64_t i, std::int64_t j) const {
     return shape == region_shape::all || (shape == region_shape::upper ? j - i >= diagonal : j - i <= diagonal);
   }
-  /// The same elements seen in the transposed matrix (element (i, j) becomes (j, i)).
+  /// The same elements seen in the transposed matrix (element (i, j) becomes (j, i)). Throws nothing.
   element_region transposed() const {
     if (shape == region_shape::all) return *this;
     return {shape == region_shape::upper ? region_shape::lower : region_shape::upper, -diagonal};
   }
 };
+/// The spelling (redist/names.hpp); "?" for a value outside the enum. Throws nothing.
 const char* to_string(region_shape s);
 
 /// One transformation of a batch: A (target) and B (source) layouts, op and element type, and the region
@@ -187,6 +191,7 @@ struct plan_statistics : traffic_statistics {
 
 class transform_plan {
  public:
+  /// An empty plan (build one with make_transform_plan or make_reshape_plan). Throws nothing.
   transform_plan();
   ~transform_plan();
   transform_plan(transform_plan&&) noexcept;
@@ -194,10 +199,24 @@ class transform_plan {
   transform_plan(const transform_plan&) = delete;
   transform_plan& operator=(const transform_plan&) = delete;
 
-  /// Executes all jobs with the given buffers (one entry per job, in planning order). Collective.
+  /// Executes all jobs with the given buffers (one entry per job, in planning order). Collective. A problem on any
+  /// rank throws the same error on every rank before anything is written (with the default check_consistency; an
+  /// empty plan: this rank only).
+  /// @pre collective: every rank of the plan's communicator calls it; no start() of this plan in progress (else the
+  ///   error is agreed)
+  /// @throws invalid_argument an empty plan, buffers that do not fit the plan (one per job; A's or B's null where
+  ///   this rank holds elements; complex alpha or beta for real elements; alpha != 1 or beta != 0 for integers), or
+  ///   a start() in progress
+  /// @throws insufficient_memory the message buffers could not be acquired
+  /// @throws mpi_error an MPI call failed
   void execute(const std::vector<job_buffers>& buffers) const;
 
   /// Single-job convenience: A = alpha*op(B) + beta*A.
+  /// @pre as execute(buffers)
+  /// @throws invalid_argument as execute(buffers), a plan of more than one job, or T not the plan's element type
+  ///   (agreed like a bad buffer)
+  /// @throws insufficient_memory as execute(buffers)
+  /// @throws mpi_error an MPI call failed
   template <class T>
   void execute(T* a, const T* b, T alpha = T(1), T beta = T(0)) const {
     /// A wrong element type on one rank is agreed like any bad buffer (a local throw would leave the others
@@ -212,10 +231,16 @@ class transform_plan {
   /// Collective: every rank calls start(), later wait().
   /// @pre no start() of this plan in progress (else the error is agreed like a bad buffer; execute() likewise)
   /// @throws invalid_argument buffers that do not fit the plan, or a start() already in progress
+  /// @throws insufficient_memory the message buffers could not be acquired
   /// @throws mpi_error an MPI call failed
   void start(const std::vector<job_buffers>& buffers) const;
 
   /// Single-job start(): A = alpha*op(B) + beta*A once wait() returns.
+  /// @pre as start(buffers)
+  /// @throws invalid_argument as start(buffers), a plan of more than one job, or T not the plan's element type
+  ///   (agreed like a bad buffer)
+  /// @throws insufficient_memory as start(buffers)
+  /// @throws mpi_error an MPI call failed
   template <class T>
   void start(T* a, const T* b, T alpha = T(1), T beta = T(0)) const {
     start_agreed(std::vector<job_buffers>{job_buffers{a, b, redist::to_scalar(alpha), redist::to_scalar(beta)}},
@@ -229,26 +254,33 @@ class transform_plan {
   /// @throws mpi_error an MPI call failed (the plan's communicator is then not reused)
   void wait() const;
 
-  /// True between a start() that returned and its wait() (this rank).
+  /// True between a start() that returned and its wait() (this rank). Throws nothing.
   bool in_progress() const;
 
   /// The plan of the inverse movement: B = op(A) for every job (roles of A and B swapped; a job's region
-  /// becomes the same elements of B). Collective.
+  /// becomes the same elements of B). Collective, with the forward plan's options.
+  /// @pre collective: every rank of the plan's communicator calls it
+  /// @throws invalid_argument an empty plan (this rank only), or a strategy the inverse jobs do not fit (as
+  ///   make_transform_plan, make_reshape_plan for reshape plans)
+  /// @throws insufficient_memory as make_transform_plan
+  /// @throws mpi_error an MPI call failed
   transform_plan inverse() const;
 
   /// The jobs as planned: matrix jobs (plans from make_transform_plan; empty for make_reshape_plan), and every
-  /// plan's jobs in the engine's N-dimensional form.
+  /// plan's jobs in the engine's N-dimensional form. Throws nothing (as every accessor below). An empty plan
+  /// (default-constructed or moved from) answers with nothing: no jobs, zero statistics, strategy automatic,
+  /// MPI_COMM_NULL, no boxes and rank -1.
   const std::vector<job_description>& jobs() const;
-  const std::vector<reshape_job>& reshape_jobs() const;
-  plan_statistics statistics() const;  ///< this rank
-  exchange_strategy strategy() const;  ///< the strategy chosen (never automatic)
-  MPI_Comm communicator() const;       ///< duplicate owned by the plan
+  const std::vector<reshape_job>& reshape_jobs() const;  ///< the N-dimensional form; throws nothing
+  plan_statistics statistics() const;                    ///< this rank; throws nothing
+  exchange_strategy strategy() const;  ///< the strategy chosen (automatic only for an empty plan); throws nothing
+  MPI_Comm communicator() const;       ///< duplicate owned by the plan; throws nothing
 
   /// A plan from make_reshape_plan(comm, my_input_boxes, my_output_boxes, ...): the output boxes this rank holds, in
   /// the coordinates passed, and the rank that passed them (this rank unless box_reshape_options::relabel moved
-  /// them). Other plans: no boxes, and this rank.
+  /// them). Other plans: no boxes, and this rank. Throws nothing.
   const std::vector<box>& output_boxes_held() const;
-  int output_boxes_passed_by() const;
+  int output_boxes_passed_by() const;  ///< the rank that passed them; throws nothing
 
   /// For operations built on transforms (the multiply's plans): execute(buffers) with a `problem` the caller found
   /// on this rank (non-empty: an error, raised as invalid_argument) agreed in the same step as the buffers'
@@ -282,16 +314,40 @@ class transform_plan {
 
 /// Builds a plan for a batch of jobs (collective over comm). Validates every layout and shape first and
 /// throws on every rank (same exception, same message) before anything moves.
+/// @pre collective: every rank of comm calls it with the same global descriptions (layouts' global parts, ops,
+///   element types, regions) and options, its layouts describing its own storage
+/// @throws invalid_argument an option, op, element type or region out of range, layouts that do not describe this
+///   rank's storage, or a strategy the jobs do not fit
+/// @throws invalid_layout a layout that fails validate_global or validate_local
+/// @throws dimension_mismatch op(B) of a job is not the shape of its A
+/// @throws inconsistent_ranks ranks passed different global descriptions or options
+/// @throws insufficient_memory the plan's buffers or shared window could not be allocated
+/// @throws mpi_error an MPI call failed
 transform_plan make_transform_plan(MPI_Comm comm, std::vector<job_description> jobs,
                                    const transform_options& options = {});
 
 /// Single job.
+/// @pre as above
+/// @throws invalid_argument as above
+/// @throws invalid_layout as above
+/// @throws dimension_mismatch as above
+/// @throws inconsistent_ranks as above
+/// @throws insufficient_memory as above
+/// @throws mpi_error an MPI call failed
 transform_plan make_transform_plan(MPI_Comm comm, const grid_layout& a, const grid_layout& b, op operation,
                                    element_type type, const transform_options& options = {});
 
 /// Builds a plan for a batch of N-dimensional jobs (collective over comm), with the same checks and agreement as
 /// make_transform_plan: every layout, axis permutation and shape is validated and a problem on any rank throws on
 /// every rank before anything moves.
+/// @pre as make_transform_plan (axes and conjugate being part of the global description)
+/// @throws invalid_argument as make_transform_plan, axes that are not a permutation, or a triangular region with
+///   other than 2 axes
+/// @throws invalid_layout as make_transform_plan
+/// @throws dimension_mismatch A and B with different numbers of axes, or permute(B, axes) not the shape of A
+/// @throws inconsistent_ranks as make_transform_plan
+/// @throws insufficient_memory as make_transform_plan
+/// @throws mpi_error an MPI call failed
 transform_plan make_reshape_plan(MPI_Comm comm, std::vector<reshape_job> jobs, const transform_options& options = {});
 
 /// How the boxes of make_reshape_plan(comm, my_input_boxes, my_output_boxes, type, options) are permuted and stored.
@@ -321,6 +377,13 @@ transform_plan make_reshape_plan(MPI_Comm comm, const std::vector<box>& my_input
                                  const box_reshape_options& options = {});
 
 /// One-shot N-dimensional convenience: A = alpha * permute(B, axes) + beta * A, planned, executed once, discarded.
+/// @pre collective, as make_reshape_plan
+/// @throws invalid_argument as make_reshape_plan and transform_plan::execute
+/// @throws invalid_layout as make_reshape_plan
+/// @throws dimension_mismatch as make_reshape_plan
+/// @throws inconsistent_ranks as make_reshape_plan
+/// @throws insufficient_memory as make_reshape_plan and transform_plan::execute
+/// @throws mpi_error an MPI call failed
 template <class T>
 void reshape(MPI_Comm comm, const nd_layout& a_layout, T* a, const nd_layout& b_layout, const T* b,
              const std::vector<int>& axes, T alpha = T(1), T beta = T(0), const transform_options& options = {}) {
@@ -331,6 +394,13 @@ void reshape(MPI_Comm comm, const nd_layout& a_layout, T* a, const nd_layout& b_
 }
 
 /// One-shot convenience: plan, execute once, discard (planned with transform_options::one_shot).
+/// @pre collective, as make_transform_plan
+/// @throws invalid_argument as make_transform_plan and transform_plan::execute
+/// @throws invalid_layout as make_transform_plan
+/// @throws dimension_mismatch as make_transform_plan
+/// @throws inconsistent_ranks as make_transform_plan
+/// @throws insufficient_memory as make_transform_plan and transform_plan::execute
+/// @throws mpi_error an MPI call failed
 template <class T>
 void transform(MPI_Comm comm, const grid_layout& a_layout, T* a, const grid_layout& b_layout, const T* b, op operation,
                T alpha, T beta, const transform_options& options = {}) {
