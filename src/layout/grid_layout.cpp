@@ -107,37 +107,42 @@ grid_layout grid_layout::relabeled(const std::vector<int>& new_rank_of) const {
   return detail::grid_from_nd(to_nd_layout(*this).relabeled(new_rank_of));
 }
 
-// Validation is nd_layout's; the matrix view adds the two rules of its regular (ScaLAPACK-style) storage: one
-// local array per rank, so one grid position per rank, and a leading dimension that covers the local rows
-// (columns) even when a single local column (row) would make any value safe.
+// Validation is nd_layout's; the matrix view adds the two rules of its regular (ScaLAPACK-style) storage
+// (grid_view.hpp).
 void grid_layout::validate_global(int comm_size) const {
   detail::global_nd_view(*this).validate_global(comm_size);
-  if (kind_ != storage_kind::regular) return;
-  std::vector<bool> seen(static_cast<size_t>(comm_size), false);
-  for (int r : grid_ranks_) {
-    if (seen[static_cast<size_t>(r)])
-      throw invalid_layout("rank " + std::to_string(r) +
-                           " holds two positions of a block-cyclic/blocked process grid "
-                           "(each rank may appear once; use a custom layout otherwise)");
-    seen[static_cast<size_t>(r)] = true;
-  }
+  detail::check_regular_matrix_global(*this);
 }
 
 void grid_layout::validate_local() const {
-  if (my_rank_ < 0) return;
-  const auto positions = my_positions();
-  if (kind_ == storage_kind::regular && !positions.empty()) {
-    const detail::layout_dimension rows(row_splits_, row_proc_, local_row_start_),
-        cols(col_splits_, col_proc_, local_col_start_);
-    const std::int64_t rows_end = rows.local_extent_of(positions.front().row);
-    const std::int64_t cols_end = cols.local_extent_of(positions.front().col);
-    const std::int64_t need = packing_order_ == storage_order::col_major ? rows_end : cols_end;
-    if (rows_end > 0 && cols_end > 0 && local_ld_ < std::max<std::int64_t>(need, 1))
-      throw invalid_layout("local leading dimension " + std::to_string(local_ld_) + " on rank " +
-                           std::to_string(my_rank_) + " is smaller than the " + std::to_string(need) + " local " +
-                           (packing_order_ == storage_order::col_major ? "rows" : "columns") + " it must hold");
-  }
-  to_nd_layout(*this).validate_local();
+  detail::check_regular_matrix_local(*this);
+  if (my_rank_ >= 0) to_nd_layout(*this).validate_local();
+}
+
+void detail::check_regular_matrix_global(const grid_layout& l) {
+  if (l.kind() != storage_kind::regular) return;
+  std::vector<int> ranks = l.grid_ranks();
+  std::sort(ranks.begin(), ranks.end());
+  const auto twice = std::adjacent_find(ranks.begin(), ranks.end());
+  if (twice != ranks.end())
+    throw invalid_layout("rank " + std::to_string(*twice) +
+                         " holds two positions of a block-cyclic/blocked process grid "
+                         "(each rank may appear once; use a custom layout otherwise)");
+}
+
+void detail::check_regular_matrix_local(const grid_layout& l) {
+  const auto positions = l.my_positions();
+  if (l.kind() != storage_kind::regular || positions.empty()) return;
+  const bool col_major = l.packing_order() == storage_order::col_major;
+  const detail::layout_dimension rows(l.row_splits(), l.row_proc(), l.local_row_start()),
+      cols(l.col_splits(), l.col_proc(), l.local_col_start());
+  const std::int64_t rows_end = rows.local_extent_of(positions.front().row);
+  const std::int64_t cols_end = cols.local_extent_of(positions.front().col);
+  const std::int64_t need = col_major ? rows_end : cols_end;
+  if (rows_end > 0 && cols_end > 0 && l.local_ld() < std::max<std::int64_t>(need, 1))
+    throw invalid_layout("local leading dimension " + std::to_string(l.local_ld()) + " on rank " +
+                         std::to_string(l.my_rank()) + " is smaller than the " + std::to_string(need) + " local " +
+                         (col_major ? "rows" : "columns") + " it must hold");
 }
 
 std::uint64_t grid_layout::global_hash() const { return detail::global_nd_view(*this).global_hash(); }

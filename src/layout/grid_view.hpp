@@ -16,4 +16,12 @@ nd_layout global_nd_view(const grid_layout& l);
 /// @throws invalid_layout strides that no leading dimension describes
 grid_layout grid_from_nd(const nd_layout& l);
 
+/// The rules grid_layout adds to nd_layout's checks for its regular (ScaLAPACK-style) storage, one local array
+/// per rank: one process-grid position per rank (global; owner ranks need not be checked yet), and a leading
+/// dimension that covers the local rows (col_major) or columns (row_major) even where a single local column (row)
+/// would make any value safe (local; nothing for explicit storage or a rank without a position).
+/// @throws invalid_layout the rule broken
+void check_regular_matrix_global(const grid_layout& l);
+void check_regular_matrix_local(const grid_layout& l);  ///< @throws invalid_layout the rule broken
+
 }  // namespace redist::detail

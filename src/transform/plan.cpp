@@ -14,6 +14,7 @@
 #include "detail/plan_impl.hpp"
 #include "field_hash.hpp"
 #include "job_summary.hpp"
+#include "layout/grid_view.hpp"
 #include "memory/cache_line.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
@@ -101,11 +102,20 @@ struct job_check {
   std::uint64_t global_hash;
 };
 
+// A job's check: its problem, the rank its layouts describe and one hash of what every rank must pass alike.
+job_check checked_job(mpi::error_kind kind, std::string message, const reshape_job& j, MPI_Comm comm) {
+  const int my_rank = j.a.my_rank() != mpi::rank(comm) ? j.a.my_rank() : j.b.my_rank();
+  return job_check{
+      kind, std::move(message), my_rank,
+      field_hash()
+          .add_all(j.a.global_hash(), j.b.global_hash(), j.type, j.conjugate, j.region.shape, j.region.diagonal, j.axes)
+          .value()};
+}
+
 // The first problem with A's or B's local storage on this rank (kind none: fine).
-template <class Layout>
-std::pair<mpi::error_kind, std::string> local_storage_problem(const Layout& a, const Layout& b,
+std::pair<mpi::error_kind, std::string> local_storage_problem(const nd_layout& a, const nd_layout& b,
                                                               const std::string& where) {
-  for (const auto& [layout, name] : {std::pair<const Layout*, const char*>{&a, "A: "}, {&b, "B: "}}) {
+  for (const auto& [layout, name] : {std::pair<const nd_layout*, const char*>{&a, "A: "}, {&b, "B: "}}) {
     try {
       layout->validate_local();
     } catch (const error& e) {
@@ -115,44 +125,9 @@ std::pair<mpi::error_kind, std::string> local_storage_problem(const Layout& a, c
   return {mpi::error_kind::none, {}};
 }
 
-// Validates one job locally; returns the kind and text of the first problem.
-std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, size_t index, int comm_size) {
-  const std::string where = "job " + std::to_string(index) + ": ";
-  if (j.operation != op::identity && j.operation != op::transpose && j.operation != op::conj_transpose)
-    return {mpi::error_kind::invalid_argument, where + "op is " + std::to_string(static_cast<int>(j.operation)) +
-                                                   "; expected op::identity, transpose or conj_transpose"};
-  if (std::string(to_string(j.type)) == "?")
-    return {mpi::error_kind::invalid_argument, where + "element_type is " + std::to_string(static_cast<int>(j.type)) +
-                                                   "; expected f32, f64, c32, c64, i32 or i64"};
-  try {
-    j.a.validate_global(comm_size);
-    j.b.validate_global(comm_size);
-  } catch (const error& e) {
-    return {mpi::error_kind::invalid_layout, where + e.what()};
-  }
-  const bool t = j.operation != op::identity;
-  const std::int64_t b_rows = t ? j.b.cols() : j.b.rows();
-  const std::int64_t b_cols = t ? j.b.rows() : j.b.cols();
-  if (j.a.rows() != b_rows || j.a.cols() != b_cols)
-    return {mpi::error_kind::dimension_mismatch,
-            where + "A is " + std::to_string(j.a.rows()) + "x" + std::to_string(j.a.cols()) +
-                " but op(B) = " + to_string(j.operation) + "(B) is " + std::to_string(b_rows) + "x" +
-                std::to_string(b_cols) + "; they must have the same shape"};
-  if (auto problem = local_storage_problem(j.a, j.b, where); problem.first != mpi::error_kind::none) return problem;
-  if (j.region.shape != region_shape::all && j.region.shape != region_shape::upper &&
-      j.region.shape != region_shape::lower)
-    return {mpi::error_kind::invalid_argument, where + "element_region::shape is " +
-                                                   std::to_string(static_cast<int>(j.region.shape)) +
-                                                   "; expected region_shape::all, upper or lower"};
-  if (j.a.my_rank() < 0 || j.b.my_rank() < 0)
-    return {
-        mpi::error_kind::invalid_argument,
-        where + "layouts passed to make_transform_plan must describe this rank's storage (built with my_rank >= 0)"};
-  return {mpi::error_kind::none, {}};
-}
-
-// Validates one reshape job locally; returns the kind and text of the first problem.
-std::pair<mpi::error_kind, std::string> validate_reshape_job(const reshape_job& j, size_t index, int comm_size) {
+// One reshape job's checks of its global description (type, layouts, shapes, axes, region); returns the kind and
+// text of the first problem.
+std::pair<mpi::error_kind, std::string> global_problem(const reshape_job& j, size_t index, int comm_size) {
   const std::string where = "job " + std::to_string(index) + ": ";
   if (std::string(to_string(j.type)) == "?")
     return {mpi::error_kind::invalid_argument, where + "element_type is " + std::to_string(static_cast<int>(j.type)) +
@@ -201,11 +176,52 @@ std::pair<mpi::error_kind, std::string> validate_reshape_job(const reshape_job& 
         where + "element_region::shape is " + std::to_string(static_cast<int>(j.region.shape)) +
             (d == 2 ? "; expected region_shape::all, upper or lower"
                     : "; triangular regions need d = 2 (this job has " + std::to_string(d) + " axes): expected all")};
+  return {mpi::error_kind::none, {}};
+}
+
+// One reshape job's checks of this rank's storage; the global description passed global_problem.
+std::pair<mpi::error_kind, std::string> local_problem(const reshape_job& j, size_t index, const char* entry_point) {
+  const std::string where = "job " + std::to_string(index) + ": ";
   if (auto problem = local_storage_problem(j.a, j.b, where); problem.first != mpi::error_kind::none) return problem;
   if (j.a.my_rank() < 0 || j.b.my_rank() < 0)
-    return {mpi::error_kind::invalid_argument,
-            where + "layouts passed to make_reshape_plan must describe this rank's storage (built with my_rank >= 0)"};
+    return {mpi::error_kind::invalid_argument, where + "layouts passed to " + entry_point +
+                                                   " must describe this rank's storage (built with my_rank >= 0)"};
   return {mpi::error_kind::none, {}};
+}
+
+// Validates one reshape job locally; returns the kind and text of the first problem.
+std::pair<mpi::error_kind, std::string> validate_reshape_job(const reshape_job& j, size_t index, int comm_size) {
+  auto problem = global_problem(j, index, comm_size);
+  return problem.first != mpi::error_kind::none ? problem : local_problem(j, index, "make_reshape_plan");
+}
+
+// A matrix job is checked as its engine job (the d = 2 case), after what only a matrix job can get wrong: its op,
+// its shape (said in rows and columns), and the rules of grid_layout's ScaLAPACK-style storage.
+std::pair<mpi::error_kind, std::string> validate_job(const job_description& j, const reshape_job& engine_job,
+                                                     size_t index, int comm_size) {
+  const std::string where = "job " + std::to_string(index) + ": ";
+  if (j.operation != op::identity && j.operation != op::transpose && j.operation != op::conj_transpose)
+    return {mpi::error_kind::invalid_argument, where + "op is " + std::to_string(static_cast<int>(j.operation)) +
+                                                   "; expected op::identity, transpose or conj_transpose"};
+  const bool t = j.operation != op::identity;
+  const std::int64_t b_rows = t ? j.b.cols() : j.b.rows();
+  const std::int64_t b_cols = t ? j.b.rows() : j.b.cols();
+  if (j.a.rows() != b_rows || j.a.cols() != b_cols)
+    return {mpi::error_kind::dimension_mismatch,
+            where + "A is " + std::to_string(j.a.rows()) + "x" + std::to_string(j.a.cols()) +
+                " but op(B) = " + to_string(j.operation) + "(B) is " + std::to_string(b_rows) + "x" +
+                std::to_string(b_cols) + "; they must have the same shape"};
+  if (auto problem = global_problem(engine_job, index, comm_size); problem.first != mpi::error_kind::none)
+    return problem;
+  for (const auto& [layout, name] : {std::pair<const grid_layout*, const char*>{&j.a, "A: "}, {&j.b, "B: "}}) {
+    try {
+      detail::check_regular_matrix_global(*layout);
+      detail::check_regular_matrix_local(*layout);
+    } catch (const error& e) {
+      return {mpi::error_kind::invalid_layout, where + name + e.what()};
+    }
+  }
+  return local_problem(engine_job, index, "make_transform_plan");
 }
 
 // The arguments' checks of both entry points, agreed over the ranks before anything is built: the options, each
@@ -564,23 +580,18 @@ std::unique_ptr<transform_plan::impl> make_plan_impl(MPI_Comm comm, std::vector<
   // The jobs as given, for the watchdog's line while they are checked (build_plan names them from then on).
   mpi::wait_label described(nullptr, nullptr);
   described.describe(transform_detail::describe_matrix_jobs, &jobs);
-  mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_transform_plan", [&](size_t k) {
-    const job_description& j = jobs[k];
-    auto [kind, message] = validate_job(j, k, nranks);
-    const int my_rank = j.a.my_rank() != mpi::rank(comm) ? j.a.my_rank() : j.b.my_rank();
-    return job_check{
-        kind, std::move(message), my_rank,
-        field_hash()
-            .add_all(j.a.global_hash(), j.b.global_hash(), j.operation, j.type, j.region.shape, j.region.diagonal)
-            .value()};
-  });
-  // The matrix jobs as the d = 2 case: rows axis 0, columns axis 1; a transpose swaps them.
+  // The matrix jobs as the d = 2 case: rows axis 0, columns axis 1; a transpose swaps them. Checked and hashed as
+  // the engine runs them (an op outside the enum is refused before its engine job is read).
   std::vector<reshape_job> engine_jobs;
   engine_jobs.reserve(jobs.size());
   for (const job_description& j : jobs)
     engine_jobs.push_back({to_nd_layout(j.a), to_nd_layout(j.b),
                            j.operation == op::identity ? std::vector<int>{} : std::vector<int>{1, 0},
                            j.operation == op::conj_transpose, j.type, j.region});
+  mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_transform_plan", [&](size_t k) {
+    auto [kind, message] = validate_job(jobs[k], engine_jobs[k], k, nranks);
+    return checked_job(std::move(kind), std::move(message), engine_jobs[k], comm);
+  });
   described.describe(nullptr, nullptr);
   return build_plan(comm, std::move(owned), std::move(engine_jobs), std::move(jobs), options, started);
 }
@@ -593,14 +604,8 @@ std::unique_ptr<transform_plan::impl> make_reshape_plan_impl(MPI_Comm comm, std:
   mpi::wait_label described(nullptr, nullptr);
   described.describe(transform_detail::describe_reshape_jobs, &jobs);
   mpi::comm_handle owned = agree_on_arguments(comm, options, jobs.size(), "make_reshape_plan", [&](size_t k) {
-    const reshape_job& j = jobs[k];
-    auto [kind, message] = validate_reshape_job(j, k, nranks);
-    const std::uint64_t hash = field_hash()
-                                   .add_all(j.a.global_hash(), j.b.global_hash(), j.type, j.conjugate, j.region.shape,
-                                            j.region.diagonal, j.axes)
-                                   .value();
-    const int my_rank = j.a.my_rank() != mpi::rank(comm) ? j.a.my_rank() : j.b.my_rank();
-    return job_check{kind, std::move(message), my_rank, hash};
+    auto [kind, message] = validate_reshape_job(jobs[k], k, nranks);
+    return checked_job(std::move(kind), std::move(message), jobs[k], comm);
   });
   described.describe(nullptr, nullptr);
   return build_plan(comm, std::move(owned), std::move(jobs), {}, options, started);
