@@ -438,7 +438,8 @@ routed_permutation_plan::routed_permutation_plan(std::unique_ptr<detail::routed_
 
 namespace {
 const detail::routed_exchange& state_of(const std::unique_ptr<detail::routed_exchange>& s) {
-  if (!s) throw invalid_argument("use of an empty routed_permutation_plan (build it with make_routed_permutation)");
+  if (!s)
+    throw invalid_argument("use of an empty routed_permutation_plan (build it with make_routed_permutation_plan)");
   return *s;
 }
 }  // namespace
@@ -485,8 +486,8 @@ traffic_statistics routed_permutation_plan::statistics() const {
 }
 MPI_Comm routed_permutation_plan::communicator() const { return state_of(state_).comm->get(); }
 
-routed_permutation_plan make_routed_permutation(MPI_Comm comm, const machine& m, int destination_rank,
-                                                std::int64_t send_bytes, const routing_options& options) {
+routed_permutation_plan make_routed_permutation_plan(MPI_Comm comm, const machine& m, int destination_rank,
+                                                     std::int64_t send_bytes, const routing_options& options) {
   auto phases = plan_phases(comm, m, {destination_rank}, {send_bytes}, options);
   return routed_permutation_plan(std::move(phases.front()));
 }
@@ -523,8 +524,9 @@ void routed_phases_plan::execute(const std::vector<void*>& recv, const std::vect
   }
 }
 
-routed_phases_plan make_routed_phases(MPI_Comm comm, const machine& m, const std::vector<int>& destination_rank,
-                                      const std::vector<std::int64_t>& send_bytes, const routing_options& options) {
+routed_phases_plan make_routed_phases_plan(MPI_Comm comm, const machine& m, const std::vector<int>& destination_rank,
+                                           const std::vector<std::int64_t>& send_bytes,
+                                           const routing_options& options) {
   routed_phases_plan plan;
   plan.schedule_ = options.phases;
   for (auto& x : plan_phases(comm, m, destination_rank, send_bytes, options))

@@ -515,7 +515,7 @@ TEST(FaultInjection, TorusRouted) {
   for (std::size_t i = 0; i < send.size(); ++i) send[i] = static_cast<unsigned char>(me * 7 + i);
   run({"routed permutation", [&] { recv.assign(send.size(), 0); },
        [&] {
-         torus::make_routed_permutation(MPI_COMM_WORLD, *machine, (me + 1) % p, 9000, routing)
+         torus::make_routed_permutation_plan(MPI_COMM_WORLD, *machine, (me + 1) % p, 9000, routing)
              .execute(recv.data(), send.data());
        },
        [&] { return std::vector<double>(recv.begin(), recv.end()); }});

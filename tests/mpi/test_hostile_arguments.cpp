@@ -546,7 +546,7 @@ TEST(HostileCpp, TorusRoutedPermutation) {
           torus::machine m = machine;
           if (bad) change(destination, send_bytes, options, m);
           return outcome_of([&] {
-            torus::make_routed_permutation(MPI_COMM_WORLD, m, destination, send_bytes, options)
+            torus::make_routed_permutation_plan(MPI_COMM_WORLD, m, destination, send_bytes, options)
                 .execute(recv.as<unsigned char>(), send.data());
           });
         };
@@ -569,7 +569,7 @@ TEST(HostileCpp, TorusRoutedPermutation) {
   if (p > 1)
     cases.push_back({"two ranks sending to one", call_with([me](int& d, std::int64_t&, R&, M&) { d = me; }),
                      invalid_on::one_rank_only});
-  count(run_hostile("make_routed_permutation + execute", {&recv}, cases,
+  count(run_hostile("make_routed_permutation_plan + execute", {&recv}, cases,
                     [&] { return call_with([](int&, std::int64_t&, R&, M&) {})(false); }));
 }
 

@@ -293,19 +293,19 @@ TEST(PlanDuplicates, TorusPlansTakeTheDuplicateADroppedOneGaveBack) {
   MPI_Comm_dup(MPI_COMM_WORLD, &comm);  // a pool of its own
   torus::routing_options o;
   {
-    const auto first = torus::make_routed_permutation(comm, m, to, bytes, o);
+    const auto first = torus::make_routed_permutation_plan(comm, m, to, bytes, o);
     run(first);
   }
   const int before = duplicates_made;
   {
-    const auto again = torus::make_routed_permutation(comm, m, to, bytes, o);
+    const auto again = torus::make_routed_permutation_plan(comm, m, to, bytes, o);
     run(again);
     run(again);
   }
   EXPECT_EQ(duplicates_made, before) << "a routed plan made again duplicated the communicator";
   {
-    const auto held = torus::make_routed_permutation(comm, m, to, bytes, o);
-    const auto other = torus::make_routed_permutation(comm, m, to, bytes, o);  // alive together: its own
+    const auto held = torus::make_routed_permutation_plan(comm, m, to, bytes, o);
+    const auto other = torus::make_routed_permutation_plan(comm, m, to, bytes, o);  // alive together: its own
     EXPECT_EQ(duplicates_made, before + 1);
     run(other);
     run(held);

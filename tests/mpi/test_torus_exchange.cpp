@@ -98,7 +98,7 @@ std::vector<std::byte> exchange(const machine& m, const std::vector<int>& permut
   const int me = world_rank();
   const std::int64_t bytes = message_size(me, seed);
   const auto plan =
-      make_routed_permutation(MPI_COMM_WORLD, m, permutation[static_cast<std::size_t>(me)], bytes, options);
+      make_routed_permutation_plan(MPI_COMM_WORLD, m, permutation[static_cast<std::size_t>(me)], bytes, options);
   const std::vector<std::byte> send = make_message(me, seed, bytes);
   std::vector<std::byte> recv(static_cast<std::size_t>(plan.receive_bytes()), std::byte{0x5a});
   plan.execute(recv.data(), send.data());
@@ -183,7 +183,7 @@ TEST(TorusExchange, IdentityAndSelfCopies) {
   const int me = world_rank(), n = world_size();
   const machine m = make_machine(shapes(n).back(), 0);
   const std::int64_t bytes = 5000 + me;
-  const auto plan = make_routed_permutation(MPI_COMM_WORLD, m, me, bytes, forced_sdr(4));
+  const auto plan = make_routed_permutation_plan(MPI_COMM_WORLD, m, me, bytes, forced_sdr(4));
   EXPECT_EQ(plan.source(), me);
   EXPECT_EQ(plan.receive_bytes(), bytes);
   EXPECT_EQ(plan.send_chunk_bytes(), 0);
@@ -247,7 +247,7 @@ TEST(TorusExchange, MultiphaseTransposeRounds) {
         send.push_back(make_message(me, phase_seed(k), bytes.back()));
       }
       auto run = [&](const routing_options& o) {
-        const routed_phases_plan plan = make_routed_phases(MPI_COMM_WORLD, m, destination, bytes, o);
+        const routed_phases_plan plan = make_routed_phases_plan(MPI_COMM_WORLD, m, destination, bytes, o);
         EXPECT_EQ(plan.phases(), s.phases());
         std::vector<std::vector<std::byte>> recv;
         std::vector<const void*> out;
@@ -353,39 +353,40 @@ TEST(TorusExchange, RejectsBadInput) {
   const machine m = make_machine(shapes(n).back(), 0);
   const machine too_big = make_machine(std::to_string(n + 1), 0);
   expect_rejected<redist::invalid_argument>(
-      [&] { make_routed_permutation(MPI_COMM_WORLD, too_big, me, 10, routing_options{}); },
+      [&] { make_routed_permutation_plan(MPI_COMM_WORLD, too_big, me, 10, routing_options{}); },
       "nodes, the communicator has " + std::to_string(n) + " ranks");
   if (n > 1)
     expect_rejected<redist::invalid_argument>(
-        [&] { make_routed_permutation(MPI_COMM_WORLD, m, 0, 10, routing_options{}); }, "permutation");
+        [&] { make_routed_permutation_plan(MPI_COMM_WORLD, m, 0, 10, routing_options{}); }, "permutation");
   expect_rejected<redist::invalid_argument>(
-      [&] { make_routed_permutation(MPI_COMM_WORLD, m, me == 0 ? n : me, 10, routing_options{}); },
+      [&] { make_routed_permutation_plan(MPI_COMM_WORLD, m, me == 0 ? n : me, 10, routing_options{}); },
       "outside the communicator");
   routing_options bad_alpha;
   bad_alpha.alpha = 1.5;
-  expect_rejected<redist::invalid_argument>([&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, bad_alpha); },
+  expect_rejected<redist::invalid_argument>([&] { make_routed_permutation_plan(MPI_COMM_WORLD, m, me, 10, bad_alpha); },
                                             "alpha");
   expect_rejected<redist::invalid_argument>(
-      [&] { make_routed_permutation(MPI_COMM_WORLD, m, me, me == 0 ? -1 : 10, routing_options{}); }, "bytes");
+      [&] { make_routed_permutation_plan(MPI_COMM_WORLD, m, me, me == 0 ? -1 : 10, routing_options{}); }, "bytes");
   routing_options bad_phases;
   bad_phases.phases = static_cast<phase_schedule>(7);
-  expect_rejected<redist::invalid_argument>([&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, bad_phases); },
-                                            "phase schedule 7 unknown");
+  expect_rejected<redist::invalid_argument>(
+      [&] { make_routed_permutation_plan(MPI_COMM_WORLD, m, me, 10, bad_phases); }, "phase schedule 7 unknown");
   // Phases at once take three tags each, within the 32767 every MPI allows: 8455 phases at most.
   routing_options at_once;
   at_once.phases = phase_schedule::concurrent;
   expect_rejected<redist::invalid_argument>(
       [&] {
-        make_routed_phases(MPI_COMM_WORLD, m, std::vector<int>(8456, me), std::vector<std::int64_t>(8456, 0), at_once);
+        make_routed_phases_plan(MPI_COMM_WORLD, m, std::vector<int>(8456, me), std::vector<std::int64_t>(8456, 0),
+                                at_once);
       },
       "expected at most 8455 phases");
   routing_options other = routing_options{};
   if (me == 0) other.alpha = 0.25;
   if (n > 1)
-    expect_rejected<redist::inconsistent_ranks>([&] { make_routed_permutation(MPI_COMM_WORLD, m, me, 10, other); },
+    expect_rejected<redist::inconsistent_ranks>([&] { make_routed_permutation_plan(MPI_COMM_WORLD, m, me, 10, other); },
                                                 "routing_options");
   // A null buffer with data to move is refused everywhere before anything moves.
-  const auto plan = make_routed_permutation(MPI_COMM_WORLD, m, (me + 1) % n, 100, routing_options{});
+  const auto plan = make_routed_permutation_plan(MPI_COMM_WORLD, m, (me + 1) % n, 100, routing_options{});
   std::vector<std::byte> send(100), recv(100);
   expect_rejected<redist::invalid_argument>([&] { plan.execute(recv.data(), me == 0 ? nullptr : send.data()); },
                                             "null send buffer");

@@ -43,15 +43,15 @@ struct routed_exchange;
 }
 class routed_permutation_plan;
 class routed_phases_plan;
-routed_permutation_plan make_routed_permutation(MPI_Comm comm, const machine& m, int destination_rank,
-                                                std::int64_t send_bytes, const routing_options& options);
-routed_phases_plan make_routed_phases(MPI_Comm comm, const machine& m, const std::vector<int>& destination_rank,
-                                      const std::vector<std::int64_t>& send_bytes, const routing_options& options);
+routed_permutation_plan make_routed_permutation_plan(MPI_Comm comm, const machine& m, int destination_rank,
+                                                     std::int64_t send_bytes, const routing_options& options);
+routed_phases_plan make_routed_phases_plan(MPI_Comm comm, const machine& m, const std::vector<int>& destination_rank,
+                                           const std::vector<std::int64_t>& send_bytes, const routing_options& options);
 
 class routed_permutation_plan {
  public:
   /// An empty plan: every member but the destructor and the moves throws invalid_argument on it (build a plan with
-  /// make_routed_permutation). Throws nothing.
+  /// make_routed_permutation_plan). Throws nothing.
   routed_permutation_plan();
   ~routed_permutation_plan();
   routed_permutation_plan(routed_permutation_plan&&) noexcept;
@@ -102,10 +102,10 @@ class routed_permutation_plan {
   explicit routed_permutation_plan(std::unique_ptr<detail::routed_exchange> state);
   std::unique_ptr<detail::routed_exchange> state_;
   friend class routed_phases_plan;
-  friend routed_permutation_plan make_routed_permutation(MPI_Comm, const machine&, int, std::int64_t,
-                                                         const routing_options&);
-  friend routed_phases_plan make_routed_phases(MPI_Comm, const machine&, const std::vector<int>&,
-                                               const std::vector<std::int64_t>&, const routing_options&);
+  friend routed_permutation_plan make_routed_permutation_plan(MPI_Comm, const machine&, int, std::int64_t,
+                                                              const routing_options&);
+  friend routed_phases_plan make_routed_phases_plan(MPI_Comm, const machine&, const std::vector<int>&,
+                                                    const std::vector<std::int64_t>&, const routing_options&);
 };
 
 /// Collective over comm: this rank sends send_bytes bytes to destination_rank (itself: no message). The
@@ -122,8 +122,8 @@ class routed_permutation_plan {
 /// @throws inconsistent_ranks ranks describe different machines or routing options
 /// @throws insufficient_memory the plan's staging buffer or routes could not be allocated
 /// @throws mpi_error an MPI call failed (duplicating comm, the allgather, the agreements)
-routed_permutation_plan make_routed_permutation(MPI_Comm comm, const machine& m, int destination_rank,
-                                                std::int64_t send_bytes, const routing_options& options);
+routed_permutation_plan make_routed_permutation_plan(MPI_Comm comm, const machine& m, int destination_rank,
+                                                     std::int64_t send_bytes, const routing_options& options);
 
 /// A sequence of routed permutations (e.g. the phases of multiphase_transpose_schedule): phase k sends buffer k.
 /// routing_options::phases says how they run: one after another (sequential; their messages cannot mix, a phase
@@ -161,20 +161,20 @@ class routed_phases_plan {
  private:
   std::vector<routed_permutation_plan> phases_;
   phase_schedule schedule_ = phase_schedule::sequential;
-  friend routed_phases_plan make_routed_phases(MPI_Comm, const machine&, const std::vector<int>&,
-                                               const std::vector<std::int64_t>&, const routing_options&);
+  friend routed_phases_plan make_routed_phases_plan(MPI_Comm, const machine&, const std::vector<int>&,
+                                                    const std::vector<std::int64_t>&, const routing_options&);
 };
 
 /// Collective over comm: phase k is the permutation destination_rank[k] with send_bytes[k] bytes from this
 /// rank (both vectors as long as the number of phases, the same on every rank). One allgather for all
-/// phases; errors as make_routed_permutation, naming the phase.
+/// phases; errors as make_routed_permutation_plan, naming the phase.
 /// @pre collective: every rank of comm calls it with the same machine, options and number of phases
-/// @throws invalid_argument as make_routed_permutation in any phase, destination_rank and send_bytes of different
+/// @throws invalid_argument as make_routed_permutation_plan in any phase, destination_rank and send_bytes of different
 /// lengths, or phase_schedule::concurrent with more phases than the MPI tags allow
 /// @throws inconsistent_ranks ranks pass different numbers of phases, machines or routing options
 /// @throws insufficient_memory the plan's staging buffer or routes could not be allocated
 /// @throws mpi_error an MPI call failed
-routed_phases_plan make_routed_phases(MPI_Comm comm, const machine& m, const std::vector<int>& destination_rank,
-                                      const std::vector<std::int64_t>& send_bytes, const routing_options& options);
+routed_phases_plan make_routed_phases_plan(MPI_Comm comm, const machine& m, const std::vector<int>& destination_rank,
+                                           const std::vector<std::int64_t>& send_bytes, const routing_options& options);
 
 }  // namespace redist::torus

@@ -130,8 +130,8 @@ torus_routed_executor::torus_routed_executor(const transform_plan::impl& plan) :
       problem = unscheduled(plan.recvs, round_recv_, "receives from");
   }
   mpi::agree_on(plan.comm.get(), mpi::error_kind::invalid_argument, problem);
-  rounds_ =
-      torus::make_routed_phases(plan.comm.get(), *plan.options.torus, destination, bytes, plan.options.torus_routing);
+  rounds_ = torus::make_routed_phases_plan(plan.comm.get(), *plan.options.torus, destination, bytes,
+                                           plan.options.torus_routing);
 }
 
 }  // namespace
