@@ -149,10 +149,12 @@ REDIST_DECLARE_GEMM(pzgemm)
  * Every entry point returns MPI_SUCCESS or an error code, the same on every rank for init, and moves nothing when
  * init fails: MPI_ERR_TOPOLOGY for a communicator that is not a distributed graph or for send and receive edges
  * that do not match (rank i's k-th edge to j must be j's k-th edge from i, with equal counts times type sizes),
- * MPI_ERR_ARG for a wrong argument (negative count or displacement, overlapping receive areas of a contiguous type,
- * bad info value, null request) or for info values that differ between ranks, MPI_ERR_TYPE for a strategy that
- * combines regions asked for with a datatype it cannot take apart, MPI_ERR_COUNT for byte sizes past 64 bits,
- * MPI_ERR_NO_MEM, an MPI call's error class, or MPI_ERR_OTHER (docs/errors.md).
+ * MPI_ERR_COUNT for a negative count or displacement, NULL counts or displacements with a positive degree, or byte
+ * sizes past 64 bits, MPI_ERR_BUFFER for a NULL buffer with data to move or overlapping receive areas of a
+ * contiguous type, MPI_ERR_TYPE for MPI_DATATYPE_NULL or for a strategy that combines regions asked for with a
+ * datatype it cannot take apart, MPI_ERR_ARG for another wrong argument (a neighbor outside comm, a bad info value,
+ * a null request, more regions or repeated neighbors than MPI_TAG_UB allows) or for info values that differ between
+ * ranks, MPI_ERR_NO_MEM, an MPI call's error class, or MPI_ERR_OTHER (docs/errors.md).
  *
  * A request handle is a value: copies name the same request; handles are never reused, so after
  * redist_request_free any copy of it (or any value init did not return) is refused with MPI_ERR_REQUEST. */
@@ -163,8 +165,8 @@ typedef struct redist_request_s* redist_request;
  * MPI_Dist_graph_create_adjacent, whose sources and destinations are the receive and send edges. Collective over
  * comm. Info keys as redist_request lists.
  * @return MPI_SUCCESS, or on every rank alike (nothing moved, *request REDIST_REQUEST_NULL) MPI_ERR_TOPOLOGY,
- *   MPI_ERR_ARG, MPI_ERR_TYPE, MPI_ERR_COUNT, MPI_ERR_NO_MEM, an MPI call's error class or MPI_ERR_OTHER, for the
- *   causes redist_request lists. */
+ *   MPI_ERR_COUNT, MPI_ERR_BUFFER, MPI_ERR_TYPE, MPI_ERR_ARG, MPI_ERR_NO_MEM, an MPI call's error class or
+ *   MPI_ERR_OTHER, for the causes redist_request lists. */
 int redist_neighbor_alltoallv_init(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
                                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, redist_request* request);
@@ -330,8 +332,9 @@ int redist_inplace_plan_free(redist_inplace_plan* plan);
 /** MPI_Alltoallv with MPI's arguments. With sendbuf == MPI_IN_PLACE the exchange runs in place with the 4 MiB work
  * buffer (MPI's rules: counts symmetric, i.e. rank i's recvcounts[j] equals rank j's recvcounts[i], and receive
  * areas disjoint; checked); otherwise MPI's own call runs.
- * @return MPI_Alltoallv's code; in place: MPI_SUCCESS, MPI_ERR_ARG (counts not symmetric, negative or null,
- *   overlapping areas), MPI_ERR_BUFFER, MPI_ERR_TYPE, MPI_ERR_NO_MEM or an MPI call's error class. */
+ * @return MPI_Alltoallv's code; in place: MPI_SUCCESS, MPI_ERR_COUNT (counts not symmetric, counts or displacements
+ *   negative or NULL), MPI_ERR_BUFFER (overlapping areas, a NULL recvbuf with blocks to exchange), MPI_ERR_TYPE,
+ *   MPI_ERR_NO_MEM or an MPI call's error class. */
 int redist_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
                      void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 /** MPI_Alltoall with MPI's arguments; with sendbuf == MPI_IN_PLACE it runs in place with the 4 MiB work buffer,

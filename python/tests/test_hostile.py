@@ -3,7 +3,8 @@
 
 Every public collective entry point of the package (make_transform_plan, TransformPlan.execute,
 TransformPlan.start, TransformPlan.inverse, make_batch_transform_plan,
-Plan.execute_batch, relabel_targets, transform, the N-d make_reshape_plan, reshape, make_batch_reshape_plan,
+Plan.execute_batch, relabel_targets, transform, the N-d make_reshape_plan and its box form (each rank's own
+boxes), reshape, make_batch_reshape_plan,
 relabel_reshape_targets, node_buffer, NodeBuffer.free, make_gemm_plan, GemmPlan.execute, GemmPlan.start, gemm,
 neighbor_alltoallv_init, NeighborPlan.start/wait, alltoallv_inplace, alltoall_inplace,
 alltoallv_inplace_symmetric) gets each of its arguments made invalid, in two modes: on every rank ("all") and
@@ -565,6 +566,59 @@ class MakeReshapePlan(Entry):
         return mismatch_nd(a_l, a, nd_expected(), "A")
 
 
+def my_input_box():
+    """This rank's box of B (4P, 6, 5) in the box form of make_reshape_plan: a slab along axis 0."""
+    return (4 * RANK, 0, 0), (4 * RANK + 4, 6, 5)
+
+
+def my_output_box():
+    """This rank's box of A = permute(B, ND_AXES), (5, 6, 4P): a slab along axis 2."""
+    return (0, 0, 4 * RANK), (5, 6, 4 * RANK + 4)
+
+
+def box_values(values, box):
+    lo, hi = box
+    return values[tuple(slice(l, h) for l, h in zip(lo, hi))].ravel()  # dense in C order, the default
+
+
+def identity_boxes(a, ctx):
+    """Base: no axes (the identity), the output boxes those of the input."""
+    a.update(axes=None, outputs=my_input_box())
+
+
+class MakeReshapePlanBoxes(Entry):
+    """The box form, make_reshape_plan(comm, my_input_boxes, my_output_boxes, dtype, *, axes=, input_order=, ...):
+    the same boxes' shapes on every rank (slabs of 4 x 6 x 5 elements), so that an error on every rank has the
+    same message everywhere."""
+    name = "make_reshape_plan (boxes)"
+
+    def setup(self):
+        ctx = Ctx()
+        ctx.args = dict(comm=WORK, inputs=my_input_box(), outputs=my_output_box(), dtype=np.float64, axes=ND_AXES,
+                        input_order=None, output_order=None, conjugate=False, relabel=False, strategy="auto",
+                        stores="auto", check_consistency=True, num_threads=0, one_shot=False)
+        return ctx
+
+    def call(self, x):
+        return redist.make_reshape_plan(x["comm"], x["inputs"], x["outputs"], x["dtype"], axes=x["axes"],
+                                        input_order=x["input_order"], output_order=x["output_order"],
+                                        conjugate=x["conjugate"], relabel=x["relabel"], strategy=x["strategy"],
+                                        stores=x["stores"], check_consistency=x["check_consistency"],
+                                        num_threads=x["num_threads"], one_shot=x["one_shot"])
+
+    def verify(self, ctx, plan):
+        x = ctx.args
+        held = [tuple(tuple(int(v) for v in c) for c in box) for box in plan.output_boxes_held]
+        if held != [x["outputs"]] or plan.output_boxes_passed_by != RANK:
+            return f"output_boxes_held {held} passed by {plan.output_boxes_passed_by}, expected [{x['outputs']}]"
+        g = global_nd((4 * P, 6, 5))
+        b = ctx.new((120,), order="C", fill=box_values(g, x["inputs"]), key="check_b")
+        a = ctx.new((120,), order="C", key="check_a")
+        plan.execute(a, b, 2.0)
+        expected = 2 * box_values(np.transpose(g, x["axes"] or [0, 1, 2]), x["outputs"])
+        return "" if np.array_equal(a, expected) else "A: wrong values in this rank's output box"
+
+
 class ReshapeExecute(Entry):
     name = "TransformPlan.execute (reshape)"
 
@@ -1083,6 +1137,68 @@ CASES = {
               put_fn("b", lambda c, a: redist.block_cyclic_nd((4 * P, 6, 5), (4, 6, 5), (P, 1, 1), RANK, order="C")),
               (redist.InconsistentRanks,)),
     ],
+    MakeReshapePlanBoxes: [
+        bad_comm(),
+        Case("comm_null", put("comm", MPI.COMM_NULL), (ValueError,), modes=("all",)),
+        Case("input_boxes_not_boxes", put("inputs", "brick"), (TypeError,)),
+        refused("input_boxes_none", put("inputs", None)),
+        Case("input_box_not_integers", put("inputs", ((0.5, 0, 0), (4, 6, 5))), (TypeError,)),
+        Case("input_box_not_a_pair", put("inputs", ((0, 0, 0), (4, 6, 5), (1, 1, 1))), (TypeError,)),
+        Case("input_box_lo_above_hi", put("inputs", ((0, 6, 0), (4, 0, 5))), (redist.InvalidArgument,)),
+        Case("input_box_lo_hi_lengths_differ", put("inputs", ((0, 0), (4, 6, 5))), (redist.InvalidArgument,)),
+        Case("input_box_fewer_axes_than_output", put("inputs", ((0, 0), (4, 6))), (redist.InvalidArgument,)),
+        Case("input_boxes_overlap", put_fn("inputs", lambda c, a: [my_input_box(), my_input_box()]),
+             (redist.InvalidLayout,)),
+        # On every rank: no input at all; on one rank: a gap, or (the first or last rank) a smaller input space.
+        Case("input_boxes_empty", put("inputs", []), (redist.InvalidArgument, redist.InvalidLayout)),
+        Case("output_box_lo_above_hi", put("outputs", ((5, 0, 0), (0, 6, 4))), (redist.InvalidArgument,)),
+        Case("output_box_fewer_axes", put("outputs", ((0, 0), (5, 6))), (redist.InvalidArgument,)),
+        Case("output_boxes_gap",
+             put_fn("outputs", lambda c, a: [((0, 0, 4 * RANK), (5, 2, 4 * RANK + 4)),
+                                             ((0, 3, 4 * RANK), (5, 6, 4 * RANK + 4))]),
+             (redist.InvalidLayout,)),
+        # On every rank (or the last): the output space is smaller than the input's; on another rank: a gap.
+        Case("output_box_short", put_fn("outputs", lambda c, a: ((0, 0, 4 * RANK), (5, 6, 4 * RANK + 3))),
+             (redist.InvalidArgument, redist.InvalidLayout)),
+        Case("axes_not_a_permutation", put("axes", [0, 0, 1]), (redist.InvalidArgument,)),
+        Case("axes_too_short", put("axes", [1, 0]), (redist.InvalidArgument,)),
+        Case("axes_out_of_range", put("axes", [3, 1, 0]), (redist.InvalidArgument,)),
+        Case("axes_negative", put("axes", [2, 1, -1]), (redist.InvalidArgument,)),
+        # On every rank: the output space is not the input's; on one rank: axes differ.
+        Case("axes_identity_spaces_differ", put("axes", None), (redist.InvalidArgument, redist.InconsistentRanks)),
+        refused("axes_wrong_type", put("axes", "zyx")),
+        Case("input_order_not_a_permutation", put("input_order", [0, 0, 1]), (redist.InvalidArgument,)),
+        Case("input_order_too_short", put("input_order", [1, 0]), (redist.InvalidArgument,)),
+        Case("input_order_unknown", put("input_order", "Z"), (ValueError,)),
+        Case("input_order_wrong_type", put("input_order", 3), (TypeError,)),
+        Case("output_order_not_a_permutation", put("output_order", [2, 2, 0]), (redist.InvalidArgument,)),
+        Case("output_order_out_of_range", put("output_order", [0, 1, 3]), (redist.InvalidArgument,)),
+        Case("output_order_unknown", put("output_order", "X"), (ValueError,)),
+        Case("dtype_unsupported", put("dtype", np.float16), (TypeError,)),
+        Case("dtype_not_a_dtype", put("dtype", "tensor"), (TypeError,)),
+        refused("dtype_none", put("dtype", None)),
+        refused("conjugate_wrong_type", put("conjugate", "yes")),
+        refused("relabel_wrong_type", put("relabel", "yes")),
+        Case("strategy_unknown", put("strategy", "fastest"), (ValueError,)),
+        refused("strategy_wrong_type", put("strategy", 5)),
+        Case("stores_unknown", put("stores", "nontemporal"), (ValueError,)),
+        Case("num_threads_negative", put("num_threads", -1), (ValueError,)),
+        # Valid on one rank alone, wrong with the others' (on every rank the boxes would just be relabeled): an
+        # overlap and a gap, or (the last rank) a smaller input space.
+        agree("input_box_of_another_rank",
+              put_fn("inputs", lambda c, a: ((4 * ((RANK + 1) % P), 0, 0), (4 * ((RANK + 1) % P) + 4, 6, 5))),
+              (redist.InvalidArgument, redist.InvalidLayout)),
+        agree("boxes_of_fewer_axes",
+              lambda a, c: a.update(inputs=((4 * RANK, 0), (4 * RANK + 4, 6)),
+                                    outputs=((4 * RANK, 0), (4 * RANK + 4, 6))),
+              (redist.InvalidArgument,), base=identity_boxes),
+        agree("dtype_differs", put("dtype", np.float32), (redist.InconsistentRanks,)),
+        agree("axes_differ", put("axes", [2, 0, 1]), (redist.InconsistentRanks,)),
+        agree("conjugate_differs", put("conjugate", True), (redist.InconsistentRanks,)),
+        agree("relabel_differs", put("relabel", True), (redist.InconsistentRanks,)),
+        agree("strategy_differs", put("strategy", "point_to_point"), (redist.InconsistentRanks,)),
+        agree("one_shot_differs", put("one_shot", True), (redist.InconsistentRanks,)),
+    ],
     ReshapeExecute: [
         Case("a_wrong_dtype", array_like("a", dtype=np.float32), (TypeError,)),
         Case("a_wrong_shape", put_fn("a", lambda c, a: c.new((4, 6, 5), order="C")), (ValueError,)),
@@ -1232,13 +1348,13 @@ CASES = {
         Case("send_not_an_array", array_as_list("send"), (TypeError,)),
         Case("recv_read_only", array_like("recv", readonly=True), (TypeError,)),
         Case("recv_non_contiguous", array_like("recv", strided=True), (ValueError,)),
-        Case("recv_too_small", put_fn("recv", lambda x, a: x.new((6,))), (redist.InvalidArgument,)),
-        Case("sendcounts_negative", put("sendcounts", [-1, EDGE]), (redist.InvalidArgument,)),
+        Case("recv_too_small", put_fn("recv", lambda x, a: x.new((6,))), (redist.InvalidBuffer,)),
+        Case("sendcounts_negative", put("sendcounts", [-1, EDGE]), (redist.InvalidCount,)),
         Case("sendcounts_wrong_length", put("sendcounts", [EDGE]), (redist.InvalidArgument,)),
         refused("sendcounts_wrong_type", put("sendcounts", ["3", EDGE])),
         # 64-bit counts are taken (MPI-4's large-count form); this one runs past the send buffer.
-        Case("sendcounts_beyond_buffer_64_bit", put("sendcounts", [2 ** 40, EDGE]), (redist.InvalidArgument,)),
-        Case("sdispls_out_of_range", put("sdispls", [0, 6]), (redist.InvalidArgument,)),
+        Case("sendcounts_beyond_buffer_64_bit", put("sendcounts", [2 ** 40, EDGE]), (redist.InvalidBuffer,)),
+        Case("sdispls_out_of_range", put("sdispls", [0, 6]), (redist.InvalidBuffer,)),
         Case("destination_out_of_range", put_fn("destinations", lambda x, a: [P, RANK]), (redist.InvalidArgument,)),
         Case("recvcounts_mismatch", put("recvcounts", [EDGE + 1, EDGE]), (redist.InvalidTopology,)),
         Case("sources_mismatch", put_fn("sources", lambda x, a: [RANK, RANK]), (redist.InvalidTopology,),
@@ -1281,9 +1397,9 @@ CASES = {
         Case("work_bytes_out_of_range", put("work_bytes", 0), (redist.InvalidArgument,)),
         refused("work_bytes_wrong_type", put("work_bytes", "big")),
         Case("pairwise_guard_negative", put("pairwise_guard", -1.0), (redist.InvalidArgument,)),
-        agree("algorithm_differs", put("algorithm", "pairwise"), (redist.InvalidArgument,)),
-        agree("work_bytes_differs", put("work_bytes", 1 << 17), (redist.InvalidArgument,)),
-        agree("pairwise_guard_differs", put("pairwise_guard", 2.0), (redist.InvalidArgument,)),
+        agree("algorithm_differs", put("algorithm", "pairwise"), (redist.InconsistentRanks,)),
+        agree("work_bytes_differs", put("work_bytes", 1 << 17), (redist.InconsistentRanks,)),
+        agree("pairwise_guard_differs", put("pairwise_guard", 2.0), (redist.InconsistentRanks,)),
     ],
     AlltoallInplace: [
         bad_comm(),
@@ -1295,7 +1411,7 @@ CASES = {
         refused("buf_read_only", array_like("buf", readonly=True)),
         Case("algorithm_unknown", put("algorithm", "fastest"), (ValueError,)),
         agree("count_differs", put("count", 1), (redist.InvalidCount,)),
-        agree("algorithm_differs", put("algorithm", "pairwise"), (redist.InvalidArgument,)),
+        agree("algorithm_differs", put("algorithm", "pairwise"), (redist.InconsistentRanks,)),
     ],
     AlltoallvInplaceSymmetric: [
         bad_comm(),
@@ -1305,14 +1421,14 @@ CASES = {
         Case("buf_too_small", put_fn("buf", lambda x, a: x.new((3 * P - 2,))), (ValueError,)),
         Case("counts_wrong_length", put("counts", [2] * (P + 1)), (ValueError,)),
         Case("displs_wrong_length", put_fn("displs", lambda x, a: a["displs"][:-1]), (ValueError,)),
-        Case("counts_negative", put("counts", [-1] + [2] * (P - 1)), (redist.InvalidArgument,)),
+        Case("counts_negative", put("counts", [-1] + [2] * (P - 1)), (redist.InvalidCount,)),
         Case("displs_negative", put_fn("displs", lambda x, a: [-3] + a["displs"][1:]), (ValueError,)),
         refused("counts_wrong_type", put("counts", ["2"] * P)),
         Case("counts_beyond_int", put("counts", [2 ** 40] * P), (ValueError,)),
-        Case("areas_overlap", put("displs", [0] * P), (redist.InvalidArgument,), needs_two=True),
+        Case("areas_overlap", put("displs", [0] * P), (redist.InvalidBuffer,), needs_two=True),
         Case("work_bytes_out_of_range", put("work_bytes", 0), (redist.InvalidArgument,)),
         agree("counts_not_symmetric", put_fn("counts", lambda x, a: [2 if j == RANK else 1 for j in range(P)]),
-              (redist.InvalidArgument,)),
+              (redist.InvalidCount,)),
         # work_bytes may differ here: it is each rank's own staging memory (the receiver tells the sender
         # its piece size), unlike alltoallv_inplace's, whose schedules depend on it.
     ],
@@ -1480,7 +1596,8 @@ def test_every_collective_entry_point_is_covered():
     methods = {"TransformPlan.execute", "TransformPlan.start", "TransformPlan.execute (reshape)",
                "TransformPlan.execute_batch", "TransformPlan.inverse", "GemmPlan.execute", "GemmPlan.start",
                "NeighborPlan.start/wait", "NodeBuffer.free"}
-    assert set(COUNTS) == collectives | methods, set(COUNTS) ^ (collectives | methods)
+    overloads = {"make_reshape_plan (boxes)"}  # a second form of a collective above, with an entry of its own
+    assert set(COUNTS) == collectives | methods | overloads, set(COUNTS) ^ (collectives | methods | overloads)
     for entry in ENTRIES.values():
         modes = {p.values[2] for p in PARAMS if p.values[0] is entry}
         assert modes == set(entry.modes), f"{entry.name}: modes {modes}"

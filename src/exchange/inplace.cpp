@@ -592,13 +592,25 @@ validated validate(const void* buf, bool check_buf, std::int64_t capacity, const
   p.send_totals.resize(P);
   p.recv_totals.resize(P);
   p.capacities.resize(P);
+  // Whether a rank's options (words 3 to 5) are in range, as the checks above ask. A rank whose options are not
+  // fails with invalid_argument itself; the others then do not report its values as a difference, so that the
+  // agreement raises that rank's error whichever rank is lowest (as the neighbor exchange's local errors come
+  // before its options' hash).
+  const auto options_in_range = [](const std::int64_t* w) {
+    double guard = 0;
+    std::memcpy(&guard, &w[5], sizeof(guard));
+    return w[3] >= min_work_bytes && w[3] <= max_work_bytes &&
+           w[4] >= static_cast<std::int64_t>(inplace_algorithm::automatic) &&
+           w[4] <= static_cast<std::int64_t>(inplace_algorithm::bitonic) && guard > 0;
+  };
   for (std::size_t j = 0; j < P; ++j) {
     const std::int64_t* theirs = &all[words * j];
     p.send_totals[j] = theirs[0];
     p.recv_totals[j] = theirs[1];
     p.capacities[j] = theirs[2];
-    if (theirs[3] != mine[3] || theirs[4] != mine[4] || theirs[5] != mine[5])
-      fail(mpi::error_kind::invalid_argument,
+    // Valid options that differ between ranks: inconsistent_ranks, as every entry point's differing options.
+    if (options_in_range(theirs) && (theirs[3] != mine[3] || theirs[4] != mine[4] || theirs[5] != mine[5]))
+      fail(mpi::error_kind::inconsistent_ranks,
            "rank " + std::to_string(j) + " passed other options (work_bytes " + std::to_string(theirs[3]) +
                ", algorithm " + std::to_string(theirs[4]) + ", or pairwise_guard); every rank must pass the same");
   }

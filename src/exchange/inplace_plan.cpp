@@ -168,7 +168,8 @@ std::unique_ptr<state> make_symmetric(const void* buf, bool check_buf, const int
   s->comm = s->owned_comm ? s->owned_comm->get() : MPI_COMM_NULL;
   if (work_bytes < min_work_bytes || work_bytes > max_work_bytes)
     fail(mpi::error_kind::invalid_argument, "work_bytes " + std::to_string(work_bytes) + " is outside [65536, 2^30]");
-  if (counts == nullptr || displs == nullptr) fail(mpi::error_kind::invalid_argument, "counts or displs is null");
+  // The classes of alltoallv_inplace's checks: counts and displacements invalid_count, buffers invalid_buffer.
+  if (counts == nullptr || displs == nullptr) fail(mpi::error_kind::invalid_count, "counts or displs is null");
   std::vector<int> mine(P, 0), theirs(P, 0);
   if (counts != nullptr) std::copy(counts, counts + P, mine.begin());
   agreed.collective([&] {
@@ -177,19 +178,20 @@ std::unique_ptr<state> make_symmetric(const void* buf, bool check_buf, const int
   std::vector<std::pair<std::int64_t, std::int64_t>> areas;  // [first, last) in elements
   for (std::size_t j = 0; j < P && !agreed.failed(); ++j) {
     if (mine[j] < 0 || displs[j] < 0) {
-      fail(mpi::error_kind::invalid_argument,
+      fail(mpi::error_kind::invalid_count,
            "counts[" + std::to_string(j) + "] or displs[" + std::to_string(j) + "] is negative");
     } else if (mine[j] != theirs[j]) {
-      fail(mpi::error_kind::invalid_argument, "MPI_IN_PLACE needs symmetric counts: counts[" + std::to_string(j) +
-                                                  "] = " + std::to_string(mine[j]) + " but rank " + std::to_string(j) +
-                                                  " has " + std::to_string(theirs[j]) + " for this rank");
+      fail(mpi::error_kind::invalid_count, "MPI_IN_PLACE needs symmetric counts: counts[" + std::to_string(j) +
+                                               "] = " + std::to_string(mine[j]) + " but rank " + std::to_string(j) +
+                                               " has " + std::to_string(theirs[j]) + " for this rank");
     } else if (mine[j] > 0) {
       areas.emplace_back(displs[j], std::int64_t{displs[j]} + mine[j]);
     }
   }
   std::sort(areas.begin(), areas.end());
+  // Overlapping areas are aliased receive buffers (MPI_ERR_BUFFER, as MPI's own check of aliased buffers).
   for (std::size_t k = 1; k < areas.size() && !agreed.failed(); ++k)
-    if (areas[k].first < areas[k - 1].second) fail(mpi::error_kind::invalid_argument, "the receive areas overlap");
+    if (areas[k].first < areas[k - 1].second) fail(mpi::error_kind::invalid_buffer, "the receive areas overlap");
   if (check_buf && buf == nullptr && !areas.empty())
     fail(mpi::error_kind::invalid_buffer, "buf is null with blocks to exchange");
   agreed.attempt([&] { s->work = std::make_unique<work_buffer>(work_bytes); });

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <sstream>
+#include <utility>
 
 #include "field_hash.hpp"
 #include "mpi/agreement.hpp"
@@ -133,12 +134,12 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
                 std::string("the ") + to_string(options.strategy) +
                     " strategy needs global ids (neighbor_buffers::global_ids, redist_neighbor_alltoallv_init_ext)");
   agreed.attempt([&] {
-    std::string problem = check_side("send", "sendcounts", destinations, b.sendcounts, b.sdispls, b.sendtype, b.sendbuf,
-                                     b.send_capacity, b.send_entries, nranks, v.sends, false);
-    if (problem.empty())
+    auto problem = check_side("send", "sendcounts", destinations, b.sendcounts, b.sdispls, b.sendtype, b.sendbuf,
+                              b.send_capacity, b.send_entries, nranks, v.sends, false);
+    if (problem.first == mpi::error_kind::none)
       problem = check_side("receive", "recvcounts", sources, b.recvcounts, b.rdispls, b.recvtype, b.recvbuf,
                            b.recv_capacity, b.recv_entries, nranks, v.recvs, true);
-    if (!problem.empty()) throw invalid_argument(problem);
+    agreed.fail(problem.first, std::move(problem.second));  // kind none: nothing recorded
   });
   agreed.require_same(options_hash(options),
                       "ranks passed different exchange options (strategy, region_size, region_id set or not, or cost "
@@ -177,12 +178,14 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
     mismatch << ")";
     break;
   }
-  if (mismatch.str().empty() && tag_ub_found &&
-      tag_of(static_cast<std::int64_t>(f.members.size()), scatter_phase) > *tag_ub)
-    mismatch << "the tags of " << f.members.size() << " regions exceed MPI_TAG_UB = " << *tag_ub;
+  // Tags past MPI_TAG_UB: the graph is one (its edges match), but this MPI's tags cannot number its messages. An
+  // argument beyond a limit, neither a topology nor a count (MPI_ERR_ARG in C; MPI's own MPI_ERR_TAG has no kind).
+  std::ostringstream tag_problem;
+  if (tag_ub_found && tag_of(static_cast<std::int64_t>(f.members.size()), scatter_phase) > *tag_ub)
+    tag_problem << "the tags of " << f.members.size() << " regions exceed MPI_TAG_UB = " << *tag_ub;
   for (const edge& e : v.sends)
-    if (mismatch.str().empty() && tag_ub_found && tag_of(e.occurrence, direct_phase) > *tag_ub)
-      mismatch << "rank " << f.me << " repeats neighbor " << e.peer << " more often than MPI_TAG_UB allows";
+    if (tag_problem.str().empty() && tag_ub_found && tag_of(e.occurrence, direct_phase) > *tag_ub)
+      tag_problem << "rank " << f.me << " repeats neighbor " << e.peer << " more often than MPI_TAG_UB allows";
   // The byte mirrors the strategies that combine regions copy through. A datatype that cannot be taken apart
   // leaves automatic with the others, and fails a request for one of them on every rank.
   const bool regions_matter = f.members.size() > 1 && f.max_region_size > 1;
@@ -190,8 +193,10 @@ std::unique_ptr<plan_state> build(const std::vector<int>& sources, const std::ve
   std::string mirror_problem;
   // Minima over the ranks: 1 in the first when every rank passed global ids, in the second when none did.
   mpi::agreement edges_agreed(comm);
-  // Edges that do not match are a graph that is not one (MPI_ERR_TOPOLOGY in C).
+  // Edges that do not match are a graph that is not one (MPI_ERR_TOPOLOGY in C); a graph that matches but needs
+  // more tags than MPI_TAG_UB is an argument past this MPI's limit (MPI_ERR_ARG).
   if (!mismatch.str().empty()) edges_agreed.fail(mpi::error_kind::invalid_topology, mismatch.str());
+  if (!tag_problem.str().empty()) edges_agreed.fail(mpi::error_kind::invalid_argument, tag_problem.str());
   if (needs_mirrors)
     edges_agreed.attempt([&] {
       try {

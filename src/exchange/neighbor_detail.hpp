@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "mpi/compat.hpp"
 #include "redist/exchange/neighbor.hpp"
@@ -79,11 +80,16 @@ struct layout_facts {
   int receiver(int b, int a) const { return members[b][a % members[b].size()]; }
 };
 
-// Fills `edges` from one side of the caller's arguments; returns the first problem found (empty: none).
-std::string check_side(const char* side, const char* counts_name, const std::vector<int>& peers,
-                       const edge_array& counts, const edge_array& displs, MPI_Datatype type, const void* buf,
-                       std::int64_t capacity, std::int64_t entries, int nranks, std::vector<edge>& edges,
-                       bool check_overlap);
+// Fills `edges` from one side of the caller's arguments; returns the kind and text of the first problem found
+// (kind none: fine), in the classes every entry point uses: counts and displacements null or negative
+// invalid_count, a null buffer with data to move, an edge past the buffer's capacity or overlapping receive areas
+// invalid_buffer, MPI_DATATYPE_NULL invalid_datatype, a neighbor outside the communicator or lists of the wrong
+// length invalid_argument. Throws overflow_error for byte offsets past 64 bits.
+std::pair<mpi::error_kind, std::string> check_side(const char* side, const char* counts_name,
+                                                   const std::vector<int>& peers, const edge_array& counts,
+                                                   const edge_array& displs, MPI_Datatype type, const void* buf,
+                                                   std::int64_t capacity, std::int64_t entries, int nranks,
+                                                   std::vector<edge>& edges, bool check_overlap);
 
 // Collective: the regions that `options` defines on comm, the same on every rank. options_agreed: every rank is
 // known to pass the same region options (neighbor plans agree on options_hash first), so that only region ids need

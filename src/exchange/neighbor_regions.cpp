@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "mpi/compat.hpp"
 #include "neighbor_detail.hpp"
@@ -18,19 +20,28 @@ datatype_info describe(MPI_Datatype t) {
   return {mpi::type_size(t), bounds.lb, bounds.extent, true_bounds.lb, true_bounds.extent};
 }
 
-std::string check_side(const char* side, const char* counts_name, const std::vector<int>& peers,
-                       const edge_array& counts, const edge_array& displs, MPI_Datatype type, const void* buf,
-                       std::int64_t capacity, std::int64_t entries, int nranks, std::vector<edge>& edges,
-                       bool check_overlap) {
+std::pair<mpi::error_kind, std::string> check_side(const char* side, const char* counts_name,
+                                                   const std::vector<int>& peers, const edge_array& counts,
+                                                   const edge_array& displs, MPI_Datatype type, const void* buf,
+                                                   std::int64_t capacity, std::int64_t entries, int nranks,
+                                                   std::vector<edge>& edges, bool check_overlap) {
+  // The classes of alltoallv_inplace's checks (src/exchange/inplace.cpp, validate): counts invalid_count,
+  // buffers invalid_buffer, datatypes invalid_datatype; the shape of the lists invalid_argument (as MPI's own
+  // checks of a degree or a neighbor list: MPI_ERR_ARG).
+  using mpi::error_kind;
   const auto degree = static_cast<std::int64_t>(peers.size());
   if (entries == -2)
-    return std::string(side) +
-           ": the neighbor list, counts and displacements disagree in length (or the degree is negative)";
+    return {error_kind::invalid_argument,
+            std::string(side) +
+                ": the neighbor list, counts and displacements disagree in length (or the degree is negative)"};
   if (entries >= 0 && entries != degree)
-    return std::string(side) + ": " + std::to_string(entries) + " counts for " + std::to_string(degree) + " neighbors";
+    return {error_kind::invalid_argument, std::string(side) + ": " + std::to_string(entries) + " counts for " +
+                                              std::to_string(degree) + " neighbors"};
   if (degree > 0 && (counts.empty() || displs.empty()))
-    return std::string(side) + ": null counts or displacements for " + std::to_string(degree) + " neighbors";
-  if (type == MPI_DATATYPE_NULL) return std::string(side) + ": datatype is MPI_DATATYPE_NULL";
+    return {error_kind::invalid_count,
+            std::string(side) + ": null counts or displacements for " + std::to_string(degree) + " neighbors"};
+  if (type == MPI_DATATYPE_NULL)
+    return {error_kind::invalid_datatype, std::string(side) + ": datatype is MPI_DATATYPE_NULL"};
   const datatype_info t = describe(type);
   std::map<int, int> seen;
   edges.resize(peers.size());
@@ -38,12 +49,14 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
     edge& e = edges[i];
     e.peer = peers[i];
     if (e.peer < 0 || e.peer >= nranks)
-      return std::string(side) + ": neighbor " + std::to_string(i) + " is rank " + std::to_string(e.peer) +
-             ", outside [0, " + std::to_string(nranks) + ")";
+      return {error_kind::invalid_argument, std::string(side) + ": neighbor " + std::to_string(i) + " is rank " +
+                                                std::to_string(e.peer) + ", outside [0, " + std::to_string(nranks) +
+                                                ")"};
     e.occurrence = seen[e.peer]++;
     e.count = counts[i];
     if (e.count < 0)
-      return std::string(counts_name) + "[" + std::to_string(i) + "] = " + std::to_string(e.count) + " is negative";
+      return {error_kind::invalid_count,
+              std::string(counts_name) + "[" + std::to_string(i) + "] = " + std::to_string(e.count) + " is negative"};
     e.displacement = displs[i];
     // Byte sizes and offsets in 64 bits: a datatype of a huge size or extent can overflow them.
     std::int64_t last_element = 0, end = 0;
@@ -57,16 +70,19 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
                            std::to_string(displs[i]) + ", count " + std::to_string(e.count) + ", type extent " +
                            std::to_string(t.extent) + " bytes): its byte offsets overflow 64 bits");
     if (e.count == 0) continue;
+    // A displacement counts elements from the buffer's start, in the counts' unit: a negative one is a bad count.
     if (displs[i] < 0)
-      return std::string(side) + " displacement " + std::to_string(i) + " = " + std::to_string(displs[i]) +
-             " is negative";
-    if (buf == nullptr && e.bytes > 0) return std::string(side) + ": null buffer with data to move";
+      return {error_kind::invalid_count, std::string(side) + " displacement " + std::to_string(i) + " = " +
+                                             std::to_string(displs[i]) + " is negative"};
+    if (buf == nullptr && e.bytes > 0)
+      return {error_kind::invalid_buffer, std::string(side) + ": null buffer with data to move"};
     if (capacity >= 0 && end > capacity * static_cast<std::int64_t>(t.extent))
-      return std::string(side) + " edge " + std::to_string(i) + " (displacement " + std::to_string(displs[i]) +
-             ", count " + std::to_string(e.count) + ") ends past the buffer of " + std::to_string(capacity) +
-             " elements";
+      return {error_kind::invalid_buffer, std::string(side) + " edge " + std::to_string(i) + " (displacement " +
+                                              std::to_string(displs[i]) + ", count " + std::to_string(e.count) +
+                                              ") ends past the buffer of " + std::to_string(capacity) + " elements"};
   }
-  // Receive areas must not overlap; decidable cheaply when the type has no holes (contiguous elements).
+  // Receive areas must not overlap (MPI's aliased buffers, MPI_ERR_BUFFER); decidable cheaply when the type has no
+  // holes (contiguous elements).
   const bool contiguous = t.size == t.extent && t.true_extent == t.extent && t.true_lb == t.lb;
   if (check_overlap && contiguous) {
     std::vector<std::pair<std::int64_t, size_t>> starts;
@@ -76,11 +92,12 @@ std::string check_side(const char* side, const char* counts_name, const std::vec
     for (size_t k = 1; k < starts.size(); ++k) {
       const edge& prev = edges[starts[k - 1].second];
       if (prev.offset + prev.bytes > starts[k].first)
-        return std::string(side) + " edges " + std::to_string(starts[k - 1].second) + " and " +
-               std::to_string(starts[k].second) + " overlap in the receive buffer";
+        return {error_kind::invalid_buffer, std::string(side) + " edges " + std::to_string(starts[k - 1].second) +
+                                                " and " + std::to_string(starts[k].second) +
+                                                " overlap in the receive buffer"};
     }
   }
-  return {};
+  return {error_kind::none, {}};
 }
 
 layout_facts find_regions(MPI_Comm comm, const exchange_options& options, bool options_agreed) {

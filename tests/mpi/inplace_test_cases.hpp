@@ -270,9 +270,10 @@ std::int64_t count_wrong_bytes(const std::vector<unsigned char>& got, const std:
 // ---- one call, agreed over the ranks -------------------------------------------------------------------------
 
 struct call_result {
-  bool ok = false;       // returned
-  bool refused = false;  // threw redist::invalid_argument
-  bool other = false;    // threw anything else
+  bool ok = false;            // returned
+  bool refused = false;       // threw redist::invalid_argument
+  bool other = false;         // threw anything else
+  bool inconsistent = false;  // of those, redist::inconsistent_ranks (options that differ between ranks)
   std::string message;
   ex::inplace_report report;
 };
@@ -285,6 +286,9 @@ call_result call_inplace(const std::function<ex::inplace_report()>& call) {
   } catch (const redist::invalid_argument& e) {
     r.refused = true;
     r.message = e.what();
+  } catch (const redist::inconsistent_ranks& e) {
+    r.other = r.inconsistent = true;
+    r.message = e.what();
   } catch (const std::exception& e) {
     r.other = true;
     r.message = e.what();
@@ -293,10 +297,10 @@ call_result call_inplace(const std::function<ex::inplace_report()>& call) {
 }
 
 struct agreement {
-  std::int64_t ok = 0, refused = 0, other = 0;
+  std::int64_t ok = 0, refused = 0, other = 0, inconsistent = 0;
 };
 agreement agree(const call_result& r, MPI_Comm comm) {
-  return {sum_over(comm, r.ok), sum_over(comm, r.refused), sum_over(comm, r.other)};
+  return {sum_over(comm, r.ok), sum_over(comm, r.refused), sum_over(comm, r.other), sum_over(comm, r.inconsistent)};
 }
 
 enum class verdict { done, refused, failed };

@@ -323,12 +323,12 @@ TEST(ExchangeNeighbor, BadInputRefusedOnEveryRank) {
                                                  MPI_DOUBLE, MPI_COMM_WORLD, MPI_INFO_NULL, &req),
             MPI_ERR_TOPOLOGY);
   EXPECT_EQ(req, REDIST_REQUEST_NULL);
-  // A negative count on the last rank only.
+  // A negative count on the last rank only: MPI_ERR_COUNT (invalid_count), as in every entry point.
   std::vector<int> self = {me}, bad = {me == p - 1 ? -1 : 1}, zero = {0};
   EXPECT_EQ(redist_neighbor_alltoallv_init_lists(1, self.data(), 1, self.data(), send.data(), bad.data(), zero.data(),
                                                  MPI_DOUBLE, recv.data(), bad.data(), zero.data(), MPI_DOUBLE,
                                                  MPI_COMM_WORLD, MPI_INFO_NULL, &req),
-            MPI_ERR_ARG);
+            MPI_ERR_COUNT);
   EXPECT_TRUE(all_ranks(recv == std::vector<double>(4, 0.0)));
 }
 
@@ -568,11 +568,12 @@ TEST(ExchangeNeighbor, CppBadInputRefusedOnEveryRank) {
     neighbor_alltoallv_init(peers, peers, send, sendcounts, sdispls, recv, recvcounts, rdispls, MPI_COMM_WORLD, o);
   };
   const bool faulty = me == last;
-  // Negative displacement, past the receive buffer, counts shorter than the neighbor list, overlap.
-  EXPECT_THROW(attempt(one, faulty ? std::vector<int>{-1} : zero, one, zero, self), redist::invalid_argument);
-  EXPECT_THROW(attempt(one, zero, one, faulty ? std::vector<int>{4} : zero, self), redist::invalid_argument);
+  // Negative displacement (a count), past the receive buffer (a buffer too small), counts shorter than the neighbor
+  // list (the lists' shape), overlapping receive areas (aliased buffers).
+  EXPECT_THROW(attempt(one, faulty ? std::vector<int>{-1} : zero, one, zero, self), redist::invalid_count);
+  EXPECT_THROW(attempt(one, zero, one, faulty ? std::vector<int>{4} : zero, self), redist::invalid_buffer);
   EXPECT_THROW(attempt(faulty ? std::vector<int>{} : one, zero, one, zero, self), redist::invalid_argument);
-  EXPECT_THROW(attempt({2, 2}, {0, 2}, {2, 2}, {0, faulty ? 1 : 2}, two), redist::invalid_argument);
+  EXPECT_THROW(attempt({2, 2}, {0, 2}, {2, 2}, {0, faulty ? 1 : 2}, two), redist::invalid_buffer);
   exchange_options negative;
   negative.region_size = faulty ? -1 : 1;
   EXPECT_THROW(attempt(one, zero, one, zero, self, negative), redist::invalid_argument);

@@ -11,9 +11,10 @@
 // asked. chunked may refuse an input it cannot schedule: then it must refuse on every rank with the buffer
 // untouched (automatic, run on every input too, must succeed). Bad input (a negative count, a capacity too
 // small, recvcounts that do not match the senders, a work buffer size out of range, a type with lb != 0 or
-// data beyond its extent, bitonic without its capacity, an unknown algorithm, ranks asking for different
-// algorithms) is refused with redist::invalid_argument on every rank, also when only one rank is wrong, with
-// nothing moved; also ranks passing different pairwise guards. The cached private communicator is freed with
+// data beyond its extent, bitonic without its capacity, an unknown algorithm) is refused with redist::invalid_argument
+// (or its subclass for counts, buffers and datatypes) on every rank, also when only one rank is wrong, with nothing
+// moved; ranks asking for different algorithms or passing different pairwise guards with
+// redist::inconsistent_ranks. The cached private communicator is freed with
 // the caller's. Plans (make_inplace_plan, make_alltoall_inplace_plan, make_inplace_plan_symmetric): executed
 // several times on new random data in new buffers, each result matches MPI and the one-call form, the counters
 // repeat; bad input refused at make time on every rank with the same message; an empty plan refused locally.
@@ -289,18 +290,21 @@ TEST(InplaceAlltoallvErrors, WorkBytesOutOfRange) {
       x.buf, x.original, "work_bytes 1000 on the last rank only");
 }
 
-// Options are part of the collective contract: a rank asking for another algorithm is refused everywhere.
+// Options are part of the collective contract: a rank asking for another algorithm is refused everywhere, with
+// inconsistent_ranks (as every entry point's options that differ between ranks).
 TEST(InplaceAlltoallvErrors, AlgorithmDifferingBetweenRanks) {
   if (world_size() < 2) GTEST_SKIP() << "needs two ranks";
   problem x(5310);
   ex::inplace_options o;
   o.algorithm = x.last() ? ex::inplace_algorithm::pairwise : ex::inplace_algorithm::automatic;
-  expect_refused_everywhere(
-      [&] {
-        return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD,
-                                     o);
-      },
-      x.buf, x.original, "pairwise on the last rank, automatic elsewhere");
+  const call_result r = call_inplace([&] {
+    return ex::alltoallv_inplace(x.buf.data(), x.capacity, x.sendcounts.data(), nullptr, x.t.type, MPI_COMM_WORLD, o);
+  });
+  const agreement a = agree(r, MPI_COMM_WORLD);
+  EXPECT_EQ(a.inconsistent, world_size()) << "inconsistent_ranks on " << a.inconsistent << " rank(s), returned on "
+                                          << a.ok << ", invalid_argument on " << a.refused << ": " << r.message;
+  EXPECT_NE(r.message.find("passed other options"), std::string::npos) << r.message;
+  EXPECT_TRUE(x.buf == x.original) << "the buffer changed";
 }
 
 // pairwise_guard decides whether an explicit pairwise runs bitonic instead; ranks passing different guards
@@ -325,9 +329,10 @@ TEST(InplaceAlltoallvErrors, PairwiseGuardDifferingBetweenRanks) {
     return ex::alltoallv_inplace(buf.data(), capacity, sendcounts.data(), nullptr, t.type, MPI_COMM_WORLD, o);
   });
   const agreement a = agree(r, MPI_COMM_WORLD);
-  // Either refused everywhere (nothing moved) or the same algorithm everywhere with the right result.
-  if (a.refused > 0) {
-    EXPECT_EQ(a.refused, p);
+  // Either refused everywhere as options that differ (inconsistent_ranks, nothing moved) or the same algorithm
+  // everywhere with the right result.
+  if (a.inconsistent > 0 || a.refused > 0) {
+    EXPECT_EQ(a.inconsistent, p) << r.message;
     EXPECT_TRUE(buf == original);
   } else {
     ASSERT_EQ(a.ok, p);

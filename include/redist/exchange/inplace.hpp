@@ -58,16 +58,18 @@ struct inplace_report : traffic_statistics {
 /// recvcounts may be null (then they are computed) or must equal what the peers send. `type` may be any
 /// committed datatype with lower bound 0 whose data lie within its extent; elements are moved as whole
 /// extents. Bad input (negative counts, a capacity too small, recvcounts that do not match the senders, an
-/// unsuitable type, an algorithm whose requirement fails) throws redist::invalid_argument on every rank
-/// before any data moves.
+/// unsuitable type, an algorithm whose requirement fails) throws a subclass of redist::invalid_argument on every
+/// rank before any data moves; options that differ between ranks throw redist::inconsistent_ranks.
 /// @pre collective: every rank of comm calls it, with the same type and options (timeout_seconds aside)
 /// @throws invalid_count sendcounts null or negative, recvcounts that do not match the senders, a capacity below
 ///   either total or whose bytes overflow 64 bits
 /// @throws invalid_buffer buf null with a capacity > 0
 /// @throws invalid_datatype MPI_DATATYPE_NULL, an uncommitted type, a lower bound other than 0, data outside the
 ///   extent, or ranks passing types of different extents or sizes
-/// @throws invalid_argument options out of range (work_bytes, algorithm, pairwise_guard) or not the same on every
-///   rank, or an algorithm requested that does not fit the capacities (chunked, bitonic)
+/// @throws invalid_argument options out of range (work_bytes, algorithm, pairwise_guard), or an algorithm requested
+///   that does not fit the capacities (chunked, bitonic)
+/// @throws inconsistent_ranks options (work_bytes, algorithm, pairwise_guard), each in range, that differ between
+///   ranks
 /// @throws insufficient_memory the work buffer cannot be allocated
 /// @throws mpi_error an MPI call failed
 inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::int64_t* sendcounts,
@@ -79,9 +81,9 @@ inplace_report alltoallv_inplace(void* buf, std::int64_t capacity, const std::in
 /// counts symmetric (rank i's counts[j] == rank j's counts[i]), non-negative, areas disjoint; bytes outside the
 /// areas stay untouched. Each pair of blocks swaps in place through the work buffer.
 /// @pre collective: every rank of comm calls it, with the same type
-/// @throws invalid_argument counts or displs null, a negative count or displacement, counts that are not
-///   symmetric, overlapping areas, or work_bytes outside [64 KiB, 1 GiB]
-/// @throws invalid_buffer buf null with blocks to exchange
+/// @throws invalid_count counts or displs null, a negative count or displacement, or counts that are not symmetric
+/// @throws invalid_buffer buf null with blocks to exchange, or areas that overlap
+/// @throws invalid_argument work_bytes outside [64 KiB, 1 GiB]
 /// @throws invalid_datatype as alltoallv_inplace
 /// @throws insufficient_memory the work buffer cannot be allocated
 /// @throws mpi_error an MPI call failed
@@ -94,6 +96,7 @@ inplace_report alltoallv_inplace_symmetric(void* buf, const int* counts, const i
 /// @throws invalid_buffer buf null with count > 0
 /// @throws invalid_datatype as alltoallv_inplace
 /// @throws invalid_argument as alltoallv_inplace
+/// @throws inconsistent_ranks as alltoallv_inplace
 /// @throws insufficient_memory the work buffer cannot be allocated
 /// @throws mpi_error an MPI call failed
 inplace_report alltoall_inplace(void* buf, std::int64_t count, MPI_Datatype type, MPI_Comm comm,
@@ -166,8 +169,8 @@ class inplace_plan {
   std::unique_ptr<inplace_plan_detail::state> state_;
 };
 
-/// Collective: the checks, the agreement (every rank throws the lowest failing rank's error, the same subclass
-/// of redist::invalid_argument as alltoallv_inplace, before anything moves), the choice of algorithm, the count
+/// Collective: the checks, the agreement (every rank throws the lowest failing rank's error, the same class as
+/// alltoallv_inplace, before anything moves), the choice of algorithm, the count
 /// exchanges its schedule needs, and the work buffer (allocated and faulted in here). Arguments as
 /// alltoallv_inplace's, without the buffer; sendcounts and recvcounts are read during the call only. Executions
 /// communicate on the private duplicate cached on comm, which the plan shares: comm may be freed before the plan.
@@ -175,6 +178,7 @@ class inplace_plan {
 /// @throws invalid_count as alltoallv_inplace
 /// @throws invalid_datatype as alltoallv_inplace
 /// @throws invalid_argument as alltoallv_inplace
+/// @throws inconsistent_ranks as alltoallv_inplace
 /// @throws insufficient_memory the work buffer cannot be allocated
 /// @throws mpi_error an MPI call failed
 inplace_plan make_inplace_plan(MPI_Comm comm, std::int64_t capacity, const std::int64_t* sendcounts,
@@ -185,6 +189,7 @@ inplace_plan make_inplace_plan(MPI_Comm comm, std::int64_t capacity, const std::
 /// @throws invalid_count as alltoall_inplace
 /// @throws invalid_datatype as alltoallv_inplace
 /// @throws invalid_argument as alltoallv_inplace
+/// @throws inconsistent_ranks as alltoallv_inplace
 /// @throws insufficient_memory the work buffer cannot be allocated
 /// @throws mpi_error an MPI call failed
 inplace_plan make_alltoall_inplace_plan(MPI_Comm comm, std::int64_t count, MPI_Datatype type,
@@ -192,6 +197,8 @@ inplace_plan make_alltoall_inplace_plan(MPI_Comm comm, std::int64_t count, MPI_D
 
 /// MPI_IN_PLACE semantics (alltoallv_inplace_symmetric): counts and displs read during the call only.
 /// @pre collective: every rank of comm calls it, with the same type
+/// @throws invalid_count as alltoallv_inplace_symmetric
+/// @throws invalid_buffer as alltoallv_inplace_symmetric (overlapping areas)
 /// @throws invalid_argument as alltoallv_inplace_symmetric
 /// @throws invalid_datatype as alltoallv_inplace
 /// @throws insufficient_memory the work buffer cannot be allocated

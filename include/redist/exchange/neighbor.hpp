@@ -202,8 +202,9 @@ struct neighbor_description {
 /// neighbor_alltoallv_init (its MPI-shaped aliases below).
 /// @pre every rank passes the same edges_of_graph_communicator and options
 /// @throws invalid_topology send and receive edges that do not match, or a graph communicator expected and absent
-/// @throws invalid_argument a bad count, displacement, buffer or option (the lowest failing rank's, on every rank),
-///   or edge lists passed with edges_of_graph_communicator
+/// @throws invalid_count as neighbor_alltoallv_init (the lowest failing rank's error, on every rank)
+/// @throws invalid_buffer as neighbor_alltoallv_init
+/// @throws invalid_argument as neighbor_alltoallv_init, or edge lists passed with edges_of_graph_communicator
 /// @throws inconsistent_ranks as neighbor_alltoallv_init
 /// @throws invalid_datatype as neighbor_alltoallv_init
 /// @throws overflow_error as neighbor_alltoallv_init
@@ -217,6 +218,8 @@ neighbor_plan make_neighbor_plan(MPI_Comm comm, const neighbor_description& desc
 /// @pre collective: every rank of graph_comm calls it, with the same options (region_id's value and
 ///   timeout_seconds aside) and all with global ids or all without
 /// @throws invalid_topology graph_comm is not a distributed-graph communicator, or as the light path below
+/// @throws invalid_count as the light path below
+/// @throws invalid_buffer as the light path below
 /// @throws invalid_argument as the light path below
 /// @throws inconsistent_ranks as the light path below
 /// @throws invalid_datatype as the light path below
@@ -231,13 +234,16 @@ neighbor_plan neighbor_alltoallv_init(const neighbor_buffers& buffers, MPI_Comm 
 /// Every check is agreed: a problem on any rank throws the same error on every rank before anything moves.
 /// @pre collective: every rank of comm calls it, with the same options (region_id's value and timeout_seconds
 ///   aside) and all with global ids or all without
-/// @throws invalid_argument a neighbor outside comm, counts or displacements null, of the wrong length or
-///   negative, MPI_DATATYPE_NULL, a null buffer with data to move, an edge past its capacity, overlapping receive
-///   areas, a strategy or option out of range, or dedup without global ids
-/// @throws invalid_topology send and receive edges that do not match (ranks, repetitions, bytes), more regions or
-///   repeated neighbors than MPI_TAG_UB allows, or global ids that are inconsistent
+/// @throws invalid_count counts or displacements null (with neighbors) or negative
+/// @throws invalid_buffer a null buffer with data to move, an edge past its buffer's capacity, or receive areas that
+///   overlap (contiguous types)
+/// @throws invalid_datatype MPI_DATATYPE_NULL, or a strategy that combines regions requested with a datatype it
+///   cannot take apart
+/// @throws invalid_argument a neighbor outside comm, counts and displacements of the wrong length, a strategy or
+///   option out of range, dedup without global ids, or more regions or repeated neighbors than MPI_TAG_UB allows
+/// @throws invalid_topology send and receive edges that do not match (ranks, repetitions, bytes), or global ids
+///   that are inconsistent
 /// @throws inconsistent_ranks ranks passed different options, or some passed global ids and others not
-/// @throws invalid_datatype a strategy that combines regions requested with a datatype it cannot take apart
 /// @throws overflow_error an edge whose byte offsets overflow 64 bits
 /// @throws insufficient_memory buffers of the plan could not be allocated
 /// @throws mpi_error an MPI call failed
@@ -315,6 +321,8 @@ neighbor_buffers typed_buffers(const std::vector<T>& send, const std::vector<Cou
 /// Graph communicator: sendcounts/sdispls must have the outdegree's length, recvcounts/rdispls the indegree's.
 /// @pre as neighbor_alltoallv_init(buffers, graph_comm, options)
 /// @throws invalid_topology as neighbor_alltoallv_init(buffers, graph_comm, options)
+/// @throws invalid_count as neighbor_alltoallv_init(buffers, graph_comm, options)
+/// @throws invalid_buffer as neighbor_alltoallv_init(buffers, graph_comm, options)
 /// @throws invalid_argument as neighbor_alltoallv_init(buffers, graph_comm, options)
 /// @throws inconsistent_ranks as neighbor_alltoallv_init(buffers, graph_comm, options)
 /// @throws invalid_datatype as neighbor_alltoallv_init(buffers, graph_comm, options)
@@ -333,6 +341,8 @@ neighbor_plan neighbor_alltoallv_init(const std::vector<T>& send, const std::vec
 /// Light path: one count and displacement per entry of destinations (sources).
 /// @pre as neighbor_alltoallv_init(sources, destinations, buffers, comm, options)
 /// @throws invalid_topology as the light-path neighbor_alltoallv_init
+/// @throws invalid_count as the light-path neighbor_alltoallv_init
+/// @throws invalid_buffer as the light-path neighbor_alltoallv_init
 /// @throws invalid_argument as the light-path neighbor_alltoallv_init
 /// @throws inconsistent_ranks as the light-path neighbor_alltoallv_init
 /// @throws invalid_datatype as the light-path neighbor_alltoallv_init
