@@ -279,6 +279,7 @@ nb::dict plan_statistics_dict(const plan_statistics& s) {
   d["stream_chunk_bytes"] = s.stream_chunk_bytes;
   d["threads"] = s.threads;
   d["start_overlaps"] = s.start_overlaps;
+  d["reason"] = s.reason;
   d["plan_seconds"] = s.plan_seconds;
   d["plan_agreement_seconds"] = s.plan_agreement_seconds;
   d["plan_tiles_seconds"] = s.plan_tiles_seconds;

@@ -30,6 +30,7 @@ nb::dict gemm_statistics_dict(const gemm_statistics& s) {
   d["native_window_reused"] = s.native_window_reused;
   d["grid_lines_reused"] = s.grid_lines_reused;
   d["communication"] = std::string(to_string(s.communication));
+  d["communication_reason"] = s.communication_reason;
   d["relabel_volume_before"] = s.relabel_volume_before;
   d["relabel_volume_after"] = s.relabel_volume_after;
   nb::dict planning, last;
@@ -125,7 +126,7 @@ void register_gemm(nb::module_& m) {
           "dict), schedule_summary, idle, position (m, n, k), multiply (bytes_sent, bytes_received, messages_sent, "
           "messages_received, bytes_local), transform_in, "
           "transform_out (TransformPlan.statistics dicts), c_in_place, c_elements_in_place, native_window_reused, "
-          "grid_lines_reused, communication (how panels travel: 'auto' resolved), "
+          "grid_lines_reused, communication (how panels travel: 'auto' resolved), communication_reason (why), "
           "relabel_volume_before/after, planning and last_execution (seconds per phase).");
 
   m.def(

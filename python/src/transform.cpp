@@ -325,7 +325,7 @@ void register_transform(nb::module_& m) {
       .def(
           "statistics", [](const transform_plan& p) { return plan_statistics_dict(p.statistics()); },
           "What the plan moves from this rank per execution: bytes_sent, bytes_received, bytes_local, "
-          "messages_sent, messages_received, ...");
+          "messages_sent, messages_received, ..., reason (one line: why the plan's strategy).");
 
   m.def(
       "_execute_repeatedly",

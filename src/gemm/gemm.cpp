@@ -365,7 +365,11 @@ void choose_communication(gemm_plan::impl& p, MPI_Comm caller, const cuts& cut, 
   const gemm_communication asked = p.options.communication;
   const gemm_schedule& s = cut.s;
   p.stats.communication = asked;
-  if (asked == gemm_communication::automatic) p.stats.communication = gemm_communication::two_sided;
+  p.stats.communication_reason = std::string("requested (gemm_options::communication ") + to_string(asked) + ")";
+  if (asked == gemm_communication::automatic) {
+    p.stats.communication = gemm_communication::two_sided;
+    p.stats.communication_reason = "no grid line of two ranks: no panel travels (two_sided, nothing to send)";
+  }
   if (!discovers_nodes(p)) return;  // (no grid line with two ranks: nothing travels either way)
   // The library's one node discovery (cached on the caller's communicator, as relabeling's and the neighbor
   // exchange's), made in place_on_grid's agreement: read from the cache here.
@@ -382,6 +386,11 @@ void choose_communication(gemm_plan::impl& p, MPI_Comm caller, const cuts& cut, 
   }
   if (one_node) {
     p.stats.communication = gemm_communication::shared_memory;
+    if (asked == gemm_communication::automatic)
+      p.stats.communication_reason =
+          "every grid row and column lies on one node: BLAS reads the panels in place (shared_memory)";
+  } else if (asked == gemm_communication::automatic) {
+    p.stats.communication_reason = "a grid row or column spans nodes: panels travel two_sided";
   } else if (asked == gemm_communication::shared_memory) {
     throw invalid_argument("gemm_communication::shared_memory: the schedule's grid " + std::to_string(s.grid_m) + "x" +
                            std::to_string(s.grid_n) + "x" + std::to_string(s.grid_k) +
@@ -627,7 +636,10 @@ std::unique_ptr<gemm_plan::impl> build_gemm_plan(MPI_Comm comm, gemm_description
   p->description = std::move(description);
   described.describe(describe_product, &p->description);
   p->options = options;
-  if (p->m == 0 || p->n == 0) return p;  // C has no element: nothing to do
+  if (p->m == 0 || p->n == 0) {  // C has no element: nothing to do
+    p->stats.communication_reason = "C has no element: no panel travels";
+    return p;
+  }
 
   const cuts cut{p->stats.schedule};
   const native_parts parts = gemm_detail::native_parts_of(cut);
@@ -663,6 +675,8 @@ std::unique_ptr<gemm_plan::impl> build_gemm_plan(MPI_Comm comm, gemm_description
   std::string no_window;
   if (p->stats.communication == gemm_communication::one_sided && !p->make_panel_windows(no_window)) {
     p->stats.communication = gemm_communication::two_sided;
+    p->stats.communication_reason =
+        "one_sided requested but no RMA window for the panels (" + no_window + "): they travel two_sided";
     mpi::agreement gathers(p->comm.get());
     gathers.attempt([&] { p->prepare_panel_gathers(); });
     gathers.conclude();

@@ -121,6 +121,7 @@ void transform_plan::impl::setup_exchange(MPI_Comm caller, mpi::agreement& plann
       stats.peers_on_node = 0;
       stats.stream_chunk_bytes = 0;
       stats.one_shot_choices = true;
+      stats.reason += "; no room in some node's cached window: point_to_point";
       strategy = exchange_strategy::point_to_point;
     }
   }

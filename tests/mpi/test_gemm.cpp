@@ -243,6 +243,12 @@ void random_cases(std::uint64_t seed, int cases) {
                                     << to_string(stats.communication) << ")"
                                     << (options.overlap ? ", overlap" : ", no overlap") << ", native order "
                                     << to_string(options.native_order);
+    // Why the panels travel as they do: the request, or for automatic the way it resolved to.
+    const std::string said_why = pb.m * pb.n == 0 ? "no element"
+                                 : options.communication == gemm_communication::automatic
+                                     ? to_string(stats.communication)
+                                     : "requested";
+    EXPECT_NE(stats.communication_reason.find(said_why), std::string::npos) << stats.communication_reason;
     // The schedule counts what the rank at grid position (0, 0, 0) receives in the multiply.
     const bool origin = stats.position_m == 0 && stats.position_n == 0 && stats.position_k == 0;
     const std::int64_t counted = pb.m * pb.n > 0 && pb.k > 0 ? stats.schedule.communicated_elements : 0;

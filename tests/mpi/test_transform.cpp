@@ -14,6 +14,7 @@
 #include <complex>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -234,6 +235,31 @@ void random_region_jobs(std::uint64_t seed, int cases, std::int64_t max_dim) {
 }
 
 }  // namespace
+
+// Every plan says why its strategy, the same line on every rank: the request, or what automatic compared.
+TEST(Transform, StatisticsSayWhyTheStrategy) {
+  const int me = world_rank();
+  block_cyclic_params pb{96, 80, 8, 8};
+  pb.proc_rows = world_size();
+  block_cyclic_params pa{96, 80, 16, 16};
+  pa.proc_cols = world_size();
+  const grid_layout a = block_cyclic(pa, me), b = block_cyclic(pb, me);
+  for (const exchange_strategy asked :
+       {exchange_strategy::automatic, exchange_strategy::point_to_point, exchange_strategy::alltoallv}) {
+    transform_options options;
+    options.strategy = asked;
+    const transform_plan plan = make_transform_plan(MPI_COMM_WORLD, a, b, op::identity, element_type::f64, options);
+    const std::string& why = plan.statistics().reason;
+    const std::string expected = asked != exchange_strategy::automatic ? "requested"
+                                 : world_size() == 1                   ? "one rank"
+                                                                       : to_string(plan.strategy());
+    EXPECT_NE(why.find(expected), std::string::npos) << why;
+    unsigned long long h = std::hash<std::string>()(why), lo = h, hi = h;
+    MPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+    EXPECT_EQ(lo, hi) << "ranks say different reasons; this rank: " << why;
+  }
+}
 
 TEST(Transform, RegionRandomLayoutsDouble) { random_region_jobs<double>(1101, 16, 37); }
 TEST(Transform, RegionRandomLayoutsComplexDouble) { random_region_jobs<std::complex<double>>(1102, 8, 29); }

@@ -122,8 +122,11 @@ inline std::vector<std::pair<const char*, double>> named_parts(const gemm_execut
 struct gemm_statistics {
   gemm_schedule schedule;                                            ///< the same on every rank
   gemm_communication communication = gemm_communication::two_sided;  ///< how panels travel (automatic resolved)
-  bool idle = false;                                                 ///< this rank holds no grid position
-  int position_m = -1, position_n = -1, position_k = -1;             ///< this rank's grid position (-1 when idle)
+  /// One line: why `communication` (requested, what automatic found, or a fallback), as every plan's statistics
+  /// say why their strategy. The same on every rank.
+  std::string communication_reason;
+  bool idle = false;                                      ///< this rank holds no grid position
+  int position_m = -1, position_n = -1, position_k = -1;  ///< this rank's grid position (-1 when idle)
   /// What the multiply moves per execution (panels and the reduction along k; the transforms are below): bytes
   /// received as the schedule counts them (every panel piece but this rank's own, the reduction's partial sums),
   /// bytes sent as each piece reaching every rank that needs it. With shared_memory panels the pieces are read

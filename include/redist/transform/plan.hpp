@@ -177,6 +177,9 @@ struct plan_statistics : traffic_statistics {
   /// (point_to_point); false: the strategy completes the exchange inside start() (shared_memory, alltoallv and
   /// torus_routed step through node memory or a blocking collective together).
   bool start_overlaps = false;
+  /// One line: why the plan's strategy (requested, or what exchange_strategy::automatic compared), as the neighbor
+  /// exchange's and the in-place alltoallv's statistics say it. The same on every rank.
+  std::string reason;
   /// Where this rank's make_transform_plan spent its time (seconds, wall clock; not agreed over ranks): what a one-shot
   /// call pays before the first byte moves. The five phases below are disjoint parts of plan_seconds.
   double plan_seconds = 0;            ///< all of make_transform_plan

@@ -37,7 +37,14 @@ strategy_figures strategy_figures::ride_in(mpi::agreement& planned, const transf
 
 exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, const mpi::agreement& planned,
                                    const strategy_figures& figures) {
-  if (plan.options.strategy != exchange_strategy::automatic) return plan.options.strategy;
+  if (plan.options.strategy != exchange_strategy::automatic) {
+    plan.stats.reason = std::string("requested (transform_options::strategy ") + to_string(plan.options.strategy) + ")";
+    return plan.options.strategy;
+  }
+  if (plan.nranks == 1) {
+    plan.stats.reason = "one rank: no messages, every tile is a local copy";
+    return exchange_strategy::point_to_point;
+  }
   // Shared memory saves two copies per byte when peers share the node; it pays off once messages are large enough
   // to amortise the two node barriers, and for a single execution once they are large enough to amortise the
   // window's creation too, unless an earlier plan left a window on this communicator that the plan can cut its
@@ -46,17 +53,27 @@ exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, 
   const std::int64_t per_rank = planned.max(figures.largest_send_bytes);
   constexpr std::int64_t repeated_from = std::int64_t(1) << 20;
   std::int64_t shared_from = repeated_from;
-  if (plan.options.one_shot && plan.nranks > 1)
-    shared_from = mpi::hosts_oversubscribed(caller) ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
-  exchange_strategy chosen =
-      plan.nranks > 1 && per_rank >= shared_from ? exchange_strategy::shared_memory : exchange_strategy::point_to_point;
-  if (chosen == exchange_strategy::point_to_point && plan.nranks > 1 && per_rank >= repeated_from &&
-      planned.max(figures.some_rank_without_window) == 0) {
-    chosen = exchange_strategy::shared_memory;
-    plan.reuses_window_only = true;
+  const char* threshold = "the threshold for repeated executions";
+  if (plan.options.one_shot) {
+    const bool oversubscribed = mpi::hosts_oversubscribed(caller);
+    shared_from = oversubscribed ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
+    threshold = oversubscribed ? "the one-shot threshold of an oversubscribed host" : "the one-shot threshold";
   }
-  plan.stats.one_shot_choices = chosen == exchange_strategy::point_to_point && per_rank >= repeated_from;
-  return chosen;
+  const std::string sent = "the largest rank sends " + std::to_string(per_rank) + " bytes";
+  const std::string against = std::string(threshold) + " of " + std::to_string(shared_from) + " bytes";
+  if (per_rank >= shared_from) {
+    plan.stats.reason = sent + ", at least " + against + ": shared_memory saves two copies per byte";
+    return exchange_strategy::shared_memory;
+  }
+  if (per_rank >= repeated_from && planned.max(figures.some_rank_without_window) == 0) {
+    plan.reuses_window_only = true;
+    plan.stats.reason = sent + ", below " + against +
+                        " but every rank has a window an earlier plan left on this communicator: shared_memory in it";
+    return exchange_strategy::shared_memory;
+  }
+  plan.stats.one_shot_choices = per_rank >= repeated_from;
+  plan.stats.reason = sent + ", below " + against + ": point_to_point (no window to set up)";
+  return exchange_strategy::point_to_point;
 }
 
 std::unique_ptr<transform_executor> make_executor(exchange_strategy strategy, transform_plan::impl& plan,
