@@ -33,7 +33,7 @@
 
 #include <redist/redist.hpp>
 
-#include "../../src/memory/pages.hpp"  // the library's seam for fake buffers (use_page_source)
+#include "../../src/machine/pages.hpp"  // the library's seam for fake buffers (use_page_source)
 #include "smpi_common.hpp"
 
 namespace smpi_bench {
@@ -138,9 +138,9 @@ int main(int argc, char** argv) {
     // Timing only: redist's own large buffers (messages, staging) in SMPI's shared pages too, so that thousands of
     // simulated ranks with large N fit in this machine's memory (and SMPI skips copying their payloads).
     if (!a.verify)
-      redist::memory::use_page_source({std::size_t(1) << 20,
-                                       [](std::size_t bytes) { return SMPI_SHARED_MALLOC(bytes); },
-                                       [](void* data) { SMPI_SHARED_FREE(data); }});
+      redist::machine::use_page_source({std::size_t(1) << 20,
+                                        [](std::size_t bytes) { return SMPI_SHARED_MALLOC(bytes); },
+                                        [](void* data) { SMPI_SHARED_FREE(data); }});
     const auto wall0 = std::chrono::steady_clock::now();
     const measured m = benchmark_of(a.benchmark)(a, rank, size);
     // Totals and the busiest rank's bytes in or out: the link-rate bound is that rank's bytes over one link.

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "memory/pages.hpp"
+#include "machine/pages.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "redist/error.hpp"
@@ -72,12 +72,12 @@ using chunked_fit_flags = std::array<std::int64_t, 6>;  // see chunked_fits_here
 // it. A plan faults it in once when it is made (touch), so that executions pay no faults.
 class work_buffer {
  public:
-  explicit work_buffer(std::int64_t bytes) : data_(memory::allocate_pages(bytes)), bytes_(bytes) {}
+  explicit work_buffer(std::int64_t bytes) : data_(machine::allocate_pages(bytes)), bytes_(bytes) {}
   std::byte* get() const { return data_.get(); }
-  void touch() { memory::touch_pages(data_.get(), bytes_); }
+  void touch() { machine::touch_pages(data_.get(), bytes_); }
 
  private:
-  memory::page_buffer data_;
+  machine::page_buffer data_;
   std::int64_t bytes_;
 };
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "machine/host.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "mpi/compat.hpp"
@@ -128,7 +129,7 @@ layout_facts find_regions(MPI_Comm comm, const exchange_options& options, bool o
   } else if (mode == 1) {
     for (int r = 0; r < f.nranks; ++r) key[r] = r / options.region_size;
   } else {
-    key = mpi::node_leaders(comm);
+    key = machine::node_leaders(comm);
   }
   std::map<int, int> dense;  // ranks ascending: regions numbered by their lowest rank
   f.region_of.resize(key.size());

@@ -16,7 +16,8 @@
 #include <vector>
 
 #include "field_hash.hpp"
-#include "memory/byte_count.hpp"
+#include "machine/byte_count.hpp"
+#include "machine/host.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "mpi/comm_attribute.hpp"
@@ -40,7 +41,7 @@ std::int64_t gemm_memory_limit_bytes(const gemm_options& options) {
   const char* text = std::getenv("REDIST_GEMM_MEMORY");
   if (text == nullptr || *text == '\0') return 0;
   const std::string value(text);
-  const std::int64_t bytes = memory::parse_byte_count(value);
+  const std::int64_t bytes = machine::parse_byte_count(value);
   if (bytes <= 0)
     throw invalid_argument("REDIST_GEMM_MEMORY is '" + value +
                            "'; expected a positive number of bytes with an optional K, M or G suffix (e.g. 512M)");
@@ -320,8 +321,8 @@ grid_placement place_on_grid(gemm_plan::impl& p, MPI_Comm caller, const native_p
   // The ranks' nodes, for choose_communication (cached on the caller's communicator): a collective step of this
   // agreement, forgotten by every rank when it fails.
   if (discovers_nodes(p)) {
-    relabel_agreed.collective([&] { mpi::node_leaders(caller); });
-    relabel_agreed.on_failure([caller] { mpi::forget_node_leaders(caller); });
+    relabel_agreed.collective([&] { machine::node_leaders(caller); });
+    relabel_agreed.on_failure([caller] { machine::forget_node_leaders(caller); });
   }
   relabel_agreed.conclude();
   // Without relabeling, the solve (none) still gives the volume figures.
@@ -373,7 +374,7 @@ void choose_communication(gemm_plan::impl& p, MPI_Comm caller, const cuts& cut, 
   if (!discovers_nodes(p)) return;  // (no grid line with two ranks: nothing travels either way)
   // The library's one node discovery (cached on the caller's communicator, as relabeling's and the neighbor
   // exchange's), made in place_on_grid's agreement: read from the cache here.
-  const std::vector<int> leader = mpi::node_leaders(caller);
+  const std::vector<int> leader = machine::node_leaders(caller);
   const auto node_of = [&](int i, int j, int l) {
     return leader[static_cast<std::size_t>(rank_of_label[static_cast<std::size_t>(cut.label(i, j, l))])];
   };

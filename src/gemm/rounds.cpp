@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "local_blas.hpp"
-#include "memory/cache_line.hpp"
+#include "machine/cache_line.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "mpi/compat.hpp"
@@ -289,7 +289,7 @@ void gemm_plan::impl::make_shared_stores(MPI_Comm caller) {
   shares_b = s.grid_m > 1 && col_comm() != MPI_COMM_NULL;
   const std::int64_t a_bytes = shares_a ? a_native.local_elements() * eb : 0;
   const std::int64_t b_bytes = shares_b ? b_native.local_elements() * eb : 0;
-  const std::int64_t b_offset = memory::round_up_to_cache_line(a_bytes);  // B on its own cache lines
+  const std::int64_t b_offset = machine::round_up_to_cache_line(a_bytes);  // B on its own cache lines
   // One segment over the node for both (every grid line lies on one node: choose_communication). Cut from the
   // node's arena cached on the caller's communicator, which the transforms' shared_memory plans use too, where an
   // earlier plan (or this plan's transform in) left room on every rank of the node: then no window is made (one

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <iterator>
 
-#include "memory/cache_line.hpp"
+#include "machine/cache_line.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "mpi/comm_attribute.hpp"
@@ -17,7 +17,7 @@ namespace {
 
 // At least one line: every reservation has an offset of its own (an empty one would share the next one's).
 std::int64_t round_to_line(std::int64_t bytes) {
-  return memory::round_up_to_cache_line(std::max<std::int64_t>(bytes, 1));
+  return machine::round_up_to_cache_line(std::max<std::int64_t>(bytes, 1));
 }
 
 // The arena cached on a communicator, numbered in the order this process cached them.

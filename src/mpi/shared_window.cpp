@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include "checked.hpp"
-#include "memory/cache_line.hpp"
+#include "machine/cache_line.hpp"
 
 namespace redist::mpi {
 
@@ -16,15 +16,15 @@ int allocate_shared_window(std::int64_t bytes, MPI_Comm node, std::byte** base, 
   std::int64_t request = 0;
   if (bytes > 0) {
     const long page = sysconf(_SC_PAGESIZE);
-    request = memory::round_up_to_cache_line(bytes) + memory::cache_line;
-    if (page > 0 && request % page == 0) request += memory::cache_line;
+    request = machine::round_up_to_cache_line(bytes) + machine::cache_line;
+    if (page > 0 && request % page == 0) request += machine::cache_line;
   }
   void* made = nullptr;
   // Window creation has no nonblocking form: every process arrives first, in a watched wait (checked.hpp), so that
   // the creation cannot wait for a missing one; both made whatever the first returned.
   const int arrived = barrier_yielding(node);
   const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(request), 1, MPI_INFO_NULL, node, &made, window);
-  if (rc == MPI_SUCCESS && request > 0) *base = memory::align_to_cache_line(made);
+  if (rc == MPI_SUCCESS && request > 0) *base = machine::align_to_cache_line(made);
   return rc != MPI_SUCCESS ? rc : arrived;
 }
 
@@ -33,7 +33,7 @@ int shared_window_segment(MPI_Win window, int rank, std::byte** base) noexcept {
   int unit = 0;
   void* segment = nullptr;
   const int rc = MPI_Win_shared_query(window, rank, &size, &unit, &segment);
-  *base = rc == MPI_SUCCESS && size > 0 ? memory::align_to_cache_line(segment) : nullptr;
+  *base = rc == MPI_SUCCESS && size > 0 ? machine::align_to_cache_line(segment) : nullptr;
   return rc;
 }
 

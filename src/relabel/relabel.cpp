@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gathered.hpp"
+#include "machine/host.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "redist/error.hpp"
@@ -265,8 +266,8 @@ relabel_cost node_aware_cost(MPI_Comm comm) {
   std::vector<int> leader_of;
   {
     mpi::agreement agreed(comm);
-    agreed.collective([&] { leader_of = mpi::node_leaders(comm); });
-    agreed.on_failure([comm] { mpi::forget_node_leaders(comm); });
+    agreed.collective([&] { leader_of = machine::node_leaders(comm); });
+    agreed.on_failure([comm] { machine::forget_node_leaders(comm); });
     agreed.conclude();
   }
   relabel_cost model;

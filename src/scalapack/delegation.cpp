@@ -15,6 +15,7 @@
 #include <string>
 
 #include "blacs.hpp"
+#include "machine/host.hpp"
 #include "mpi/checked.hpp"
 #include "mpi/comm_attribute.hpp"
 
@@ -132,7 +133,7 @@ void decide(learned_class& cls, int context) {
   cls.decided = slowest[0] < learned_margin * slowest[1] ? 0 : 1;
 }
 
-bool cores_shared(int context) { return mpi::hosts_oversubscribed(blacs::communicator(context)); }
+bool cores_shared(int context) { return machine::hosts_oversubscribed(blacs::communicator(context)); }
 
 double median_of_recent(const learned_class& cls) {
   std::array<double, learned_class::watch_window> sorted = cls.recent;

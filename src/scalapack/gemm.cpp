@@ -22,7 +22,7 @@
 #include "dropin.hpp"
 #include "first_error.hpp"
 #include "gemm/local_blas.hpp"
-#include "memory/pages.hpp"
+#include "machine/pages.hpp"
 #include "mpi/checked.hpp"
 #include "pblas_call.hpp"
 #include "plan_cache.hpp"
@@ -183,12 +183,12 @@ void agree_on_in_place_problems(in_place_problem mine, std::int64_t bytes, MPI_C
 // Work buffer of `elements` T from the page cache (memory/pages.hpp: a call made again faults no page in), acquired
 // before the agreement on problems: a process without it says so there (no_memory into `problem`).
 template <class T>
-memory::page_buffer in_place_buffer(std::int64_t elements, in_place_problem& problem) {
+machine::page_buffer in_place_buffer(std::int64_t elements, in_place_problem& problem) {
   try {
-    return memory::allocate_pages(std::max<std::int64_t>(elements, 1) * static_cast<std::int64_t>(sizeof(T)));
+    return machine::allocate_pages(std::max<std::int64_t>(elements, 1) * static_cast<std::int64_t>(sizeof(T)));
   } catch (const std::bad_alloc&) {
     if (problem == no_problem) problem = no_memory;
-    return memory::page_buffer(nullptr, memory::release_pages);
+    return machine::page_buffer(nullptr, machine::release_pages);
   }
 }
 
@@ -283,7 +283,7 @@ bool multiply_in_place(const grid_layout& a_layout, const grid_layout& b_layout,
   in_place_problem my_problem =
       null_operand(by_rows ? (*kept_runs)[mine].second > 0 : part_length(mine) > 0, a,
                    by_rows ? part_length(mine) > 0 : (*kept_runs)[mine].second > 0, b, c_length > 0, c);
-  memory::page_buffer work = in_place_buffer<T>(elements, my_problem);
+  machine::page_buffer work = in_place_buffer<T>(elements, my_problem);
   agree_on_in_place_problems(my_problem, elements * static_cast<std::int64_t>(sizeof(T)), comm);
   T* const buffer = reinterpret_cast<T*>(work.get());
   // This process's part packed, then every part to every other process in one nonblocking exchange.
@@ -425,7 +425,7 @@ bool sum_in_place(const grid_layout& a_layout, const grid_layout& b_layout, cons
   const std::int64_t grouped_offset = elements;  // one piece's blocks of the operand indexed by sub(C)'s split
   elements += k_here * largest;
   in_place_problem my_problem = null_operand(k_here > 0, a, k_here > 0, b, (*c_runs)[mine].second > 0, c);
-  memory::page_buffer work = in_place_buffer<T>(elements, my_problem);
+  machine::page_buffer work = in_place_buffer<T>(elements, my_problem);
   agree_on_in_place_problems(my_problem, elements * static_cast<std::int64_t>(sizeof(T)), comm);
   T* const buffer = reinterpret_cast<T*>(work.get());
   T* const grouped = buffer + grouped_offset;

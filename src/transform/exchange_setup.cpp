@@ -10,7 +10,7 @@
 #include <string>
 
 #include "detail/plan_impl.hpp"
-#include "memory/pages.hpp"
+#include "machine/pages.hpp"
 #include "strategies/strategy.hpp"
 
 namespace redist {
@@ -149,14 +149,14 @@ void transform_plan::impl::lay_out_private_buffers() {
 }
 
 void transform_plan::impl::borrow_private_buffers() const {
-  if (!send_buffer) send_buffer = memory::allocate_pages(private_send_bytes);
-  if (!recv_buffer) recv_buffer = memory::allocate_pages(private_recv_bytes);
+  if (!send_buffer) send_buffer = machine::allocate_pages(private_send_bytes);
+  if (!recv_buffer) recv_buffer = machine::allocate_pages(private_recv_bytes);
 }
 
 void transform_plan::impl::return_private_buffers() const noexcept {
   // Both or neither: where the two together exceed the cache's limit, the one given back first would be dropped
   // to make room for the other and faulted in afresh by every execution.
-  if (!memory::returned_after_use(private_send_bytes + private_recv_bytes)) return;
+  if (!machine::returned_after_use(private_send_bytes + private_recv_bytes)) return;
   send_buffer.reset();
   recv_buffer.reset();
 }

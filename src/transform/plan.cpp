@@ -15,7 +15,8 @@
 #include "field_hash.hpp"
 #include "job_summary.hpp"
 #include "layout/grid_view.hpp"
-#include "memory/cache_line.hpp"
+#include "machine/cache_line.hpp"
+#include "machine/host.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "overlay.hpp"
@@ -238,8 +239,8 @@ mpi::comm_handle agree_on_arguments(MPI_Comm comm, const transform_options& opti
   // The host share that sizes the plan's OpenMP team is gathered once per communicator: on the first plan, here,
   // where a failure of its allgather is agreed on too (and forgotten by every rank). A step of its own, so that
   // every rank makes it.
-  agreed.collective([&] { mpi::host_share_of(comm); });
-  agreed.on_failure([comm] { mpi::forget_host_share(comm); });
+  agreed.collective([&] { machine::host_share_of(comm); });
+  agreed.on_failure([comm] { machine::forget_host_share(comm); });
   field_hash hash;
   if (std::string(to_string(options.strategy)) == "?")
     agreed.fail(mpi::error_kind::invalid_argument, "transform_options::strategy is " +
@@ -432,7 +433,7 @@ void plan_messages(transform_plan::impl& p, const std::vector<reshape_job>& jobs
       std::int64_t off = 0;
       for (auto& [key, t] : tiles) {
         t.byte_offset = off;
-        off = memory::round_up_to_cache_line(off + tile_bytes(t));  // every packed tile aligned for vector loads
+        off = machine::round_up_to_cache_line(off + tile_bytes(t));  // every packed tile aligned for vector loads
         m.tiles.push_back(std::move(t));
       }
       m.bytes = off;
@@ -471,10 +472,9 @@ std::unique_ptr<transform_plan::impl> build_plan(MPI_Comm comm, mpi::comm_handle
   // then every rank's OpenMP default is the whole host. On 4 ranks sharing 2 cores, teams of 2 made pdtran
   // N = 4000 7-9x slower than teams of 1 (spinning threads wait for descheduled ones at every barrier). The share
   // was gathered in the arguments' agreement: read from comm's cache here.
-  p->threads =
-      options.num_threads > 0
-          ? options.num_threads
-          : static_cast<int>(std::min<std::int64_t>(omp_get_max_threads(), mpi::host_share_of(comm).cpus_per_rank()));
+  p->threads = options.num_threads > 0 ? options.num_threads
+                                       : static_cast<int>(std::min<std::int64_t>(
+                                             omp_get_max_threads(), machine::host_share_of(comm).cpus_per_rank()));
   p->stats.threads = p->threads;
   p->stats.plan_agreement_seconds = started.elapsed();
 

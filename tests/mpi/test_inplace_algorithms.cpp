@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "inplace_detail.hpp"
+#include "exchange/inplace_detail.hpp"
 #include "mpi_test_support.hpp"
 #include "test_seed.hpp"
 

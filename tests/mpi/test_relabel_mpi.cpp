@@ -13,12 +13,12 @@
 #include <random>
 #include <vector>
 
-#include "gathered.hpp"
 #include "mpi_test_support.hpp"
 #include "redist/layout/builders.hpp"
 #include "redist/relabel/graph.hpp"
 #include "redist/relabel/relabel.hpp"
 #include "redist/transform/relabel_targets.hpp"
+#include "relabel/gathered.hpp"
 #include "test_seed.hpp"
 
 namespace {

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "mpi_test_support.hpp"
-#include "plan_cache.hpp"
 #include "redist/redist.h"
+#include "scalapack/plan_cache.hpp"
 #include "scalapack_cases.hpp"
 
 using namespace redist::testing;

@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "machine/host.hpp"
 #include "mpi/checked.hpp"
 #include "mpi_test_support.hpp"
 #include "scalapack_cases.hpp"
@@ -278,7 +279,7 @@ TEST(ScalapackDropin, SmallGemmsGoToTheNextPdgemm) {
   // redist's trial, but where the ranks share cores: then ScaLAPACK's, unlearned).
   EXPECT_EQ(delegated(nullptr, pdgemm_, 2, 3, 4), 1);
   EXPECT_EQ(delegated(nullptr, pdgemm_, 128, 256, 255), 1);
-  EXPECT_EQ(delegated(nullptr, pdgemm_, 128, 256, 256), redist::mpi::hosts_oversubscribed(MPI_COMM_WORLD) ? 1 : 0);
+  EXPECT_EQ(delegated(nullptr, pdgemm_, 128, 256, 256), redist::machine::hosts_oversubscribed(MPI_COMM_WORLD) ? 1 : 0);
 }
 
 // REDIST_PDGEMM_DELEGATE_BELOW set differently on one process: every process still takes the same way

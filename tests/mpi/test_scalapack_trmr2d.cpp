@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "mpi_test_support.hpp"
-#include "plan_cache.hpp"
 #include "random_layouts.hpp"
 #include "redist/redist.h"
 #include "redist/scalapack/descriptor.hpp"
+#include "scalapack/plan_cache.hpp"
 #include "scalapack_cases.hpp"
 #include "test_seed.hpp"
 

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "delegation.hpp"
 #include "mpi_test_support.hpp"
 #include "redist/trace.hpp"
+#include "scalapack/delegation.hpp"
 #include "scalapack_cases.hpp"
 
 extern "C" {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "buffer_cache.hpp"
+#include "machine/pages.hpp"
 #include "mpi_test_support.hpp"
-#include "pages.hpp"
 #include "random_layouts.hpp"
 #include "redist/redist.hpp"
 #include "test_seed.hpp"
@@ -894,25 +894,25 @@ TEST(Transform, PlansBorrowMessageBuffersForEachExecution) {
   const auto [pb, pa] = paper_blocks(600, nranks);
   transform_options opt;
   opt.strategy = exchange_strategy::point_to_point;
-  memory::drop_cached_pages();
+  machine::drop_cached_pages();
   job_data<double> d = transpose_job(pa, pb, me, 1.0, 0.0, true);
   auto first = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
   const plan_statistics stats = first.statistics();
-  EXPECT_EQ(memory::cached_page_bytes(), 0) << "planning took buffers from the cache";
+  EXPECT_EQ(machine::cached_page_bytes(), 0) << "planning took buffers from the cache";
   first.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
   EXPECT_EQ(global_sum(count_errors(d)), 0) << "first plan";
-  const std::int64_t returned = memory::cached_page_bytes();
+  const std::int64_t returned = machine::cached_page_bytes();
   if (stats.bytes_sent >= (std::int64_t(64) << 10) && stats.bytes_received >= (std::int64_t(64) << 10))
     EXPECT_GE(returned, stats.bytes_sent + stats.bytes_received) << "the execution kept its buffers";
   auto second = make_transform_plan(MPI_COMM_WORLD, d.a_layout, d.b_layout, d.operation, element_type::f64, opt);
   fill(d, 7, 8, true);
   second.execute(d.a.data(), d.b.data(), d.alpha, d.beta);
   EXPECT_EQ(global_sum(count_errors(d)), 0) << "second plan";
-  EXPECT_EQ(memory::cached_page_bytes(), returned) << "the second plan did not execute with the first one's buffers";
+  EXPECT_EQ(machine::cached_page_bytes(), returned) << "the second plan did not execute with the first one's buffers";
   second = transform_plan();
   first = transform_plan();
-  EXPECT_EQ(memory::cached_page_bytes(), returned) << "an idle plan held buffers";
-  memory::drop_cached_pages();
+  EXPECT_EQ(machine::cached_page_bytes(), returned) << "an idle plan held buffers";
+  machine::drop_cached_pages();
 }
 
 TEST(Transform, BatchOfMixedTypesAndLayouts) {

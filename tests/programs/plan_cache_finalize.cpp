@@ -9,8 +9,8 @@
 #include <cstdio>
 #include <vector>
 
-#include "plan_cache.hpp"
 #include "redist/redist.h"
+#include "scalapack/plan_cache.hpp"
 #include "scalapack_cases.hpp"
 
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #pragma once
-// Whether released message buffers are kept for the next allocation (src/memory/pages.hpp): not in sanitized
+// Whether released message buffers are kept for the next allocation (src/machine/pages.hpp): not in sanitized
 // builds (they free every block, so that a use after release is caught), nor where REDIST_BUFFER_CACHE is set.
 #include <cstdlib>
 

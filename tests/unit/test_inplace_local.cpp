@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "inplace_detail.hpp"
+#include "exchange/inplace_detail.hpp"
 #include "test_seed.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Message and work buffers (src/memory/pages.cpp): 2 MiB alignment from 2 MiB on, and the cache of released
+// Message and work buffers (src/machine/pages.cpp): 2 MiB alignment from 2 MiB on, and the cache of released
 // blocks (from 64 KiB on): a later allocation of 50-100% of a kept block's size gets that block (its pages
 // already mapped), a smaller one does not, and the kept bytes never exceed the limit (256 MiB unless
 // REDIST_BUFFER_CACHE says); the byte counts of the environment variables; a page source (fake memory) instead
@@ -16,14 +16,14 @@
 #include <vector>
 
 #include "buffer_cache.hpp"
-#include "byte_count.hpp"
-#include "pages.hpp"
+#include "machine/byte_count.hpp"
+#include "machine/pages.hpp"
 
 namespace {
 
-using redist::memory::allocate_pages;
-using redist::memory::cached_page_bytes;
-using redist::memory::page_buffer;
+using redist::machine::allocate_pages;
+using redist::machine::cached_page_bytes;
+using redist::machine::page_buffer;
 using redist::testing::buffer_cache_on;
 
 constexpr std::int64_t mib = std::int64_t{1} << 20;
@@ -35,7 +35,7 @@ TEST(Pages, LargeBlocksAreHugePageAlignedAndWritable) {
     if (bytes >= 2 * mib)
       EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.get()) % static_cast<std::uintptr_t>(2 * mib), 0u);
     std::memset(b.get(), 0x5a, static_cast<std::size_t>(bytes));
-    redist::memory::touch_pages(b.get(), bytes);
+    redist::machine::touch_pages(b.get(), bytes);
     EXPECT_EQ(b.get()[bytes - 1], std::byte{0});
   }
   EXPECT_EQ(allocate_pages(0).get(), nullptr);
@@ -44,7 +44,7 @@ TEST(Pages, LargeBlocksAreHugePageAlignedAndWritable) {
 // The mapping that holds a fresh 4 MiB block is marked for huge pages ("hg" in /proc/self/smaps) exactly when
 // huge_pages_offered() says so (not on a VM whose balloon reports free memory to the hypervisor).
 TEST(Pages, LargeBlocksAskForHugePagesOnlyWhereOffered) {
-  redist::memory::drop_cached_pages();  // a kept block would carry an earlier process-wide choice: none differs
+  redist::machine::drop_cached_pages();  // a kept block would carry an earlier process-wide choice: none differs
   page_buffer b = allocate_pages(4 * mib);
   const auto at = reinterpret_cast<std::uintptr_t>(b.get());
   std::ifstream smaps("/proc/self/smaps");
@@ -63,14 +63,14 @@ TEST(Pages, LargeBlocksAskForHugePagesOnlyWhereOffered) {
     }
   }
   ASSERT_TRUE(found) << "no mapping of /proc/self/smaps holds the block";
-  EXPECT_EQ(huge, redist::memory::huge_pages_offered());
+  EXPECT_EQ(huge, redist::machine::huge_pages_offered());
   std::printf("[pages] huge pages %s\n",
-              redist::memory::huge_pages_offered() ? "offered" : "not offered (free memory reported to the host)");
+              redist::machine::huge_pages_offered() ? "offered" : "not offered (free memory reported to the host)");
 }
 
 TEST(Pages, ReleasedBlocksServeLaterAllocationsOfSimilarSize) {
   if (!buffer_cache_on()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
-  redist::memory::drop_cached_pages();
+  redist::machine::drop_cached_pages();
   const std::int64_t before = cached_page_bytes();
   EXPECT_EQ(before, 0);
   std::byte* first = nullptr;
@@ -94,7 +94,7 @@ TEST(Pages, ReleasedBlocksServeLaterAllocationsOfSimilarSize) {
 // below 64 KiB the C heap serves them and nothing is kept.
 TEST(Pages, SmallBlocksAreKeptFrom64KiB) {
   if (!buffer_cache_on()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
-  redist::memory::drop_cached_pages();
+  redist::machine::drop_cached_pages();
   constexpr std::int64_t kib = 1024;
   { page_buffer tiny = allocate_pages(64 * kib - 1); }
   EXPECT_EQ(cached_page_bytes(), 0);
@@ -114,22 +114,22 @@ TEST(Pages, SmallBlocksAreKeptFrom64KiB) {
     EXPECT_EQ(cached_page_bytes(), 0);
   }
   EXPECT_EQ(cached_page_bytes(), 420 * kib);
-  redist::memory::drop_cached_pages();
+  redist::machine::drop_cached_pages();
 }
 
 // What a borrower (a plan's execution) gives back: whatever the cache keeps or the C heap serves; blocks over the
 // limit are held instead of being faulted in afresh by every use.
 TEST(Pages, BorrowersReturnWhatTheCacheKeeps) {
   if (!buffer_cache_on()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
-  EXPECT_TRUE(redist::memory::returned_after_use(0));
-  EXPECT_TRUE(redist::memory::returned_after_use(1000));
-  EXPECT_TRUE(redist::memory::returned_after_use(256 * mib));
-  EXPECT_FALSE(redist::memory::returned_after_use(256 * mib + 1));
+  EXPECT_TRUE(redist::machine::returned_after_use(0));
+  EXPECT_TRUE(redist::machine::returned_after_use(1000));
+  EXPECT_TRUE(redist::machine::returned_after_use(256 * mib));
+  EXPECT_FALSE(redist::machine::returned_after_use(256 * mib + 1));
 }
 
 TEST(Pages, KeptBytesStayWithinTheLimit) {
   if (!buffer_cache_on()) GTEST_SKIP() << "buffer cache off in sanitized builds or by REDIST_BUFFER_CACHE";
-  redist::memory::drop_cached_pages();
+  redist::machine::drop_cached_pages();
   std::vector<page_buffer> blocks;
   for (int k = 0; k < 6; ++k) blocks.push_back(allocate_pages(64 * mib));  // never touched: no memory used
   blocks.clear();
@@ -141,7 +141,7 @@ TEST(Pages, KeptBytesStayWithinTheLimit) {
 }
 
 TEST(Pages, ByteCountsParseAsTheEnvironmentVariablesDocumentThem) {
-  using redist::memory::parse_byte_count;
+  using redist::machine::parse_byte_count;
   EXPECT_EQ(parse_byte_count("0"), 0);
   EXPECT_EQ(parse_byte_count("4096"), 4096);
   EXPECT_EQ(parse_byte_count("3k"), 3 * 1024);
@@ -168,7 +168,7 @@ void counted_release(void* data) {
 }  // namespace
 
 TEST(Pages, APageSourceServesLargeBlocksAndTakesThemBack) {
-  redist::memory::use_page_source({std::size_t(1) << 20, counted_allocate, counted_release});
+  redist::machine::use_page_source({std::size_t(1) << 20, counted_allocate, counted_release});
   {
     const page_buffer large = allocate_pages(std::int64_t(3) << 20);
     const page_buffer small = allocate_pages(std::int64_t(64) << 10);  // below from_bytes: the heap
@@ -181,7 +181,7 @@ TEST(Pages, APageSourceServesLargeBlocksAndTakesThemBack) {
   { const page_buffer again = allocate_pages(std::int64_t(3) << 20); }
   EXPECT_EQ(sourced_total, 2) << "a sourced block was kept by the cache";
   EXPECT_EQ(cached_page_bytes(), kept);
-  redist::memory::use_page_source({});  // the heap again, for the tests after this one
+  redist::machine::use_page_source({});  // the heap again, for the tests after this one
   { const page_buffer heap = allocate_pages(std::int64_t(3) << 20); }
   EXPECT_EQ(sourced_total, 2);
 }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "memory/pages.hpp"
+#include "machine/pages.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/checked.hpp"
 #include "plan_data.hpp"
@@ -53,13 +53,14 @@ struct transform_plan::impl {
   mutable double last_execution_seconds = 0;  // stats.last_execution_seconds (set by execute, which is const)
 
   // Message buffers for what the strategy does not move through node memory: laid out at planning, borrowed from
-  // the process's buffer cache (src/memory/pages.hpp) for each execution and returned after it, so that a plan
+  // the process's buffer cache (src/machine/pages.hpp) for each execution and returned after it, so that a plan
   // kept but idle (the drop-in caches 16) holds none, and the next plan's execution finds their pages mapped.
   // Borrowed before the execution's agreement, so that a failed allocation fails every rank alike. Buffers the
   // cache cannot keep (over its limit, or the cache off) are held from the first execution on instead (a plan is
   // not meant to be executed by two threads at once).
   std::int64_t private_send_bytes = 0, private_recv_bytes = 0;
-  mutable memory::page_buffer send_buffer{nullptr, memory::release_pages}, recv_buffer{nullptr, memory::release_pages};
+  mutable machine::page_buffer send_buffer{nullptr, machine::release_pages},
+      recv_buffer{nullptr, machine::release_pages};
   std::byte* private_send(std::size_t i) const { return send_buffer.get() + sends[i].byte_offset; }
   std::byte* private_recv(std::size_t i) const { return recv_buffer.get() + recvs[i].byte_offset; }
   // Allocates (or finds held) both buffers; throws std::bad_alloc. Then returns them where the cache keeps them.

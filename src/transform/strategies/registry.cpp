@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "machine/host.hpp"
 #include "mpi/node_arena.hpp"
 #include "redist/error.hpp"
 #include "strategy.hpp"
@@ -55,7 +56,7 @@ exchange_strategy resolve_strategy(transform_plan::impl& plan, MPI_Comm caller, 
   std::int64_t shared_from = repeated_from;
   const char* threshold = "the threshold for repeated executions";
   if (plan.options.one_shot) {
-    const bool oversubscribed = mpi::hosts_oversubscribed(caller);
+    const bool oversubscribed = machine::hosts_oversubscribed(caller);
     shared_from = oversubscribed ? one_shot_window_bytes_oversubscribed : one_shot_window_bytes;
     threshold = oversubscribed ? "the one-shot threshold of an oversubscribed host" : "the one-shot threshold";
   }

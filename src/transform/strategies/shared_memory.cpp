@@ -11,7 +11,7 @@
 #include <functional>
 #include <string>
 
-#include "memory/cache_line.hpp"
+#include "machine/cache_line.hpp"
 #include "mpi/agreement.hpp"
 #include "mpi/compat.hpp"
 #include "mpi/node_arena.hpp"
@@ -23,8 +23,8 @@ namespace redist::detail {
 namespace {
 
 // Pieces, ring slots and counters start on cache lines: aligned vector access, and no line written by two ranks.
-using memory::cache_line;
-using memory::round_up_to_cache_line;
+using machine::cache_line;
+using machine::round_up_to_cache_line;
 
 // Trims runs to [first, first + count) of the tile's packed index and rebases them to the piece.
 std::vector<run> trim_runs(run_range runs, std::int64_t first, std::int64_t count) {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <memory>
 
-namespace redist::memory {
+namespace redist::machine {
 
 // Frees (or keeps for reuse) a block of allocate_pages.
 void release_pages(void* data);
@@ -27,7 +27,7 @@ page_buffer allocate_pages(std::int64_t bytes);
 
 // Whether allocate_pages offers huge pages: not on a VM whose balloon reports free memory to the hypervisor,
 // where a fresh huge page is faulted back in by the host on first touch (10-20x the time of 4 KiB pages after
-// an idle spell; src/memory/pages.cpp). Read once per process from /sys/bus/virtio/devices.
+// an idle spell; src/machine/pages.cpp). Read once per process from /sys/bus/virtio/devices.
 bool huge_pages_offered();
 
 // Whether a borrower should release blocks of `bytes` in all after each use: the cache keeps them for the next
@@ -54,4 +54,4 @@ void use_page_source(const page_source& source);
 std::int64_t cached_page_bytes();
 void drop_cached_pages();
 
-}  // namespace redist::memory
+}  // namespace redist::machine

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace redist::memory {
+namespace redist::machine {
 
 // A non-negative decimal number with an optional K, M or G suffix (powers of 1024, either case), e.g. 512M;
 // -1 when the text is anything else or the count overflows.
@@ -27,4 +27,4 @@ inline std::int64_t parse_byte_count(const std::string& text) {
   return static_cast<std::int64_t>(number) * scale;
 }
 
-}  // namespace redist::memory
+}  // namespace redist::machine

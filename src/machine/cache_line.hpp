@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace redist::memory {
+namespace redist::machine {
 
 constexpr std::int64_t cache_line = 64;
 
@@ -21,4 +21,4 @@ inline std::byte* align_to_cache_line(void* p) {
   return p == nullptr ? nullptr : reinterpret_cast<std::byte*>((address + line - 1) / line * line);
 }
 
-}  // namespace redist::memory
+}  // namespace redist::machine

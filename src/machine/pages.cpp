@@ -25,7 +25,7 @@
 #endif
 #endif
 
-namespace redist::memory {
+namespace redist::machine {
 
 namespace {
 constexpr std::size_t huge_page = std::size_t{2} << 20;
@@ -227,4 +227,4 @@ void drop_cached_pages() {
   c.kept_bytes = 0;
 }
 
-}  // namespace redist::memory
+}  // namespace redist::machine
