@@ -199,7 +199,8 @@ class TransformPlan:
     @property
     def output_boxes_passed_by(self) -> int:
         """The rank that passed output_boxes_held (this rank unless relabeled)."""
-    def statistics(self) -> dict[str, Union[int, bool]]: ...
+    def statistics(self) -> dict[str, Union[int, bool, float, str]]:
+        """Per rank and execution: bytes and messages, the planning profile (seconds) and reason (why the strategy)."""
 
 def make_transform_plan(comm: MPI.Comm, a: Layout, b: Layout, op: str = "N", dtype: DTypeLike = None, *,
               region: Region = None, strategy: str = "auto", stores: str = "auto", check_consistency: bool = True,
