@@ -269,10 +269,9 @@ typedef struct redist_inplace_report {
   int64_t received_elements;          /**< the result's length: what all ranks sent here */
   int64_t bytes_sent;                 /**< this rank's payload bytes sent */
   int64_t messages_sent;
-  int64_t bytes_moved_locally; /**< copies and rotations inside the buffer (C++: inplace_report::bytes_local;
-                                         this C name stays, the struct's layout is ABI) */
-  int64_t work_bytes;          /**< the work buffer allocated */
-  int64_t metadata_bytes;      /**< peak bookkeeping, O(P) */
+  int64_t bytes_local;    /**< copies and rotations inside the buffer (as C++'s inplace_report::bytes_local) */
+  int64_t work_bytes;     /**< the work buffer allocated */
+  int64_t metadata_bytes; /**< peak bookkeeping, O(P) */
 } redist_inplace_report;
 /** Options of the in-place all-to-all; NULL (or zeroed): defaults. Every rank must pass the same options. */
 typedef struct redist_inplace_options {

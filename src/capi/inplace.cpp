@@ -36,7 +36,7 @@ void fill(redist_inplace_report* out, const inplace_report& r) {
   out->received_elements = r.received_elements;
   out->bytes_sent = r.bytes_sent;
   out->messages_sent = r.messages_sent;
-  out->bytes_moved_locally = r.bytes_local;  // the C field keeps its name (ABI)
+  out->bytes_local = r.bytes_local;
   out->work_bytes = r.work_bytes;
   out->metadata_bytes = r.metadata_bytes;
 }
