@@ -75,8 +75,7 @@ void set_torus(transform_options& o, const nb::dict& torus) {
   }
   if (!shape) throw nb::value_error("torus: 'shape' is required (e.g. '4x2', '8x4x4')");
   const torus::topology network = torus::topology::parse(*shape, mesh);
-  torus::rank_mapping placement = torus::rank_mapping::dimension_ordered(
-      network, std::string("XYZ").substr(0, static_cast<std::size_t>(network.dimensions())));
+  torus::rank_mapping placement = torus::rank_mapping::dimension_ordered(network);
   if (mapping.is_valid() && !mapping.is_none()) {
     if (nb::isinstance<nb::str>(mapping))
       placement = torus::rank_mapping::dimension_ordered(network, nb::cast<std::string>(mapping));
